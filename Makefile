@@ -1,0 +1,42 @@
+# omniprof — developer entry points. Quick start: `make demo`, then `make test`.
+BUILD ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build deps test test-sanitize bench demo install clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+
+build: $(BUILD)/CMakeCache.txt
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: deps build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# ASan+UBSan over every test; TSan over the tests labelled 'threading'.
+test-sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE no-sanitize --timeout 900
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOMNIPROF_SANITIZE=thread >/dev/null
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L threading -LE no-sanitize --timeout 900
+
+bench: deps build
+	@./bench/run.sh $(BUILD)
+
+demo: deps build
+	@./scripts/demo.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

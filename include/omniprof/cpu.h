@@ -1,0 +1,82 @@
+/* omniprof/cpu.h — CPU-side records: call-stack samples, process samples, threads.
+ *
+ * Produced by the CPU backend (src/backend/cpu/). Stacks are raw return addresses, innermost
+ * first; symbolization happens at the end of the run (see docs/sdk.md, "CPU sampling"). */
+#ifndef OMNIPROF_CPU_H
+#define OMNIPROF_CPU_H
+
+#include "omniprof/fwd.h"
+
+OMNIPROF_EXTERN_C_BEGIN
+
+#define OMNIPROF_CPU_SAMPLE_MAX_FRAMES 128
+#define OMNIPROF_CPU_SAMPLE_MAX_EVENTS 8
+
+typedef enum omniprof_cpu_sample_operation_t {
+    OMNIPROF_CPU_SAMPLE_NONE = 0,
+    OMNIPROF_CPU_SAMPLE_CPUTIME,  /* from the thread CPU-time timer */
+    OMNIPROF_CPU_SAMPLE_REALTIME, /* from the wall-clock timer */
+    OMNIPROF_CPU_SAMPLE_LAST
+} omniprof_cpu_sample_operation_t;
+
+/* CPU_SAMPLE. `num_frames` addresses follow inline in frames[]. */
+typedef struct omniprof_cpu_sample_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation; /* omniprof_cpu_sample_operation_t */
+    omniprof_timestamp_t timestamp;
+    omniprof_thread_id_t thread_id;
+    uint64_t thread_internal_value;  /* creation order of the thread, main = 0 */
+    uint64_t peak_rss_bytes;         /* of the process, at the sample */
+    uint32_t num_events;             /* perf_event counter values, order of the sampler's event list */
+    uint32_t num_frames;
+    uint64_t event_values[OMNIPROF_CPU_SAMPLE_MAX_EVENTS];
+    uint64_t frames[];
+} omniprof_cpu_sample_record_t;
+
+typedef enum omniprof_process_sample_operation_t {
+    OMNIPROF_PROCESS_SAMPLE_NONE = 0,
+    OMNIPROF_PROCESS_SAMPLE_PROCESS, /* one record per interval with the process metrics */
+    OMNIPROF_PROCESS_SAMPLE_CPU_FREQ,
+    OMNIPROF_PROCESS_SAMPLE_GPU,     /* NVML metrics of one GPU */
+    OMNIPROF_PROCESS_SAMPLE_LAST
+} omniprof_process_sample_operation_t;
+
+/* PROCESS_SAMPLE: a named metric value at a time (one record per metric and time). */
+typedef struct omniprof_process_sample_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation;
+    omniprof_timestamp_t timestamp;
+    const char *metric_name; /* static or interned: "rss_bytes", "cpu_freq_mhz.3", "gpu0.power_w" */
+    const char *units;       /* "bytes", "MHz", "%", "W", "C", "ns", "count" */
+    double value;
+    uint32_t device_index;   /* core for CPU frequency, GPU index for GPU metrics, else 0 */
+    uint32_t reserved;
+} omniprof_process_sample_record_t;
+
+typedef enum omniprof_thread_operation_t {
+    OMNIPROF_THREAD_NONE = 0,
+    OMNIPROF_THREAD_CREATE, /* record emitted by the new thread when it starts */
+    OMNIPROF_THREAD_EXIT,
+    OMNIPROF_THREAD_NAME,
+    OMNIPROF_THREAD_LAST
+} omniprof_thread_operation_t;
+
+typedef struct omniprof_thread_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation;
+    omniprof_timestamp_t timestamp;
+    omniprof_thread_id_t thread_id;
+    omniprof_thread_id_t parent_thread_id;
+    uint64_t internal_value; /* creation order */
+    uint64_t sequent_value;  /* internal_value, or offset by OMNIPROF_SEQUENT_PROFILER_OFFSET for profiler threads */
+    char name[64];
+} omniprof_thread_record_t;
+
+#define OMNIPROF_SEQUENT_PROFILER_OFFSET 1000000ULL
+
+OMNIPROF_EXTERN_C_END
+
+#endif /* OMNIPROF_CPU_H */

@@ -1,0 +1,26 @@
+/* clock.h — the one clock of every record: CLOCK_MONOTONIC nanoseconds (DESIGN rule 3). */
+#ifndef OMNIPROF_COMMON_CLOCK_H
+#define OMNIPROF_COMMON_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Async-signal-safe (clock_gettime is on POSIX's list). */
+static inline uint64_t op_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t op_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, sampled tightly (the smallest of a few tries). */
+int64_t op_realtime_offset_ns(void);
+
+#endif /* OMNIPROF_COMMON_CLOCK_H */

@@ -1,0 +1,144 @@
+/* backend.h — the interface between the SDK core and its backends (cuda, cpu, later amd).
+ *
+ * A backend is a shared library, libomniprof-backend-<name>.so, beside libomniprof-sdk.so. It
+ * links against the SDK and calls the op_sdk_* functions below (exported from the SDK under the
+ * private version node OMNIPROF_PRIVATE; not API, no stability promise). Its constructor calls
+ * op_sdk_register_backend(). The SDK dlopens a backend when a context configures a kind the
+ * backend serves (op_sdk_backend_for_kind), or when it is already loaded (LD_PRELOAD, e.g. the
+ * CPU backend, which interposes pthread_create/fork/exit and must therefore be preloaded).
+ *
+ * Record conventions every backend keeps (the SDK relies on them):
+ *  (1) a payload starts with {uint64_t size; uint32_t kind; int32_t operation;} and `size`
+ *      covers the whole record, inline tail included;
+ *  (2) a record of a kind that carries a correlation id has it at offset 16, so its `external`
+ *      member is at offset 24 (op_sdk_emit patches it per context);
+ *  (3) strings in records are static or interned with op_sdk_intern (never freed).
+ *
+ * Threading: every op_sdk_* call is thread-safe. op_sdk_buffer_enabled/op_sdk_callback_enabled
+ * are lock-free reads (call them on every event). op_sdk_emit never blocks unless a target
+ * buffer is LOSSLESS and full. None of them may be called from a signal handler except
+ * op_sdk_emit_from_signal (which drops instead of waiting and never allocates). */
+#ifndef OMNIPROF_SDK_BACKEND_H
+#define OMNIPROF_SDK_BACKEND_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "omniprof/omniprof.h"
+
+#define OP_SDK_MAX_CONTEXTS 64 /* contexts a process may create */
+
+typedef struct op_backend {
+    uint64_t size;     /* sizeof(op_backend) */
+    const char *name;  /* "cuda", "cpu" */
+    /* Called once, after configuration is locked, if some context configured a kind this
+     * backend serves (or asked for one of its intercept tables). A non-SUCCESS return is
+     * logged once by the SDK ("<name> backend off: <reason>") and the backend is not called
+     * again. NULL: nothing to start. */
+    omniprof_status_t (*start)(void);
+    /* A context started or stopped: enable/disable vendor sources. May be NULL. */
+    void (*on_context_change)(void);
+    /* Push pending vendor data into SDK buffers now (cuptiActivityFlushAll). Called before
+     * the SDK flushes buffers at finalization, by omniprof_flush_buffer, and periodically.
+     * Must be bounded in time. May be NULL. */
+    void (*flush)(void);
+    /* At finalization, after the last flush. Must not block unboundedly. May be NULL. */
+    void (*finalize)(void);
+    /* In a forked child, before the SDK restarts its threads. May be NULL. */
+    void (*at_fork_child)(void);
+    /* Operation names of kinds this backend owns: return NULL if unknown. */
+    const char *(*operation_name)(uint32_t buffer_kind, int32_t operation);
+    /* Iterate the valid operations of a kind (stop when cb returns non-zero). Returns -1 if
+     * the backend does not own the kind. */
+    int (*iterate_operations)(uint32_t buffer_kind, int (*cb)(int32_t operation, void *data), void *data);
+    /* Arguments of records of its kinds; NULL means the SDK's generic iteration (inline args of
+     * api records only). */
+    omniprof_status_t (*iterate_record_args)(const omniprof_record_header_t *header,
+                                             omniprof_arg_iterate_cb_t cb, void *data);
+    /* Fill up to `max` agents (GPU only for device backends) and return how many exist.
+     * Fields id/logical_index are assigned by the SDK. May be NULL. */
+    size_t (*query_agents)(omniprof_agent_v0_t *out, size_t max);
+    /* omniprof_intercept_table_t bits this backend can provide. */
+    int intercept_tables;
+} op_backend;
+
+/* Which backend serves a buffer kind ("cuda", "cpu") or NULL for core kinds (marker,
+ * retirement). Also used for callback kinds through op_sdk_callback_kind_to_buffer_kind. */
+const char *op_sdk_backend_for_kind(uint32_t buffer_kind);
+uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind);
+
+/* Registers a backend (its constructor calls this). The descriptor must stay valid for the
+ * process. Returns SUCCESS, or ERROR_INVALID_ARGUMENT for a duplicate name. */
+omniprof_status_t op_sdk_register_backend(const op_backend *backend);
+
+/* True when some active context traces (kind, operation) in buffer / callback mode. */
+int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation);
+int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation);
+/* True when any context (active or not) configured the kind at all. */
+int op_sdk_kind_configured(uint32_t buffer_kind);
+
+/* Up to 4 contexts' external correlation values, captured at launch for async records. */
+typedef struct op_sdk_external {
+    uint32_t count;
+    uint32_t context_index[4];
+    omniprof_user_data_t value[4];
+} op_sdk_external;
+
+/* Fill `out` with the calling thread's top external id of each context that has one. */
+void op_sdk_external_capture(op_sdk_external *out);
+
+/* Copy `payload` (payload->size bytes) into the buffer of every active context that traces
+ * (kind, operation) in buffer mode, with correlation_id.external set per context: from `ext`
+ * when given (async activity), else from the calling thread's stacks. Category TRACING unless
+ * op_sdk_emit_category is used. */
+void op_sdk_emit(uint32_t kind, int32_t operation, const void *payload, const op_sdk_external *ext);
+void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, const void *payload,
+                          const op_sdk_external *ext);
+/* From a signal handler: never waits, never allocates; a full buffer counts a drop. */
+void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload);
+
+/* Correlation ids of one traced call on the calling thread. begin: new internal id (never 0),
+ * ancestor = the enclosing traced call on this thread, external = 0 (patched per context at
+ * emit). end: pops the thread's stack and drops the call's own reference. */
+void op_sdk_correlation_begin(omniprof_correlation_id_t *corr);
+void op_sdk_correlation_end(const omniprof_correlation_id_t *corr);
+/* Async activity that will carry `internal` takes a reference at launch and releases it when
+ * its record was emitted; at zero a CORRELATION_ID_RETIREMENT record goes to contexts tracing
+ * that kind. */
+void op_sdk_correlation_retain(uint64_t internal);
+void op_sdk_correlation_release(uint64_t internal);
+
+/* Callback tracing. `state` is caller storage that lives from enter to exit of one call. */
+typedef struct op_sdk_callback_state {
+    uint32_t count;
+    uint32_t context_index[8];
+    omniprof_user_data_t user_data[8];
+} op_sdk_callback_state;
+
+void op_sdk_callback_enter(uint32_t callback_kind, int32_t operation, const omniprof_correlation_id_t *corr,
+                           void *payload, op_sdk_callback_state *state);
+void op_sdk_callback_exit(uint32_t callback_kind, int32_t operation, const omniprof_correlation_id_t *corr,
+                          void *payload, op_sdk_callback_state *state);
+/* One-phase callbacks (CODE_OBJECT load/unload, KERNEL_DISPATCH enqueue): phase as given. */
+void op_sdk_callback_notify(uint32_t callback_kind, int32_t operation, omniprof_callback_phase_t phase,
+                            const omniprof_correlation_id_t *corr, void *payload);
+
+/* Process-lifetime string interning (kernel names, URIs). Thread-safe; never returns NULL for
+ * a non-NULL input (falls back to "<out of memory>"). */
+const char *op_sdk_intern(const char *s);
+
+/* Threads the SDK or a backend creates: all signals blocked, tools told through
+ * omniprof_at_internal_thread_create, marked internal (op_sdk_thread_is_internal). */
+int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omniprof_runtime_library_t lib,
+                         const char *name);
+int op_sdk_thread_is_internal(void);
+
+/* Intercept tables a backend provides: did any tool ask for `type`? Then hand the tables over
+ * with omniprof_set_api_table (public). */
+int op_sdk_intercept_requested(omniprof_intercept_table_t type);
+
+/* Is the SDK finalizing or finalized? Backends stop producing then. */
+int op_sdk_is_finalizing(void);
+
+#endif /* OMNIPROF_SDK_BACKEND_H */
