@@ -60,5 +60,6 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/agent.h"
 #include "omniprof/cpu.h"
 #include "omniprof/counters.h"
+#include "omniprof/symbols.h"
 
 #endif /* OMNIPROF_OMNIPROF_H */

@@ -61,6 +61,8 @@ typedef struct op_backend {
     size_t (*query_agents)(omniprof_agent_v0_t *out, size_t max);
     /* omniprof_intercept_table_t bits this backend can provide. */
     int intercept_tables;
+    /* Serves omniprof_query_address_symbols (the CPU backend). May be NULL. */
+    omniprof_status_t (*symbolize)(uint64_t address, omniprof_symbol_cb_t cb, void *data);
 } op_backend;
 
 /* Which backend serves a buffer kind ("cuda", "cpu") or NULL for core kinds (marker,
