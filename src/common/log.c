@@ -62,9 +62,11 @@ void op_logv(op_log_level level, const char *fmt, va_list ap)
     char line[1024];
     static const char prefix[] = "omniprof: ";
     memcpy(line, prefix, sizeof(prefix) - 1);
-    int n = vsnprintf(line + sizeof(prefix) - 1, sizeof(line) - sizeof(prefix) - 1, fmt, ap);
-    size_t len = sizeof(prefix) - 1 + (n < 0 ? 0 : (size_t)n);
-    if (len > sizeof(line) - 2) len = sizeof(line) - 2;
+    /* Leave room for a '\n' and the NUL after the text. */
+    size_t avail = sizeof(line) - (sizeof(prefix) - 1) - 1;
+    int n = vsnprintf(line + sizeof(prefix) - 1, avail, fmt, ap);
+    size_t text = n < 0 ? 0 : ((size_t)n >= avail ? avail - 1 : (size_t)n);
+    size_t len = sizeof(prefix) - 1 + text;
     if (len == 0 || line[len - 1] != '\n') line[len++] = '\n';
     line[len] = '\0';
     op_log_callback cb = g_callback;
