@@ -1,7 +1,9 @@
 /* omniprof/cpu.h — CPU-side records: call-stack samples, process samples, threads.
  *
- * Produced by the CPU backend (src/backend/cpu/). Stacks are raw return addresses, innermost
- * first; symbolization happens at the end of the run (see docs/sdk.md, "CPU sampling"). */
+ * Produced by the CPU backend (src/backend/cpu/). Stacks are code addresses, innermost first:
+ * the interrupted instruction, then for each caller its return address minus one (so that the
+ * address lies inside the call instruction and resolves to the calling line); symbolization
+ * happens at the end of the run (see docs/cpu.md, "Samples"). */
 #ifndef OMNIPROF_CPU_H
 #define OMNIPROF_CPU_H
 
@@ -76,6 +78,33 @@ typedef struct omniprof_thread_record_t {
 } omniprof_thread_record_t;
 
 #define OMNIPROF_SEQUENT_PROFILER_OFFSET 1000000ULL
+
+/* ---- appended by the CPU backend (docs/cpu.md) ---------------------------------------- */
+
+/* FUNCTION_WRAPPER operations (omniprof_buffer_tracing_api_record_t, kind FUNCTION_WRAPPER):
+ * one record per wrapped call, start/end timestamps around the real function. */
+typedef enum omniprof_function_wrapper_operation_t {
+    OMNIPROF_FUNCTION_WRAPPER_NONE = 0,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_CREATE,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN,
+    OMNIPROF_FUNCTION_WRAPPER_FORK,
+    OMNIPROF_FUNCTION_WRAPPER_EXIT,
+    OMNIPROF_FUNCTION_WRAPPER__EXIT,
+    OMNIPROF_FUNCTION_WRAPPER_ABORT,
+    OMNIPROF_FUNCTION_WRAPPER_MPI_INIT,
+    OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD,
+    OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK,
+    OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT,
+    OMNIPROF_FUNCTION_WRAPPER_LAST
+} omniprof_function_wrapper_operation_t;
+
+/* Event names of omniprof_cpu_sample_record_t.event_values, in the sampler's order, are
+ * listed by `omniprof avail --cpu-events` and given by OMNIPROF_SAMPLING_PERF_EVENTS; an event
+ * the kernel refused is left out of the list (and of the values). */
 
 OMNIPROF_EXTERN_C_END
 

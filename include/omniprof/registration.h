@@ -53,7 +53,9 @@ typedef omniprof_tool_configure_result_t *(*omniprof_configure_func_t)(uint32_t 
                                                                         uint32_t priority,
                                                                         omniprof_client_id_t *client_id);
 
-omniprof_tool_configure_result_t *omniprof_configure(uint32_t version, const char *runtime_version,
+/* Declared with default visibility so that a tool defining it exports it even when built with
+ * -fvisibility=hidden. */
+OMNIPROF_API omniprof_tool_configure_result_t *omniprof_configure(uint32_t version, const char *runtime_version,
                                                      uint32_t priority, omniprof_client_id_t *client_id);
 
 /**

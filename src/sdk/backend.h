@@ -29,6 +29,10 @@
 
 #define OP_SDK_MAX_CONTEXTS 64 /* contexts a process may create */
 
+/* The op_sdk_* functions are exported from libomniprof-sdk.so (version node OMNIPROF_PRIVATE,
+ * see src/sdk/omniprof-sdk.map) although the SDK is built with -fvisibility=hidden. */
+#pragma GCC visibility push(default)
+
 typedef struct op_backend {
     uint64_t size;     /* sizeof(op_backend) */
     const char *name;  /* "cuda", "cpu" */
@@ -142,5 +146,7 @@ int op_sdk_intercept_requested(omniprof_intercept_table_t type);
 
 /* Is the SDK finalizing or finalized? Backends stop producing then. */
 int op_sdk_is_finalizing(void);
+
+#pragma GCC visibility pop
 
 #endif /* OMNIPROF_SDK_BACKEND_H */

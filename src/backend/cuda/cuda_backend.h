@@ -47,6 +47,13 @@ int op_cuda_backend_subscribed(void);
 CUpti_CallbackDomain op_cuda_launch_domain(void);
 CUpti_CallbackId op_cuda_launch_cbid(void);
 
+/* Inside the hook: the internal correlation id the kernel's dispatch record will carry (for a
+ * runtime launch, the runtime call's id, also while the hook runs for its nested driver call),
+ * and the dispatch id that record will have (the same id for plain launches; 0 for graph
+ * launches, whose kernels get sequence numbers). 0 when kernel activity is not collected. */
+uint64_t op_cuda_launch_correlation_id(void);
+uint64_t op_cuda_launch_dispatch_id(void);
+
 /* Make sure the backend (and its subscriber) is started even if no tracing kind was configured:
  * the counters service calls this from its own start. Returns 0 on success, -1 when CUPTI could
  * not be taken (the reason was logged once). Idempotent. */

@@ -1,0 +1,192 @@
+/* bench_buffer.c — throughput and accounting of SDK buffers (issue 2's performance targets).
+ *
+ * Prints `metric=<name> value=<n> unit=<u>` lines:
+ *   emplace_ns_1thread        ns per 64-byte record through op_sdk_emit on one thread (<= 15)
+ *   rate_ratio_2threads       records/s with 2 producers / records/s with 1 (>= 1.7)
+ *   lossless_8p_delivered / _produced / _dropped   8 producers, slow callback (equal, 0)
+ *   discard_8p_delivered_plus_dropped / _produced  (equal)
+ *   rss_after_1M_kb, rss_after_10M_kb             RSS does not grow with the record count
+ * The producers emit through the real emit path (context mask, operation filter, external
+ * correlation lookup, lane reservation, copy); the callback thread delivers concurrently.
+ * BENCH_SCALE=<n> divides the record counts (for quick runs); BENCH_BUFFER_BYTES sets the size
+ * of the buffer used for the emplace/scaling/memory metrics (default 1 MiB, watermark half). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "omniprof/omniprof.h"
+#include "sdk/backend.h"
+
+enum { B_FAST, B_LOSSLESS, B_DISCARD, B_N };
+static omniprof_context_id_t g_ctx[B_N];
+static omniprof_buffer_id_t g_buf[B_N];
+static _Atomic uint64_t g_delivered[B_N];
+static _Atomic int g_slow[B_N];
+
+typedef struct rec64 {
+    uint64_t size;
+    uint32_t kind;
+    int32_t op;
+    uint64_t c0, c1, seq, a, b, c;
+} rec64;
+
+static void cb(omniprof_context_id_t ctx, omniprof_buffer_id_t buf, omniprof_record_header_t **h, size_t n, void *data,
+               uint64_t drops)
+{
+    (void)ctx;
+    (void)buf;
+    (void)h;
+    (void)drops;
+    int i = (int)(intptr_t)data;
+    atomic_fetch_add(&g_delivered[i], n);
+    if (atomic_load(&g_slow[i])) usleep(200);
+}
+
+static int init(omniprof_client_finalize_t f, void *d)
+{
+    (void)f;
+    (void)d;
+    size_t size[B_N] = {1u << 20, 256u << 10, 256u << 10};
+    if (getenv("BENCH_BUFFER_BYTES")) size[B_FAST] = strtoull(getenv("BENCH_BUFFER_BYTES"), NULL, 10);
+    static const omniprof_buffer_policy_t pol[B_N] = {OMNIPROF_BUFFER_POLICY_LOSSLESS, OMNIPROF_BUFFER_POLICY_LOSSLESS,
+                                                      OMNIPROF_BUFFER_POLICY_DISCARD};
+    for (int i = 0; i < B_N; i++) {
+        if (omniprof_create_context(&g_ctx[i]) || omniprof_create_buffer(g_ctx[i], size[i], size[i] / 2, pol[i], cb,
+                                                                         (void *)(intptr_t)i, &g_buf[i]) ||
+            omniprof_configure_buffer_tracing_service(g_ctx[i], OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, NULL, 0,
+                                                      g_buf[i]))
+            return 1;
+    }
+    return 0;
+}
+
+omniprof_tool_configure_result_t *omniprof_configure(uint32_t v, const char *rv, uint32_t p, omniprof_client_id_t *id)
+{
+    (void)v;
+    (void)rv;
+    (void)p;
+    static omniprof_tool_configure_result_t r = {sizeof r, init, NULL, NULL};
+    id->name = "bench_buffer";
+    return &r;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static _Atomic int g_go;
+typedef struct job {
+    uint64_t n;
+} job;
+
+static void *producer(void *arg)
+{
+    job *j = arg;
+    rec64 r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+    r.op = OMNIPROF_MARKER_RANGE_OP_MARK;
+    while (!atomic_load(&g_go)) {
+    }
+    for (uint64_t i = 0; i < j->n; i++) {
+        r.seq = i;
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, &r, NULL);
+    }
+    return NULL;
+}
+
+static double run_threads(int nthreads, uint64_t per_thread)
+{
+    pthread_t t[16];
+    job j = {per_thread};
+    atomic_store(&g_go, 0);
+    for (int i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, producer, &j);
+    double t0 = now_s();
+    atomic_store(&g_go, 1);
+    for (int i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
+    return now_s() - t0;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, rss = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+        fclose(f);
+    }
+    return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int main(void)
+{
+    omniprof_initialize();
+    uint64_t scale = getenv("BENCH_SCALE") ? strtoull(getenv("BENCH_SCALE"), NULL, 10) : 1;
+    if (!scale) scale = 1;
+    uint64_t n = 10000000 / scale;
+
+    omniprof_start_context(g_ctx[B_FAST]);
+    run_threads(1, n / 10); /* warm up: pages, lanes */
+    double best1 = 1e9, best2 = 1e9;
+    for (int rep = 0; rep < 3; rep++) {
+        double t1 = run_threads(1, n);
+        if (t1 < best1) best1 = t1;
+        double t2 = run_threads(2, n);
+        if (t2 < best2) best2 = t2;
+    }
+    printf("metric=emplace_ns_1thread value=%.2f unit=ns\n", best1 * 1e9 / (double)n);
+    printf("metric=emplace_ns_2threads_aggregate value=%.2f unit=ns\n", best2 * 1e9 / (double)(2 * n));
+    printf("metric=rate_ratio_2threads value=%.2f unit=x\n", (2.0 * n / best2) / (n / best1));
+    omniprof_flush_buffer(g_buf[B_FAST]);
+
+    /* memory: RSS after 1M and after 10M more records */
+    uint64_t m = 1000000 / scale;
+    run_threads(1, m);
+    omniprof_flush_buffer(g_buf[B_FAST]);
+    long r1 = rss_kb();
+    run_threads(1, 10 * m);
+    omniprof_flush_buffer(g_buf[B_FAST]);
+    long r10 = rss_kb();
+    printf("metric=rss_after_1M_kb value=%ld unit=KiB\n", r1);
+    printf("metric=rss_after_10M_kb value=%ld unit=KiB\n", r10);
+    omniprof_stop_context(g_ctx[B_FAST]);
+
+    /* LOSSLESS, 8 producers, slow callback */
+    uint64_t per = 200000 / scale;
+    omniprof_buffer_stats_t st = {.size = sizeof st};
+    atomic_store(&g_slow[B_LOSSLESS], 1);
+    omniprof_start_context(g_ctx[B_LOSSLESS]);
+    double tl = run_threads(8, per);
+    omniprof_stop_context(g_ctx[B_LOSSLESS]);
+    omniprof_flush_buffer(g_buf[B_LOSSLESS]);
+    omniprof_buffer_get_stats(g_buf[B_LOSSLESS], &st);
+    printf("metric=lossless_8p_produced value=%llu unit=records\n", (unsigned long long)(8 * per));
+    printf("metric=lossless_8p_delivered value=%llu unit=records\n", (unsigned long long)atomic_load(&g_delivered[B_LOSSLESS]));
+    printf("metric=lossless_8p_dropped value=%llu unit=records\n", (unsigned long long)st.records_dropped);
+    printf("metric=lossless_8p_producer_waits value=%llu unit=count\n", (unsigned long long)st.producer_waits);
+    printf("metric=lossless_8p_seconds value=%.3f unit=s\n", tl);
+
+    /* DISCARD, 8 producers, slow callback */
+    atomic_store(&g_slow[B_DISCARD], 1);
+    omniprof_start_context(g_ctx[B_DISCARD]);
+    run_threads(8, per);
+    omniprof_stop_context(g_ctx[B_DISCARD]);
+    omniprof_flush_buffer(g_buf[B_DISCARD]);
+    omniprof_buffer_get_stats(g_buf[B_DISCARD], &st);
+    printf("metric=discard_8p_produced value=%llu unit=records\n", (unsigned long long)(8 * per));
+    printf("metric=discard_8p_delivered value=%llu unit=records\n", (unsigned long long)atomic_load(&g_delivered[B_DISCARD]));
+    printf("metric=discard_8p_dropped value=%llu unit=records\n", (unsigned long long)st.records_dropped);
+    printf("metric=discard_8p_delivered_plus_dropped value=%llu unit=records\n",
+           (unsigned long long)(atomic_load(&g_delivered[B_DISCARD]) + st.records_dropped));
+    int ok = atomic_load(&g_delivered[B_LOSSLESS]) == 8 * per &&
+             atomic_load(&g_delivered[B_DISCARD]) + st.records_dropped == 8 * per;
+    return ok ? 0 : 1;
+}

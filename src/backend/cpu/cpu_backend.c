@@ -1,0 +1,342 @@
+/* cpu_backend.c — the CPU backend's registration with the SDK and its life cycle.
+ *
+ * libomniprof-backend-cpu.so is LD_PRELOADed by the launcher when CPU features are asked for
+ * (it interposes pthread_create, fork, exit, ... and must come before libc). Its constructor
+ * registers the main thread and the op_backend "cpu", serving the buffer kinds CPU_SAMPLE,
+ * PROCESS_SAMPLE, FUNCTION_WRAPPER and THREAD, and the symbol queries
+ * (omniprof_query_address_symbols). Nothing else happens until the SDK calls start(), after
+ * the tools configured their services:
+ *
+ *   constructor ──▶ registered ──start()──▶ running ──finalize()──▶ stopped
+ *                       │                    │  ▲ on_context_change: which timers record
+ *                       │                    │  └ flush(): drain sample rings into the SDK
+ *                       └── (no CPU kind configured: start() is never called, no timer,
+ *                            no thread; the wrappers only forward to the real functions)
+ *
+ * In `running`: CPU_SAMPLE configured → per-thread timers (sampler.c); PROCESS_SAMPLE
+ * configured → the process sampler thread; time windows gate both. Settings are read once,
+ * at start (settings.def, blocks "cpu" and "cpu (launcher)"). */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "sdk/backend.h"
+
+op_cpu_config g_op_cpu_cfg;
+_Atomic int g_op_cpu_started;
+_Atomic int g_op_cpu_stopping;
+_Atomic int g_op_cpu_sampling_enabled[OP_CPU_TIMER_COUNT];
+uint64_t g_op_cpu_start_ns;
+pid_t g_op_cpu_pid;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Settings that may live in another module's block are looked up by name.                   */
+
+double op_cpu_setting_double(const char *name, double dflt)
+{
+    int id = op_setting_find(name);
+    if (id < 0) {
+        const char *env = getenv(name);
+        double v;
+        if (env && *env && op_parse_double(env, &v) == 0) return v;
+        return dflt;
+    }
+    const op_setting_info *info = op_setting_get_info((op_setting_id)id);
+    switch (info->type) {
+    case OP_SETTING_TYPE_DOUBLE: return op_setting_double((op_setting_id)id);
+    case OP_SETTING_TYPE_INT: return (double)op_setting_int((op_setting_id)id);
+    case OP_SETTING_TYPE_UINT: return (double)op_setting_uint((op_setting_id)id);
+    case OP_SETTING_TYPE_BOOL: return op_setting_bool((op_setting_id)id) ? 1.0 : 0.0;
+    default: {
+        double v;
+        const char *s = op_setting_str((op_setting_id)id);
+        return s && *s && op_parse_double(s, &v) == 0 ? v : dflt;
+    }
+    }
+}
+
+const char *op_cpu_setting_str(const char *name, const char *dflt)
+{
+    int id = op_setting_find(name);
+    if (id < 0) {
+        const char *env = getenv(name);
+        return env ? env : dflt;
+    }
+    const op_setting_info *info = op_setting_get_info((op_setting_id)id);
+    if (info->type == OP_SETTING_TYPE_BOOL) return op_setting_bool((op_setting_id)id) ? "true" : "false";
+    if (info->type == OP_SETTING_TYPE_STRING || info->type == OP_SETTING_TYPE_ENUM || info->type == OP_SETTING_TYPE_LIST)
+        return op_setting_str((op_setting_id)id);
+    return op_setting_is_set((op_setting_id)id) ? "set" : dflt;
+}
+
+bool op_cpu_id_in_list(const char *list, uint64_t value)
+{
+    if (!list || !*list || !strcasecmp(list, "all")) return true;
+    if (!strcasecmp(list, "none")) return false;
+    const char *p = list;
+    while (*p) {
+        while (*p == ',' || *p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char *end;
+        unsigned long long a = strtoull(p, &end, 10);
+        if (end == p) return false; /* bad text: validated and reported at start */
+        unsigned long long b = a;
+        p = end;
+        if (*p == '-') {
+            b = strtoull(p + 1, &end, 10);
+            if (end == p + 1) return false;
+            p = end;
+        }
+        if (value >= a && value <= b) return true;
+        while (*p && *p != ',') p++;
+    }
+    return false;
+}
+
+static bool valid_id_list(const char *list)
+{
+    if (!list || !*list || !strcasecmp(list, "all") || !strcasecmp(list, "none")) return true;
+    for (const char *p = list; *p; p++)
+        if (!strchr("0123456789-, \t", *p)) return false;
+    return true;
+}
+
+static void read_config(void)
+{
+    op_cpu_config *c = &g_op_cpu_cfg;
+    memset(c, 0, sizeof *c);
+    c->sampling = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) != 0;
+    /* OMNIPROF_SAMPLE (launcher): cputime | realtime | both/"cputime,realtime"; any other true
+     * value means cputime. */
+    const char *mode = op_cpu_setting_str("OMNIPROF_SAMPLE", "");
+    bool rt = mode && strcasestr(mode, "realtime");
+    bool ct = !mode || !*mode || strcasestr(mode, "cputime") || strcasestr(mode, "both") || !rt;
+    if (mode && strcasestr(mode, "both")) rt = true;
+    if (op_setting_is_set(OP_SET_SAMPLING_REALTIME_FREQ) && op_setting_double(OP_SET_SAMPLING_REALTIME_FREQ) > 0) rt = true;
+    c->timer_on[OP_CPU_TIMER_CPUTIME] = ct;
+    c->timer_on[OP_CPU_TIMER_REALTIME] = rt;
+    double freq = op_cpu_setting_double("OMNIPROF_SAMPLING_FREQ", 300.0);
+    if (freq <= 0) freq = 300.0;
+    double f_ct = op_setting_double(OP_SET_SAMPLING_CPUTIME_FREQ), f_rt = op_setting_double(OP_SET_SAMPLING_REALTIME_FREQ);
+    c->freq[0] = f_ct > 0 ? f_ct : freq;
+    c->freq[1] = f_rt > 0 ? f_rt : freq;
+    double delay = op_setting_double(OP_SET_SAMPLING_DELAY);
+    double d_ct = op_setting_double(OP_SET_SAMPLING_CPUTIME_DELAY), d_rt = op_setting_double(OP_SET_SAMPLING_REALTIME_DELAY);
+    c->delay[0] = d_ct >= 0 ? d_ct : delay;
+    c->delay[1] = d_rt >= 0 ? d_rt : delay;
+    double dur = op_setting_double(OP_SET_SAMPLING_DURATION);
+    double u_ct = op_setting_double(OP_SET_SAMPLING_CPUTIME_DURATION), u_rt = op_setting_double(OP_SET_SAMPLING_REALTIME_DURATION);
+    c->duration[0] = u_ct >= 0 ? u_ct : dur;
+    c->duration[1] = u_rt >= 0 ? u_rt : dur;
+    const char *tids = op_setting_str(OP_SET_SAMPLING_TIDS);
+    const char *t_ct = op_setting_str(OP_SET_SAMPLING_CPUTIME_TIDS), *t_rt = op_setting_str(OP_SET_SAMPLING_REALTIME_TIDS);
+    c->tids[0] = t_ct && *t_ct ? t_ct : tids;
+    c->tids[1] = t_rt && *t_rt ? t_rt : tids;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (!valid_id_list(c->tids[i])) {
+            op_error("cpu: thread filter '%s' is not valid; valid: thread indices and ranges like '0,2,5-8' "
+                     "(0 = main thread), 'all' or 'none'; sampling all threads",
+                     c->tids[i]);
+            c->tids[i] = "";
+        }
+    c->signo[0] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_CPUTIME_SIGNAL);
+    c->signo[1] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_REALTIME_SIGNAL);
+    if (c->signo[0] == c->signo[1]) {
+        op_error("cpu: OMNIPROF_SAMPLING_CPUTIME_SIGNAL and _REALTIME_SIGNAL are both SIGRTMIN+%d; they must differ; "
+                 "real-time timer off",
+                 c->signo[0] - SIGRTMIN);
+        c->timer_on[1] = false;
+    }
+    c->max_depth = (uint32_t)op_setting_uint(OP_SET_SAMPLING_MAX_DEPTH);
+    c->buffer_samples = (uint32_t)op_setting_uint(OP_SET_SAMPLING_BUFFER_SAMPLES);
+    c->allocator_size = (uint32_t)op_setting_uint(OP_SET_SAMPLING_ALLOCATOR_SIZE);
+    c->max_allocators = (uint32_t)op_setting_uint(OP_SET_SAMPLING_MAX_ALLOCATORS);
+    c->temporary_files = op_setting_bool(OP_SET_SAMPLING_TEMPORARY_FILES);
+    c->fast_unwind = op_setting_bool(OP_SET_SAMPLING_FAST_UNWIND);
+    c->process_sampling = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE) != 0;
+    /* OMNIPROF_PROCESS_SAMPLING (launcher) may carry the interval in seconds */
+    double interval = op_setting_double(OP_SET_PROCESS_SAMPLING_INTERVAL);
+    double launcher = op_cpu_setting_double("OMNIPROF_PROCESS_SAMPLING", 0);
+    if (!op_setting_is_set(OP_SET_PROCESS_SAMPLING_INTERVAL) && launcher > 0 && launcher != 1.0) interval = launcher;
+    c->process_interval = interval > 0.001 ? interval : 0.001;
+    c->process_delay = op_setting_double(OP_SET_PROCESS_SAMPLING_DELAY);
+    c->process_duration = op_setting_double(OP_SET_PROCESS_SAMPLING_DURATION);
+    c->trace_locks = op_setting_bool(OP_SET_TRACE_THREAD_LOCKS);
+    c->trace_rwlocks = op_setting_bool(OP_SET_TRACE_THREAD_RW_LOCKS);
+    c->trace_barriers = op_setting_bool(OP_SET_TRACE_THREAD_BARRIERS);
+    c->trace_join = op_setting_bool(OP_SET_TRACE_THREAD_JOIN);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* op_backend callbacks.                                                                    */
+
+static void update_enabled(void)
+{
+    atomic_store(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_CPUTIME],
+                 op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_CPU_SAMPLE_CPUTIME) != 0);
+    atomic_store(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_REALTIME],
+                 op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_CPU_SAMPLE_REALTIME) != 0);
+}
+
+static void start_thread_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    if (!t->is_internal) op_cpu_sampler_thread_start(t);
+}
+
+static void emit_create_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    op_cpu_thread_emit_record(t, OMNIPROF_THREAD_CREATE);
+}
+
+static bool g_threads_announced;
+
+static omniprof_status_t cpu_start(void)
+{
+    if (atomic_load(&g_op_cpu_started)) return OMNIPROF_STATUS_SUCCESS;
+    op_cpu_tls_guard++;
+    g_op_cpu_start_ns = op_now_ns();
+    read_config();
+    op_cpu_window_setup();
+    op_cpu_wrappers_init();
+    op_cpu_components_setup();
+    update_enabled();
+    if (g_op_cpu_cfg.sampling && op_cpu_sampler_setup() != 0) {
+        op_warn("cpu: call-stack sampling off: no timer could be set up");
+        g_op_cpu_cfg.sampling = false;
+    }
+    if (g_op_cpu_cfg.sampling)
+        op_info("cpu: sampling%s%s: cputime %.6g Hz, realtime %.6g Hz, signals SIGRTMIN+%d/+%d, %u perf counters",
+                g_op_cpu_cfg.timer_on[0] ? " cputime" : "", g_op_cpu_cfg.timer_on[1] ? " realtime" : "",
+                g_op_cpu_cfg.freq[0], g_op_cpu_cfg.freq[1], g_op_cpu_cfg.signo[0] - SIGRTMIN,
+                g_op_cpu_cfg.signo[1] - SIGRTMIN, op_cpu_perf_count());
+    /* threads that exist already (main, and those created before start) */
+    atomic_store(&g_op_cpu_started, 1);
+    if (g_op_cpu_cfg.sampling) op_cpu_threads_foreach(start_thread_cb, NULL);
+    if (g_op_cpu_cfg.process_sampling && op_cpu_process_sampler_start() != 0)
+        op_warn("cpu: process sampling off: its thread could not start");
+    op_cpu_tls_guard--;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+static void cpu_on_context_change(void) { update_enabled(); }
+
+static void cpu_flush(void)
+{
+    if (!atomic_load(&g_op_cpu_started)) return;
+    op_cpu_tls_guard++;
+    if (!g_threads_announced && op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_THREAD, OMNIPROF_THREAD_CREATE)) {
+        g_threads_announced = true;
+        op_cpu_threads_foreach(emit_create_cb, NULL);
+    }
+    op_cpu_sampler_drain_all(); /* also emits queued THREAD records */
+    op_cpu_tls_guard--;
+}
+
+static void cpu_finalize(void)
+{
+    if (!atomic_load(&g_op_cpu_started)) return;
+    op_cpu_tls_guard++;
+    cpu_flush();
+    atomic_store(&g_op_cpu_stopping, 1);
+    op_cpu_sampler_finalize();
+    op_cpu_process_sampler_stop();
+    op_cpu_threads_emit_pending();
+    op_cpu_components_write_profile();
+    op_cpu_tls_guard--;
+}
+
+static void cpu_at_fork_child(void)
+{
+    static pid_t done_for;
+    pid_t me = getpid();
+    if (done_for == me) return;
+    done_for = me;
+    g_op_cpu_pid = me;
+    op_cpu_sampler_at_fork_child();
+    op_cpu_threads_at_fork_child();
+    op_cpu_process_sampler_at_fork_child();
+    op_cpu_symbols_reset();
+    g_threads_announced = false;
+    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping)) {
+        g_op_cpu_start_ns = op_now_ns();
+        op_cpu_tls_guard++;
+        if (g_op_cpu_cfg.sampling) {
+            op_cpu_sampler_prepare(1);
+            op_cpu_threads_foreach(start_thread_cb, NULL);
+        }
+        if (g_op_cpu_cfg.process_sampling) op_cpu_process_sampler_start();
+        op_cpu_tls_guard--;
+    }
+}
+
+void op_cpu_backend_at_fork_child(void) { cpu_at_fork_child(); }
+
+static const char *cpu_operation_name(uint32_t kind, int32_t op)
+{
+    switch (kind) {
+    case OMNIPROF_BUFFER_TRACING_CPU_SAMPLE:
+        return op == OMNIPROF_CPU_SAMPLE_CPUTIME ? "cputime" : op == OMNIPROF_CPU_SAMPLE_REALTIME ? "realtime" : NULL;
+    case OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE:
+        return op == OMNIPROF_PROCESS_SAMPLE_PROCESS ? "process"
+             : op == OMNIPROF_PROCESS_SAMPLE_CPU_FREQ ? "cpu_freq"
+             : op == OMNIPROF_PROCESS_SAMPLE_GPU      ? "gpu"
+                                                      : NULL;
+    case OMNIPROF_BUFFER_TRACING_THREAD:
+        return op == OMNIPROF_THREAD_CREATE ? "create"
+             : op == OMNIPROF_THREAD_EXIT   ? "exit"
+             : op == OMNIPROF_THREAD_NAME   ? "name"
+                                            : NULL;
+    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: return op_cpu_wrapper_op_name(op);
+    default: return NULL;
+    }
+}
+
+static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), void *data)
+{
+    int32_t last;
+    switch (kind) {
+    case OMNIPROF_BUFFER_TRACING_CPU_SAMPLE: last = OMNIPROF_CPU_SAMPLE_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE: last = OMNIPROF_PROCESS_SAMPLE_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_THREAD: last = OMNIPROF_THREAD_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: last = OMNIPROF_FUNCTION_WRAPPER_LAST; break;
+    default: return -1;
+    }
+    for (int32_t op = 1; op < last; op++)
+        if (cb(op, data)) break;
+    return 0;
+}
+
+static const op_backend g_cpu_backend = {
+    .size = sizeof(op_backend),
+    .name = "cpu",
+    .start = cpu_start,
+    .on_context_change = cpu_on_context_change,
+    .flush = cpu_flush,
+    .finalize = cpu_finalize,
+    .at_fork_child = cpu_at_fork_child,
+    .operation_name = cpu_operation_name,
+    .iterate_operations = cpu_iterate_operations,
+    .iterate_record_args = NULL,
+    .query_agents = NULL,
+    .intercept_tables = 0,
+    .symbolize = op_cpu_symbolize,
+};
+
+__attribute__((constructor(101))) static void op_cpu_backend_ctor(void)
+{
+    static int once;
+    if (once++) return;
+    g_op_cpu_pid = getpid();
+    op_cpu_threads_init_main();
+    if (op_sdk_register_backend(&g_cpu_backend) != OMNIPROF_STATUS_SUCCESS)
+        op_warn("cpu: backend registration refused (loaded twice?); CPU services off");
+}

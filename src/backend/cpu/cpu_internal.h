@@ -1,0 +1,208 @@
+/* cpu_internal.h — the CPU backend's private declarations, shared by its files.
+ *
+ * Files of the backend (each opens with its own design notes):
+ *   cpu_backend.c     registration (op_backend "cpu"), start/flush/finalize/fork, settings
+ *   threads.c         thread registry, pthread_create wrapper, THREAD records, thread identity
+ *   sampler.c         per-thread POSIX timers, the signal handler, sample rings, allocators
+ *   perf_events.c     per-thread perf_event counter groups read by the handler
+ *   time_window.c     OMNIPROF_TRACE_DELAY/DURATION/PERIODS: the collection window
+ *   process_sampler.c background thread: RSS, CPU time, frequencies, NVML GPU metrics
+ *   wrappers.c        fork, exit/_exit/abort, MPI_Init/MPI_Finalize (PMPI), lock wrappers,
+ *                     sigaction/signal/setitimer checks
+ *   components.c      component model (wall clock, thread CPU, peak RSS, ...) and the
+ *                     per-region call-tree profile written at the end (wall_clock-<pid>.txt)
+ *   symbols.c         address -> function/file/line/inlines/module with elfutils libdw
+ *
+ * Lock order (a lock never nests inside one listed after it):
+ *   g_registry_lock (threads.c)  >  allocator->lock (sampler.c)  >  g_sym_lock (symbols.c)
+ * No lock is ever taken in the signal handler, and no lock is held while calling op_sdk_emit
+ * except an allocator's own lock (the SDK never calls back into the backend from emit). */
+#ifndef OMNIPROF_BACKEND_CPU_INTERNAL_H
+#define OMNIPROF_BACKEND_CPU_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "omniprof/cpu.h"
+#include "omniprof/omniprof.h"
+#include "omniprof/symbols.h"
+#include "omniprof/tracing.h"
+
+#define OP_CPU_TLS __thread __attribute__((tls_model("initial-exec")))
+
+enum { OP_CPU_TIMER_CPUTIME = 0, OP_CPU_TIMER_REALTIME = 1, OP_CPU_TIMER_COUNT = 2 };
+
+/* ---- sample ring (sampler.c) ------------------------------------------------------------
+ * Single producer (the thread's own signal handler), single consumer (its allocator, or a
+ * flushing thread holding the allocator's lock). Positions are byte counts that only grow;
+ * offset = pos % cap. Each record is contiguous and 8-byte aligned; a record that would cross
+ * the end is preceded by a pad record {size = bytes to the end, kind = 0}. */
+typedef struct op_cpu_ring {
+    uint8_t *data;
+    size_t cap;             /* bytes, multiple of the page size */
+    size_t max_record;      /* bytes of a sample of full depth */
+    _Atomic uint64_t head;  /* written by the producer only */
+    _Atomic uint64_t tail;  /* written by the consumer only */
+    _Atomic uint64_t dropped;
+} op_cpu_ring;
+
+struct op_cpu_allocator;
+struct op_cpu_region_stack;
+
+enum { OP_CPU_THREAD_LIVE = 1, OP_CPU_THREAD_EXITED = 2 };
+
+/* One application or profiler thread. Allocated when the thread starts (never in a handler),
+ * freed by its allocator after the thread exited and its ring was drained. */
+typedef struct op_cpu_thread {
+    struct op_cpu_thread *next, *prev;           /* registry, under g_registry_lock */
+    struct op_cpu_thread *alloc_next;            /* allocator list, under allocator->lock */
+    struct op_cpu_allocator *allocator;
+    pthread_t pthread;
+    pid_t tid;
+    pid_t parent_tid;
+    uint64_t internal_value;                     /* creation order (all threads) */
+    uint64_t sequent_value;                      /* app order, or OFFSET + profiler order */
+    bool is_internal;
+    bool filtered[OP_CPU_TIMER_COUNT];           /* excluded by a TIDS filter */
+    _Atomic int state;
+    _Atomic int active;                          /* the handler may record */
+    timer_t timers[OP_CPU_TIMER_COUNT];
+    bool timer_made[OP_CPU_TIMER_COUNT];
+    int perf_fd;                                 /* group leader, -1 if none */
+    uint32_t perf_n;                             /* counters in the group */
+    int perf_fds[OMNIPROF_CPU_SAMPLE_MAX_EVENTS];  /* leader first */
+    op_cpu_ring ring;
+    bool has_ring;
+    uint64_t samples;                            /* recorded by the handler */
+    char name[64];
+    struct op_cpu_region_stack *regions;         /* components.c, owned by the thread */
+} op_cpu_thread;
+
+/* ---- cpu_backend.c ------------------------------------------------------------------------ */
+typedef struct op_cpu_config {
+    bool sampling;                               /* CPU_SAMPLE configured */
+    bool timer_on[OP_CPU_TIMER_COUNT];
+    double freq[OP_CPU_TIMER_COUNT];
+    double delay[OP_CPU_TIMER_COUNT];
+    double duration[OP_CPU_TIMER_COUNT];
+    const char *tids[OP_CPU_TIMER_COUNT];
+    int signo[OP_CPU_TIMER_COUNT];
+    uint32_t max_depth;
+    uint32_t buffer_samples;
+    uint32_t allocator_size;
+    uint32_t max_allocators;
+    bool fast_unwind;
+    bool temporary_files;
+    bool process_sampling;                       /* PROCESS_SAMPLE configured */
+    double process_interval, process_delay, process_duration;
+    bool trace_locks, trace_rwlocks, trace_barriers, trace_join;
+} op_cpu_config;
+
+extern op_cpu_config g_op_cpu_cfg;
+extern _Atomic int g_op_cpu_started;     /* start() ran and sampling is set up */
+extern _Atomic int g_op_cpu_stopping;    /* finalize began: produce nothing more */
+extern _Atomic int g_op_cpu_sampling_enabled[OP_CPU_TIMER_COUNT]; /* some active context wants it */
+extern uint64_t g_op_cpu_start_ns;       /* op_now_ns() at start() */
+extern pid_t g_op_cpu_pid;               /* getpid() of this process (updated in a fork child) */
+
+/* Read a setting that may be defined by another module's block (looked up by name). */
+double op_cpu_setting_double(const char *name, double dflt);
+const char *op_cpu_setting_str(const char *name, const char *dflt);
+/* Parse "0,2,5-8" (empty = all). Returns true if `value` is in the list. */
+bool op_cpu_id_in_list(const char *list, uint64_t value);
+
+/* ---- threads.c ---------------------------------------------------------------------------- */
+extern OP_CPU_TLS op_cpu_thread *op_cpu_tls_thread;
+extern OP_CPU_TLS int op_cpu_tls_guard;      /* >0 while inside the profiler on this thread */
+void op_cpu_threads_init_main(void);         /* constructor: register the main thread */
+/* Register the calling thread (not yet registered). */
+op_cpu_thread *op_cpu_thread_register_self(pid_t parent_tid, bool is_internal, const char *name);
+void op_cpu_thread_exit_self(void);
+/* Call fn for every live registered thread, under the registry lock. */
+void op_cpu_threads_foreach(void (*fn)(op_cpu_thread *t, void *data), void *data);
+void op_cpu_threads_at_fork_child(void);
+void op_cpu_thread_emit_record(const op_cpu_thread *t, int op); /* queues it */
+void op_cpu_threads_emit_pending(void);  /* emit queued THREAD records (not in a handler) */
+uint64_t op_cpu_threads_count(void);
+/* Resolved real functions (dlsym RTLD_NEXT), filled lazily. */
+int op_cpu_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
+/* ---- sampler.c ---------------------------------------------------------------------------- */
+int op_cpu_sampler_setup(void);              /* handlers; 0 or -1 (sampling off, logged) */
+void op_cpu_sampler_prepare(uint64_t n_threads);  /* enough allocators for n threads */
+void op_cpu_sampler_thread_start(op_cpu_thread *t); /* ring + timers for a live thread */
+void op_cpu_sampler_thread_stop(op_cpu_thread *t);  /* on the thread itself, before exit */
+void op_cpu_sampler_release(op_cpu_thread *t);      /* thread exited: hand to its allocator */
+void op_cpu_sampler_drain_all(void);         /* flush: emit everything buffered */
+void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spilled samples */
+void op_cpu_sampler_at_fork_child(void);
+bool op_cpu_is_sampling_signal(int signo, int *type);
+void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outside handlers */
+/* sigaction wrapper support: keep the app's action for our signal and chain to it. */
+int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
+uint64_t op_cpu_sampler_dropped(void);
+
+/* ---- perf_events.c ------------------------------------------------------------------------ */
+void op_cpu_perf_setup(void);                /* parse the event list, probe what is supported */
+int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open); /* leader fd or -1 */
+void op_cpu_perf_close_thread(int *fds, uint32_t n);
+uint32_t op_cpu_perf_count(void);
+const char *op_cpu_perf_event_name(uint32_t i);
+/* Async-signal-safe: read the group into values[]; returns the count read (0 on failure). */
+uint32_t op_cpu_perf_read(int fd, uint32_t n, uint64_t *values);
+/* Every event this backend knows, with whether the kernel accepts it here. */
+typedef struct op_cpu_perf_event_desc {
+    const char *name;
+    const char *description;
+    uint32_t type;
+    uint64_t config;
+} op_cpu_perf_event_desc;
+const op_cpu_perf_event_desc *op_cpu_perf_known(size_t *n);
+int op_cpu_perf_probe(const op_cpu_perf_event_desc *d); /* 0 supported, else -errno */
+
+/* ---- time_window.c ------------------------------------------------------------------------ */
+/* Parse OMNIPROF_TRACE_* into the schedule; returns -1 on bad text (logged, windows off). */
+int op_cpu_window_setup(void);
+/* Async-signal-safe: is collection open now? (true when no window is configured) */
+bool op_cpu_window_open(void);
+bool op_cpu_window_configured(void);
+/* Parse a periods string; test hook. Returns number of entries or -1 (err filled). */
+typedef struct op_cpu_period {
+    clockid_t clock;
+    double delay, duration;
+    uint64_t cycles; /* 0 = forever */
+} op_cpu_period;
+int op_cpu_window_parse(const char *text, op_cpu_period *out, int max, char *err, size_t errlen);
+void op_cpu_window_tick(void); /* advance the schedule (called by the window thread) */
+
+/* ---- process_sampler.c -------------------------------------------------------------------- */
+int op_cpu_process_sampler_start(void);
+void op_cpu_process_sampler_stop(void);
+void op_cpu_process_sampler_at_fork_child(void);
+
+/* ---- wrappers.c --------------------------------------------------------------------------- */
+void op_cpu_wrappers_init(void);
+void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
+                         uint32_t nargs);
+const char *op_cpu_wrapper_op_name(int32_t op);
+int op_cpu_mpi_rank(void);
+int op_cpu_mpi_size(void);
+
+/* ---- components.c ------------------------------------------------------------------------- */
+void op_cpu_components_setup(void);
+void op_cpu_region_push(const char *name);
+void op_cpu_region_pop(void);
+void op_cpu_region_thread_exit(op_cpu_thread *t);
+void op_cpu_components_write_profile(void);
+
+/* ---- symbols.c ---------------------------------------------------------------------------- */
+omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);
+void op_cpu_symbols_reset(void);
+
+#endif /* OMNIPROF_BACKEND_CPU_INTERNAL_H */

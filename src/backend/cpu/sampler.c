@@ -1,0 +1,717 @@
+/* sampler.c — call-stack sampling: per-thread POSIX timers, the signal handler that unwinds
+ * into a per-thread mmap'd ring, and the allocator threads that drain rings into the SDK.
+ *
+ * Signals. Each sampled thread owns up to two timers (timer_create with SIGEV_THREAD_ID, so
+ * the signal goes to that very thread): one on the thread's CPU-time clock
+ * (pthread_getcpuclockid) and one on CLOCK_MONOTONIC (the "real-time" timer). They fire real-time
+ * signals, SIGRTMIN+4 and SIGRTMIN+5 by default (OMNIPROF_SAMPLING_{CPUTIME,REALTIME}_SIGNAL),
+ * never SIGPROF or SIGALRM, so a program's own profiling timers keep working. The timer's
+ * sigev_value carries OP_CPU_SIGVAL_MAGIC + timer type: any other delivery of the signal (kill,
+ * sigqueue, the program's own timers) is passed on to the program's handler, which the
+ * sigaction/signal wrappers record instead of installing (op_cpu_sampler_chain_sigaction).
+ *
+ * The handler (op_cpu_on_signal) is async-signal-safe. It calls only: clock_gettime,
+ * getrusage, read (perf_event group), timer_settime (disarm after the duration), and
+ * libunwind built with UNW_LOCAL_ONLY: unw_backtrace (the cached walker; its per-thread
+ * cache is created before the thread's first sample, op_cpu_unwind_prewarm) or
+ * unw_init_local2/unw_get_reg/unw_step (op_cpu_unwind). It never
+ * allocates, locks a pthread mutex or does stdio. Notes on libunwind's safety, as used here:
+ *   - the caching policy is UNW_CACHE_PER_THREAD (set at setup), so unw_step takes no global
+ *     lock; libunwind's local unwinder allocates from its own mmap'd pools, not malloc;
+ *   - unw_step may call dl_iterate_phdr to find unwind tables. glibc's lock there is
+ *     recursive, so a sample taken while the same thread is inside dlopen cannot deadlock;
+ *     a sample taken while another thread holds it waits for that thread (bounded);
+ *   - the walk starts from the interrupted context (UNW_INIT_SIGNAL_FRAME on the handler's
+ *     ucontext), so neither the handler nor the kernel's trampoline appear in stacks;
+ *   - a corrupt stack can make unw_step read bad memory; libunwind checks frame addresses it
+ *     derives against the stack, which is the same exposure every libunwind-based sampler has.
+ *   Both sampling signals are blocked while the handler runs (sa_mask), so the two timers of a
+ *   thread never nest and the ring has one producer.
+ *
+ * Ring invariants (struct op_cpu_ring in cpu_internal.h):
+ *   (1) tail <= head <= tail + cap; only the owning thread's handler moves head, only the
+ *       consumer (allocator thread or a flusher holding allocator->lock) moves tail;
+ *   (2) the producer publishes a record with a release store of head after writing it; the
+ *       consumer reads head with acquire and releases tail after it is done with the bytes;
+ *   (3) a record never wraps: when fewer than max_record bytes are left before the end, a pad
+ *       record {size = rest, kind = 0} fills them, and the producer needs rest + max_record
+ *       free bytes; otherwise the sample is dropped and counted (ring->dropped);
+ *   (4) a thread's ring is unmapped only by its allocator, after the thread marked itself
+ *       EXITED (its timers deleted, its handler can no longer run) and the ring was drained.
+ *
+ * Allocators. One allocator thread serves up to OMNIPROF_SAMPLING_ALLOCATOR_SIZE threads (at
+ * most OMNIPROF_SAMPLING_MAX_ALLOCATORS allocators; beyond that they are shared). A handler
+ * that fills its ring past half writes to the allocator's eventfd (write is async-signal-safe);
+ * otherwise the allocator polls every 50 ms. It copies each record into the SDK with
+ * op_sdk_emit, or, with OMNIPROF_SAMPLING_TEMPORARY_FILES, appends it to an unlinked temporary
+ * file that is emitted at finalization (lower perturbation during the run). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "sdk/backend.h"
+
+#define OP_CPU_SIGVAL_MAGIC 0x6f700000 /* 'op' << 16 */
+#define OP_CPU_POLL_MS 50
+
+typedef struct op_cpu_allocator {
+    pthread_mutex_t lock;
+    op_cpu_thread *threads;     /* served threads, under lock */
+    uint32_t index;
+    int efd;                    /* eventfd the handlers poke */
+    _Atomic int stop;
+    int spill_fd;               /* -1 unless temporary files */
+    uint64_t spilled;           /* records in the spill file */
+} op_cpu_allocator;
+
+static pthread_mutex_t g_alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* g_allocs array */
+static op_cpu_allocator **g_allocs;
+static uint32_t g_n_allocs, g_cap_allocs;
+static uint64_t g_assigned; /* threads assigned so far, under g_alloc_lock */
+
+static int g_signo[OP_CPU_TIMER_COUNT];
+static bool g_handler_installed[OP_CPU_TIMER_COUNT];
+static struct sigaction g_chain[OP_CPU_TIMER_COUNT]; /* the program's action for our signal */
+static bool g_chain_set[OP_CPU_TIMER_COUNT];
+static uint64_t g_begin_ns[OP_CPU_TIMER_COUNT], g_end_ns[OP_CPU_TIMER_COUNT];
+static uint32_t g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
+static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
+static bool g_fast_unwind = true;          /* OMNIPROF_SAMPLING_FAST_UNWIND */
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn real_sigaction(void)
+{
+    static sigaction_fn fn;
+    if (!fn) fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    return fn;
+}
+
+bool op_cpu_is_sampling_signal(int signo, int *type)
+{
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i] && g_signo[i] == signo) {
+            if (type) *type = i;
+            return true;
+        }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The signal handler.                                                                      */
+
+static void op_cpu_chain(int type, int signo, siginfo_t *si, void *uc)
+{
+    if (type < 0 || !g_chain_set[type]) return;
+    const struct sigaction *a = &g_chain[type];
+    if (a->sa_flags & SA_SIGINFO) {
+        if (a->sa_sigaction) a->sa_sigaction(signo, si, uc);
+    } else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && a->sa_handler) {
+        a->sa_handler(signo);
+    }
+}
+
+static inline uint8_t *ring_reserve(op_cpu_ring *r, uint64_t *head_out)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    size_t off = (size_t)(head % r->cap);
+    size_t rest = r->cap - off;
+    size_t pad = rest < r->max_record ? rest : 0;
+    if (head + pad + r->max_record - tail > r->cap) return NULL; /* invariant (3): drop */
+    if (pad) {
+        uint64_t *p = (uint64_t *)(r->data + off);
+        p[0] = pad;
+        ((uint32_t *)p)[2] = 0; /* kind 0 = pad */
+        head += pad;
+        off = 0;
+    }
+    *head_out = head;
+    return r->data + off;
+}
+
+/* Unwind the interrupted context into frames[] (innermost first; callers as return address
+ * - 1). Fast path: unw_backtrace, libunwind's cached frame walker (x86-64 tdep_trace: a
+ * per-thread cache of unwind recipes, created outside handlers by op_cpu_unwind_prewarm), from
+ * the handler's own frame; the frames up to the interrupted pc (the handler and the kernel's
+ * signal trampoline) are dropped. If the interrupted pc is not among the first frames (the
+ * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
+ * unw_step from the signal context itself. */
+#define OP_CPU_UNWIND_SKIP_MAX 8
+static uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
+{
+    uint64_t pc = 0;
+#if defined(__x86_64__)
+    pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#endif
+    void *buf[OMNIPROF_CPU_SAMPLE_MAX_FRAMES + OP_CPU_UNWIND_SKIP_MAX];
+    if (pc && g_fast_unwind) {
+        int got = unw_backtrace(buf, (int)(max + OP_CPU_UNWIND_SKIP_MAX));
+        for (int i = 0; i < got && i < OP_CPU_UNWIND_SKIP_MAX; i++) {
+            if ((uint64_t)(uintptr_t)buf[i] != pc) continue;
+            uint32_t n = 0;
+            frames[n++] = pc;
+            for (int k = i + 1; k < got && n < max; k++) frames[n++] = (uint64_t)(uintptr_t)buf[k] - 1;
+            return n;
+        }
+    }
+    uint32_t n = 0;
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+        do {
+            unw_word_t ip = 0;
+            if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+            frames[n] = (n == 0 || unw_is_signal_frame(&cursor) > 0) ? (uint64_t)ip : (uint64_t)ip - 1;
+            n++;
+        } while (n < max && unw_step(&cursor) > 0);
+    } else if (pc) {
+        frames[n++] = pc;
+    }
+    return n;
+}
+
+/* Create the calling thread's libunwind trace cache outside any handler (it takes
+ * pthread_once and mmap the first time). */
+void op_cpu_unwind_prewarm(void)
+{
+    void *buf[4];
+    unw_backtrace(buf, 4);
+}
+
+static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
+{
+    int type = -1;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i] && g_signo[i] == signo) type = i;
+    if (type < 0 || !si || si->si_code != SI_TIMER || si->si_value.sival_int != OP_CPU_SIGVAL_MAGIC + type) {
+        op_cpu_chain(type, signo, si, ucv);
+        return;
+    }
+    int saved_errno = errno;
+    op_cpu_thread *t = op_cpu_tls_thread;
+    if (!t || !atomic_load_explicit(&t->active, memory_order_acquire) ||
+        atomic_load_explicit(&g_op_cpu_stopping, memory_order_relaxed) ||
+        !atomic_load_explicit(&g_op_cpu_sampling_enabled[type], memory_order_relaxed))
+        goto out;
+    uint64_t now = op_now_ns();
+    if (now < g_begin_ns[type]) goto out;
+    if (g_end_ns[type] && now >= g_end_ns[type]) {
+        struct itimerspec zero = {{0, 0}, {0, 0}};
+        timer_settime(t->timers[type], 0, &zero, NULL); /* async-signal-safe per POSIX */
+        goto out;
+    }
+    if (!op_cpu_window_open()) goto out;
+
+    op_cpu_ring *r = &t->ring;
+    uint64_t head;
+    uint8_t *slot = ring_reserve(r, &head);
+    if (!slot) {
+        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        goto out;
+    }
+    omniprof_cpu_sample_record_t *rec = (omniprof_cpu_sample_record_t *)slot;
+    rec->kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
+    rec->operation = type == OP_CPU_TIMER_CPUTIME ? OMNIPROF_CPU_SAMPLE_CPUTIME : OMNIPROF_CPU_SAMPLE_REALTIME;
+    rec->timestamp = now;
+    rec->thread_id = (omniprof_thread_id_t)t->tid;
+    rec->thread_internal_value = t->internal_value;
+    struct rusage ru;
+    rec->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
+    rec->num_events = t->perf_fd >= 0 ? op_cpu_perf_read(t->perf_fd, t->perf_n, rec->event_values) : 0;
+    for (uint32_t i = rec->num_events; i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) rec->event_values[i] = 0;
+
+    uint32_t n = op_cpu_unwind((ucontext_t *)ucv, rec->frames, g_max_depth);
+    rec->num_frames = n;
+    size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
+    size = (size + 7u) & ~(size_t)7u;
+    rec->size = size;
+    atomic_store_explicit(&r->head, head + size, memory_order_release); /* invariant (2) */
+    t->samples++;
+    /* past half full: wake the allocator now (write(2) is async-signal-safe) */
+    if (head + size - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2 && t->allocator) {
+        uint64_t one = 1;
+        ssize_t w = write(t->allocator->efd, &one, sizeof one);
+        (void)w;
+    }
+out:
+    errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Allocators.                                                                              */
+
+static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
+{
+    if (a && a->spill_fd >= 0 && !atomic_load(&g_op_cpu_stopping)) {
+        const uint8_t *p = (const uint8_t *)rec;
+        size_t left = rec->size;
+        while (left) {
+            ssize_t w = write(a->spill_fd, p, left);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                op_warn("cpu: cannot write the sample spill file (%s); emitting directly", strerror(errno));
+                close(a->spill_fd);
+                a->spill_fd = -1;
+                break;
+            }
+            p += w;
+            left -= (size_t)w;
+        }
+        if (!left) {
+            a->spilled++;
+            return;
+        }
+    }
+    op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
+}
+
+/* Consume every committed record of t's ring. Caller holds t->allocator->lock (or t has no
+ * allocator and the caller is the only consumer). */
+static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
+{
+    op_cpu_ring *r = &t->ring;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t n = 0;
+    while (tail < head) {
+        const uint8_t *p = r->data + (size_t)(tail % r->cap);
+        uint64_t size = *(const uint64_t *)p;
+        uint32_t kind = ((const uint32_t *)p)[2];
+        if (size == 0 || size > r->cap) break; /* cannot happen; never loop forever */
+        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
+            emit_record(a, (const omniprof_cpu_sample_record_t *)p);
+            n++;
+        }
+        tail += size;
+    }
+    atomic_store_explicit(&r->tail, tail, memory_order_release);
+    return n;
+}
+
+static void free_thread(op_cpu_thread *t)
+{
+    atomic_fetch_add(&g_dropped_exited, atomic_load(&t->ring.dropped));
+    if (t->has_ring) munmap(t->ring.data, t->ring.cap);
+    op_free(t);
+}
+
+/* One pass over an allocator's threads: drain each, free the exited ones. */
+static void allocator_pass(op_cpu_allocator *a)
+{
+    pthread_mutex_lock(&a->lock);
+    op_cpu_thread **pp = &a->threads;
+    while (*pp) {
+        op_cpu_thread *t = *pp;
+        bool exited = atomic_load_explicit(&t->state, memory_order_acquire) == OP_CPU_THREAD_EXITED;
+        drain_ring(a, t);
+        if (exited) { /* invariant (4) */
+            *pp = t->alloc_next;
+            free_thread(t);
+            continue;
+        }
+        pp = &t->alloc_next;
+    }
+    pthread_mutex_unlock(&a->lock);
+}
+
+static void *allocator_main(void *arg)
+{
+    op_cpu_allocator *a = arg;
+    while (!atomic_load(&a->stop)) {
+        struct pollfd pfd = {.fd = a->efd, .events = POLLIN};
+        int rc = poll(&pfd, 1, OP_CPU_POLL_MS);
+        if (rc > 0) {
+            uint64_t v;
+            ssize_t rd = read(a->efd, &v, sizeof v);
+            (void)rd;
+        }
+        if (atomic_load(&a->stop)) break;
+        op_cpu_threads_emit_pending();
+        allocator_pass(a);
+    }
+    return NULL;
+}
+
+static op_cpu_allocator *allocator_create(uint32_t index)
+{
+    op_cpu_allocator *a = op_calloc(1, sizeof *a);
+    if (!a) return NULL;
+    pthread_mutex_init(&a->lock, NULL);
+    a->index = index;
+    a->spill_fd = -1;
+    a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (a->efd < 0) {
+        op_free(a);
+        return NULL;
+    }
+    if (g_op_cpu_cfg.temporary_files) {
+        const char *dir = getenv("TMPDIR");
+        if (!dir || !*dir) dir = "/tmp";
+        a->spill_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (a->spill_fd < 0)
+            op_warn("cpu: OMNIPROF_SAMPLING_TEMPORARY_FILES: cannot create a file in '%s' (%s); keeping samples in "
+                    "memory",
+                    dir, strerror(errno));
+    }
+    pthread_t th;
+    if (op_sdk_create_thread(&th, allocator_main, a, OMNIPROF_LIBRARY, "omniprof.cpu.alloc") != 0) {
+        op_warn("cpu: cannot start a sample allocator thread; its samples are drained at flush only");
+        /* still usable: flush/finalize drain it */
+    }
+    return a;
+}
+
+/* Pick the allocator of the next sampled thread among those that exist (threads are created
+ * beforehand by op_cpu_sampler_prepare, outside the registry lock). */
+static op_cpu_allocator *allocator_pick(bool may_create)
+{
+    (void)may_create;
+    pthread_mutex_lock(&g_alloc_lock);
+    uint32_t per = g_op_cpu_cfg.allocator_size ? g_op_cpu_cfg.allocator_size : 8;
+    uint32_t max = g_op_cpu_cfg.max_allocators ? g_op_cpu_cfg.max_allocators : 16;
+    uint32_t want = (uint32_t)((g_assigned / per) % max);
+    g_assigned++;
+    op_cpu_allocator *a = g_n_allocs ? g_allocs[want % g_n_allocs] : NULL;
+    pthread_mutex_unlock(&g_alloc_lock);
+    return a;
+}
+
+/* Make sure enough allocators exist for n_threads sampled threads (never under the registry
+ * lock: it creates threads). */
+void op_cpu_sampler_prepare(uint64_t n_threads)
+{
+    uint32_t per = g_op_cpu_cfg.allocator_size ? g_op_cpu_cfg.allocator_size : 8;
+    uint32_t max = g_op_cpu_cfg.max_allocators ? g_op_cpu_cfg.max_allocators : 16;
+    uint64_t need = (n_threads + per - 1) / per;
+    if (need < 1) need = 1;
+    if (need > max) need = max;
+    for (;;) {
+        pthread_mutex_lock(&g_alloc_lock);
+        uint32_t have = g_n_allocs;
+        pthread_mutex_unlock(&g_alloc_lock);
+        if (have >= need) break;
+        op_cpu_allocator *na = allocator_create(have);
+        if (!na) break;
+        pthread_mutex_lock(&g_alloc_lock);
+        if (g_n_allocs == g_cap_allocs) {
+            uint32_t nc = g_cap_allocs ? g_cap_allocs * 2 : 8;
+            op_cpu_allocator **grown = op_realloc(g_allocs, nc * sizeof *grown);
+            if (grown) {
+                g_allocs = grown;
+                g_cap_allocs = nc;
+            }
+        }
+        if (g_n_allocs < g_cap_allocs) g_allocs[g_n_allocs++] = na;
+        pthread_mutex_unlock(&g_alloc_lock);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Setup and per-thread start/stop.                                                         */
+
+int op_cpu_sampler_setup(void)
+{
+    g_max_depth = g_op_cpu_cfg.max_depth;
+    if (g_max_depth < 1 || g_max_depth > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    g_fast_unwind = g_op_cpu_cfg.fast_unwind;
+    op_cpu_perf_setup();
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        double d = g_op_cpu_cfg.delay[i] > 0 ? g_op_cpu_cfg.delay[i] : 0;
+        g_begin_ns[i] = g_op_cpu_start_ns + (uint64_t)(d * 1e9);
+        g_end_ns[i] = g_op_cpu_cfg.duration[i] > 0 ? g_begin_ns[i] + (uint64_t)(g_op_cpu_cfg.duration[i] * 1e9) : 0;
+        if (!g_op_cpu_cfg.timer_on[i]) continue;
+        g_signo[i] = g_op_cpu_cfg.signo[i];
+        if (g_signo[i] < SIGRTMIN || g_signo[i] > SIGRTMAX) {
+            op_error("cpu: sampling signal %d is not a real-time signal (SIGRTMIN..SIGRTMAX = %d..%d); timer off",
+                     g_signo[i], SIGRTMIN, SIGRTMAX);
+            g_op_cpu_cfg.timer_on[i] = false;
+            continue;
+        }
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = op_cpu_on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        for (int j = 0; j < OP_CPU_TIMER_COUNT; j++)
+            if (g_op_cpu_cfg.timer_on[j]) sigaddset(&sa.sa_mask, g_op_cpu_cfg.signo[j]);
+        if (real_sigaction()(g_signo[i], &sa, &old) != 0) {
+            op_error("cpu: cannot install the handler of signal %d (%s); %s sampling off", g_signo[i],
+                     strerror(errno), i == 0 ? "cputime" : "realtime");
+            g_op_cpu_cfg.timer_on[i] = false;
+            continue;
+        }
+        if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+                                        : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+            op_warn("cpu: the program already handles signal SIGRTMIN+%d, which omniprof's %s sampler uses; "
+                    "omniprof passes every signal not sent by its own timers on to the program's handler "
+                    "(choose another with OMNIPROF_SAMPLING_%s_SIGNAL)",
+                    g_signo[i] - SIGRTMIN, i == 0 ? "cputime" : "realtime", i == 0 ? "CPUTIME" : "REALTIME");
+            g_chain[i] = old;
+            g_chain_set[i] = true;
+        }
+        g_handler_installed[i] = true;
+    }
+    bool any = false;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) any |= g_op_cpu_cfg.timer_on[i];
+    if (!any) return -1;
+    op_cpu_sampler_prepare(op_cpu_threads_count());
+    return 0;
+}
+
+/* Program's sigaction for one of our signals: remember it (for chaining) instead of
+ * replacing our handler. Returns 1 if handled, 0 if the signal is not ours. */
+int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    int type;
+    if (!op_cpu_is_sampling_signal(signo, &type)) return 0;
+    if (old) {
+        if (g_chain_set[type]) {
+            *old = g_chain[type];
+        } else {
+            memset(old, 0, sizeof *old);
+            old->sa_handler = SIG_DFL;
+        }
+    }
+    if (act) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1))
+            op_warn("cpu: the program installs a handler for signal SIGRTMIN+%d, which omniprof's sampler uses; "
+                    "omniprof keeps its handler and passes the program's own signals on to it (pick another "
+                    "signal with OMNIPROF_SAMPLING_%s_SIGNAL)",
+                    signo - SIGRTMIN, type == 0 ? "CPUTIME" : "REALTIME");
+        g_chain[type] = *act;
+        g_chain_set[type] = true;
+    }
+    return 1;
+}
+
+static bool ring_create(op_cpu_ring *r)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t max_record = sizeof(omniprof_cpu_sample_record_t) + (size_t)g_max_depth * sizeof(uint64_t);
+    max_record = (max_record + 7u) & ~(size_t)7u;
+    uint64_t n = g_op_cpu_cfg.buffer_samples < 1024 ? 1024 : g_op_cpu_cfg.buffer_samples;
+    size_t cap = (size_t)n * max_record;
+    cap = (cap + (size_t)page - 1) & ~((size_t)page - 1);
+    void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    r->data = p;
+    r->cap = cap;
+    r->max_record = max_record;
+    atomic_store(&r->head, 0);
+    atomic_store(&r->tail, 0);
+    atomic_store(&r->dropped, 0);
+    return true;
+}
+
+/* Arm the timers of a live thread (any thread may call it; the caller holds the registry
+ * lock so the thread cannot be unregistered meanwhile). */
+void op_cpu_sampler_thread_start(op_cpu_thread *t)
+{
+    if (t->is_internal || t->has_ring) return;
+    bool want = false;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        t->filtered[i] = !op_cpu_id_in_list(g_op_cpu_cfg.tids[i], t->sequent_value);
+        want |= g_op_cpu_cfg.timer_on[i] && !t->filtered[i];
+    }
+    if (!want) return;
+    if (!ring_create(&t->ring)) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1))
+            op_warn("cpu: cannot map a sample buffer for thread %d (%s); that thread is not sampled", (int)t->tid,
+                    strerror(errno));
+        return;
+    }
+    t->has_ring = true;
+    t->perf_fd = op_cpu_perf_open_thread(t->tid, t->perf_fds, &t->perf_n);
+    op_cpu_allocator *a = allocator_pick(false);
+    t->allocator = a;
+    if (a) {
+        pthread_mutex_lock(&a->lock);
+        t->alloc_next = a->threads;
+        a->threads = t;
+        pthread_mutex_unlock(&a->lock);
+    }
+    atomic_store_explicit(&t->active, 1, memory_order_release);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        if (!g_op_cpu_cfg.timer_on[i] || t->filtered[i]) continue;
+        clockid_t clk = CLOCK_MONOTONIC;
+        if (i == OP_CPU_TIMER_CPUTIME && pthread_getcpuclockid(t->pthread, &clk) != 0) continue;
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = g_signo[i];
+        sev.sigev_value.sival_int = OP_CPU_SIGVAL_MAGIC + i;
+        sev._sigev_un._tid = t->tid;
+        if (timer_create(clk, &sev, &t->timers[i]) != 0) {
+            static _Atomic int warned;
+            if (!atomic_exchange(&warned, 1))
+                op_warn("cpu: timer_create failed for thread %d (%s); that thread is not sampled", (int)t->tid,
+                        strerror(errno));
+            continue;
+        }
+        t->timer_made[i] = true;
+        double f = g_op_cpu_cfg.freq[i] > 0 ? g_op_cpu_cfg.freq[i] : 100.0;
+        uint64_t period = (uint64_t)(1e9 / f);
+        if (period < 10000) period = 10000;
+        struct itimerspec its;
+        its.it_interval.tv_sec = (time_t)(period / 1000000000u);
+        its.it_interval.tv_nsec = (long)(period % 1000000000u);
+        its.it_value = its.it_interval;
+        if (i == OP_CPU_TIMER_REALTIME) { /* first expiry at the delay */
+            uint64_t now = op_now_ns();
+            if (g_begin_ns[i] > now + period) {
+                uint64_t d = g_begin_ns[i] - now;
+                its.it_value.tv_sec = (time_t)(d / 1000000000u);
+                its.it_value.tv_nsec = (long)(d % 1000000000u);
+            }
+        }
+        timer_settime(t->timers[i], 0, &its, NULL);
+    }
+}
+
+/* On the thread itself (or for a thread that can no longer run: fork child). */
+void op_cpu_sampler_thread_stop(op_cpu_thread *t)
+{
+    atomic_store_explicit(&t->active, 0, memory_order_release);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        if (t->timer_made[i]) timer_delete(t->timers[i]);
+        t->timer_made[i] = false;
+    }
+    if (t->perf_fd >= 0) op_cpu_perf_close_thread(t->perf_fds, t->perf_n);
+    t->perf_fd = -1;
+    t->perf_n = 0;
+}
+
+/* The thread is gone (or going): its allocator drains and frees it. */
+void op_cpu_sampler_release(op_cpu_thread *t)
+{
+    if (!t->allocator) {
+        if (t->has_ring) {
+            drain_ring(NULL, t);
+        }
+        free_thread(t);
+        return;
+    }
+    op_cpu_allocator *a = t->allocator;
+    atomic_store_explicit(&t->state, OP_CPU_THREAD_EXITED, memory_order_release);
+    uint64_t one = 1;
+    ssize_t w = write(a->efd, &one, sizeof one);
+    (void)w;
+}
+
+void op_cpu_sampler_drain_all(void)
+{
+    op_cpu_threads_emit_pending();
+    pthread_mutex_lock(&g_alloc_lock);
+    uint32_t n = g_n_allocs;
+    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
+    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
+    pthread_mutex_unlock(&g_alloc_lock);
+    for (uint32_t i = 0; copy && i < n; i++) allocator_pass(copy[i]);
+    op_free(copy);
+}
+
+static void stop_timer_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    atomic_store_explicit(&t->active, 0, memory_order_release);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        if (!t->timer_made[i]) continue;
+        struct itimerspec zero = {{0, 0}, {0, 0}};
+        timer_settime(t->timers[i], 0, &zero, NULL);
+    }
+}
+
+static void emit_spilled(op_cpu_allocator *a)
+{
+    if (a->spill_fd < 0 || !a->spilled) return;
+    size_t cap = sizeof(omniprof_cpu_sample_record_t) + OMNIPROF_CPU_SAMPLE_MAX_FRAMES * sizeof(uint64_t) + 8;
+    uint8_t *buf = op_malloc(cap);
+    if (!buf) return;
+    off_t off = 0;
+    for (;;) {
+        ssize_t r = pread(a->spill_fd, buf, sizeof(uint64_t), off);
+        if (r != (ssize_t)sizeof(uint64_t)) break;
+        uint64_t size = *(uint64_t *)buf;
+        if (size < sizeof(omniprof_cpu_sample_record_t) || size > cap) break;
+        if (pread(a->spill_fd, buf, size, off) != (ssize_t)size) break;
+        const omniprof_cpu_sample_record_t *rec = (const omniprof_cpu_sample_record_t *)buf;
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
+        off += (off_t)size;
+    }
+    op_free(buf);
+    close(a->spill_fd);
+    a->spill_fd = -1;
+    a->spilled = 0;
+}
+
+void op_cpu_sampler_finalize(void)
+{
+    op_cpu_threads_foreach(stop_timer_cb, NULL);
+    pthread_mutex_lock(&g_alloc_lock);
+    uint32_t n = g_n_allocs;
+    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
+    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
+    pthread_mutex_unlock(&g_alloc_lock);
+    for (uint32_t i = 0; copy && i < n; i++) {
+        op_cpu_allocator *a = copy[i];
+        atomic_store(&a->stop, 1); /* never joined: the thread exits within OP_CPU_POLL_MS */
+        uint64_t one = 1;
+        ssize_t w = write(a->efd, &one, sizeof one);
+        (void)w;
+        pthread_mutex_lock(&a->lock);
+        int spill = a->spill_fd;
+        a->spill_fd = -1; /* drain straight into the SDK from now on */
+        op_cpu_thread *t;
+        for (t = a->threads; t; t = t->alloc_next) drain_ring(a, t);
+        a->spill_fd = spill;
+        emit_spilled(a);
+        pthread_mutex_unlock(&a->lock);
+    }
+    op_free(copy);
+    uint64_t dropped = op_cpu_sampler_dropped();
+    if (dropped) op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full", (unsigned long long)dropped);
+}
+
+static void dropped_cb(op_cpu_thread *t, void *data)
+{
+    *(uint64_t *)data += atomic_load(&t->ring.dropped);
+}
+
+uint64_t op_cpu_sampler_dropped(void)
+{
+    uint64_t n = atomic_load(&g_dropped_exited);
+    op_cpu_threads_foreach(dropped_cb, &n);
+    return n;
+}
+
+/* Fork child: only the forking thread survives; allocator threads are gone. The old
+ * allocators' memory (and other threads' rings) is abandoned on purpose: another thread may
+ * have held a lock at the fork, so nothing of it is touched. */
+void op_cpu_sampler_at_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_alloc_lock = fresh;
+    g_allocs = NULL;
+    g_n_allocs = g_cap_allocs = 0;
+    g_assigned = 0;
+    atomic_store(&g_dropped_exited, 0);
+}

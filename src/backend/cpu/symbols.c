@@ -1,0 +1,210 @@
+/* symbols.c — code address → function, source file and line, inlined frames and module, with
+ * elfutils libdw; serves omniprof_query_address_symbols through op_backend.symbolize.
+ *
+ * One Dwfl session describes this process's mappings (dwfl_linux_proc_report on our own
+ * pid): the executable (PIE or not) and every shared library, each with its load bias, so
+ * addresses from samples resolve as they are. A miss (an address in a library loaded since the
+ * last report) refreshes the report once. Debug information is looked up the standard way
+ * (the ELF's own sections, then .gnu_debuglink/build-id under /usr/lib/debug).
+ *
+ * Frames of one address are given outermost first (cf. symbols.h): the physical function
+ * (inline_depth 0, its name from the ELF symbol table, its line the call site of the first
+ * inlined callee), then each inlined subroutine (DW_TAG_inlined_subroutine from
+ * dwarf_getscopes), the innermost one carrying the address's own line. Without DWARF the one
+ * frame has the symbol name and no file/line; without a symbol, function is NULL.
+ *
+ * Libdw is not thread-safe for one Dwfl: every query holds g_sym_lock (lowest in the lock
+ * order of cpu_internal.h). Never called from a signal handler. */
+#include <dlfcn.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "common/log.h"
+
+static pthread_mutex_t g_sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static Dwfl *g_dwfl;
+static pid_t g_dwfl_pid;
+
+static char *g_debuginfo_path;
+static const Dwfl_Callbacks g_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = NULL,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+static bool report(void)
+{
+    if (!g_dwfl) {
+        g_dwfl = dwfl_begin(&g_callbacks);
+        if (!g_dwfl) {
+            op_warn("cpu: libdw cannot start (%s); no symbols", dwfl_errmsg(-1));
+            return false;
+        }
+    }
+    dwfl_report_begin(g_dwfl);
+    int rc = dwfl_linux_proc_report(g_dwfl, getpid());
+    dwfl_report_end(g_dwfl, NULL, NULL);
+    g_dwfl_pid = getpid();
+    if (rc != 0) {
+        op_warn("cpu: cannot read this process's mappings for symbols (%s)", rc > 0 ? "read error" : dwfl_errmsg(-1));
+        return false;
+    }
+    return true;
+}
+
+void op_cpu_symbols_reset(void)
+{
+    /* fork child: the parent's session belongs to its pid; start a new one lazily */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_sym_lock = fresh;
+    g_dwfl = NULL; /* the parent's memory is left alone */
+    g_dwfl_pid = 0;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static char *demangle(const char *name)
+{
+    if (!name || name[0] != '_' || name[1] != 'Z') return NULL;
+    static demangle_fn fn;
+    static int looked;
+    if (!looked) {
+        looked = 1;
+        fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    }
+    if (!fn) return NULL;
+    int status = 0;
+    char *out = fn(name, NULL, NULL, &status);
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx;
+    if (!dwarf_attr(die, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) != 0) return NULL;
+    Dwarf_Files *files;
+    size_t n;
+    if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n) return NULL;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static uint32_t call_line(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word v;
+    if (!dwarf_attr(die, DW_AT_call_line, &attr) || dwarf_formudata(&attr, &v) != 0) return 0;
+    return (uint32_t)v;
+}
+
+#define OP_CPU_MAX_INLINE 32
+
+omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data)
+{
+    if (!cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    omniprof_symbol_info_t info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    info.address = address;
+    pthread_mutex_lock(&g_sym_lock);
+    if ((!g_dwfl || g_dwfl_pid != getpid()) && !report()) {
+        pthread_mutex_unlock(&g_sym_lock);
+        cb(&info, data);
+        return OMNIPROF_STATUS_ERROR;
+    }
+    Dwfl_Module *mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
+    if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
+    if (!mod) {
+        pthread_mutex_unlock(&g_sym_lock);
+        cb(&info, data);
+        return OMNIPROF_STATUS_ERROR;
+    }
+    const char *mainfile = NULL;
+    const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+    info.module = mainfile ? mainfile : modname;
+    Dwarf_Addr elf_bias = 0;
+    dwfl_module_getelf(mod, &elf_bias);
+    info.module_offset = address - elf_bias;
+
+    GElf_Off sym_off = 0;
+    GElf_Sym sym;
+    const char *symname = dwfl_module_addrinfo(mod, (GElf_Addr)address, &sym_off, &sym, NULL, NULL, NULL);
+
+    /* the address's own line */
+    const char *line_file = NULL;
+    int line_no = 0;
+    Dwfl_Line *line = dwfl_module_getsrc(mod, (Dwarf_Addr)address);
+    if (line) line_file = dwfl_lineinfo(line, NULL, &line_no, NULL, NULL, NULL);
+
+    /* inline chain: scopes[0] is innermost */
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, (Dwarf_Addr)address, &bias);
+    Dwarf_Die *scopes = NULL;
+    int nscopes = cu ? dwarf_getscopes(cu, (Dwarf_Addr)address - bias, &scopes) : 0;
+    Dwarf_Die *chain[OP_CPU_MAX_INLINE]; /* inlined subroutines, innermost first */
+    int nchain = 0;
+    Dwarf_Die *subprogram = NULL;
+    for (int i = 0; i < nscopes; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine && nchain < OP_CPU_MAX_INLINE) chain[nchain++] = &scopes[i];
+        else if (tag == DW_TAG_subprogram) {
+            subprogram = &scopes[i];
+            break;
+        }
+    }
+
+    /* physical frame; "name@@VERSION" of versioned symbols loses its version */
+    char unversioned[512];
+    if (symname && strchr(symname, '@')) {
+        size_t k = (size_t)(strchr(symname, '@') - symname);
+        if (k >= sizeof unversioned) k = sizeof unversioned - 1;
+        memcpy(unversioned, symname, k);
+        unversioned[k] = 0;
+        symname = unversioned;
+    }
+    const char *fname = symname;
+    if (!fname && subprogram) fname = dwarf_diename(subprogram);
+    char *dem = demangle(fname);
+    info.function = dem ? dem : fname;
+    info.function_mangled = fname;
+    info.inline_depth = 0;
+    if (nchain > 0) { /* its line is the call site of the outermost inlined callee */
+        info.file = call_file(cu, chain[nchain - 1]);
+        info.line = call_line(chain[nchain - 1]);
+    } else {
+        info.file = line_file;
+        info.line = line_no > 0 ? (uint32_t)line_no : 0;
+    }
+    int stop = cb(&info, data);
+    free(dem);
+    for (int k = nchain - 1; k >= 0 && !stop; k--) {
+        const char *iname = dwarf_diename(chain[k]);
+        char *idem = demangle(iname);
+        info.function = idem ? idem : iname;
+        info.function_mangled = iname;
+        info.inline_depth = (uint32_t)(nchain - k);
+        if (k > 0) {
+            info.file = call_file(cu, chain[k - 1]);
+            info.line = call_line(chain[k - 1]);
+        } else {
+            info.file = line_file;
+            info.line = line_no > 0 ? (uint32_t)line_no : 0;
+        }
+        stop = cb(&info, data);
+        free(idem);
+    }
+    free(scopes);
+    pthread_mutex_unlock(&g_sym_lock);
+    return OMNIPROF_STATUS_SUCCESS;
+}

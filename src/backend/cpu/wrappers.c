@@ -1,0 +1,439 @@
+/* wrappers.c — functions the CPU backend interposes (it is LD_PRELOADed) and the
+ * FUNCTION_WRAPPER records they emit.
+ *
+ * Every wrapper finds the real function with dlsym(RTLD_NEXT), calls it with the same
+ * arguments, and returns its value with errno as the real call left it: the program's
+ * behaviour is unchanged. A per-thread guard (op_cpu_tls_guard) makes calls that the profiler
+ * itself makes inside a wrapper go straight to the real function.
+ *
+ *   fork             sampling signals blocked around the call; the child resets the backend
+ *                    (threads, rings, allocators, timers, process sampler) and keeps
+ *                    sampling; the tool's own atfork handler gives the child its own database.
+ *   exit             drains sample rings into the SDK, then the real exit (atexit handlers,
+ *                    the SDK's finalization among them, still run).
+ *   _exit, _Exit     skip atexit: omniprof_finalize() is called first (if the SDK is loaded;
+ *   abort            found with dlsym), unless this is a vfork child (pid differs from ours
+ *                    and no fork wrapper ran), or the call nests in finalization.
+ *   MPI_Init, MPI_Init_thread, MPI_Finalize   through PMPI_* (found with dlsym at the call,
+ *                    the backend does not link MPI). After init the rank and size come from
+ *                    PMPI_Comm_rank/size on MPI_COMM_WORLD (Open MPI: &ompi_mpi_comm_world;
+ *                    MPICH family: 0x44000000), else from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/
+ *                    SIZE, SLURM_PROCID/NTASKS. They are exported to the environment as
+ *                    OMNIPROF_MPI_RANK and OMNIPROF_MPI_SIZE (the same variables are set at
+ *                    load time when the launcher's environment already tells them), which the
+ *                    tool's %rank%/%size% placeholders can read.
+ *   pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock, pthread_barrier_wait,
+ *   pthread_join     only when OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN} are on
+ *                    (all off by default: lock wrappers are where profilers deadlock, see
+ *                    ref/rocprof-sys.md §10 #4); each call becomes a FUNCTION_WRAPPER region and
+ *                    a node of the region profile (components.c).
+ *   sigaction, signal  a program that installs a handler for one of the sampling signals
+ *                    gets it recorded and chained (sampler.c) instead of replacing ours;
+ *   setitimer        for ITIMER_PROF/ITIMER_VIRTUAL, and sigaction/signal for SIGPROF: one
+ *                    warning that the program profiles itself too (both work: omniprof uses
+ *                    its own real-time signals). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "sdk/backend.h"
+
+void op_cpu_backend_at_fork_child(void);
+
+static bool g_wrap_locks, g_wrap_rwlocks, g_wrap_barriers, g_wrap_join;
+static int g_mpi_rank = -1, g_mpi_size = -1;
+
+static const char *const g_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_CREATE] = "pthread_create",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN] = "pthread_join",
+    [OMNIPROF_FUNCTION_WRAPPER_FORK] = "fork",
+    [OMNIPROF_FUNCTION_WRAPPER_EXIT] = "exit",
+    [OMNIPROF_FUNCTION_WRAPPER__EXIT] = "_exit",
+    [OMNIPROF_FUNCTION_WRAPPER_ABORT] = "abort",
+    [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT] = "MPI_Init",
+    [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD] = "MPI_Init_thread",
+    [OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE] = "MPI_Finalize",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK] = "pthread_mutex_lock",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK] = "pthread_mutex_trylock",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
+    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT] = "pthread_barrier_wait",
+};
+
+const char *op_cpu_wrapper_op_name(int32_t op)
+{
+    return op > 0 && op < OMNIPROF_FUNCTION_WRAPPER_LAST ? g_op_names[op] : NULL;
+}
+
+int op_cpu_mpi_rank(void) { return g_mpi_rank; }
+int op_cpu_mpi_size(void) { return g_mpi_size; }
+
+void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
+                         uint32_t nargs)
+{
+    if (atomic_load(&g_op_cpu_stopping) || !op_cpu_window_open()) return;
+    if (!op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, op)) return;
+    struct {
+        omniprof_buffer_tracing_api_record_t rec;
+        omniprof_arg_t args[4];
+    } r;
+    memset(&r, 0, sizeof r);
+    if (nargs > 4) nargs = 4;
+    op_cpu_tls_guard++;
+    r.rec.size = sizeof r.rec + nargs * sizeof(omniprof_arg_t);
+    r.rec.kind = OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER;
+    r.rec.operation = op;
+    op_sdk_correlation_begin(&r.rec.correlation_id);
+    r.rec.start_timestamp = start;
+    r.rec.end_timestamp = end;
+    r.rec.thread_id = op_cpu_tls_thread ? (omniprof_thread_id_t)op_cpu_tls_thread->tid : (omniprof_thread_id_t)gettid();
+    r.rec.num_args = nargs;
+    r.rec.return_value = ret;
+    for (uint32_t i = 0; i < nargs; i++) r.args[i] = args[i];
+    op_sdk_emit(OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, op, &r.rec, NULL);
+    op_sdk_correlation_end(&r.rec.correlation_id);
+    op_cpu_tls_guard--;
+}
+
+#define REAL(name)                                                                        \
+    static __typeof__(&name) real_##name;                                                 \
+    if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+
+/* ---------------------------------------------------------------------------------------- */
+/* MPI rank discovery.                                                                      */
+
+static void set_rank_env(void)
+{
+    char buf[32];
+    if (g_mpi_rank >= 0) {
+        snprintf(buf, sizeof buf, "%d", g_mpi_rank);
+        setenv("OMNIPROF_MPI_RANK", buf, 1);
+    }
+    if (g_mpi_size > 0) {
+        snprintf(buf, sizeof buf, "%d", g_mpi_size);
+        setenv("OMNIPROF_MPI_SIZE", buf, 1);
+    }
+}
+
+static void rank_from_env(void)
+{
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+    for (int i = 0; ranks[i] && g_mpi_rank < 0; i++) {
+        const char *v = getenv(ranks[i]);
+        if (v && *v) g_mpi_rank = atoi(v);
+    }
+    for (int i = 0; sizes[i] && g_mpi_size < 0; i++) {
+        const char *v = getenv(sizes[i]);
+        if (v && *v) g_mpi_size = atoi(v);
+    }
+}
+
+static void rank_from_mpi(void)
+{
+    typedef int (*comm_q)(void *, int *);
+    comm_q rank = (comm_q)dlsym(RTLD_DEFAULT, "PMPI_Comm_rank");
+    comm_q size = (comm_q)dlsym(RTLD_DEFAULT, "PMPI_Comm_size");
+    void *world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world"); /* Open MPI: MPI_COMM_WORLD = &it */
+    if (!world && dlsym(RTLD_DEFAULT, "MPIR_Err_return_comm")) world = (void *)(intptr_t)0x44000000; /* MPICH */
+    int r = -1, s = -1;
+    if (rank && size && world) {
+        if (world == (void *)(intptr_t)0x44000000) { /* MPICH: MPI_Comm is an int */
+            typedef int (*comm_qi)(int, int *);
+            ((comm_qi)(void *)rank)(0x44000000, &r);
+            ((comm_qi)(void *)size)(0x44000000, &s);
+        } else {
+            rank(world, &r);
+            size(world, &s);
+        }
+    }
+    if (r >= 0) g_mpi_rank = r;
+    if (s > 0) g_mpi_size = s;
+    if (g_mpi_rank < 0) rank_from_env();
+    set_rank_env();
+}
+
+OMNIPROF_API int MPI_Init(int *argc, char ***argv)
+{
+    typedef int (*fn_t)(int *, char ***);
+    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Init");
+    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Init");
+    if (!pmpi) return 1; /* MPI_ERR_OTHER-ish: no MPI library in the process */
+    uint64_t t0 = op_now_ns();
+    int rc = pmpi(argc, argv);
+    rank_from_mpi();
+    omniprof_arg_t args[2] = {{.name = "rank", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_rank},
+                              {.name = "size", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_size}};
+    if (atomic_load(&g_op_cpu_started)) op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_INIT, t0, op_now_ns(), rc, args, 2);
+    return rc;
+}
+
+OMNIPROF_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    typedef int (*fn_t)(int *, char ***, int, int *);
+    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Init_thread");
+    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Init_thread");
+    if (!pmpi) return 1;
+    uint64_t t0 = op_now_ns();
+    int rc = pmpi(argc, argv, required, provided);
+    rank_from_mpi();
+    omniprof_arg_t args[3] = {{.name = "rank", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_rank},
+                              {.name = "size", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_size},
+                              {.name = "required", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = required}};
+    if (atomic_load(&g_op_cpu_started))
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD, t0, op_now_ns(), rc, args, 3);
+    return rc;
+}
+
+OMNIPROF_API int MPI_Finalize(void)
+{
+    typedef int (*fn_t)(void);
+    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Finalize");
+    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Finalize");
+    if (!pmpi) return 1;
+    /* push this rank's samples into the SDK before the MPI runtime winds down */
+    if (atomic_load(&g_op_cpu_started)) op_cpu_sampler_drain_all();
+    uint64_t t0 = op_now_ns();
+    int rc = pmpi();
+    if (atomic_load(&g_op_cpu_started)) op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE, t0, op_now_ns(), rc, NULL, 0);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* fork and process exit.                                                                   */
+
+OMNIPROF_API pid_t fork(void)
+{
+    REAL(fork);
+    if (!real_fork) {
+        errno = ENOSYS;
+        return -1;
+    }
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_op_cpu_cfg.timer_on[i]) sigaddset(&block, g_op_cpu_cfg.signo[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    uint64_t t0 = op_now_ns();
+    pid_t pid = real_fork();
+    int saved = errno;
+    if (pid == 0) {
+        op_cpu_backend_at_fork_child();
+    } else if (pid > 0 && atomic_load(&g_op_cpu_started)) {
+        omniprof_arg_t args[1] = {{.name = "child", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = pid}};
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_FORK, t0, op_now_ns(), pid, args, 1);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return pid;
+}
+
+static _Atomic int g_exiting;
+
+static void finalize_now(void)
+{
+    if (atomic_exchange(&g_exiting, 1)) return;
+    if (getpid() != g_op_cpu_pid) return; /* vfork child: shares the parent's memory */
+    typedef omniprof_status_t (*fin_t)(void);
+    fin_t fin = (fin_t)dlsym(RTLD_DEFAULT, "omniprof_finalize");
+    if (fin) fin();
+}
+
+OMNIPROF_API void exit(int status)
+{
+    REAL(exit);
+    if (atomic_load(&g_op_cpu_started) && getpid() == g_op_cpu_pid && !atomic_load(&g_op_cpu_stopping)) {
+        uint64_t t = op_now_ns();
+        op_cpu_sampler_drain_all();
+        omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_EXIT, t, t, 0, args, 1);
+    }
+    real_exit(status);
+    __builtin_unreachable();
+}
+
+OMNIPROF_API void _exit(int status)
+{
+    REAL(_exit);
+    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) {
+        uint64_t t = op_now_ns();
+        omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER__EXIT, t, t, 0, args, 1);
+        finalize_now();
+    }
+    real__exit(status);
+    __builtin_unreachable();
+}
+
+OMNIPROF_API void _Exit(int status)
+{
+    REAL(_Exit);
+    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) finalize_now();
+    real__Exit(status);
+    __builtin_unreachable();
+}
+
+OMNIPROF_API void abort(void)
+{
+    REAL(abort);
+    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) {
+        uint64_t t = op_now_ns();
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_ABORT, t, t, 0, NULL, 0);
+        finalize_now();
+    }
+    real_abort();
+    __builtin_unreachable();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Signals and timers of the program.                                                       */
+
+static void warn_self_profiling(const char *what)
+{
+    static _Atomic int warned;
+    if (atomic_exchange(&warned, 1)) return;
+    op_warn("cpu: the program uses %s for its own profiling; omniprof samples with real-time signals "
+            "(SIGRTMIN+%d/+%d) and leaves SIGPROF to the program, so both work",
+            what, g_op_cpu_cfg.signo[0] ? g_op_cpu_cfg.signo[0] - SIGRTMIN : 4,
+            g_op_cpu_cfg.signo[1] ? g_op_cpu_cfg.signo[1] - SIGRTMIN : 5);
+}
+
+OMNIPROF_API int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    REAL(sigaction);
+    if (!real_sigaction) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (op_cpu_tls_guard == 0 && op_cpu_sampler_chain_sigaction(signo, act, old)) return 0;
+    if (signo == SIGPROF && act && op_cpu_tls_guard == 0 &&
+        ((act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)))
+        warn_self_profiling("a SIGPROF handler");
+    return real_sigaction(signo, act, old);
+}
+
+OMNIPROF_API sighandler_t signal(int signo, sighandler_t handler)
+{
+    REAL(signal);
+    if (!real_signal) return SIG_ERR;
+    int type;
+    if (op_cpu_tls_guard == 0 && op_cpu_is_sampling_signal(signo, &type)) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = handler;
+        sa.sa_flags = SA_RESTART;
+        op_cpu_sampler_chain_sigaction(signo, &sa, &old);
+        return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
+    }
+    if (signo == SIGPROF && handler != SIG_DFL && handler != SIG_IGN) warn_self_profiling("a SIGPROF handler");
+    return real_signal(signo, handler);
+}
+
+OMNIPROF_API int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+    REAL(setitimer);
+    if (!real_setitimer) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if ((which == ITIMER_PROF || which == ITIMER_VIRTUAL) && nv &&
+        (nv->it_value.tv_sec || nv->it_value.tv_usec))
+        warn_self_profiling(which == ITIMER_PROF ? "setitimer(ITIMER_PROF)" : "setitimer(ITIMER_VIRTUAL)");
+    return real_setitimer(which, nv, ov);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lock wrappers (off by default).                                                          */
+
+#define WRAP_BEGIN(flag, name)                                                        \
+    bool wrap = (flag) && op_cpu_tls_guard == 0 && atomic_load(&g_op_cpu_started) && \
+                !atomic_load(&g_op_cpu_stopping);                                     \
+    uint64_t t0 = 0;                                                                  \
+    if (wrap) {                                                                       \
+        op_cpu_tls_guard++;                                                           \
+        op_cpu_region_push(name);                                                     \
+        t0 = op_now_ns();                                                             \
+    }
+
+#define WRAP_END(op, rc)                                                                    \
+    if (wrap) {                                                                             \
+        int saved_errno = errno;                                                            \
+        uint64_t t1 = op_now_ns();                                                          \
+        op_cpu_region_pop();                                                                \
+        op_cpu_tls_guard--;                                                                 \
+        op_cpu_emit_wrapper(op, t0, t1, rc, NULL, 0);                                       \
+        errno = saved_errno;                                                                \
+    }
+
+OMNIPROF_API int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    REAL(pthread_mutex_lock);
+    WRAP_BEGIN(g_wrap_locks, "pthread_mutex_lock");
+    int rc = real_pthread_mutex_lock(m);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK, rc);
+    return rc;
+}
+
+OMNIPROF_API int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    REAL(pthread_mutex_trylock);
+    WRAP_BEGIN(g_wrap_locks, "pthread_mutex_trylock");
+    int rc = real_pthread_mutex_trylock(m);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK, rc);
+    return rc;
+}
+
+OMNIPROF_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    REAL(pthread_rwlock_rdlock);
+    WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_rdlock");
+    int rc = real_pthread_rwlock_rdlock(l);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK, rc);
+    return rc;
+}
+
+OMNIPROF_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    REAL(pthread_rwlock_wrlock);
+    WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_wrlock");
+    int rc = real_pthread_rwlock_wrlock(l);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK, rc);
+    return rc;
+}
+
+OMNIPROF_API int pthread_barrier_wait(pthread_barrier_t *b)
+{
+    REAL(pthread_barrier_wait);
+    WRAP_BEGIN(g_wrap_barriers, "pthread_barrier_wait");
+    int rc = real_pthread_barrier_wait(b);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT, rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc);
+    return rc;
+}
+
+OMNIPROF_API int pthread_join(pthread_t th, void **ret)
+{
+    REAL(pthread_join);
+    WRAP_BEGIN(g_wrap_join, "pthread_join");
+    int rc = real_pthread_join(th, ret);
+    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, rc);
+    return rc;
+}
+
+void op_cpu_wrappers_init(void)
+{
+    g_wrap_locks = g_op_cpu_cfg.trace_locks;
+    g_wrap_rwlocks = g_op_cpu_cfg.trace_rwlocks;
+    g_wrap_barriers = g_op_cpu_cfg.trace_barriers;
+    g_wrap_join = g_op_cpu_cfg.trace_join;
+    if (g_mpi_rank < 0) rank_from_env();
+    set_rank_env();
+}

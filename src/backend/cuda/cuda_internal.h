@@ -1,0 +1,77 @@
+/* cuda_internal.h — state shared by the files of the CUDA tracing backend (not API).
+ *
+ *   cupti_subscriber.c  backend descriptor, start, the one CUPTI subscriber and its callbacks
+ *                       (runtime/driver API, resource, NVTX), the counters launch hook
+ *   cupti_activity.c    CUPTI activity buffers → omniprof GPU records, correlation map, flushing
+ *   cuda_names.c        callback-id table (names, classes), argument decoding, demangling
+ *   cuda_agents.c       CUDA devices as omniprof agents (driver API, dlopen'd)
+ *
+ * Lock order: the correlation map's spin lock never nests inside another lock of this backend; the SDK's
+ * op_sdk_* calls are made without holding it. */
+#ifndef OMNIPROF_BACKEND_CUDA_INTERNAL_H
+#define OMNIPROF_BACKEND_CUDA_INTERNAL_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "omniprof/omniprof.h"
+#include "sdk/backend.h"
+
+/* Classes of API calls (bit flags), decided once per callback id from its name. */
+enum {
+    OP_CUDA_CLS_LAUNCH = 1 << 0,  /* produces one kernel record */
+    OP_CUDA_CLS_GRAPH = 1 << 1,   /* graph launch: many records share the correlation id */
+    OP_CUDA_CLS_MEMCPY = 1 << 2,
+    OP_CUDA_CLS_MEMSET = 1 << 3,
+    OP_CUDA_CLS_ALLOC = 1 << 4,   /* allocation or free: a MEMORY2 record */
+    OP_CUDA_CLS_SYNC = 1 << 5,    /* synchronization record (not always produced) */
+};
+
+typedef struct op_cuda_cbinfo {
+    const char *name; /* API name without CUPTI's _vNNNN suffix; NULL if the id is unused */
+    uint8_t cls;      /* OP_CUDA_CLS_* */
+} op_cuda_cbinfo;
+
+/* cuda_names.c */
+void op_cuda_names_init(void);
+const op_cuda_cbinfo *op_cuda_cbinfo_get(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+const char *op_cuda_operation_name(uint32_t buffer_kind, int32_t operation);
+int op_cuda_iterate_operations(uint32_t buffer_kind, int (*cb)(int32_t operation, void *data), void *data);
+omniprof_status_t op_cuda_iterate_record_args(const omniprof_record_header_t *header, omniprof_arg_iterate_cb_t cb,
+                                              void *data);
+/* Decode the arguments users look at most (launch, copy, set, alloc); returns how many were
+ * written (≤ max). `exit_phase` allows reading out-pointers (allocated address). */
+uint32_t op_cuda_decode_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params,
+                             const char *symbol, int exit_phase, omniprof_arg_t *out, uint32_t max);
+/* Interned mangled and demangled names and a stable kernel id for a CUPTI kernel name. */
+void op_cuda_kernel_names(const char *cupti_name, const char **mangled, const char **demangled, uint64_t *kernel_id);
+
+/* cuda_agents.c */
+size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max);
+/* Agent id of CUDA device ordinal `device` (resolved through the SDK once; {0} if unknown). */
+omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device);
+
+/* cupti_activity.c */
+typedef struct op_cuda_launch_info {
+    uint64_t internal;        /* our correlation id of the launching call */
+    omniprof_thread_id_t tid; /* launching thread */
+    op_sdk_external ext;      /* external ids captured at launch */
+} op_cuda_launch_info;
+
+int op_cuda_activity_start(void);       /* 0, or -1 (logged) */
+void op_cuda_activity_flush(int forced);
+void op_cuda_activity_finalize(void);
+/* Remember that CUPTI correlation id `cupti_id` belongs to the call `info` (class `cls`). */
+void op_cuda_corr_insert(uint32_t cupti_id, uint8_t cls, const op_cuda_launch_info *info);
+/* The call failed: forget it. */
+void op_cuda_corr_forget(uint32_t cupti_id);
+/* Which CUDA activity classes are collected (OP_CUDA_CLS_* of the enabled activity kinds). */
+extern uint8_t op_cuda_activity_classes;
+
+/* cupti_subscriber.c */
+extern volatile int op_cuda_off; /* 1: backend turned itself off, or finalizing */
+omniprof_thread_id_t op_cuda_tid(void);
+
+#endif /* OMNIPROF_BACKEND_CUDA_INTERNAL_H */

@@ -1,0 +1,503 @@
+/* cuda_names.c — names and classes of CUDA API calls, operation names of the CUDA kinds,
+ * argument decoding of the calls users look at most, and kernel-name demangling.
+ *
+ * Operations of CUDA_RUNTIME_API / CUDA_DRIVER_API are CUPTI's callback ids. Their names come
+ * from cuptiGetCallbackName (which works without a GPU), with CUPTI's version suffix removed
+ * ("cudaLaunchKernel_v7000" → "cudaLaunchKernel"; "_ptsz" variants keep their suffix). Each id
+ * also gets a class (launch, graph launch, copy, set, allocation, synchronization) decided from
+ * its name once, so the per-call path is one table lookup.
+ *
+ * Kernel names: CUPTI gives the mangled name; the demangled one comes from libstdc++'s
+ * __cxa_demangle (looked up at run time, so that a plain C program does not need libstdc++;
+ * if it is absent the demangled name equals the mangled one). Both are interned once per
+ * distinct name (a small hash table keyed by the name's FNV-1a hash); kernel_id is that hash,
+ * so a dispatch record and the KERNEL_SYMBOL record of the same kernel share it. */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "common/alloc.h"
+#include "common/log.h"
+
+static op_cuda_cbinfo g_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static op_cuda_cbinfo g_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static pthread_once_t g_names_once = PTHREAD_ONCE_INIT;
+
+static int contains(const char *s, const char *w) { return strstr(s, w) != NULL; }
+
+static uint8_t classify(const char *n)
+{
+    if (contains(n, "GraphLaunch")) return OP_CUDA_CLS_GRAPH;
+    if (contains(n, "LaunchHostFunc")) return 0;
+    if (contains(n, "LaunchKernel") || contains(n, "LaunchCooperativeKernel") || !strcmp(n, "cudaLaunch") ||
+        !strcmp(n, "cudaLaunch_ptsz") || !strcmp(n, "cuLaunch") || !strcmp(n, "cuLaunchGrid") ||
+        !strcmp(n, "cuLaunchGridAsync"))
+        return OP_CUDA_CLS_LAUNCH;
+    if (contains(n, "Memcpy")) return OP_CUDA_CLS_MEMCPY;
+    if (contains(n, "Memset")) return OP_CUDA_CLS_MEMSET;
+    if (contains(n, "Malloc") || contains(n, "MemAlloc") || contains(n, "HostAlloc") || contains(n, "Free"))
+        return OP_CUDA_CLS_ALLOC;
+    size_t len = strlen(n);
+    if ((len > 11 && !strcmp(n + len - 11, "Synchronize")) || contains(n, "StreamWaitEvent")) return OP_CUDA_CLS_SYNC;
+    return 0;
+}
+
+/* "cudaMalloc_v3020" -> "cudaMalloc"; "__cudaLaunchKernel_ptsz_v13000" -> "__cudaLaunchKernel_ptsz". */
+static const char *strip_version(const char *name)
+{
+    const char *v = strrchr(name, '_');
+    if (!v || v[1] != 'v' || v[2] < '0' || v[2] > '9') return op_strdup(name);
+    for (const char *p = v + 2; *p; p++)
+        if (*p < '0' || *p > '9') return op_strdup(name);
+    return op_strndup(name, (size_t)(v - name));
+}
+
+static void fill(CUpti_CallbackDomain dom, op_cuda_cbinfo *tab, uint32_t n)
+{
+    for (uint32_t id = 1; id < n; id++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(dom, id, &name) != CUPTI_SUCCESS || !name || !*name) continue;
+        tab[id].name = strip_version(name); /* lives for the process */
+        if (tab[id].name) tab[id].cls = classify(tab[id].name);
+    }
+}
+
+static void names_init_once(void)
+{
+    fill(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    fill(CUPTI_CB_DOMAIN_DRIVER_API, g_drv, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+void op_cuda_names_init(void) { pthread_once(&g_names_once, names_init_once); }
+
+static const op_cuda_cbinfo g_none = {NULL, 0};
+
+const op_cuda_cbinfo *op_cuda_cbinfo_get(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE) return &g_rt[cbid];
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE) return &g_drv[cbid];
+    return &g_none;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Operation names of the kinds this backend owns.                                            */
+
+static const char *const k_dispatch_ops[] = {NULL, "KERNEL_DISPATCH_COMPLETE", "KERNEL_DISPATCH_ENQUEUE"};
+static const char *const k_copy_ops[] = {NULL,
+                                         "MEMORY_COPY_HOST_TO_HOST",
+                                         "MEMORY_COPY_HOST_TO_DEVICE",
+                                         "MEMORY_COPY_DEVICE_TO_HOST",
+                                         "MEMORY_COPY_DEVICE_TO_DEVICE",
+                                         "MEMORY_COPY_PEER_TO_PEER"};
+static const char *const k_set_ops[] = {NULL, "MEMORY_SET"};
+static const char *const k_alloc_ops[] = {NULL, "MEMORY_ALLOCATION_ALLOCATE", "MEMORY_ALLOCATION_FREE",
+                                          "MEMORY_ALLOCATION_VMEM_ALLOCATE", "MEMORY_ALLOCATION_VMEM_FREE"};
+static const char *const k_sync_ops[] = {NULL,
+                                         "SYNCHRONIZATION_EVENT",
+                                         "SYNCHRONIZATION_STREAM_WAIT_EVENT",
+                                         "SYNCHRONIZATION_STREAM",
+                                         "SYNCHRONIZATION_CONTEXT",
+                                         "SYNCHRONIZATION_DEVICE"};
+static const char *const k_code_ops[] = {NULL, "CODE_OBJECT_LOAD", "CODE_OBJECT_UNLOAD"};
+static const char *const k_symbol_ops[] = {NULL, "KERNEL_SYMBOL_LOAD", "KERNEL_SYMBOL_UNLOAD"};
+
+#define NOPS(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
+
+static const char *const *fixed_ops(uint32_t kind, int32_t *n)
+{
+    switch (kind) {
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH: *n = NOPS(k_dispatch_ops); return k_dispatch_ops;
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: *n = NOPS(k_copy_ops); return k_copy_ops;
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET: *n = NOPS(k_set_ops); return k_set_ops;
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: *n = NOPS(k_alloc_ops); return k_alloc_ops;
+    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: *n = NOPS(k_sync_ops); return k_sync_ops;
+    case OMNIPROF_BUFFER_TRACING_CODE_OBJECT: *n = NOPS(k_code_ops); return k_code_ops;
+    case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: *n = NOPS(k_symbol_ops); return k_symbol_ops;
+    default: *n = 0; return NULL;
+    }
+}
+
+const char *op_cuda_operation_name(uint32_t kind, int32_t op)
+{
+    op_cuda_names_init();
+    if (op <= 0) return NULL;
+    if (kind == OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API)
+        return op < CUPTI_RUNTIME_TRACE_CBID_SIZE ? g_rt[op].name : NULL;
+    if (kind == OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API)
+        return op < CUPTI_DRIVER_TRACE_CBID_SIZE ? g_drv[op].name : NULL;
+    int32_t n;
+    const char *const *t = fixed_ops(kind, &n);
+    return (t && op < n) ? t[op] : NULL;
+}
+
+int op_cuda_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), void *data)
+{
+    op_cuda_names_init();
+    const op_cuda_cbinfo *tab = NULL;
+    int32_t n = 0;
+    if (kind == OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API) tab = g_rt, n = CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    else if (kind == OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API) tab = g_drv, n = CUPTI_DRIVER_TRACE_CBID_SIZE;
+    if (tab) {
+        for (int32_t i = 1; i < n; i++)
+            if (tab[i].name && cb(i, data)) break;
+        return 0;
+    }
+    const char *const *t = fixed_ops(kind, &n);
+    if (!t) return -1;
+    for (int32_t i = 1; i < n; i++)
+        if (cb(i, data)) break;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Argument decoding.                                                                          */
+
+#define ARG_U(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_UINT; out[n].reserved = 0; out[n].value.u64 = (uint64_t)(V); n++; } } while (0)
+#define ARG_I(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_INT; out[n].reserved = 0; out[n].value.i64 = (int64_t)(V); n++; } } while (0)
+#define ARG_P(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_POINTER; out[n].reserved = 0; out[n].value.u64 = (uint64_t)(uintptr_t)(V); n++; } } while (0)
+#define ARG_S(NAME, V) do { if (n < max && (V)) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_STRING; out[n].reserved = 0; out[n].value.str = (V); n++; } } while (0)
+
+/* The runtime's nvcc-generated launch path (__cudaLaunchKernel, CUDA 13) has the same
+ * parameter layout as cudaLaunchKernel. */
+typedef struct launch_rt_params {
+    const void *func;
+    dim3 gridDim;
+    dim3 blockDim;
+    void **args;
+    size_t sharedMem;
+    cudaStream_t stream;
+} launch_rt_params;
+
+uint32_t op_cuda_decode_args(CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *p, const char *symbol,
+                             int exit_phase, omniprof_arg_t *out, uint32_t max)
+{
+    uint32_t n = 0;
+    if (!p) return 0;
+    const char *kname = NULL;
+    if (symbol) {
+        /* CUPTI's symbolName pointer is stable per function: intern once per thread and name */
+        static __thread const char *t_sym, *t_interned;
+        if (symbol != t_sym) t_interned = op_sdk_intern(symbol), t_sym = symbol;
+        kname = t_interned;
+    }
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        switch (id) {
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
+            const launch_rt_params *a = p;
+            ARG_S("kernel", kname);
+            ARG_U("gridDimX", a->gridDim.x); ARG_U("gridDimY", a->gridDim.y); ARG_U("gridDimZ", a->gridDim.z);
+            ARG_U("blockDimX", a->blockDim.x); ARG_U("blockDimY", a->blockDim.y); ARG_U("blockDimZ", a->blockDim.z);
+            ARG_U("sharedMemBytes", a->sharedMem);
+            ARG_P("stream", a->stream);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+            const cudaLaunchKernelExC_v11060_params *a = p;
+            ARG_S("kernel", kname);
+            if (a->config) {
+                ARG_U("gridDimX", a->config->gridDim.x); ARG_U("gridDimY", a->config->gridDim.y); ARG_U("gridDimZ", a->config->gridDim.z);
+                ARG_U("blockDimX", a->config->blockDim.x); ARG_U("blockDimY", a->config->blockDim.y); ARG_U("blockDimZ", a->config->blockDim.z);
+                ARG_U("sharedMemBytes", a->config->dynamicSmemBytes);
+                ARG_P("stream", a->config->stream);
+            }
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020: {
+            const cudaMemcpy_v3020_params *a = p;
+            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->count); ARG_I("copyKind", a->kind);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
+            const cudaMemcpyAsync_v3020_params *a = p;
+            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->count); ARG_I("copyKind", a->kind);
+            ARG_P("stream", a->stream);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020: {
+            const cudaMemset_v3020_params *a = p;
+            ARG_P("dst", a->devPtr); ARG_I("value", a->value); ARG_U("bytes", a->count);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
+            const cudaMemsetAsync_v3020_params *a = p;
+            ARG_P("dst", a->devPtr); ARG_I("value", a->value); ARG_U("bytes", a->count); ARG_P("stream", a->stream);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: {
+            const cudaMalloc_v3020_params *a = p;
+            if (exit_phase && a->devPtr) ARG_P("ptr", *a->devPtr);
+            ARG_U("bytes", a->size);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020: {
+            const cudaMallocHost_v3020_params *a = p;
+            if (exit_phase && a->ptr) ARG_P("ptr", *a->ptr);
+            ARG_U("bytes", a->size);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020: {
+            const cudaHostAlloc_v3020_params *a = p;
+            if (exit_phase && a->pHost) ARG_P("ptr", *a->pHost);
+            ARG_U("bytes", a->size);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020: {
+            const cudaMallocAsync_v11020_params *a = p;
+            if (exit_phase && a->devPtr) ARG_P("ptr", *a->devPtr);
+            ARG_U("bytes", a->size); ARG_P("stream", a->hStream);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: {
+            const cudaFree_v3020_params *a = p;
+            ARG_P("ptr", a->devPtr);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020: {
+            const cudaFreeHost_v3020_params *a = p;
+            ARG_P("ptr", a->ptr);
+            return n;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000: {
+            const cudaGraphLaunch_v10000_params *a = p;
+            ARG_P("graphExec", a->graphExec); ARG_P("stream", a->stream);
+            return n;
+        }
+        default: return 0;
+        }
+    }
+    if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+        switch (id) {
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+            const cuLaunchKernel_params *a = p;
+            ARG_S("kernel", kname);
+            ARG_U("gridDimX", a->gridDimX); ARG_U("gridDimY", a->gridDimY); ARG_U("gridDimZ", a->gridDimZ);
+            ARG_U("blockDimX", a->blockDimX); ARG_U("blockDimY", a->blockDimY); ARG_U("blockDimZ", a->blockDimZ);
+            ARG_U("sharedMemBytes", a->sharedMemBytes);
+            ARG_P("stream", a->hStream);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+            const cuLaunchKernelEx_params *a = p;
+            ARG_S("kernel", kname);
+            if (a->config) {
+                ARG_U("gridDimX", a->config->gridDimX); ARG_U("gridDimY", a->config->gridDimY); ARG_U("gridDimZ", a->config->gridDimZ);
+                ARG_U("blockDimX", a->config->blockDimX); ARG_U("blockDimY", a->config->blockDimY); ARG_U("blockDimZ", a->config->blockDimZ);
+                ARG_U("sharedMemBytes", a->config->sharedMemBytes);
+                ARG_P("stream", a->config->hStream);
+            }
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+            const cuMemAlloc_v2_params *a = p;
+            if (exit_phase && a->dptr) ARG_P("ptr", *a->dptr);
+            ARG_U("bytes", a->bytesize);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: {
+            const cuMemFree_v2_params *a = p;
+            ARG_P("ptr", a->dptr);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2: {
+            const cuMemcpyHtoD_v2_params *a = p;
+            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcHost); ARG_U("bytes", a->ByteCount);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2: {
+            const cuMemcpyDtoH_v2_params *a = p;
+            ARG_P("dst", a->dstHost); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2: {
+            const cuMemcpyDtoD_v2_params *a = p;
+            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2: {
+            const cuMemcpyHtoDAsync_v2_params *a = p;
+            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcHost); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2: {
+            const cuMemcpyDtoHAsync_v2_params *a = p;
+            ARG_P("dst", a->dstHost); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync: {
+            const cuMemcpyAsync_params *a = p;
+            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpy: {
+            const cuMemcpy_params *a = p;
+            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->ByteCount);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2: {
+            const cuMemsetD8_v2_params *a = p;
+            ARG_P("dst", a->dstDevice); ARG_I("value", a->uc); ARG_U("bytes", a->N);
+            return n;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2: {
+            const cuMemsetD32_v2_params *a = p;
+            ARG_P("dst", a->dstDevice); ARG_I("value", a->ui); ARG_U("bytes", (uint64_t)a->N * 4u);
+            return n;
+        }
+        default: return 0;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arguments of records (API records carry theirs inline; GPU records expose their fields).   */
+
+static int emit_arg(omniprof_arg_iterate_cb_t cb, void *data, uint32_t kind, int32_t op, uint32_t idx,
+                    const omniprof_arg_t *a)
+{
+    char text[64];
+    const char *s = text;
+    switch (a->type) {
+    case OMNIPROF_ARG_TYPE_INT: snprintf(text, sizeof text, "%" PRId64, a->value.i64); break;
+    case OMNIPROF_ARG_TYPE_UINT: snprintf(text, sizeof text, "%" PRIu64, a->value.u64); break;
+    case OMNIPROF_ARG_TYPE_DOUBLE: snprintf(text, sizeof text, "%g", a->value.f64); break;
+    case OMNIPROF_ARG_TYPE_POINTER: snprintf(text, sizeof text, "0x%" PRIx64, a->value.u64); break;
+    case OMNIPROF_ARG_TYPE_STRING: s = a->value.str ? a->value.str : ""; break;
+    default: text[0] = 0; break;
+    }
+    return cb(kind, op, idx, a, s, data);
+}
+
+omniprof_status_t op_cuda_iterate_record_args(const omniprof_record_header_t *h, omniprof_arg_iterate_cb_t cb,
+                                              void *data)
+{
+    if (!h || !h->payload || !cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    omniprof_arg_t a[16];
+    uint32_t n = 0, max = 16;
+    omniprof_arg_t *out = a;
+    int32_t op = ((const int32_t *)h->payload)[3];
+    switch (h->kind) {
+    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
+    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API: {
+        const omniprof_buffer_tracing_api_record_t *r = h->payload;
+        for (uint32_t i = 0; i < r->num_args; i++)
+            if (emit_arg(cb, data, h->kind, op, i, &r->args[i])) break;
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH: {
+        const omniprof_buffer_tracing_kernel_dispatch_record_t *r = h->payload;
+        ARG_S("kernel", r->kernel_name);
+        ARG_U("gridDimX", r->grid_size.x); ARG_U("gridDimY", r->grid_size.y); ARG_U("gridDimZ", r->grid_size.z);
+        ARG_U("blockDimX", r->block_size.x); ARG_U("blockDimY", r->block_size.y); ARG_U("blockDimZ", r->block_size.z);
+        ARG_U("staticSharedMemory", r->static_shared_memory);
+        ARG_U("dynamicSharedMemory", r->dynamic_shared_memory);
+        ARG_U("registersPerThread", r->registers_per_thread);
+        ARG_U("stream", r->stream_id.handle);
+        break;
+    }
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: {
+        const omniprof_buffer_tracing_memory_copy_record_t *r = h->payload;
+        ARG_U("bytes", r->bytes); ARG_U("srcKind", r->src_memory_kind); ARG_U("dstKind", r->dst_memory_kind);
+        ARG_U("stream", r->stream_id.handle); ARG_U("async", r->is_async);
+        break;
+    }
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET: {
+        const omniprof_buffer_tracing_memory_set_record_t *r = h->payload;
+        ARG_U("bytes", r->bytes); ARG_U("value", r->value); ARG_U("stream", r->stream_id.handle);
+        break;
+    }
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: {
+        const omniprof_buffer_tracing_memory_allocation_record_t *r = h->payload;
+        ARG_P("ptr", r->address); ARG_U("bytes", r->allocation_size); ARG_U("memoryKind", r->memory_kind);
+        break;
+    }
+    default: return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (emit_arg(cb, data, h->kind, op, i, &a[i])) break;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel names.                                                                               */
+
+typedef char *(*cxa_demangle_t)(const char *, char *, size_t *, int *);
+
+typedef struct kname {
+    struct kname *next;
+    uint64_t hash;
+    const char *mangled;
+    const char *demangled;
+} kname;
+
+#define KNAME_BUCKETS 1024
+static kname *g_kn[KNAME_BUCKETS];
+static pthread_mutex_t g_kn_lock = PTHREAD_MUTEX_INITIALIZER;
+static cxa_demangle_t g_demangle;
+static int g_demangle_looked;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static const char *demangle(const char *m)
+{
+    if (!g_demangle_looked) {
+        g_demangle_looked = 1;
+        g_demangle = (cxa_demangle_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        if (!g_demangle) {
+            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+            if (h) g_demangle = (cxa_demangle_t)dlsym(h, "__cxa_demangle");
+        }
+    }
+    if (!g_demangle || m[0] != '_' || m[1] != 'Z') return op_sdk_intern(m);
+    int status = -1;
+    char *d = g_demangle(m, NULL, NULL, &status);
+    if (!d || status != 0) {
+        free(d);
+        return op_sdk_intern(m);
+    }
+    const char *r = op_sdk_intern(d);
+    free(d); /* allocated by libstdc++ with malloc */
+    return r;
+}
+
+void op_cuda_kernel_names(const char *name, const char **mangled, const char **demangled, uint64_t *kernel_id)
+{
+    if (!name) name = "<unknown kernel>";
+    uint64_t h = fnv1a(name);
+    pthread_mutex_lock(&g_kn_lock);
+    for (kname *k = g_kn[h % KNAME_BUCKETS]; k; k = k->next)
+        if (k->hash == h && !strcmp(k->mangled, name)) {
+            *mangled = k->mangled, *demangled = k->demangled, *kernel_id = h;
+            pthread_mutex_unlock(&g_kn_lock);
+            return;
+        }
+    kname *k = op_malloc(sizeof *k);
+    const char *m = op_sdk_intern(name), *d = demangle(name);
+    if (k) {
+        k->hash = h, k->mangled = m, k->demangled = d;
+        k->next = g_kn[h % KNAME_BUCKETS];
+        g_kn[h % KNAME_BUCKETS] = k;
+    }
+    pthread_mutex_unlock(&g_kn_lock);
+    *mangled = m, *demangled = d, *kernel_id = h;
+}

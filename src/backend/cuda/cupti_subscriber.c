@@ -1,0 +1,706 @@
+/* cupti_subscriber.c — the CUDA backend: its descriptor, its start, and the process's one CUPTI
+ * subscriber, which turns runtime/driver API calls, module loads and NVTX calls into omniprof
+ * records and callbacks, and feeds the counters collector's launch hook.
+ *
+ * State machine of the backend (g_state):
+ *
+ *    LOADED ──start()──▶ ON ──finalize()──▶ FINALIZED
+ *       │                 │
+ *       └─(no driver / no GPU / CUPTI held by another tool / error)──▶ OFF   (one log line)
+ *
+ * Invariants:
+ *  (1) At most one cuptiSubscribe_v2 per process, ours; if it fails the backend is OFF and the
+ *      application runs untraced (CUPTI error 39 names the subscriber holding CUPTI).
+ *  (2) Callbacks after FINALIZED or in a forked child do nothing (op_cuda_off).
+ *  (3) Every ENTER that began a correlation id ends it at its EXIT: the frame index is kept in
+ *      CUPTI's per-call correlationData slot, so an EXIT whose ENTER we skipped is ignored.
+ *  (4) A driver call nested inside a runtime call does not register an async correlation: CUPTI
+ *      stamps the activity with the runtime call's id (verified, ref/cupti.md §2).
+ *  (5) Which callbacks are enabled is decided at start: whole domains for traced API kinds; for
+ *      GPU activity only, just the call ids of the classes whose records need a launching call.
+ *
+ * Cost per traced call: one table lookup, two clock reads, the SDK's correlation begin/end and
+ * one emit; per async call also one map insert under a mutex. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "generated_nvtx_meta.h"
+
+#include "omniprof/cuda.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_internal.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+
+enum { ST_LOADED = 0, ST_ON, ST_OFF, ST_FINALIZED };
+
+volatile int op_cuda_off;
+static int g_state = ST_LOADED;
+static pthread_mutex_t g_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_SubscriberHandle g_sub;
+static int g_rt_full, g_drv_full, g_nvtx_on, g_code_on;
+
+/* launch hook (counters); hook and data published together under g_start_lock, read racily */
+static op_cuda_launch_hook_t volatile g_hook;
+static void *volatile g_hook_data;
+static __thread CUpti_CallbackDomain t_hook_domain;
+/* internal id of the launch call whose id the kernel record will carry (the runtime call for a
+ * runtime launch, also while its nested driver launch runs) */
+static __thread uint64_t t_launch_internal;
+static __thread CUpti_CallbackId t_hook_cbid;
+
+static __thread omniprof_thread_id_t t_tid;
+
+omniprof_thread_id_t op_cuda_tid(void)
+{
+    if (!t_tid) t_tid = (omniprof_thread_id_t)syscall(SYS_gettid);
+    return t_tid;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Runtime and driver API.                                                                     */
+
+#define MAX_FRAMES 32
+#define MAX_ARGS 12
+
+typedef struct api_frame {
+    omniprof_correlation_id_t corr;
+    uint64_t start;
+    uint8_t buf, cbk, hook, async, runtime;
+    op_sdk_callback_state cbstate;
+} api_frame;
+
+static __thread api_frame t_frames[MAX_FRAMES];
+static __thread int t_depth;
+static __thread int t_runtime_depth;
+
+typedef union api_rec_storage {
+    omniprof_buffer_tracing_api_record_t rec;
+    unsigned char bytes[sizeof(omniprof_buffer_tracing_api_record_t) + MAX_ARGS * sizeof(omniprof_arg_t)];
+} api_rec_storage;
+
+/* The CUDA runtime registers its own atexit teardown (contexts destroyed) at its first call;
+ * an exit handler registered after that one runs before it, while CUPTI can still deliver
+ * every record. The SDK's own atexit (registered at load, so run last) flushes again. */
+static int g_exit_flush_registered;
+
+/* Contexts kernels were launched in (a few): at exit each is synchronized before the forced
+ * flush, so that kernels still running when exit() was called arrive complete. */
+#define MAX_LAUNCH_CTX 8
+static CUcontext g_launch_ctx[MAX_LAUNCH_CTX];
+static __thread CUcontext t_last_ctx;
+
+static void note_launch_context(CUcontext ctx)
+{
+    if (!ctx || ctx == t_last_ctx) return;
+    t_last_ctx = ctx;
+    for (int i = 0; i < MAX_LAUNCH_CTX; i++) {
+        CUcontext cur = __atomic_load_n(&g_launch_ctx[i], __ATOMIC_ACQUIRE);
+        if (cur == ctx) return;
+        if (!cur && __atomic_compare_exchange_n(&g_launch_ctx[i], &cur, ctx, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return;
+        if (cur == ctx) return;
+    }
+}
+
+static __thread int t_own_calls; /* our own driver calls: not traced */
+
+static void sync_launch_contexts(void)
+{
+    typedef CUresult (*push_t)(CUcontext);
+    typedef CUresult (*pop_t)(CUcontext *);
+    typedef CUresult (*sync_t)(void);
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return;
+    push_t push = (push_t)dlsym(h, "cuCtxPushCurrent_v2");
+    pop_t pop = (pop_t)dlsym(h, "cuCtxPopCurrent_v2");
+    sync_t sync = (sync_t)dlsym(h, "cuCtxSynchronize");
+    t_own_calls = 1;
+    for (int i = 0; push && pop && sync && i < MAX_LAUNCH_CTX; i++) {
+        CUcontext c = __atomic_load_n(&g_launch_ctx[i], __ATOMIC_ACQUIRE), old;
+        if (c && push(c) == CUDA_SUCCESS) {
+            sync();
+            pop(&old);
+        }
+    }
+    t_own_calls = 0;
+    dlclose(h);
+}
+
+static void exit_flush(void)
+{
+    if (op_cuda_off) return;
+    sync_launch_contexts();
+    op_cuda_activity_flush(1);
+}
+static void register_exit_flush(void)
+{
+    if (__atomic_exchange_n(&g_exit_flush_registered, 1, __ATOMIC_ACQ_REL)) return;
+    atexit(exit_flush);
+}
+
+static void notify_dispatch_enqueue(const CUpti_CallbackData *cd, const omniprof_correlation_id_t *corr,
+                                    const omniprof_arg_t *args, uint32_t nargs)
+{
+    omniprof_buffer_tracing_kernel_dispatch_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
+    r.operation = OMNIPROF_KERNEL_DISPATCH_ENQUEUE;
+    r.correlation_id.internal = corr->internal;
+    r.thread_id = op_cuda_tid();
+    r.start_timestamp = op_now_ns();
+    if (cd->symbolName) op_cuda_kernel_names(cd->symbolName, &r.kernel_name, &r.kernel_name_demangled, &r.kernel_id);
+    for (uint32_t i = 0; i < nargs; i++) {
+        const char *n = args[i].name;
+        uint32_t v = (uint32_t)args[i].value.u64;
+        if (!strcmp(n, "gridDimX")) r.grid_size.x = v;
+        else if (!strcmp(n, "gridDimY")) r.grid_size.y = v;
+        else if (!strcmp(n, "gridDimZ")) r.grid_size.z = v;
+        else if (!strcmp(n, "blockDimX")) r.block_size.x = v;
+        else if (!strcmp(n, "blockDimY")) r.block_size.y = v;
+        else if (!strcmp(n, "blockDimZ")) r.block_size.z = v;
+        else if (!strcmp(n, "sharedMemBytes")) r.dynamic_shared_memory = v;
+    }
+    op_sdk_callback_notify(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE,
+                           OMNIPROF_CALLBACK_PHASE_ENTER, corr, &r);
+}
+
+static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+    const op_cuda_cbinfo *ci = op_cuda_cbinfo_get(dom, cbid);
+    const int runtime = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+    const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+    const uint32_t ckind = runtime ? OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API : OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API;
+    const int32_t op = (int32_t)cbid;
+    const int is_launch = (ci->cls & (OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH)) != 0;
+
+    if (cd->callbackSite == CUPTI_API_ENTER) {
+        *cd->correlationData = 0;
+        /* fast path: a driver call inside a runtime call when the driver API is not traced
+         * (its activity carries the runtime call's id, invariant 4) */
+        if (!runtime && !g_drv_full && t_runtime_depth > 0 && !(is_launch && g_hook)) return;
+        uint8_t cls = ci->cls & op_cuda_activity_classes;
+        int async = cls && !(!runtime && t_runtime_depth > 0); /* invariant (4) */
+        int buf = op_sdk_buffer_enabled(bkind, op);
+        int cbk = op_sdk_callback_enabled(ckind, op);
+        op_cuda_launch_hook_t hook = is_launch ? g_hook : NULL;
+        int dispatch_cb = (ci->cls & OP_CUDA_CLS_LAUNCH) && async &&
+                          op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE);
+        if (!buf && !cbk && !async && !hook && !(runtime && ci->cls)) return;
+        int idx = t_depth;
+        if (idx >= MAX_FRAMES) return;
+        api_frame *f = &t_frames[idx];
+        t_depth = idx + 1;
+        *cd->correlationData = (uint64_t)idx + 1;
+        f->buf = (uint8_t)buf, f->cbk = (uint8_t)cbk, f->hook = hook != NULL, f->async = (uint8_t)async;
+        f->runtime = (uint8_t)runtime;
+        if (runtime) t_runtime_depth++;
+        op_sdk_correlation_begin(&f->corr);
+        if (is_launch && (runtime || t_runtime_depth == 0)) t_launch_internal = async ? f->corr.internal : 0;
+        if (async) {
+            if (is_launch) note_launch_context(cd->context);
+            op_cuda_launch_info li;
+            li.internal = f->corr.internal;
+            li.tid = op_cuda_tid();
+            op_sdk_external_capture(&li.ext);
+            op_cuda_corr_insert(cd->correlationId, cls, &li);
+        }
+        if (hook) {
+            t_hook_domain = dom, t_hook_cbid = cbid;
+            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, g_hook_data);
+        }
+        if (cbk || dispatch_cb) {
+            omniprof_arg_t args[MAX_ARGS];
+            uint32_t n = op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, 0, args, MAX_ARGS);
+            if (dispatch_cb) notify_dispatch_enqueue(cd, &f->corr, args, n);
+            if (cbk) {
+                omniprof_callback_tracing_api_data_t p = {sizeof p, cd->functionName, cd->functionParams, NULL,
+                                                          cd->symbolName, n, 0, args};
+                memset(&f->cbstate, 0, sizeof f->cbstate);
+                op_sdk_callback_enter(ckind, op, &f->corr, &p, &f->cbstate);
+            }
+        }
+        if (buf) f->start = op_now_ns(); /* last, so our own work is outside the call's interval */
+        return;
+    }
+
+    /* EXIT */
+    if (runtime && !g_exit_flush_registered) register_exit_flush();
+    uint64_t slot = *cd->correlationData;
+    if (slot == 0 || slot > MAX_FRAMES) return; /* invariant (3) */
+    int idx = (int)slot - 1;
+    api_frame *f = &t_frames[idx];
+    uint64_t end = f->buf ? op_now_ns() : 0;
+    t_depth = idx;
+    if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
+    int32_t ret = cd->functionReturnValue ? *(const int32_t *)cd->functionReturnValue : 0;
+    if (f->async && ret != 0) op_cuda_corr_forget(cd->correlationId);
+    if (f->hook) {
+        op_cuda_launch_hook_t hook = g_hook;
+        if (hook) {
+            t_hook_domain = dom, t_hook_cbid = cbid;
+            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, g_hook_data);
+        }
+    }
+    if (f->buf || f->cbk) {
+        api_rec_storage st;
+        omniprof_buffer_tracing_api_record_t *r = &st.rec;
+        uint32_t n = op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, 1, r->args, MAX_ARGS);
+        if (f->cbk) {
+            omniprof_callback_tracing_api_data_t p = {sizeof p, cd->functionName, cd->functionParams,
+                                                      cd->functionReturnValue, cd->symbolName, n, 0, r->args};
+            op_sdk_callback_exit(ckind, op, &f->corr, &p, &f->cbstate);
+        }
+        if (f->buf) {
+            r->size = sizeof *r + n * sizeof(omniprof_arg_t);
+            r->kind = bkind;
+            r->operation = op;
+            r->correlation_id = f->corr;
+            r->start_timestamp = f->start;
+            r->end_timestamp = end;
+            r->thread_id = op_cuda_tid();
+            r->num_args = n;
+            r->return_value = ret;
+            op_sdk_emit(bkind, op, r, NULL);
+        }
+    }
+    op_sdk_correlation_end(&f->corr);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Module loads → CODE_OBJECT.                                                                 */
+
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+{
+    if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED && cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) return;
+    const CUpti_ModuleResourceData *m = rd ? (const CUpti_ModuleResourceData *)rd->resourceDescriptor : NULL;
+    if (!m) return;
+    int32_t op = cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED ? OMNIPROF_CODE_OBJECT_LOAD : OMNIPROF_CODE_OBJECT_UNLOAD;
+    omniprof_buffer_tracing_code_object_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_CODE_OBJECT;
+    r.operation = op;
+    r.timestamp = op_now_ns();
+    r.code_object_id = m->moduleId;
+    uint32_t dev = 0;
+    if (rd->context && cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS) r.agent_id = op_cuda_agent_of_device(dev);
+    char uri[128];
+    snprintf(uri, sizeof uri, "memory://%d#offset=0x%llx&size=%zu", (int)getpid(),
+             (unsigned long long)(uintptr_t)m->pCubin, m->cubinSize);
+    r.uri = op_sdk_intern(uri);
+    r.load_base = (uint64_t)(uintptr_t)m->pCubin;
+    r.load_size = m->cubinSize;
+    if (op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CODE_OBJECT, op)) op_sdk_emit(r.kind, op, &r, NULL);
+    if (op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_CODE_OBJECT, op)) {
+        omniprof_correlation_id_t corr = {0, {0}, 0};
+        op_sdk_callback_notify(OMNIPROF_CALLBACK_TRACING_CODE_OBJECT, op,
+                               op == OMNIPROF_CODE_OBJECT_LOAD ? OMNIPROF_CALLBACK_PHASE_LOAD : OMNIPROF_CALLBACK_PHASE_UNLOAD,
+                               &corr, &r);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* NVTX → MARKER_API (one record per call) and MARKER_RANGE_API (one per completed range).    */
+
+#define NVTX_MSG 256
+#define NVTX_DEPTH 64
+#define NVTX_PROC_RANGES 1024
+
+typedef struct nvtx_open {
+    uint64_t start;
+    uint64_t domain;
+    omniprof_thread_id_t tid;
+    uint64_t id; /* process ranges: nvtxRangeId_t, 0 = free slot */
+    char msg[NVTX_MSG];
+} nvtx_open;
+
+static __thread nvtx_open t_nvtx_stack[NVTX_DEPTH];
+static __thread int t_nvtx_depth;
+static nvtx_open g_proc_ranges[NVTX_PROC_RANGES];
+static pthread_mutex_t g_proc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void copy_msg(char *dst, size_t cap, const char *src)
+{
+    if (!src) src = "";
+    size_t n = strlen(src);
+    if (n >= cap) {
+        memcpy(dst, src, cap - 4);
+        memcpy(dst + cap - 4, "...", 4);
+    } else {
+        memcpy(dst, src, n + 1);
+    }
+}
+
+static const char *attr_message(const nvtxEventAttributes_t *a)
+{
+    if (!a) return "";
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return a->message.ascii ? a->message.ascii : "";
+    if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) return "<registered string>";
+    if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE) return "<unicode string>";
+    return "";
+}
+
+static void emit_marker(uint32_t kind, int32_t op, uint64_t start, uint64_t end, omniprof_thread_id_t tid,
+                        omniprof_thread_id_t end_tid, uint64_t range_id, int32_t level, uint64_t domain, const char *msg)
+{
+    if (!op_sdk_buffer_enabled(kind, op)) return;
+    union {
+        omniprof_buffer_tracing_marker_record_t r;
+        unsigned char b[sizeof(omniprof_buffer_tracing_marker_record_t) + NVTX_MSG + 8];
+    } u;
+    omniprof_buffer_tracing_marker_record_t *r = &u.r;
+    char tmp[NVTX_MSG];
+    copy_msg(tmp, sizeof tmp, msg);
+    size_t len = strlen(tmp);
+    memset(r, 0, sizeof *r);
+    r->size = (sizeof *r + len + 1 + 7) & ~(size_t)7;
+    r->kind = kind;
+    r->operation = op;
+    omniprof_correlation_id_t corr;
+    op_sdk_correlation_begin(&corr);
+    r->correlation_id = corr;
+    r->start_timestamp = start;
+    r->end_timestamp = end;
+    r->thread_id = tid;
+    r->end_thread_id = end_tid;
+    r->range_id = range_id;
+    r->nesting_level = level;
+    r->source = OMNIPROF_MARKER_SOURCE_NVTX;
+    r->domain_id = domain;
+    r->message_length = (uint32_t)len;
+    memcpy(r->message, tmp, len + 1);
+    op_sdk_emit(kind, op, r, NULL);
+    op_sdk_correlation_end(&corr);
+}
+
+static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
+{
+    if (!nd || !nd->functionParams) return;
+    const void *p = nd->functionParams;
+    uint64_t now = op_now_ns();
+    omniprof_thread_id_t tid = op_cuda_tid();
+    const char *msg = NULL;
+    uint64_t domain = 0;
+    const uint32_t API = OMNIPROF_BUFFER_TRACING_MARKER_API, RANGE = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+    switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxMarkA: msg = ((const nvtxMarkA_params *)p)->message; goto mark;
+    case CUPTI_CBID_NVTX_nvtxMarkEx: msg = attr_message(((const nvtxMarkEx_params *)p)->eventAttrib); goto mark;
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
+        domain = (uint64_t)(uintptr_t)((const nvtxDomainMarkEx_params *)p)->domain;
+        msg = attr_message(((const nvtxDomainMarkEx_params *)p)->core.eventAttrib);
+    mark:
+        emit_marker(API, OMNIPROF_MARKER_OP_MARK, now, now, tid, tid, 0, -1, domain, msg);
+        emit_marker(RANGE, OMNIPROF_MARKER_RANGE_OP_MARK, now, now, tid, tid, 0, -1, domain, msg);
+        return;
+    case CUPTI_CBID_NVTX_nvtxRangePushA: msg = ((const nvtxRangePushA_params *)p)->message; goto push;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: msg = attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib); goto push;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+        domain = (uint64_t)(uintptr_t)((const nvtxDomainRangePushEx_params *)p)->domain;
+        msg = attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib);
+    push: {
+        int d = t_nvtx_depth;
+        emit_marker(API, OMNIPROF_MARKER_OP_RANGE_PUSH, now, now, tid, tid, 0, d + 1, domain, msg);
+        if (d < NVTX_DEPTH) {
+            t_nvtx_stack[d].start = now;
+            t_nvtx_stack[d].domain = domain;
+            copy_msg(t_nvtx_stack[d].msg, NVTX_MSG, msg);
+        }
+        t_nvtx_depth = d + 1;
+        return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop: {
+        int d = t_nvtx_depth;
+        if (d <= 0) return; /* unbalanced pop: nothing to close */
+        t_nvtx_depth = d - 1;
+        if (d - 1 < NVTX_DEPTH) {
+            const nvtx_open *o = &t_nvtx_stack[d - 1];
+            emit_marker(API, OMNIPROF_MARKER_OP_RANGE_POP, now, now, tid, tid, 0, d, o->domain, o->msg);
+            emit_marker(RANGE, OMNIPROF_MARKER_RANGE_OP_THREAD_RANGE, o->start, now, tid, tid, 0, d, o->domain, o->msg);
+        }
+        return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangeStartA: msg = ((const nvtxRangeStartA_params *)p)->message; goto start;
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx: msg = attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib); goto start;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+        domain = (uint64_t)(uintptr_t)((const nvtxDomainRangeStartEx_params *)p)->domain;
+        msg = attr_message(((const nvtxDomainRangeStartEx_params *)p)->core.eventAttrib);
+    start: {
+        uint64_t id = nd->functionReturnValue ? *(const nvtxRangeId_t *)nd->functionReturnValue : 0;
+        emit_marker(API, OMNIPROF_MARKER_OP_RANGE_START, now, now, tid, tid, id, -1, domain, msg);
+        if (!id) return;
+        pthread_mutex_lock(&g_proc_lock);
+        nvtx_open *o = &g_proc_ranges[id % NVTX_PROC_RANGES];
+        o->id = id, o->start = now, o->tid = tid, o->domain = domain;
+        copy_msg(o->msg, NVTX_MSG, msg);
+        pthread_mutex_unlock(&g_proc_lock);
+        return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+        uint64_t id = cbid == CUPTI_CBID_NVTX_nvtxRangeEnd ? ((const nvtxRangeEnd_params *)p)->id
+                                                           : ((const nvtxDomainRangeEnd_params *)p)->core.id;
+        nvtx_open o;
+        int found = 0;
+        pthread_mutex_lock(&g_proc_lock);
+        nvtx_open *s = &g_proc_ranges[id % NVTX_PROC_RANGES];
+        if (id && s->id == id) {
+            o = *s;
+            s->id = 0;
+            found = 1;
+        }
+        pthread_mutex_unlock(&g_proc_lock);
+        emit_marker(API, OMNIPROF_MARKER_OP_RANGE_STOP, now, now, tid, tid, id, -1, found ? o.domain : 0,
+                    found ? o.msg : "");
+        if (found)
+            emit_marker(RANGE, OMNIPROF_MARKER_RANGE_OP_PROCESS_RANGE, o.start, now, o.tid, tid, id, -1, o.domain, o.msg);
+        return;
+    }
+    case CUPTI_CBID_NVTX_nvtxNameOsThreadA:
+        emit_marker(API, OMNIPROF_MARKER_OP_NAME_THREAD, now, now, tid, tid, ((const nvtxNameOsThreadA_params *)p)->threadId,
+                    -1, 0, ((const nvtxNameOsThreadA_params *)p)->name);
+        return;
+    case CUPTI_CBID_NVTX_nvtxNameCategoryA:
+        emit_marker(API, OMNIPROF_MARKER_OP_NAME_CATEGORY, now, now, tid, tid,
+                    ((const nvtxNameCategoryA_params *)p)->category, -1, 0, ((const nvtxNameCategoryA_params *)p)->name);
+        return;
+    default: return;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
+{
+    (void)ud;
+    if (op_cuda_off || !data || t_own_calls) return;
+    switch (dom) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API: on_api(dom, cbid, data); break;
+    case CUPTI_CB_DOMAIN_RESOURCE: on_resource(cbid, data); break;
+    case CUPTI_CB_DOMAIN_NVTX: on_nvtx(cbid, data); break;
+    default: break;
+    }
+}
+
+static uint64_t CUPTIAPI cupti_timestamp(void) { return op_now_ns(); }
+
+static const char *cupti_err(CUptiResult r)
+{
+    const char *s = "unknown CUPTI error";
+    cuptiGetResultString(r, &s);
+    return s;
+}
+
+/* Enable the callbacks of one API domain: all of it when its kind is traced, else only the ids
+ * of the classes in `cls` (plus launches when the counters hook wants them). */
+static void enable_api_domain(CUpti_CallbackDomain dom, int full, uint8_t cls, uint32_t n)
+{
+    if (full) {
+        cuptiEnableDomain(1, g_sub, dom);
+        return;
+    }
+    if (!cls) return;
+    for (uint32_t id = 1; id < n; id++)
+        if (op_cuda_cbinfo_get(dom, id)->cls & cls) cuptiEnableCallback(1, g_sub, dom, id);
+}
+
+static void enable_launch_callbacks_locked(void)
+{
+    uint8_t cls = OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
+    if (!g_rt_full) enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 0, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (!g_drv_full) enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, 0, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+static void set_nvtx_injection(void)
+{
+    if (getenv("NVTX_INJECTION64_PATH")) return;
+    Dl_info info;
+    if (dladdr((void *)cuptiSubscribe, &info) && info.dli_fname && info.dli_fname[0] == '/')
+        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+/* The CUDA driver intercept table lives in libomniprof-cuda-intercept.so, which must be
+ * preloaded (only the initial global scope can interpose dlsym, ref/cupti.md F8); hand it to
+ * the tools that asked for it. */
+static void hand_over_driver_table(void)
+{
+    if (!op_sdk_intercept_requested(OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER)) return;
+    typedef omniprof_cuda_driver_table_t *(*get_t)(void);
+    get_t get = (get_t)dlsym(RTLD_DEFAULT, "omniprof_cuda_intercept_table");
+    omniprof_cuda_driver_table_t *t = get ? get() : NULL;
+    if (!t) {
+        op_warn("cuda: a tool asked for the CUDA driver intercept table, but libomniprof-cuda-intercept.so is not "
+                "preloaded (add it to LD_PRELOAD before the tool); the table is not available");
+        return;
+    }
+    void *tables[1] = {t};
+    omniprof_status_t st = omniprof_set_api_table("cuda_driver", OMNIPROF_CUDA_DRIVER_TABLE_VERSION, 0, tables, 1);
+    if (st != OMNIPROF_STATUS_SUCCESS)
+        op_warn("cuda: handing over the CUDA driver table failed: %s", omniprof_get_status_string(st));
+}
+
+/* Called with g_start_lock held. When the backend turns itself off it logs its one line and
+ * returns SUCCESS, so that the SDK does not add a second, less specific line (the backend
+ * stays OFF: flush/finalize do nothing). */
+static omniprof_status_t start_locked(void)
+{
+    if (g_state == ST_ON) return OMNIPROF_STATUS_SUCCESS;
+    if (g_state != ST_LOADED) return OMNIPROF_STATUS_SUCCESS; /* already off (and said so) or finalized */
+    g_state = ST_OFF;
+    op_cuda_names_init();
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/nvidia0", F_OK) != 0) {
+        op_warn("cuda backend off: no NVIDIA GPU on this machine (no /dev/nvidiactl); GPU tracing disabled");
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+    void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!drv) {
+        op_warn("cuda backend off: the NVIDIA driver library libcuda.so.1 cannot be loaded; GPU tracing disabled");
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+    cuptiActivityRegisterTimestampCallback(cupti_timestamp);
+    char holder[128] = "";
+    CUpti_SubscriberParams sp;
+    memset(&sp, 0, sizeof sp);
+    sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    sp.subscriberName = "omniprof";
+    sp.oldSubscriberName = holder;
+    sp.oldSubscriberSize = sizeof holder;
+    CUptiResult r = cuptiSubscribe_v2(&g_sub, on_callback, NULL, &sp);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        op_warn("cuda backend off: CUPTI is already held by another profiler (%s) — Nsight Systems/Compute, "
+                "compute-sanitizer, cuda-gdb or torch.profiler allow one CUPTI client per process; the program "
+                "runs untraced on the GPU",
+                holder[0] ? holder : "name not reported");
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+    if (r != CUPTI_SUCCESS) {
+        op_warn("cuda backend off: cuptiSubscribe failed: %s; GPU tracing disabled", cupti_err(r));
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+
+    if (op_cuda_activity_start() != 0) op_warn("cuda: GPU activity records are off; API tracing continues");
+
+    g_rt_full = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API);
+    g_drv_full = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
+    uint8_t cls = op_cuda_activity_classes;
+    if (g_hook) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
+    /* runtime ids of every class are kept so that nested driver calls are recognised (inv. 4) */
+    enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+
+    g_code_on = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CODE_OBJECT) ||
+                op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
+    if (g_code_on) {
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    }
+    g_nvtx_on = op_setting_bool(OP_SET_CUDA_NVTX) &&
+                (op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_API) ||
+                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API));
+    if (g_nvtx_on) {
+        set_nvtx_injection();
+        r = cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
+        if (r != CUPTI_SUCCESS) op_warn("cuda: NVTX capture off: %s", cupti_err(r));
+    }
+    hand_over_driver_table();
+    g_state = ST_ON;
+    op_info("cuda backend on (runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
+            g_rt_full ? "traced" : "launches only", g_drv_full ? "traced" : "launches only", (unsigned)cls,
+            g_nvtx_on ? "on" : "off");
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+static omniprof_status_t cuda_start(void)
+{
+    pthread_mutex_lock(&g_start_lock);
+    omniprof_status_t st = start_locked();
+    pthread_mutex_unlock(&g_start_lock);
+    return st;
+}
+
+static void cuda_flush(void)
+{
+    if (g_state != ST_ON || op_cuda_off) return;
+    op_cuda_activity_flush(1);
+}
+
+static void cuda_finalize(void)
+{
+    if (g_state != ST_ON) return;
+    op_cuda_activity_flush(1);
+    op_cuda_off = 1; /* invariant (2); no cuptiFinalize at exit: CUDA may be tearing down */
+    g_state = ST_FINALIZED;
+    op_cuda_activity_finalize();
+}
+
+static void cuda_at_fork_child(void)
+{
+    /* CUPTI's threads and device state do not survive fork: the child is not traced on the GPU. */
+    op_cuda_off = 1;
+}
+
+static const char *cuda_operation_name(uint32_t kind, int32_t op) { return op_cuda_operation_name(kind, op); }
+
+static const op_backend g_desc = {
+    .size = sizeof(op_backend),
+    .name = "cuda",
+    .start = cuda_start,
+    .on_context_change = NULL,
+    .flush = cuda_flush,
+    .finalize = cuda_finalize,
+    .at_fork_child = cuda_at_fork_child,
+    .operation_name = cuda_operation_name,
+    .iterate_operations = op_cuda_iterate_operations,
+    .iterate_record_args = op_cuda_iterate_record_args,
+    .query_agents = op_cuda_query_agents,
+    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
+    .symbolize = NULL,
+};
+
+__attribute__((constructor)) static void cuda_backend_register(void)
+{
+    omniprof_status_t st = op_sdk_register_backend(&g_desc);
+    if (st != OMNIPROF_STATUS_SUCCESS) op_info("cuda backend not registered: %s", omniprof_get_status_string(st));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* cuda_backend.h                                                                              */
+
+void op_cuda_set_launch_hook(op_cuda_launch_hook_t hook, void *data)
+{
+    pthread_mutex_lock(&g_start_lock);
+    g_hook = NULL;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    g_hook_data = data;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    g_hook = hook;
+    if (hook && g_state == ST_ON) enable_launch_callbacks_locked();
+    pthread_mutex_unlock(&g_start_lock);
+}
+
+int op_cuda_backend_subscribed(void) { return g_state == ST_ON && !op_cuda_off; }
+
+CUpti_CallbackDomain op_cuda_launch_domain(void) { return t_hook_domain; }
+uint64_t op_cuda_launch_correlation_id(void) { return t_launch_internal; }
+uint64_t op_cuda_launch_dispatch_id(void)
+{
+    /* plain launches: the dispatch record's id is the launching call's internal id */
+    return op_cuda_launch_cbid() && (op_cuda_cbinfo_get(t_hook_domain, t_hook_cbid)->cls & OP_CUDA_CLS_LAUNCH)
+               ? t_launch_internal
+               : 0;
+}
+CUpti_CallbackId op_cuda_launch_cbid(void) { return t_hook_cbid; }
+
+int op_cuda_backend_ensure_started(void)
+{
+    cuda_start();
+    return op_cuda_backend_subscribed() ? 0 : -1;
+}

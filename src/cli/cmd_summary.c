@@ -1,0 +1,15 @@
+/* cmd_summary.c — `omniprof summary`: a thin entry point over op_output_cli() in libomniprof-output
+ * (src/output/cli.c), which the Python package (`python3 -m omniprof summary`) calls too, so both
+ * parse the same options and give the same results and exit codes. argv[0] is "summary". */
+#include "cli/commands.h"
+#include "output/output.h"
+
+int op_cmd_summary(int argc, char **argv) {
+    char name[] = "summary";
+    if (argc < 1) {
+        char *args[] = {name, 0};
+        return op_output_cli(1, args);
+    }
+    argv[0] = name;
+    return op_output_cli(argc, argv);
+}

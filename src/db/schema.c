@@ -1,0 +1,215 @@
+/* schema.c — creates the rocpd schema version 3 (plus omniprof_* tables) in a database.
+ *
+ * The SQL lives in src/db/schema/ (*.sql) and is embedded at build time (embed_sql.cmake ->
+ * schema_sql.c). tables.sql and rocpd_views.sql are templates: "{{uuid}}" becomes the table
+ * suffix ("_" + the UUID with '-' -> '_'), "{{guid}}" the UUID text. The view files use plain
+ * names only, so op_db_schema_create_views can create them as TEMP views over unions of many
+ * attached databases. */
+#include "db/db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+
+extern const char op_db_sql_tables[];
+extern const char op_db_sql_rocpd_views[];
+extern const char op_db_sql_data_views[];
+extern const char op_db_sql_summary_views[];
+extern const char op_db_sql_omniprof_views[];
+
+static const char *const k_table_names[] = {
+    "rocpd_metadata", "rocpd_string", "rocpd_info_node", "rocpd_info_process", "rocpd_info_thread",
+    "rocpd_info_agent", "rocpd_info_queue", "rocpd_info_stream", "rocpd_info_pmc", "rocpd_info_code_object",
+    "rocpd_info_kernel_symbol", "rocpd_track", "rocpd_event", "rocpd_arg", "rocpd_pmc_event", "rocpd_region",
+    "rocpd_sample", "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
+    "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread", "omniprof_run_cost",
+    "omniprof_drops", "omniprof_backpressure", NULL,
+};
+
+const char *const *op_db_schema_table_names(void) { return k_table_names; }
+const char *op_db_schema_tables_sql(void) { return op_db_sql_tables; }
+
+/* The three view files, concatenated once (static storage; the text never changes). */
+static char *g_views_sql;
+static char g_views_sql_fallback[] = "";
+
+const char *op_db_schema_views_sql(void)
+{
+    char *cur = __atomic_load_n(&g_views_sql, __ATOMIC_ACQUIRE);
+    if (cur) return cur;
+    size_t a = strlen(op_db_sql_data_views), b = strlen(op_db_sql_summary_views),
+           c = strlen(op_db_sql_omniprof_views);
+    char *text = op_malloc(a + b + c + 3);
+    if (!text) return g_views_sql_fallback;
+    memcpy(text, op_db_sql_data_views, a);
+    text[a] = '\n';
+    memcpy(text + a + 1, op_db_sql_summary_views, b);
+    text[a + 1 + b] = '\n';
+    memcpy(text + a + b + 2, op_db_sql_omniprof_views, c + 1);
+    char *expected = NULL;
+    if (!__atomic_compare_exchange_n(&g_views_sql, &expected, text, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        op_free(text);
+        return expected;
+    }
+    return text;
+}
+
+int op_db_make_uuid(char *out, size_t outlen)
+{
+    if (!out || outlen < 37) return -EINVAL;
+    unsigned char b[16];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (getrandom(b + 6, 10, GRND_NONBLOCK) != 10) {
+        /* No entropy yet (early boot): mix time, pid and a counter (still unique per process). */
+        static unsigned counter;
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        for (int i = 6; i < 16; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b[i] = (unsigned char)x;
+        }
+    }
+    for (int i = 0; i < 6; i++) b[i] = (unsigned char)(ms >> (40 - 8 * i));
+    b[6] = (unsigned char)(0x70 | (b[6] & 0x0f)); /* version 7 */
+    b[8] = (unsigned char)(0x80 | (b[8] & 0x3f)); /* variant 10 */
+    snprintf(out, outlen, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    return 0;
+}
+
+/* Replace {{uuid}} and {{guid}}; returns op_malloc'd text or NULL. */
+static char *expand_template(const char *tmpl, const char *suffix, const char *guid)
+{
+    size_t n_suffix = strlen(suffix), n_guid = strlen(guid), n = 0;
+    for (const char *p = tmpl; *p;) {
+        if (strncmp(p, "{{uuid}}", 8) == 0) {
+            n += n_suffix;
+            p += 8;
+        } else if (strncmp(p, "{{guid}}", 8) == 0) {
+            n += n_guid;
+            p += 8;
+        } else {
+            n++;
+            p++;
+        }
+    }
+    char *out = op_malloc(n + 1), *o = out;
+    if (!out) return NULL;
+    for (const char *p = tmpl; *p;) {
+        if (strncmp(p, "{{uuid}}", 8) == 0) {
+            memcpy(o, suffix, n_suffix);
+            o += n_suffix;
+            p += 8;
+        } else if (strncmp(p, "{{guid}}", 8) == 0) {
+            memcpy(o, guid, n_guid);
+            o += n_guid;
+            p += 8;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static int exec_sql(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "creating the rocpd schema (%s) failed: %s (%s)", what, sqlite3_errstr(rc),
+                     msg ? msg : "no detail");
+        sqlite3_free(msg);
+        return -EIO;
+    }
+    return 0;
+}
+
+int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen)
+{
+    char made[40];
+    if (!db) {
+        if (err && errlen) snprintf(err, errlen, "op_db_schema_create: NULL database handle");
+        return -EINVAL;
+    }
+    if (!uuid) {
+        op_db_make_uuid(made, sizeof made);
+        uuid = made;
+    }
+    size_t n = strlen(uuid);
+    if (n == 0 || n > 64 || strspn(uuid, "0123456789abcdefABCDEF-") != n) {
+        if (err && errlen)
+            snprintf(err, errlen, "invalid uuid '%.80s': expected 1-64 hex digits and '-' (e.g. a UUIDv7)", uuid);
+        return -EINVAL;
+    }
+    char suffix[72];
+    suffix[0] = '_';
+    for (size_t i = 0; i <= n; i++) suffix[i + 1] = uuid[i] == '-' ? '_' : uuid[i];
+
+    char *tables = expand_template(op_db_sql_tables, suffix, uuid);
+    char *views = expand_template(op_db_sql_rocpd_views, suffix, uuid);
+    const char *data_views = op_db_schema_views_sql();
+    int rc = 0;
+    if (!tables || !views || data_views == g_views_sql_fallback) {
+        if (err && errlen) snprintf(err, errlen, "creating the rocpd schema failed: out of memory");
+        rc = -ENOMEM;
+        goto done;
+    }
+    if ((rc = exec_sql(db, "BEGIN", "begin", err, errlen)) != 0) goto done;
+    if ((rc = exec_sql(db, tables, "tables", err, errlen)) != 0) goto rollback;
+    if ((rc = exec_sql(db, views, "rocpd views", err, errlen)) != 0) goto rollback;
+    if ((rc = exec_sql(db, data_views, "data views", err, errlen)) != 0) goto rollback;
+    {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO \"rocpd_metadata%s\" (tag, value) VALUES ('schema_version', '%d'), ('uuid', '%s'), "
+                 "('guid', '%s'), ('writer', 'omniprof %s')",
+                 suffix, OP_DB_SCHEMA_VERSION, suffix, uuid, OMNIPROF_VERSION_STRING);
+        if ((rc = exec_sql(db, sql, "metadata", err, errlen)) != 0) goto rollback;
+    }
+    if ((rc = exec_sql(db, "COMMIT", "commit", err, errlen)) != 0) goto rollback;
+    goto done;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    op_free(tables);
+    op_free(views);
+    return rc;
+}
+
+int op_db_schema_create_views(sqlite3 *db, int temporary, char *err, size_t errlen)
+{
+    if (!db) return -EINVAL;
+    const char *sql = op_db_schema_views_sql();
+    if (sql == g_views_sql_fallback) return -ENOMEM;
+    if (!temporary) return exec_sql(db, sql, "views", err, errlen);
+    /* Rewrite each "CREATE VIEW IF NOT EXISTS" into its TEMP form. */
+    static const char from[] = "CREATE VIEW IF NOT EXISTS";
+    static const char to[] = "CREATE TEMP VIEW IF NOT EXISTS";
+    size_t count = 0;
+    for (const char *p = sql; (p = strstr(p, from)); p += sizeof from - 1) count++;
+    size_t len = strlen(sql) + count * (sizeof to - sizeof from) + 1;
+    char *text = op_malloc(len), *o = text;
+    if (!text) return -ENOMEM;
+    const char *p = sql;
+    for (const char *q; (q = strstr(p, from)); p = q + sizeof from - 1) {
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, to, sizeof to - 1);
+        o += sizeof to - 1;
+    }
+    strcpy(o, p);
+    int rc = exec_sql(db, text, "temporary views", err, errlen);
+    op_free(text);
+    return rc;
+}

@@ -1,0 +1,399 @@
+-- tables.sql — the physical tables of one omniprof database: rocpd schema version 3 plus the
+-- omniprof_* tables for what rocpd has no table for (docs/database.md).
+--
+-- Template: {{uuid}} is replaced by the table suffix ("_" + the run's UUIDv7 with '-' -> '_'),
+-- {{guid}} by the run's UUID text. Every table is named <base>{{uuid}}; rocpd_views.sql gives the
+-- plain names. Every row carries guid so that rows of many processes can be told apart after
+-- the databases are attached together (joins in the views use (id, guid) pairs).
+--
+-- Differences from upstream rocpd, all invisible to SQL that reads the plain-named views:
+--   * ids are INTEGER PRIMARY KEY without AUTOINCREMENT (rows are never deleted, so ids still
+--     only grow; this saves a sqlite_sequence update per insert);
+--   * extdata / environment / call_stack / line_info hold JSON text (SQLite 3.40 has no JSONB);
+--   * foreign keys are declared but the writer does not turn enforcement on (speed); the
+--     writer keeps them by construction (docs/database.md, invariant 5).
+
+CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "tag" TEXT NOT NULL,
+    "value" TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_string{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "string" TEXT NOT NULL UNIQUE ON CONFLICT ABORT
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "hash" BIGINT NOT NULL UNIQUE,
+    "machine_id" TEXT NOT NULL UNIQUE,
+    "system_name" TEXT,
+    "hostname" TEXT,
+    "release" TEXT,
+    "version" TEXT,
+    "hardware_name" TEXT,
+    "domain_name" TEXT
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL,
+    "init" BIGINT,
+    "fini" BIGINT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "command" TEXT,
+    "environment" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER NOT NULL,
+    "name" TEXT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "type" TEXT CHECK ("type" IN ('CPU', 'GPU')),
+    "absolute_index" INTEGER,
+    "logical_index" INTEGER,
+    "type_index" INTEGER,
+    "uuid" INTEGER,
+    "name" TEXT,
+    "model_name" TEXT,
+    "vendor_name" TEXT,
+    "product_name" TEXT,
+    "user_name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "target_arch" TEXT CHECK ("target_arch" IN ('CPU', 'GPU')),
+    "event_code" INT,
+    "instance_id" INTEGER,
+    "name" TEXT NOT NULL,
+    "symbol" TEXT NOT NULL,
+    "description" TEXT,
+    "long_description" TEXT DEFAULT '',
+    "component" TEXT,
+    "units" TEXT DEFAULT '',
+    "value_type" TEXT CHECK ("value_type" IN ('ABS', 'ACCUM', 'RELATIVE')),
+    "block" TEXT,
+    "expression" TEXT,
+    "is_constant" INTEGER,
+    "is_derived" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "uri" TEXT,
+    "load_base" BIGINT,
+    "load_size" BIGINT,
+    "load_delta" BIGINT,
+    "storage_type" TEXT CHECK ("storage_type" IN ('FILE', 'MEMORY')),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- code_object_id is NULL for a kernel seen only through its dispatches (no KERNEL_SYMBOL record).
+CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "code_object_id" INTEGER REFERENCES "rocpd_info_code_object{{uuid}}" ("id"),
+    "kernel_name" TEXT,
+    "display_name" TEXT,
+    "kernel_object" INTEGER,
+    "kernarg_segment_size" INTEGER,
+    "kernarg_segment_alignment" INTEGER,
+    "group_segment_size" INTEGER,
+    "private_segment_size" INTEGER,
+    "sgpr_count" INTEGER,
+    "arch_vgpr_count" INTEGER,
+    "accum_vgpr_count" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- A series of samples: per (thread, category) for instants, per metric for omniprof_metric.
+CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "category_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "stack_id" INTEGER,
+    "parent_stack_id" INTEGER,
+    "correlation_id" INTEGER,
+    "call_stack" JSONB DEFAULT '{}' NOT NULL,
+    "line_info" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "event_id" INTEGER NOT NULL REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "position" INTEGER NOT NULL,
+    "type" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "value" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "pmc_id" INTEGER NOT NULL REFERENCES "rocpd_info_pmc{{uuid}}" ("id"),
+    "value" REAL DEFAULT 0.0,
+    "extdata" JSONB DEFAULT '{}'
+);
+
+-- A CPU interval on one thread: API calls, marker ranges, synchronizations, wrapped functions.
+CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- An instant on a track: marks, zero-length API calls, CPU call-stack samples.
+CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
+    "timestamp" BIGINT NOT NULL,
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- grid_size_* are work-items (blocks x threads per block), as in rocpd; workgroup_size_* are
+-- threads per block. group_segment_size = static + dynamic shared memory per block;
+-- private_segment_size = local memory per thread.
+CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "kernel_id" INTEGER NOT NULL REFERENCES "rocpd_info_kernel_symbol{{uuid}}" ("id"),
+    "dispatch_id" INTEGER NOT NULL,
+    "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
+    "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "private_segment_size" INTEGER,
+    "group_segment_size" INTEGER,
+    "workgroup_size_x" INTEGER NOT NULL,
+    "workgroup_size_y" INTEGER NOT NULL,
+    "workgroup_size_z" INTEGER NOT NULL,
+    "grid_size_x" INTEGER NOT NULL,
+    "grid_size_y" INTEGER NOT NULL,
+    "grid_size_z" INTEGER NOT NULL,
+    "region_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- Copies, and memsets (name 'MEMORY_SET', src_agent_id NULL; docs/database.md).
+CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "dst_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "dst_address" INTEGER,
+    "src_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "src_address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
+    "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
+    "region_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "type" TEXT CHECK ("type" IN ('ALLOC', 'FREE', 'REALLOC', 'RECLAIM')),
+    "level" TEXT CHECK ("level" IN ('REAL', 'VIRTUAL', 'SCRATCH')),
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
+    "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- ------------------------------------------------------------------------------------------
+-- omniprof tables: what rocpd has no table for.
+
+-- Call stacks as a prefix tree of raw return addresses: a stack is the id of its innermost
+-- node; parent_id walks outwards (0 at the outermost frame). depth 0 is the outermost frame.
+-- Addresses are stored as SQLite integers (two's complement of the uint64).
+CREATE TABLE IF NOT EXISTS "omniprof_stack{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "parent_id" INTEGER NOT NULL,
+    "address" INTEGER NOT NULL,
+    "depth" INTEGER NOT NULL,
+    UNIQUE ("parent_id", "address")
+);
+
+-- One row per CPU call-stack sample; sample_id is its rocpd_sample row (on the thread's
+-- "CPU_SAMPLE" track), stack_id its innermost omniprof_stack node (0: no frames).
+CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "timestamp" BIGINT NOT NULL,
+    "clock" TEXT CHECK ("clock" IN ('CPUTIME', 'REALTIME', 'OTHER')),
+    "stack_id" INTEGER NOT NULL,
+    "sample_id" INTEGER REFERENCES "rocpd_sample{{uuid}}" ("id"),
+    "num_frames" INTEGER NOT NULL,
+    "thread_internal_value" INTEGER,
+    "peak_rss_bytes" INTEGER,
+    "event_values" JSONB DEFAULT '[]' NOT NULL
+);
+
+-- Symbols of the addresses in omniprof_stack, filled at the end of the run: one row per
+-- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
+CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "address" INTEGER NOT NULL,
+    "inline_depth" INTEGER NOT NULL,
+    "function" TEXT,
+    "function_mangled" TEXT,
+    "file" TEXT,
+    "line" INTEGER,
+    "module" TEXT,
+    "module_offset" INTEGER,
+    UNIQUE ("address", "inline_depth")
+);
+
+-- Process / system metric values on counter tracks (rocpd_track.name_id = metric name;
+-- track extdata {"units":..., "device_index":..., "source":"process_sample"}).
+CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
+    "timestamp" BIGINT NOT NULL,
+    "value" REAL NOT NULL
+);
+
+-- Thread identity beyond rocpd_info_thread: creation order and sequent value.
+CREATE TABLE IF NOT EXISTS "omniprof_thread{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "thread_id" INTEGER NOT NULL UNIQUE REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "tid" INTEGER NOT NULL,
+    "parent_tid" INTEGER,
+    "internal_value" INTEGER,
+    "sequent_value" INTEGER,
+    "is_profiler_thread" INTEGER NOT NULL DEFAULT 0
+);
+
+-- What the run cost: the tool's own time, spool and ingest figures (name, value, units).
+CREATE TABLE IF NOT EXISTS "omniprof_run_cost{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "name" TEXT NOT NULL,
+    "value" REAL NOT NULL,
+    "units" TEXT NOT NULL DEFAULT '',
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- Records lost, per buffer and cause ("buffer_full", "record_too_big", "writer_failed", ...).
+CREATE TABLE IF NOT EXISTS "omniprof_drops{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "buffer" TEXT NOT NULL,
+    "cause" TEXT NOT NULL,
+    "count" INTEGER NOT NULL
+);
+
+-- LOSSLESS buffers: how often and how long the program's threads waited for space.
+CREATE TABLE IF NOT EXISTS "omniprof_backpressure{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "buffer" TEXT NOT NULL,
+    "waits" INTEGER NOT NULL,
+    "wait_ns" INTEGER NOT NULL
+);

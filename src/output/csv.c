@@ -1,0 +1,282 @@
+/* csv.c — the CSV sink: rocprofv3's file names and exact headers (lib/output/generateCSV.cpp).
+ *
+ * Files (prefix P = <dir>/<name>), each created when its first row comes:
+ *   P_kernel_trace.csv            kernels
+ *   P_<domain>_api_trace.csv      regions by category: CUDA_RUNTIME_API -> cuda_runtime_api_trace.csv,
+ *                                 CUDA_DRIVER_API -> cuda_driver_api_trace.csv, HIP_* -> hip_api_trace.csv
+ *   P_marker_api_trace.csv        marker ranges (regions) and marks (samples, Start = End)
+ *   P_<domain>_trace.csv          other samples by category (e.g. cpu_sample_trace.csv), same header
+ *   P_memory_copy_trace.csv       copies and memsets (Kind MEMORY_COPY / MEMORY_SET)
+ *   P_memory_allocation_trace.csv allocations
+ *   P_counter_collection.csv      hardware counters, one row per (dispatch, counter)
+ *   P_agent_info.csv              agents of every set
+ *   P_metric_trace.csv            omniprof process/system metrics (Name,Process_Id,Timestamp,Value)
+ * Names are always quoted ("" doubled), bytes kept as they are (invariant (3)). Agent columns
+ * read "Agent N" with N the agent's logical index. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/sink.h"
+
+#define HDR_API "Domain,Function,Process_Id,Thread_Id,Correlation_Id,Start_Timestamp,End_Timestamp"
+#define HDR_KERNEL                                                                                        \
+    "Kind,Agent_Id,Queue_Id,Stream_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,"        \
+    "Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,"   \
+    "Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z"
+#define HDR_COPY "Kind,Direction,Stream_Id,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp"
+#define HDR_ALLOC "Kind,Operation,Agent_Id,Allocation_Size,Address,Correlation_Id,Start_Timestamp,End_Timestamp"
+#define HDR_PMC                                                                                           \
+    "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,"  \
+    "Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,"     \
+    "Counter_Value,Start_Timestamp,End_Timestamp"
+#define HDR_AGENT "Node_Id,Logical_Node_Id,Agent_Type,Cpu_Cores_Count,Simd_Count,Name,Vendor_Name,Product_Name,Model_Name"
+#define HDR_METRIC "Name,Process_Id,Timestamp,Value"
+
+#define CSV_MAX_FILES 64
+
+typedef struct csv_file {
+    char *file; /* e.g. "kernel_trace.csv" */
+    FILE *f;
+    op_buf b;
+} csv_file;
+
+typedef struct csv_sink {
+    op_sink base;
+    char *dir, *name;
+    csv_file files[CSV_MAX_FILES];
+    int n_files;
+    op_src *src;
+    op_src_set *set;
+    op_u64map cat_file; /* category id + 1 -> file index + 1 (per set) */
+    sqlite3_stmt *str_st;
+    char errpath[512];
+} csv_sink;
+
+static csv_file *csv_get(csv_sink *c, const char *file, const char *header) {
+    for (int i = 0; i < c->n_files; i++)
+        if (!strcmp(c->files[i].file, file)) return &c->files[i];
+    if (c->n_files == CSV_MAX_FILES) return NULL;
+    char *path = op_out_path(c->dir, c->name, file);
+    FILE *f = path ? fopen(path, "wb") : NULL;
+    if (!f) {
+        snprintf(c->errpath, sizeof c->errpath, "%s", path ? path : file);
+        free(path);
+        return NULL;
+    }
+    free(path);
+    csv_file *cf = &c->files[c->n_files++];
+    memset(cf, 0, sizeof(*cf));
+    cf->file = strdup(file);
+    cf->f = f;
+    op_buf_puts(&cf->b, header);
+    op_buf_putc(&cf->b, '\n');
+    return cf;
+}
+
+static int csv_flush(csv_sink *c, csv_file *cf) {
+    if (cf->b.len >= (1u << 18) || cf->b.oom) {
+        if (op_buf_write(&cf->b, cf->f) != 0) {
+            snprintf(c->errpath, sizeof c->errpath, "%s", cf->file);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void put_agent(op_buf *b, int64_t idx) {
+    if (idx < 0) op_buf_puts(b, "\"\"");
+    else op_buf_printf(b, "\"Agent %lld\"", (long long)idx);
+}
+
+static int csv_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
+    csv_sink *c = (csv_sink *)k;
+    (void)set_index;
+    c->src = src;
+    c->set = set;
+    if (!SRC_HAS(set, T_AGENT)) return 0;
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, product_name, "
+             "model_name, extdata FROM %s ORDER BY id",
+             set->name[T_AGENT]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
+    if (!st) return OP_OUT_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        csv_file *cf = csv_get(c, "agent_info.csv", HDR_AGENT);
+        if (!cf) break;
+        op_buf *b = &cf->b;
+        op_buf_printf(b, "%lld,%lld,", (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+        const unsigned char *t = sqlite3_column_text(st, 2);
+        op_buf_puts(b, t && !strcmp((const char *)t, "GPU") ? "GPU" : "CPU");
+        op_buf_puts(b, ",0,0");
+        for (int i = 3; i <= 6; i++) {
+            op_buf_putc(b, ',');
+            const unsigned char *s = sqlite3_column_text(st, i);
+            op_buf_csv_str(b, s ? s : (const unsigned char *)"", s ? (size_t)sqlite3_column_bytes(st, i) : 0, 1);
+        }
+        op_buf_putc(b, '\n');
+        if (csv_flush(c, cf)) break;
+    }
+    sqlite3_finalize(st);
+    if (c->errpath[0]) {
+        op_seterr(err, errlen, "%s: cannot write: %s", c->errpath, strerror(errno));
+        return OP_OUT_EFAIL;
+    }
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        op_src_failed(src, rc, err, errlen);
+        return OP_OUT_EINPUT;
+    }
+    return 0;
+}
+
+static csv_file *file_for_category(csv_sink *c, const op_ev *ev) {
+    uint64_t v;
+    if (op_u64map_get(&c->cat_file, (uint64_t)ev->category_id + 1, &v)) return &c->files[v - 1];
+    char dom[200], file[240];
+    char cat[160];
+    snprintf(cat, sizeof cat, "%.*s", ev->category ? ev->category_len : 0, ev->category ? (const char *)ev->category : "");
+    op_domain_file(cat[0] ? cat : "UNKNOWN_API", dom, sizeof dom);
+    snprintf(file, sizeof file, "%s_trace.csv", dom);
+    csv_file *cf = csv_get(c, file, HDR_API);
+    if (cf) op_u64map_put(&c->cat_file, (uint64_t)ev->category_id + 1, (uint64_t)(cf - c->files) + 1);
+    return cf;
+}
+
+static int csv_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
+    csv_sink *c = (csv_sink *)k;
+    csv_file *cf = NULL;
+    static const unsigned char empty[] = "";
+#define STR(p, n) ((p) ? (p) : empty), ((p) ? (size_t)(n) : 0)
+    switch (ev->kind) {
+    case EV_REGION:
+    case EV_SAMPLE: {
+        if (!(cf = file_for_category(c, ev))) break;
+        op_buf *b = &cf->b;
+        op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
+        op_buf_putc(b, ',');
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld\n", (long long)ev->pid, (long long)ev->tid, (long long)ev->corr,
+                      (long long)ev->start, (long long)ev->end);
+        break;
+    }
+    case EV_KERNEL: {
+        if (!(cf = csv_get(c, "kernel_trace.csv", HDR_KERNEL))) break;
+        op_buf *b = &cf->b;
+        op_buf_puts(b, "\"KERNEL_DISPATCH\",");
+        put_agent(b, ev->agent_index);
+        op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld,", (long long)ev->queue_id, (long long)ev->stream_id, (long long)ev->tid,
+                      (long long)ev->dispatch_id, (long long)ev->kernel_id);
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)ev->corr,
+                      (long long)ev->start, (long long)ev->end, (long long)ev->lds, (long long)ev->scratch,
+                      (long long)ev->vgpr, (long long)ev->accum_vgpr, (long long)ev->sgpr, (long long)ev->block[0],
+                      (long long)ev->block[1], (long long)ev->block[2], (long long)ev->grid[0], (long long)ev->grid[1],
+                      (long long)ev->grid[2]);
+        break;
+    }
+    case EV_COPY: {
+        if (!(cf = csv_get(c, "memory_copy_trace.csv", HDR_COPY))) break;
+        op_buf *b = &cf->b;
+        int is_set = ev->name && ev->name_len == 10 && !memcmp(ev->name, "MEMORY_SET", 10);
+        op_buf_puts(b, is_set ? "\"MEMORY_SET\"," : "\"MEMORY_COPY\",");
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%lld,", (long long)ev->stream_id);
+        put_agent(b, ev->src_agent_index);
+        op_buf_putc(b, ',');
+        put_agent(b, ev->dst_agent_index);
+        op_buf_printf(b, ",%lld,%lld,%lld\n", (long long)ev->corr, (long long)ev->start, (long long)ev->end);
+        break;
+    }
+    case EV_ALLOC: {
+        if (!(cf = csv_get(c, "memory_allocation_trace.csv", HDR_ALLOC))) break;
+        op_buf *b = &cf->b;
+        op_buf_printf(b, "\"MEMORY_ALLOCATION\",\"MEMORY_ALLOCATION_%s\",",
+                      ev->alloc_type && !strcmp(ev->alloc_type, "FREE") ? "FREE"
+                      : ev->alloc_type && !strcmp(ev->alloc_type, "REALLOC") ? "REALLOCATE"
+                      : ev->alloc_type && !strcmp(ev->alloc_type, "RECLAIM") ? "RECLAIM" : "ALLOCATE");
+        put_agent(b, ev->agent_index);
+        op_buf_printf(b, ",%lld,0x%llx,%lld,%lld,%lld\n", (long long)ev->size, (unsigned long long)ev->address,
+                      (long long)ev->corr, (long long)ev->start, (long long)ev->end);
+        break;
+    }
+    case EV_PMC: {
+        if (!(cf = csv_get(c, "counter_collection.csv", HDR_PMC))) break;
+        op_buf *b = &cf->b;
+        op_buf_printf(b, "%lld,%lld,", (long long)ev->corr, (long long)ev->dispatch_id);
+        put_agent(b, ev->agent_index);
+        op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld,", (long long)ev->queue_id, (long long)ev->pid, (long long)ev->tid,
+                      (long long)ev->grid[0], (long long)ev->kernel_id);
+        op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
+        op_buf_printf(b, ",%lld,%lld,%lld,0,0,0,", (long long)ev->block[0], (long long)ev->lds, (long long)ev->scratch);
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%.17g,%lld,%lld\n", ev->value, (long long)ev->start, (long long)ev->end);
+        break;
+    }
+    case EV_METRIC: {
+        if (!(cf = csv_get(c, "metric_trace.csv", HDR_METRIC))) break;
+        op_buf *b = &cf->b;
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%lld,%lld,%.17g\n", (long long)ev->pid, (long long)ev->start, ev->value);
+        break;
+    }
+    default:
+        return 0;
+    }
+#undef STR
+    if (!cf || csv_flush(c, cf)) {
+        op_seterr(err, errlen, "%s: cannot write: %s", c->errpath[0] ? c->errpath : "csv", strerror(errno));
+        return OP_OUT_EFAIL;
+    }
+    return 0;
+}
+
+static int csv_end_set(op_sink *k, char *err, size_t errlen) {
+    csv_sink *c = (csv_sink *)k;
+    (void)err;
+    (void)errlen;
+    op_u64map_free(&c->cat_file);
+    sqlite3_finalize(c->str_st);
+    c->str_st = NULL;
+    return 0;
+}
+
+static int csv_finish(op_sink *k, int ok, char *err, size_t errlen) {
+    csv_sink *c = (csv_sink *)k;
+    csv_end_set(k, err, errlen);
+    int rc = 0;
+    for (int i = 0; i < c->n_files; i++) {
+        csv_file *cf = &c->files[i];
+        if (ok && !rc && (op_buf_write(&cf->b, cf->f) != 0 || fflush(cf->f) != 0)) {
+            op_seterr(err, errlen, "%s: cannot write: %s", cf->file, strerror(errno));
+            rc = OP_OUT_EFAIL;
+        }
+        if (fclose(cf->f) != 0 && ok && !rc) {
+            op_seterr(err, errlen, "%s: cannot write: %s", cf->file, strerror(errno));
+            rc = OP_OUT_EFAIL;
+        }
+        op_buf_free(&cf->b);
+        free(cf->file);
+    }
+    free(c->dir);
+    free(c->name);
+    free(c);
+    return rc;
+}
+
+op_sink *op_sink_csv(const char *dir, const char *name, char *err, size_t errlen) {
+    (void)err;
+    (void)errlen;
+    csv_sink *c = calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    c->dir = strdup(dir ? dir : ".");
+    c->name = strdup(name ? name : "");
+    c->base.name = "csv";
+    c->base.text = (1 << EV_KINDS) - 1;
+    c->base.begin_set = csv_begin_set;
+    c->base.event = csv_event;
+    c->base.end_set = csv_end_set;
+    c->base.finish = csv_finish;
+    return &c->base;
+}

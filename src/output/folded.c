@@ -1,0 +1,97 @@
+/* folded.c — folded stacks (`omniprof convert -f folded`): one line per distinct call path
+ * with the samples whose stack ends there, `outer;...;inner COUNT`, the format flamegraph.pl's
+ * stackcollapse scripts produce and flamegraph.pl and speedscope read. Built from the same
+ * aggregated call tree as the CPU profiles (profile_cpu.c), so memory is the tree, never the
+ * samples. Paths are written depth-first with children in name order, which sorts them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/profile_cpu.h"
+
+static void put_name(FILE *f, const char *s)
+{
+    for (; *s; s++) fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+}
+
+
+typedef struct walk {
+    cp_profile *p;
+    FILE *out;
+    uint32_t *path;
+    size_t cap;
+} walk;
+
+static cp_profile *g_fold_profile;
+
+static int cmp_by_name(const void *a, const void *b)
+{
+    const cp_profile *p = g_fold_profile;
+    return strcmp(p->strs[p->nodes[*(const uint32_t *)a].name], p->strs[p->nodes[*(const uint32_t *)b].name]);
+}
+
+static void fold(walk *w, uint32_t id, size_t depth)
+{
+    cp_profile *p = w->p;
+    if (id != 0) {
+        if (depth > w->cap) return; /* deeper than any real stack: cut (cannot happen for 128 frames x 8) */
+        w->path[depth - 1] = id;
+        if (p->nodes[id].self) {
+            for (size_t i = 0; i < depth; i++) {
+                if (i) fputc(';', w->out);
+                put_name(w->out, p->strs[p->nodes[w->path[i]].name]);
+            }
+            fprintf(w->out, " %llu\n", (unsigned long long)p->nodes[id].self);
+        }
+    }
+    size_t n;
+    uint32_t *kids = cp_sorted_children(p, id, &n);
+    g_fold_profile = p;
+    if (n) qsort(kids, n, sizeof *kids, cmp_by_name);
+    for (size_t i = 0; i < n; i++) fold(w, kids[i], depth + 1);
+    free(kids);
+}
+
+OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs, FILE *out, char *err,
+                                     size_t errlen)
+{
+    if (!out || (!inputs && n_inputs)) {
+        if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write: NULL output or inputs");
+        return 2;
+    }
+    cp_profile p;
+    int rc = cp_profile_build(&p, inputs, n_inputs, 0, err, errlen);
+    if (rc == 0) {
+        walk w = {&p, out, NULL, 2048};
+        w.path = malloc(w.cap * sizeof *w.path);
+        if (!w.path) rc = 1;
+        else fold(&w, 0, 0);
+        free(w.path);
+        if (ferror(out)) {
+            rc = 1;
+            if (err && errlen) snprintf(err, errlen, "writing folded stacks failed: %s", strerror(errno));
+        }
+    }
+    cp_profile_free(&p);
+    return rc;
+}
+
+OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path, char *err,
+                                          size_t errlen)
+{
+    if (!path) {
+        if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write_file: NULL path");
+        return 2;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        if (err && errlen) snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return 1;
+    }
+    int rc = op_cpu_folded_write(inputs, n_inputs, f, err, errlen);
+    if (fclose(f) != 0 && rc == 0) {
+        if (err && errlen) snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}

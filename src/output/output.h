@@ -1,0 +1,187 @@
+/* output.h — libomniprof-output: streaming post-processing of rocpd databases.
+ *
+ * Everything here reads databases in the rocpd schema (version 3): the ones `omniprof run`
+ * writes, the ones AMD's rocprofv3 writes, and merged ones (several uuid-suffixed table sets in
+ * one file). Inputs are untrusted: they are opened read-only (`file:PATH?mode=ro`), with
+ * SQLITE_DBCONFIG_DEFENSIVE on and `trusted_schema` off; a file that is not a database, is
+ * truncated or corrupt, or lacks the rocpd tables is reported by name with the reason.
+ *
+ * Invariants:
+ *  (1) Bounded memory: no function here holds a trace in memory. Rows are read with SQLite
+ *      statements and written as they come; inputs are opened one at a time for conversion,
+ *      statistics and merge. Memory grows only with the number of distinct names, threads,
+ *      streams and counters (the "dictionary" of a trace), never with the number of events.
+ *  (2) Every process stays distinguishable: each uuid-suffixed table set (one per profiled
+ *      process) becomes its own Perfetto sequence / JSON pid; merges keep every guid and pid.
+ *  (3) Names are bytes: quotes, 10 KB names and non-UTF-8 bytes are written intact — raw in
+ *      Perfetto and CSV (CSV quotes per RFC 4180), as \uDCxx escapes (Python's
+ *      "surrogateescape") in JSON.
+ *
+ * Error reporting: every function returns 0 on success, OP_OUT_EINPUT (2) when an input or an
+ * argument is bad, OP_OUT_EFAIL (1) when processing failed; `err` (may be NULL) receives one
+ * line naming the input and the reason. Exit codes of the CLI commands are these numbers.
+ *
+ * Thread safety: functions share no state; different handles may be used from different
+ * threads, one handle from one thread at a time. */
+#ifndef OMNIPROF_OUTPUT_H
+#define OMNIPROF_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <omniprof/defines.h>
+
+OMNIPROF_EXTERN_C_BEGIN
+
+#define OP_OUT_OK 0
+#define OP_OUT_EFAIL 1
+#define OP_OUT_EINPUT 2
+
+/* Output formats of op_output_convert (a bit set). */
+#define OP_OUT_FMT_PFTRACE 0x1u
+#define OP_OUT_FMT_JSON 0x2u
+#define OP_OUT_FMT_CSV 0x4u
+#define OP_OUT_FMT_STATS 0x8u /* the *_stats.csv files and domain_stats.csv */
+
+/* Units of summary durations. */
+typedef enum op_out_units {
+    OP_OUT_NSEC = 0,
+    OP_OUT_USEC = 1,
+    OP_OUT_MSEC = 2,
+    OP_OUT_SEC = 3,
+} op_out_units;
+
+/* A time window. Unset fields leave that side open. start/end are absolute ns (the
+ * database's clock) unless *_pct is set, in which case they are percentages (0..100) of the
+ * trace's extent [first event start, last event end] over all inputs. A marker name sets that
+ * side to the start (start_marker) or end (end_marker) of the first region or sample of that
+ * name. Exclusive (default): an event is kept when it lies wholly inside [start, end];
+ * inclusive: when either endpoint lies inside (the rocpd rule). */
+typedef struct op_out_window {
+    size_t size;
+    int has_start, has_end;
+    double start, end;
+    int start_pct, end_pct;
+    const char *start_marker, *end_marker;
+    int inclusive;
+} op_out_window;
+
+/* Options of one conversion. */
+typedef struct op_out_options {
+    size_t size;                /* sizeof(op_out_options) */
+    const char *const *inputs;  /* database paths */
+    size_t n_inputs;
+    unsigned formats;           /* OP_OUT_FMT_* */
+    const char *out_dir;        /* default "." ; created if missing */
+    const char *out_name;       /* file prefix; default "out": files are <dir>/<name>_<file> */
+    op_out_window window;
+    int progress;               /* 1: progress on stderr (only when stderr is a terminal) */
+} op_out_options;
+
+/**
+ * @brief **op_output_convert()** converts the inputs into every requested format.
+ * Files: <dir>/<name>_results.pftrace, <name>_results.json, rocprofv3's CSV files
+ * (<name>_kernel_trace.csv, ...), and with OP_OUT_FMT_STATS <name>_<domain>_stats.csv.
+ * @return 0, OP_OUT_EINPUT (bad input/window), OP_OUT_EFAIL (write or read failure).
+ */
+OMNIPROF_API int op_output_convert(const op_out_options *opts, char *err, size_t errlen);
+
+/* Streaming handle: open, write chunks, close. One format per handle. */
+typedef struct op_out_stream op_out_stream;
+
+/**
+ * @brief **op_output_open()** prepares a conversion of opts->inputs into one format
+ * (exactly one OP_OUT_FMT_* bit in opts->formats). Inputs are validated here.
+ * @return a handle, or NULL with err filled (and *status set to OP_OUT_EINPUT/EFAIL when
+ *         status is not NULL).
+ */
+OMNIPROF_API op_out_stream *op_output_open(const op_out_options *opts, int *status, char *err,
+                                           size_t errlen);
+/**
+ * @brief **op_output_write()** converts up to max_events more events (0 = all that remain).
+ * @return 1 when more remain, 0 when done, or -OP_OUT_EFAIL/-OP_OUT_EINPUT on error.
+ */
+OMNIPROF_API int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t errlen);
+/** @brief Events written so far by the handle. */
+OMNIPROF_API uint64_t op_output_events(const op_out_stream *s);
+/** @brief **op_output_close()** finishes the files and frees the handle (NULL is fine).
+ *  @return 0 or OP_OUT_EFAIL when finishing a file failed. */
+OMNIPROF_API int op_output_close(op_out_stream *s, char *err, size_t errlen);
+
+/**
+ * @brief **op_output_stats_csv()** writes <dir>/<name>_<domain>_stats.csv for every domain
+ * found in the inputs, and <dir>/<name>_domain_stats.csv.
+ */
+OMNIPROF_API int op_output_stats_csv(const char *const *inputs, size_t n_inputs,
+                                     const char *out_dir, const char *out_name,
+                                     const op_out_window *window, char *err, size_t errlen);
+
+/* Summary formats. */
+#define OP_OUT_SUMMARY_CONSOLE 0
+#define OP_OUT_SUMMARY_CSV 1
+#define OP_OUT_SUMMARY_JSON 2
+#define OP_OUT_SUMMARY_MD 3
+
+typedef struct op_out_summary_options {
+    size_t size;
+    int format;         /* OP_OUT_SUMMARY_* */
+    op_out_units units; /* durations in the tables */
+    int by_rank;        /* one set of tables per process (rank when known, else pid) */
+    int domain_summary; /* add the per-domain table */
+    op_out_window window;
+} op_out_summary_options;
+
+/**
+ * @brief **op_output_summary()** writes rocprofv3-style summary tables (per domain: NAME,
+ * DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV, sorted by total
+ * duration) to `out`. opts may be NULL (console, nsec).
+ */
+OMNIPROF_API int op_output_summary(const char *const *inputs, size_t n_inputs,
+                                   const op_out_summary_options *opts, FILE *out, char *err,
+                                   size_t errlen);
+/** @brief Same as op_output_summary, into a file (path "-" or NULL: stdout). */
+OMNIPROF_API int op_output_summary_path(const char *const *inputs, size_t n_inputs,
+                                        const op_out_summary_options *opts, const char *path,
+                                        char *err, size_t errlen);
+
+/**
+ * @brief **op_output_merge()** writes one rocpd database holding every row of every input:
+ * each input table set is copied under its own uuid suffix (so every guid, pid and id is
+ * kept) and the plain-named views span all of them. Refuses to overwrite an existing file
+ * (OP_OUT_EINPUT); memory is bounded whatever the number of inputs.
+ */
+OMNIPROF_API int op_output_merge(const char *const *inputs, size_t n_inputs,
+                                 const char *out_path, int progress, char *err, size_t errlen);
+
+/* Query output formats. */
+#define OP_OUT_QUERY_CONSOLE 0
+#define OP_OUT_QUERY_CSV 1
+#define OP_OUT_QUERY_JSON 2
+#define OP_OUT_QUERY_MD 3
+
+/**
+ * @brief **op_output_query()** runs read-only SQL over the union of the inputs' views and
+ * writes the rows to `out`. A statement that would write is refused (OP_OUT_EINPUT).
+ */
+OMNIPROF_API int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
+                                 int format, FILE *out, char *err, size_t errlen);
+
+/**
+ * @brief **op_output_cli()** — the `omniprof convert|merge|summary|query` commands, shared by
+ * the omniprof binary and `python3 -m omniprof`. argv[0] is the command name.
+ * @return the exit status (0, 1, 2).
+ */
+OMNIPROF_API int op_output_cli(int argc, char **argv);
+
+/** @brief **op_output_views_sql()**: the text of the rocpd data, summary and omniprof views
+ * (`CREATE VIEW IF NOT EXISTS ...;`), for re-creating them as TEMP views over unions of
+ * attached databases (the Python package's connect() does). Static storage, never NULL. */
+OMNIPROF_API const char *op_output_views_sql(void);
+
+/** @brief Parses "sec|msec|usec|nsec"; returns -1 when unknown. */
+OMNIPROF_API int op_output_parse_units(const char *text);
+
+OMNIPROF_EXTERN_C_END
+
+#endif /* OMNIPROF_OUTPUT_H */

@@ -1,0 +1,495 @@
+/* pftrace.c — the Perfetto sink: a `perfetto.protos.Trace` file of TrackEvent packets.
+ *
+ * Layout of the file: a sequence of `Trace.packet` fields (tag 0x0A, length, TracePacket).
+ * Each table set (one profiled process) is one packet sequence (trusted_packet_sequence_id =
+ * 1 + set index over all inputs). On each sequence:
+ *   1. a first packet with sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED, first_packet_on_sequence
+ *      and the interned debug-annotation names;
+ *   2. TrackDescriptors: the process (pid, name = command), one per thread (pid, tid, name);
+ *      later, when first used, one per GPU stream ("GPU <agent> Stream <id>", child of the
+ *      process) and one per counter (memory allocated per agent, hardware counter per agent,
+ *      process/system metric) — a CounterDescriptor track;
+ *   3. events, sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE: slices as a SLICE_BEGIN/SLICE_END
+ *      pair with absolute timestamps (the trace processor sorts), instants, counter values.
+ *      Names are interned (InternedData.event_names, in the packet that first uses them):
+ *      iid = 4 * string id (+1 for kernel symbols), so no table of names is kept, only the set
+ *      of iids already emitted on this sequence.
+ * Flows: an API call region (category not a marker) carries flow_ids = H(seq, correlation id);
+ * the kernel or copy it caused carries terminating_flow_ids with the same id.
+ * Track uuids are H(seq, kind, row id): unique across sets and inputs (invariant (2)).
+ * Strings are written as bytes (invariant (3)): Perfetto's proto2 `string` fields are not
+ * checked for UTF-8 by the decoder. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/sink.h"
+
+/* debug annotation name iids */
+enum { DA_CORR = 1, DA_GRID, DA_BLOCK, DA_BYTES, DA_DISPATCH, DA_STREAM, DA_AGENT, DA_KIND, DA_SIZE, DA_ADDRESS, DA_COUNT };
+static const char *const da_names[DA_COUNT] = {"", "corr_id", "grid", "block", "bytes", "dispatch_id",
+                                               "stream", "agent", "type", "size", "address"};
+
+typedef struct pf_sink {
+    op_sink base;
+    FILE *f;
+    char *path;
+    op_buf out;  /* file bytes pending */
+    op_buf pkt;  /* the packet being built */
+    op_buf tmp;  /* nested scratch */
+    op_pidmap pids;
+    /* per set */
+    op_src *src;
+    op_src_set *set;
+    uint32_t seq;
+    op_u64map names;    /* iid -> 1 (emitted) */
+    op_u64map tracks;   /* uuid -> 1 (descriptor emitted) */
+    op_u64map procs;    /* process row -> unique pid */
+    op_u64map cats;     /* category id -> 1 marker / 2 not marker */
+    op_u64map alloc_total; /* agent -> bytes (as uint64) */
+    op_u64map agents;      /* agent row + 1 -> logical index */
+    sqlite3_stmt *str_st, *ksym_st;
+    int64_t first_pid;
+    uint32_t seq_base;  /* sequence ids are seq_base + 1 + set index */
+    int threads_desc;   /* 0: describe processes only (a second writer does the threads) */
+} pf_sink;
+
+static int pf_flush(pf_sink *p, int force) {
+    if (p->out.len >= (1u << 20) || (force && p->out.len)) {
+        if (op_buf_write(&p->out, p->f) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Appends the packet built in p->pkt as Trace.packet. */
+static int pf_emit(pf_sink *p) {
+    if (p->pkt.oom) return -1;
+    pb_varint(&p->out, 0x0A);
+    pb_varint(&p->out, p->pkt.len);
+    op_buf_put(&p->out, p->pkt.p, p->pkt.len);
+    p->pkt.len = 0;
+    if (p->out.oom) return -1;
+    return pf_flush(p, 0);
+}
+
+static void pf_packet_start(pf_sink *p, int64_t ts, int needs_state) {
+    p->pkt.len = 0;
+    if (ts >= 0) pb_uint(&p->pkt, 8, (uint64_t)ts);
+    pb_uint(&p->pkt, 10, p->seq);
+    if (needs_state) pb_uint(&p->pkt, 13, 2); /* SEQ_NEEDS_INCREMENTAL_STATE */
+}
+
+/* Track uuids: (seq << 32 | kind << 28 | row) while that is exact — short varints, since
+ * every event packet carries one — else a 64-bit hash of the three. */
+static uint64_t track_id(uint32_t seq, unsigned kind, uint64_t row) {
+    if (row < (1u << 28) && seq < (1u << 30)) return ((uint64_t)seq << 32) | ((uint64_t)kind << 28) | row;
+    return op_mix64(seq, kind, row) | (1ull << 63);
+}
+static uint64_t proc_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 1, (uint64_t)row); }
+static uint64_t thread_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 2, (uint64_t)row); }
+static uint64_t flow_id(pf_sink *p, int64_t corr) { return op_mix64(p->seq, 9, (uint64_t)corr); }
+
+static int64_t unique_pid(pf_sink *p, int64_t process_row, int64_t os_pid) {
+    uint64_t v;
+    if (op_u64map_get(&p->procs, (uint64_t)process_row, &v)) return (int64_t)v;
+    int64_t u = op_pidmap_assign(&p->pids, os_pid);
+    op_u64map_put(&p->procs, (uint64_t)process_row, (uint64_t)u);
+    return u;
+}
+
+static int emit_process(pf_sink *p, int64_t process_row, int64_t os_pid, const unsigned char *command,
+                        const unsigned char *host) {
+    uint64_t uuid = proc_uuid(p, process_row);
+    if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
+    op_u64map_put(&p->tracks, uuid, 1);
+    int64_t pid = unique_pid(p, process_row, os_pid);
+    pf_packet_start(p, -1, 0);
+    size_t td = pb_begin(&p->pkt, 60);
+    pb_uint(&p->pkt, 1, uuid);
+    size_t pd = pb_begin(&p->pkt, 3);
+    pb_int(&p->pkt, 1, pid);
+    op_buf name = {0};
+    if (command && *command) op_buf_puts(&name, (const char *)command);
+    else op_buf_printf(&name, "process %lld", (long long)os_pid);
+    if (host && *host) op_buf_printf(&name, " [%s]", (const char *)host);
+    if (p->set->guid[0]) op_buf_printf(&name, " {%s}", p->set->guid);
+    pb_text(&p->pkt, 6, name.p, name.len);
+    op_buf_free(&name);
+    pb_end(&p->pkt, pd);
+    pb_end(&p->pkt, td);
+    return pf_emit(p);
+}
+
+static int emit_thread_cb(const op_thread_info *ti, void *arg) {
+    pf_sink *p = arg;
+    if (emit_process(p, ti->process_row, ti->pid, ti->command, ti->hostname)) return 1;
+    uint64_t uuid = thread_uuid(p, ti->thread_row);
+    if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
+    op_u64map_put(&p->tracks, uuid, 1);
+    pf_packet_start(p, -1, 0);
+    size_t td = pb_begin(&p->pkt, 60);
+    pb_uint(&p->pkt, 1, uuid);
+    pb_uint(&p->pkt, 5, proc_uuid(p, ti->process_row));
+    size_t th = pb_begin(&p->pkt, 4);
+    pb_int(&p->pkt, 1, unique_pid(p, ti->process_row, ti->pid));
+    pb_int(&p->pkt, 2, ti->tid);
+    if (ti->thread_name && *ti->thread_name)
+        pb_text(&p->pkt, 5, ti->thread_name, strlen((const char *)ti->thread_name));
+    pb_end(&p->pkt, th);
+    pb_end(&p->pkt, td);
+    return pf_emit(p) ? 1 : 0;
+}
+
+static int emit_process_cb(const op_thread_info *ti, void *arg) {
+    pf_sink *p = arg;
+    return emit_process(p, ti->process_row, ti->pid, ti->command, ti->hostname) ? 1 : 0;
+}
+
+/* A plain named track (GPU stream, counter) under the process; counter != 0 makes it a counter track. */
+static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int counter, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int counter, const char *fmt, ...) {
+    if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
+    op_u64map_put(&p->tracks, uuid, 1);
+    if (!op_u64map_get(&p->tracks, proc_uuid(p, process_row), NULL))
+        if (emit_process(p, process_row, process_row, NULL, NULL)) return -1;
+    char name[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    pf_packet_start(p, -1, 0);
+    size_t td = pb_begin(&p->pkt, 60);
+    pb_uint(&p->pkt, 1, uuid);
+    pb_uint(&p->pkt, 5, proc_uuid(p, process_row));
+    pb_text(&p->pkt, 2, (const unsigned char *)name, strlen(name));
+    if (counter) {
+        size_t c = pb_begin(&p->pkt, 8);
+        pb_end(&p->pkt, c);
+    }
+    pb_end(&p->pkt, td);
+    return pf_emit(p);
+}
+
+static int pf_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
+    pf_sink *p = (pf_sink *)k;
+    p->src = src;
+    p->set = set;
+    p->seq = p->seq_base + set_index + 1;
+    /* first packet: clear incremental state, intern the annotation names */
+    pf_packet_start(p, -1, 0);
+    pb_uint(&p->pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+    pb_uint(&p->pkt, 87, 1); /* first_packet_on_sequence */
+    size_t id = pb_begin(&p->pkt, 12);
+    for (int i = 1; i < DA_COUNT; i++) {
+        size_t n = pb_begin(&p->pkt, 3);
+        pb_uint(&p->pkt, 1, (uint64_t)i);
+        pb_str(&p->pkt, 2, da_names[i]);
+        pb_end(&p->pkt, n);
+    }
+    pb_end(&p->pkt, id);
+    if (pf_emit(p)) goto io;
+    if (op_rd_threads(src, set, p->threads_desc ? emit_thread_cb : emit_process_cb, p, err, errlen)) return OP_OUT_EINPUT;
+    if (p->pkt.oom || p->out.oom) goto io;
+    return 0;
+io:
+    op_seterr(err, errlen, "%s: write failed: %s", p->path, strerror(errno));
+    return OP_OUT_EFAIL;
+}
+
+/* Interns (iid -> text) into the packet being built when the iid is new on this sequence. The
+ * text lookup uses its own statement so the event's row stays valid. */
+static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
+    if (op_u64map_get(&p->names, iid, NULL)) return;
+    op_u64map_put(&p->names, iid, 1);
+    int len = 0;
+    const unsigned char *s;
+    if (is_kernel) {
+        s = (const unsigned char *)"";
+        if (SRC_HAS(p->set, T_KSYM)) {
+            if (!p->ksym_st) {
+                char sql[300], e[8];
+                snprintf(sql, sizeof sql, "SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = ?1",
+                         p->set->name[T_KSYM]);
+                p->ksym_st = op_src_prepare(p->src, sql, e, sizeof e);
+            }
+            if (p->ksym_st) {
+                sqlite3_reset(p->ksym_st);
+                sqlite3_bind_int64(p->ksym_st, 1, id);
+                if (sqlite3_step(p->ksym_st) == SQLITE_ROW && sqlite3_column_text(p->ksym_st, 0)) {
+                    s = sqlite3_column_text(p->ksym_st, 0);
+                    len = sqlite3_column_bytes(p->ksym_st, 0);
+                }
+            }
+        }
+    } else {
+        s = op_rd_string(p->src, p->set, &p->str_st, id, &len);
+    }
+    size_t idd = pb_begin(&p->pkt, 12);
+    size_t en = pb_begin(&p->pkt, 2);
+    pb_uint(&p->pkt, 1, iid);
+    pb_text(&p->pkt, 2, s, (size_t)len);
+    pb_end(&p->pkt, en);
+    pb_end(&p->pkt, idd);
+}
+
+static void da_int(op_buf *b, int name_iid, int64_t v) {
+    size_t d = pb_begin(b, 4);
+    pb_uint(b, 1, (uint64_t)name_iid);
+    pb_int(b, 4, v);
+    pb_end(b, d);
+}
+
+static void da_str(op_buf *b, int name_iid, const char *s) {
+    size_t d = pb_begin(b, 4);
+    pb_uint(b, 1, (uint64_t)name_iid);
+    pb_str(b, 6, s);
+    pb_end(b, d);
+}
+
+static int is_marker_cat(pf_sink *p, int64_t cat_id) {
+    uint64_t v;
+    if (op_u64map_get(&p->cats, (uint64_t)cat_id, &v)) return v == 1;
+    int len;
+    const unsigned char *s = op_rd_string(p->src, p->set, &p->str_st, cat_id, &len);
+    int m = op_category_is_marker(s, len);
+    op_u64map_put(&p->cats, (uint64_t)cat_id, m ? 1 : 2);
+    return m;
+}
+
+/* "(x,y,z)" without printf (this runs once per kernel). */
+static char *fmt_i64(char *o, int64_t v) {
+    char d[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+    if (v < 0) *o++ = '-';
+    do d[n++] = (char)('0' + u % 10); while ((u /= 10));
+    while (n) *o++ = d[--n];
+    return o;
+}
+static void fmt3(char *o, const int64_t v[3]) {
+    *o++ = '(';
+    o = fmt_i64(o, v[0]);
+    *o++ = ',';
+    o = fmt_i64(o, v[1]);
+    *o++ = ',';
+    o = fmt_i64(o, v[2]);
+    *o++ = ')';
+    *o = 0;
+}
+
+/* SLICE_BEGIN at start + SLICE_END at end on track. */
+static int slice(pf_sink *p, const op_ev *ev, uint64_t track, uint64_t iid, int is_kernel, int64_t name_src_id,
+                 uint64_t flow, int terminating) {
+    pf_packet_start(p, ev->start, 1);
+    intern_name(p, iid, is_kernel, name_src_id);
+    size_t te = pb_begin(&p->pkt, 11);
+    pb_uint(&p->pkt, 9, 1); /* TYPE_SLICE_BEGIN */
+    pb_uint(&p->pkt, 11, track);
+    pb_uint(&p->pkt, 10, iid);
+    if (flow) pb_fixed64(&p->pkt, terminating ? 48 : 47, flow);
+    if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
+    char tmp[96];
+    switch (ev->kind) {
+    case EV_KERNEL:
+        fmt3(tmp, ev->grid);
+        da_str(&p->pkt, DA_GRID, tmp);
+        fmt3(tmp, ev->block);
+        da_str(&p->pkt, DA_BLOCK, tmp);
+        da_int(&p->pkt, DA_DISPATCH, ev->dispatch_id);
+        break;
+    case EV_COPY:
+        da_int(&p->pkt, DA_BYTES, ev->size);
+        break;
+    default:
+        break;
+    }
+    pb_end(&p->pkt, te);
+    if (pf_emit(p)) return -1;
+    pf_packet_start(p, ev->end, 1);
+    te = pb_begin(&p->pkt, 11);
+    pb_uint(&p->pkt, 9, 2); /* TYPE_SLICE_END */
+    pb_uint(&p->pkt, 11, track);
+    pb_end(&p->pkt, te);
+    return pf_emit(p);
+}
+
+static int counter(pf_sink *p, int64_t ts, uint64_t track, double value) {
+    pf_packet_start(p, ts, 1);
+    size_t te = pb_begin(&p->pkt, 11);
+    pb_uint(&p->pkt, 9, 4); /* TYPE_COUNTER */
+    pb_uint(&p->pkt, 11, track);
+    pb_double(&p->pkt, 44, value);
+    pb_end(&p->pkt, te);
+    return pf_emit(p);
+}
+
+static uint64_t thread_track(pf_sink *p, const op_ev *ev) {
+    uint64_t uuid = thread_uuid(p, ev->thread_row);
+    if (!op_u64map_get(&p->tracks, uuid, NULL)) {
+        op_thread_info ti = {.thread_row = ev->thread_row, .process_row = ev->process_row, .pid = ev->pid, .tid = ev->tid};
+        emit_thread_cb(&ti, p);
+    }
+    return uuid;
+}
+
+/* Agent row id -> logical index (the reader leaves it to us in non-text mode). */
+static int64_t agent_index(pf_sink *p, int64_t agent_id) {
+    uint64_t v;
+    if (agent_id < 0) return -1;
+    if (op_u64map_get(&p->agents, (uint64_t)agent_id + 1, &v)) return (int64_t)v;
+    int64_t idx = agent_id;
+    if (SRC_HAS(p->set, T_AGENT)) {
+        char sql[300], e[8];
+        snprintf(sql, sizeof sql, "SELECT COALESCE(logical_index, absolute_index) FROM %s WHERE id = %lld",
+                 p->set->name[T_AGENT], (long long)agent_id);
+        sqlite3_stmt *st = op_src_prepare(p->src, sql, e, sizeof e);
+        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) idx = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    op_u64map_put(&p->agents, (uint64_t)agent_id + 1, (uint64_t)idx);
+    return idx;
+}
+
+static uint64_t stream_track(pf_sink *p, const op_ev *ev) {
+    uint64_t uuid = track_id(p->seq, 3, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->stream_id);
+    if (!op_u64map_get(&p->tracks, uuid, NULL))
+        ensure_track(p, uuid, ev->process_row, 0, "GPU %lld Stream %lld", (long long)agent_index(p, ev->agent_id),
+                     (long long)ev->stream_id);
+    return uuid;
+}
+
+static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
+    pf_sink *p = (pf_sink *)k;
+    int rc = 0;
+    switch (ev->kind) {
+    case EV_REGION: {
+        uint64_t flow = 0;
+        if (ev->corr && !is_marker_cat(p, ev->category_id)) flow = flow_id(p, ev->corr);
+        rc = slice(p, ev, thread_track(p, ev), (uint64_t)ev->name_id * 4, 0, ev->name_id, flow, 0);
+        break;
+    }
+    case EV_SAMPLE: {
+        uint64_t track = thread_track(p, ev);
+        pf_packet_start(p, ev->start, 1);
+        size_t te = pb_begin(&p->pkt, 11);
+        pb_uint(&p->pkt, 9, 3); /* TYPE_INSTANT */
+        pb_uint(&p->pkt, 11, track);
+        pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"", (size_t)ev->name_len);
+        if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
+        pb_end(&p->pkt, te);
+        rc = pf_emit(p);
+        break;
+    }
+    case EV_KERNEL:
+        rc = slice(p, ev, stream_track(p, ev), (uint64_t)ev->kernel_id * 4 + 1, 1, ev->kernel_id,
+                   ev->corr ? flow_id(p, ev->corr) : 0, 1);
+        break;
+    case EV_COPY:
+        rc = slice(p, ev, stream_track(p, ev), (uint64_t)ev->name_id * 4, 0, ev->name_id,
+                   ev->corr ? flow_id(p, ev->corr) : 0, 1);
+        break;
+    case EV_ALLOC: {
+        uint64_t uuid = track_id(p->seq, 4, (uint64_t)ev->agent_id & 0xFFFFFFF);
+        if (ensure_track(p, uuid, ev->process_row, 1, "Memory allocated (agent %lld) [bytes]",
+                         (long long)agent_index(p, ev->agent_id)))
+            return -1;
+        uint64_t tot = 0;
+        op_u64map_get(&p->alloc_total, (uint64_t)ev->agent_id + 1, &tot);
+        int64_t t = (int64_t)tot;
+        if (ev->alloc_type && (!strcmp(ev->alloc_type, "FREE") || !strcmp(ev->alloc_type, "RECLAIM"))) t -= ev->size;
+        else t += ev->size;
+        if (t < 0) t = 0;
+        op_u64map_put(&p->alloc_total, (uint64_t)ev->agent_id + 1, (uint64_t)t);
+        rc = counter(p, ev->start, uuid, (double)t);
+        break;
+    }
+    case EV_PMC: {
+        uint64_t uuid = track_id(p->seq, 5, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->name_id);
+        if (ensure_track(p, uuid, ev->process_row, 1, "Agent %lld PMC %.400s", (long long)agent_index(p, ev->agent_id),
+                         ev->name ? (const char *)ev->name : "?"))
+            return -1;
+        rc = counter(p, ev->start, uuid, ev->value);
+        break;
+    }
+    case EV_METRIC: {
+        uint64_t uuid = track_id(p->seq, 6, (uint64_t)ev->name_id);
+        if (ensure_track(p, uuid, ev->process_row, 1, "%.500s", ev->name ? (const char *)ev->name : "metric")) return -1;
+        rc = counter(p, ev->start, uuid, ev->value);
+        break;
+    }
+    default:
+        break;
+    }
+    if (rc) {
+        op_seterr(err, errlen, "%s: write failed: %s", p->path, p->pkt.oom || p->out.oom ? "out of memory" : strerror(errno));
+        return OP_OUT_EFAIL;
+    }
+    return 0;
+}
+
+static int pf_end_set(op_sink *k, char *err, size_t errlen) {
+    pf_sink *p = (pf_sink *)k;
+    (void)err;
+    (void)errlen;
+    sqlite3_finalize(p->str_st);
+    sqlite3_finalize(p->ksym_st);
+    p->str_st = p->ksym_st = NULL;
+    op_u64map_free(&p->names);
+    op_u64map_free(&p->tracks);
+    op_u64map_free(&p->procs);
+    op_u64map_free(&p->cats);
+    op_u64map_free(&p->alloc_total);
+    op_u64map_free(&p->agents);
+    return 0;
+}
+
+static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
+    pf_sink *p = (pf_sink *)k;
+    pf_end_set(k, err, errlen);
+    int rc = 0;
+    if (ok && (pf_flush(p, 1) != 0 || fflush(p->f) != 0)) {
+        op_seterr(err, errlen, "%s: write failed: %s", p->path, strerror(errno));
+        rc = OP_OUT_EFAIL;
+    }
+    if (fclose(p->f) != 0 && ok && !rc) {
+        op_seterr(err, errlen, "%s: write failed: %s", p->path, strerror(errno));
+        rc = OP_OUT_EFAIL;
+    }
+    op_buf_free(&p->out);
+    op_buf_free(&p->pkt);
+    op_buf_free(&p->tmp);
+    op_u64map_free(&p->pids.used);
+    free(p->path);
+    free(p);
+    return rc;
+}
+
+op_sink *op_sink_pftrace(const char *dir, const char *name, char *err, size_t errlen) {
+    char *path = op_out_path(dir, name, "results.pftrace");
+    if (!path) return NULL;
+    op_sink *k = op_sink_pftrace_part(path, 0, 1, err, errlen);
+    free(path);
+    return k;
+}
+
+op_sink *op_sink_pftrace_part(const char *path, uint32_t seq_base, int threads_desc, char *err, size_t errlen) {
+    pf_sink *p = calloc(1, sizeof(*p));
+    if (!p) return NULL;
+    p->seq_base = seq_base;
+    p->threads_desc = threads_desc;
+    p->path = strdup(path);
+    if (!p->path || !(p->f = fopen(p->path, "wb"))) {
+        op_seterr(err, errlen, "%s: cannot create: %s", p->path ? p->path : "output", strerror(errno));
+        free(p->path);
+        free(p);
+        return NULL;
+    }
+    p->base.name = "pftrace";
+    p->base.text = (1 << EV_SAMPLE) | (1 << EV_PMC) | (1 << EV_METRIC);
+    p->base.begin_set = pf_begin_set;
+    p->base.event = pf_event;
+    p->base.end_set = pf_end_set;
+    p->base.finish = pf_finish;
+    return &p->base;
+}

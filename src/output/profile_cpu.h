@@ -1,0 +1,123 @@
+/* profile_cpu.h — CPU sampling profiles from rocpd databases (owned by the CPU module, built
+ * into libomniprof-output.so): a flat profile and a call-tree profile (self and inclusive
+ * samples and %, as text or JSON) for `omniprof summary`, and folded stacks for `omniprof
+ * convert -f folded` (flamegraph.pl, speedscope).
+ *
+ * Input: any number of databases, each holding one or more uuid-suffixed table sets (merged
+ * databases have several); a set contributes when it has omniprof_cpu_sample<uuid> rows.
+ * Stacks come from omniprof_stack (deduplicated nodes: id, parent_id, address, depth) and
+ * names from omniprof_symbol (address, inline_depth 0 = physical frame, 1.. inlined callees,
+ * outermost first). An address without a symbol row shows as `module+0xOFF` when the module
+ * is known, else `0xADDR`. Inlined callees are frames of their own (`name [inlined]`).
+ *
+ * Memory: samples are counted per stack by SQLite (GROUP BY stack_id); in memory are only the
+ * stack nodes, the symbol names and the aggregated call tree — the trace's dictionary, never
+ * one entry per sample (output.h invariant (1)).
+ *
+ * All functions return 0 (OP_OUT_OK), 1 (OP_OUT_EFAIL: read/write failure) or 2
+ * (OP_OUT_EINPUT: bad input, e.g. not a database); `err` receives one line naming the input. */
+#ifndef OMNIPROF_OUTPUT_PROFILE_CPU_H
+#define OMNIPROF_OUTPUT_PROFILE_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <omniprof/defines.h>
+
+OMNIPROF_EXTERN_C_BEGIN
+
+typedef enum op_cpu_profile_format {
+    OP_CPU_PROFILE_TEXT = 0,
+    OP_CPU_PROFILE_JSON = 1,
+} op_cpu_profile_format;
+
+typedef struct op_cpu_profile_options {
+    size_t size;          /* sizeof(op_cpu_profile_options) */
+    int format;           /* op_cpu_profile_format */
+    int flat;             /* 1: write the flat profile */
+    int tree;             /* 1: write the call-tree profile */
+    size_t max_rows;      /* flat profile rows (0 = 30) */
+    double min_percent;   /* call-tree nodes below this inclusive % are left out (text only; 0 = 0.5) */
+    int clock;            /* 0 all samples, 1 CPU-time samples only, 2 real-time samples only */
+} op_cpu_profile_options;
+#define op_cpu_profile_options__last_field clock
+
+/**
+ * @brief **op_cpu_profile_has_samples** tells whether any input holds CPU samples.
+ * @return 1 yes, 0 no (also for unreadable inputs: the caller's own open reports those).
+ */
+OMNIPROF_API int op_cpu_profile_has_samples(const char *const *inputs, size_t n_inputs);
+
+/**
+ * @brief **op_cpu_profile_write** writes the flat and/or call-tree profile of every CPU sample
+ * of the inputs to `out`. Text: a table `SELF  SELF%  TOTAL  TOTAL%  FUNCTION  LOCATION` sorted
+ * by self samples (LOCATION = file:line of the function's most-sampled line, or its module),
+ * then the tree, indented, children sorted by inclusive samples. JSON: one object
+ * {"total_samples", "flat": [{"function","location","module","self","self_pct","total",
+ * "total_pct"}...], "tree": {"name","self","total","children":[...]}}.
+ * @param opts: NULL for defaults (text, flat and tree).
+ */
+OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs, FILE *out,
+                                      const op_cpu_profile_options *opts, char *err, size_t errlen);
+
+/**
+ * @brief **op_cpu_folded_write** writes folded stacks: one line per distinct call path,
+ * `outermost;...;innermost COUNT`, the count being the samples whose stack ends there (the
+ * format of flamegraph.pl's stackcollapse output, read by speedscope too). Function names have
+ * ';' replaced by ':' and newlines by spaces. Lines are sorted by path.
+ */
+OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs, FILE *out, char *err,
+                                     size_t errlen);
+
+/**
+ * @brief **op_cpu_folded_write_file** is op_cpu_folded_write into the file `path` (created or
+ * truncated), for `omniprof convert -f folded` (<dir>/<name>_results.folded).
+ */
+OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path,
+                                          char *err, size_t errlen);
+
+
+/* ---- internal: the aggregation engine shared by profile_cpu.c and folded.c (hidden) ------ */
+#include <stdbool.h>
+
+typedef struct cp_u64map_ {
+    uint64_t *keys, *vals;
+    size_t cap, n;
+} cp_u64map_;
+
+typedef struct cp_node {
+    uint32_t name;                       /* interned string id */
+    uint32_t parent, first_child, next_sibling;
+    uint64_t self, total;
+} cp_node;
+
+typedef struct cp_flat {
+    uint32_t name, best_loc, module;     /* UINT32_MAX: none */
+    uint64_t self, total, best_loc_count;
+} cp_flat;
+
+typedef struct cp_profile {
+    char **strs;
+    uint32_t *str_next;
+    size_t n_strs, cap_strs;
+    cp_u64map_ str_index, child_index, flat_index, loc_counts;
+    cp_node *nodes;                      /* nodes[0] is the root */
+    size_t n_nodes, cap_nodes;
+    cp_flat *flat;
+    size_t n_flat, cap_flat;
+    uint64_t total;                      /* samples */
+} cp_profile;
+
+/* Build the tree and flat table of every CPU sample of the inputs (clock: 0 all, 1 CPU-time,
+ * 2 real-time). Returns 0, 1 (read failure) or 2 (bad input), err filled. Free with
+ * cp_profile_free in every case. */
+int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock, char *err,
+                     size_t errlen);
+void cp_profile_free(cp_profile *p);
+/* Children of node `id`, sorted by total samples (descending) then name; malloc'd (free it). */
+uint32_t *cp_sorted_children(cp_profile *p, uint32_t id, size_t *n);
+
+OMNIPROF_EXTERN_C_END
+
+#endif /* OMNIPROF_OUTPUT_PROFILE_CPU_H */

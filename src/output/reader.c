@@ -1,0 +1,385 @@
+/* reader.c — the SQL behind op_rd (reader.h): one statement per (set, event kind).
+ *
+ * Column order of every statement (so that op_rd_next reads them by position):
+ *   0 start  1 end  2 name_id  3 name  4 category_id  5 category  6 thread_row  7 process_row
+ *   8 pid  9 tid  10 corr  11 ext_corr  12 agent_id  13 agent_index  then kind-specific columns.
+ * Joins use primary keys only: a table set holds one process, so every row of it has the same
+ * guid (the (id, guid) pairs the rocpd views need over UNIONs of sets are implied here; a
+ * merged file keeps each process in its own set). */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/reader.h"
+
+const char *const op_ev_kind_name[EV_KINDS] = {"region", "sample", "kernel", "copy", "alloc", "pmc", "metric"};
+
+static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf *b) {
+#define TB(t) set->name[t]
+    char win[256];
+    int has_ev = SRC_HAS(set, T_EVENT), has_th = SRC_HAS(set, T_THREAD), has_pr = SRC_HAS(set, T_PROCESS);
+    int has_ag = SRC_HAS(set, T_AGENT);
+    const char *tbl;
+    int t;
+    switch (kind) {
+    case EV_REGION: t = T_REGION; break;
+    case EV_SAMPLE: t = T_SAMPLE; break;
+    case EV_KERNEL: t = T_KERNEL; break;
+    case EV_COPY: t = T_COPY; break;
+    case EV_ALLOC: t = T_ALLOC; break;
+    case EV_PMC: t = T_PMC_EVENT; break;
+    case EV_METRIC: t = T_OP_METRIC; break;
+    default: return 1;
+    }
+    if (!SRC_HAS(set, t)) return 1;
+    tbl = TB(t);
+    if (kind == EV_SAMPLE && !SRC_HAS(set, T_TRACK)) return 1;
+    if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL) || !SRC_HAS(set, T_PMC))) return 1;
+    if (kind == EV_METRIC && !SRC_HAS(set, T_TRACK)) return 1;
+
+    /* column 0..1 and window */
+    const char *ts = "X.start", *te = "X.\"end\"";
+    if (kind == EV_SAMPLE || kind == EV_METRIC) ts = te = "X.timestamp";
+    if (kind == EV_PMC) ts = "K.start", te = "K.\"end\"";
+    op_win_sql(w, ts, te, win, sizeof win);
+
+    op_buf_printf(b, "SELECT %s, %s, ", ts, te);
+    /* 2 name_id, 3 name */
+    switch (kind) {
+    case EV_REGION:
+    case EV_COPY:
+        op_buf_printf(b, "X.name_id, ");
+        if (text) op_buf_printf(b, "(SELECT string FROM %s S WHERE S.id = X.name_id), ", TB(T_STRING));
+        else op_buf_puts(b, "NULL, ");
+        break;
+    case EV_ALLOC:
+        op_buf_puts(b, "0, NULL, ");
+        break;
+    case EV_SAMPLE:
+        op_buf_printf(b, "TR.name_id, ");
+        if (text) {
+            op_buf_puts(b, "COALESCE(");
+            if (has_ev)
+                op_buf_puts(b, "CASE WHEN E.extdata IS NOT NULL AND E.extdata != '{}' AND json_valid(E.extdata) "
+                               "THEN json_extract(E.extdata, '$.message') END, ");
+            op_buf_printf(b, "(SELECT string FROM %s S WHERE S.id = TR.name_id)), ", TB(T_STRING));
+        } else
+            op_buf_puts(b, "NULL, ");
+        break;
+    case EV_KERNEL:
+        op_buf_puts(b, "X.kernel_id, ");
+        if (text && SRC_HAS(set, T_KSYM))
+            op_buf_printf(b, "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = X.kernel_id), ",
+                          TB(T_KSYM));
+        else
+            op_buf_puts(b, "NULL, ");
+        break;
+    case EV_PMC:
+        op_buf_printf(b, "X.pmc_id, (SELECT name FROM %s M WHERE M.id = X.pmc_id), ", TB(T_PMC));
+        break;
+    case EV_METRIC:
+        op_buf_printf(b, "X.track_id, (SELECT string FROM %s S WHERE S.id = TR.name_id), ", TB(T_STRING));
+        break;
+    }
+    /* 4 category_id, 5 category */
+    if ((kind == EV_REGION || kind == EV_SAMPLE) && has_ev) {
+        op_buf_puts(b, "E.category_id, ");
+        if (text) op_buf_printf(b, "(SELECT string FROM %s C WHERE C.id = E.category_id), ", TB(T_STRING));
+        else op_buf_puts(b, "NULL, ");
+    } else
+        op_buf_puts(b, "NULL, NULL, ");
+    /* 6 thread_row 7 process_row 8 pid 9 tid */
+    const char *xt = "X.tid", *xp = "X.pid";
+    if (kind == EV_SAMPLE || kind == EV_METRIC) xt = "TR.tid", xp = "TR.pid";
+    if (kind == EV_PMC) xt = "K.tid", xp = "K.pid";
+    op_buf_printf(b, "%s, %s, ", xt, xp);
+    /* OS ids: only in text mode (the Perfetto sink names tracks by row id and writes the OS
+     * ids once, in the thread descriptors) */
+    if (!text) op_buf_puts(b, "NULL, NULL, ");
+    else {
+        if (has_pr) op_buf_printf(b, "(SELECT P.pid FROM %s P WHERE P.id = %s), ", TB(T_PROCESS), xp);
+        else op_buf_printf(b, "%s, ", xp);
+        if (has_th) op_buf_printf(b, "(SELECT T.tid FROM %s T WHERE T.id = %s), ", TB(T_THREAD), xt);
+        else op_buf_printf(b, "%s, ", xt);
+    }
+    /* 10 corr 11 ext_corr */
+    if (has_ev && kind != EV_METRIC) op_buf_puts(b, "E.stack_id, E.correlation_id, ");
+    else op_buf_puts(b, "NULL, NULL, ");
+    /* 12 agent_id 13 agent_index */
+    const char *xa = NULL;
+    if (kind == EV_KERNEL || kind == EV_ALLOC) xa = "X.agent_id";
+    if (kind == EV_COPY) xa = "X.dst_agent_id";
+    if (kind == EV_PMC) xa = "K.agent_id";
+    if (xa && has_ag && text)
+        op_buf_printf(b, "%s, (SELECT COALESCE(A.logical_index, A.absolute_index) FROM %s A WHERE A.id = %s), ", xa,
+                      TB(T_AGENT), xa);
+    else
+        op_buf_printf(b, "%s, NULL, ", xa ? xa : "NULL");
+    /* kind-specific from 14 */
+    switch (kind) {
+    case EV_KERNEL:
+        /* 14 stream 15 queue 16 dispatch 17..19 grid 20..22 block 23 lds 24 scratch 25 vgpr 26 accum 27 sgpr */
+        op_buf_puts(b, "X.stream_id, X.queue_id, X.dispatch_id, X.grid_size_x, X.grid_size_y, X.grid_size_z, "
+                       "X.workgroup_size_x, X.workgroup_size_y, X.workgroup_size_z, X.group_segment_size, "
+                       "X.private_segment_size, ");
+        if (SRC_HAS(set, T_KSYM) && text)
+            op_buf_printf(b, "KS.arch_vgpr_count, KS.accum_vgpr_count, KS.sgpr_count ");
+        else
+            op_buf_puts(b, "NULL, NULL, NULL ");
+        break;
+    case EV_COPY:
+        /* 14 stream 15 queue 16 size 17 src agent index 18 dst address */
+        op_buf_puts(b, "X.stream_id, X.queue_id, X.size, ");
+        if (has_ag)
+            op_buf_printf(b, "(SELECT COALESCE(A.logical_index, A.absolute_index) FROM %s A WHERE A.id = X.src_agent_id), ",
+                          TB(T_AGENT));
+        else
+            op_buf_puts(b, "NULL, ");
+        op_buf_puts(b, "X.dst_address ");
+        break;
+    case EV_ALLOC:
+        /* 14 stream 15 queue 16 size 17 address 18 type 19 level */
+        op_buf_puts(b, "X.stream_id, X.queue_id, X.size, X.address, X.type, X.level ");
+        break;
+    case EV_PMC:
+        /* 14 value 15 dispatch 16 stream 17 queue 18 kernel id */
+        op_buf_puts(b, "X.value, K.dispatch_id, K.stream_id, K.queue_id, K.kernel_id, "
+                       "K.grid_size_x * K.grid_size_y * K.grid_size_z, "
+                       "K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z, K.group_segment_size, "
+                       "K.private_segment_size, ");
+        if (SRC_HAS(set, T_KSYM))
+            op_buf_printf(b, "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = K.kernel_id) ",
+                          TB(T_KSYM));
+        else
+            op_buf_puts(b, "NULL ");
+        break;
+    case EV_METRIC:
+        op_buf_puts(b, "X.value ");
+        break;
+    default:
+        op_buf_puts(b, "NULL ");
+        break;
+    }
+    /* PMC values: kernels drive the join (CROSS JOIN fixes the order) so that SQLite's
+     * automatic index is built over the small pmc table, not over the kernels. */
+    if (kind == EV_PMC)
+        op_buf_printf(b, "FROM %s K CROSS JOIN %s X ON X.event_id = K.event_id ", TB(T_KERNEL), tbl);
+    else
+        op_buf_printf(b, "FROM %s X ", tbl);
+    if (kind == EV_SAMPLE || kind == EV_METRIC)
+        op_buf_printf(b, "JOIN %s TR ON TR.id = X.track_id ", TB(T_TRACK));
+    if (kind == EV_KERNEL && SRC_HAS(set, T_KSYM) && text)
+        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KSYM));
+    if (has_ev && kind != EV_METRIC && kind != EV_PMC)
+        op_buf_printf(b, "LEFT JOIN %s E ON E.id = X.event_id ", TB(T_EVENT));
+    if (has_ev && kind == EV_PMC)
+        op_buf_printf(b, "LEFT JOIN %s E ON E.id = K.event_id ", TB(T_EVENT));
+    op_buf_printf(b, "WHERE 1 %s", win);
+    if (kind == EV_METRIC && SRC_HAS(set, T_OP_CPU_SAMPLE)) {
+        /* nothing: metrics are all of omniprof_metric */
+    }
+    op_buf_putc(b, 0);
+    (void)has_th;
+#undef TB
+    return 0;
+}
+
+int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *w, int text,
+               char *err, size_t errlen) {
+    memset(rd, 0, sizeof(*rd));
+    rd->src = src;
+    rd->set = set;
+    rd->kind = kind;
+    rd->text = text;
+    op_buf b = {0};
+    int rc = make_sql(set, kind, w, text, &b);
+    if (rc == 1) {
+        op_buf_free(&b);
+        return 1;
+    }
+    if (b.oom) {
+        op_buf_free(&b);
+        op_seterr(err, errlen, "out of memory");
+        return -OP_OUT_EFAIL;
+    }
+    rd->st = op_src_prepare(src, (const char *)b.p, err, errlen);
+    op_buf_free(&b);
+    return rd->st ? 0 : -OP_OUT_EINPUT;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
+}
+
+int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
+    if (!rd->st) return 0;
+    sqlite3_stmt *st = rd->st;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) {
+        op_src_failed(rd->src, rc, err, errlen);
+        return -OP_OUT_EINPUT;
+    }
+    memset(ev, 0, offsetof(op_ev, grid));
+    ev->lds = ev->scratch = ev->vgpr = ev->accum_vgpr = ev->sgpr = 0;
+    ev->kind = rd->kind;
+    ev->start = sqlite3_column_int64(st, 0);
+    ev->end = sqlite3_column_int64(st, 1);
+    ev->name_id = sqlite3_column_int64(st, 2);
+    /* Columns that are constant NULL without text mode are not read (column calls are a
+     * tenth of a conversion's CPU time). */
+    if (rd->text) {
+        ev->name = sqlite3_column_text(st, 3);
+        ev->name_len = sqlite3_column_bytes(st, 3);
+        ev->category = sqlite3_column_text(st, 5);
+        ev->category_len = sqlite3_column_bytes(st, 5);
+        ev->pid = sqlite3_column_int64(st, 8);
+        ev->tid = sqlite3_column_int64(st, 9);
+        ev->ext_corr = sqlite3_column_int64(st, 11);
+    }
+    ev->category_id = sqlite3_column_int64(st, 4);
+    ev->thread_row = sqlite3_column_int64(st, 6);
+    ev->process_row = sqlite3_column_int64(st, 7);
+    ev->corr = sqlite3_column_int64(st, 10);
+    ev->agent_id = col_i64(st, 12, -1);
+    ev->agent_index = rd->text ? col_i64(st, 13, ev->agent_id) : ev->agent_id;
+    switch (rd->kind) {
+    case EV_KERNEL:
+        ev->stream_id = sqlite3_column_int64(st, 14);
+        ev->queue_id = sqlite3_column_int64(st, 15);
+        ev->dispatch_id = sqlite3_column_int64(st, 16);
+        ev->kernel_id = ev->name_id;
+        for (int i = 0; i < 3; i++) {
+            ev->grid[i] = sqlite3_column_int64(st, 17 + i);
+            ev->block[i] = sqlite3_column_int64(st, 20 + i);
+        }
+        if (rd->text) {
+            ev->lds = sqlite3_column_int64(st, 23);
+            ev->scratch = sqlite3_column_int64(st, 24);
+            ev->vgpr = sqlite3_column_int64(st, 25);
+            ev->accum_vgpr = sqlite3_column_int64(st, 26);
+            ev->sgpr = sqlite3_column_int64(st, 27);
+        }
+        break;
+    case EV_COPY:
+        ev->stream_id = sqlite3_column_int64(st, 14);
+        ev->queue_id = sqlite3_column_int64(st, 15);
+        ev->size = sqlite3_column_int64(st, 16);
+        ev->src_agent_index = col_i64(st, 17, -1);
+        ev->dst_agent_index = ev->agent_index;
+        ev->address = sqlite3_column_int64(st, 18);
+        break;
+    case EV_ALLOC:
+        ev->stream_id = sqlite3_column_int64(st, 14);
+        ev->queue_id = sqlite3_column_int64(st, 15);
+        ev->size = sqlite3_column_int64(st, 16);
+        ev->address = sqlite3_column_int64(st, 17);
+        ev->alloc_type = (const char *)sqlite3_column_text(st, 18);
+        ev->alloc_level = (const char *)sqlite3_column_text(st, 19);
+        break;
+    case EV_PMC:
+        ev->value = sqlite3_column_double(st, 14);
+        ev->dispatch_id = sqlite3_column_int64(st, 15);
+        ev->stream_id = sqlite3_column_int64(st, 16);
+        ev->queue_id = sqlite3_column_int64(st, 17);
+        ev->kernel_id = sqlite3_column_int64(st, 18);
+        ev->grid[0] = sqlite3_column_int64(st, 19);
+        ev->block[0] = sqlite3_column_int64(st, 20);
+        ev->lds = sqlite3_column_int64(st, 21);
+        ev->scratch = sqlite3_column_int64(st, 22);
+        ev->category = sqlite3_column_text(st, 23); /* PMC: the kernel's name */
+        ev->category_len = sqlite3_column_bytes(st, 23);
+        break;
+    case EV_METRIC:
+        ev->value = sqlite3_column_double(st, 14);
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+void op_rd_close(op_rd *rd) {
+    sqlite3_finalize(rd->st);
+    rd->st = NULL;
+}
+
+int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w) {
+    op_rd rd;
+    char err[8];
+    if (!w || !w->active) {
+        static const int tab[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC};
+        if (!SRC_HAS(set, tab[kind])) return 0;
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", set->name[tab[kind]]);
+        sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
+        int64_t n = (st && sqlite3_step(st) == SQLITE_ROW) ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_finalize(st);
+        return n;
+    }
+    if (op_rd_open(&rd, src, set, kind, w, 0, err, sizeof err) != 0) return 0;
+    int64_t n = 0;
+    op_ev ev;
+    while (op_rd_next(&rd, &ev, err, sizeof err) == 1) n++;
+    op_rd_close(&rd);
+    return n;
+}
+
+int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
+                  char *err, size_t errlen) {
+    if (!SRC_HAS(set, T_THREAD)) return 0;
+    char sql[1200];
+    if (SRC_HAS(set, T_PROCESS))
+        snprintf(sql, sizeof sql,
+                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, %s FROM %s T LEFT JOIN %s P ON P.id = T.pid "
+                 "AND P.guid = T.guid ORDER BY T.id",
+                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_THREAD], set->name[T_PROCESS]);
+    else
+        snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
+                 set->name[T_THREAD]);
+    if (SRC_HAS(set, T_PROCESS) && SRC_HAS(set, T_NODE))
+        snprintf(sql, sizeof sql,
+                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, (SELECT hostname FROM %s N WHERE N.id = P.nid) "
+                 "FROM %s T LEFT JOIN %s P ON P.id = T.pid AND P.guid = T.guid ORDER BY T.id",
+                 set->name[T_NODE], set->name[T_THREAD], set->name[T_PROCESS]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
+    if (!st) return OP_OUT_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        op_thread_info ti = {
+            .thread_row = sqlite3_column_int64(st, 0),
+            .process_row = sqlite3_column_int64(st, 1),
+            .pid = sqlite3_column_int64(st, 2),
+            .tid = sqlite3_column_int64(st, 3),
+            .thread_name = sqlite3_column_text(st, 4),
+            .command = sqlite3_column_text(st, 5),
+            .hostname = sqlite3_column_text(st, 6),
+        };
+        if (cb(&ti, arg)) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        op_src_failed(src, rc, err, errlen);
+        sqlite3_finalize(st);
+        return OP_OUT_EINPUT;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+const unsigned char *op_rd_string(op_src *src, op_src_set *set, sqlite3_stmt **cache, int64_t id, int *len) {
+    static const unsigned char empty[] = "";
+    *len = 0;
+    if (!*cache) {
+        char sql[256];
+        char err[8];
+        snprintf(sql, sizeof sql, "SELECT string FROM %s WHERE id = ?1", set->name[T_STRING]);
+        *cache = op_src_prepare(src, sql, err, sizeof err);
+        if (!*cache) return empty;
+    }
+    sqlite3_reset(*cache);
+    sqlite3_bind_int64(*cache, 1, id);
+    if (sqlite3_step(*cache) != SQLITE_ROW) return empty;
+    const unsigned char *s = sqlite3_column_text(*cache, 0);
+    *len = sqlite3_column_bytes(*cache, 0);
+    return s ? s : empty;
+}

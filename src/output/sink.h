@@ -1,0 +1,41 @@
+/* sink.h — the interface between the conversion driver (convert.c) and one output format
+ * (pftrace.c, json.c, csv.c). The driver walks inputs → sets → event kinds → rows and calls the
+ * sink; a sink keeps only per-set dictionaries (seen names, tracks), never events. */
+#ifndef OMNIPROF_OUTPUT_SINK_H
+#define OMNIPROF_OUTPUT_SINK_H
+
+#include "output/reader.h"
+
+typedef struct op_sink op_sink;
+struct op_sink {
+    const char *name;
+    int text; /* the sink wants names joined in (reader text mode) for these kinds (bit per kind) */
+    /* Called once per set before its events (src stays open until end_set). */
+    int (*begin_set)(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen);
+    int (*event)(op_sink *k, const op_ev *ev, char *err, size_t errlen);
+    int (*end_set)(op_sink *k, char *err, size_t errlen);
+    /* Finishes the files; also frees the sink (called once, even after an error: ok = 0). */
+    int (*finish)(op_sink *k, int ok, char *err, size_t errlen);
+};
+
+/* Constructors: files named <dir>/<name>_<...>. NULL with err filled on failure. */
+op_sink *op_sink_pftrace(const char *dir, const char *name, char *err, size_t errlen);
+/* A Perfetto writer of part of the trace: sequence ids start at seq_base + 1; threads_desc 0
+ * describes processes but not threads (another part does). Files of parts concatenate. */
+op_sink *op_sink_pftrace_part(const char *path, uint32_t seq_base, int threads_desc, char *err, size_t errlen);
+op_sink *op_sink_json(const char *dir, const char *name, char *err, size_t errlen);
+op_sink *op_sink_csv(const char *dir, const char *name, char *err, size_t errlen);
+
+/* Makes process ids unique across sets: the OS pid unless another set already used it, then
+ * pid + 1000000 * k (documented in docs/output.md). */
+typedef struct op_pidmap {
+    op_u64map used; /* pid -> times used */
+} op_pidmap;
+int64_t op_pidmap_assign(op_pidmap *m, int64_t pid);
+
+/* File domain of a region category, e.g. "CUDA_RUNTIME_API" -> "cuda_runtime_api",
+ * "MARKER_CORE_API" -> "marker_api", "HIP_RUNTIME_API_EXT" -> "hip_api". Into buf. */
+void op_domain_file(const char *category, char *buf, size_t n);
+int op_category_is_marker(const unsigned char *category, int len);
+
+#endif /* OMNIPROF_OUTPUT_SINK_H */

@@ -1,0 +1,429 @@
+/* source.c — opening untrusted rocpd databases and finding their table sets; time windows.
+ *
+ * Opening (op_src_open), in this order, each failure reported with the input's name:
+ *   1. the file must exist and be readable ("cannot open");
+ *   2. its first 16 bytes must be "SQLite format 3\0" ("not a SQLite database");
+ *   3. the page count in the header times the page size must not exceed the file size
+ *      ("truncated: N bytes, header says M");
+ *   4. it is opened as file:PATH?mode=ro with SQLITE_DBCONFIG_DEFENSIVE and trusted_schema off;
+ *      reading the schema must succeed ("corrupt: <sqlite message>");
+ *   5. it must hold at least one rocpd_metadata<suffix> table whose suffix is [A-Za-z0-9_]*
+ *      and a rocpd_string<suffix> table ("lacks the rocpd tables").
+ * Each set's table names are kept quoted; tables a set lacks are simply not read (a rocprofv3
+ * database has no omniprof_* tables; ours may lack rocpd_arg rows, etc.). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "output/internal.h"
+
+const char *const op_src_table_base[T_COUNT] = {
+    "rocpd_metadata", "rocpd_string", "rocpd_info_node", "rocpd_info_process",
+    "rocpd_info_thread", "rocpd_info_agent", "rocpd_info_queue", "rocpd_info_stream",
+    "rocpd_info_pmc", "rocpd_info_code_object", "rocpd_info_kernel_symbol", "rocpd_track",
+    "rocpd_event", "rocpd_arg", "rocpd_pmc_event", "rocpd_region", "rocpd_sample",
+    "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
+    "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread",
+    "omniprof_run_cost", "omniprof_drops", "omniprof_backpressure",
+};
+
+/* Percent-encodes a path for a file: URI. */
+static char *path_uri(const char *path) {
+    op_buf b = {0};
+    op_buf_puts(&b, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20 || *p >= 0x7F)
+            op_buf_printf(&b, "%%%02X", *p);
+        else
+            op_buf_putc(&b, *p);
+    }
+    op_buf_puts(&b, "?mode=ro");
+    op_buf_putc(&b, 0);
+    if (b.oom) {
+        op_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.p;
+}
+
+int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        op_seterr(err, errlen, "%s: cannot open: %s", path,
+                  errno && stat(path, &st) != 0 ? strerror(errno) : "not a regular file");
+        return OP_OUT_EINPUT;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        op_seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return OP_OUT_EINPUT;
+    }
+    unsigned char hdr[100];
+    size_t got = fread(hdr, 1, sizeof hdr, f);
+    fclose(f);
+    if (got < 100 || memcmp(hdr, "SQLite format 3", 16) != 0) {
+        op_seterr(err, errlen,
+                  "%s: not a SQLite database (expected a rocpd .db file written by omniprof run "
+                  "or rocprofv3)",
+                  path);
+        return OP_OUT_EINPUT;
+    }
+    uint32_t page_size = (uint32_t)hdr[16] << 8 | hdr[17];
+    if (page_size == 1) page_size = 65536;
+    uint32_t n_pages = (uint32_t)hdr[28] << 24 | (uint32_t)hdr[29] << 16 | (uint32_t)hdr[30] << 8 | hdr[31];
+    uint32_t change = (uint32_t)hdr[24] << 24 | (uint32_t)hdr[25] << 16 | (uint32_t)hdr[26] << 8 | hdr[27];
+    uint32_t valid_for = (uint32_t)hdr[92] << 24 | (uint32_t)hdr[93] << 16 | (uint32_t)hdr[94] << 8 | hdr[95];
+    if (page_size < 512 || (page_size & (page_size - 1))) {
+        op_seterr(err, errlen, "%s: corrupt: bad page size %u in the database header", path,
+                  page_size);
+        return OP_OUT_EINPUT;
+    }
+    /* The in-header size is valid only when its change counter matches (SQLite file format
+     * §1.3.7); a database in WAL mode may legitimately be shorter. */
+    if (n_pages && change == valid_for && (uint64_t)n_pages * page_size > (uint64_t)st.st_size) {
+        op_seterr(err, errlen, "%s: truncated: %lld bytes, the header says %llu", path,
+                  (long long)st.st_size, (unsigned long long)n_pages * page_size);
+        return OP_OUT_EINPUT;
+    }
+    if (st.st_size % page_size) {
+        op_seterr(err, errlen, "%s: truncated: %lld bytes is not a whole number of %u-byte pages",
+                  path, (long long)st.st_size, page_size);
+        return OP_OUT_EINPUT;
+    }
+    char *uri = path_uri(path);
+    if (!uri) {
+        op_seterr(err, errlen, "%s: out of memory", path);
+        return OP_OUT_EFAIL;
+    }
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        op_seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return OP_OUT_EINPUT;
+    }
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)0);
+#endif
+    sqlite3_exec(db, "PRAGMA trusted_schema=OFF; PRAGMA query_only=1;", NULL, NULL, NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+    *out = db;
+    return OP_OUT_OK;
+}
+
+void op_src_failed(op_src *s, int rc, char *err, size_t errlen) {
+    const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+    const char *what = "read failed";
+    switch (rc & 0xFF) {
+    case SQLITE_CORRUPT: what = "corrupt"; break;
+    case SQLITE_NOTADB: what = "not a SQLite database"; break;
+    case SQLITE_IOERR: what = "truncated or unreadable"; break;
+    default: break;
+    }
+    op_seterr(err, errlen, "%s: %s: %s", s ? s->path : "?", what, msg);
+}
+
+sqlite3_stmt *op_src_prepare(op_src *s, const char *sql, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        if ((rc & 0xFF) == SQLITE_ERROR)
+            op_seterr(err, errlen, "%s: unexpected rocpd schema: %s", s->path, sqlite3_errmsg(s->db));
+        else
+            op_src_failed(s, rc, err, errlen);
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+static int valid_suffix(const char *s) {
+    if (strlen(s) >= 80) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
+    *out = NULL;
+    sqlite3 *db;
+    int rc = op_src_open_db(path, &db, err, errlen);
+    if (rc) return rc;
+    op_src *s = calloc(1, sizeof(*s));
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        sqlite3_close(db);
+        op_seterr(err, errlen, "%s: out of memory", path);
+        return OP_OUT_EFAIL;
+    }
+    s->db = db;
+    sqlite3_stmt *st = NULL;
+    rc = sqlite3_prepare_v2(db,
+                            "SELECT substr(name, 15) FROM sqlite_schema WHERE type='table' AND "
+                            "name LIKE 'rocpd\\_metadata%' ESCAPE '\\' ORDER BY name",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        op_src_failed(s, rc, err, errlen);
+        sqlite3_finalize(st);
+        op_src_close(s);
+        return OP_OUT_EINPUT;
+    }
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *suf = (const char *)sqlite3_column_text(st, 0);
+        if (!suf || !valid_suffix(suf)) continue;
+        if (s->n_sets == cap) {
+            cap = cap ? cap * 2 : 4;
+            op_src_set *n = realloc(s->sets, cap * sizeof(*n));
+            if (!n) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            s->sets = n;
+        }
+        op_src_set *set = &s->sets[s->n_sets++];
+        memset(set, 0, sizeof(*set));
+        snprintf(set->suffix, sizeof set->suffix, "%s", suf);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        op_src_failed(s, rc, err, errlen);
+        op_src_close(s);
+        return rc == SQLITE_NOMEM ? OP_OUT_EFAIL : OP_OUT_EINPUT;
+    }
+    /* Which tables each set has. */
+    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type='table' AND name=?1", -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        op_src_failed(s, rc, err, errlen);
+        op_src_close(s);
+        return OP_OUT_EINPUT;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_sets; i++) {
+        op_src_set *set = &s->sets[i];
+        for (int t = 0; t < T_COUNT; t++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s%s", op_src_table_base[t], set->suffix);
+            sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+            if (sqlite3_step(st) == SQLITE_ROW) set->have |= 1ull << t;
+            sqlite3_reset(st);
+            snprintf(set->name[t], sizeof set->name[t], "\"%s\"", name);
+        }
+        if (!SRC_HAS(set, T_STRING)) continue;
+        if (kept != i) s->sets[kept] = *set;
+        kept++;
+    }
+    sqlite3_finalize(st);
+    s->n_sets = kept;
+    if (kept == 0) {
+        op_seterr(err, errlen,
+                  "%s: lacks the rocpd tables (no rocpd_metadata<uuid>/rocpd_string<uuid> table): "
+                  "expected a database written by omniprof run or rocprofv3 (rocpd schema 3)",
+                  path);
+        op_src_close(s);
+        return OP_OUT_EINPUT;
+    }
+    /* guid of each set */
+    for (size_t i = 0; i < s->n_sets; i++) {
+        op_src_set *set = &s->sets[i];
+        char sql[300];
+        snprintf(sql, sizeof sql,
+                 "SELECT value FROM %s WHERE tag IN ('guid','uuid') ORDER BY tag='guid' DESC LIMIT 1",
+                 set->name[T_METADATA]);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+            int r = sqlite3_step(st);
+            if (r == SQLITE_ROW && sqlite3_column_text(st, 0))
+                snprintf(set->guid, sizeof set->guid, "%s", (const char *)sqlite3_column_text(st, 0));
+            else if (r != SQLITE_DONE) {
+                op_src_failed(s, r, err, errlen);
+                sqlite3_finalize(st);
+                op_src_close(s);
+                return OP_OUT_EINPUT;
+            }
+        } else {
+            op_seterr(err, errlen, "%s: unexpected rocpd schema: %s", path, sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+            op_src_close(s);
+            return OP_OUT_EINPUT;
+        }
+        sqlite3_finalize(st);
+    }
+    *out = s;
+    return OP_OUT_OK;
+}
+
+void op_src_close(op_src *s) {
+    if (!s) return;
+    sqlite3_close(s->db);
+    free(s->sets);
+    free(s->path);
+    free(s);
+}
+
+/* ---- time windows -------------------------------------------------------------------------- */
+
+void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t n) {
+    if (!w || !w->active) {
+        if (n) buf[0] = 0;
+        return;
+    }
+    if (w->inclusive)
+        snprintf(buf, n, " AND ((%s BETWEEN %lld AND %lld) OR (%s BETWEEN %lld AND %lld))", s,
+                 (long long)w->t0, (long long)w->t1, e, (long long)w->t0, (long long)w->t1);
+    else
+        snprintf(buf, n, " AND %s >= %lld AND %s <= %lld", s, (long long)w->t0, e, (long long)w->t1);
+}
+
+/* Extent of one set: min start / max end over its event tables. */
+static int set_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err, size_t errlen) {
+    static const struct { int t; const char *s, *e; } parts[] = {
+        {T_REGION, "start", "end"}, {T_KERNEL, "start", "end"}, {T_COPY, "start", "end"},
+        {T_ALLOC, "start", "end"}, {T_SAMPLE, "timestamp", "timestamp"},
+        {T_OP_METRIC, "timestamp", "timestamp"},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!SRC_HAS(set, parts[i].t)) continue;
+        char sql[400];
+        snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s", parts[i].s, parts[i].e,
+                 set->name[parts[i].t]);
+        sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
+        if (!st) return OP_OUT_EINPUT;
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+                int64_t a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+                if (a < *lo) *lo = a;
+                if (b > *hi) *hi = b;
+            }
+        } else {
+            op_src_failed(s, rc, err, errlen);
+            sqlite3_finalize(st);
+            return OP_OUT_EINPUT;
+        }
+        sqlite3_finalize(st);
+    }
+    return 0;
+}
+
+/* First occurrence of a marker: a region or a sample (by its mark message or track name). */
+static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end, int64_t after,
+                      int64_t *found, char *err, size_t errlen) {
+    char sql[1200];
+    int64_t best = INT64_MAX;
+    if (SRC_HAS(set, T_REGION)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT min(R.start), min(R.\"end\") FROM %s R JOIN %s S ON S.id = R.name_id "
+                 "WHERE S.string = ?1 AND R.\"end\" >= ?2",
+                 set->name[T_REGION], set->name[T_STRING]);
+        sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
+        if (!st) return OP_OUT_EINPUT;
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, after);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            best = sqlite3_column_int64(st, want_end ? 1 : 0);
+        else if (rc != SQLITE_ROW) {
+            op_src_failed(s, rc, err, errlen);
+            sqlite3_finalize(st);
+            return OP_OUT_EINPUT;
+        }
+        sqlite3_finalize(st);
+    }
+    if (SRC_HAS(set, T_SAMPLE) && SRC_HAS(set, T_EVENT)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT min(X.timestamp) FROM %s X JOIN %s E ON E.id = X.event_id "
+                 "WHERE json_valid(E.extdata) AND json_extract(E.extdata, '$.message') = ?1 "
+                 "AND X.timestamp >= ?2",
+                 set->name[T_SAMPLE], set->name[T_EVENT]);
+        sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
+        if (!st) return OP_OUT_EINPUT;
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, after);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            int64_t t = sqlite3_column_int64(st, 0);
+            if (t < best) best = t;
+        } else if (rc != SQLITE_ROW) {
+            op_src_failed(s, rc, err, errlen);
+            sqlite3_finalize(st);
+            return OP_OUT_EINPUT;
+        }
+        sqlite3_finalize(st);
+    }
+    if (best < *found) *found = best;
+    return 0;
+}
+
+int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
+                   char *err, size_t errlen) {
+    memset(out, 0, sizeof(*out));
+    out->t0 = INT64_MIN;
+    out->t1 = INT64_MAX;
+    if (!w || (!w->has_start && !w->has_end && !w->start_marker && !w->end_marker)) return 0;
+    out->active = 1;
+    out->inclusive = w->inclusive;
+    int need_extent = (w->has_start && w->start_pct) || (w->has_end && w->end_pct);
+    int64_t lo = INT64_MAX, hi = INT64_MIN, m0 = INT64_MAX, m1 = INT64_MAX;
+    if (w->has_start && w->start_pct && (w->start < 0 || w->start > 100)) {
+        op_seterr(err, errlen, "--start %g%%: a percentage must be within 0..100", w->start);
+        return OP_OUT_EINPUT;
+    }
+    if (w->has_end && w->end_pct && (w->end < 0 || w->end > 100)) {
+        op_seterr(err, errlen, "--end %g%%: a percentage must be within 0..100", w->end);
+        return OP_OUT_EINPUT;
+    }
+    for (size_t i = 0; i < n; i++) {
+        op_src *s;
+        int rc = op_src_open(inputs[i], &s, err, errlen);
+        if (rc) return rc;
+        for (size_t k = 0; k < s->n_sets && !rc; k++) {
+            if (need_extent) rc = set_extent(s, &s->sets[k], &lo, &hi, err, errlen);
+            if (!rc && w->start_marker)
+                rc = set_marker(s, &s->sets[k], w->start_marker, 0, INT64_MIN, &m0, err, errlen);
+        }
+        op_src_close(s);
+        if (rc) return rc;
+    }
+    if (w->start_marker) {
+        if (m0 == INT64_MAX) {
+            op_seterr(err, errlen, "--start-marker '%s': no region or mark of that name in the inputs",
+                      w->start_marker);
+            return OP_OUT_EINPUT;
+        }
+        out->t0 = m0;
+    }
+    if (w->end_marker) { /* the end of the first such marker that ends after the start */
+        for (size_t i = 0; i < n; i++) {
+            op_src *s;
+            int rc = op_src_open(inputs[i], &s, err, errlen);
+            if (rc) return rc;
+            for (size_t k = 0; k < s->n_sets && !rc; k++)
+                rc = set_marker(s, &s->sets[k], w->end_marker, 1, out->t0, &m1, err, errlen);
+            op_src_close(s);
+            if (rc) return rc;
+        }
+        if (m1 == INT64_MAX) {
+            op_seterr(err, errlen, "--end-marker '%s': no region or mark of that name in the inputs",
+                      w->end_marker);
+            return OP_OUT_EINPUT;
+        }
+        out->t1 = m1;
+    }
+    if (need_extent && lo > hi) lo = hi = 0;
+    if (w->has_start)
+        out->t0 = w->start_pct ? lo + (int64_t)((double)(hi - lo) * w->start / 100.0) : (int64_t)w->start;
+    if (w->has_end)
+        out->t1 = w->end_pct ? lo + (int64_t)((double)(hi - lo) * w->end / 100.0 + 0.5) : (int64_t)w->end;
+    if (out->t1 < out->t0) {
+        op_seterr(err, errlen, "empty time window: end %lld is before start %lld",
+                  (long long)out->t1, (long long)out->t0);
+        return OP_OUT_EINPUT;
+    }
+    return 0;
+}

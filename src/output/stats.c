@@ -1,0 +1,589 @@
+/* stats.c — per-domain statistics: the *_stats.csv files and the summary tables.
+ *
+ * Semantics (rocprofv3 generateStats.cpp / rocpd summary): for each domain and name, CALLS,
+ * total DURATION, AVERAGE, PERCENT of the domain's total, MIN, MAX and STDDEV (sample standard
+ * deviation, n-1; 0 for one call). Domains: KERNEL_DISPATCH (kernel names), MEMORY_COPY
+ * (direction names), MEMORY_SET, MEMORY_ALLOCATION (operation), and one per region category
+ * normalised as the CSV file names are (CUDA_RUNTIME_API, CUDA_DRIVER_API, MARKER_API, ...).
+ *
+ * Computation: SQLite aggregates each set with GROUP BY over ids (one pass per table, constant
+ * memory: only the groups are kept), then the groups of all sets are merged here by (process
+ * group, domain, name text); sums of squares are kept in double so nothing overflows. Memory
+ * is proportional to the number of distinct (domain, name) pairs. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/sink.h"
+
+typedef struct st_row {
+    uint64_t group;     /* 0, or a process group (by_process) */
+    char *domain;
+    unsigned char *name;
+    size_t name_len;
+    uint64_t calls;
+    double total, sumsq;
+    int64_t min, max;
+} st_row;
+
+typedef struct st_group {
+    uint64_t key;
+    char label[256];
+} st_group;
+
+struct op_stats {
+    st_row *rows;
+    size_t n, cap;
+    op_u64map index; /* hash -> row index + 1 (chained by linear scan on collision) */
+    st_group *groups;
+    size_t n_groups;
+};
+
+op_stats *op_stats_new(void) { return calloc(1, sizeof(op_stats)); }
+
+void op_stats_free(op_stats *st) {
+    if (!st) return;
+    for (size_t i = 0; i < st->n; i++) {
+        free(st->rows[i].domain);
+        free(st->rows[i].name);
+    }
+    free(st->rows);
+    free(st->groups);
+    op_u64map_free(&st->index);
+    free(st);
+}
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h) {
+    const unsigned char *s = p;
+    h ^= 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int st_add(op_stats *st, uint64_t group, const char *domain, const unsigned char *name, size_t name_len,
+                  uint64_t calls, double total, double sumsq, int64_t mn, int64_t mx) {
+    uint64_t h = hash_bytes(name, name_len, hash_bytes(domain, strlen(domain), group));
+    for (uint64_t probe = h;; probe = op_mix64(probe, 7, 7)) {
+        uint64_t v;
+        if (!op_u64map_get(&st->index, probe, &v)) {
+            if (st->n == st->cap) {
+                size_t cap = st->cap ? st->cap * 2 : 64;
+                st_row *r = realloc(st->rows, cap * sizeof(*r));
+                if (!r) return -1;
+                st->rows = r;
+                st->cap = cap;
+            }
+            st_row *r = &st->rows[st->n];
+            memset(r, 0, sizeof(*r));
+            r->group = group;
+            r->domain = strdup(domain);
+            r->name = malloc(name_len + 1);
+            if (!r->domain || !r->name) return -1;
+            memcpy(r->name, name, name_len);
+            r->name[name_len] = 0;
+            r->name_len = name_len;
+            r->min = mn;
+            r->max = mx;
+            if (op_u64map_put(&st->index, probe, st->n + 1)) return -1;
+            st->n++;
+            v = st->n;
+        }
+        st_row *r = &st->rows[v - 1];
+        if (r->group != group || strcmp(r->domain, domain) || r->name_len != name_len || memcmp(r->name, name, name_len))
+            continue; /* hash collision: next probe */
+        if (r->calls == 0 || mn < r->min) r->min = mn;
+        if (r->calls == 0 || mx > r->max) r->max = mx;
+        r->calls += calls;
+        r->total += total;
+        r->sumsq += sumsq;
+        return 0;
+    }
+}
+
+static void upper_domain(const char *category, char *out, size_t n) {
+    char f[200];
+    op_domain_file(category, f, sizeof f);
+    size_t i = 0;
+    for (; f[i] && i + 1 < n; i++) out[i] = (char)(f[i] >= 'a' && f[i] <= 'z' ? f[i] - 'a' + 'A' : f[i]);
+    out[i] = 0;
+}
+
+static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win *w, int by_process, char *err,
+                       size_t errlen) {
+    static const struct { int t; const char *domain; } parts[] = {
+        {T_REGION, NULL}, {T_KERNEL, "KERNEL_DISPATCH"}, {T_COPY, "MEMORY_COPY"}, {T_ALLOC, "MEMORY_ALLOCATION"},
+    };
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        int t = parts[p].t;
+        if (!SRC_HAS(set, t)) continue;
+        char win[256];
+        op_win_sql(w, "X.start", "X.\"end\"", win, sizeof win);
+        op_buf b = {0};
+        const char *gcol = by_process ? "X.pid" : "0";
+        const char *S = set->name[T_STRING];
+        switch (t) {
+        case T_REGION:
+            op_buf_printf(&b,
+                          "SELECT g, (SELECT string FROM %s WHERE id = c), (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
+                          "FROM (SELECT %s AS g, %s AS c, X.name_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
+                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
+                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X %s%s%s WHERE 1 %s "
+                          "GROUP BY 1, 2, 3)",
+                          S, S, gcol, SRC_HAS(set, T_EVENT) ? "E.category_id" : "NULL", set->name[T_REGION],
+                          SRC_HAS(set, T_EVENT) ? "LEFT JOIN " : "", SRC_HAS(set, T_EVENT) ? set->name[T_EVENT] : "",
+                          SRC_HAS(set, T_EVENT) ? " E ON E.id = X.event_id AND E.guid = X.guid" : "", win);
+            break;
+        case T_KERNEL:
+            if (SRC_HAS(set, T_KSYM))
+                op_buf_printf(&b,
+                              "SELECT g, NULL, (SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = n), cnt, tot, mn, mx, sq ",
+                              set->name[T_KSYM]);
+            else
+                op_buf_puts(&b, "SELECT g, NULL, 'kernel ' || n, cnt, tot, mn, mx, sq ");
+            op_buf_printf(&b,
+                          "FROM (SELECT %s AS g, X.kernel_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
+                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
+                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X WHERE 1 %s GROUP BY 1, 2)",
+                          gcol, set->name[T_KERNEL], win);
+            break;
+        case T_COPY:
+            op_buf_printf(&b,
+                          "SELECT g, NULL, (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
+                          "FROM (SELECT %s AS g, X.name_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
+                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
+                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X WHERE 1 %s GROUP BY 1, 2)",
+                          S, gcol, set->name[T_COPY], win);
+            break;
+        case T_ALLOC:
+            op_buf_printf(&b,
+                          "SELECT %s AS g, NULL, COALESCE(X.type, 'ALLOC'), count(*), total(X.\"end\" - X.start), "
+                          "min(X.\"end\" - X.start), max(X.\"end\" - X.start), "
+                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) FROM %s X WHERE 1 %s GROUP BY 1, 3",
+                          gcol, set->name[T_ALLOC], win);
+            break;
+        }
+        op_buf_putc(&b, 0);
+        if (b.oom) {
+            op_buf_free(&b);
+            op_seterr(err, errlen, "out of memory");
+            return OP_OUT_EFAIL;
+        }
+        sqlite3_stmt *q = op_src_prepare(src, (const char *)b.p, err, errlen);
+        op_buf_free(&b);
+        if (!q) return OP_OUT_EINPUT;
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            uint64_t group = 0;
+            if (by_process) {
+                int64_t prow = sqlite3_column_int64(q, 0);
+                group = op_mix64(hash_bytes(set->guid, strlen(set->guid), 0), (uint64_t)prow, 3);
+                size_t gi;
+                for (gi = 0; gi < st->n_groups; gi++)
+                    if (st->groups[gi].key == group) break;
+                if (gi == st->n_groups) {
+                    st_group *g = realloc(st->groups, (st->n_groups + 1) * sizeof(*g));
+                    if (!g) {
+                        sqlite3_finalize(q);
+                        return OP_OUT_EFAIL;
+                    }
+                    st->groups = g;
+                    st_group *ng = &g[st->n_groups++];
+                    ng->key = group;
+                    int64_t os_pid = prow;
+                    char host[128] = "";
+                    if (SRC_HAS(set, T_PROCESS)) {
+                        char sql[600];
+                        snprintf(sql, sizeof sql, "SELECT P.pid, %s FROM %s P WHERE P.id = %lld",
+                                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_PROCESS],
+                                 (long long)prow);
+                        if (SRC_HAS(set, T_NODE))
+                            snprintf(sql, sizeof sql,
+                                     "SELECT P.pid, (SELECT hostname FROM %s N WHERE N.id = P.nid), "
+                                     "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank') "
+                                     "FROM %s P WHERE P.id = %lld",
+                                     set->name[T_NODE], set->name[T_PROCESS], (long long)prow);
+                        sqlite3_stmt *pq = op_src_prepare(src, sql, err, errlen);
+                        if (pq && sqlite3_step(pq) == SQLITE_ROW) {
+                            os_pid = sqlite3_column_int64(pq, 0);
+                            if (sqlite3_column_text(pq, 1))
+                                snprintf(host, sizeof host, "%s", (const char *)sqlite3_column_text(pq, 1));
+                            if (sqlite3_column_count(pq) > 2 && sqlite3_column_type(pq, 2) != SQLITE_NULL &&
+                                sqlite3_column_int64(pq, 2) >= 0) {
+                                snprintf(ng->label, sizeof ng->label, "RANK %lld (pid %lld%s%s)",
+                                         (long long)sqlite3_column_int64(pq, 2), (long long)os_pid, host[0] ? ", " : "",
+                                         host);
+                                sqlite3_finalize(pq);
+                                goto labeled;
+                            }
+                        }
+                        sqlite3_finalize(pq);
+                    }
+                    snprintf(ng->label, sizeof ng->label, "PROCESS %lld%s%s%s", (long long)os_pid, host[0] ? " (" : "",
+                             host, host[0] ? ")" : "");
+                labeled:;
+                }
+            }
+            char domain[200];
+            if (parts[p].domain) {
+                snprintf(domain, sizeof domain, "%s", parts[p].domain);
+            } else {
+                const unsigned char *cat = sqlite3_column_text(q, 1);
+                upper_domain(cat ? (const char *)cat : "UNKNOWN_API", domain, sizeof domain);
+            }
+            const unsigned char *name = sqlite3_column_text(q, 2);
+            size_t nlen = name ? (size_t)sqlite3_column_bytes(q, 2) : 0;
+            if (t == T_COPY && name && nlen == 10 && !memcmp(name, "MEMORY_SET", 10)) strcpy(domain, "MEMORY_SET");
+            if (st_add(st, group, domain, name ? name : (const unsigned char *)"", nlen,
+                       (uint64_t)sqlite3_column_int64(q, 3), sqlite3_column_double(q, 4), sqlite3_column_double(q, 7),
+                       sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6))) {
+                sqlite3_finalize(q);
+                op_seterr(err, errlen, "out of memory");
+                return OP_OUT_EFAIL;
+            }
+        }
+        sqlite3_finalize(q);
+        if (rc != SQLITE_DONE) {
+            op_src_failed(src, rc, err, errlen);
+            return OP_OUT_EINPUT;
+        }
+    }
+    return 0;
+}
+
+int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w, int by_process, char *err,
+                     size_t errlen) {
+    for (size_t i = 0; i < n; i++) {
+        op_src *src;
+        int rc = op_src_open(inputs[i], &src, err, errlen);
+        if (rc) return rc;
+        for (size_t k = 0; k < src->n_sets && !rc; k++) rc = collect_set(st, src, &src->sets[k], w, by_process, err, errlen);
+        op_src_close(src);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- reporting -------------------------------------------------------------------------------- */
+
+static int cmp_rows(const void *a, const void *b, void *ctx) {
+    const op_stats *st = ctx;
+    const st_row *x = &st->rows[*(const size_t *)a], *y = &st->rows[*(const size_t *)b];
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    int c = strcmp(x->domain, y->domain);
+    if (c) return c;
+    if (x->total != y->total) return x->total > y->total ? -1 : 1;
+    return strcmp((const char *)x->name, (const char *)y->name);
+}
+
+static size_t *sorted_index(const op_stats *st) {
+    size_t *ix = malloc((st->n + 1) * sizeof(size_t));
+    if (!ix) return NULL;
+    for (size_t i = 0; i < st->n; i++) ix[i] = i;
+    qsort_r(ix, st->n, sizeof(size_t), cmp_rows, (void *)st);
+    return ix;
+}
+
+static double stddev(const st_row *r) {
+    if (r->calls < 2) return 0;
+    double n = (double)r->calls, mean = r->total / n;
+    double var = (r->sumsq - n * mean * mean) / (n - 1);
+    return var > 0 ? sqrt(var) : 0;
+}
+
+static double domain_total(const op_stats *st, const st_row *r) {
+    double t = 0;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->rows[i].group == r->group && !strcmp(st->rows[i].domain, r->domain)) t += st->rows[i].total;
+    return t;
+}
+
+int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *out_dir, const char *out_name,
+                        const op_out_window *window, char *err, size_t errlen) {
+    op_win w;
+    int rc = op_win_resolve(window, inputs, n_inputs, &w, err, errlen);
+    if (rc) return rc;
+    op_stats *st = op_stats_new();
+    if (!st) return OP_OUT_EFAIL;
+    rc = op_stats_collect(st, inputs, n_inputs, &w, 0, err, errlen);
+    if (rc) {
+        op_stats_free(st);
+        return rc;
+    }
+    if (op_mkdirs(out_dir && *out_dir ? out_dir : ".") != 0) {
+        op_seterr(err, errlen, "%s: cannot create the output directory", out_dir);
+        op_stats_free(st);
+        return OP_OUT_EFAIL;
+    }
+    size_t *ix = sorted_index(st);
+    FILE *f = NULL;
+    const char *cur = NULL;
+    double dtot = 0;
+    op_buf b = {0};
+    /* domain totals for domain_stats.csv */
+    typedef struct { const char *d; uint64_t calls; double total, sumsq; int64_t mn, mx; } dom_t;
+    dom_t *doms = calloc(st->n + 1, sizeof(dom_t));
+    size_t nd = 0;
+    for (size_t k = 0; ix && doms && k < st->n && !rc; k++) {
+        st_row *r = &st->rows[ix[k]];
+        if (!cur || strcmp(cur, r->domain)) {
+            if (f && (op_buf_write(&b, f) || fclose(f))) rc = OP_OUT_EFAIL;
+            f = NULL;
+            cur = r->domain;
+            dtot = domain_total(st, r);
+            char fn[300], low[200];
+            if (!strcmp(cur, "KERNEL_DISPATCH")) snprintf(low, sizeof low, "kernel");
+            else {
+                size_t i = 0;
+                for (; cur[i] && i + 1 < sizeof low; i++) low[i] = (char)(cur[i] >= 'A' && cur[i] <= 'Z' ? cur[i] + 32 : cur[i]);
+                low[i] = 0;
+            }
+            snprintf(fn, sizeof fn, "%s_stats.csv", low);
+            char *path = op_out_path(out_dir, out_name, fn);
+            f = path ? fopen(path, "wb") : NULL;
+            if (!f) {
+                op_seterr(err, errlen, "%s: cannot create: %s", path ? path : fn, strerror(errno));
+                rc = OP_OUT_EFAIL;
+            }
+            free(path);
+            op_buf_puts(&b, "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n");
+            doms[nd].d = cur;
+            doms[nd].mn = r->min;
+            doms[nd].mx = r->max;
+            nd++;
+        }
+        dom_t *d = &doms[nd - 1];
+        d->calls += r->calls;
+        d->total += r->total;
+        d->sumsq += r->sumsq;
+        if (r->min < d->mn) d->mn = r->min;
+        if (r->max > d->mx) d->mx = r->max;
+        op_buf_csv_str(&b, r->name, r->name_len, 1);
+        op_buf_printf(&b, ",%llu,%.0f,%.17g,%.17g,%lld,%lld,%.17g\n", (unsigned long long)r->calls, r->total,
+                      r->total / (double)r->calls, dtot > 0 ? 100.0 * r->total / dtot : 0.0, (long long)r->min,
+                      (long long)r->max, stddev(r));
+        if (f && b.len > (1u << 16) && op_buf_write(&b, f)) rc = OP_OUT_EFAIL;
+    }
+    if (f && (op_buf_write(&b, f) || fclose(f))) rc = OP_OUT_EFAIL;
+    if (!rc) {
+        char *path = op_out_path(out_dir, out_name, "domain_stats.csv");
+        FILE *df = path ? fopen(path, "wb") : NULL;
+        if (!df) {
+            op_seterr(err, errlen, "%s: cannot create: %s", path ? path : "domain_stats.csv", strerror(errno));
+            rc = OP_OUT_EFAIL;
+        } else {
+            double all = 0;
+            for (size_t i = 0; i < nd; i++) all += doms[i].total;
+            fputs("\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n", df);
+            for (size_t i = 0; i < nd; i++) {
+                st_row tmp = {.calls = doms[i].calls, .total = doms[i].total, .sumsq = doms[i].sumsq};
+                fprintf(df, "\"%s\",%llu,%.0f,%.17g,%.17g,%lld,%lld,%.17g\n", doms[i].d, (unsigned long long)doms[i].calls,
+                        doms[i].total, doms[i].total / (double)doms[i].calls, all > 0 ? 100.0 * doms[i].total / all : 0.0,
+                        (long long)doms[i].mn, (long long)doms[i].mx, stddev(&tmp));
+            }
+            if (fclose(df)) rc = OP_OUT_EFAIL;
+        }
+        free(path);
+    }
+    op_buf_free(&b);
+    free(doms);
+    free(ix);
+    op_stats_free(st);
+    return rc;
+}
+
+/* ---- summary ---------------------------------------------------------------------------------- */
+
+int op_output_parse_units(const char *t) {
+    if (!t) return -1;
+    if (!strcmp(t, "nsec") || !strcmp(t, "ns")) return OP_OUT_NSEC;
+    if (!strcmp(t, "usec") || !strcmp(t, "us")) return OP_OUT_USEC;
+    if (!strcmp(t, "msec") || !strcmp(t, "ms")) return OP_OUT_MSEC;
+    if (!strcmp(t, "sec") || !strcmp(t, "s")) return OP_OUT_SEC;
+    return -1;
+}
+
+static const char *unit_name(op_out_units u) {
+    static const char *const n[] = {"nsec", "usec", "msec", "sec"};
+    return n[u >= 0 && u <= 3 ? u : 0];
+}
+static double unit_div(op_out_units u) {
+    static const double d[] = {1, 1e3, 1e6, 1e9};
+    return d[u >= 0 && u <= 3 ? u : 0];
+}
+
+typedef struct sum_line {
+    const unsigned char *name;
+    size_t name_len;
+    const char *domain;
+    uint64_t calls;
+    double total, avg, pct, min, max, sd;
+} sum_line;
+
+static void put_cell_md(op_buf *b, const unsigned char *s, size_t n) {
+    /* markdown: escape '|' and turn newlines into spaces; bytes kept otherwise */
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '|') op_buf_puts(b, "\\|");
+        else if (s[i] == '\n' || s[i] == '\r') op_buf_putc(b, ' ');
+        else op_buf_putc(b, s[i]);
+    }
+}
+
+static void fmt_num(char *buf, size_t n, double v, op_out_units u) {
+    if (u == OP_OUT_NSEC && v == floor(v) && fabs(v) < 9e15) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%.6g", v);
+}
+
+static int write_table(FILE *out, int format, op_out_units units, const char *title, const sum_line *ls, size_t nl,
+                       int *first_json) {
+    op_buf b = {0};
+    const char *un = unit_name(units);
+    double div = unit_div(units);
+    if (format == OP_OUT_SUMMARY_CONSOLE || format == OP_OUT_SUMMARY_MD) {
+        op_buf_printf(&b, "\n%s%s:\n\n", format == OP_OUT_SUMMARY_MD ? "### " : "", title);
+        op_buf_printf(&b, "| NAME | DOMAIN | CALLS | DURATION (%s) | AVERAGE (%s) | PERCENT (INC) | MIN (%s) | MAX (%s) | STDDEV (%s) |\n",
+                      un, un, un, un, un);
+        op_buf_puts(&b, "|:-----|:-------|------:|------:|------:|------:|------:|------:|------:|\n");
+        for (size_t i = 0; i < nl; i++) {
+            const sum_line *l = &ls[i];
+            char t[5][64];
+            fmt_num(t[0], 64, l->total / div, units);
+            snprintf(t[1], 64, "%.6g", l->avg / div);
+            fmt_num(t[2], 64, l->min / div, units);
+            fmt_num(t[3], 64, l->max / div, units);
+            snprintf(t[4], 64, "%.6g", l->sd / div);
+            op_buf_puts(&b, "| ");
+            put_cell_md(&b, l->name, l->name_len);
+            op_buf_printf(&b, " | %s | %llu | %s | %s | %.2f | %s | %s | %s |\n", l->domain, (unsigned long long)l->calls,
+                          t[0], t[1], l->pct, t[2], t[3], t[4]);
+        }
+    } else if (format == OP_OUT_SUMMARY_CSV) {
+        if (*first_json) /* one header for all tables */
+            op_buf_printf(&b, "\"Summary\",\"Name\",\"Domain\",\"Calls\",\"Duration (%s)\",\"Average (%s)\",\"Percent (INC)\",\"Min (%s)\",\"Max (%s)\",\"StdDev (%s)\"\n",
+                      un, un, un, un, un);
+        *first_json = 0;
+        for (size_t i = 0; i < nl; i++) {
+            const sum_line *l = &ls[i];
+            op_buf_csv_str(&b, (const unsigned char *)title, strlen(title), 1);
+            op_buf_putc(&b, ',');
+            op_buf_csv_str(&b, l->name, l->name_len, 1);
+            op_buf_printf(&b, ",\"%s\",%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->domain, (unsigned long long)l->calls,
+                          l->total / div, l->avg / div, l->pct, l->min / div, l->max / div, l->sd / div);
+        }
+    } else {
+        op_buf_printf(&b, "%s{\"summary\":\"", *first_json ? "" : ",\n");
+        *first_json = 0;
+        op_buf_json_str(&b, (const unsigned char *)title, strlen(title));
+        op_buf_printf(&b, "\",\"units\":\"%s\",\"rows\":[", un);
+        for (size_t i = 0; i < nl; i++) {
+            const sum_line *l = &ls[i];
+            op_buf_printf(&b, "%s{\"name\":\"", i ? "," : "");
+            op_buf_json_str(&b, l->name, l->name_len);
+            op_buf_printf(&b, "\",\"domain\":\"%s\",\"calls\":%llu,\"duration\":%.17g,\"average\":%.17g,\"percent\":%.17g,"
+                              "\"min\":%.17g,\"max\":%.17g,\"stddev\":%.17g}",
+                          l->domain, (unsigned long long)l->calls, l->total / div, l->avg / div, l->pct, l->min / div,
+                          l->max / div, l->sd / div);
+        }
+        op_buf_puts(&b, "]}");
+    }
+    int rc = op_buf_write(&b, out);
+    op_buf_free(&b);
+    return rc;
+}
+
+int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
+                      char *err, size_t errlen) {
+    op_out_summary_options dflt = {.size = sizeof dflt};
+    if (!opts) opts = &dflt;
+    if (!inputs || n_inputs == 0) {
+        op_seterr(err, errlen, "no input database given (-i DB...)");
+        return OP_OUT_EINPUT;
+    }
+    op_win w;
+    int rc = op_win_resolve(&opts->window, inputs, n_inputs, &w, err, errlen);
+    if (rc) return rc;
+    op_stats *st = op_stats_new();
+    if (!st) return OP_OUT_EFAIL;
+    rc = op_stats_collect(st, inputs, n_inputs, &w, opts->by_rank, err, errlen);
+    if (rc) {
+        op_stats_free(st);
+        return rc;
+    }
+    size_t *ix = sorted_index(st);
+    sum_line *ls = calloc(st->n + 1, sizeof(sum_line));
+    sum_line *dl = calloc(st->n + 1, sizeof(sum_line));
+    st_row *dr = calloc(st->n + 1, sizeof(st_row));
+    int first_json = 1;
+    if (!ix || !ls || !dl || !dr) rc = OP_OUT_EFAIL;
+    if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("[\n", out);
+    size_t k = 0;
+    while (!rc && k < st->n) {
+        uint64_t group = st->rows[ix[k]].group;
+        const char *glabel = "";
+        for (size_t g = 0; g < st->n_groups; g++)
+            if (st->groups[g].key == group) glabel = st->groups[g].label;
+        size_t nd = 0;
+        while (!rc && k < st->n && st->rows[ix[k]].group == group) {
+            const char *dom = st->rows[ix[k]].domain;
+            double dtot = domain_total(st, &st->rows[ix[k]]);
+            size_t nl = 0;
+            st_row *d = &dr[nd];
+            memset(d, 0, sizeof(*d));
+            d->domain = (char *)dom;
+            while (k < st->n && st->rows[ix[k]].group == group && !strcmp(st->rows[ix[k]].domain, dom)) {
+                st_row *r = &st->rows[ix[k++]];
+                ls[nl++] = (sum_line){r->name, r->name_len, r->domain, r->calls, r->total, r->total / (double)r->calls,
+                                      dtot > 0 ? 100.0 * r->total / dtot : 0, (double)r->min, (double)r->max, stddev(r)};
+                if (d->calls == 0 || r->min < d->min) d->min = r->min;
+                if (d->calls == 0 || r->max > d->max) d->max = r->max;
+                d->calls += r->calls;
+                d->total += r->total;
+                d->sumsq += r->sumsq;
+            }
+            nd++;
+            char title[512];
+            snprintf(title, sizeof title, "OMNIPROF %s SUMMARY%s%s", dom, glabel[0] ? " — " : "", glabel);
+            if (write_table(out, opts->format, opts->units, title, ls, nl, &first_json)) rc = OP_OUT_EFAIL;
+        }
+        if (!rc && opts->domain_summary) {
+            double all = 0;
+            for (size_t i = 0; i < nd; i++) all += dr[i].total;
+            for (size_t i = 0; i < nd; i++)
+                dl[i] = (sum_line){(const unsigned char *)dr[i].domain, strlen(dr[i].domain), dr[i].domain, dr[i].calls,
+                                   dr[i].total, dr[i].total / (double)dr[i].calls, all > 0 ? 100.0 * dr[i].total / all : 0,
+                                   (double)dr[i].min, (double)dr[i].max, stddev(&dr[i])};
+            char title[512];
+            snprintf(title, sizeof title, "OMNIPROF DOMAIN SUMMARY%s%s", glabel[0] ? " — " : "", glabel);
+            if (write_table(out, opts->format, opts->units, title, dl, nd, &first_json)) rc = OP_OUT_EFAIL;
+        }
+    }
+    if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("\n]\n", out);
+    if (!rc && st->n == 0 && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)
+        fputs("omniprof: no timed events in the inputs\n", out);
+    if (!rc && fflush(out)) rc = OP_OUT_EFAIL;
+    if (rc == OP_OUT_EFAIL && err && !err[0]) op_seterr(err, errlen, "writing the summary failed: %s", strerror(errno));
+    free(ix);
+    free(ls);
+    free(dl);
+    free(dr);
+    op_stats_free(st);
+    return rc;
+}
+
+int op_output_summary_path(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts,
+                           const char *path, char *err, size_t errlen) {
+    if (!path || !strcmp(path, "-")) return op_output_summary(inputs, n_inputs, opts, stdout, err, errlen);
+    if (!strcmp(path, "stderr")) return op_output_summary(inputs, n_inputs, opts, stderr, err, errlen);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        op_seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return OP_OUT_EFAIL;
+    }
+    if (err && errlen) err[0] = 0;
+    int rc = op_output_summary(inputs, n_inputs, opts, f, err, errlen);
+    if (fclose(f) && !rc) {
+        op_seterr(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        rc = OP_OUT_EFAIL;
+    }
+    return rc;
+}

@@ -1,0 +1,447 @@
+/* util.c — small helpers of libomniprof-output: error lines, a growable byte buffer with
+ * JSON/CSV escaping, the protobuf wire-format writer, a uint64 hash map, progress lines and
+ * output paths.
+ *
+ * Protobuf wire format (what pb_* emit): a field is a varint key (field << 3 | wire type) then
+ * its payload: type 0 varint, type 1 eight little-endian bytes, type 2 varint length + bytes.
+ * Nested messages are type 2; pb_begin reserves 4 bytes for the length, pb_end writes the
+ * minimal varint and moves the body back over the unused bytes (bodies under 16 KiB: nearly
+ * all) or, for longer ones, writes a 4-byte redundant varint (0x80|b0, 0x80|b1, 0x80|b2, b3),
+ * which protobuf parsers accept. Since nested messages end innermost first, an outer message's
+ * offset is never behind a moved body. One nested message is bounded to 2^28 - 1 bytes, far
+ * above any packet written here (a packet holds one event). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/internal.h"
+
+void op_seterr(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- buffer ------------------------------------------------------------------------------ */
+
+void op_buf_reserve(op_buf *b, size_t extra) {
+    if (b->len + extra <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return;
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+void op_buf_put(op_buf *b, const void *data, size_t n) {
+    op_buf_reserve(b, n);
+    if (b->len + n > b->cap) return;
+    if (n) memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+void op_buf_putc(op_buf *b, int c) {
+    if (b->len + 1 > b->cap) {
+        op_buf_reserve(b, 1);
+        if (b->len + 1 > b->cap) return;
+    }
+    b->p[b->len++] = (unsigned char)c;
+}
+
+void op_buf_puts(op_buf *b, const char *s) { op_buf_put(b, s, strlen(s)); }
+
+void op_buf_printf(op_buf *b, const char *fmt, ...) {
+    va_list ap;
+    op_buf_reserve(b, 128);
+    if (b->oom) return;
+    va_start(ap, fmt);
+    int n = vsnprintf((char *)b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= b->cap - b->len) {
+        op_buf_reserve(b, (size_t)n + 1);
+        if (b->oom) return;
+        va_start(ap, fmt);
+        vsnprintf((char *)b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+    }
+    b->len += (size_t)n;
+}
+
+void op_buf_free(op_buf *b) {
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
+int op_buf_write(op_buf *b, FILE *f) {
+    if (b->oom) return -1;
+    if (b->len && fwrite(b->p, 1, b->len, f) != b->len) return -1;
+    b->len = 0;
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
+    else return 0;
+    if (n < len) return 0;
+    unsigned cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+int op_utf8_valid(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t l = utf8_len(s + i, n - i);
+        if (!l) return 0;
+        i += l;
+    }
+    return 1;
+}
+
+void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
+    if (op_utf8_valid(s, n)) {
+        pb_bytes(b, field, s, n);
+        return;
+    }
+    op_buf t = {0};
+    for (size_t i = 0; i < n;) {
+        size_t l = s[i] < 0x80 ? 1 : utf8_len(s + i, n - i);
+        if (l) {
+            op_buf_put(&t, s + i, l);
+            i += l;
+        } else {
+            op_buf_printf(&t, "\\x%02X", s[i]);
+            i++;
+        }
+    }
+    pb_bytes(b, field, t.p, t.len);
+    op_buf_free(&t);
+}
+
+void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    op_buf_reserve(b, n + 8);
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            size_t j = i;
+            while (j < n && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\') j++;
+            op_buf_put(b, s + i, j - i);
+            i = j;
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            op_buf_put(b, e, 2);
+            i++;
+        } else if (c < 0x20) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            if (c == '\n') op_buf_put(b, "\\n", 2);
+            else if (c == '\t') op_buf_put(b, "\\t", 2);
+            else if (c == '\r') op_buf_put(b, "\\r", 2);
+            else op_buf_put(b, e, 6);
+            i++;
+        } else {
+            size_t l = utf8_len(s + i, n - i);
+            if (l) {
+                op_buf_put(b, s + i, l);
+                i += l;
+            } else { /* invariant (3): lone byte -> U+DC80..U+DCFF (surrogateescape) */
+                char e[6] = {'\\', 'u', 'd', 'c', hex[c >> 4], hex[c & 15]};
+                op_buf_put(b, e, 6);
+                i++;
+            }
+        }
+    }
+}
+
+void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote) {
+    int q = always_quote;
+    if (!q) {
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') {
+                q = 1;
+                break;
+            }
+    }
+    if (!q) {
+        op_buf_put(b, s, n);
+        return;
+    }
+    op_buf_putc(b, '"');
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char *qp = memchr(s + i, '"', n - i);
+        size_t j = qp ? (size_t)(qp - s) : n;
+        op_buf_put(b, s + i, j - i);
+        if (qp) {
+            op_buf_put(b, "\"\"", 2);
+            j++;
+        }
+        i = j;
+    }
+    op_buf_putc(b, '"');
+}
+
+/* ---- protobuf ------------------------------------------------------------------------------ */
+
+void pb_varint_slow(op_buf *b, uint64_t v) {
+    if (b->len + 10 > b->cap) {
+        op_buf_reserve(b, 10);
+        if (b->len + 10 > b->cap) return;
+    }
+    unsigned char *p = b->p + b->len;
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    b->len = (size_t)(p - b->p);
+}
+
+void pb_int(op_buf *b, uint32_t field, int64_t v) { pb_uint(b, field, (uint64_t)v); }
+
+void pb_fixed64(op_buf *b, uint32_t field, uint64_t v) {
+    pb_varint(b, (uint64_t)field << 3 | 1);
+    unsigned char x[8];
+    for (int i = 0; i < 8; i++) x[i] = (unsigned char)(v >> (8 * i));
+    op_buf_put(b, x, 8);
+}
+
+void pb_double(op_buf *b, uint32_t field, double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    pb_fixed64(b, field, u);
+}
+
+void pb_bytes(op_buf *b, uint32_t field, const void *data, size_t n) {
+    pb_varint(b, (uint64_t)field << 3 | 2);
+    pb_varint(b, n);
+    op_buf_put(b, data, n);
+}
+
+void pb_str(op_buf *b, uint32_t field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+
+size_t pb_begin(op_buf *b, uint32_t field) {
+    pb_varint(b, (uint64_t)field << 3 | 2);
+    size_t off = b->len;
+    op_buf_put(b, "\0\0\0\0", 4);
+    return off;
+}
+
+void pb_end(op_buf *b, size_t off) {
+    if (b->oom || off + 4 > b->len) return;
+    size_t n = b->len - off - 4;
+    unsigned char *p = b->p + off;
+    if (n < 128) { /* the common case: a one-byte length; move the body 3 bytes back */
+        p[0] = (unsigned char)n;
+        memmove(p + 1, p + 4, n);
+        b->len -= 3;
+        return;
+    }
+    if (n < 16384) {
+        p[0] = (unsigned char)(0x80 | (n & 0x7F));
+        p[1] = (unsigned char)(n >> 7);
+        memmove(p + 2, p + 4, n);
+        b->len -= 2;
+        return;
+    }
+    p[0] = (unsigned char)(0x80 | (n & 0x7F));
+    p[1] = (unsigned char)(0x80 | ((n >> 7) & 0x7F));
+    p[2] = (unsigned char)(0x80 | ((n >> 14) & 0x7F));
+    p[3] = (unsigned char)((n >> 21) & 0x7F);
+}
+
+/* ---- uint64 map (open addressing, linear probing) ---------------------------------------- */
+
+uint64_t op_mix64(uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    x ^= c * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    x *= 0xD6E8FEB86659FD93ull;
+    x ^= x >> 32;
+    return x ? x : 1;
+}
+
+static size_t slot_of(uint64_t key, size_t cap) {
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17) & (cap - 1);
+}
+
+int op_u64map_get(const op_u64map *m, uint64_t key, uint64_t *val) {
+    if (key == 0) {
+        if (m->has_zero && val) *val = m->zero_val;
+        return m->has_zero;
+    }
+    if (!m->cap) return 0;
+    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            if (val) *val = m->vals[i];
+            return 1;
+        }
+        if (m->keys[i] == 0) return 0;
+    }
+}
+
+int op_u64map_put(op_u64map *m, uint64_t key, uint64_t val) {
+    if (key == 0) {
+        m->has_zero = 1;
+        m->zero_val = val;
+        return 0;
+    }
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        uint64_t *k = calloc(cap, sizeof(uint64_t)), *v = calloc(cap, sizeof(uint64_t));
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i]) continue;
+            size_t j = slot_of(m->keys[i], cap);
+            while (k[j]) j = (j + 1) & (cap - 1);
+            k[j] = m->keys[i];
+            v[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->cap = cap;
+    }
+    size_t i = slot_of(key, m->cap);
+    while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 0;
+}
+
+void op_u64map_free(op_u64map *m) {
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+void op_progress_init(op_progress *p, int enabled, const char *what, uint64_t total) {
+    memset(p, 0, sizeof(*p));
+    p->on = enabled && isatty(2);
+    p->what = what;
+    p->total = total;
+    p->next = 1u << 16;
+}
+
+void op_progress_tick(op_progress *p, uint64_t n) {
+    p->done += n;
+    if (!p->on || p->done < p->next) return;
+    p->next = p->done + (1u << 18);
+    if (p->total)
+        fprintf(stderr, "\romniprof: %s %llu/%llu (%.0f%%)", p->what, (unsigned long long)p->done,
+                (unsigned long long)p->total, 100.0 * (double)p->done / (double)p->total);
+    else
+        fprintf(stderr, "\romniprof: %s %llu", p->what, (unsigned long long)p->done);
+    fflush(stderr);
+}
+
+void op_progress_done(op_progress *p) {
+    if (p->on && p->done >= (1u << 16)) fprintf(stderr, "\romniprof: %s %llu done%20s\n", p->what,
+                                                (unsigned long long)p->done, "");
+}
+
+/* ---- paths -------------------------------------------------------------------------------- */
+
+int op_mkdirs(const char *path) {
+    if (!path || !*path) return 0;
+    char *p = strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = (mkdir(p, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+    free(p);
+    return rc;
+}
+
+char *op_out_path(const char *dir, const char *name, const char *file) {
+    op_buf b = {0};
+    op_buf_puts(&b, dir && *dir ? dir : ".");
+    op_buf_putc(&b, '/');
+    if (name && *name) {
+        op_buf_puts(&b, name);
+        op_buf_putc(&b, '_');
+    }
+    op_buf_puts(&b, file);
+    op_buf_putc(&b, 0);
+    if (b.oom) {
+        op_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.p;
+}
+
+/* ---- guid set ----------------------------------------------------------------------------- */
+
+int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen) {
+    if (!guid || !*guid) return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = guid; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t v;
+    if (op_u64map_get(&g->hashes, h, &v) && !strcmp(g->names[v - 1], guid)) {
+        const char *other = g->names[v - 1] + strlen(guid) + 1;
+        op_seterr(err, errlen, "%s: process %s is also in %s: the same database given twice?", path, guid, other);
+        return 1;
+    }
+    char **n = realloc(g->names, (g->n + 1) * sizeof(char *));
+    if (!n) return 0;
+    g->names = n;
+    size_t lg = strlen(guid), lp = strlen(path);
+    char *e = malloc(lg + lp + 2);
+    if (!e) return 0;
+    memcpy(e, guid, lg + 1);
+    memcpy(e + lg + 1, path, lp + 1);
+    g->names[g->n++] = e;
+    op_u64map_put(&g->hashes, h, g->n);
+    return 0;
+}
+
+void guid_seen_free(op_guid_set *g) {
+    for (size_t i = 0; i < g->n; i++) free(g->names[i]);
+    free(g->names);
+    op_u64map_free(&g->hashes);
+    memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,693 @@
+/* buffer.c — record buffers: lock-free reservation by per-thread chunks, delivery in batches
+ * on the buffer's callback thread, DISCARD and LOSSLESS policies.
+ *
+ * STORAGE. A buffer owns OP_NSUB (2) sub-buffers of `cap` bytes each (cap = size rounded up
+ * to the page size), in one anonymous mmap, plus one 64-byte descriptor per chunk. A
+ * sub-buffer is cut into `nchunks` chunks of `chunk_bytes` (a power of two in [512, 16384],
+ * about cap/64). While one sub-buffer is delivered, producers fill the other.
+ *
+ * WORDS. Each sub-buffer has `next_chunk` = gen<<40 | SEALED(bit 39) | chunks handed out; each
+ * chunk descriptor has `state` = gen<<40 | CLOSED(bit 39) | bytes reserved in the chunk. `gen`
+ * is the low 24 bits of the sub-buffer's sequence number (its incarnation): the buffer's
+ * `active` counter names the sub-buffer being filled (index active % OP_NSUB); `delivered` is
+ * the sequence number of the next one to deliver.
+ *
+ * RECORD LAYOUT (8-byte aligned, inside a chunk):
+ *     offset 0   uint32 len     bytes of the whole record, header included, multiple of 8
+ *     offset 4   uint32 flag    gen+1 once the record is complete (store-release)
+ *     offset 8   omniprof_record_header_t {hash, payload}   (what the callback receives)
+ *     offset 24  payload        `size` bytes as given by the producer, then padding to 8
+ *
+ * RESERVE / COMMIT / FLUSH PROTOCOL.
+ *   Fast path (op_buffer_emplace): the thread's lane names its current chunk (sub, chunk,
+ *   gen). It loads the chunk's state; if the gen matches, the chunk is not CLOSED and the
+ *   record fits, one CAS adds the record's length; then it copies the record and stores the
+ *   flag. No lock, no syscall: a few atomic operations and a memcpy.
+ *   Slow path (get_chunk): a CAS on the active sub-buffer's next_chunk hands the lane a new
+ *   chunk (several for a record larger than a chunk). A sub-buffer without room is SEALED by
+ *   whoever sees it first; the sealer wakes the callback thread and tries to advance `active`
+ *   to the next sub-buffer if that one is free (try_advance, under a spinlock that a signal
+ *   handler only tries). When none is free: DISCARD drops and counts, LOSSLESS waits on the
+ *   `delivered_futex` word until the callback thread frees one.
+ *   Watermark: the lane that holds the chunk containing byte `watermark` of its sub-buffer
+ *   seals the sub-buffer as soon as its chunk reaches that byte (watermark 0: after the
+ *   first record), so delivery starts at about `watermark` bytes in use.
+ *   Delivery (op_buffer_deliver_ready, callback thread): for each sub-buffer before `active`,
+ *   CLOSE every handed-out chunk with fetch_or (a producer's CAS then fails and takes a new
+ *   chunk), wait for the flag of every record inside the closed extent, hand the headers to
+ *   the callback in batches, reset the descriptors to the next incarnation's gen, publish
+ *   the sub-buffer as free (`delivered`+1) and wake waiters.
+ *   Flush: seal the active sub-buffer if it holds anything, then wait until `delivered`
+ *   passes it.
+ *
+ * INVARIANTS.
+ *   (1) A record is written only after a CAS that saw its chunk's current gen and no CLOSED
+ *       bit; so every written byte lies in an extent the consumer will read after closing.
+ *   (2) Chunks are handed out only from a sub-buffer whose next_chunk has the active gen and
+ *       no SEALED bit; a sealed sub-buffer never gains chunks.
+ *   (3) active - delivered < OP_NSUB: a sub-buffer is reactivated only after its delivery.
+ *   (4) Descriptors and next_chunk of a free sub-buffer already carry the gen of its next
+ *       incarnation (and SEALED), so a stale lane's CAS fails (ABA needs 2^24 incarnations
+ *       of one sub-buffer while a producer sleeps between its load and its CAS).
+ *   (5) Storage is never unmapped while the process lives (destroy only drops its pages), so
+ *       a producer that raced with destroy writes into valid memory that nobody reads.
+ *   (6) Every record not delivered is counted in exactly one drop counter. */
+#include "sdk/sdk_internal.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+
+#define OP_NSUB 2
+#define OP_GEN_SHIFT 40
+#define OP_GEN_MASK 0xFFFFFFull
+#define OP_SEALED (1ull << 39)
+#define OP_COUNT_MASK (OP_SEALED - 1)
+#define OP_NO_GEN UINT64_MAX
+#define OP_REC_HDR 24u
+#define OP_BATCH 512
+
+typedef struct op_rec {
+    uint32_t len;
+    _Atomic uint32_t flag;
+    omniprof_record_header_t hdr;
+} op_rec;
+_Static_assert(sizeof(op_rec) == OP_REC_HDR, "record header is 24 bytes");
+
+typedef struct op_chunk_desc {
+    _Atomic uint64_t state;
+    char pad[56]; /* one cache line per chunk: two owners never share a line */
+} op_chunk_desc;
+
+typedef struct op_sub {
+    _Atomic uint64_t next_chunk;
+    op_chunk_desc *desc;
+    char *data;
+} op_sub;
+
+struct op_buffer {
+    uint64_t handle;
+    omniprof_context_id_t ctx;
+    uint32_t index;
+    int policy;
+    omniprof_buffer_tracing_cb_t cb;
+    void *cb_data;
+    uint64_t cap, watermark;
+    uint32_t chunk_bytes, nchunks;
+    _Atomic int thread;
+    _Atomic int alive;
+    void *map;
+    size_t map_len;
+    op_sub sub[OP_NSUB];
+
+    _Alignas(64) _Atomic uint64_t active;
+    _Atomic uint64_t delivered;
+    _Atomic uint32_t delivered_futex;
+    _Atomic uint32_t waiters;
+    _Atomic int switch_lock;
+    _Atomic int flushers;
+    _Atomic int destroying;
+    _Atomic int delivering; /* the callback thread is inside deliver_ready */
+
+    _Alignas(64) _Atomic uint64_t n_delivered;
+    _Atomic uint64_t n_deliveries;
+    _Atomic uint64_t n_drop_full;
+    _Atomic uint64_t n_drop_big;
+    _Atomic uint64_t n_drop_signal;
+    _Atomic uint64_t n_drop_dead;
+    _Atomic uint64_t n_waits;
+};
+
+static op_buffer g_buffers[OP_SDK_MAX_BUFFERS];
+static _Atomic uint32_t g_nbuffers;
+static uint64_t g_buffer_offset;
+static _Atomic int g_abandoned; /* finalization gave up on a callback thread: never wait again */
+
+static inline uint64_t gen_of(uint64_t seq) { return seq & OP_GEN_MASK; }
+static inline void cpu_relax(void) { __builtin_ia32_pause(); }
+
+static long futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ns)
+{
+    struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+    return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Lookup                                                                                      */
+
+op_buffer *op_buffer_lookup(omniprof_buffer_id_t id)
+{
+    uint32_t n = atomic_load_explicit(&g_nbuffers, memory_order_acquire);
+    if (id.handle <= g_buffer_offset) return NULL;
+    uint64_t i = id.handle - g_buffer_offset - 1;
+    if (i >= n) return NULL;
+    op_buffer *b = &g_buffers[i];
+    if (!atomic_load_explicit(&b->alive, memory_order_acquire)) return NULL;
+    return b;
+}
+
+op_buffer *op_buffer_at(uint32_t index)
+{
+    if (index >= atomic_load_explicit(&g_nbuffers, memory_order_acquire)) return NULL;
+    op_buffer *b = &g_buffers[index];
+    return atomic_load_explicit(&b->alive, memory_order_acquire) ? b : NULL;
+}
+uint32_t op_buffer_count(void) { return atomic_load_explicit(&g_nbuffers, memory_order_acquire); }
+uint32_t op_buffer_index(const op_buffer *b) { return b->index; }
+int op_buffer_thread(const op_buffer *b) { return atomic_load_explicit(&b->thread, memory_order_acquire); }
+void op_buffer_set_thread(op_buffer *b, int thread_index)
+{
+    atomic_store_explicit(&b->thread, thread_index, memory_order_release);
+}
+omniprof_context_id_t op_buffer_context(const op_buffer *b) { return b->ctx; }
+
+static uint64_t total_drops(op_buffer *b)
+{
+    return atomic_load(&b->n_drop_full) + atomic_load(&b->n_drop_big) + atomic_load(&b->n_drop_signal) +
+           atomic_load(&b->n_drop_dead);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Switching sub-buffers                                                                       */
+
+static bool switch_lock(op_buffer *b, bool try_only)
+{
+    for (int spins = 0;; spins++) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak_explicit(&b->switch_lock, &expected, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return true;
+        if (try_only) return false;
+        if (spins > 64) sched_yield(); else cpu_relax();
+    }
+}
+static void switch_unlock(op_buffer *b) { atomic_store_explicit(&b->switch_lock, 0, memory_order_release); }
+
+/* Make the next sub-buffer active if the active one is sealed and the next is free. Returns
+ * true when the caller should retry (advanced, or not sealed any more), false when no
+ * sub-buffer is free (or the lock could not be had from a signal handler). */
+static bool try_advance(op_buffer *b, bool from_signal)
+{
+    if (!switch_lock(b, from_signal)) return false;
+    bool ok;
+    uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+    uint64_t w = atomic_load_explicit(&b->sub[a % OP_NSUB].next_chunk, memory_order_acquire);
+    if (!(w & OP_SEALED) || (w >> OP_GEN_SHIFT) != gen_of(a)) {
+        ok = true;
+    } else if (a + 1 - atomic_load_explicit(&b->delivered, memory_order_acquire) >= OP_NSUB) {
+        ok = false; /* invariant (3) */
+    } else {
+        op_sub *nb = &b->sub[(a + 1) % OP_NSUB];
+        atomic_store_explicit(&nb->next_chunk, gen_of(a + 1) << OP_GEN_SHIFT, memory_order_release);
+        atomic_store_explicit(&b->active, a + 1, memory_order_release);
+        ok = true;
+    }
+    switch_unlock(b);
+    return ok;
+}
+
+/* Seal sub-buffer `seq` if it is still the active, unsealed one. Returns true if this call sealed. */
+static bool seal_seq(op_buffer *b, uint64_t seq, bool from_signal)
+{
+    op_sub *sb = &b->sub[seq % OP_NSUB];
+    uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
+    while ((w >> OP_GEN_SHIFT) == gen_of(seq) && !(w & OP_SEALED)) {
+        if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            try_advance(b, from_signal);
+            op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void wait_for_space(op_buffer *b)
+{
+    atomic_fetch_add(&b->waiters, 1);
+    uint32_t v = atomic_load_explicit(&b->delivered_futex, memory_order_acquire);
+    uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+    if (a + 1 - atomic_load_explicit(&b->delivered, memory_order_acquire) >= OP_NSUB)
+        futex_wait(&b->delivered_futex, v, 10 * 1000 * 1000);
+    atomic_fetch_sub(&b->waiters, 1);
+}
+
+/* Slow path: give `lane` a fresh chunk able to hold `len` bytes. Returns 1, or 0 when the
+ * record is dropped (counted here). */
+static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool from_signal)
+{
+    uint64_t need = (len + b->chunk_bytes - 1) / b->chunk_bytes;
+    bool waited = false;
+    for (;;) {
+        if (!atomic_load_explicit(&b->alive, memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&b->n_drop_dead, 1, memory_order_relaxed);
+            return 0;
+        }
+        uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+        op_sub *sb = &b->sub[a % OP_NSUB];
+        uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
+        if ((w >> OP_GEN_SHIFT) != gen_of(a)) { cpu_relax(); continue; }
+        if (w & OP_SEALED) {
+            if (try_advance(b, from_signal) &&
+                atomic_load_explicit(&b->active, memory_order_acquire) != a)
+                continue;
+            bool may_wait = b->policy == OMNIPROF_BUFFER_POLICY_LOSSLESS && !from_signal && t->cb_thread < 0 &&
+                            t->in_callback == 0 && !atomic_load_explicit(&g_abandoned, memory_order_relaxed);
+            if (!may_wait) {
+                atomic_fetch_add_explicit(from_signal ? &b->n_drop_signal : &b->n_drop_full, 1,
+                                          memory_order_relaxed);
+                return 0;
+            }
+            if (!waited) { atomic_fetch_add_explicit(&b->n_waits, 1, memory_order_relaxed); waited = true; }
+            op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), false);
+            wait_for_space(b);
+            continue;
+        }
+        uint64_t cnt = w & OP_COUNT_MASK;
+        if (cnt + need > b->nchunks) {
+            if (atomic_compare_exchange_strong_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                try_advance(b, from_signal);
+                op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
+            }
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w + need, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            lane->gen = gen_of(a);
+            lane->sub = (uint32_t)(a % OP_NSUB);
+            lane->chunk = (uint32_t)cnt;
+            lane->cap = (uint32_t)(need * b->chunk_bytes);
+            uint64_t base = cnt * b->chunk_bytes, wm = b->watermark;
+            if (wm < base + lane->cap)
+                lane->seal_at = wm > base ? (uint32_t)(wm - base) : 1;
+            else
+                lane->seal_at = 0;
+            return 1;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Producers                                                                                   */
+
+static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload, size_t size,
+                           size_t len, size_t patch_off, uint64_t patch_val, bool from_signal);
+
+int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
+                      size_t patch_off, uint64_t patch_val, bool from_signal)
+{
+    size_t len = OP_REC_HDR + ((size + 7) & ~(size_t)7);
+    if (len > b->cap) {
+        atomic_fetch_add_explicit(&b->n_drop_big, 1, memory_order_relaxed);
+        return 0;
+    }
+    op_tls *t = from_signal ? op_tls_get_signal() : op_tls_get();
+    /* A signal handler that interrupted this thread inside emplace would see its lane half
+     * updated: it drops instead (counted). */
+    if (!t || (from_signal && t->emit_nesting)) {
+        atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
+        return 0;
+    }
+    t->emit_nesting++;
+    int stored = emplace_in_lane(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal);
+    t->emit_nesting--;
+    return stored;
+}
+
+static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload, size_t size,
+                           size_t len, size_t patch_off, uint64_t patch_val, bool from_signal)
+{
+    op_lane *lane = &t->lanes[b->index];
+    for (;;) {
+        if (lane->gen != OP_NO_GEN) {
+            op_sub *sb = &b->sub[lane->sub];
+            _Atomic uint64_t *st = &sb->desc[lane->chunk].state;
+            uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
+            while ((s >> OP_GEN_SHIFT) == lane->gen && !(s & OP_SEALED) && (s & OP_COUNT_MASK) + len <= lane->cap) {
+                if (atomic_compare_exchange_weak_explicit(st, &s, s + len, memory_order_acquire,
+                                                          memory_order_relaxed)) {
+                    uint64_t used = s & OP_COUNT_MASK; /* invariant (1) */
+                    op_rec *r = (op_rec *)(sb->data + (size_t)lane->chunk * b->chunk_bytes + used);
+                    r->len = (uint32_t)len;
+                    r->hdr.hash = omniprof_record_header_compute_hash(category, kind);
+                    char *dst = (char *)r + OP_REC_HDR;
+                    r->hdr.payload = dst;
+                    memcpy(dst, payload, size);
+                    if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
+                    atomic_store_explicit(&r->flag, (uint32_t)lane->gen + 1, memory_order_release);
+                    if (lane->seal_at && used + len >= lane->seal_at) {
+                        uint64_t gen = lane->gen;
+                        lane->seal_at = 0;
+                        lane->gen = OP_NO_GEN; /* the next record goes to the next sub-buffer */
+                        uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+                        if (gen_of(a) == gen) seal_seq(b, a, from_signal);
+                    }
+                    return 1;
+                }
+            }
+        }
+        if (!get_chunk(b, t, lane, len, from_signal)) return 0;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Consumer (callback thread)                                                                  */
+
+static bool wait_flag(_Atomic uint32_t *flag, uint32_t want)
+{
+    uint64_t start = 0;
+    for (int i = 0;; i++) {
+        if (atomic_load_explicit(flag, memory_order_acquire) == want) return true;
+        if (i < 256) { cpu_relax(); continue; }
+        if (!start) start = op_now_ns();
+        if (op_now_ns() - start > 2000000000ull) return false; /* a producer died mid-record */
+        sched_yield();
+    }
+}
+
+static void invoke(op_buffer *b, omniprof_record_header_t **batch, size_t n)
+{
+    op_tls *t = op_tls_get();
+    if (t) t->in_callback++;
+    b->cb(b->ctx, (omniprof_buffer_id_t){b->handle}, batch, n, b->cb_data, total_drops(b));
+    if (t) t->in_callback--;
+    atomic_fetch_add_explicit(&b->n_delivered, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->n_deliveries, 1, memory_order_relaxed);
+}
+
+static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
+{
+    op_sub *sb = &b->sub[seq % OP_NSUB];
+    uint32_t want = (uint32_t)gen_of(seq) + 1;
+    uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
+    uint64_t n = w & OP_COUNT_MASK, total = 0;
+    if (n > b->nchunks) n = b->nchunks;
+    omniprof_record_header_t *batch[OP_BATCH];
+    size_t nb = 0;
+    static _Atomic int warned;
+    for (uint64_t k = 0; k < n;) {
+        uint64_t st = atomic_fetch_or_explicit(&sb->desc[k].state, OP_SEALED, memory_order_acq_rel);
+        uint64_t extent = st & OP_COUNT_MASK;
+        char *base = sb->data + k * b->chunk_bytes;
+        for (uint64_t pos = 0; pos + OP_REC_HDR <= extent;) {
+            op_rec *r = (op_rec *)(base + pos);
+            if (!wait_flag(&r->flag, want)) {
+                if (!atomic_exchange(&warned, 1))
+                    op_warn("buffer %lu: a producer never completed its record; the rest of its chunk is lost",
+                            (unsigned long)b->handle);
+                break;
+            }
+            batch[nb++] = &r->hdr;
+            total++;
+            pos += r->len;
+            if (nb == OP_BATCH) { invoke(b, batch, nb); nb = 0; }
+        }
+        k += extent > b->chunk_bytes ? (extent + b->chunk_bytes - 1) / b->chunk_bytes : 1;
+    }
+    if (nb) invoke(b, batch, nb);
+    /* invariant (4): prepare the next incarnation of this sub-buffer */
+    uint64_t next = gen_of(seq + OP_NSUB) << OP_GEN_SHIFT;
+    for (uint32_t k = 0; k < b->nchunks; k++) atomic_store_explicit(&sb->desc[k].state, next, memory_order_relaxed);
+    atomic_store_explicit(&sb->next_chunk, next | OP_SEALED, memory_order_release);
+    atomic_store_explicit(&b->delivered, seq + 1, memory_order_release);
+    atomic_fetch_add_explicit(&b->delivered_futex, 1, memory_order_release);
+    futex_wake_all(&b->delivered_futex);
+    return total;
+}
+
+uint64_t op_buffer_deliver_ready(op_buffer *b)
+{
+    uint64_t total = 0;
+    int expected = 0;
+    /* one deliverer at a time (the callback thread, or a finalizer standing in for it) */
+    if (!atomic_compare_exchange_strong(&b->delivering, &expected, 1)) return 0;
+    for (;;) {
+        uint64_t d = atomic_load_explicit(&b->delivered, memory_order_acquire);
+        uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+        if (d == a) {
+            uint64_t w = atomic_load_explicit(&b->sub[a % OP_NSUB].next_chunk, memory_order_acquire);
+            if ((w & OP_SEALED) && (w >> OP_GEN_SHIFT) == gen_of(a) && try_advance(b, false) &&
+                atomic_load_explicit(&b->active, memory_order_acquire) != a)
+                continue;
+            break;
+        }
+        total += deliver_sub(b, d);
+        try_advance(b, false);
+    }
+    atomic_store(&b->delivering, 0);
+    return total;
+}
+
+/* Seal what the active sub-buffer holds and wait until it was delivered. */
+omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns)
+{
+    op_tls *t = op_tls_get();
+    uint64_t target;
+    for (;;) {
+        uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+        op_sub *sb = &b->sub[a % OP_NSUB];
+        uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
+        if ((w >> OP_GEN_SHIFT) != gen_of(a)) continue;
+        if (w & OP_SEALED) { target = a + 1; try_advance(b, false); break; }
+        if ((w & OP_COUNT_MASK) == 0) { target = a; break; }
+        if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            try_advance(b, false);
+            target = a + 1;
+            break;
+        }
+    }
+    int th = atomic_load_explicit(&b->thread, memory_order_acquire);
+    bool inline_delivery = t && t->cb_thread >= 0 && t->cb_thread == th;
+    if (!inline_delivery) op_cbthread_wake(th, false);
+    while (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) {
+        if (inline_delivery || atomic_load(&g_abandoned)) {
+            op_buffer_deliver_ready(b);
+            if (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) sched_yield();
+            if (!inline_delivery && deadline_ns && op_now_ns() > deadline_ns) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+            continue;
+        }
+        uint32_t v = atomic_load_explicit(&b->delivered_futex, memory_order_acquire);
+        if (atomic_load_explicit(&b->delivered, memory_order_acquire) >= target) break;
+        atomic_fetch_add(&b->waiters, 1);
+        futex_wait(&b->delivered_futex, v, 5 * 1000 * 1000);
+        atomic_fetch_sub(&b->waiters, 1);
+        try_advance(b, false);
+        if (deadline_ns && op_now_ns() > deadline_ns) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+    }
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Public API                                                                                  */
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t context, size_t size, size_t watermark,
+                                                      omniprof_buffer_policy_t policy,
+                                                      omniprof_buffer_tracing_cb_t callback, void *data,
+                                                      omniprof_buffer_id_t *buffer_id)
+{
+    if (!buffer_id || !callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (size == 0 || watermark > size || size > (1ull << 36)) {
+        op_warn("omniprof_create_buffer: size %zu / watermark %zu invalid (need 0 < watermark <= size <= 64 GiB)",
+                size, watermark);
+        return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    if (policy != OMNIPROF_BUFFER_POLICY_DISCARD && policy != OMNIPROF_BUFFER_POLICY_LOSSLESS) {
+        op_warn("omniprof_create_buffer: policy %d invalid (DISCARD=1 or LOSSLESS=2)", (int)policy);
+        return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    op_sdk_ensure_init();
+    omniprof_status_t st = op_sdk_config_open();
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    if (op_context_index(context) < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
+
+    size_t pg = page_size();
+    uint64_t cap = (size + pg - 1) / pg * pg;
+    uint32_t cb = 512;
+    while (cb < 16384 && (uint64_t)cb * 64 < cap) cb <<= 1;
+    while (cb > cap) cb >>= 1;
+    uint32_t nchunks = (uint32_t)(cap / cb);
+    size_t data_len = (size_t)cap * OP_NSUB;
+    size_t desc_len = ((size_t)nchunks * sizeof(op_chunk_desc) * OP_NSUB + pg - 1) / pg * pg;
+
+    op_sdk_lock();
+    uint32_t i = atomic_load(&g_nbuffers);
+    if (i >= OP_SDK_MAX_BUFFERS) {
+        op_sdk_unlock();
+        op_warn("omniprof_create_buffer: at most %d buffers per process", OP_SDK_MAX_BUFFERS);
+        return OMNIPROF_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    void *map = mmap(NULL, data_len + desc_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (map == MAP_FAILED) {
+        op_sdk_unlock();
+        op_warn("omniprof_create_buffer: mmap of %zu bytes failed (errno %d)", data_len + desc_len, errno);
+        return OMNIPROF_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    if (!g_buffer_offset) g_buffer_offset = op_sdk_random_offset(0xb0ff);
+    op_buffer *b = &g_buffers[i];
+    memset(b, 0, sizeof(*b));
+    b->handle = g_buffer_offset + i + 1;
+    b->ctx = context;
+    b->index = i;
+    b->policy = policy;
+    b->cb = callback;
+    b->cb_data = data;
+    b->cap = cap;
+    b->watermark = watermark;
+    b->chunk_bytes = cb;
+    b->nchunks = nchunks;
+    b->map = map;
+    b->map_len = data_len + desc_len;
+    op_chunk_desc *descs = (op_chunk_desc *)((char *)map + data_len);
+    for (int s = 0; s < OP_NSUB; s++) {
+        b->sub[s].data = (char *)map + (size_t)s * cap;
+        b->sub[s].desc = descs + (size_t)s * nchunks;
+        for (uint32_t k = 0; k < nchunks; k++) atomic_init(&b->sub[s].desc[k].state, gen_of(s) << OP_GEN_SHIFT);
+        atomic_init(&b->sub[s].next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == 0 ? 0 : OP_SEALED));
+    }
+    atomic_init(&b->thread, op_cbthread_default());
+    atomic_store_explicit(&b->alive, 1, memory_order_release);
+    atomic_store_explicit(&g_nbuffers, i + 1, memory_order_release);
+    op_sdk_unlock();
+    buffer_id->handle = b->handle;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_flush_buffer(omniprof_buffer_id_t buffer_id)
+{
+    op_buffer *b = op_buffer_lookup(buffer_id);
+    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    op_tls *t = op_tls_get();
+    if (t && t->in_callback) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+    int st = op_sdk_state();
+    if (st == OP_STATE_FINALIZED) return OMNIPROF_STATUS_ERROR_FINALIZED;
+    atomic_fetch_add(&b->flushers, 1);
+    if (atomic_load(&b->destroying)) {
+        atomic_fetch_sub(&b->flushers, 1);
+        return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    }
+    op_backends_flush();
+    uint64_t deadline = 0;
+    if (st == OP_STATE_FINALIZING) deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    omniprof_status_t r = op_buffer_flush_internal(b, deadline);
+    atomic_fetch_sub(&b->flushers, 1);
+    return r;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_destroy_buffer(omniprof_buffer_id_t buffer_id)
+{
+    op_buffer *b = op_buffer_lookup(buffer_id);
+    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    op_tls *t = op_tls_get();
+    if (t && t->in_callback) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&b->destroying, &expected, 1)) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    if (atomic_load(&b->flushers) > 0) {
+        atomic_store(&b->destroying, 0);
+        return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+    }
+    uint64_t deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    op_buffer_flush_internal(b, deadline);
+    atomic_store_explicit(&b->alive, 0, memory_order_release);
+    /* wait for a delivery in progress to end, then drop the pages (invariant (5)) */
+    for (int i = 0; i < 1000 && atomic_load(&b->delivering); i++) sched_yield();
+    madvise(b->map, b->map_len, MADV_DONTNEED);
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_buffer_get_stats(omniprof_buffer_id_t buffer_id, omniprof_buffer_stats_t *stats)
+{
+    if (!stats) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (stats->size != 0 && stats->size < 16) return OMNIPROF_STATUS_ERROR_INCOMPATIBLE_ABI;
+    op_buffer *b = op_buffer_lookup(buffer_id);
+    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    omniprof_buffer_stats_t s;
+    memset(&s, 0, sizeof s);
+    s.size = sizeof s;
+    s.capacity = b->cap;
+    s.records_delivered = atomic_load(&b->n_delivered);
+    s.records_committed = s.records_delivered;
+    s.records_dropped = atomic_load(&b->n_drop_full) + atomic_load(&b->n_drop_signal) + atomic_load(&b->n_drop_dead);
+    s.records_too_big = atomic_load(&b->n_drop_big);
+    s.producer_waits = atomic_load(&b->n_waits);
+    s.deliveries = atomic_load(&b->n_deliveries);
+    size_t n = stats->size && stats->size < sizeof s ? stats->size : sizeof s;
+    memcpy(stats, &s, n);
+    stats->size = n;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Finalization and fork                                                                       */
+
+void op_buffer_finalize_all(uint64_t deadline_ns)
+{
+    uint32_t n = op_buffer_count();
+    op_tls *t = op_tls_get();
+    for (uint32_t i = 0; i < n; i++) {
+        op_buffer *b = op_buffer_at(i);
+        if (!b) continue;
+        if (t && t->in_callback && t->cb_thread == op_buffer_thread(b)) continue; /* would wait on itself */
+        if (op_buffer_flush_internal(b, deadline_ns) != OMNIPROF_STATUS_SUCCESS) {
+            if (!atomic_exchange(&g_abandoned, 1))
+                op_warn("finalize: callback thread did not deliver within OMNIPROF_FINALIZE_TIMEOUT_MS=%lu ms; "
+                        "abandoning it (records still buffered are delivered from the exiting thread)",
+                        (unsigned long)op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS));
+            /* deliver what we can ourselves if the callback thread is stuck outside this buffer */
+            op_buffer_deliver_ready(b);
+        }
+    }
+}
+
+/* In a forked child only the forking thread exists: records that other threads were writing
+ * will never complete, and the parent delivers what was buffered. Start afresh with new
+ * incarnations (fresh gens, invariant (4)). */
+void op_buffer_at_fork_child(void)
+{
+    uint32_t n = op_buffer_count();
+    for (uint32_t i = 0; i < n; i++) {
+        op_buffer *b = &g_buffers[i];
+        if (!atomic_load(&b->alive)) continue;
+        uint64_t a = atomic_load(&b->active) + OP_NSUB;
+        for (uint64_t s = a; s < a + OP_NSUB; s++) {
+            op_sub *sb = &b->sub[s % OP_NSUB];
+            for (uint32_t k = 0; k < b->nchunks; k++)
+                atomic_store(&sb->desc[k].state, gen_of(s) << OP_GEN_SHIFT);
+            atomic_store(&sb->next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == a ? 0 : OP_SEALED));
+        }
+        atomic_store(&b->active, a);
+        atomic_store(&b->delivered, a);
+        atomic_store(&b->switch_lock, 0);
+        atomic_store(&b->flushers, 0);
+        atomic_store(&b->delivering, 0);
+        atomic_store(&b->waiters, 0);
+        atomic_store(&b->n_delivered, 0);
+        atomic_store(&b->n_deliveries, 0);
+        atomic_store(&b->n_drop_full, 0);
+        atomic_store(&b->n_drop_big, 0);
+        atomic_store(&b->n_drop_signal, 0);
+        atomic_store(&b->n_drop_dead, 0);
+        atomic_store(&b->n_waits, 0);
+    }
+}

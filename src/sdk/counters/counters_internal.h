@@ -1,0 +1,69 @@
+/* counters_internal.h — what the files of the counters core share: the provider handle, counter
+ * configs and their evaluation. Not API.
+ *
+ *   expr.c      expression language (parser, evaluator)
+ *   metrics.c   definitions registry, metrics XML
+ *   counters.c  provider loading, info API, suggestions, counter configs, evaluation
+ *   service.c   dispatch and device counting services (uses the SDK's contexts and buffers)
+ *
+ * Lock order: op_metrics_lock > g_cfg_lock (counters.c) > the service lock (service.c). */
+#ifndef OMNIPROF_SDK_COUNTERS_INTERNAL_H
+#define OMNIPROF_SDK_COUNTERS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk/counters/expr.h"
+#include "sdk/counters/metrics.h"
+#include "sdk/counters/provider.h"
+
+/* The registered provider, loading libomniprof-backend-cuda.so on first need; NULL if none. */
+const op_counters_provider *op_counters_provider_get(void);
+
+/* One requested counter of a config. */
+typedef struct op_cfg_item {
+    uint64_t counter_id;
+    const char *name;   /* interned */
+    int kind;           /* 0 base, 1 derived, 2 constant */
+    int base_index;     /* kind 0: index into plan.base_names */
+    op_expr *expr;      /* kind 1: the config's own copy */
+    double value;       /* kind 2 */
+} op_cfg_item;
+
+typedef struct op_counter_config {
+    uint64_t handle;
+    int refs;                  /* 1 for the handle + 1 per service using it */
+    int destroyed;
+    char chip[32];
+    omniprof_agent_id_t agent;
+    size_t n_items;            /* requested counters, in request order */
+    op_cfg_item *items;
+    size_t n_aux;              /* derived metrics and constants needed by the requested ones */
+    op_cfg_item *aux;
+    op_counters_plan plan;
+} op_counter_config;
+
+/* Take / drop a reference to a config by handle (NULL if stale). */
+op_counter_config *op_counter_config_acquire(omniprof_counter_config_id_t id);
+void op_counter_config_release(op_counter_config *c);
+
+/* Evaluate every requested counter from the plan's base values. out: n_items doubles. */
+int op_counter_config_evaluate(const op_counter_config *c, const double *base_values, double *out);
+
+/* Create a config for chip with agent properties (NULL offline). Returns status; on
+ * COUNTER_NOT_FOUND / PARSE / EXCEEDS_HW_LIMIT, err explains (names, suggestions, passes). */
+omniprof_status_t op_counter_config_create(const char *chip, const omniprof_agent_v0_t *agent,
+                                           const omniprof_counter_id_t *ids, size_t n,
+                                           omniprof_counter_config_id_t *out, char *err, size_t errlen);
+
+/* Resolve a name to an id for chip, with an error naming the closest matches. */
+omniprof_status_t op_counters_find(const char *chip, const char *name, omniprof_counter_id_t *id, char *err,
+                                   size_t errlen);
+
+/* Properties of a GPU agent (through omniprof_query_available_agents). 0 or -1. */
+int op_counters_lookup_agent(omniprof_agent_id_t id, omniprof_agent_v0_t *out);
+
+/* Intern a string for the process (op_sdk_intern when the SDK is there). */
+const char *op_counters_intern(const char *s);
+
+#endif /* OMNIPROF_SDK_COUNTERS_INTERNAL_H */

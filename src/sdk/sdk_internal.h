@@ -1,0 +1,171 @@
+/* sdk_internal.h — what the files of the SDK core (src/sdk/) share with each other; not API.
+ *
+ * Lock order (a lock on the left is never taken while holding one on its right):
+ *   g_sdk_lock (registration.c)  >  op_cbthread.lock  >  buffer switch spinlock  >  intern lock
+ *   correlation stripe locks are leaves (nothing is taken while holding one).
+ * No lock is ever taken in a signal handler; the buffer switch lock is only *tried* there. */
+#ifndef OMNIPROF_SDK_INTERNAL_H
+#define OMNIPROF_SDK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "omniprof/omniprof.h"
+#include "omniprof/user.h"
+#include "sdk/backend.h"
+
+#define OP_SDK_MAX_BUFFERS 64
+#define OP_SDK_MAX_CB_THREADS 16
+#define OP_SDK_MAX_CLIENTS 16
+#define OP_SDK_MAX_BACKENDS 8
+#define OP_SDK_CORR_STACK 64
+#define OP_SDK_TLS_INIT __attribute__((tls_model("initial-exec")))
+
+/* Registration states (registration.c). */
+enum {
+    OP_STATE_NONE = 0,     /* nothing ran yet */
+    OP_STATE_INITIALIZING, /* configure/initialize of the tools running; configuration open */
+    OP_STATE_LOCKED,       /* initialized; configuration locked */
+    OP_STATE_FINALIZING,
+    OP_STATE_FINALIZED,
+};
+
+/* ---------------------------------------------------------------- registration.c */
+int op_sdk_state(void);
+/* Lazily initialize (first use). Safe from any thread; never waits for another thread. */
+void op_sdk_ensure_init(void);
+/* ERROR_CONFIGURATION_LOCKED / ERROR_FINALIZED / SUCCESS: may the caller still configure? */
+omniprof_status_t op_sdk_config_open(void);
+void op_sdk_lock(void);
+void op_sdk_unlock(void);
+uint64_t op_sdk_random_offset(uint64_t salt); /* in [256, 65535] */
+int op_sdk_current_client(void);                 /* client whose configure/initialize runs, -1 */
+
+/* ---------------------------------------------------------------- per-thread state (thread.c) */
+typedef struct op_lane {
+    uint64_t gen;     /* incarnation (sequence) of the sub-buffer the chunk belongs to; ~0 none */
+    uint32_t sub;     /* sub-buffer index */
+    uint32_t chunk;   /* chunk index within it */
+    uint32_t cap;     /* bytes of the chunk */
+    uint32_t seal_at; /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
+} op_lane;
+
+typedef struct op_ext_stack {
+    uint32_t depth, cap;
+    omniprof_user_data_t *v;
+} op_ext_stack;
+
+typedef struct op_range_entry {
+    uint64_t start;
+    uint64_t corr;
+    char *message;
+} op_range_entry;
+
+typedef struct op_tls {
+    uint64_t tid;
+    uint32_t in_callback;  /* > 0 while a buffer callback runs on this thread */
+    uint32_t emit_nesting; /* > 0 inside op_sdk_emit (re-entry from a signal handler drops) */
+    uint32_t internal;     /* an SDK/backend thread */
+    int32_t cb_thread;     /* index of the callback thread this is, -1 */
+    uint32_t pool_slot;    /* slot in the static pool + 1, 0 when heap-allocated */
+    uint32_t corr_depth;
+    uint64_t corr_stack[OP_SDK_CORR_STACK];
+    op_lane lanes[OP_SDK_MAX_BUFFERS];
+    op_ext_stack *ext[OP_SDK_MAX_CONTEXTS]; /* external correlation stacks, lazily allocated */
+    uint32_t range_depth, range_cap;
+    op_range_entry *ranges;
+} op_tls;
+
+/* The calling thread's state, created on first use. NULL when none can be had (signal handler
+ * with the static pool exhausted, or a thread past its TLS destructor). */
+op_tls *op_tls_get(void);
+op_tls *op_tls_get_signal(void); /* never allocates from the heap */
+op_tls *op_tls_peek(void);       /* NULL if not created yet */
+uint64_t op_tid(void);
+void op_tls_at_fork_child(void);
+bool op_is_main_thread(void);
+
+/* ---------------------------------------------------------------- buffer.c */
+typedef struct op_buffer op_buffer;
+op_buffer *op_buffer_lookup(omniprof_buffer_id_t id); /* NULL if stale */
+op_buffer *op_buffer_at(uint32_t index);
+uint32_t op_buffer_count(void);
+uint32_t op_buffer_index(const op_buffer *b);
+int op_buffer_thread(const op_buffer *b);
+void op_buffer_set_thread(op_buffer *b, int thread_index);
+omniprof_context_id_t op_buffer_context(const op_buffer *b);
+/* Copy one record. patch_off != 0: write patch_val at that payload offset in the copy.
+ * from_signal: never wait, never allocate. Returns 1 when stored, 0 when dropped. */
+int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
+                      size_t patch_off, uint64_t patch_val, bool from_signal);
+/* Deliver every sealed sub-buffer of b (callback thread). Returns records delivered. */
+uint64_t op_buffer_deliver_ready(op_buffer *b);
+/* Flush with a deadline (ns, 0 = none). */
+omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns);
+void op_buffer_at_fork_child(void);
+void op_buffer_finalize_all(uint64_t deadline_ns);
+
+/* ---------------------------------------------------------------- internal_threading.c */
+int op_cbthread_default(void);        /* index of the default callback thread (created lazily) */
+bool op_cbthread_valid(int index);
+void op_cbthread_wake(int index, bool from_signal);
+void op_cbthread_stop_all(void);       /* ask every callback thread to exit; never joins */
+void op_cbthread_at_fork_child(void);
+void op_internal_thread_notify(omniprof_runtime_library_t lib, int post);
+
+/* ---------------------------------------------------------------- context.c */
+typedef struct op_service_filter {
+    uint32_t nbits; /* 0: every operation */
+    uint64_t *bits;
+} op_service_filter;
+
+typedef struct op_context op_context;
+op_context *op_context_lookup(omniprof_context_id_t id);
+int op_context_index(omniprof_context_id_t id); /* -1 if stale */
+omniprof_context_id_t op_context_id_at(int index);
+uint64_t op_context_active_mask(void);
+void op_context_stop_all(void);
+void op_context_deactivate_client(int client);
+extern _Atomic uint64_t g_op_buffer_kind_mask[OMNIPROF_BUFFER_TRACING_LAST];
+extern _Atomic uint64_t g_op_callback_kind_mask[OMNIPROF_CALLBACK_TRACING_LAST];
+extern _Atomic uint64_t g_op_active_mask;
+extern _Atomic int g_op_paused;
+/* Buffer and callback target of (context index, kind), after checking the operation filter. */
+op_buffer *op_context_buffer_for(int ci, uint32_t kind, int32_t operation);
+bool op_context_callback_for(int ci, uint32_t kind, int32_t operation, omniprof_callback_tracing_cb_t *cb,
+                             void **data);
+bool op_filter_has(const op_service_filter *f, int32_t op);
+
+/* ---------------------------------------------------------------- tracing.c */
+bool op_kind_has_correlation(uint32_t buffer_kind);
+const char *op_core_operation_name(uint32_t buffer_kind, int32_t op);
+
+/* ---------------------------------------------------------------- correlation.c */
+bool op_ext_top(int ci, omniprof_user_data_t *out); /* the calling thread's top for context ci */
+void op_correlation_at_fork_child(void);
+void op_correlation_retire_all(void);
+void op_correlation_prefork(void);
+void op_correlation_postfork(void);
+
+/* ---------------------------------------------------------------- backend.c */
+const op_backend *op_backend_find(const char *name);
+const op_backend *op_backend_for_buffer_kind(uint32_t kind);
+void op_backend_load_for_kind(uint32_t buffer_kind);
+void op_backends_start(void);
+void op_backends_context_change(void);
+void op_backends_flush(void);
+void op_backends_finalize(void);
+void op_backends_at_fork_child(void);
+uint32_t op_backend_count(void);
+const op_backend *op_backend_at(uint32_t i);
+void op_intern_prefork(void);
+void op_intern_postfork(void);
+
+/* ---------------------------------------------------------------- intercept_table.c / marker.c */
+void op_marker_fill_table(omniprof_user_api_table_t *t);
+bool op_intercept_any_requested(void);
+
+#endif /* OMNIPROF_SDK_INTERNAL_H */

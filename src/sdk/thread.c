@@ -1,0 +1,138 @@
+/* thread.c — per-thread state of the SDK: cached thread id, buffer lanes, correlation and
+ * external-correlation stacks, user-API range stacks.
+ *
+ * The state is reached through one initial-exec TLS pointer (8 bytes, so the SDK can also be
+ * dlopened). It comes from a static pool claimed with an atomic exchange — so a signal
+ * handler can get one without malloc — and from the heap once the pool is exhausted (never
+ * in a signal handler). A pthread key returns it at thread exit; after that the thread gets
+ * none (its late records are dropped and counted), which keeps exit paths from leaking.
+ *
+ * Invariants: (1) a pool slot is owned by at most one live thread; (2) t_state is either
+ * NULL, or a state whose lanes start with gen = none; (3) after fork only the forking
+ * thread's slot stays claimed in the child. */
+#include "sdk/sdk_internal.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+
+#define OP_TLS_POOL 256
+
+static __thread op_tls *t_state OP_SDK_TLS_INIT;
+static __thread int t_dead OP_SDK_TLS_INIT;       /* past the key destructor */
+static __thread int t_key_set OP_SDK_TLS_INIT;
+
+static op_tls g_pool[OP_TLS_POOL];
+static _Atomic uint8_t g_pool_used[OP_TLS_POOL];
+static pthread_key_t g_key;
+static int g_key_ok;
+static pid_t g_main_pid;
+
+static void tls_release(void *p)
+{
+    op_tls *t = p;
+    if (!t) return;
+    t_state = NULL;
+    t_dead = 1;
+    for (int i = 0; i < OP_SDK_MAX_CONTEXTS; i++)
+        if (t->ext[i]) {
+            op_free(t->ext[i]->v);
+            op_free(t->ext[i]);
+            t->ext[i] = NULL;
+        }
+    for (uint32_t i = 0; i < t->range_depth && i < t->range_cap; i++) op_free(t->ranges[i].message);
+    op_free(t->ranges);
+    t->ranges = NULL;
+    if (t->pool_slot) {
+        uint32_t slot = t->pool_slot - 1;
+        atomic_store_explicit(&g_pool_used[slot], 0, memory_order_release);
+    } else {
+        op_free(t);
+    }
+}
+
+__attribute__((constructor(101))) static void tls_ctor(void)
+{
+    g_main_pid = getpid();
+    g_key_ok = pthread_key_create(&g_key, tls_release) == 0;
+}
+
+static void tls_init(op_tls *t, uint32_t slot)
+{
+    memset(t, 0, sizeof *t);
+    t->tid = (uint64_t)syscall(SYS_gettid);
+    t->cb_thread = -1;
+    t->pool_slot = slot;
+    for (int i = 0; i < OP_SDK_MAX_BUFFERS; i++) t->lanes[i].gen = UINT64_MAX;
+}
+
+static op_tls *claim_pool(void)
+{
+    for (uint32_t i = 0; i < OP_TLS_POOL; i++) {
+        if (atomic_load_explicit(&g_pool_used[i], memory_order_relaxed)) continue;
+        if (atomic_exchange_explicit(&g_pool_used[i], 1, memory_order_acquire) == 0) {
+            tls_init(&g_pool[i], i + 1);
+            return &g_pool[i];
+        }
+    }
+    return NULL;
+}
+
+op_tls *op_tls_get_signal(void)
+{
+    op_tls *t = t_state;
+    if (t) return t;
+    if (t_dead) return NULL;
+    t = claim_pool();
+    t_state = t; /* the key is set on the next non-signal op_tls_get */
+    return t;
+}
+
+op_tls *op_tls_get(void)
+{
+    op_tls *t = t_state;
+    if (__builtin_expect(t != NULL && t_key_set, 1)) return t;
+    if (t_dead) return NULL;
+    if (!t) {
+        t = claim_pool();
+        if (!t) {
+            t = op_malloc(sizeof *t);
+            if (!t) return NULL;
+            tls_init(t, 0);
+        }
+        t_state = t;
+    }
+    if (g_key_ok && !t_key_set) {
+        pthread_setspecific(g_key, t);
+        t_key_set = 1;
+    }
+    return t;
+}
+
+op_tls *op_tls_peek(void) { return t_state; }
+
+uint64_t op_tid(void)
+{
+    op_tls *t = t_state;
+    if (t) return t->tid;
+    return (uint64_t)syscall(SYS_gettid);
+}
+
+bool op_is_main_thread(void) { return op_tid() == (uint64_t)getpid(); }
+
+void op_tls_at_fork_child(void)
+{
+    op_tls *self = t_state;
+    if (self) self->tid = (uint64_t)syscall(SYS_gettid);
+    for (uint32_t i = 0; i < OP_TLS_POOL; i++)
+        if (!self || self->pool_slot != i + 1) atomic_store(&g_pool_used[i], 0);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_get_thread_id(omniprof_thread_id_t *tid)
+{
+    if (!tid) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    *tid = op_tid();
+    return OMNIPROF_STATUS_SUCCESS;
+}

@@ -1,0 +1,488 @@
+/* tracing.c — the tracing services' data path and names: op_sdk_emit (copy a record into the
+ * buffer of every active context that traces its kind), callback tracing enter/exit/notify,
+ * kind and operation names and iteration, record argument iteration.
+ *
+ * The emit path takes no lock: it reads the kind's context mask and the active mask (both
+ * atomics), checks each context's operation filter (immutable once published) and emplaces
+ * (buffer.c). Records of kinds that carry a correlation id get correlation_id.external
+ * written per context at payload offset 24 (backend.h convention (2)). While the user API
+ * paused collection (omniprof_pause), nothing is emitted and ENTER callbacks are skipped. */
+#include "sdk/sdk_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kinds                                                                                       */
+
+static const char *const g_buffer_kind_names[OMNIPROF_BUFFER_TRACING_LAST] = {
+    [OMNIPROF_BUFFER_TRACING_NONE] = "NONE",
+    [OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API] = "CUDA_RUNTIME_API",
+    [OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API] = "CUDA_DRIVER_API",
+    [OMNIPROF_BUFFER_TRACING_MARKER_API] = "MARKER_API",
+    [OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API] = "MARKER_RANGE_API",
+    [OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH] = "KERNEL_DISPATCH",
+    [OMNIPROF_BUFFER_TRACING_MEMORY_COPY] = "MEMORY_COPY",
+    [OMNIPROF_BUFFER_TRACING_MEMORY_SET] = "MEMORY_SET",
+    [OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION] = "MEMORY_ALLOCATION",
+    [OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION] = "SYNCHRONIZATION",
+    [OMNIPROF_BUFFER_TRACING_CORRELATION_ID_RETIREMENT] = "CORRELATION_ID_RETIREMENT",
+    [OMNIPROF_BUFFER_TRACING_CODE_OBJECT] = "CODE_OBJECT",
+    [OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL] = "KERNEL_SYMBOL",
+    [OMNIPROF_BUFFER_TRACING_CPU_SAMPLE] = "CPU_SAMPLE",
+    [OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE] = "PROCESS_SAMPLE",
+    [OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER] = "FUNCTION_WRAPPER",
+    [OMNIPROF_BUFFER_TRACING_THREAD] = "THREAD",
+};
+
+static const char *const g_callback_kind_names[OMNIPROF_CALLBACK_TRACING_LAST] = {
+    [OMNIPROF_CALLBACK_TRACING_NONE] = "NONE",
+    [OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API] = "CUDA_RUNTIME_API",
+    [OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API] = "CUDA_DRIVER_API",
+    [OMNIPROF_CALLBACK_TRACING_MARKER_API] = "MARKER_API",
+    [OMNIPROF_CALLBACK_TRACING_CODE_OBJECT] = "CODE_OBJECT",
+    [OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH] = "KERNEL_DISPATCH",
+    [OMNIPROF_CALLBACK_TRACING_MEMORY_COPY] = "MEMORY_COPY",
+    [OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION] = "MEMORY_ALLOCATION",
+    [OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER] = "FUNCTION_WRAPPER",
+};
+
+static const char *const g_marker_op_names[OMNIPROF_MARKER_OP_LAST] = {
+    [OMNIPROF_MARKER_OP_NONE] = NULL,
+    [OMNIPROF_MARKER_OP_MARK] = "omniprof_mark",
+    [OMNIPROF_MARKER_OP_RANGE_PUSH] = "omniprof_range_push",
+    [OMNIPROF_MARKER_OP_RANGE_POP] = "omniprof_range_pop",
+    [OMNIPROF_MARKER_OP_RANGE_START] = "omniprof_range_start",
+    [OMNIPROF_MARKER_OP_RANGE_STOP] = "omniprof_range_stop",
+    [OMNIPROF_MARKER_OP_PAUSE] = "omniprof_pause",
+    [OMNIPROF_MARKER_OP_RESUME] = "omniprof_resume",
+    [OMNIPROF_MARKER_OP_NAME_THREAD] = "omniprof_name_thread",
+    [OMNIPROF_MARKER_OP_PROGRESS] = "omniprof_progress",
+    [OMNIPROF_MARKER_OP_PROGRESS_BEGIN] = "omniprof_progress_begin",
+    [OMNIPROF_MARKER_OP_PROGRESS_END] = "omniprof_progress_end",
+    [OMNIPROF_MARKER_OP_NAME_CATEGORY] = "name_category",
+};
+
+static const char *const g_marker_range_op_names[OMNIPROF_MARKER_RANGE_OP_LAST] = {
+    [OMNIPROF_MARKER_RANGE_OP_NONE] = NULL,
+    [OMNIPROF_MARKER_RANGE_OP_THREAD_RANGE] = "thread_range",
+    [OMNIPROF_MARKER_RANGE_OP_PROCESS_RANGE] = "process_range",
+    [OMNIPROF_MARKER_RANGE_OP_MARK] = "mark",
+};
+
+const char *op_sdk_backend_for_kind(uint32_t buffer_kind)
+{
+    switch (buffer_kind) {
+    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
+    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
+    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
+    case OMNIPROF_BUFFER_TRACING_CODE_OBJECT:
+    case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: return "cuda";
+    case OMNIPROF_BUFFER_TRACING_CPU_SAMPLE:
+    case OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE:
+    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER:
+    case OMNIPROF_BUFFER_TRACING_THREAD: return "cpu";
+    default: return NULL;
+    }
+}
+
+uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind)
+{
+    switch (callback_kind) {
+    case OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API: return OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API;
+    case OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API: return OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+    case OMNIPROF_CALLBACK_TRACING_MARKER_API: return OMNIPROF_BUFFER_TRACING_MARKER_API;
+    case OMNIPROF_CALLBACK_TRACING_CODE_OBJECT: return OMNIPROF_BUFFER_TRACING_CODE_OBJECT;
+    case OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH: return OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
+    case OMNIPROF_CALLBACK_TRACING_MEMORY_COPY: return OMNIPROF_BUFFER_TRACING_MEMORY_COPY;
+    case OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION: return OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION;
+    case OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER: return OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER;
+    default: return OMNIPROF_BUFFER_TRACING_NONE;
+    }
+}
+
+bool op_kind_has_correlation(uint32_t kind)
+{
+    switch (kind) {
+    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
+    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
+    case OMNIPROF_BUFFER_TRACING_MARKER_API:
+    case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API:
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
+    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
+    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: return true;
+    default: return false;
+    }
+}
+
+const char *op_core_operation_name(uint32_t kind, int32_t op)
+{
+    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_API)
+        return op > 0 && op < OMNIPROF_MARKER_OP_LAST ? g_marker_op_names[op] : NULL;
+    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API)
+        return op > 0 && op < OMNIPROF_MARKER_RANGE_OP_LAST ? g_marker_range_op_names[op] : NULL;
+    return NULL; /* CORRELATION_ID_RETIREMENT has no operations */
+}
+
+static int32_t core_op_count(uint32_t kind)
+{
+    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_API) return OMNIPROF_MARKER_OP_LAST;
+    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API) return OMNIPROF_MARKER_RANGE_OP_LAST;
+    return 1;
+}
+
+static omniprof_status_t put_name(const char *s, const char **name, uint64_t *len)
+{
+    if (!name) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    *name = s;
+    if (len) *len = strlen(s);
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_query_buffer_tracing_kind_name(omniprof_buffer_tracing_kind_t kind,
+                                                                       const char **name, uint64_t *name_len)
+{
+    if ((int)kind <= 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return put_name(g_buffer_kind_names[kind], name, name_len);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_query_callback_tracing_kind_name(omniprof_callback_tracing_kind_t kind,
+                                                                         const char **name, uint64_t *name_len)
+{
+    if ((int)kind <= 0 || kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return put_name(g_callback_kind_names[kind], name, name_len);
+}
+
+static omniprof_status_t operation_name(uint32_t kind, int32_t op, const char **name, uint64_t *name_len)
+{
+    if (kind == 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    if (!name) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    const char *s;
+    if (op_sdk_backend_for_kind(kind) == NULL) {
+        s = op_core_operation_name(kind, op);
+    } else {
+        op_backend_load_for_kind(kind);
+        const op_backend *be = op_backend_for_buffer_kind(kind);
+        if (!be || !be->operation_name) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+        s = be->operation_name(kind, op);
+    }
+    if (!s) return OMNIPROF_STATUS_ERROR_OPERATION_NOT_FOUND;
+    return put_name(s, name, name_len);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_query_buffer_tracing_kind_operation_name(
+    omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t operation, const char **name, uint64_t *name_len)
+{
+    return operation_name(kind, operation, name, name_len);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_query_callback_tracing_kind_operation_name(
+    omniprof_callback_tracing_kind_t kind, omniprof_tracing_operation_t operation, const char **name, uint64_t *name_len)
+{
+    if ((int)kind <= 0 || kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return operation_name(op_sdk_callback_kind_to_buffer_kind(kind), operation, name, name_len);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_kinds(omniprof_buffer_tracing_kind_cb_t callback,
+                                                                     void *data)
+{
+    if (!callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    for (uint32_t k = 1; k < OMNIPROF_BUFFER_TRACING_LAST; k++)
+        if (callback((omniprof_buffer_tracing_kind_t)k, data)) break;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_kinds(omniprof_callback_tracing_kind_cb_t callback,
+                                                                       void *data)
+{
+    if (!callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    for (uint32_t k = 1; k < OMNIPROF_CALLBACK_TRACING_LAST; k++)
+        if (callback((omniprof_callback_tracing_kind_t)k, data)) break;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+typedef struct iter_ctx {
+    uint32_t kind;
+    int is_callback;
+    void *cb;
+    void *data;
+} iter_ctx;
+
+static int iter_one(int32_t op, void *p)
+{
+    iter_ctx *c = p;
+    if (c->is_callback)
+        return ((omniprof_callback_tracing_kind_operation_cb_t)c->cb)((omniprof_callback_tracing_kind_t)c->kind, op,
+                                                                      c->data);
+    return ((omniprof_buffer_tracing_kind_operation_cb_t)c->cb)((omniprof_buffer_tracing_kind_t)c->kind, op, c->data);
+}
+
+static omniprof_status_t iterate_ops(uint32_t buffer_kind, iter_ctx *ic)
+{
+    if (op_sdk_backend_for_kind(buffer_kind) == NULL) {
+        int32_t n = core_op_count(buffer_kind);
+        for (int32_t op = 1; op < n; op++)
+            if (iter_one(op, ic)) break;
+        return OMNIPROF_STATUS_SUCCESS;
+    }
+    op_backend_load_for_kind(buffer_kind);
+    const op_backend *be = op_backend_for_buffer_kind(buffer_kind);
+    if (!be || !be->iterate_operations) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    if (be->iterate_operations(buffer_kind, iter_one, ic) < 0) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_kind_operations(
+    omniprof_buffer_tracing_kind_t kind, omniprof_buffer_tracing_kind_operation_cb_t callback, void *data)
+{
+    if ((int)kind <= 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    if (!callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    iter_ctx ic = {kind, 0, (void *)callback, data};
+    return iterate_ops(kind, &ic);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_kind_operations(
+    omniprof_callback_tracing_kind_t kind, omniprof_callback_tracing_kind_operation_cb_t callback, void *data)
+{
+    if ((int)kind <= 0 || kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    if (!callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    iter_ctx ic = {kind, 1, (void *)callback, data};
+    return iterate_ops(op_sdk_callback_kind_to_buffer_kind(kind), &ic);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arguments                                                                                   */
+
+static void arg_text(const omniprof_arg_t *a, char *buf, size_t n)
+{
+    switch (a->type) {
+    case OMNIPROF_ARG_TYPE_INT: snprintf(buf, n, "%" PRId64, a->value.i64); break;
+    case OMNIPROF_ARG_TYPE_UINT: snprintf(buf, n, "%" PRIu64, a->value.u64); break;
+    case OMNIPROF_ARG_TYPE_DOUBLE: snprintf(buf, n, "%g", a->value.f64); break;
+    case OMNIPROF_ARG_TYPE_POINTER: snprintf(buf, n, "0x%" PRIx64, a->value.u64); break;
+    case OMNIPROF_ARG_TYPE_STRING: snprintf(buf, n, "%s", a->value.str ? a->value.str : ""); break;
+    default: buf[0] = '\0';
+    }
+}
+
+static omniprof_status_t iterate_args(uint32_t kind, int32_t op, const omniprof_arg_t *args, uint32_t n,
+                                      omniprof_arg_iterate_cb_t cb, void *data)
+{
+    char buf[256];
+    for (uint32_t i = 0; i < n; i++) {
+        arg_text(&args[i], buf, sizeof buf);
+        if (cb(kind, op, i, &args[i], buf, data)) break;
+    }
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_record_args(const omniprof_record_header_t *header,
+                                                                           omniprof_arg_iterate_cb_t callback,
+                                                                           void *data)
+{
+    if (!header || !callback || !header->payload) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (header->category != OMNIPROF_RECORD_CATEGORY_TRACING) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    uint32_t kind = header->kind;
+    if (kind == 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    const op_backend *be = op_backend_for_buffer_kind(kind);
+    if (be && be->iterate_record_args) return be->iterate_record_args(header, callback, data);
+    switch (kind) {
+    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
+    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
+    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: {
+        const omniprof_buffer_tracing_api_record_t *r = header->payload;
+        uint64_t room = r->size > sizeof *r ? (r->size - sizeof *r) / sizeof(omniprof_arg_t) : 0;
+        uint32_t n = r->num_args < room ? r->num_args : (uint32_t)room;
+        return iterate_args(kind, r->operation, r->args, n, callback, data);
+    }
+    case OMNIPROF_BUFFER_TRACING_MARKER_API:
+    case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API: {
+        const omniprof_buffer_tracing_marker_record_t *r = header->payload;
+        omniprof_arg_t a[3] = {
+            {.name = "message", .type = OMNIPROF_ARG_TYPE_STRING, .value.str = r->message},
+            {.name = "range_id", .type = OMNIPROF_ARG_TYPE_UINT, .value.u64 = r->range_id},
+            {.name = "nesting_level", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = r->nesting_level},
+        };
+        return iterate_args(kind, r->operation, a, 3, callback, data);
+    }
+    default: return OMNIPROF_STATUS_SUCCESS;
+    }
+}
+
+OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_record_args(
+    const omniprof_callback_tracing_record_t *record, omniprof_arg_iterate_cb_t callback, void *data)
+{
+    if (!record || !callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (record->kind == 0 || record->kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    switch (record->kind) {
+    case OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API:
+    case OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API:
+    case OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER:
+    case OMNIPROF_CALLBACK_TRACING_MEMORY_COPY:
+    case OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION:
+    case OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH: {
+        const omniprof_callback_tracing_api_data_t *d = record->payload;
+        if (!d || d->size < sizeof *d || !d->decoded_args) return OMNIPROF_STATUS_SUCCESS;
+        return iterate_args(record->kind, record->operation, d->decoded_args, d->num_args, callback, data);
+    }
+    case OMNIPROF_CALLBACK_TRACING_MARKER_API: {
+        const omniprof_buffer_tracing_marker_record_t *r = record->payload;
+        if (!r) return OMNIPROF_STATUS_SUCCESS;
+        omniprof_arg_t a = {.name = "message", .type = OMNIPROF_ARG_TYPE_STRING, .value.str = r->message};
+        return iterate_args(record->kind, record->operation, &a, 1, callback, data);
+    }
+    default: return OMNIPROF_STATUS_SUCCESS;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Emit                                                                                        */
+
+static uint64_t external_for(int ci, const op_sdk_external *ext)
+{
+    if (ext) {
+        for (uint32_t i = 0; i < ext->count && i < 4; i++)
+            if ((int)ext->context_index[i] == ci) return ext->value[i].value;
+        return 0;
+    }
+    omniprof_user_data_t v = {0};
+    op_ext_top(ci, &v);
+    return v.value;
+}
+
+static void emit(uint32_t category, uint32_t kind, int32_t op, const void *payload, const op_sdk_external *ext,
+                 bool from_signal)
+{
+    if (!payload || kind >= OMNIPROF_BUFFER_TRACING_LAST) return;
+    uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
+                 atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
+    if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
+    uint64_t size = *(const uint64_t *)payload;
+    if (size < 16) return;
+    bool corr = op_kind_has_correlation(kind) && size >= 32;
+    while (m) {
+        int ci = __builtin_ctzll(m);
+        m &= m - 1;
+        op_buffer *b = op_context_buffer_for(ci, kind, op);
+        if (!b) continue;
+        uint64_t ev = corr ? external_for(ci, ext) : 0;
+        op_buffer_emplace(b, category, kind, payload, size, corr ? 24 : 0, ev, from_signal);
+    }
+}
+
+void op_sdk_emit(uint32_t kind, int32_t operation, const void *payload, const op_sdk_external *ext)
+{
+    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, ext, false);
+}
+
+void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, const void *payload,
+                          const op_sdk_external *ext)
+{
+    emit(category, kind, operation, payload, ext, false);
+}
+
+void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload)
+{
+    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, NULL, true);
+}
+
+void op_sdk_external_capture(op_sdk_external *out)
+{
+    if (!out) return;
+    out->count = 0;
+    uint64_t m = atomic_load_explicit(&g_op_active_mask, memory_order_acquire);
+    while (m && out->count < 4) {
+        int ci = __builtin_ctzll(m);
+        m &= m - 1;
+        omniprof_user_data_t v;
+        if (op_ext_top(ci, &v)) {
+            out->context_index[out->count] = (uint32_t)ci;
+            out->value[out->count] = v;
+            out->count++;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Callback tracing                                                                            */
+
+static omniprof_callback_tracing_record_t make_record(int ci, uint32_t kind, int32_t op, omniprof_callback_phase_t ph,
+                                                      const omniprof_correlation_id_t *corr, void *payload)
+{
+    omniprof_callback_tracing_record_t r;
+    memset(&r, 0, sizeof r);
+    r.context_id = op_context_id_at(ci);
+    r.thread_id = op_tid();
+    if (corr) r.correlation_id = *corr;
+    omniprof_user_data_t v = {0};
+    op_ext_top(ci, &v);
+    r.correlation_id.external = v;
+    r.kind = kind;
+    r.operation = op;
+    r.phase = ph;
+    r.payload = payload;
+    return r;
+}
+
+void op_sdk_callback_enter(uint32_t kind, int32_t op, const omniprof_correlation_id_t *corr, void *payload,
+                           op_sdk_callback_state *state)
+{
+    if (!state) return;
+    state->count = 0;
+    if (kind >= OMNIPROF_CALLBACK_TRACING_LAST) return;
+    uint64_t m = atomic_load_explicit(&g_op_callback_kind_mask[kind], memory_order_acquire) &
+                 atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
+    if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
+    while (m && state->count < 8) {
+        int ci = __builtin_ctzll(m);
+        m &= m - 1;
+        omniprof_callback_tracing_cb_t cb;
+        void *data;
+        if (!op_context_callback_for(ci, kind, op, &cb, &data)) continue;
+        uint32_t i = state->count++;
+        state->context_index[i] = (uint32_t)ci;
+        state->user_data[i].value = 0;
+        cb(make_record(ci, kind, op, OMNIPROF_CALLBACK_PHASE_ENTER, corr, payload), &state->user_data[i], data);
+    }
+}
+
+void op_sdk_callback_exit(uint32_t kind, int32_t op, const omniprof_correlation_id_t *corr, void *payload,
+                          op_sdk_callback_state *state)
+{
+    if (!state || kind >= OMNIPROF_CALLBACK_TRACING_LAST) return;
+    for (uint32_t i = 0; i < state->count && i < 8; i++) {
+        int ci = (int)state->context_index[i];
+        omniprof_callback_tracing_cb_t cb;
+        void *data;
+        if (!op_context_callback_for(ci, kind, op, &cb, &data)) continue;
+        cb(make_record(ci, kind, op, OMNIPROF_CALLBACK_PHASE_EXIT, corr, payload), &state->user_data[i], data);
+    }
+}
+
+void op_sdk_callback_notify(uint32_t kind, int32_t op, omniprof_callback_phase_t phase,
+                            const omniprof_correlation_id_t *corr, void *payload)
+{
+    if (kind >= OMNIPROF_CALLBACK_TRACING_LAST) return;
+    uint64_t m = atomic_load_explicit(&g_op_callback_kind_mask[kind], memory_order_acquire) &
+                 atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
+    if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
+    while (m) {
+        int ci = __builtin_ctzll(m);
+        m &= m - 1;
+        omniprof_callback_tracing_cb_t cb;
+        void *data;
+        if (!op_context_callback_for(ci, kind, op, &cb, &data)) continue;
+        omniprof_user_data_t ud = {0};
+        cb(make_record(ci, kind, op, phase, corr, payload), &ud, data);
+    }
+}

@@ -1,0 +1,1043 @@
+/* tool.c — libomniprof-tool.so, omniprof's own SDK client: configuration from the settings
+ * registry, one context, LOSSLESS buffers, the rocpd database writer, periodic flushes,
+ * collection periods, fork and exec handling, and the exit path.
+ *
+ * Lifecycle (the states of g.state):
+ *
+ *     OFF ──omniprof_configure/tool_init──▶ ACTIVE ──finalize (atexit, SDK fini, fatal signal)──▶ DONE
+ *      │                                     │  ▲
+ *      └── a part failed: one log line,      │  └── fork child: parent's writer abandoned, a new
+ *          the tool stays OFF (the program   │      database is opened lazily with the child's pid
+ *          runs untouched)                   └── exec: flushed (committed) first
+ *
+ * Invariants:
+ *  (1) The program is never broken: every failure logs one line and turns the failing part off;
+ *      no wait is unbounded (flushes and closes take a timeout from the settings).
+ *  (2) Buffer callbacks reach the writer only between writer_acquire/writer_release; the
+ *      finalizer takes the writer pointer away first and then waits (bounded) for callbacks in
+ *      flight, so no append ever touches a closed writer.
+ *  (3) One database per process image: the path gets a numeric suffix ("-1", "-2", ...) when
+ *      the file exists, never overwriting (op_db_writer_open refuses existing files, so the
+ *      check is race-free across processes).
+ *  (4) The tool's threads (periodic flush, collection periods, signal helper) start with every
+ *      signal blocked, are detached, and are never joined: at exit they are told to stop and
+ *      left alone.
+ *  (5) The configuration is read only through the settings registry (settings.def). */
+#include <alloca.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/path_template.h"
+#include "common/settings.h"
+#include "db/db.h"
+#include "omniprof/omniprof.h"
+#include "tool/tool.h"
+
+extern char **environ;
+
+enum { TB_MARKER, TB_API, TB_GPU, TB_CPU, TB__COUNT };
+
+typedef struct tool_buffer {
+    const char *name;
+    omniprof_buffer_id_t id;
+    bool used;
+    _Atomic uint64_t records;   /* handed to the writer */
+    _Atomic uint64_t callbacks; /* deliveries */
+    _Atomic uint64_t cb_ns;     /* time inside our callback */
+    _Atomic uint64_t drops;     /* the SDK's cumulative drop count */
+} tool_buffer;
+
+enum { ST_OFF = 0, ST_ACTIVE = 1, ST_DONE = 2 };
+
+static struct tool_state {
+    _Atomic int state;
+    _Atomic int finalizing; /* no lazy database open any more */
+    _Atomic int fini_entered;
+    omniprof_context_id_t ctx;
+    tool_buffer buf[TB__COUNT];
+    _Atomic(op_db_writer *) writer;
+    _Atomic int inflight;   /* callbacks between writer_acquire and writer_release */
+    _Atomic int need_open;  /* open the database at the next delivery (start-up, fork child) */
+    _Atomic int open_failed;
+    pthread_mutex_t open_lock;
+    uint64_t init_ns;
+    uint64_t init_cost_ns;
+    pid_t pid; /* of this process image (updated in a forked child) */
+    char **argv; /* from /proc/self/cmdline, read once */
+    int argc;
+    char command[4096];
+    char db_path[PATH_MAX];
+    /* threads */
+    pthread_mutex_t thr_lock;
+    pthread_cond_t thr_cond;
+    _Atomic int threads_stop;
+    uint64_t flush_interval_ms;
+    /* collection periods */
+    uint64_t periods[32][3];
+    int n_periods;
+    /* kernel names */
+    bool demangle, truncate;
+    /* counters */
+    bool pmc;
+    bool benchmark_discard;
+} g = {.open_lock = PTHREAD_MUTEX_INITIALIZER, .thr_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small helpers.                                                                              */
+
+/* Create a thread with every signal blocked (invariant 4), detached. */
+static int start_thread(void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* Wait on the thread condition until `deadline_ns` (monotonic) or stop. Returns 1 if stopping. */
+static int wait_until(uint64_t deadline_ns)
+{
+    pthread_mutex_lock(&g.thr_lock);
+    while (!atomic_load(&g.threads_stop)) {
+        uint64_t now = op_now_ns();
+        if (now >= deadline_ns) break;
+        struct timespec ts = {(time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull)};
+        pthread_cond_timedwait(&g.thr_cond, &g.thr_lock, &ts);
+    }
+    int stop = atomic_load(&g.threads_stop);
+    pthread_mutex_unlock(&g.thr_lock);
+    return stop;
+}
+
+static void read_cmdline(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = op_malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        return;
+    }
+    ssize_t n;
+    while (len < cap && (n = read(fd, buf + len, cap - len)) > 0) len += (size_t)n;
+    close(fd);
+    buf[len] = '\0';
+    int argc = 0;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\0') argc++;
+    if (len && buf[len - 1] != '\0') argc++;
+    char **argv = op_calloc((size_t)argc + 1, sizeof(char *));
+    if (!argv) return;
+    int k = 0;
+    for (size_t i = 0; i < len && k < argc; k++) {
+        argv[k] = buf + i;
+        i += strlen(buf + i) + 1;
+    }
+    g.argv = argv;
+    g.argc = k;
+    size_t used = 0;
+    for (int i = 0; i < k && used + 2 < sizeof(g.command); i++) {
+        int w = snprintf(g.command + used, sizeof(g.command) - used, "%s%s", i ? " " : "", argv[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+        if (used >= sizeof(g.command)) used = sizeof(g.command) - 1;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel names (-M mangled, -T truncated): names are interned for the process.                */
+
+static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct name_entry {
+    const char *key; /* the SDK's (interned) pointer */
+    char *value;
+} name_entry;
+static name_entry *g_names;
+static size_t g_names_n, g_names_cap;
+
+/* "void ns::foo<int>(float*, int)" → "ns::foo". */
+static char *truncate_name(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = op_malloc(n + 1);
+    if (!out) return NULL;
+    size_t o = 0;
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '<') depth++;
+        else if (c == '>' && depth > 0) depth--;
+        else if (depth == 0 && c == '(') break;
+        else if (depth == 0) {
+            if (c == ' ') o = 0; /* drop the return type and qualifiers before the name */
+            else out[o++] = c;
+        }
+    }
+    out[o] = '\0';
+    if (o == 0) {
+        memcpy(out, s, n + 1);
+    }
+    return out;
+}
+
+static const char *kernel_display_name(const char *mangled, const char *demangled)
+{
+    const char *base = g.demangle ? (demangled && *demangled ? demangled : mangled) : mangled;
+    if (!base || !g.truncate) return base;
+    pthread_mutex_lock(&g_names_lock);
+    const char *r = base;
+    for (size_t i = 0; i < g_names_n; i++)
+        if (g_names[i].key == base) {
+            r = g_names[i].value;
+            goto out;
+        }
+    if (g_names_n == g_names_cap) {
+        size_t cap = g_names_cap ? g_names_cap * 2 : 64;
+        name_entry *t = op_realloc(g_names, cap * sizeof(*t));
+        if (!t) goto out;
+        g_names = t;
+        g_names_cap = cap;
+    }
+    char *v = truncate_name(base);
+    if (v) {
+        g_names[g_names_n].key = base;
+        g_names[g_names_n].value = v;
+        g_names_n++;
+        r = v;
+    }
+out:
+    pthread_mutex_unlock(&g_names_lock);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The database.                                                                               */
+
+static const char *db_kind_name(uint32_t kind, void *user)
+{
+    (void)user;
+    const char *name = NULL;
+    uint64_t len = 0;
+    if (omniprof_query_buffer_tracing_kind_name((omniprof_buffer_tracing_kind_t)kind, &name, &len) != 0) return NULL;
+    return name;
+}
+
+static const char *db_operation_name(uint32_t kind, int32_t op, void *user)
+{
+    (void)user;
+    const char *name = NULL;
+    uint64_t len = 0;
+    if (omniprof_query_buffer_tracing_kind_operation_name((omniprof_buffer_tracing_kind_t)kind, op, &name, &len) != 0)
+        return NULL;
+    return name;
+}
+
+static omniprof_status_t db_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *cb_data, void *user)
+{
+    (void)user;
+    return omniprof_query_address_symbols(address, cb, cb_data);
+}
+
+static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const void **agents, size_t n, void *data)
+{
+    op_db_writer *w = data;
+    if (version != OMNIPROF_AGENT_INFO_VERSION_0) return OMNIPROF_STATUS_ERROR_INCOMPATIBLE_ABI;
+    for (size_t i = 0; i < n; i++) op_db_writer_add_agent(w, (const omniprof_agent_v0_t *)agents[i]);
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+static void manifest_append(const char *path)
+{
+    const char *m = op_setting_str(OP_SET_RUN_MANIFEST);
+    if (!m || !*m) return;
+    int fd = open(m, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        op_warn("cannot append to the run manifest %s: %s", m, strerror(errno));
+        return;
+    }
+    char line[PATH_MAX + 2];
+    int n = snprintf(line, sizeof(line), "%s\n", path);
+    if (n > 0 && (size_t)n < sizeof(line)) {
+        ssize_t wr = write(fd, line, (size_t)n); /* one write with O_APPEND: lines never interleave */
+        (void)wr;
+    }
+    close(fd);
+}
+
+/* Open <dir>/<name>[-k]_results.db (invariant 3). Called with open_lock held. */
+static op_db_writer *open_database(void)
+{
+    op_path_context pc;
+    memset(&pc, 0, sizeof(pc));
+    op_path_context_init_self(&pc);
+    pc.argv = g.argv;
+    pc.argc = g.argc;
+    char err[1024], dir[4096], name[4096], base[8192];
+    if (op_path_expand(op_setting_str(OP_SET_OUTPUT_PATH), &pc, dir, sizeof(dir), err, sizeof(err)) != 0 ||
+        op_path_expand(op_setting_str(OP_SET_OUTPUT_FILE), &pc, name, sizeof(name), err, sizeof(err)) != 0) {
+        op_error("output path: %s; no database is written", err);
+        return NULL;
+    }
+    if (name[0] == '/') snprintf(base, sizeof(base), "%s", name); /* an absolute -o wins over -d */
+    else snprintf(base, sizeof(base), "%s/%s", dir, name);
+    char parent[8192];
+    snprintf(parent, sizeof(parent), "%s", base);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        if (op_path_mkdirs(parent, err, sizeof(err)) != 0) {
+            op_error("%s; no database is written", err);
+            return NULL;
+        }
+    }
+    int64_t rank = op_path_mpi_rank(), size = op_path_mpi_size();
+    /* Store the omniprof settings that were set (a subset of the environment). */
+    const char *envs[64];
+    int ne = 0;
+    for (char **e = environ; e && *e && ne < 62; e++)
+        if (strncmp(*e, "OMNIPROF_", 9) == 0 || strncmp(*e, "LD_PRELOAD=", 11) == 0) envs[ne++] = *e;
+    envs[ne] = NULL;
+    op_db_process_info info;
+    memset(&info, 0, sizeof(info));
+    info.size = sizeof(info);
+    info.pid = getpid();
+    info.ppid = getppid();
+    info.init_ns = g.init_ns;
+    info.start_ns = op_now_ns();
+    info.realtime_offset_ns = op_realtime_offset_ns();
+    info.hostname = pc.hostname;
+    info.command = g.command;
+    info.environment = envs;
+    info.rank = (int32_t)rank;
+    info.world_size = (int32_t)size;
+    op_db_writer_options opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.size = sizeof(opts);
+    /* --flush-interval also bounds the writer's commit interval; otherwise the writer keeps its
+     * own (OMNIPROF_DB_FLUSH_INTERVAL_MS). 0 ("only at exit") becomes the writer's maximum. */
+    if (op_setting_is_set(OP_SET_FLUSH_INTERVAL)) {
+        uint64_t fi = op_setting_uint(OP_SET_FLUSH_INTERVAL);
+        opts.flush_interval_ms = fi == 0 || fi > 60000 ? 60000 : fi;
+    }
+    opts.close_timeout_ms = op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS);
+    opts.kind_name = db_kind_name;
+    opts.operation_name = db_operation_name;
+    opts.symbolize = db_symbolize;
+    op_db_writer *w = NULL;
+    for (int k = 0; k < 10000; k++) {
+        char path[PATH_MAX];
+        int n = k == 0 ? snprintf(path, sizeof(path), "%s_results.db", base)
+                       : snprintf(path, sizeof(path), "%s-%d_results.db", base, k);
+        if (n < 0 || (size_t)n >= sizeof(path)) {
+            op_error("database path '%s_results.db' is too long; no database is written", base);
+            return NULL;
+        }
+        err[0] = '\0';
+        w = op_db_writer_open(path, &info, &opts, err, sizeof(err));
+        if (w) {
+            snprintf(g.db_path, sizeof(g.db_path), "%s", path);
+            break;
+        }
+        if (errno != EEXIST) {
+            op_error("cannot open the database %s: %s; nothing is recorded", path, err[0] ? err : strerror(errno));
+            return NULL;
+        }
+    }
+    if (!w) return NULL;
+    omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, add_agents_cb, sizeof(omniprof_agent_v0_t), w);
+    manifest_append(g.db_path);
+    op_info("writing %s", g.db_path);
+    return w;
+}
+
+/* Invariant 2. Returns the writer (and counts this caller in flight) or NULL. */
+static op_db_writer *writer_acquire_ex(bool allow_open)
+{
+    atomic_fetch_add(&g.inflight, 1);
+    op_db_writer *w = atomic_load(&g.writer);
+    if (!w && allow_open && atomic_load(&g.need_open) && !atomic_load(&g.finalizing) && !atomic_load(&g.open_failed)) {
+        pthread_mutex_lock(&g.open_lock);
+        w = atomic_load(&g.writer);
+        if (!w && atomic_load(&g.need_open) && !atomic_load(&g.finalizing)) {
+            w = open_database();
+            if (w) atomic_store(&g.writer, w);
+            else atomic_store(&g.open_failed, 1);
+            atomic_store(&g.need_open, 0);
+        }
+        pthread_mutex_unlock(&g.open_lock);
+    }
+    if (!w) atomic_fetch_sub(&g.inflight, 1);
+    return w;
+}
+
+static op_db_writer *writer_acquire(void) { return writer_acquire_ex(true); }
+
+static void writer_release(void) { atomic_fetch_sub(&g.inflight, 1); }
+
+/* Take the writer away and wait (bounded) for callbacks in flight. */
+static op_db_writer *writer_detach(uint64_t timeout_ms)
+{
+    pthread_mutex_lock(&g.open_lock);
+    atomic_store(&g.need_open, 0);
+    op_db_writer *w = atomic_exchange(&g.writer, NULL);
+    pthread_mutex_unlock(&g.open_lock);
+    uint64_t deadline = op_now_ns() + timeout_ms * 1000000ull;
+    while (atomic_load(&g.inflight) > 0 && op_now_ns() < deadline) sleep_ms(1);
+    return w;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Buffer delivery.                                                                            */
+
+static bool needs_name_fix(void) { return !g.demangle || g.truncate; }
+
+/* Copy a record into a local struct of `cap` bytes: a shorter (older) record is zero-extended,
+ * a longer (newer) one is cut to what this build knows; the copy's `size` is `cap`. */
+static void copy_record(void *dst, size_t cap, const void *payload)
+{
+    uint64_t size;
+    memcpy(&size, payload, sizeof(size));
+    size_t n = size < cap ? (size_t)size : cap;
+    memset(dst, 0, cap);
+    memcpy(dst, payload, n);
+    size = cap;
+    memcpy(dst, &size, sizeof(size));
+}
+
+static void on_buffer(omniprof_context_id_t context, omniprof_buffer_id_t buffer_id, omniprof_record_header_t **headers,
+                      size_t n, void *data, uint64_t drop_count)
+{
+    (void)context;
+    (void)buffer_id;
+    tool_buffer *b = data;
+    uint64_t t0 = op_now_ns();
+    atomic_store_explicit(&b->drops, drop_count, memory_order_relaxed);
+    op_db_writer *w = g.benchmark_discard ? NULL : writer_acquire();
+    if (w) {
+        if (b == &g.buf[TB_GPU] && needs_name_fix()) {
+            /* Rewrite the displayed kernel name in copies of the kernel records. */
+            for (size_t i = 0; i < n; i++) {
+                omniprof_record_header_t *h = headers[i];
+                if (h->category != OMNIPROF_RECORD_CATEGORY_TRACING) {
+                    op_db_writer_append(w, (const omniprof_record_header_t *const *)&headers[i], 1);
+                    continue;
+                }
+                if (h->kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
+                    omniprof_buffer_tracing_kernel_dispatch_record_t r;
+                    copy_record(&r, sizeof(r), h->payload);
+                    r.kernel_name_demangled = kernel_display_name(r.kernel_name, r.kernel_name_demangled);
+                    op_db_writer_append_one(w, h->category, h->kind, &r);
+                } else if (h->kind == OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL) {
+                    omniprof_buffer_tracing_kernel_symbol_record_t r;
+                    copy_record(&r, sizeof(r), h->payload);
+                    r.kernel_name_demangled = kernel_display_name(r.kernel_name, r.kernel_name_demangled);
+                    op_db_writer_append_one(w, h->category, h->kind, &r);
+                } else {
+                    op_db_writer_append(w, (const omniprof_record_header_t *const *)&headers[i], 1);
+                }
+            }
+        } else {
+            op_db_writer_append(w, (const omniprof_record_header_t *const *)headers, n);
+        }
+        writer_release();
+    }
+    atomic_fetch_add_explicit(&b->records, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->callbacks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->cb_ns, op_now_ns() - t0, memory_order_relaxed);
+}
+
+static void flush_buffers(void)
+{
+    for (int i = 0; i < TB__COUNT; i++) {
+        if (!g.buf[i].used) continue;
+        omniprof_status_t st = omniprof_flush_buffer(g.buf[i].id);
+        if (st != OMNIPROF_STATUS_SUCCESS && st != OMNIPROF_STATUS_ERROR_FINALIZED)
+            op_trace("flush of buffer %s: %s", g.buf[i].name, omniprof_get_status_string(st));
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Threads: periodic flush, collection periods.                                                */
+
+static void *flush_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        if (wait_until(op_now_ns() + g.flush_interval_ms * 1000000ull)) break;
+        if (atomic_load(&g.finalizing)) break;
+        flush_buffers();
+    }
+    return NULL;
+}
+
+static void *period_thread(void *arg)
+{
+    (void)arg;
+    uint64_t t = op_now_ns();
+    for (int p = 0; p < g.n_periods; p++) {
+        uint64_t delay = g.periods[p][0], duration = g.periods[p][1], repeat = g.periods[p][2];
+        for (uint64_t r = 0; repeat == 0 || r < repeat; r++) {
+            t += delay;
+            if (wait_until(t)) return NULL;
+            omniprof_start_context(g.ctx);
+            t += duration;
+            if (wait_until(t)) return NULL;
+            omniprof_stop_context(g.ctx);
+        }
+    }
+    return NULL;
+}
+
+static int parse_periods(const char *text)
+{
+    g.n_periods = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ';' || *p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        unsigned long long a, b, c;
+        int used = 0;
+        if (sscanf(p, "%llu:%llu:%llu%n", &a, &b, &c, &used) != 3 || used == 0 || b == 0) {
+            op_error("OMNIPROF_COLLECTION_PERIOD='%s' is not valid; expected DELAY:DURATION:REPEAT in ns, "
+                     "';'-separated; collecting all the time instead",
+                     text);
+            g.n_periods = 0;
+            return -1;
+        }
+        if (g.n_periods < 32) {
+            g.periods[g.n_periods][0] = a;
+            g.periods[g.n_periods][1] = b;
+            g.periods[g.n_periods][2] = c;
+            g.n_periods++;
+        }
+        p += used;
+    }
+    return 0;
+}
+
+static omniprof_status_t make_buffer(int which, const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Hardware counters (--pmc): per-dispatch counting, filtered by the kernel regexes.           */
+
+#include "omniprof/counters.h"
+
+#define PMC_MAX_NAMES 64
+#define PMC_MAX_CHIPS 8
+
+static struct pmc_state {
+    char *names[PMC_MAX_NAMES];
+    int n_names;
+    regex_t include, exclude;
+    bool has_include, has_exclude;
+    pthread_mutex_t lock;
+    struct { char chip[32]; omniprof_counter_config_id_t config; bool failed; } chips[PMC_MAX_CHIPS];
+    int n_chips;
+    _Atomic uint64_t counted, skipped;
+} g_pmc = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The counter config for a chip, made on first use (the launching thread of its first kernel). */
+static omniprof_counter_config_id_t pmc_config_for(const char *chip, omniprof_agent_id_t agent)
+{
+    omniprof_counter_config_id_t none = {0};
+    if (!chip) chip = "";
+    pthread_mutex_lock(&g_pmc.lock);
+    for (int i = 0; i < g_pmc.n_chips; i++)
+        if (strcmp(g_pmc.chips[i].chip, chip) == 0) {
+            omniprof_counter_config_id_t c = g_pmc.chips[i].failed ? none : g_pmc.chips[i].config;
+            pthread_mutex_unlock(&g_pmc.lock);
+            return c;
+        }
+    if (g_pmc.n_chips == PMC_MAX_CHIPS) {
+        pthread_mutex_unlock(&g_pmc.lock);
+        return none;
+    }
+    int slot = g_pmc.n_chips++;
+    snprintf(g_pmc.chips[slot].chip, sizeof(g_pmc.chips[slot].chip), "%s", chip);
+    g_pmc.chips[slot].failed = true;
+    omniprof_counter_id_t ids[PMC_MAX_NAMES];
+    int n = 0;
+    for (int i = 0; i < g_pmc.n_names; i++) {
+        omniprof_status_t st = omniprof_find_counter(*chip ? chip : NULL, g_pmc.names[i], &ids[n]);
+        if (st != OMNIPROF_STATUS_SUCCESS) {
+            const char *detail = omniprof_get_counter_error_string();
+            op_error("--pmc: counter '%s' on %s: %s; counters are off for this device", g_pmc.names[i],
+                     *chip ? chip : "this GPU", detail && *detail ? detail : omniprof_get_status_string(st));
+            pthread_mutex_unlock(&g_pmc.lock);
+            return none;
+        }
+        n++;
+    }
+    omniprof_counter_config_id_t cfg = {0};
+    omniprof_status_t st = omniprof_create_counter_config(agent, ids, (size_t)n, &cfg);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        const char *detail = omniprof_get_counter_error_string();
+        op_error("--pmc: cannot collect these counters on %s: %s; counters are off for this device",
+                 *chip ? chip : "this GPU", detail && *detail ? detail : omniprof_get_status_string(st));
+        pthread_mutex_unlock(&g_pmc.lock);
+        return none;
+    }
+    g_pmc.chips[slot].config = cfg;
+    g_pmc.chips[slot].failed = false;
+    pthread_mutex_unlock(&g_pmc.lock);
+    return cfg;
+}
+
+/* Which dispatches get counters: --kernel-include-regex / --kernel-exclude-regex apply here
+ * (as in rocprofv3, to counter collection only; tracing keeps every kernel). */
+static void pmc_dispatch_cb(const omniprof_dispatch_counting_service_data_t *d, omniprof_counter_config_id_t *config,
+                            omniprof_user_data_t *user_data, void *data)
+{
+    (void)user_data;
+    (void)data;
+    config->handle = 0;
+    const char *name = d->kernel_name ? kernel_display_name(d->kernel_name, NULL) : "";
+    if (!name) name = "";
+    if ((g_pmc.has_include && regexec(&g_pmc.include, name, 0, NULL, 0) != 0) ||
+        (g_pmc.has_exclude && regexec(&g_pmc.exclude, name, 0, NULL, 0) == 0)) {
+        atomic_fetch_add_explicit(&g_pmc.skipped, 1, memory_order_relaxed);
+        return;
+    }
+    *config = pmc_config_for(d->chip, d->agent_id);
+    if (config->handle) atomic_fetch_add_explicit(&g_pmc.counted, 1, memory_order_relaxed);
+}
+
+/* Parse OMNIPROF_PMC and the regexes; configure dispatch counting into the GPU buffer. */
+static int pmc_configure(const char *list)
+{
+    char *copy = op_strdup(list);
+    if (!copy) return -1;
+    for (char *save = NULL, *w = strtok_r(copy, " ,", &save); w && g_pmc.n_names < PMC_MAX_NAMES;
+         w = strtok_r(NULL, " ,", &save))
+        g_pmc.names[g_pmc.n_names++] = op_strdup(w);
+    op_free(copy);
+    if (g_pmc.n_names == 0) return -1;
+    const char *inc = op_setting_str(OP_SET_KERNEL_INCLUDE_REGEX), *exc = op_setting_str(OP_SET_KERNEL_EXCLUDE_REGEX);
+    if (inc && *inc) {
+        if (regcomp(&g_pmc.include, inc, REG_EXTENDED | REG_NOSUB) == 0) g_pmc.has_include = true;
+        else op_error("OMNIPROF_KERNEL_INCLUDE_REGEX='%s' is not a valid POSIX extended regex; ignored", inc);
+    }
+    if (exc && *exc) {
+        if (regcomp(&g_pmc.exclude, exc, REG_EXTENDED | REG_NOSUB) == 0) g_pmc.has_exclude = true;
+        else op_error("OMNIPROF_KERNEL_EXCLUDE_REGEX='%s' is not a valid POSIX extended regex; ignored", exc);
+    }
+    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return -1;
+    omniprof_status_t st =
+        omniprof_configure_buffer_dispatch_counting_service(g.ctx, g.buf[TB_GPU].id, pmc_dispatch_cb, NULL);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_error("--pmc: counter collection is not available: %s", omniprof_get_status_string(st));
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Finalization.                                                                               */
+
+static void record_costs(op_db_writer *w)
+{
+    uint64_t cb_ns = 0, records = 0, callbacks = 0;
+    for (int i = 0; i < TB__COUNT; i++) {
+        tool_buffer *b = &g.buf[i];
+        if (!b->used) continue;
+        cb_ns += atomic_load(&b->cb_ns);
+        records += atomic_load(&b->records);
+        callbacks += atomic_load(&b->callbacks);
+        omniprof_buffer_stats_t st;
+        memset(&st, 0, sizeof(st));
+        st.size = sizeof(st);
+        uint64_t drops = atomic_load(&b->drops);
+        if (omniprof_buffer_get_stats(b->id, &st) == OMNIPROF_STATUS_SUCCESS) {
+            op_db_writer_add_backpressure(w, b->name, st.producer_waits, 0);
+            if (st.records_dropped + st.records_too_big > drops) drops = st.records_dropped + st.records_too_big;
+            char key[96];
+            snprintf(key, sizeof(key), "buffer_%s_producer_waits", b->name);
+            op_db_writer_add_run_cost(w, key, (double)st.producer_waits, "count");
+            snprintf(key, sizeof(key), "buffer_%s_deliveries", b->name);
+            op_db_writer_add_run_cost(w, key, (double)st.deliveries, "count");
+        }
+        if (drops) op_db_writer_add_drops(w, b->name, "buffer_full", drops);
+    }
+    op_db_writer_add_run_cost(w, "tool_init_ns", (double)g.init_cost_ns, "ns");
+    op_db_writer_add_run_cost(w, "tool_callback_ns", (double)cb_ns, "ns");
+    op_db_writer_add_run_cost(w, "tool_records", (double)records, "count");
+    op_db_writer_add_run_cost(w, "tool_deliveries", (double)callbacks, "count");
+    op_db_writer_add_run_cost(w, "tool_memory_bytes", (double)op_alloc_bytes(), "bytes");
+    if (g.pmc) {
+        op_db_writer_add_run_cost(w, "pmc_dispatches_counted", (double)atomic_load(&g_pmc.counted), "count");
+        op_db_writer_add_run_cost(w, "pmc_dispatches_filtered_out", (double)atomic_load(&g_pmc.skipped), "count");
+    }
+}
+
+/* Wait for the writer to commit everything appended, for as long as it makes progress: a run
+ * whose database fell behind (the spool holds a backlog) is completed, while a writer that
+ * makes no progress for `stall_ms` is given up on (invariant 1: bounded by the stall time). */
+static void drain_writer(op_db_writer *w, uint64_t stall_ms)
+{
+    op_db_writer_stats st;
+    memset(&st, 0, sizeof(st));
+    st.size = sizeof(st);
+    op_db_writer_get_stats(w, &st);
+    uint64_t last = st.records_ingested, last_progress = op_now_ns();
+    bool told = false;
+    for (;;) {
+        int rc = op_db_writer_flush(w, 250);
+        if (rc != -ETIMEDOUT) break;
+        memset(&st, 0, sizeof(st));
+        st.size = sizeof(st);
+        op_db_writer_get_stats(w, &st);
+        uint64_t now = op_now_ns();
+        if (st.records_ingested != last) {
+            last = st.records_ingested;
+            last_progress = now;
+        } else if (now - last_progress > stall_ms * 1000000ull) {
+            op_warn("the database writer made no progress for %llu ms; %s is closed with what it has",
+                    (unsigned long long)stall_ms, g.db_path);
+            break;
+        }
+        if (!told && st.records_appended > st.records_ingested) {
+            op_info("finishing %s (%llu records to store)", g.db_path,
+                    (unsigned long long)(st.records_appended - st.records_ingested));
+            told = true;
+        }
+    }
+}
+
+/* Stop collecting, deliver what the buffers hold, and close the database (bounded). */
+static void finalize_tool(void)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return;
+    if (atomic_exchange(&g.fini_entered, 1)) return;
+    uint64_t timeout = op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS);
+    pthread_mutex_lock(&g.thr_lock);
+    atomic_store(&g.threads_stop, 1);
+    pthread_cond_broadcast(&g.thr_cond);
+    pthread_mutex_unlock(&g.thr_lock);
+    omniprof_stop_context(g.ctx);
+    flush_buffers();
+    /* A forked child that recorded nothing yet still gets its database (with its process). */
+    if (!atomic_load(&g.writer) && atomic_load(&g.need_open)) {
+        if (writer_acquire()) writer_release();
+    }
+    atomic_store(&g.finalizing, 1);
+    op_db_writer *w = writer_detach(timeout);
+    if (w) {
+        drain_writer(w, timeout);
+        record_costs(w);
+        int rc = op_db_writer_close(w);
+        if (rc != 0) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+    }
+    atomic_store(&g.state, ST_DONE);
+}
+
+void op_tool_flush_now(bool final, uint64_t timeout_ms)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return;
+    if (final) {
+        finalize_tool();
+        return;
+    }
+    flush_buffers();
+    /* Only commit: a forked child that has not opened its database yet does not open one
+     * here (it may be about to exec, and the new image writes its own). */
+    op_db_writer *w = writer_acquire_ex(false);
+    if (w) {
+        op_db_writer_flush(w, timeout_ms);
+        writer_release();
+    }
+}
+
+bool op_tool_active(void) { return atomic_load(&g.state) == ST_ACTIVE; }
+
+static void tool_fini(void *tool_data)
+{
+    (void)tool_data;
+    finalize_tool();
+}
+
+static void tool_atexit(void) { finalize_tool(); }
+
+/* ------------------------------------------------------------------------------------------ */
+/* fork and exec.                                                                              */
+
+static void at_fork_child(void)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return;
+    /* The parent's writer, threads and locks do not exist here: forget them, open a new
+     * database lazily with this pid (invariant 3; a child that execs at once writes none). */
+    op_db_writer *w = atomic_exchange(&g.writer, NULL);
+    if (w) op_db_writer_abandon_after_fork(w);
+    pthread_mutex_init(&g.open_lock, NULL);
+    pthread_mutex_init(&g.thr_lock, NULL);
+    pthread_cond_init(&g.thr_cond, NULL);
+    pthread_mutex_init(&g_names_lock, NULL);
+    pthread_mutex_init(&g_pmc.lock, NULL);
+    g.pid = getpid();
+    atomic_store(&g.inflight, 0);
+    atomic_store(&g.open_failed, 0);
+    atomic_store(&g.fini_entered, 0);
+    atomic_store(&g.finalizing, 0);
+    atomic_store(&g.need_open, 1);
+    for (int i = 0; i < TB__COUNT; i++) {
+        atomic_store(&g.buf[i].records, 0);
+        atomic_store(&g.buf[i].callbacks, 0);
+        atomic_store(&g.buf[i].cb_ns, 0);
+    }
+    g.init_ns = op_now_ns();
+    g.db_path[0] = '\0';
+    if (!atomic_load(&g.threads_stop) && g.flush_interval_ms > 0) start_thread(flush_thread, NULL);
+    op_tool_signals_after_fork_child();
+}
+
+/* Before exec replaces this image, commit what it collected (the new image is traced by its
+ * own copy of the tool, through the inherited LD_PRELOAD and OMNIPROF_* variables). */
+static void before_exec(void)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return;
+    /* A vfork child shares the parent's memory and runs no fork handlers: leave it alone. */
+    if (getpid() != g.pid) return;
+    op_tool_flush_now(false, op_setting_uint(OP_SET_SIGNAL_FLUSH_TIMEOUT_MS));
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+OMNIPROF_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+    static execve_fn real;
+    if (!real) real = (execve_fn)dlsym(RTLD_NEXT, "execve");
+    before_exec();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(path, argv, envp);
+}
+
+OMNIPROF_API int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
+
+OMNIPROF_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    static execvpe_fn real;
+    if (!real) real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
+    before_exec();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(file, argv, envp);
+}
+
+OMNIPROF_API int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
+
+/* The execl family: glibc implements them over internal execve calls that no interposer sees,
+ * so they are interposed too. The arguments are gathered on the stack (at most 4096). */
+#define GATHER_ARGS(FIRST, ARGV, ENVP_OUT)                                \
+    va_list ap;                                                            \
+    int n_ = 1; /* glibc declares the first argument nonnull */             \
+    va_start(ap, FIRST);                                                   \
+    while (va_arg(ap, char *) != NULL && n_ < 4096) n_++;                  \
+    va_end(ap);                                                            \
+    char **ARGV = alloca(((size_t)n_ + 1) * sizeof(char *));               \
+    ARGV[0] = (char *)(FIRST);                                             \
+    va_start(ap, FIRST);                                                   \
+    for (int i_ = 1; i_ <= n_; i_++) ARGV[i_] = va_arg(ap, char *);        \
+    ARGV[n_] = NULL;                                                       \
+    ENVP_OUT;                                                              \
+    va_end(ap)
+
+OMNIPROF_API int execl(const char *path, const char *arg, ...)
+{
+    GATHER_ARGS(arg, argv, (void)0);
+    return execve(path, argv, environ);
+}
+
+OMNIPROF_API int execlp(const char *file, const char *arg, ...)
+{
+    GATHER_ARGS(arg, argv, (void)0);
+    return execvpe(file, argv, environ);
+}
+
+OMNIPROF_API int execle(const char *path, const char *arg, ...)
+{
+    char *const *envp;
+    GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
+    return execve(path, argv, envp);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration.                                                                              */
+
+static omniprof_status_t make_buffer(int which, const char *name)
+{
+    tool_buffer *b = &g.buf[which];
+    if (b->used) return OMNIPROF_STATUS_SUCCESS;
+    b->name = name;
+    uint64_t size = op_setting_uint(OP_SET_BUFFER_SIZE);
+    uint64_t wm = op_setting_uint(OP_SET_BUFFER_WATERMARK);
+    if (size < 4096) size = 4096;
+    if (wm > size) wm = size - size / 8;
+    omniprof_status_t st = omniprof_create_buffer(g.ctx, size, wm, OMNIPROF_BUFFER_POLICY_LOSSLESS, on_buffer, b, &b->id);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_error("cannot create the %s buffer: %s", name, omniprof_get_status_string(st));
+        return st;
+    }
+    omniprof_callback_thread_t th;
+    if (omniprof_create_callback_thread(&th) == OMNIPROF_STATUS_SUCCESS) omniprof_assign_callback_thread(b->id, th);
+    b->used = true;
+    return st;
+}
+
+/* Configure one kind into one buffer. A kind whose backend is absent (no CUDA) is silent. */
+static int trace_kind(int which, const char *bname, omniprof_buffer_tracing_kind_t kind)
+{
+    if (make_buffer(which, bname) != OMNIPROF_STATUS_SUCCESS) return -1;
+    omniprof_status_t st = omniprof_configure_buffer_tracing_service(g.ctx, kind, NULL, 0, g.buf[which].id);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        const char *kname = db_kind_name(kind, NULL);
+        op_info("tracing %s is not available: %s", kname ? kname : "?", omniprof_get_status_string(st));
+        return -1;
+    }
+    return 0;
+}
+
+static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
+{
+    (void)finalize_func;
+    (void)tool_data;
+    uint64_t t0 = op_now_ns();
+    g.init_ns = t0;
+    g.pid = getpid();
+    op_settings_load();
+    read_cmdline();
+    g.demangle = op_setting_bool(OP_SET_DEMANGLE_KERNELS);
+    g.truncate = op_setting_bool(OP_SET_TRUNCATE_KERNELS);
+    g.flush_interval_ms = op_setting_uint(OP_SET_FLUSH_INTERVAL);
+    g.benchmark_discard = op_setting_bool(OP_SET_BENCHMARK_DISCARD);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g.thr_cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    omniprof_status_t st = omniprof_create_context(&g.ctx);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_error("cannot create a context: %s; nothing is recorded", omniprof_get_status_string(st));
+        return -1;
+    }
+    int kinds = 0;
+#define TRACE(SETTING, BUF, BNAME, KIND)                                  \
+    if (op_setting_bool(OP_SET_##SETTING)) {                              \
+        if (trace_kind(BUF, BNAME, OMNIPROF_BUFFER_TRACING_##KIND) == 0) kinds++; \
+    }
+    /* Markers: one record per range or mark (MARKER_RANGE_API), as rocprofv3's marker trace;
+     * the per-call MARKER_API records would store every push and pop a second time. */
+    TRACE(MARKER_TRACE, TB_MARKER, "marker", MARKER_RANGE_API)
+    TRACE(CUDA_RUNTIME_API_TRACE, TB_API, "api", CUDA_RUNTIME_API)
+    TRACE(CUDA_DRIVER_API_TRACE, TB_API, "api", CUDA_DRIVER_API)
+    TRACE(KERNEL_TRACE, TB_GPU, "gpu", KERNEL_DISPATCH)
+    TRACE(KERNEL_TRACE, TB_GPU, "gpu", CODE_OBJECT)
+    TRACE(KERNEL_TRACE, TB_GPU, "gpu", KERNEL_SYMBOL)
+    TRACE(MEMORY_COPY_TRACE, TB_GPU, "gpu", MEMORY_COPY)
+    TRACE(MEMORY_SET_TRACE, TB_GPU, "gpu", MEMORY_SET)
+    TRACE(MEMORY_ALLOCATION_TRACE, TB_GPU, "gpu", MEMORY_ALLOCATION)
+    TRACE(SYNC_TRACE, TB_GPU, "gpu", SYNCHRONIZATION)
+#undef TRACE
+    const char *sample = op_setting_str(OP_SET_SAMPLE);
+    bool cpu = (sample && *sample) || op_setting_bool(OP_SET_PROCESS_SAMPLING);
+    if (cpu) {
+        if (sample && *sample && trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) == 0) kinds++;
+        if (op_setting_bool(OP_SET_PROCESS_SAMPLING) &&
+            trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE) == 0)
+            kinds++;
+        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_THREAD) == 0) kinds++;
+        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER) == 0) kinds++;
+    }
+    const char *pmc = op_setting_str(OP_SET_PMC);
+    if (pmc && *pmc && pmc_configure(pmc) == 0) g.pmc = true;
+    if (kinds == 0 && !g.pmc) {
+        op_info("nothing to trace (no OMNIPROF_*_TRACE setting is on); the tool stays off");
+        return -1;
+    }
+    const char *periods = op_setting_str(OP_SET_COLLECTION_PERIOD);
+    if (periods && *periods) parse_periods(periods);
+
+    /* The database is opened here, before the program's main; a forked child opens its own. */
+    pthread_mutex_lock(&g.open_lock);
+    op_db_writer *w = open_database();
+    pthread_mutex_unlock(&g.open_lock);
+    if (!w) return -1; /* logged; the program runs untraced (invariant 1) */
+    atomic_store(&g.writer, w);
+    atomic_store(&g.state, ST_ACTIVE);
+
+    pthread_atfork(NULL, NULL, at_fork_child);
+    atexit(tool_atexit);
+    if (op_setting_bool(OP_SET_SIGNAL_HANDLERS)) op_tool_signals_install();
+    if (g.flush_interval_ms > 0 && start_thread(flush_thread, NULL) != 0)
+        op_warn("cannot start the flush thread; data is written at exit only");
+    if (g.n_periods > 0) {
+        if (start_thread(period_thread, NULL) != 0) {
+            op_warn("cannot start the collection-period thread; collecting all the time");
+            omniprof_start_context(g.ctx);
+        }
+    } else {
+        st = omniprof_start_context(g.ctx);
+        if (st != OMNIPROF_STATUS_SUCCESS) op_warn("starting the context: %s", omniprof_get_status_string(st));
+    }
+    g.init_cost_ns = op_now_ns() - t0;
+    return 0;
+}
+
+OMNIPROF_API omniprof_tool_configure_result_t *omniprof_configure(uint32_t version, const char *runtime_version,
+                                                                  uint32_t priority, omniprof_client_id_t *client_id)
+{
+    (void)version;
+    (void)runtime_version;
+    (void)priority;
+    static omniprof_tool_configure_result_t result = {sizeof(omniprof_tool_configure_result_t), tool_init, tool_fini,
+                                                      NULL};
+    static atomic_int configured;
+    if (atomic_exchange(&configured, 1)) return NULL; /* once per process image */
+    if (client_id) client_id->name = "omniprof-tool";
+    return &result;
+}
+
+/* Pin the library (it owns signal handlers and interposers) and make sure the SDK runs its
+ * registration even when nothing else triggers it. */
+__attribute__((constructor)) static void tool_ctor(void)
+{
+    Dl_info info;
+    if (dladdr((void *)tool_ctor, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    omniprof_initialize();
+}

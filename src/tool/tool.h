@@ -1,0 +1,24 @@
+/* tool.h — internal interface between the parts of libomniprof-tool.so: the SDK client
+ * (tool.c) and the signal handling / interposition (tool_signals.c). Nothing here is exported. */
+#ifndef OMNIPROF_TOOL_TOOL_H
+#define OMNIPROF_TOOL_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Flush everything collected so far into the database, from a normal thread (never from a
+ * signal handler). `final`: the process is about to die — stop collecting and close the
+ * database (WAL checkpointed) instead of only committing. Bounded by timeout_ms. */
+void op_tool_flush_now(bool final, uint64_t timeout_ms);
+
+/* True once the tool has a working configuration (database open or to be opened). */
+bool op_tool_active(void);
+
+/* Signals (tool_signals.c). op_tool_signals_install starts the flush helper thread and puts the
+ * tool's handler first for SIGINT, SIGTERM, SIGQUIT, SIGABRT (and SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL while the program has no handler of its own for them). Idempotent. */
+void op_tool_signals_install(void);
+/* In a forked child: the helper thread does not exist there; start a new one. */
+void op_tool_signals_after_fork_child(void);
+
+#endif /* OMNIPROF_TOOL_TOOL_H */

@@ -1,0 +1,274 @@
+/* tool_signals.c — the tool's signal handling: flush on SIGINT, SIGTERM, SIGQUIT, SIGABRT (and
+ * on SIGSEGV, SIGBUS, SIGFPE, SIGILL when the program has no handler of its own for them), then
+ * pass the signal on to the program's own handler or default action; `signal` and `sigaction`
+ * are interposed so that the tool's handler stays first (rocprofv3 does the same,
+ * ref/rocprofiler-sdk.md §5.4).
+ *
+ * Design:
+ *  - The handler does no real work itself: it posts a semaphore (sem_post is async-signal-safe)
+ *    to a helper thread, which flushes the buffers and commits or closes the database, and it
+ *    polls (nanosleep, clock_gettime) for that flush to finish, at most
+ *    OMNIPROF_SIGNAL_FLUSH_TIMEOUT_MS. Nothing in the handler allocates, locks or does stdio.
+ *  - "Final" flush (the program has no handler and the signal's default action ends the
+ *    process): collection stops and the database is closed. Otherwise (the program handles
+ *    the signal and may go on) the data is only committed.
+ *  - Passing on: a program handler is called with the arguments its flags ask for (SA_SIGINFO
+ *    or not); SA_RESETHAND is honoured; SIG_IGN does nothing; SIG_DFL restores the default
+ *    action and re-raises the signal with it unblocked, so the process ends exactly as it
+ *    would have without the tool (same signal, same status, core dump where enabled).
+ *  - The program's view: sigaction/signal on an owned signal store the program's action in
+ *    g_app[] and return the previous one, as the kernel would have. For any other signal
+ *    they pass straight through.
+ * Invariants:
+ *  (1) The handler is async-signal-safe (only sem_post, nanosleep, clock_gettime, atomics,
+ *      sigaction, sigprocmask, raise, kill).
+ *  (2) A synchronous fault (SIGSEGV...) raised inside the helper thread is never waited on by
+ *      itself: the helper blocks every signal, and a fault there goes straight to the default
+ *      action. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "omniprof/defines.h"
+#include "tool/tool.h"
+
+#define MAX_SIG 65
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static sigaction_fn g_real_sigaction;
+static struct sigaction g_app[MAX_SIG];   /* the program's action for each owned signal */
+static _Atomic int g_owned[MAX_SIG];      /* our handler is installed for this signal */
+static _Atomic int g_installed;
+
+static sem_t g_sem;
+static _Atomic int g_helper_running;
+static _Atomic uint64_t g_requests;  /* flushes asked for */
+static _Atomic uint64_t g_done;      /* flushes completed */
+static _Atomic int g_final_request;
+static uint64_t g_timeout_ms = 2000;
+
+static const int g_flush_signals[] = {SIGINT, SIGTERM, SIGQUIT, SIGABRT};
+static const int g_fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+static sigaction_fn real_sigaction(void)
+{
+    if (!g_real_sigaction) g_real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    return g_real_sigaction;
+}
+
+static bool is_fault(int sig)
+{
+    for (size_t i = 0; i < sizeof(g_fault_signals) / sizeof(g_fault_signals[0]); i++)
+        if (g_fault_signals[i] == sig) return true;
+    return false;
+}
+
+static bool app_has_function(int sig)
+{
+    void (*h)(int) = g_app[sig].sa_handler;
+    return h != SIG_DFL && h != SIG_IGN;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The helper thread.                                                                          */
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        while (sem_wait(&g_sem) != 0 && errno == EINTR) {}
+        uint64_t want = atomic_load(&g_requests);
+        bool final = atomic_exchange(&g_final_request, 0) != 0;
+        op_tool_flush_now(final, g_timeout_ms);
+        atomic_store(&g_done, want);
+    }
+    return NULL;
+}
+
+static void start_helper(void)
+{
+    if (sem_init(&g_sem, 0, 0) != 0) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, helper_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    atomic_store(&g_helper_running, rc == 0);
+}
+
+/* Ask the helper to flush and wait for it, bounded (invariant 1). */
+static void flush_from_handler(bool final)
+{
+    if (!atomic_load(&g_helper_running) || !op_tool_active()) return;
+    if (final) atomic_store(&g_final_request, 1);
+    uint64_t ticket = atomic_fetch_add(&g_requests, 1) + 1;
+    sem_post(&g_sem);
+    uint64_t deadline = op_now_ns() + g_timeout_ms * 1000000ull;
+    while (atomic_load(&g_done) < ticket && op_now_ns() < deadline) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&g_done) < ticket) op_log_raw("omniprof: flush after a signal timed out; data since the last flush may be missing\n");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The handler.                                                                                */
+
+static void tool_handler(int sig, siginfo_t *info, void *uctx)
+{
+    int saved_errno = errno;
+    struct sigaction app = g_app[sig];
+    bool has_fn = app_has_function(sig);
+    if (!(is_fault(sig) && has_fn)) {
+        /* Default action of all owned signals ends the process; SIG_IGN does not. */
+        bool final = !has_fn && app.sa_handler != SIG_IGN;
+        flush_from_handler(final);
+    }
+    if (has_fn) {
+        if (app.sa_flags & SA_RESETHAND) {
+            g_app[sig].sa_handler = SIG_DFL;
+            g_app[sig].sa_flags &= ~SA_SIGINFO;
+        }
+        if (app.sa_flags & SA_SIGINFO) app.sa_sigaction(sig, info, uctx);
+        else app.sa_handler(sig);
+    } else if (app.sa_handler == SIG_DFL) {
+        /* End the process exactly as the default action would. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (real_sigaction()) real_sigaction()(sig, &dfl, NULL);
+        atomic_store(&g_owned[sig], 0);
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+        if (info && info->si_code > 0 && is_fault(sig)) {
+            /* a real fault: returning re-executes the faulting instruction under SIG_DFL */
+        } else {
+            raise(sig);
+        }
+    }
+    errno = saved_errno;
+}
+
+/* Install the tool's handler for `sig`. Whether interrupted system calls restart follows the
+ * program's own action (SA_RESTART), so that a program that relies on EINTR (CPython's ^C in
+ * a blocking read, for one) behaves as without the tool. */
+static int install_handler(int sig, const struct sigaction *app)
+{
+    sigaction_fn real = real_sigaction();
+    if (!real) return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = tool_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    if (app->sa_handler == SIG_DFL || app->sa_handler == SIG_IGN || (app->sa_flags & SA_RESTART))
+        sa.sa_flags |= SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    sigdelset(&sa.sa_mask, SIGSEGV);
+    sigdelset(&sa.sa_mask, SIGBUS);
+    sigdelset(&sa.sa_mask, SIGFPE);
+    sigdelset(&sa.sa_mask, SIGILL);
+    return real(sig, &sa, NULL);
+}
+
+static void own_signal(int sig)
+{
+    sigaction_fn real = real_sigaction();
+    if (!real) return;
+    struct sigaction old;
+    if (real(sig, NULL, &old) != 0) return;
+    if (old.sa_handler == SIG_IGN && (sig == SIGINT || sig == SIGQUIT)) return; /* nohup / background job */
+    g_app[sig] = old;
+    if (install_handler(sig, &old) == 0) atomic_store(&g_owned[sig], 1);
+}
+
+void op_tool_signals_install(void)
+{
+    if (atomic_exchange(&g_installed, 1)) return;
+    g_timeout_ms = op_setting_uint(OP_SET_SIGNAL_FLUSH_TIMEOUT_MS);
+    start_helper();
+    for (size_t i = 0; i < sizeof(g_flush_signals) / sizeof(g_flush_signals[0]); i++) own_signal(g_flush_signals[i]);
+    for (size_t i = 0; i < sizeof(g_fault_signals) / sizeof(g_fault_signals[0]); i++) {
+        int sig = g_fault_signals[i];
+        struct sigaction old;
+        /* Fault signals: only when the program (or a runtime) has not claimed them already. */
+        if (real_sigaction() && real_sigaction()(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO))
+            own_signal(sig);
+    }
+}
+
+void op_tool_signals_after_fork_child(void)
+{
+    if (!atomic_load(&g_installed)) return;
+    atomic_store(&g_requests, 0);
+    atomic_store(&g_done, 0);
+    atomic_store(&g_final_request, 0);
+    start_helper();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The program's signal/sigaction.                                                             */
+
+OMNIPROF_API int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    sigaction_fn real = real_sigaction();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (sig <= 0 || sig >= MAX_SIG || !atomic_load(&g_owned[sig])) return real(sig, act, oldact);
+    /* An owned signal: keep our handler installed; record the program's action. */
+    struct sigaction prev = g_app[sig];
+    if (act) {
+        if (act->sa_handler == SIG_IGN && is_fault(sig)) {
+            /* pass-through semantics for ignored faults: give the signal back */
+            atomic_store(&g_owned[sig], 0);
+            int rc = real(sig, act, NULL);
+            if (oldact) *oldact = prev;
+            return rc;
+        }
+        g_app[sig] = *act;
+        if (is_fault(sig) && app_has_function(sig)) {
+            /* The program takes over its faults (JIT runtimes do, often): step aside. */
+            atomic_store(&g_owned[sig], 0);
+            int rc = real(sig, act, NULL);
+            if (oldact) *oldact = prev;
+            return rc;
+        }
+        if ((act->sa_flags & SA_RESTART) != (prev.sa_flags & SA_RESTART)) install_handler(sig, act);
+    }
+    if (oldact) *oldact = prev;
+    return 0;
+}
+
+OMNIPROF_API sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    if (sig > 0 && sig < MAX_SIG) sigaddset(&sa.sa_mask, sig);
+    sa.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
+    return old.sa_handler;
+}

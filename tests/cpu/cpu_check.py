@@ -1,0 +1,543 @@
+#!/usr/bin/env python3
+"""cpu_check.py — drives the CPU backend's integration tests (CTest names cpu.*).
+
+Each mode runs a real test program with the CPU backend LD_PRELOADed together with a record
+sink (the CPU test tool over the real SDK, or the stand-in SDK of a partial tree), reads the
+text records the sink wrote (format: cpu_record_writer.h) and asserts on them. Exit 0 pass,
+1 fail, 77 skip (after printing 'SKIP: <reason>').
+
+usage: cpu_check.py MODE --preload LIBS --bindir DIR [--workdir DIR]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        FAILS.append(msg)
+
+
+def parse(path):
+    out = {"S": [], "T": [], "P": [], "W": [], "A": {}, "E": {}}
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            t = line[0]
+            if t == "S":
+                p = line.split(" ")
+                nev = int(p[6])
+                ev = [int(x) for x in p[7:7 + nev]]
+                nfr = int(p[7 + nev])
+                fr = [int(x, 16) for x in p[8 + nev:8 + nev + nfr]]
+                out["S"].append({"tid": int(p[1]), "internal": int(p[2]), "ts": int(p[3]), "op": int(p[4]),
+                                 "rss": int(p[5]), "events": ev, "frames": fr})
+            elif t == "T":
+                p = line.split(" ", 6)
+                out["T"].append({"op": int(p[1]), "tid": int(p[2]), "parent": int(p[3]), "internal": int(p[4]),
+                                 "sequent": int(p[5]), "name": p[6] if len(p) > 6 else ""})
+            elif t == "P":
+                p = line.split(" ", 5)
+                out["P"].append({"op": int(p[1]), "ts": int(p[2]), "value": float(p[3]), "dev": int(p[4]),
+                                 "name": p[5]})
+            elif t == "W":
+                p = line.split(" ")
+                out["W"].append({"op": int(p[1]), "start": int(p[2]), "end": int(p[3]), "tid": int(p[4])})
+            elif t == "A":
+                head, _, rest = line.partition("\t")
+                p = head.split(" ", 5)
+                fields = rest.split("\t")
+                out["A"].setdefault(int(p[1], 16), []).append({
+                    "depth": int(p[2]), "line": int(p[3]), "offset": int(p[4], 16), "function": p[5],
+                    "file": fields[0] if fields else "?", "module": fields[1] if len(fields) > 1 else "?"})
+            elif t == "E":
+                p = line.split(" ")
+                out["E"][p[1]] = p[2]
+    return out
+
+
+def leaf(rec, sample):
+    """Physical function of the innermost frame."""
+    if not sample["frames"]:
+        return "?"
+    frames = rec["A"].get(sample["frames"][0], [])
+    for fr in frames:
+        if fr["depth"] == 0:
+            return fr["function"]
+    return "?"
+
+
+def run(args, prog, prog_args, env_extra, out_tmpl, timeout=240):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = " ".join(args.preload.split(":"))
+    env["OMNIPROF_CPUTEST_OUT"] = out_tmpl
+    env.setdefault("OMNIPROF_LOG_LEVEL", "warning")
+    env.update(env_extra)
+    return subprocess.run([prog] + prog_args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def shares(rec, names):
+    n = len(rec["S"])
+    counts = {k: 0 for k in names}
+    for s in rec["S"]:
+        f = leaf(rec, s)
+        if f in counts:
+            counts[f] += 1
+    return n, {k: (100.0 * v / n if n else 0.0) for k, v in counts.items()}
+
+
+def mode_hotspots(args, wd):
+    out = os.path.join(wd, "hot.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_hotspot"), ["2000"],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000"}, out)
+    check(r.returncode == 0, "hotspot exits 0 (rc=%d, stderr=%s)" % (r.returncode, r.stderr.strip()[-300:]))
+    check("hotspot done threads=3" in r.stdout, "program output unchanged: %r" % r.stdout.strip())
+    rec = parse(out)
+    n, sh = shares(rec, ["hot_a", "hot_b"])
+    print("samples=%d hot_a=%.1f%% hot_b=%.1f%%" % (n, sh["hot_a"], sh["hot_b"]))
+    check(n >= 500, "at least 500 samples (%d)" % n)
+    check(abs(sh["hot_a"] - 70) <= 5, "hot_a share %.1f within 70±5" % sh["hot_a"])
+    check(abs(sh["hot_b"] - 30) <= 5, "hot_b share %.1f within 30±5" % sh["hot_b"])
+    tids = {s["tid"] for s in rec["S"]}
+    check(len(tids) == 3, "samples from 3 threads (%d)" % len(tids))
+    creates = [t for t in rec["T"] if t["op"] == 1 and t["sequent"] < 1000000]
+    check(len(creates) == 3, "3 THREAD create records for app threads (%d)" % len(creates))
+    check(sorted(t["sequent"] for t in creates) == [0, 1, 2], "sequent values 0,1,2 (creation order)")
+    by_tid = {t["tid"]: t for t in creates}
+    check(all(s["tid"] in by_tid and by_tid[s["tid"]]["internal"] == s["internal"] for s in rec["S"]),
+          "each sample's thread internal value matches its THREAD record")
+    check(by_tid.get(min(by_tid) if by_tid else 0, {}).get("internal", -1) == 0 or
+          any(t["internal"] == 0 for t in creates), "main thread has internal value 0")
+    check(all(s["rss"] > 0 for s in rec["S"]), "every sample carries peak RSS")
+    with_ev = [s for s in rec["S"] if s["events"]]
+    check(len(with_ev) == n, "every sample carries perf counters (%d of %d)" % (len(with_ev), n))
+    if with_ev:
+        # task-clock increases within a thread
+        by_tid = {}
+        mono = True
+        for s in sorted(rec["S"], key=lambda s: s["ts"]):
+            prev = by_tid.get(s["tid"])
+            if prev is not None and s["events"][0] < prev:
+                mono = False
+            by_tid[s["tid"]] = s["events"][0]
+        check(mono, "task-clock counter never decreases within a thread")
+    deep = [s for s in rec["S"] if len(s["frames"]) >= 3]
+    check(len(deep) > n * 0.9, "stacks unwound past the leaf (%d of %d have >= 3 frames)" % (len(deep), n))
+    return sh
+
+
+def mode_perf(args, wd):
+    if not shutil.which("perf"):
+        print("SKIP: perf is not installed")
+        return 77
+    prog = os.path.join(args.bindir, "cputest_hotspot")
+    data = os.path.join(wd, "perf.data")
+    r = subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "1000", "-o", data, prog, "2000"],
+                       capture_output=True, text=True, timeout=240)
+    if r.returncode != 0:
+        print("SKIP: perf cannot record in this machine: " + r.stderr.strip()[-300:])
+        return 77
+    rep = subprocess.run(["perf", "report", "--stdio", "-i", data, "--sort", "symbol"],
+                         capture_output=True, text=True, timeout=120)
+    perf_sh = {}
+    for line in rep.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+        if m:
+            perf_sh[m.group(2)] = float(m.group(1))
+    print("perf: hot_a=%.1f%% hot_b=%.1f%%" % (perf_sh.get("hot_a", 0), perf_sh.get("hot_b", 0)))
+    ours = mode_hotspots(args, wd)
+    for fn in ("hot_a", "hot_b"):
+        check(abs(ours[fn] - perf_sh.get(fn, 0)) <= 5,
+              "%s: omniprof %.1f%% vs perf %.1f%% within 5 points" % (fn, ours[fn], perf_sh.get(fn, 0)))
+    return 0
+
+
+def mode_threads(args, wd):
+    out = os.path.join(wd, "threads.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_many_threads"), ["10000"],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000"}, out, timeout=400)
+    check(r.returncode == 0, "10,000-thread program exits 0 (rc=%d, stderr=%s)" % (r.returncode, r.stderr.strip()[-400:]))
+    check("threads ran=10000" in r.stdout, "all 10,000 threads ran: %r" % r.stdout.strip())
+    rec = parse(out)
+    creates = [t for t in rec["T"] if t["op"] == 1 and t["sequent"] < 1000000]
+    exits = [t for t in rec["T"] if t["op"] == 2 and t["sequent"] < 1000000]
+    check(len(creates) == 10001, "10,001 THREAD create records (main + 10,000): %d" % len(creates))
+    check(len(exits) == 10000, "10,000 THREAD exit records: %d" % len(exits))
+    seq = sorted(t["sequent"] for t in creates)
+    check(seq == list(range(10001)), "sequent values are 0..10000 without gaps")
+    check(len({t["tid"] for t in creates}) >= 10001 - 50, "distinct thread ids")
+    check(len(rec["S"]) > 0, "samples recorded (%d)" % len(rec["S"]))
+    check("end" in rec["E"], "record sink finished")
+    return 0
+
+
+def mode_fork(args, wd):
+    out = os.path.join(wd, "fork-%p.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_forker"), [],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "500"}, out)
+    check(r.returncode == 0, "forker exits 0 (rc=%d, stderr=%s)" % (r.returncode, r.stderr.strip()[-300:]))
+    check("child exit=3" in r.stdout, "child's exit status kept: %r" % r.stdout.strip())
+    files = sorted(f for f in os.listdir(wd) if f.startswith("fork-"))
+    check(len(files) == 2, "two record files, parent and child (%s)" % files)
+    funcs = {}
+    for f in files:
+        rec = parse(os.path.join(wd, f))
+        names = {}
+        for s in rec["S"]:
+            names[leaf(rec, s)] = names.get(leaf(rec, s), 0) + 1
+        funcs[f] = names
+        check("end" in rec["E"], "%s: finished (symbols written)" % f)
+        tids = {s["tid"] for s in rec["S"]}
+        check(len(tids) == 1 and all(s["internal"] == 0 for s in rec["S"]),
+              "%s: one thread, internal value 0 (%s)" % (f, tids))
+    parent = [f for f in files if funcs[f].get("parent_work", 0) > funcs[f].get("child_work", 0)]
+    child = [f for f in files if funcs[f].get("child_work", 0) > 20]
+    print(funcs)
+    check(len(parent) == 1 and len(child) == 1 and parent != child,
+          "parent samples parent_work, child samples child_work in its own file")
+    if child:
+        check(funcs[child[0]].get("parent_work", 0) == 0, "no parent samples in the child's file")
+    return 0
+
+
+def mode_sigprof(args, wd):
+    prog = os.path.join(args.bindir, "cputest_own_sigprof")
+    plain = subprocess.run([prog], capture_output=True, text=True, timeout=120)
+    out = os.path.join(wd, "sigprof.txt")
+    r = run(args, prog, [], {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000"}, out)
+    check(plain.returncode == 0, "program alone exits 0")
+    check(r.returncode == plain.returncode, "same exit status under the profiler (%d)" % r.returncode)
+    check(r.stdout == plain.stdout, "same output under the profiler: %r" % r.stdout)
+    check("SIGPROF" in r.stderr or "ITIMER_PROF" in r.stderr, "warning about the program's own SIGPROF profiling")
+    check("SIGRTMIN+4" in r.stderr, "warning about the program's handler on the sampling signal")
+    rec = parse(out)
+    n = len(rec["S"])
+    busy = sum(1 for s in rec["S"] if leaf(rec, s) == "busy")
+    check(n > 100 and busy > n * 0.8, "sampling still works: %d samples, %d in busy" % (n, busy))
+    return 0
+
+
+def window_anchor(stderr):
+    m = re.search(r"collection windows: \d+ entr\w+, the first anchored at (\d+) ns of clock (\d+)", stderr)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def mode_window(args, wd):
+    out = os.path.join(wd, "window.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["1.3"],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_LOG_LEVEL": "info",
+             "OMNIPROF_TRACE_PERIODS": "monotonic:0.2:0.3:2"}, out)
+    check(r.returncode == 0, "program exits 0")
+    anchor, clock = window_anchor(r.stderr)
+    check(anchor is not None and clock == 1, "window anchor logged on CLOCK_MONOTONIC (%s, %s)" % (anchor, clock))
+    rec = parse(out)
+    ts = sorted(s["ts"] for s in rec["S"])
+    check(len(ts) > 30, "samples inside the windows (%d)" % len(ts))
+    if anchor is not None:
+        wins = [(anchor + 200_000_000, anchor + 500_000_000), (anchor + 700_000_000, anchor + 1_000_000_000)]
+        outside = [t for t in ts if not any(a <= t < b for a, b in wins)]
+        check(not outside, "every sample timestamp lies inside a window (%d outside)" % len(outside))
+        per = [sum(1 for t in ts if a <= t < b) for a, b in wins]
+        check(all(n > 0 for n in per), "both windows hold samples (%s)" % per)
+    # second configuration: TRACE_DELAY/TRACE_DURATION on the real-time timer
+    out2 = os.path.join(wd, "window2.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["1.0"],
+            {"OMNIPROF_SAMPLE": "realtime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_LOG_LEVEL": "info",
+             "OMNIPROF_TRACE_DELAY": "0.4", "OMNIPROF_TRACE_DURATION": "0.3"}, out2)
+    anchor, clock = window_anchor(r.stderr)
+    rec = parse(out2)
+    ts = sorted(s["ts"] for s in rec["S"])
+    check(len(ts) > 50, "TRACE_DELAY/DURATION: %d samples" % len(ts))
+    if anchor is not None:
+        outside = [t for t in ts if not (anchor + 400_000_000 <= t < anchor + 700_000_000)]
+        check(not outside, "every sample inside [delay, delay+duration) (%d outside)" % len(outside))
+    check(all(s["op"] == 2 for s in rec["S"]), "real-time timer samples carry operation REALTIME")
+    return 0
+
+
+def mode_symbols(args, wd):
+    out = os.path.join(wd, "sym.txt")
+    prog = os.path.join(args.bindir, "cputest_sympie")
+    r = run(args, prog, [], {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000"}, out)
+    check(r.returncode == 0, "program exits 0 (%s)" % r.stderr.strip()[-300:])
+    rec = parse(out)
+    src = os.path.dirname(os.path.abspath(__file__))
+    want = {}
+    for fn, tag, name in (("symlib.c", "LIB_HOT_LINE", "lib_hot"), ("sympie.c", "PIE_HOT_LINE", "pie_hot")):
+        with open(os.path.join(src, fn)) as f:
+            for i, line in enumerate(f, 1):
+                if tag in line:
+                    want[name] = (fn, i)
+    seen = {}
+    for s in rec["S"]:
+        for fr in rec["A"].get(s["frames"][0], []) if s["frames"] else []:
+            if fr["depth"] == 0 and fr["function"] in want:
+                seen.setdefault(fr["function"], []).append(fr)
+    for name, (fn, line) in want.items():
+        frs = seen.get(name, [])
+        check(len(frs) > 50, "%s: %d samples resolved to it" % (name, len(frs)))
+        if not frs:
+            continue
+        lines = {}
+        for fr in frs:
+            lines[(os.path.basename(fr["file"]), fr["line"])] = lines.get((os.path.basename(fr["file"]), fr["line"]), 0) + 1
+        top = max(lines, key=lines.get)
+        print(name, "lines:", lines)
+        check(top == (fn, line), "%s: hottest line is %s:%d (got %s:%d)" % (name, fn, line, top[0], top[1]))
+        mods = {os.path.basename(fr["module"]) for fr in frs}
+        expect_mod = "libcputest_symlib.so" if name == "lib_hot" else "cputest_sympie"
+        check(mods == {expect_mod}, "%s: module %s (%s)" % (name, expect_mod, mods))
+    # the caller frame of lib_hot resolves to main in the PIE
+    callers = set()
+    for s in rec["S"]:
+        if len(s["frames"]) > 1 and leaf(rec, s) == "lib_hot":
+            for fr in rec["A"].get(s["frames"][1], []):
+                if fr["depth"] == 0:
+                    callers.add(fr["function"])
+    check("main" in callers, "lib_hot's caller resolves to main (%s)" % callers)
+    return 0
+
+
+def launcher(args):
+    omniprof = os.path.join(args.bindir, "omniprof")
+    if not os.path.exists(omniprof):
+        return None, "the omniprof launcher is not built in this tree (needs the tool module)"
+    probe = subprocess.run([omniprof, "run", "--help"], capture_output=True, text=True, timeout=30)
+    if "--sample" not in (probe.stdout + probe.stderr):
+        return None, "`omniprof run --sample` is not available yet"
+    return omniprof, None
+
+
+def mode_profile(args, wd):
+    """omniprof sample -> database -> flat/tree profile (text, JSON) and folded stacks."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    prof = os.path.join(args.bindir, "cputest_profile")
+    if not os.path.exists(prof):
+        print("SKIP: libomniprof-output is not built in this tree")
+        return 77
+    r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "--process-sampling", "0.05",
+                        "-d", wd, "-o", "hot", "--", os.path.join(args.bindir, "cputest_hotspot"), "2000"],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "omniprof run exits 0 (%s)" % r.stderr.strip()[-300:])
+    check("hotspot done threads=3" in r.stdout, "program output passes through")
+    db = os.path.join(wd, "hot_results.db")
+    check(os.path.exists(db), "database written")
+    if not os.path.exists(db):
+        return 0
+    has = subprocess.run([prof, "has", db], capture_output=True, text=True)
+    check(has.stdout.strip() == "1", "op_cpu_profile_has_samples says yes")
+    t = subprocess.run([prof, "text", db], capture_output=True, text=True)
+    check(t.returncode == 0, "text profile written (%s)" % t.stderr.strip())
+    print(t.stdout[:1500])
+    rows = {}
+    for line in t.stdout.splitlines():
+        m = re.match(r"\s*(\d+)\s+([\d.]+)%\s+(\d+)\s+([\d.]+)%\s+(\S+)\s*(\S*)", line)
+        if m and m.group(5) not in rows:
+            rows[m.group(5)] = (float(m.group(2)), float(m.group(4)), m.group(6))
+    check(abs(rows.get("hot_a", (0,))[0] - 70) <= 5, "flat: hot_a self %% %.1f within 70±5" % rows.get("hot_a", (0,))[0])
+    check(abs(rows.get("hot_b", (0,))[0] - 30) <= 5, "flat: hot_b self %% %.1f within 30±5" % rows.get("hot_b", (0,))[0])
+    check(rows.get("hot_a", (0, 0, ""))[2].endswith("hotspot.c:14") or rows.get("hot_a", (0, 0, ""))[2].endswith("hotspot.c:15"),
+          "flat: hot_a located at hotspot.c:14-15 (%s)" % rows.get("hot_a", (0, 0, ""))[2])
+    check(abs(rows.get("work", (0, 0))[1] - 100) < 0.01, "flat: work is in every stack (total 100%)")
+    check("CPU call tree" in t.stdout, "call tree printed")
+    j = subprocess.run([prof, "json", db], capture_output=True, text=True)
+    import json as _json
+    doc = _json.loads(j.stdout)
+    flat = {e["function"]: e for e in doc["flat"]}
+    check(doc["total_samples"] == sum(e["self"] for e in doc["flat"]), "JSON: self samples add up to the total")
+    check(abs(flat["hot_a"]["self_pct"] - 70) <= 5, "JSON: hot_a %.1f%%" % flat["hot_a"]["self_pct"])
+
+    def walk(n, acc):
+        acc.append(n)
+        for c in n.get("children", []):
+            walk(c, acc)
+        return acc
+    nodes = walk(doc["tree"], [])
+    check(all(n["total"] == n["self"] + sum(c["total"] for c in n.get("children", [])) for n in nodes[1:]),
+          "JSON tree: total = self + children's totals at every node")
+    check(doc["tree"]["total"] == doc["total_samples"], "JSON tree root holds every sample")
+    f = subprocess.run([prof, "folded", db], capture_output=True, text=True)
+    lines = [l for l in f.stdout.splitlines() if l]
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
+    check(total == doc["total_samples"], "folded counts add up to the samples (%d)" % total)
+    check(all(l.rsplit(" ", 1)[0].split(";")[-1] in ("hot_a", "hot_b") for l in lines
+              if int(l.rsplit(" ", 1)[1]) > 5), "folded stacks end in the hot functions")
+    check(any(l.startswith("_start;") and ";main;work;hot_a " in l for l in lines), "folded: _start;...;main;work;hot_a")
+    import sqlite3
+    con = sqlite3.connect(db)
+    names = {r[0] for r in con.execute("select distinct name from omniprof_metrics")}
+    con.close()
+    for m in ("rss_bytes", "peak_rss_bytes", "virtual_memory_bytes", "user_cpu_time_ns", "system_cpu_time_ns",
+              "context_switches", "page_faults", "cpu_freq_mhz.0"):
+        check(m in names, "process metric %s stored" % m)
+    return 0
+
+
+def mode_regions(args, wd):
+    prog = os.path.join(args.bindir, "cputest_regions")
+    if not os.path.exists(prog):
+        print("SKIP: libomniprof-user is not built in this tree")
+        return 77
+    out = os.path.join(wd, "regions.txt")
+    r = run(args, prog, [], {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_TRACE_THREAD_JOIN": "true",
+                             "OMNIPROF_TRACE_THREAD_BARRIERS": "true", "OMNIPROF_OUTPUT_PATH": wd,
+                             "OMNIPROF_OUTPUT_FILE": "regions"}, out)
+    check(r.returncode == 0 and "regions done" in r.stdout, "program runs unchanged (%s)" % r.stderr.strip()[-300:])
+    rec = parse(out)
+    ops = {}
+    for w in rec["W"]:
+        ops[w["op"]] = ops.get(w["op"], 0) + 1
+    check(ops.get(2, 0) == 2, "2 pthread_join FUNCTION_WRAPPER records (%s)" % ops)
+    check(ops.get(14, 0) == 2, "2 pthread_barrier_wait FUNCTION_WRAPPER records")
+    check(all(w["end"] >= w["start"] for w in rec["W"]), "wrapper records end after they start")
+    txt = os.path.join(wd, "regions_wall_clock.txt")
+    js = os.path.join(wd, "regions_wall_clock.json")
+    check(os.path.exists(txt) and os.path.exists(js), "wall_clock profile written (txt and json)")
+    if not os.path.exists(js):
+        return 0
+    import json
+    doc = json.load(open(js))["omniprof_region_profile"]
+    check(doc["components"][:2] == ["wall_clock", "thread_cpu_clock"], "components listed (%s)" % doc["components"])
+    nodes = doc["nodes"]
+    outer = [n for n in nodes if n["label"] == "outer"]
+    inner = [n for n in nodes if n["label"] == "inner"]
+    check(len(outer) == 2 and len(inner) == 2, "one outer and one inner node per worker thread")
+    for o in outer:
+        wc = o["components"]["wall_clock"]
+        check(wc["count"] == 3, "outer count 3 (%d)" % wc["count"])
+        check(wc["min"] <= wc["mean"] <= wc["max"] and wc["sum"] > 0, "outer min <= mean <= max")
+    for i in inner:
+        check(i["depth"] == 1 and i["parent"] == "outer", "inner nests under outer")
+        check(i["components"]["wall_clock"]["count"] == 3, "inner count 3")
+    for t in {n["thread"] for n in outer}:
+        o = [n for n in outer if n["thread"] == t][0]["components"]["thread_cpu_clock"]
+        i = [n for n in inner if n["thread"] == t][0]["components"]["thread_cpu_clock"]
+        check(abs(o["self"] - (o["sum"] - i["sum"])) <= 1e-6 * o["sum"] + 1, "outer self = outer - inner (thread %d)" % t)
+        check(0.5 < i["sum"] / o["sum"] < 0.8, "inner is about 2/3 of outer's CPU time (%.2f)" % (i["sum"] / o["sum"]))
+    joins = [n for n in nodes if n["label"] == "pthread_join"]
+    check(len(joins) == 1 and joins[0]["components"]["wall_clock"]["count"] == 2, "pthread_join node on main, count 2")
+    text = open(txt).read()
+    check("|01>>> outer" in text or "|02>>> outer" in text, "text profile labels carry the thread prefix")
+    return 0
+
+
+def mode_events(args, wd):
+    out = os.path.join(wd, "events.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.5"],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_LOG_LEVEL": "info",
+             "OMNIPROF_SAMPLING_PERF_EVENTS": "cycles,task-clock,page-faults,instructions"}, out)
+    check(r.returncode == 0, "program exits 0 with hardware events requested")
+    hw = subprocess.run(["sh", "-c", "ls /sys/bus/event_source/devices/ | grep -c cpu"], capture_output=True, text=True)
+    rec = parse(out)
+    nev = {len(s["events"]) for s in rec["S"]}
+    if "not supported here" in r.stderr:
+        check(nev == {2}, "without a PMU the samples carry the 2 software events (%s)" % nev)
+        check("'cycles' not supported" in r.stderr, "'cycles' reported as not supported")
+    else:
+        check(nev == {4}, "with a PMU the samples carry 4 events (%s)" % nev)
+    check(len(rec["S"]) > 20, "samples recorded (%d)" % len(rec["S"]))
+    # bad settings: one clear line naming the variable and what is valid; the program runs
+    out3 = os.path.join(wd, "bad.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.3"],
+            {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_TRACE_PERIODS": "soon:1:2",
+             "OMNIPROF_SAMPLING_TIDS": "main-thread"}, out3)
+    check(r.returncode == 0 and "window done" in r.stdout, "program runs despite bad settings")
+    check("OMNIPROF_TRACE_PERIODS: bad entry 'soon:1:2'" in r.stderr and "realtime|monotonic|cputime" in r.stderr,
+          "bad TRACE_PERIODS reported with the valid form")
+    check("thread filter 'main-thread' is not valid" in r.stderr, "bad SAMPLING_TIDS reported")
+    check(len(parse(out3)["S"]) > 10, "sampling continues without windows")
+    return 0
+
+
+def mode_mpi(args, wd):
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("SKIP: mpirun (OpenMPI) not installed")
+        return 77
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    prog = os.path.join(args.bindir, "cputest_mpi_ranks")
+    if not os.path.exists(prog):
+        print("SKIP: no MPI compiler wrapper (mpicc) found at build time")
+        return 77
+    outdir = os.path.join(wd, "mpi")
+    env = dict(os.environ)
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    r = subprocess.run([mpirun, "-np", "4", "--oversubscribe", "--allow-run-as-root", omniprof, "run", "--sample",
+                        "cputime", "-d", outdir, "-o", "rank%rank%", "--", prog],
+                       capture_output=True, text=True, timeout=300, env=env)
+    check(r.returncode == 0, "mpirun exits 0 (%s)" % (r.stderr.strip()[-500:]))
+    dbs = []
+    for root, _, files in os.walk(outdir):
+        dbs += [os.path.join(root, f) for f in files if f.endswith(".db")]
+    print("databases:", dbs)
+    check(len(dbs) == 4, "four databases (%d)" % len(dbs))
+    names = sorted(os.path.basename(d) for d in dbs)
+    check(names == ["rank%d_results.db" % i for i in range(4)], "named by ranks 0-3: %s" % names)
+    import json
+    import sqlite3
+    ranks = set()
+    for d in dbs:
+        con = sqlite3.connect(d)
+        try:
+            n = con.execute("select count(*) from omniprof_cpu_sample").fetchone()[0]
+            check(n > 0, "%s holds %d CPU samples" % (os.path.basename(d), n))
+            ext = json.loads(con.execute("select extdata from rocpd_info_process").fetchone()[0] or "{}")
+            check(ext.get("size") == 4, "%s: size 4 (%s)" % (os.path.basename(d), ext.get("size")))
+            ranks.add(ext.get("rank"))
+            check("rank%d_results.db" % ext.get("rank", -1) == os.path.basename(d),
+                  "%s stores rank %s" % (os.path.basename(d), ext.get("rank")))
+            fn = con.execute("select count(*) from omniprof_cpu_sample c join omniprof_stack s on s.id = c.stack_id "
+                             "join omniprof_symbol y on y.address = s.address where y.function = 'rank_work'").fetchone()[0]
+            check(fn > 0, "%s: samples in rank_work (%d)" % (os.path.basename(d), fn))
+        finally:
+            con.close()
+    check(ranks == {0, 1, 2, 3}, "ranks 0-3 (%s)" % sorted(r for r in ranks if r is not None))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    for lib in args.preload.split(":"):
+        if not os.path.exists(lib):
+            print("SKIP: %s not built" % lib)
+            return 77
+    wd = tempfile.mkdtemp(prefix="omniprof-cpu-%s-" % args.mode)
+    try:
+        rc = globals()["mode_" + args.mode](args, wd)
+        if rc == 77:
+            return 77
+    finally:
+        if not args.keep:
+            shutil.rmtree(wd, ignore_errors=True)
+        else:
+            print("kept", wd)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

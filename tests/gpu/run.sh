@@ -1,0 +1,140 @@
+#!/bin/bash
+# tests/gpu/run.sh — every GPU test and benchmark of omniprof, on the GPU machine, from the repo
+# root. The build is made elsewhere and carried in gpu-build/ (GPU_BUILD overrides), with the
+# runtime libraries the GPU machine lacks in gpu-build/runtime-libs/. Logs go under $OUT.
+# Prints one PASS/FAIL line per test, then "N passed, N failed"; exits 1 if anything failed.
+#
+# Parts: (1) CUDA backend scenarios (tests/gpu/ctest_gpu.sh: exact counts, correlation, timing,
+# NVTX, graphs, threads, lazy loading, 100k kernels, external ids, CUPTI held by another
+# subscriber, driver intercept table); (2) PyTorch with torch.cuda.nvtx; (3) `omniprof run
+# --runtime-trace --stats --summary` databases; (4) other modules' GPU checks
+# (tests/*/gpu_tests.sh, e.g. counters); (5) the launch-overhead benchmark.
+set -u
+ROOT=$(pwd)
+B=${GPU_BUILD:-$ROOT/gpu-build}
+FINAL=${OUT:-$ROOT/gpu-out}   # what comes back: summary.txt, bench.md, gpu-logs.tgz
+OUT=${GPU_WORK:-/tmp/omniprof-gpu-work}  # everything else (the device returns at most 8 files)
+rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+export OUT
+export OMNIPROF_LOG_LEVEL=${OMNIPROF_LOG_LEVEL:-info}
+export LD_LIBRARY_PATH=$B/lib:$B/runtime-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+TOOL=$B/lib/libomniprof-gpu-test-tool.so
+PASS=0; FAIL=0
+note() { echo "$1"; echo "$1" >> "$OUT/summary.txt"; }
+verdict() { # verdict NAME RC MESSAGE
+  if [ "$2" = 0 ]; then PASS=$((PASS + 1)); note "PASS $1: $3"
+  elif [ "$2" = 77 ]; then note "SKIP $1: $3"
+  else FAIL=$((FAIL + 1)); note "FAIL $1: $3"; fi
+}
+: > "$OUT/summary.txt"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; uname -r; python3 -c 'import torch; print("torch", torch.__version__)'; } > "$OUT/device.txt" 2>&1
+note "device: $(head -1 "$OUT/device.txt")"
+
+# (1) CUDA backend scenarios
+for s in multistream graph copies memset alloc nvtx threads lazy many external held intercept exitthread; do
+  msg=$(tests/gpu/ctest_gpu.sh "$B" "$s" 2>&1); rc=$?
+  verdict "gpu.$s" $rc "$(echo "$msg" | tail -n +1 | head -6 | tr '\n' ' ' | cut -c1-400)"
+done
+
+# (1b) the SDK's reference JSON tool (every buffer and callback kind) on the multistream program
+JT=$B/lib/libomniprof-json-tool.so
+if [ -f "$JT" ]; then
+  timeout 120 env LD_PRELOAD=$JT OMNIPROF_JSON_TOOL_OUTPUT=$OUT/json-tool.jsonl OMNIPROF_JSON_TOOL_BUFFER=16777216 \
+    "$B/bin/omniprof-gpu-workloads" multistream >"$OUT/json-tool.out" 2>"$OUT/json-tool.err"; rc=$?
+  msg=$(python3 - "$OUT/json-tool.jsonl" <<'PY'
+import json, sys, collections
+k = collections.Counter(); cb = collections.Counter(); kern = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("category") == "buffer":
+        k[r.get("kind_name")] += 1
+        if r.get("kind_name") == "KERNEL_DISPATCH": kern.append(r.get("args") or {})
+    elif r.get("category") == "callback":
+        cb[(r.get("kind_name"), r.get("phase"))] += 1
+# the JSON tool prints GPU records' arguments (the backend's iterate_record_args), not their ids
+named = sum(1 for a in kern if a.get("kernel") in ("_Z5k_addPfi", "_Z7k_scalePfif"))
+ok = (len(kern) == 104 and named == 104 and cb[("KERNEL_DISPATCH", "enter")] == 104 and
+      cb[("CUDA_RUNTIME_API", "enter")] == cb[("CUDA_RUNTIME_API", "exit")] > 0 and
+      cb[("CUDA_DRIVER_API", "enter")] == cb[("CUDA_DRIVER_API", "exit")] > 0)
+print(("OK" if ok else "BAD") + " kernels=%d with-args=%d dispatch-enqueue-callbacks=%d runtime enter/exit=%d/%d driver enter/exit=%d/%d" % (
+    len(kern), named, cb[("KERNEL_DISPATCH", "enter")], cb[("CUDA_RUNTIME_API", "enter")], cb[("CUDA_RUNTIME_API", "exit")],
+    cb[("CUDA_DRIVER_API", "enter")], cb[("CUDA_DRIVER_API", "exit")]))
+sys.exit(0 if ok else 1)
+PY
+); vrc=$?
+  [ $rc != 0 ] && { vrc=1; msg="program exit $rc: $(tail -2 "$OUT/json-tool.err" | tr '\n' ' ')"; }
+  verdict gpu.json_tool $vrc "$msg"
+fi
+
+# (2) PyTorch + NVTX
+timeout 300 env LD_PRELOAD=$TOOL OMNIPROF_GPU_TEST_OUTPUT=$OUT/trace-torch.jsonl python3 tests/gpu/torch_nvtx.py \
+  >"$OUT/torch.out" 2>"$OUT/torch.err"; rc=$?
+if [ $rc = 0 ]; then msg=$(python3 tests/gpu/validate.py "$OUT/trace-torch.jsonl" "$OUT/torch.out" --pytorch 2>&1); rc=$?
+else msg="python exit $rc: $(tail -3 "$OUT/torch.err" | tr '\n' ' ')"; fi
+verdict gpu.pytorch_nvtx $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+
+# (3) omniprof run on the CUDA test programs and the PyTorch script
+if [ -x "$B/bin/omniprof" ]; then
+  for s in multistream copies graph threads; do
+    d=$OUT/run-$s; rm -rf "$d"
+    timeout 300 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- "$B/bin/omniprof-gpu-workloads" $s \
+      >"$OUT/run-$s.out" 2>"$OUT/run-$s.err"; rc=$?
+    if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_omniprof_run.py "$d" "$OUT/run-$s.out" 2>&1); rc=$?
+    else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-$s.err" | tr '\n' ' ')"; fi
+    verdict "run.$s" $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+  done
+  # the program ends by SIGTERM (exit status 143) / by exit() from another thread (0):
+  # the database still holds every kernel
+  for s in sigterm:143 exitthread:0; do
+    n=${s%%:*}; want=${s##*:}; d=$OUT/run-$n; rm -rf "$d"
+    timeout 120 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- "$B/bin/omniprof-gpu-workloads" $n \
+      >"$OUT/run-$n.out" 2>"$OUT/run-$n.err"; rc=$?
+    if [ $rc = "$want" ]; then msg=$(python3 tests/gpu/check_omniprof_run.py "$d" "$OUT/run-$n.out" 2>&1); rc=$?
+    else msg="omniprof run exit $rc, expected $want: $(tail -3 "$OUT/run-$n.err" | tr '\n' ' ')"; rc=1; fi
+    verdict "run.$n" $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+  done
+  d=$OUT/run-torch; rm -rf "$d"
+  timeout 300 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- python3 tests/gpu/torch_nvtx.py \
+    >"$OUT/run-torch.out" 2>"$OUT/run-torch.err"; rc=$?
+  if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_omniprof_run.py "$d" --pytorch 2>&1); rc=$?
+  else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-torch.err" | tr '\n' ' ')"; fi
+  verdict run.pytorch $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+else
+  verdict run.omniprof 1 "$B/bin/omniprof not built"
+fi
+
+# (4) other modules' GPU checks: each prints PASS/FAIL lines
+for f in tests/*/gpu_tests.sh; do
+  [ -f "$f" ] || continue
+  m=$(basename "$(dirname "$f")")
+  timeout 240 bash "$f" "$B" >"$OUT/$m-gpu.log" 2>&1; rc=$?
+  n=0
+  while read -r line; do
+    case $line in
+      PASS*) PASS=$((PASS + 1)); note "$line"; n=$((n + 1)) ;;
+      FAIL*) FAIL=$((FAIL + 1)); note "$line"; n=$((n + 1)) ;;
+    esac
+  done < <(grep -E '^(PASS|FAIL)' "$OUT/$m-gpu.log")
+  [ $n = 0 ] && verdict "$m.gpu_tests" 1 "exit $rc, no PASS/FAIL lines ($(tail -2 "$OUT/$m-gpu.log" | tr '\n' ' '))"
+done
+
+# (5) benchmark: five modes, one card, two interleaved rounds
+unset OMNIPROF_LOG_LEVEL
+if [ -x "$B/bin/omniprof-bench-gpu-launch" ]; then
+  timeout 500 bench/gpu/run_bench.sh "$B" >"$OUT/bench.log" 2>&1
+  python3 bench/gpu/summarize.py "$OUT/bench.log" > "$OUT/bench.md" 2>&1
+  cat "$OUT/bench.md"
+  while read -r line; do
+    case $line in
+      PASS*) PASS=$((PASS + 1)); echo "$line" >> "$OUT/summary.txt" ;;
+      FAIL*) FAIL=$((FAIL + 1)); echo "$line" >> "$OUT/summary.txt" ;;
+    esac
+  done < <(grep -E '^(PASS|FAIL)' "$OUT/bench.md")
+else
+  verdict bench.gpu 1 "omniprof-bench-gpu-launch not built"
+fi
+
+note "$PASS passed, $FAIL failed"
+cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$FINAL/" 2>/dev/null
+tar -czf "$FINAL/gpu-logs.tgz" -C "$OUT" --exclude='trace-many.jsonl' . 2>/dev/null
+[ $FAIL = 0 ]

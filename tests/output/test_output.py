@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""Tests of libomniprof-output, the omniprof convert/merge/summary/query commands and the Python
+package (tests/output/CMakeLists.txt runs one case per CTest test: output.<case>).
+
+usage: test_output.py CASE --omniprof BIN --gen GEN --lib LIB --proto PROTO --python PYDIR
+
+Databases come from the synthetic generator (bench/output/gen_db.c, the real schema), whose last
+output line gives the exact row counts; every assertion compares exact counts, names or values.
+"""
+
+import argparse
+import csv
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+A = None  # parsed arguments
+
+
+def run(argv, rc=0, cwd=None, env=None):
+    p = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if rc is not None and p.returncode != rc:
+        raise AssertionError("%s: exit %d (expected %d)\nstdout: %s\nstderr: %s" % (
+            " ".join(map(str, argv)), p.returncode, rc, p.stdout[-2000:], p.stderr[-2000:]))
+    return p
+
+
+def gen(path, *args):
+    out = run([A.gen, path] + [str(a) for a in args]).stdout.decode().strip().splitlines()[-1]
+    return {k: int(v) for k, v in (kv.split("=") for kv in out.split())}
+
+
+def op(*args, rc=0):
+    return run([A.omniprof] + [str(a) for a in args], rc=rc)
+
+
+def pyenv():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = A.python
+    env["OMNIPROF_OUTPUT_LIB"] = A.lib
+    return env
+
+
+def pym(*args, rc=0):
+    return run([sys.executable, "-m", "omniprof"] + [str(a) for a in args], rc=rc, env=pyenv())
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def eq(a, b, what):
+    if a != b:
+        raise AssertionError("%s: %r != %r" % (what, a, b))
+
+
+def sql1(db, q):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(q).fetchone()[0]
+    finally:
+        con.close()
+
+
+def table(db, base):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT name FROM sqlite_schema WHERE type='table' AND name LIKE ? ESCAPE '\\'",
+                           (base.replace("_", "\\_") + "\\_%",)).fetchone()[0]
+    finally:
+        con.close()
+
+
+def decode(pftrace):
+    with open(pftrace, "rb") as f:
+        p = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(A.proto),
+                            os.path.basename(A.proto)], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0, "protoc could not decode %s: %s" % (pftrace, p.stderr[-1000:]))
+    check(b"invalid UTF-8" not in p.stderr, "protoc: a string field holds invalid UTF-8: %s" % p.stderr[-300:])
+    return p.stdout.decode("utf-8", "surrogateescape")
+
+
+def pf_counts(text):
+    return {
+        "begin": text.count("type: TYPE_SLICE_BEGIN"),
+        "end": text.count("type: TYPE_SLICE_END"),
+        "instant": text.count("type: TYPE_INSTANT"),
+        "counter": text.count("type: TYPE_COUNTER"),
+        "flow": len(re.findall(r"^\s+flow_ids:", text, re.M)),
+        "term": len(re.findall(r"^\s+terminating_flow_ids:", text, re.M)),
+    }
+
+
+def read_csv(path):
+    with open(path, "rb") as f:
+        data = f.read().decode("utf-8", "surrogateescape")
+    return list(csv.reader(io.StringIO(data, newline="")))
+
+
+# ---- cases -----------------------------------------------------------------------------------
+
+
+def case_pftrace(tmp):
+    """Every Perfetto trace decodes against Perfetto's schema; slices, instants, counters and
+    flows match the database rows; descriptors name process and threads."""
+    c = gen(os.path.join(tmp, "a.db"), "--events", 6000, "--threads", 3, "--streams", 2, "--pid", 777)
+    op("convert", "-i", os.path.join(tmp, "a.db"), "-f", "pftrace", "-d", tmp, "-o", "t")
+    text = decode(os.path.join(tmp, "t_results.pftrace"))
+    n = pf_counts(text)
+    eq(n["begin"], c["regions"] + c["kernels"] + c["copies"], "slice begins")
+    eq(n["end"], n["begin"], "slice ends")
+    eq(n["instant"], c["samples"], "instants")
+    eq(n["counter"], c["allocs"] + c["pmc"] + c["metrics"], "counter values")
+    api = c["regions"] - c["markers"] + (c["samples"] - sum(1 for _ in []))  # placeholder, refined below
+    # every kernel/copy terminates a flow; every non-marker region starts one
+    eq(n["term"], c["kernels"] + c["copies"], "terminating flows")
+    db = os.path.join(tmp, "a.db")
+    marker_regions = sql1(db, "SELECT count(*) FROM regions WHERE category LIKE 'MARKER%'")
+    eq(n["flow"], c["regions"] - marker_regions, "flows from API calls")
+    check("pid: 777" in text, "process descriptor with pid 777")
+    for t in range(3):
+        check('thread_name: "worker-%d"' % t in text, "thread descriptor worker-%d" % t)
+    check('name: "GPU 1 Stream 1"' in text, "GPU stream track")
+    check('name: "cudaLaunchKernel"' in text, "interned event name")
+    check('name: "process.rss_bytes"' in text, "metric counter track")
+    check("sequence_flags: 1" in text and "first_packet_on_sequence: true" in text, "sequence start")
+    del api
+
+
+def case_counts(tmp):
+    """Event counts agree across the database, Perfetto, JSON and CSV."""
+    db = os.path.join(tmp, "a.db")
+    c = gen(db, "--events", 8000, "--weird")
+    op("convert", "-i", db, "-f", "pftrace", "json", "csv", "-d", tmp, "-o", "x")
+    n = pf_counts(decode(os.path.join(tmp, "x_results.pftrace")))
+    with open(os.path.join(tmp, "x_results.json"), "rb") as f:
+        j = json.loads(f.read().decode("utf-8"))
+    ev = j["traceEvents"]
+    X = [e for e in ev if e["ph"] == "X"]
+    eq(len(X), n["begin"], "JSON complete events vs Perfetto slices")
+    eq(len([e for e in X if e.get("cat") == "KERNEL_DISPATCH"]), c["kernels"], "JSON kernels")
+    eq(len([e for e in X if e.get("cat") == "MEMORY_COPY"]), c["copies"], "JSON copies")
+    eq(len([e for e in ev if e["ph"] == "i"]), c["samples"], "JSON instants")
+    eq(len([e for e in ev if e["ph"] == "C"]), n["counter"], "JSON counters")
+    eq(len([e for e in ev if e["ph"] == "s"]), n["flow"], "JSON flow starts")
+    eq(len([e for e in ev if e["ph"] == "f"]), n["term"], "JSON flow ends")
+    rows = lambda f: len(read_csv(os.path.join(tmp, "x_" + f))) - 1
+    eq(rows("kernel_trace.csv"), c["kernels"], "CSV kernels")
+    eq(rows("memory_copy_trace.csv"), c["copies"], "CSV copies")
+    eq(rows("memory_allocation_trace.csv"), c["allocs"], "CSV allocations")
+    eq(rows("counter_collection.csv"), c["pmc"], "CSV counters")
+    eq(rows("metric_trace.csv"), c["metrics"], "CSV metrics")
+    api = rows("cuda_runtime_api_trace.csv") + rows("cuda_driver_api_trace.csv")
+    marks = c["samples"] - (rows("cpu_sample_trace.csv"))
+    eq(api + rows("marker_api_trace.csv") - marks, c["regions"], "CSV regions")
+    eq(sql1(db, 'SELECT count(*) FROM "%s"' % table(db, "rocpd_kernel_dispatch")), c["kernels"], "db kernels")
+    # exact headers (rocprofv3 generateCSV.cpp)
+    eq(",".join(read_csv(os.path.join(tmp, "x_cuda_runtime_api_trace.csv"))[0]),
+       "Domain,Function,Process_Id,Thread_Id,Correlation_Id,Start_Timestamp,End_Timestamp", "api header")
+    eq(",".join(read_csv(os.path.join(tmp, "x_kernel_trace.csv"))[0]),
+       "Kind,Agent_Id,Queue_Id,Stream_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,"
+       "Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,"
+       "Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z", "kernel header")
+    eq(",".join(read_csv(os.path.join(tmp, "x_memory_copy_trace.csv"))[0]),
+       "Kind,Direction,Stream_Id,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp",
+       "copy header")
+    eq(",".join(read_csv(os.path.join(tmp, "x_memory_allocation_trace.csv"))[0]),
+       "Kind,Operation,Agent_Id,Allocation_Size,Address,Correlation_Id,Start_Timestamp,End_Timestamp", "alloc header")
+
+
+def case_names(tmp):
+    """Names with quotes, a 10 KB template name and non-UTF-8 bytes survive every format."""
+    db = os.path.join(tmp, "w.db")
+    gen(db, "--events", 3000, "--weird")
+    con = sqlite3.connect(db)
+    con.text_factory = bytes
+    ks = table(db, "rocpd_info_kernel_symbol")
+    names = [r[0] for r in con.execute('SELECT kernel_name FROM "%s"' % ks)]
+    con.close()
+    big = [n for n in names if len(n) > 10000][0]
+    bad = [n for n in names if b"\xff" in n][0]
+    op("convert", "-i", db, "-f", "pftrace", "json", "csv", "--stats", "-d", tmp, "-o", "w")
+    # CSV: exact bytes after unquoting
+    rows = read_csv(os.path.join(tmp, "w_kernel_trace.csv"))
+    got = {r[7].encode("utf-8", "surrogateescape") for r in rows[1:]}
+    check(big in got, "10 KB kernel name intact in CSV")
+    check(bad in got, "non-UTF-8 / quoted / comma / newline kernel name intact in CSV")
+    stats = read_csv(os.path.join(tmp, "w_kernel_stats.csv"))
+    eq(stats[0], ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs", "StdDev"], "stats header")
+    check(bad in {r[0].encode("utf-8", "surrogateescape") for r in stats[1:]}, "name intact in stats CSV")
+    # JSON: valid JSON; \uDCxx escapes give the bytes back (surrogateescape)
+    with open(os.path.join(tmp, "w_results.json"), "rb") as f:
+        j = json.loads(f.read().decode("utf-8"))
+    jn = {e["name"].encode("utf-8", "surrogateescape") for e in j["traceEvents"] if e.get("cat") == "KERNEL_DISPATCH"}
+    check(big in jn and bad in jn, "names intact in JSON")
+    # Perfetto: decodes; valid UTF-8 kept, invalid bytes as \xNN
+    text = decode(os.path.join(tmp, "w_results.pftrace"))
+    check(big.decode().replace('"', '\\"') in text, "10 KB name intact in Perfetto")
+    check('k_\\\\xFF\\\\xFE_bytes_\\"quoted\\",comma\\nnewline' in text, "escaped name in Perfetto")
+    # summary (markdown) keeps the name too
+    out = op("summary", "-i", db, "--format", "md").stdout
+    check(big in out and b"k_\xff\xfe_bytes_" in out, "names in the summary")
+
+
+def case_merge3(tmp):
+    """merge of 3 databases keeps every row, every guid and pid; views span them."""
+    dbs = []
+    tot = {}
+    for i in range(3):
+        p = os.path.join(tmp, "p%d.db" % i)
+        c = gen(p, "--events", 2000 + 500 * i, "--pid", 1000 + i, "--seed", i)
+        dbs.append(p)
+        for k, v in c.items():
+            tot[k] = tot.get(k, 0) + v
+    m = os.path.join(tmp, "m.db")
+    op("merge", "-i", *dbs, "-o", m)
+    con = sqlite3.connect(m)
+    q = lambda s: con.execute(s).fetchone()[0]
+    eq(q("SELECT count(*) FROM rocpd_region"), tot["regions"], "merged regions")
+    eq(q("SELECT count(*) FROM rocpd_kernel_dispatch"), tot["kernels"], "merged kernels")
+    eq(q("SELECT count(*) FROM rocpd_memory_copy"), tot["copies"], "merged copies")
+    eq(q("SELECT count(*) FROM rocpd_sample"), tot["samples"], "merged samples")
+    eq(q("SELECT count(*) FROM omniprof_metric"), tot["metrics"], "merged metrics")
+    eq(q("SELECT count(*) FROM kernels"), tot["kernels"], "merged kernels view")
+    eq(q("SELECT count(*) FROM regions"), tot["regions"], "merged regions view")
+    eq(q("SELECT count(DISTINCT guid) FROM rocpd_region"), 3, "guids kept")
+    eq(sorted(r[0] for r in con.execute("SELECT pid FROM rocpd_info_process")), [1000, 1001, 1002], "pids kept")
+    eq(q("SELECT count(*) FROM rocpd_metadata WHERE tag='uuid'"), 3, "one uuid per set")
+    con.close()
+    # the merged db converts like the three inputs
+    op("convert", "-i", m, "-f", "pftrace", "-d", tmp, "-o", "m")
+    n = pf_counts(decode(os.path.join(tmp, "m_results.pftrace")))
+    eq(n["begin"], tot["regions"] + tot["kernels"] + tot["copies"], "merged pftrace slices")
+    # refuses to overwrite
+    p = op("merge", "-i", dbs[0], "-o", m, rc=2)
+    check(b"refusing to overwrite" in p.stderr, "refuses an existing output")
+    p = op("merge", "-i", dbs[0], dbs[1], "-o", dbs[1], rc=2)
+    check(b"refusing to overwrite an input" in p.stderr, "refuses to overwrite an input")
+    p = op("merge", "-i", dbs[0], dbs[0], "-o", os.path.join(tmp, "dup.db"), rc=2)
+    check(b"given twice" in p.stderr, "refuses the same database twice")
+
+
+def case_merge300(tmp):
+    """merge of 300 databases (30x SQLite's attach limit) keeps every row; query and the Python
+    package work over more than 9 inputs."""
+    dbs, regions, kernels = [], 0, 0
+    for i in range(300):
+        p = os.path.join(tmp, "r%03d.db" % i)
+        c = gen(p, "--events", 40, "--threads", 1, "--streams", 1, "--pid", 20000 + i, "--seed", i)
+        dbs.append(p)
+        regions += c["regions"]
+        kernels += c["kernels"]
+    m = os.path.join(tmp, "m300.db")
+    op("merge", "-i", *dbs, "-o", m)
+    con = sqlite3.connect(m)
+    eq(con.execute("SELECT count(*) FROM rocpd_region").fetchone()[0], regions, "regions of 300")
+    eq(con.execute("SELECT count(*) FROM rocpd_kernel_dispatch").fetchone()[0], kernels, "kernels of 300")
+    eq(con.execute("SELECT count(DISTINCT pid) FROM rocpd_info_process").fetchone()[0], 300, "300 processes")
+    con.close()
+    out = op("query", "-i", *dbs[:25], "-f", "csv", "--sql", "SELECT count(DISTINCT pid) FROM regions").stdout
+    eq(out.decode().split(), ["count(DISTINCT", "pid)", "25"], "query over 25 inputs (staged)")
+    env = pyenv()
+    code = ("import omniprof,sys; c=omniprof.connect(*sys.argv[1:]); "
+            "print(c.execute('SELECT count(*), count(DISTINCT pid) FROM regions').fetchone()); c.close()")
+    p = run([sys.executable, "-c", code] + dbs[:12], env=env)
+    r12 = sum(sql1(d, 'SELECT count(*) FROM "%s"' % table(d, "rocpd_region")) for d in dbs[:12])
+    eq(p.stdout.decode().strip(), "(%d, 12)" % r12, "Python connect over 12 inputs")
+
+
+def case_window(tmp):
+    """Time windows keep exactly the events inside (ns, %, markers, inclusive)."""
+    db = os.path.join(tmp, "a.db")
+    gen(db, "--events", 5000)
+    R, K = table(db, "rocpd_region"), table(db, "rocpd_kernel_dispatch")
+    lo = sql1(db, 'SELECT min(s) FROM (SELECT min(start) s FROM "%s" UNION ALL SELECT min(start) FROM "%s" '
+                  'UNION ALL SELECT min(timestamp) FROM "%s")' % (R, K, table(db, "rocpd_sample")))
+    hi = sql1(db, 'SELECT max(e) FROM (SELECT max("end") e FROM "%s" UNION ALL SELECT max("end") FROM "%s" '
+                  'UNION ALL SELECT max(timestamp) FROM "%s")' % (R, K, table(db, "rocpd_sample")))
+    t0, t1 = lo + (hi - lo) // 4, lo + (hi - lo) // 2
+
+    def slices(args, name):
+        op("convert", "-i", db, "-f", "pftrace", "csv", "-d", tmp, "-o", name, *args)
+        k = len(read_csv(os.path.join(tmp, name + "_kernel_trace.csv"))) - 1
+        return pf_counts(decode(os.path.join(tmp, name + "_results.pftrace")))["begin"], k
+
+    inside = lambda t, a, b: sql1(db, 'SELECT count(*) FROM "%s" WHERE start >= %d AND "end" <= %d' % (t, a, b))
+    either = lambda t, a, b: sql1(db, 'SELECT count(*) FROM "%s" WHERE (start BETWEEN %d AND %d) OR ("end" BETWEEN %d AND %d)'
+                                  % (t, a, b, a, b))
+    C = table(db, "rocpd_memory_copy")
+    n, k = slices(["--start", t0, "--end", t1], "ns")
+    eq(k, inside(K, t0, t1), "kernels inside [t0, t1]")
+    eq(n, inside(R, t0, t1) + inside(K, t0, t1) + inside(C, t0, t1), "slices inside [t0, t1]")
+    n, k = slices(["--start", t0, "--end", t1, "--inclusive"], "inc")
+    eq(n, either(R, t0, t1) + either(K, t0, t1) + either(C, t0, t1), "slices with an endpoint inside")
+    p0, p1 = lo + int((hi - lo) * 0.25), lo + int((hi - lo) * 0.5 + 0.5)
+    n, k = slices(["--start", "25%", "--end", "50%"], "pct")
+    eq(k, inside(K, p0, p1), "kernels inside 25%..50%")
+    # marker window: the first "phase one" range
+    S = table(db, "rocpd_string")
+    ms, me = sql1(db, 'SELECT min(R.start) FROM "%s" R JOIN "%s" S ON S.id = R.name_id WHERE S.string = \'phase one\'' % (R, S)), None
+    me = sql1(db, 'SELECT min(R."end") FROM "%s" R JOIN "%s" S ON S.id = R.name_id WHERE S.string = \'phase one\' AND R."end" >= %d'
+              % (R, S, ms))
+    n, k = slices(["--start-marker", "phase one", "--end-marker", "phase one"], "mk")
+    eq(k, inside(K, ms, me), "kernels inside the marker range")
+    check(k > 0, "the marker window holds kernels")
+    p = op("convert", "-i", db, "-f", "csv", "-d", tmp, "--start-marker", "no such marker", rc=2)
+    check(b"no region or mark" in p.stderr, "unknown marker is an error")
+    p = op("convert", "-i", db, "-f", "csv", "-d", tmp, "--start", "abc", rc=2)
+    check(b"expected nanoseconds" in p.stderr, "bad --start value")
+    # the window applies to summary too
+    out = op("summary", "-i", db, "-f", "csv", "--start", t0, "--end", t1).stdout.decode()
+    calls = sum(int(r[3]) for r in csv.reader(io.StringIO(out)) if len(r) > 3 and r[2] == "KERNEL_DISPATCH")
+    eq(calls, inside(K, t0, t1), "summary kernel calls inside the window")
+
+
+def case_python(tmp):
+    """The Python API and `python3 -m omniprof` give the same results as the binary."""
+    dbs = []
+    for i in range(2):
+        p = os.path.join(tmp, "p%d.db" % i)
+        gen(p, "--events", 3000, "--pid", 50 + i, "--seed", i + 7, "--weird")
+        dbs.append(p)
+    q = "SELECT name, count(*) AS n, sum(duration) AS d FROM kernels GROUP BY name ORDER BY name"
+    a = op("query", "-i", *dbs, "-f", "csv", "--sql", q).stdout
+    b = pym("query", "-i", *dbs, "-f", "csv", "--sql", q).stdout
+    eq(a, b, "query csv: binary vs python -m")
+    a = op("summary", "-i", *dbs, "-f", "json", "-u", "usec", "-D").stdout
+    b = pym("summary", "-i", *dbs, "-f", "json", "-u", "usec", "-D").stdout
+    eq(a, b, "summary json: binary vs python -m")
+    os.mkdir(os.path.join(tmp, "bin"))
+    os.mkdir(os.path.join(tmp, "py"))
+    op("convert", "-i", *dbs, "-f", "csv", "json", "pftrace", "-d", os.path.join(tmp, "bin"), "-o", "r")
+    pym("convert", "-i", *dbs, "-f", "csv", "json", "pftrace", "-d", os.path.join(tmp, "py"), "-o", "r")
+    fa = sorted(os.listdir(os.path.join(tmp, "bin")))
+    eq(fa, sorted(os.listdir(os.path.join(tmp, "py"))), "convert: same files")
+    for f in fa:
+        with open(os.path.join(tmp, "bin", f), "rb") as x, open(os.path.join(tmp, "py", f), "rb") as y:
+            eq(x.read() == y.read(), True, "convert: %s identical" % f)
+    # the functions
+    code = r"""
+import omniprof, sys, csv, io, json
+dbs = sys.argv[1:3]; tmp = sys.argv[3]
+rows = omniprof.query(dbs, %r)
+print(json.dumps([[r[0].encode('utf-8','surrogateescape').hex(), r[1], r[2]] for r in rows]))
+s = omniprof.summary(dbs, units="usec", domain_summary=True)
+print(json.dumps(s)[:0] + str(sum(len(t["rows"]) for t in s)))
+omniprof.convert(dbs, ["csv"], output_dir=tmp + "/fn", output_name="r")
+omniprof.merge(dbs, tmp + "/fn_merged.db")
+try:
+    omniprof.merge(dbs, tmp + "/fn_merged.db")
+except omniprof.Error as e:
+    print("merge-refused", e.status)
+""" % q
+    p = run([sys.executable, "-c", code] + dbs + [tmp], env=pyenv())
+    lines = p.stdout.decode().splitlines()
+    got = json.loads(lines[0])
+    exp = [[r[0].encode("utf-8", "surrogateescape").hex(), int(r[1]), int(r[2])] for r in
+           list(csv.reader(io.StringIO(a.decode("utf-8", "surrogateescape") and
+                                       op("query", "-i", *dbs, "-f", "csv", "--sql", q).stdout.decode("utf-8", "surrogateescape"),
+                                       newline="")))[1:]]
+    eq(got, exp, "omniprof.query rows vs binary csv")
+    nrows = sum(len(t["rows"]) for t in json.loads(op("summary", "-i", *dbs, "-f", "json", "-u", "usec", "-D").stdout))
+    eq(int(lines[1]), nrows, "omniprof.summary tables vs binary")
+    eq(lines[2], "merge-refused 2", "omniprof.merge refuses an existing output")
+    for f in sorted(os.listdir(os.path.join(tmp, "fn"))):
+        with open(os.path.join(tmp, "fn", f), "rb") as x, open(os.path.join(tmp, "bin", f), "rb") as y:
+            eq(x.read() == y.read(), True, "omniprof.convert: %s same as binary" % f)
+    p = pym("query", "-i", dbs[0], "--sql", "DROP TABLE x", rc=2)
+    check(b"read-only" in p.stderr, "python -m refuses writes")
+    p = pym("nosuch", rc=2)
+
+
+def case_bad_inputs(tmp):
+    """Each bad input gets its error, never a crash: missing file, not a database, truncated,
+    corrupt, no rocpd tables, write SQL, bad options."""
+    good = os.path.join(tmp, "good.db")
+    gen(good, "--events", 20000)
+    txt = os.path.join(tmp, "notes.txt")
+    with open(txt, "w") as f:
+        f.write("this is not a database\n" * 50)
+    trunc = os.path.join(tmp, "trunc.db")
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(trunc, "wb") as f:
+        f.write(data[: len(data) // 2])
+    corrupt = os.path.join(tmp, "corrupt.db")
+    page = int.from_bytes(data[16:18], "big")
+    bad = bytearray(data)
+    for off in range(page * 2, len(bad) - page, page):  # every page but the schema page: garbage
+        bad[off:off + page] = bytes((i * 7 + 13) & 0xFF for i in range(page))
+    with open(corrupt, "wb") as f:
+        f.write(bad)
+    empty = os.path.join(tmp, "plain.db")
+    con = sqlite3.connect(empty)
+    con.execute("CREATE TABLE t(x)")
+    con.commit()
+    con.close()
+    cases = [
+        (os.path.join(tmp, "missing.db"), b"cannot open"),
+        (txt, b"not a SQLite database"),
+        (trunc, b"truncated"),
+        (corrupt, b"corrupt"),
+        (empty, b"lacks the rocpd tables"),
+    ]
+    for path, msg in cases:
+        for argv in (["convert", "-i", path, "-f", "pftrace", "json", "csv", "-d", os.path.join(tmp, "o")],
+                     ["summary", "-i", path], ["query", "-i", path, "--sql", "SELECT count(*) FROM regions"],
+                     ["merge", "-i", path, "-o", os.path.join(tmp, "never.db")]):
+            p = op(*argv, rc=None)
+            check(p.returncode == 2, "%s on %s: exit %d (want 2); stderr %s" % (argv[0], os.path.basename(path), p.returncode, p.stderr))
+            check(msg in p.stderr and os.path.basename(path).encode() in p.stderr,
+                  "%s on %s: message %r missing: %s" % (argv[0], os.path.basename(path), msg, p.stderr))
+        check(not os.path.exists(os.path.join(tmp, "never.db")), "no merge output after a bad input")
+    for q in ("DELETE FROM rocpd_region", "INSERT INTO rocpd_string VALUES (1,'a','b')", "DROP VIEW regions",
+              "CREATE TABLE z(a)", "ATTACH '/tmp/x.db' AS x", "PRAGMA journal_mode=DELETE"):
+        p = op("query", "-i", good, "--sql", q, rc=2)
+        check(b"read-only" in p.stderr or b"refused" in p.stderr or b"not authorized" in p.stderr,
+              "write SQL %r refused: %s" % (q, p.stderr))
+    p = op("query", "-i", good, good, "--sql", "DELETE FROM rocpd_region", rc=2)
+    p = op("query", "-i", good, "--sql", "SELEC nonsense", rc=2)
+    check(b"bad SQL" in p.stderr, "bad SQL message")
+    p = op("convert", "-i", good, "-f", "xml", rc=2)
+    check(b"expected pftrace" in p.stderr, "bad format")
+    p = op("convert", "-f", "csv", rc=2)
+    check(b"no input" in p.stderr, "no input")
+    p = op("summary", "-i", good, "-u", "hours", rc=2)
+    check(b"expected sec" in p.stderr, "bad units")
+    p = op("convert", "-i", good, "--bogus", rc=2)
+    # python package errors
+    p = pym("summary", "-i", txt, rc=2)
+    check(b"not a SQLite database" in p.stderr, "python -m reports a bad input")
+
+
+def case_summary(tmp):
+    """Summary and stats values equal SQL aggregates; formats and units."""
+    db = os.path.join(tmp, "a.db")
+    gen(db, "--events", 6000)
+    op("convert", "-i", db, "-f", "csv", "--stats", "-d", tmp, "-o", "s")
+    K, KS = table(db, "rocpd_kernel_dispatch"), table(db, "rocpd_info_kernel_symbol")
+    con = sqlite3.connect(db)
+    exp = {r[0]: r[1:] for r in con.execute(
+        'SELECT S.display_name, count(*), sum(K."end"-K.start), min(K."end"-K.start), max(K."end"-K.start) '
+        'FROM "%s" K JOIN "%s" S ON S.id = K.kernel_id GROUP BY 1' % (K, KS))}
+    con.close()
+    rows = read_csv(os.path.join(tmp, "s_kernel_stats.csv"))[1:]
+    eq(len(rows), len(exp), "kernel names in kernel_stats.csv")
+    tot = sum(v[1] for v in exp.values())
+    for r in rows:
+        e = exp[r[0]]
+        eq((int(r[1]), int(r[2]), int(r[5]), int(r[6])), (e[0], e[1], e[2], e[3]), "stats of " + r[0])
+        check(abs(float(r[4]) - 100.0 * e[1] / tot) < 1e-6, "percentage of " + r[0])
+    eq([float(r[2]) for r in rows], sorted([float(r[2]) for r in rows], reverse=True), "sorted by total")
+    check(os.path.exists(os.path.join(tmp, "s_domain_stats.csv")), "domain_stats.csv")
+    md = op("summary", "-i", db, "-u", "usec", "-D").stdout.decode()
+    check("| NAME | DOMAIN | CALLS | DURATION (usec) | AVERAGE (usec) | PERCENT (INC) | MIN (usec) | MAX (usec) | STDDEV (usec) |" in md,
+          "summary header in usec")
+    check("OMNIPROF KERNEL_DISPATCH SUMMARY" in md and "OMNIPROF DOMAIN SUMMARY" in md, "summary titles")
+    j = json.loads(op("summary", "-i", db, "-f", "json", "-u", "msec").stdout)
+    kd = [t for t in j if "KERNEL_DISPATCH" in t["summary"]][0]
+    eq(sum(r["calls"] for r in kd["rows"]), sum(v[0] for v in exp.values()), "json kernel calls")
+    check(abs(sum(r["duration"] for r in kd["rows"]) - tot / 1e6) < 1e-6, "json durations in msec")
+    for f in ("console", "csv", "md", "json"):
+        op("summary", "-i", db, "-f", f, "--summary-by-rank")
+        op("query", "-i", db, "-f", f, "--sql", "SELECT * FROM top LIMIT 3")
+    for cmd in ("convert", "merge", "summary", "query"):
+        out = op(cmd, "--help").stdout
+        check(b"usage: omniprof " + cmd.encode() in out, cmd + " --help")
+
+
+def case_from_run(tmp):
+    """Databases written by `omniprof run` (tool_victim with markers) convert, summarize and
+    query; marker counts agree across formats."""
+    if not A.victim or not os.path.exists(A.victim):
+        print("SKIP: omniprof run / tool_victim not built")
+        sys.exit(77)
+    d = os.path.join(tmp, "run")
+    p = run([A.omniprof, "run", "--marker-trace", "-d", d, "--", A.victim, "normal", "3"], rc=None)
+    dbs = glob.glob(os.path.join(d, "**", "*.db"), recursive=True)
+    if p.returncode != 0 or not dbs:
+        print("SKIP: omniprof run did not produce a database (%d): %s" % (p.returncode, p.stderr[-300:]))
+        sys.exit(77)
+    db = dbs[0]
+    regions = int(op("query", "-i", db, "-f", "csv", "--sql", "SELECT count(*) FROM rocpd_region").stdout.split()[-1])
+    samples = int(op("query", "-i", db, "-f", "csv", "--sql", "SELECT count(*) FROM rocpd_sample").stdout.split()[-1])
+    check(regions > 0 and samples > 0, "the run recorded marker ranges and marks")
+    op("convert", "-i", db, "-f", "pftrace", "json", "csv", "-d", tmp, "-o", "r")
+    n = pf_counts(decode(os.path.join(tmp, "r_results.pftrace")))
+    eq(n["begin"], regions, "Perfetto slices vs regions")
+    eq(n["instant"], samples, "Perfetto instants vs samples")
+    with open(os.path.join(tmp, "r_results.json"), "rb") as f:
+        j = json.loads(f.read())
+    eq(len([e for e in j["traceEvents"] if e["ph"] == "X"]), regions, "JSON ranges")
+    eq(len([e for e in j["traceEvents"] if e["ph"] == "i"]), samples, "JSON marks")
+    eq(len(read_csv(os.path.join(tmp, "r_marker_api_trace.csv"))) - 1, regions + samples, "CSV marker rows")
+    out = op("summary", "-i", db, "-f", "csv").stdout.decode()
+    eq(sum(int(r[3]) for r in list(csv.reader(io.StringIO(out)))[1:]), regions, "summary calls")
+
+
+def case_foreign(tmp):
+    """A database without omniprof's own tables and views (as rocprofv3 writes: rocpd tables
+    only, uuid-suffixed) converts, summarizes and queries; merged with one of ours too."""
+    db = os.path.join(tmp, "roc.db")
+    c = gen(db, "--events", 3000, "--pid", 9)
+    con = sqlite3.connect(db)
+    for (name,) in con.execute("SELECT name FROM sqlite_schema WHERE type='view'").fetchall():
+        con.execute('DROP VIEW "%s"' % name)
+    for (name,) in con.execute("SELECT name FROM sqlite_schema WHERE type='table' AND name LIKE 'omniprof%'").fetchall():
+        con.execute('DROP TABLE "%s"' % name)
+    con.commit()
+    con.close()
+    op("convert", "-i", db, "-f", "pftrace", "csv", "-d", tmp, "-o", "f")
+    n = pf_counts(decode(os.path.join(tmp, "f_results.pftrace")))
+    eq(n["begin"], c["regions"] + c["kernels"] + c["copies"], "foreign db slices")
+    eq(n["counter"], c["allocs"] + c["pmc"], "foreign db counters (no metrics table)")
+    ours = os.path.join(tmp, "ours.db")
+    c2 = gen(ours, "--events", 2000, "--pid", 10, "--seed", 3)
+    out = op("query", "-i", db, ours, "-f", "csv", "--sql", "SELECT count(*) FROM kernels").stdout.split()
+    eq(int(out[-1]), c["kernels"] + c2["kernels"], "query over a foreign and an omniprof db")
+    m = os.path.join(tmp, "m.db")
+    op("merge", "-i", db, ours, "-o", m)
+    eq(sql1(m, "SELECT count(*) FROM rocpd_kernel_dispatch"), c["kernels"] + c2["kernels"], "merge foreign + ours")
+    op("summary", "-i", db)
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--proto", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--victim", default="")
+    A = ap.parse_args()
+    if not os.path.exists(A.proto):
+        A.proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "perfetto_trace.proto")
+    tmp = tempfile.mkdtemp(prefix="omniprof-test-output-")
+    try:
+        CASES[A.case](tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok: output.%s" % A.case)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+/* sdk_test.h — tiny helpers shared by the SDK unit tests: CHECK macros that print the failing
+ * expression and status name, a test record for the emit path, and a wait helper. Each test
+ * program is its own tool: it defines omniprof_configure and configures in initialize. */
+#ifndef OMNIPROF_TESTS_SDK_TEST_H
+#define OMNIPROF_TESTS_SDK_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "omniprof/omniprof.h"
+#include "sdk/backend.h"
+
+static int g_failures;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            g_failures++;                                                             \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_ST(call, want)                                                                                  \
+    do {                                                                                                      \
+        omniprof_status_t st_ = (call);                                                                       \
+        if (st_ != (want)) {                                                                                  \
+            fprintf(stderr, "%s:%d: %s returned %s, want %s\n", __FILE__, __LINE__, #call,                    \
+                    omniprof_get_status_name(st_), omniprof_get_status_name(want));                           \
+            g_failures++;                                                                                     \
+        }                                                                                                     \
+    } while (0)
+
+#define CHECK_EQ_U(a, b)                                                                                      \
+    do {                                                                                                      \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);                        \
+        if (a_ != b_) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s == %llu, want %s == %llu\n", __FILE__, __LINE__, #a, a_, #b, b_);      \
+            g_failures++;                                                                                     \
+        }                                                                                                     \
+    } while (0)
+
+#define TEST_DONE()                                                              \
+    do {                                                                         \
+        if (g_failures) {                                                        \
+            fprintf(stderr, "%d check(s) failed\n", g_failures);                 \
+            return 1;                                                            \
+        }                                                                        \
+        printf("all checks passed\n");                                           \
+        return 0;                                                                \
+    } while (0)
+
+/* A record of kind MARKER_RANGE_API (a core kind: no backend gets loaded). Offsets 16..31 are
+ * the correlation id the SDK patches; the test data lives after it. */
+typedef struct test_rec {
+    uint64_t size;
+    uint32_t kind;
+    int32_t operation;
+    uint64_t corr_internal;
+    uint64_t corr_external;
+    uint64_t seq;
+    uint64_t producer;
+    char pad[16];
+} test_rec;
+_Static_assert(sizeof(test_rec) == 64, "64-byte test record");
+
+static inline void test_emit(uint64_t seq, uint64_t producer)
+{
+    test_rec r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+    r.operation = OMNIPROF_MARKER_RANGE_OP_MARK;
+    r.seq = seq;
+    r.producer = producer;
+    op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, &r, NULL);
+}
+
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+#endif

@@ -1,0 +1,730 @@
+#!/usr/bin/env python3
+"""test_run.py — integration tests of `omniprof run` (src/cli/cmd_run.c) and the tool
+(src/tool/): each test drives the real build/bin/omniprof on the victim program
+(tests/tool/victim.c) or the demo, and checks the databases with sqlite3.
+
+usage: test_run.py --omniprof BIN --victim BIN [--demo BIN] TEST
+Each TEST is one CTest test, tool.<TEST>. Exit 0 = pass, 77 = skipped (printed reason)."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def run(cmd, timeout=60, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def omniprof(*args, **kw):
+    return run([ARGS.omniprof, *args], **kw)
+
+
+def dbs_in(d):
+    out = []
+    for root, _dirs, files in os.walk(d):
+        out += [os.path.join(root, f) for f in files if f.endswith("_results.db")]
+    return sorted(out)
+
+
+def connect(path):
+    return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
+
+
+VIEWS = ["regions", "samples", "kernels", "memory_copies", "memory_allocations", "processes", "threads",
+         "top_kernels", "top", "busy", "region_args", "regions_and_samples", "pmc_events", "pmc_info",
+         "counters_collection", "code_objects", "kernel_symbols", "events_args", "stream_args",
+         "sample_regions", "scratch_memory"]
+
+
+def check_db(path, marks=None, ranges=None, names=None):
+    """Integrity, schema_version 3, every view answers; exact mark/range counts."""
+    con = connect(path)
+    ok = con.execute("PRAGMA integrity_check").fetchone()[0]
+    check(ok == "ok", "%s: integrity_check %s" % (path, ok))
+    ver = con.execute("SELECT value FROM rocpd_metadata WHERE tag='schema_version'").fetchone()
+    check(ver is not None and str(ver[0]) == "3", "%s: schema_version %r" % (path, ver))
+    views = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='view'")]
+    for v in VIEWS:
+        if v in views:
+            try:
+                con.execute('SELECT * FROM "%s" LIMIT 1' % v).fetchall()
+            except sqlite3.Error as e:
+                check(False, "%s: view %s: %s" % (path, v, e))
+        else:
+            check(False, "%s: view %s missing" % (path, v))
+    for v in views:  # every view answers, including ones not listed above
+        try:
+            con.execute('SELECT * FROM "%s" LIMIT 1' % v).fetchall()
+        except sqlite3.Error as e:
+            check(False, "%s: view %s: %s" % (path, v, e))
+    got = counts(con)
+    if marks is not None:
+        for name, n in marks.items():
+            check(got["marks"].get(name, 0) == n, "%s: %d marks %r, want %d" % (path, got["marks"].get(name, 0), name, n))
+    if ranges is not None:
+        for name, n in ranges.items():
+            check(got["ranges"].get(name, 0) == n,
+                  "%s: %d ranges %r, want %d" % (path, got["ranges"].get(name, 0), name, n))
+    con.close()
+    return got
+
+
+def counts(con):
+    ranges = dict(con.execute("SELECT name, count(*) FROM regions GROUP BY name").fetchall())
+    marks = {}
+    for (ext,) in con.execute("SELECT e.extdata FROM rocpd_sample s JOIN rocpd_event e ON e.id = s.event_id"):
+        try:
+            msg = json.loads(ext).get("message", "")
+        except (TypeError, ValueError):
+            msg = ""
+        marks[msg] = marks.get(msg, 0) + 1
+    pid = con.execute("SELECT pid FROM rocpd_info_process").fetchall()
+    return {"ranges": ranges, "marks": marks, "pids": [p[0] for p in pid]}
+
+
+TMPDIRS = []
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="omniprof-tool-test-")
+    TMPDIRS.append(d)
+    return d
+
+
+def traced(d, *vargs, extra=(), **kw):
+    return omniprof("run", "--marker-trace", "-d", d, *extra, "--", ARGS.victim, *vargs, **kw)
+
+
+# ------------------------------------------------------------------------------------------------
+# Launcher-only tests
+
+
+def t_help():
+    r = omniprof("--help")
+    check(r.returncode == 0 and "run" in r.stdout, "omniprof --help")
+    r = omniprof("run", "--help")
+    check(r.returncode == 0, "run --help exit %d" % r.returncode)
+    for opt in ["--kernel-trace", "--memory-copy-trace", "--memory-allocation-trace", "--marker-trace",
+                "--cuda-runtime-trace", "--cuda-driver-trace", "--runtime-trace", "--sys-trace", "--output-directory",
+                "--output-file", "--output-format", "--stats", "--summary", "--summary-output-file", "--summary-units",
+                "--kernel-include-regex", "--kernel-exclude-regex", "--collection-period", "--collection-period-unit",
+                "--flush-interval", "--mangled-kernels", "--truncate-kernels", "--preload", "--log-level",
+                "--disable-signal-handlers", "--echo", "--input", "--pmc", "--sample", "--sampling-freq",
+                "--process-sampling"]:
+        check(opt in r.stdout, "run --help lists %s" % opt)
+    r = omniprof("--version")
+    check(r.returncode == 0 and r.stdout.startswith("omniprof "), "--version: %r" % r.stdout)
+    r = omniprof("frobnicate")
+    check(r.returncode == 2 and "unknown command" in r.stderr, "unknown command")
+
+
+def t_errors():
+    d = tmpdir()
+    marker = os.path.join(d, "ran")
+    prog = ["--", "/bin/sh", "-c", "touch %s" % marker]
+    cases = [
+        (["--bogus-option"], "unknown option '--bogus-option'"),
+        (["--marker-trace"], "no program to run"),
+        (["--marker-trace", "--stats=maybe"], "--stats='maybe' is not valid"),
+        (["--marker-trace", "-u", "years"], "sec|msec|usec|nsec"),
+        (["--marker-trace", "--log-level", "loud"], "fatal|error|warning|info|trace"),
+        (["--marker-trace", "-f", "xml"], "rocpd|pftrace|json|csv"),
+        (["--marker-trace", "--kernel-include-regex", "("], "not a valid POSIX extended regular expression"),
+        (["--marker-trace", "--kernel-exclude-regex", "a{1"], "not a valid POSIX extended regular expression"),
+        (["--marker-trace", "-P", "1:x:0"], "DELAY:DURATION:REPEAT"),
+        (["--marker-trace", "-P", "1:0:0"], "DURATION must be greater than 0"),
+        (["--marker-trace", "-P", "1:1:1", "--collection-period-unit", "fortnight"], "hour, min, sec"),
+        (["--marker-trace", "--flush-interval", "-5"], "non-negative integer"),
+        (["--marker-trace", "--sampling-freq", "0"], "--sampling-freq='0' is not valid"),
+        (["--marker-trace", "-o", "%nosuchkey%"], "unknown placeholder '%nosuchkey%'"),
+        (["--marker-trace", "-d", "%bogus%/x"], "unknown placeholder '%bogus%'"),
+        (["--marker-trace", "-d", "/etc/passwd/sub"], "is not a directory"),
+        (["--marker-trace", "-d", "/proc/omniprof-nonexistent"], "cannot create directory"),
+        (["--marker-trace", "-o", "dir/"], "must name a file"),
+        (["--marker-trace", "--preload", "/nonexistent/libx.so"], "no such file"),
+        (["--marker-trace", "-i", "/nonexistent.json"], "cannot open"),
+        (["--stats"], "need something to collect"),
+        ([], "nothing to collect"),
+        (["-M=perhaps", "--marker-trace"], "is not valid"),
+        (["--marker-trace", "--output-directory"], "needs a value"),
+    ]
+    for args, msg in cases:
+        a = args if args == ["--marker-trace"] else args + prog
+        r = omniprof("run", "-d", d, *a) if "-d" not in args else omniprof("run", *a)
+        check(r.returncode == 2, "%s: exit %d, want 2 (stderr %r)" % (args, r.returncode, r.stderr))
+        check(msg in r.stderr, "%s: message %r not in %r" % (args, msg, r.stderr))
+        check(r.stderr.count("\n") <= 2, "%s: one clear message, got %r" % (args, r.stderr))
+        check(not os.path.exists(marker), "%s: the program ran" % args)
+    r = omniprof("run", "--marker-trace", "-d", d, "--", "/nonexistent/program")
+    check(r.returncode == 2 and "cannot run" in r.stderr, "missing program: %d %r" % (r.returncode, r.stderr))
+    r = omniprof("run", "--marker-trace", "-d", d, "--", "no-such-program-in-path-xyz")
+    check(r.returncode == 2 and "not found in PATH" in r.stderr, "program not in PATH: %r" % r.stderr)
+    # unwritable directory (root ignores permissions: use a read-only file system)
+    ro = "/proc/self"
+    r = omniprof("run", "--marker-trace", "-d", ro, *prog)
+    check(r.returncode == 2 and "cannot create files" in r.stderr, "unwritable dir: %d %r" % (r.returncode, r.stderr))
+    if os.geteuid() != 0:
+        locked = os.path.join(d, "locked")
+        os.mkdir(locked, 0o555)
+        r = omniprof("run", "--marker-trace", "-d", locked, *prog)
+        check(r.returncode == 2, "0555 dir: %d" % r.returncode)
+    check(not os.path.exists(marker), "the program ran")
+    check(dbs_in(d) == [], "no database written on errors")
+
+
+def t_echo():
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "--echo", "-d", d, "-o", "x%pid%", "--flush-interval=250",
+                 "-M", "--", ARGS.victim, "normal", "1")
+    check(r.returncode == 0, "echo run exit %d %r" % (r.returncode, r.stderr))
+    env = {}
+    for line in r.stderr.splitlines():
+        if line.startswith("export "):
+            k, _, v = line[7:].partition("=")
+            env[k] = v
+    check(env.get("OMNIPROF_MARKER_TRACE") == "true", "echo MARKER_TRACE: %r" % env)
+    check(env.get("OMNIPROF_OUTPUT_PATH") == d, "echo OUTPUT_PATH %r" % env.get("OMNIPROF_OUTPUT_PATH"))
+    check(env.get("OMNIPROF_OUTPUT_FILE") == "x%pid%", "echo OUTPUT_FILE")
+    check(env.get("OMNIPROF_FLUSH_INTERVAL") == "250", "echo FLUSH_INTERVAL")
+    check(env.get("OMNIPROF_DEMANGLE_KERNELS") == "false", "echo -M → DEMANGLE_KERNELS=false")
+    lp = env.get("LD_PRELOAD", "")
+    check("libomniprof-tool.so" in lp and "libomniprof-sdk.so" in lp, "echo LD_PRELOAD %r" % lp)
+    check(any(l.startswith("exec ") and ARGS.victim in l for l in r.stderr.splitlines()), "echo prints the command")
+    check("normal done" in r.stdout, "program output unchanged")
+    # --preload goes first
+    r = omniprof("run", "--marker-trace", "--echo", "-d", d, "--preload", "libm.so.6", "--", ARGS.victim, "normal", "1")
+    lp = [l for l in r.stderr.splitlines() if l.startswith("export LD_PRELOAD=")]
+    check(lp and lp[0].split("=", 1)[1].split(":")[0] == "libm.so.6", "--preload first in LD_PRELOAD: %r" % lp)
+    # --runtime-trace / --sys-trace expand
+    r = omniprof("run", "--sys-trace", "--echo", "-d", d, "--", "/bin/true")
+    for k in ["KERNEL_TRACE", "MEMORY_COPY_TRACE", "MEMORY_SET_TRACE", "MEMORY_ALLOCATION_TRACE", "MARKER_TRACE",
+              "CUDA_RUNTIME_API_TRACE", "CUDA_DRIVER_API_TRACE", "SYNC_TRACE"]:
+        check("export OMNIPROF_%s=true" % k in r.stderr, "--sys-trace sets %s" % k)
+    r = omniprof("run", "--marker-trace", "--echo", "-d", d, "-P", "1:2:3", "0.5:0.25:0", "--collection-period-unit",
+                 "msec", "--", "/bin/true")
+    check("export OMNIPROF_COLLECTION_PERIOD=1000000:2000000:3;500000:250000:0" in r.stderr,
+          "collection period in ns: %r" % r.stderr)
+
+
+def t_input_json():
+    d = tmpdir()
+    cfg = os.path.join(d, "opts.json")
+    with open(cfg, "w") as f:
+        json.dump({"jobs": [{"marker_trace": True, "output_directory": d, "output_file": "fromjson",
+                             "flush-interval": 100, "preload": ["libm.so.6"]}]}, f)
+    r = omniprof("run", "-i", cfg, "--echo", "--", ARGS.victim, "normal", "3")
+    check(r.returncode == 0, "-i run: %d %r" % (r.returncode, r.stderr))
+    check("export OMNIPROF_FLUSH_INTERVAL=100" in r.stderr, "-i flush interval")
+    dbs = dbs_in(d)
+    check(dbs == [os.path.join(d, "fromjson_results.db")], "-i output name: %r" % dbs)
+    if dbs:
+        check_db(dbs[0], marks={"m": 3}, ranges={"r": 3})
+    # the same value on both sides is fine; a different one is an error naming both
+    r = omniprof("run", "-i", cfg, "--marker-trace", "-o", "fromjson", "--echo", "--", "/bin/true")
+    check(r.returncode == 0, "-i + same CLI value: %d %r" % (r.returncode, r.stderr))
+    r = omniprof("run", "-i", cfg, "-o", "other", "--", "/bin/true")
+    check(r.returncode == 2 and "--output-file is 'other' on the command line but 'fromjson'" in r.stderr,
+          "-i conflict: %r" % r.stderr)
+    bad = os.path.join(d, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"marker_trace": true, "no_such_option": 1}')
+    r = omniprof("run", "-i", bad, "--", "/bin/true")
+    check(r.returncode == 2 and "unknown option \"no_such_option\"" in r.stderr, "-i unknown key: %r" % r.stderr)
+    with open(bad, "w") as f:
+        f.write('{"marker_trace": tru')
+    r = omniprof("run", "-i", bad, "--", "/bin/true")
+    check(r.returncode == 2 and "bad.json" in r.stderr, "-i bad JSON: %r" % r.stderr)
+
+
+def t_avail_settings():
+    r = omniprof("avail", "--settings")
+    check(r.returncode == 0, "avail --settings exit")
+    for name in ["OMNIPROF_MARKER_TRACE", "OMNIPROF_OUTPUT_PATH", "OMNIPROF_OUTPUT_FILE", "OMNIPROF_FLUSH_INTERVAL",
+                 "OMNIPROF_SIGNAL_HANDLERS", "OMNIPROF_SAMPLE", "OMNIPROF_LOG_LEVEL", "OMNIPROF_RUN_MANIFEST"]:
+        check(name in r.stdout, "avail lists %s" % name)
+    r = omniprof("avail", "--settings", "--format", "json")
+    check(r.returncode == 0, "avail json exit")
+    rows = json.loads(r.stdout)
+    byname = {x["variable"]: x for x in rows}
+    s = byname.get("OMNIPROF_OUTPUT_FILE", {})
+    check(s.get("type") == "STRING" and s.get("default") == "%hostname%/%pid%" and s.get("description"),
+          "json row for OUTPUT_FILE: %r" % s)
+    check(byname.get("OMNIPROF_SUMMARY_UNITS", {}).get("choices") == "sec|msec|usec|nsec", "json choices")
+    check(len(rows) == len(set(byname)), "no duplicate settings")
+    r = omniprof("avail", "--format", "yaml")
+    check(r.returncode == 2 and "text or json" in r.stderr, "avail bad format")
+    r = omniprof("avail", "--bogus")
+    check(r.returncode == 2, "avail bad option")
+
+
+# ------------------------------------------------------------------------------------------------
+# Tool tests
+
+
+def t_basic():
+    d = tmpdir()
+    r = traced(d, "normal", "25")
+    check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
+    check(r.stdout == "normal done\n", "program output unchanged: %r" % r.stdout)
+    check(r.stderr == "", "no messages from omniprof: %r" % r.stderr)
+    host = os.uname().nodename
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one database: %r" % dbs)
+    if not dbs:
+        return
+    # the default name is %hostname%/%pid%; exec keeps the pid, so it is the launcher's child pid
+    check(os.path.dirname(dbs[0]) == os.path.join(d, host), "database under DIR/<hostname>/: %s" % dbs[0])
+    got = check_db(dbs[0], marks={"m": 25}, ranges={"r": 25})
+    base = os.path.basename(dbs[0])
+    check(base == "%d_results.db" % got["pids"][0] if got["pids"] else False, "named <pid>_results.db: %s" % base)
+    con = connect(dbs[0])
+    n = con.execute("SELECT count(*) FROM regions").fetchone()[0]
+    check(n == 25, "exactly 25 regions, got %d" % n)
+    n = con.execute("SELECT count(*) FROM rocpd_sample").fetchone()[0]
+    check(n == 25, "exactly 25 samples (marks), got %d" % n)
+    bad = con.execute("SELECT count(*) FROM regions WHERE end < start").fetchone()[0]
+    check(bad == 0, "regions have start <= end")
+    cost = dict(con.execute("SELECT name, value FROM omniprof_run_cost").fetchall()) if \
+        con.execute("SELECT count(*) FROM sqlite_master WHERE name='omniprof_run_cost'").fetchone()[0] else {}
+    check("tool_records" in cost and cost["tool_records"] == 50, "run cost tool_records: %r" % cost.get("tool_records"))
+    check(not os.path.exists(dbs[0] + "-wal") or os.path.getsize(dbs[0] + "-wal") == 0, "WAL checkpointed at exit")
+
+
+def t_placeholders():
+    d = tmpdir()
+    env = dict(os.environ, OP_TOOL_TEST_DIR="envdir", OMPI_COMM_WORLD_RANK="3", OMPI_COMM_WORLD_SIZE="4")
+    r = omniprof("run", "--marker-trace", "-d", d + "/%env{OP_TOOL_TEST_DIR}%/r%rank%of%size%/%pid%", "-o",
+                 "%tag%-%pid%", "--", ARGS.victim, "normal", "2", env=env)
+    check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db: %r" % dbs)
+    if dbs:
+        pid = counts(connect(dbs[0]))["pids"][0]
+        want = os.path.join(d, "envdir", "r3of4", str(pid), "tool_victim-%d_results.db" % pid)
+        check(dbs[0] == want, "placeholders expanded in the traced process: %s, want %s" % (dbs[0], want))
+        check_db(dbs[0], marks={"m": 2}, ranges={"r": 2})
+    # the launcher created only the process-independent part of -d
+    check(sorted(os.listdir(os.path.join(d, "envdir", "r3of4"))) == [str(pid)] if dbs else False,
+          "no directory named after the launcher's pid")
+
+
+def t_kernel_names():
+    # Kernel records from a stand-in backend (no GPU needed): demangled by default, mangled
+    # with -M, truncated with -T; each dispatch stored once.
+    want = {(): "void square<float>(float*, int)", ("-M",): "_Z6squareIfEvPT_i", ("-T",): "square",
+            ("-M", "-T"): "_Z6squareIfEvPT_i"}
+    for opts, name in want.items():
+        d = tmpdir()
+        r = omniprof("run", "--kernel-trace", *opts, "-d", d, "-o", "k", "--", ARGS.fake_kernels, "3")
+        check(r.returncode == 0, "%s: exit %d %r" % (opts, r.returncode, r.stderr))
+        if "emitted 0" in r.stdout:
+            print("SKIP: KERNEL_DISPATCH cannot be configured in this build")
+            sys.exit(77)
+        check("emitted 3" in r.stdout, "%s: %r" % (opts, r.stdout))
+        con = connect(os.path.join(d, "k_results.db"))
+        rows = con.execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall()
+        check(rows == [(name, 3)], "%s: kernels %r, want [(%r, 3)]" % (opts, rows, name))
+
+
+def t_threads():
+    d = tmpdir()
+    r = traced(d, "threads", "5000")
+    check(r.returncode == 0, "exit %d" % r.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db")
+    if dbs:
+        check_db(dbs[0], marks={"t": 20000})
+        con = connect(dbs[0])
+        per = sorted(n for (n,) in con.execute(
+            "SELECT count(*) FROM rocpd_sample s JOIN rocpd_track t ON t.id = s.track_id GROUP BY t.tid"))
+        check(per == [5000] * 4, "5000 marks on each of 4 threads: %r" % per)
+
+
+def t_demo():
+    if not ARGS.demo or not os.path.exists(ARGS.demo):
+        print("SKIP: demo not built")
+        sys.exit(77)
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "-d", d, "-o", "demo", "--", ARGS.demo, "3", "7")
+    check(r.returncode == 0, "demo exit %d %r" % (r.returncode, r.stderr))
+    check(r.stdout.startswith("demo: 3 threads x 7 iterations"), "demo output %r" % r.stdout)
+    dbs = dbs_in(d)
+    check(dbs == [os.path.join(d, "demo_results.db")], "demo db %r" % dbs)
+    if dbs:
+        check_db(dbs[0], ranges={"iteration": 21, "compute": 3, "main": 1, "setup": 1},
+                 marks={"done": 3, "finished": 1})
+
+
+def t_exit_status():
+    d = tmpdir()
+    r = traced(d, "exit7", "4")
+    check(r.returncode == 7, "exit 7 passes through: %d" % r.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db")
+    if dbs:
+        check_db(dbs[0], marks={"m": 4})
+
+
+def t_abort():
+    d = tmpdir()
+    r = traced(d, "abort", "12")
+    check(r.returncode == -signal.SIGABRT, "abort: status %d, want -6" % r.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db %r" % dbs)
+    if dbs:
+        check_db(dbs[0], marks={"m": 12})
+
+
+def t_segv():
+    for mode in ["segv", "segv_fault"]:
+        d = tmpdir()
+        r = traced(d, mode, "9")
+        check(r.returncode == -signal.SIGSEGV, "%s: status %d, want -11" % (mode, r.returncode))
+        dbs = dbs_in(d)
+        check(len(dbs) == 1, "%s: one db %r" % (mode, dbs))
+        if dbs:
+            check_db(dbs[0], marks={"m": 9})
+
+
+def wait_line(p, want, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        line = p.stdout.readline()
+        if not line:
+            return False
+        if line.strip() == want:
+            return True
+    return False
+
+
+def t_sigterm():
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "-d", d, "--", ARGS.victim, "wait_term", "15"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(wait_line(p, "ready"), "victim ready")
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    check(p.returncode == -signal.SIGTERM, "SIGTERM: status %d, want -15" % p.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db %r" % dbs)
+    if dbs:
+        check_db(dbs[0], marks={"m": 15})
+    # fork mode (post-run work requested): the launcher forwards SIGTERM and returns 128+15
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--summary", "--summary-output-file", "stdout", "-d",
+                          d, "--", ARGS.victim, "wait_term", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    check(wait_line(p, "ready"), "victim ready (fork mode)")
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=60)
+    check(p.returncode == 128 + signal.SIGTERM, "fork mode SIGTERM: status %d, want 143" % p.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db (fork mode) %r" % dbs)
+    if dbs:
+        check_db(dbs[0], marks={"m": 5})
+
+
+def t_handler():
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "-d", d, "--", ARGS.victim, "handler", "6"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(wait_line(p, "ready"), "victim ready")
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == 0, "handled signals: exit %d %r" % (p.returncode, err))
+    check(out == "handled 15\nhandled 2\nexiting\n", "the program's handlers ran, output unchanged: %r" % out)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db")
+    if dbs:
+        check_db(dbs[0], marks={"m": 12})
+    # with --disable-signal-handlers the program's handlers run the same
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--disable-signal-handlers", "-d", d, "--",
+                          ARGS.victim, "handler", "6"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(wait_line(p, "ready"), "victim ready (disabled)")
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    check(p.returncode == 0 and out == "handled 15\nhandled 2\nexiting\n", "disabled handlers: %r" % out)
+
+
+def t_python_sigint():
+    # CPython installs its SIGINT handler without SA_RESTART and relies on EINTR to raise
+    # KeyboardInterrupt in a blocking read: under the tool it must behave the same.
+    def attempt(prefix):
+        p = subprocess.Popen(prefix + [sys.executable, "-c",
+                                       "import sys; print('ready', flush=True); sys.stdin.read()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ok = wait_line(p, "ready")
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return ok, None, ""
+        return ok, p.returncode, err
+    ok0, rc0, err0 = attempt([])
+    d = tmpdir()
+    ok1, rc1, err1 = attempt([ARGS.omniprof, "run", "--marker-trace", "-d", d, "--"])
+    check(ok0 and ok1, "python started")
+    check(rc1 is not None, "^C interrupts a blocking read under the tool (no hang)")
+    check(rc1 == rc0, "same status as without the tool: %r vs %r" % (rc1, rc0))
+    check("KeyboardInterrupt" in err1, "KeyboardInterrupt raised: %r" % err1[-200:])
+    check(len(dbs_in(d)) == 1, "database written")
+
+
+def t_sigkill():
+    # After SIGKILL the database opens cleanly and misses at most about one flush interval
+    # (the tool's 100 ms here plus the writer's commit interval, OMNIPROF_DB_FLUSH_INTERVAL_MS).
+    d = tmpdir()
+    env = dict(os.environ, OMNIPROF_DB_FLUSH_INTERVAL_MS="200")
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--flush-interval", "100", "-d", d, "-o", "killed",
+                          "--", ARGS.victim, "slow_print", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    made = 0
+    while made < 150:
+        line = p.stdout.readline()
+        if not line:
+            break
+        made = int(line)
+    p.kill()
+    p.wait(timeout=30)
+    check(p.returncode == -signal.SIGKILL, "killed: %d" % p.returncode)
+    path = os.path.join(d, "killed_results.db")
+    con = sqlite3.connect(path, timeout=10)  # read-write: recovers the WAL like any later reader
+    check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity after SIGKILL")
+    n = con.execute("SELECT count(*) FROM rocpd_sample").fetchone()[0]
+    con.close()
+    # marks come every ~10 ms: 300 ms of lag is ~30 marks; allow 60 for a loaded machine
+    check(made - 60 <= n <= made + 10, "after SIGKILL at %d marks the database holds %d" % (made, n))
+
+
+def t_degraded():
+    # The tool cannot open its database: one clear line, and the program runs unchanged.
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(ARGS.omniprof))), "lib")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(lib, "libomniprof-tool.so"), OMNIPROF_MARKER_TRACE="true",
+               OMNIPROF_OUTPUT_PATH="/proc/self/no-such-dir")
+    r = run([ARGS.victim, "exit7", "3"], env=env)
+    check(r.returncode == 7, "exit status unchanged: %d" % r.returncode)
+    lines = [l for l in r.stderr.splitlines() if l]
+    # the tool's line, then at most the SDK's note that the tool was deactivated
+    check(1 <= len(lines) <= 2 and lines[0].startswith("omniprof: ") and "no-such-dir" in lines[0],
+          "one clear line: %r" % r.stderr)
+    check(r.stdout == "", "output unchanged")
+    # a bad setting in the environment: reported, default used, program unchanged
+    env = dict(os.environ, LD_PRELOAD=os.path.join(lib, "libomniprof-tool.so"), OMNIPROF_MARKER_TRACE="true",
+               OMNIPROF_FLUSH_INTERVAL="soon", OMNIPROF_OUTPUT_PATH=tmpdir())
+    r = run([ARGS.victim, "normal", "2"], env=env)
+    check(r.returncode == 0 and r.stdout == "normal done\n", "bad setting: program unchanged")
+    check("OMNIPROF_FLUSH_INTERVAL='soon' is not valid" in r.stderr, "bad setting reported: %r" % r.stderr)
+
+
+def t_exit_thread():
+    d = tmpdir()
+    r = traced(d, "exit_thread", "8")
+    check(r.returncode == 3, "exit(3) from a thread: %d" % r.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "one db")
+    if dbs:
+        check_db(dbs[0], marks={"m": 8})
+
+
+def t_fork():
+    d = tmpdir()
+    r = traced(d, "fork", "7")
+    check(r.returncode == 0, "fork exit %d %r" % (r.returncode, r.stderr))
+    dbs = dbs_in(d)
+    check(len(dbs) == 2, "two databases (parent, child): %r" % dbs)
+    parent = [x for x in dbs if counts(connect(x))["marks"].get("parent")]
+    child = [x for x in dbs if counts(connect(x))["marks"].get("child")]
+    check(len(parent) == 1 and len(child) == 1 and parent != child, "one parent db and one child db")
+    if len(parent) == 1 and len(child) == 1:
+        check_db(parent[0], marks={"parent": 14, "child": 0})
+        check_db(child[0], marks={"child": 7})
+        pp = counts(connect(parent[0]))["pids"]
+        cp = counts(connect(child[0]))["pids"]
+        check(pp != cp, "different pids %r %r" % (pp, cp))
+
+
+def t_forkexec():
+    forkexec("forkexec")
+    forkexec("vforkexec")
+
+
+def forkexec(mode):
+    d = tmpdir()
+    r = traced(d, mode, "5")
+    check(r.returncode == 0, "forkexec exit %d %r" % (r.returncode, r.stderr))
+    check("normal done" in r.stdout, "exec'ed program ran")
+    dbs = dbs_in(d)
+    check(len(dbs) == 2, "two databases (parent, exec'ed child): %r" % dbs)
+    ex = [x for x in dbs if counts(connect(x))["marks"].get("m")]
+    check(len(ex) == 1, "the exec'ed program wrote its own database")
+    if ex:
+        check_db(ex[0], marks={"m": 5, "parent": 0}, ranges={"r": 5})
+    par = [x for x in dbs if counts(connect(x))["marks"].get("parent")]
+    if par:
+        check_db(par[0], marks={"parent": 10})
+
+
+def t_reader():
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--flush-interval", "100", "-d", d, "-o", "reader",
+                          "--", ARGS.victim, "slow", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = os.path.join(d, "reader_results.db")
+    seen = []
+    end = time.time() + 30
+    while p.poll() is None and time.time() < end:
+        if os.path.exists(path):
+            try:
+                con = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5)
+                seen.append(con.execute("SELECT count(*) FROM rocpd_sample").fetchone()[0])
+                con.close()
+            except sqlite3.Error as e:
+                check(False, "reader query during the run: %s" % e)
+        time.sleep(0.2)
+    p.wait(timeout=30)
+    check(p.returncode == 0, "slow exit %d" % p.returncode)
+    partial = [n for n in seen if 0 < n < 300]
+    check(len(partial) >= 2, "a reader saw the data grow during the run: %r" % seen)
+    check(seen == sorted(seen), "counts never go back: %r" % seen)
+    check_db(path, marks={"m": 300})
+
+
+def t_twenty():
+    d = tmpdir()
+    procs = [subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "-d", d, "--", ARGS.victim, "normal", "20"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(20)]
+    for p in procs:
+        p.wait(timeout=120)
+        check(p.returncode == 0, "process exit %d" % p.returncode)
+    dbs = dbs_in(d)
+    check(len(dbs) == 20 and len(set(dbs)) == 20, "twenty databases: %d" % len(dbs))
+    pids = set()
+    for x in dbs:
+        got = check_db(x, marks={"m": 20}, ranges={"r": 20})
+        pids.update(got["pids"])
+    check(len(pids) == 20, "twenty pids")
+    # a fixed name: suffixes, never overwritten
+    d = tmpdir()
+    procs = [subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "-d", d, "-o", "same", "--", ARGS.victim,
+                               "normal", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(20)]
+    for p in procs:
+        p.wait(timeout=120)
+    dbs = dbs_in(d)
+    check(len(dbs) == 20, "twenty databases with -o same: %r" % [os.path.basename(x) for x in dbs])
+    check(os.path.join(d, "same_results.db") in dbs and os.path.join(d, "same-19_results.db") in dbs,
+          "suffixes -1..-19")
+    for x in dbs:
+        check_db(x, marks={"m": 5})
+
+
+def t_postrun():
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "--stats", "--summary", "--summary-output-file", "stdout", "-d", d, "-o",
+                 "pr", "--", ARGS.victim, "normal", "6")
+    if "not built" in r.stderr:
+        print("SKIP: libomniprof-output is not built")
+        sys.exit(77)
+    check(r.returncode == 0, "post-run exit %d %r" % (r.returncode, r.stderr))
+    check("normal done" in r.stdout, "program output")
+    check(os.path.exists(os.path.join(d, "pr_results.db")), "database")
+    stats = [f for f in os.listdir(d) if f.endswith("_stats.csv")]
+    check(len(stats) > 0, "stats files: %r" % os.listdir(d))
+    r = omniprof("run", "--marker-trace", "-f", "rocpd", "csv", "-d", d, "-o", "csv", "--", ARGS.victim, "exit7", "2")
+    check(r.returncode == 7, "post-run keeps the exit status: %d" % r.returncode)
+
+
+def t_collection_period():
+    # 100 marks, one every 10 ms (about 1 s); collect only from 0.3 s to 0.6 s after start.
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "-P", "300:300:1", "--collection-period-unit", "msec", "-d", d, "-o", "cp",
+                 "--", ARGS.victim, "slow", "100")
+    check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
+    path = os.path.join(d, "cp_results.db")
+    con = connect(path)
+    n = con.execute("SELECT count(*) FROM rocpd_sample").fetchone()[0]
+    check(10 <= n <= 45, "marks inside a 0.3 s window of a ~1 s run: %d" % n)
+    first, last = con.execute("SELECT min(timestamp), max(timestamp) FROM rocpd_sample").fetchone()
+    if n:
+        check(last - first <= 330e6, "collected marks span at most the window: %.0f ms" % ((last - first) / 1e6))
+
+
+def t_multipass():
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "--pmc", "a", "b", "--pmc", "c", "-d", d, "--", ARGS.victim, "normal", "2")
+    check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
+    check("pass 1 of 2: --pmc a b" in r.stderr and "pass 2 of 2: --pmc c" in r.stderr, "passes announced: %r" % r.stderr)
+    check(r.stdout.count("normal done") == 2, "the program ran once per group: %r" % r.stdout)
+    check(len(dbs_in(d)) == 2, "one database per pass: %r" % dbs_in(d))
+    r = omniprof("run", "--marker-trace", "--pmc", "a", "--pmc", "b", "-d", d, "--", ARGS.victim, "exit7", "1")
+    check(r.returncode == 7, "multi-pass keeps the exit status: %d" % r.returncode)
+
+
+def t_sample():
+    d = tmpdir()
+    r = omniprof("sample", "--echo", "-d", d, "--", ARGS.victim, "normal", "2")
+    if "CPU backend, which is not built" in r.stderr:
+        check(r.returncode == 2 and "normal done" not in r.stdout, "sample without the CPU backend: clear error")
+        print("SKIP: the CPU backend is not built")
+        sys.exit(77)
+    check(r.returncode == 0, "sample exit %d %r" % (r.returncode, r.stderr))
+    check("export OMNIPROF_SAMPLE=cputime" in r.stderr, "sample sets OMNIPROF_SAMPLE=cputime")
+    check("libomniprof-backend-cpu.so" in r.stderr, "sample preloads the CPU backend")
+    r = omniprof("run", "--sample", "realtime", "--sampling-freq", "500", "--process-sampling", "0.05", "--echo",
+                 "-d", d, "--", "/bin/true")
+    check(r.returncode == 0, "run --sample realtime: %d %r" % (r.returncode, r.stderr))
+    for want in ["OMNIPROF_SAMPLE=realtime", "OMNIPROF_SAMPLING_FREQ=500", "OMNIPROF_PROCESS_SAMPLING=true",
+                 "OMNIPROF_PROCESS_SAMPLING_INTERVAL=0.05"]:
+        check("export " + want in r.stderr, "sets " + want)
+
+
+TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--victim")
+    ap.add_argument("--demo")
+    ap.add_argument("--fake-kernels")
+    ap.add_argument("test", choices=sorted(TESTS))
+    ARGS = ap.parse_args()
+    os.environ.pop("LD_PRELOAD", None)
+    for k in list(os.environ):
+        if k.startswith("OMNIPROF_"):
+            del os.environ[k]
+    TESTS[ARGS.test]()
+    if FAILS:
+        print("%d check(s) failed (outputs kept in %s)" % (len(FAILS), " ".join(TMPDIRS)))
+        return 1
+    for d in TMPDIRS:
+        shutil.rmtree(d, ignore_errors=True)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
