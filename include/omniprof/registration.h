@@ -10,9 +10,11 @@
  * services. When the last initialize returns, configuration is locked: calls that configure
  * return OMNIPROF_STATUS_ERROR_CONFIGURATION_LOCKED.
  *
- * At exit (atexit, or omniprof_finalize) the SDK stops every context, calls each finalize in
- * reverse order, flushes every buffer and delivers what remains. It never joins a thread that
- * can be blocked: a callback thread that does not answer within a bounded time is abandoned. */
+ * At exit (atexit, or omniprof_finalize) the SDK asks backends to flush, retires live
+ * correlation ids, stops every context, flushes every buffer and delivers what it holds, then
+ * calls each finalize in reverse order (so a tool has seen every record when its finalize
+ * runs; omniprof_flush_buffer still works there). It never joins a thread that can be blocked:
+ * a callback thread that does not answer within OMNIPROF_FINALIZE_TIMEOUT_MS is abandoned. */
 #ifndef OMNIPROF_REGISTRATION_H
 #define OMNIPROF_REGISTRATION_H
 

@@ -103,7 +103,8 @@ typedef struct omniprof_buffer_tracing_marker_record_t {
     omniprof_thread_id_t thread_id;       /* for process ranges: the thread that started it */
     omniprof_thread_id_t end_thread_id;   /* thread that ended the range (== thread_id mostly) */
     uint64_t range_id;                    /* start/stop id; 0 for push/pop */
-    int32_t nesting_level;                /* push/pop depth after push / before pop; -1 n/a */
+    int32_t nesting_level;                /* push/pop: level of the range, 0 = outermost (what
+                                           * omniprof_range_push returned); -1 n/a */
     uint32_t source;                      /* omniprof_marker_source_t */
     uint64_t domain_id;                   /* NVTX domain handle, 0 for the default domain */
     uint32_t message_length;

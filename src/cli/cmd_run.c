@@ -71,6 +71,8 @@ enum {
     O_RUNTIME_TRACE,
     O_SYS_TRACE,
     O_PMC,
+    O_EXTRA_METRICS,
+    O_KERNEL_ITERATION_RANGE,
     O_SAMPLE,
     O_SAMPLING_FREQ,
     O_PROCESS_SAMPLING,
@@ -125,6 +127,10 @@ static const run_option g_options[] = {
     {O_PMC, "pmc", 0, K_MULTI, "COUNTER...", NULL, "Counters and CPU sampling",
      "hardware counters per kernel dispatch (`omniprof avail --counters`); repeat --pmc to run the "
      "program once per group"},
+    {O_EXTRA_METRICS, "extra-metrics", 0, K_VALUE, "FILE.xml", NULL, NULL,
+     "add or override metric definitions (':'-separated files)"},
+    {O_KERNEL_ITERATION_RANGE, "kernel-iteration-range", 0, K_VALUE, "RANGE", NULL, NULL,
+     "which launches of each kernel are counted, 1-based: '[1, [3-5]]' or '1,3-5'"},
     {O_SAMPLE, "sample", 0, K_OPTVAL, "[cputime|realtime]", "cputime|realtime", NULL,
      "call-stack sampling on the thread CPU-time (default) or wall clock"},
     {O_SAMPLING_FREQ, "sampling-freq", 0, K_VALUE, "HZ", NULL, NULL, "samples per second per thread (default 300)"},
@@ -1151,6 +1157,25 @@ static int run_main(int argc, char **argv)
         free(copy);
         if (n_pmc_groups > 0) env_add(&env, "OMNIPROF_PMC", pmc_groups[0]);
         any_collect = true;
+    }
+    if (ro.set[O_EXTRA_METRICS]) {
+        char *copy = xstrdup(ro.value[O_EXTRA_METRICS]);
+        for (char *save = NULL, *f = strtok_r(copy, ":", &save); f; f = strtok_r(NULL, ":", &save))
+            if (!file_exists(f)) {
+                usage_error("--extra-metrics '%s': no such file", f);
+                bad = 1;
+            }
+        free(copy);
+        bad |= set_setting(&env, "EXTRA_METRICS", ro.value[O_EXTRA_METRICS], "--extra-metrics");
+    }
+    if (ro.set[O_KERNEL_ITERATION_RANGE]) {
+        const char *kr = ro.value[O_KERNEL_ITERATION_RANGE];
+        if (!*kr || strspn(kr, "0123456789[]-, ") != strlen(kr)) {
+            usage_error("--kernel-iteration-range '%s' is not valid; expected launches like '[1, [3-5]]' or '1,3-5'", kr);
+            bad = 1;
+        } else {
+            bad |= set_setting(&env, "KERNEL_ITERATION_RANGE", kr, "--kernel-iteration-range");
+        }
     }
     if (ro.set[O_SAMPLE]) {
         bad |= set_setting(&env, "SAMPLE", *ro.value[O_SAMPLE] ? ro.value[O_SAMPLE] : "cputime", "--sample");

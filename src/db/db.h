@@ -152,7 +152,7 @@ typedef struct op_db_writer_stats {
     uint64_t transactions;      /* COMMITs */
     uint64_t spool_bytes;       /* bytes appended and not yet ingested (ingest lag, in bytes) */
     uint64_t spool_bytes_total; /* bytes ever appended */
-    uint64_t spool_file_bytes;  /* current size of the spool file */
+    uint64_t spool_file_bytes;  /* spool file size: its high-water mark (slots are reused, never shrunk) */
     uint64_t ingest_lag_ns;     /* age of the oldest appended-but-uncommitted byte, 0 if none */
     uint64_t ingest_busy_ns;    /* time the ingest thread spent working (the writer's own cost) */
     int failed;                 /* non-zero once the writer turned itself off */

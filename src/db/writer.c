@@ -264,6 +264,10 @@ static const char *const k_alloc_ops[] = {"MEMORY_ALLOCATION_NONE", "MEMORY_ALLO
                                           "MEMORY_ALLOCATION_VMEM_FREE"};
 static const char *const k_sync_ops[] = {"SYNCHRONIZATION_NONE", "EVENT_SYNCHRONIZE", "STREAM_WAIT_EVENT",
                                          "STREAM_SYNCHRONIZE", "CONTEXT_SYNCHRONIZE", "DEVICE_SYNCHRONIZE"};
+static const char *const k_wrapper_ops[] = {"NONE", "pthread_create", "pthread_join", "fork", "exit", "_exit", "abort",
+                                            "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "pthread_mutex_lock",
+                                            "pthread_mutex_trylock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+                                            "pthread_barrier_wait"};
 static const char *const k_mem_kinds[] = {"UNKNOWN", "PAGEABLE", "PINNED", "DEVICE", "ARRAY", "MANAGED",
                                           "DEVICE_STATIC", "MANAGED_STATIC"};
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -389,6 +393,7 @@ static int64_t op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
         case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: table = k_alloc_ops; len = NELEM(k_alloc_ops); break;
         case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: table = k_sync_ops; len = NELEM(k_sync_ops); break;
         case OMNIPROF_BUFFER_TRACING_MEMORY_SET: n = "MEMORY_SET"; break;
+        case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: table = k_wrapper_ops; len = NELEM(k_wrapper_ops); break;
         default: break;
         }
         if (table && op >= 0 && (size_t)op < len) n = table[op];

@@ -211,14 +211,16 @@ static int csv_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
         op_buf_printf(b, ",%lld,%lld,%lld,0,0,0,", (long long)ev->block[0], (long long)ev->lds, (long long)ev->scratch);
         op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
-        op_buf_printf(b, ",%.17g,%lld,%lld\n", ev->value, (long long)ev->start, (long long)ev->end);
+        char d[40];
+        op_buf_printf(b, ",%s,%lld,%lld\n", op_fmt_double(d, sizeof d, ev->value), (long long)ev->start, (long long)ev->end);
         break;
     }
     case EV_METRIC: {
         if (!(cf = csv_get(c, "metric_trace.csv", HDR_METRIC))) break;
         op_buf *b = &cf->b;
         op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
-        op_buf_printf(b, ",%lld,%lld,%.17g\n", (long long)ev->pid, (long long)ev->start, ev->value);
+        char d[40];
+        op_buf_printf(b, ",%lld,%lld,%s\n", (long long)ev->pid, (long long)ev->start, op_fmt_double(d, sizeof d, ev->value));
         break;
     }
     default:

@@ -160,6 +160,9 @@ void op_progress_init(op_progress *p, int enabled, const char *what, uint64_t to
 void op_progress_tick(op_progress *p, uint64_t n);
 void op_progress_done(op_progress *p);
 
+/* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
+const char *op_fmt_double(char *buf, size_t n, double v);
+
 /* Create a directory and its parents; 0 or -1. */
 int op_mkdirs(const char *path);
 /* Builds <dir>/<name>_<file> into a malloc'ed string. */

@@ -13,6 +13,7 @@
  * ts/dur are microseconds with 3 decimals (exact ns). A GPU stream's pseudo-tid is
  * 0x40000000 + (agent << 16) + stream. pids are unique across sets (sink.h, op_pidmap). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,7 +189,8 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         op_buf_puts(b, ",\"name\":\"");
         if (ev->kind == EV_PMC) op_buf_printf(b, "Agent %lld PMC ", (long long)ev->agent_index);
         if (ev->name) op_buf_json_str(b, ev->name, (size_t)ev->name_len);
-        op_buf_printf(b, "\",\"args\":{\"value\":%.17g}}", ev->value);
+        char d[40];
+        op_buf_printf(b, "\",\"args\":{\"value\":%s}}", isfinite(ev->value) ? op_fmt_double(d, sizeof d, ev->value) : "null");
         break;
     }
     default:

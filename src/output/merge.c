@@ -256,7 +256,7 @@ int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_
         }
         for (size_t k = 0; k < s->n_sets; k++) {
             op_src_set *set = &s->sets[k];
-            char uuid[80];
+            char uuid[112];
             if (is_uuid_text(set->guid)) snprintf(uuid, sizeof uuid, "%s", set->guid);
             else {
                 const char *sx = set->suffix[0] == '_' ? set->suffix + 1 : set->suffix;

@@ -12,6 +12,7 @@
  * statement must satisfy sqlite3_stmt_readonly(), and an authorizer refuses ATTACH, DETACH and
  * PRAGMAs that change settings. A write statement gets "refused: ... read-only". */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -230,7 +231,9 @@ static void cell_text(op_buf *b, sqlite3_stmt *st, int i, int fmt) {
         return;
     }
     if (t == SQLITE_FLOAT) {
-        op_buf_printf(b, "%.17g", sqlite3_column_double(st, i));
+        char d[40];
+        double v = sqlite3_column_double(st, i);
+        op_buf_puts(b, fmt == OP_OUT_QUERY_JSON && !isfinite(v) ? "null" : op_fmt_double(d, sizeof d, v));
         return;
     }
     const unsigned char *s;

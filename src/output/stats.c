@@ -359,9 +359,11 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
         if (r->min < d->mn) d->mn = r->min;
         if (r->max > d->mx) d->mx = r->max;
         op_buf_csv_str(&b, r->name, r->name_len, 1);
-        op_buf_printf(&b, ",%llu,%.0f,%.17g,%.17g,%lld,%lld,%.17g\n", (unsigned long long)r->calls, r->total,
-                      r->total / (double)r->calls, dtot > 0 ? 100.0 * r->total / dtot : 0.0, (long long)r->min,
-                      (long long)r->max, stddev(r));
+        char d1[40], d2[40], d3[40];
+        op_buf_printf(&b, ",%llu,%.0f,%s,%s,%lld,%lld,%s\n", (unsigned long long)r->calls, r->total,
+                      op_fmt_double(d1, sizeof d1, r->total / (double)r->calls),
+                      op_fmt_double(d2, sizeof d2, dtot > 0 ? 100.0 * r->total / dtot : 0.0), (long long)r->min,
+                      (long long)r->max, op_fmt_double(d3, sizeof d3, stddev(r)));
         if (f && b.len > (1u << 16) && op_buf_write(&b, f)) rc = OP_OUT_EFAIL;
     }
     if (f && (op_buf_write(&b, f) || fclose(f))) rc = OP_OUT_EFAIL;
@@ -377,9 +379,11 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
             fputs("\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n", df);
             for (size_t i = 0; i < nd; i++) {
                 st_row tmp = {.calls = doms[i].calls, .total = doms[i].total, .sumsq = doms[i].sumsq};
-                fprintf(df, "\"%s\",%llu,%.0f,%.17g,%.17g,%lld,%lld,%.17g\n", doms[i].d, (unsigned long long)doms[i].calls,
-                        doms[i].total, doms[i].total / (double)doms[i].calls, all > 0 ? 100.0 * doms[i].total / all : 0.0,
-                        (long long)doms[i].mn, (long long)doms[i].mx, stddev(&tmp));
+                char d1[40], d2[40], d3[40];
+                fprintf(df, "\"%s\",%llu,%.0f,%s,%s,%lld,%lld,%s\n", doms[i].d, (unsigned long long)doms[i].calls,
+                        doms[i].total, op_fmt_double(d1, sizeof d1, doms[i].total / (double)doms[i].calls),
+                        op_fmt_double(d2, sizeof d2, all > 0 ? 100.0 * doms[i].total / all : 0.0), (long long)doms[i].mn,
+                        (long long)doms[i].mx, op_fmt_double(d3, sizeof d3, stddev(&tmp)));
             }
             if (fclose(df)) rc = OP_OUT_EFAIL;
         }
@@ -467,8 +471,11 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
             op_buf_csv_str(&b, (const unsigned char *)title, strlen(title), 1);
             op_buf_putc(&b, ',');
             op_buf_csv_str(&b, l->name, l->name_len, 1);
-            op_buf_printf(&b, ",\"%s\",%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->domain, (unsigned long long)l->calls,
-                          l->total / div, l->avg / div, l->pct, l->min / div, l->max / div, l->sd / div);
+            char d[6][40];
+            op_buf_printf(&b, ",\"%s\",%llu,%s,%s,%s,%s,%s,%s\n", l->domain, (unsigned long long)l->calls,
+                          op_fmt_double(d[0], 40, l->total / div), op_fmt_double(d[1], 40, l->avg / div),
+                          op_fmt_double(d[2], 40, l->pct), op_fmt_double(d[3], 40, l->min / div),
+                          op_fmt_double(d[4], 40, l->max / div), op_fmt_double(d[5], 40, l->sd / div));
         }
     } else {
         op_buf_printf(&b, "%s{\"summary\":\"", *first_json ? "" : ",\n");
@@ -479,10 +486,13 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
             const sum_line *l = &ls[i];
             op_buf_printf(&b, "%s{\"name\":\"", i ? "," : "");
             op_buf_json_str(&b, l->name, l->name_len);
-            op_buf_printf(&b, "\",\"domain\":\"%s\",\"calls\":%llu,\"duration\":%.17g,\"average\":%.17g,\"percent\":%.17g,"
-                              "\"min\":%.17g,\"max\":%.17g,\"stddev\":%.17g}",
-                          l->domain, (unsigned long long)l->calls, l->total / div, l->avg / div, l->pct, l->min / div,
-                          l->max / div, l->sd / div);
+            char d[6][40];
+            op_buf_printf(&b, "\",\"domain\":\"%s\",\"calls\":%llu,\"duration\":%s,\"average\":%s,\"percent\":%s,"
+                              "\"min\":%s,\"max\":%s,\"stddev\":%s}",
+                          l->domain, (unsigned long long)l->calls, op_fmt_double(d[0], 40, l->total / div),
+                          op_fmt_double(d[1], 40, l->avg / div), op_fmt_double(d[2], 40, l->pct),
+                          op_fmt_double(d[3], 40, l->min / div), op_fmt_double(d[4], 40, l->max / div),
+                          op_fmt_double(d[5], 40, l->sd / div));
         }
         op_buf_puts(&b, "]}");
     }

@@ -445,3 +445,12 @@ void guid_seen_free(op_guid_set *g) {
     op_u64map_free(&g->hashes);
     memset(g, 0, sizeof(*g));
 }
+
+/* Shortest of %.15g / %.16g / %.17g that reads back as the same double. */
+const char *op_fmt_double(char *buf, size_t n, double v) {
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}

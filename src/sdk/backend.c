@@ -45,6 +45,9 @@ omniprof_status_t op_sdk_register_backend(const op_backend *backend)
     atomic_store_explicit(&g_nbackends, n + 1, memory_order_release);
     pthread_mutex_unlock(&g_backend_lock);
     op_info("backend %s registered", backend->name);
+    /* registered after the configuration lock (a preloaded backend whose constructor ran
+     * after the SDK initialized): start it now if some context needs it */
+    if (op_sdk_state() == OP_STATE_LOCKED) op_backends_start();
     return OMNIPROF_STATUS_SUCCESS;
 }
 
@@ -114,7 +117,7 @@ void op_backends_start(void)
     for (int i = 0; i < n; i++) {
         const op_backend *be = g_backends[i];
         if (atomic_load(&g_backend_started[i]) || !backend_needed(be)) continue;
-        atomic_store(&g_backend_started[i], 1);
+        if (atomic_exchange(&g_backend_started[i], 1)) continue; /* another thread starts it */
         if (!be->start) continue;
         omniprof_status_t st = be->start();
         if (st != OMNIPROF_STATUS_SUCCESS) {

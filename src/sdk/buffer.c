@@ -76,6 +76,12 @@
 #define OP_REC_HDR 24u
 #define OP_BATCH 512
 
+/* testcase(X) marks a boundary the tests must reach (SQLite's testcase()): empty in normal
+ * builds; a coverage build can define it to record that X was true at least once. */
+#ifndef testcase
+#define testcase(X) ((void)0)
+#endif
+
 typedef struct op_rec {
     uint32_t len;
     _Atomic uint32_t flag;
@@ -277,6 +283,7 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
             continue;
         }
         uint64_t cnt = w & OP_COUNT_MASK;
+        testcase(cnt + need == b->nchunks); /* the last chunk of a sub-buffer is handed out */
         if (cnt + need > b->nchunks) {
             if (atomic_compare_exchange_strong_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
                                                         memory_order_acquire)) {
@@ -341,6 +348,8 @@ static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t 
                 if (atomic_compare_exchange_weak_explicit(st, &s, s + len, memory_order_acquire,
                                                           memory_order_relaxed)) {
                     uint64_t used = s & OP_COUNT_MASK; /* invariant (1) */
+                    testcase(used + len == lane->cap);  /* chunk exactly full */
+                    testcase(lane->seal_at && used + len == lane->seal_at); /* watermark hit exactly */
                     op_rec *r = (op_rec *)(sb->data + (size_t)lane->chunk * b->chunk_bytes + used);
                     r->len = (uint32_t)len;
                     r->hdr.hash = omniprof_record_header_compute_hash(category, kind);
@@ -367,15 +376,24 @@ static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t 
 /* ------------------------------------------------------------------------------------------ */
 /* Consumer (callback thread)                                                                  */
 
+/* Wait for a reserved record to be completed by its producer. The producer is running or
+ * preempted between its CAS and its flag store; giving up and reusing the sub-buffer would let
+ * it write into the next incarnation later, so the wait is unbounded while the process runs
+ * (with one warning after 2 s) and bounded only during finalization. */
 static bool wait_flag(_Atomic uint32_t *flag, uint32_t want)
 {
+    static _Atomic int warned;
     uint64_t start = 0;
     for (int i = 0;; i++) {
         if (atomic_load_explicit(flag, memory_order_acquire) == want) return true;
         if (i < 256) { cpu_relax(); continue; }
         if (!start) start = op_now_ns();
-        if (op_now_ns() - start > 2000000000ull) return false; /* a producer died mid-record */
-        sched_yield();
+        if (op_now_ns() - start > 2000000000ull) {
+            if (op_sdk_is_finalizing() || atomic_load(&g_abandoned)) return false;
+            if (!atomic_exchange(&warned, 1)) op_warn("a producer has not completed its record for 2 s; still waiting");
+        }
+        if (i < 10000) sched_yield();
+        else usleep(1000);
     }
 }
 
@@ -407,7 +425,7 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
             op_rec *r = (op_rec *)(base + pos);
             if (!wait_flag(&r->flag, want)) {
                 if (!atomic_exchange(&warned, 1))
-                    op_warn("buffer %lu: a producer never completed its record; the rest of its chunk is lost",
+                    op_warn("buffer %lu: at exit, a producer never completed its record; the rest of its chunk is lost",
                             (unsigned long)b->handle);
                 break;
             }

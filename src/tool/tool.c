@@ -744,6 +744,9 @@ static void finalize_tool(void)
     atomic_store(&g.threads_stop, 1);
     pthread_cond_broadcast(&g.thr_cond);
     pthread_mutex_unlock(&g.thr_lock);
+    /* Flush while the context is still active: a backend's flush (cuptiActivityFlushAll)
+     * emits the GPU activity it holds only into active contexts. Then stop and flush again. */
+    flush_buffers();
     omniprof_stop_context(g.ctx);
     flush_buffers();
     /* A forked child that recorded nothing yet still gets its database (with its process). */

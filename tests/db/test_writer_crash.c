@@ -1,7 +1,8 @@
 /* test_writer_crash.c — db.writer_crash: a child process writes and then dies (SIGKILL, abort,
  * SIGSEGV); the database opens, passes integrity_check, and holds every record flushed before
  * the death — and, for records appended more than a few flush intervals before it, every one
- * of those too (invariant W3). Also close_fast from a signal handler path. */
+ * of those too (invariant W3). Also close_fast from a signal handler path, and a fork whose
+ * child abandons the parent's writer and writes its own database. */
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -88,10 +89,47 @@ static void run_case(const char *dir, int how, const char *name, int expect_sign
     sqlite3_close(r);
 }
 
+/* fork: the child forgets the parent's writer and writes its own database; both complete. */
+static void fork_case(const char *dir)
+{
+    char ppath[700], cpath[700], err[512];
+    snprintf(ppath, sizeof ppath, "%s/parent.db", dir);
+    snprintf(cpath, sizeof cpath, "%s/child.db", dir);
+    op_db_process_info info = test_process_info();
+    OMNIPROF_OPTS(op_db_writer_options, opts, .flush_interval_ms = INTERVAL_MS);
+    op_db_writer *w = op_db_writer_open(ppath, &info, &opts, err, sizeof err);
+    CHECK(w != NULL);
+    if (!w) return;
+    append_range(w, 1, 100);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        op_db_writer_abandon_after_fork(w);
+        op_db_process_info ci = test_process_info();
+        op_db_writer *cw = op_db_writer_open(cpath, &ci, &opts, err, sizeof err);
+        if (!cw) _exit(3);
+        append_range(cw, 1, 50);
+        _exit(op_db_writer_close(cw) == 0 ? 0 : 4);
+    }
+    append_range(w, 101, 100);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(op_db_writer_close(w) == 0);
+    sqlite3 *r = test_open_ro(ppath);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), 200);
+    sqlite3_close(r);
+    r = test_open_ro(cpath);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), 50);
+    CHECK_EQ_STR(q_text(r, "PRAGMA integrity_check"), "ok");
+    sqlite3_close(r);
+}
+
 int main(void)
 {
     char dir[512];
     test_tmpdir(dir, sizeof dir, "crash");
+    fork_case(dir);
     run_case(dir, DIE_KILL, "kill", SIGKILL);
     run_case(dir, DIE_ABORT, "abort", SIGABRT);
     run_case(dir, DIE_SEGV, "segv", SIGSEGV);

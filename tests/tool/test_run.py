@@ -125,7 +125,7 @@ def t_help():
                 "--kernel-include-regex", "--kernel-exclude-regex", "--collection-period", "--collection-period-unit",
                 "--flush-interval", "--mangled-kernels", "--truncate-kernels", "--preload", "--log-level",
                 "--disable-signal-handlers", "--echo", "--input", "--pmc", "--sample", "--sampling-freq",
-                "--process-sampling"]:
+                "--process-sampling", "--kernel-iteration-range", "--extra-metrics"]:
         check(opt in r.stdout, "run --help lists %s" % opt)
     r = omniprof("--version")
     check(r.returncode == 0 and r.stdout.startswith("omniprof "), "--version: %r" % r.stdout)
@@ -161,6 +161,8 @@ def t_errors():
         (["--stats"], "need something to collect"),
         ([], "nothing to collect"),
         (["-M=perhaps", "--marker-trace"], "is not valid"),
+        (["--pmc", "x", "--kernel-iteration-range", "abc"], "--kernel-iteration-range 'abc' is not valid"),
+        (["--pmc", "x", "--extra-metrics", "/nonexistent.xml"], "no such file"),
         (["--marker-trace", "--output-directory"], "needs a value"),
     ]
     for args, msg in cases:

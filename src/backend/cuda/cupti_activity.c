@@ -23,6 +23,11 @@
  *      by the ring, by a failed call, or at finalize) so that retirement records come out.
  *  (4) The table never exceeds OP_CUDA_MAP_MAX entries; past that, inserts are refused and
  *      counted, and those records carry internal id 0.
+ *  (5) Correlation id 0 (records without a launching call: module static memory, ...) never
+ *      matches: 0 also marks an empty slot.
+ * Delivery resolves the records of a buffer in batches of RECORD_BATCH under one lock
+ * acquisition, then emits them outside the lock, so that launching threads, which insert under
+ * the same lock, rarely find it taken during a flush.
  * All map state is under the map spin lock, which is never held across an op_sdk_* call. */
 #include <errno.h>
 #include <pthread.h>
@@ -170,33 +175,57 @@ void op_cuda_corr_forget(uint32_t cupti_id)
     if (rel) op_sdk_correlation_release(rel);
 }
 
+/* A looked-up record: buf_complete resolves records in batches under one lock acquisition (so
+ * that launching threads rarely find the lock taken), then the handlers consume the results in
+ * order (t_batch_cur). */
+typedef struct corr_result {
+    uint32_t id;
+    uint8_t cls, found, ready;
+    op_cuda_launch_info li;
+    uint64_t release;
+} corr_result;
+
+static __thread corr_result *t_batch_cur;
+
+/* Caller holds the map lock. */
+static void corr_lookup_locked(uint32_t cupti_id, corr_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = cupti_id;
+    r->ready = 1;
+    corr_entry *e = map_find(cupti_id);
+    if (!e) return;
+    r->found = 1;
+    r->li.internal = e->internal;
+    r->li.tid = e->tid;
+    r->cls = e->cls;
+    if (e->has_ext) {
+        r->li.ext.count = 1;
+        r->li.ext.context_index[0] = e->ext_ctx;
+        r->li.ext.value[0].value = e->ext_value;
+    }
+    if (!(e->cls & OP_CUDA_CLS_GRAPH)) {
+        r->release = e->internal;
+        map_remove_at(e);
+    }
+}
+
 /* Look up a record's launching call. Returns 1 if found; *release is the id to release after
  * the record was emitted (0 when the entry stays, i.e. graph launches). */
 static int corr_lookup_cls(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *release, uint8_t *cls)
 {
-    int found = 0;
-    *cls = 0;
-    *release = 0;
-    memset(out, 0, sizeof *out);
-    MAP_LOCK();
-    corr_entry *e = map_find(cupti_id);
-    if (e) {
-        found = 1;
-        out->internal = e->internal;
-        out->tid = e->tid;
-        *cls = e->cls;
-        if (e->has_ext) {
-            out->ext.count = 1;
-            out->ext.context_index[0] = e->ext_ctx;
-            out->ext.value[0].value = e->ext_value;
-        }
-        if (!(e->cls & OP_CUDA_CLS_GRAPH)) {
-            *release = e->internal;
-            map_remove_at(e);
-        }
+    corr_result local, *r = t_batch_cur;
+    if (!r || !r->ready || r->id != cupti_id) {
+        r = &local;
+        MAP_LOCK();
+        corr_lookup_locked(cupti_id, r);
+        MAP_UNLOCK();
     }
-    MAP_UNLOCK();
-    return found;
+    r->ready = 0; /* consumed */
+    *out = r->li;
+    *release = r->release;
+    *cls = r->cls;
+    return r->found;
 }
 
 static int corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *release)
@@ -453,37 +482,71 @@ static void on_function(const CUpti_ActivityFunction *f)
     op_sdk_emit(r.kind, r.operation, &r, &k_no_ext);
 }
 
+static uint32_t record_correlation(const CUpti_Activity *rec)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return ((const CUpti_ActivityKernel10 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return ((const CUpti_ActivityMemcpy6 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return ((const CUpti_ActivityMemcpyPtoP4 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMSET: return ((const CUpti_ActivityMemset4 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return ((const CUpti_ActivityMemory4 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return ((const CUpti_ActivitySynchronization2 *)rec)->correlationId;
+    default: return 0;
+    }
+}
+
+static void handle_record(const CUpti_Activity *rec)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: on_kernel((const CUpti_ActivityKernel10 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+        emit_copy(m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->bytes, m->start, m->end, m->deviceId,
+                  m->deviceId, m->deviceId, m->streamId, (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u,
+                  m->graphId, m->graphNodeId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
+        emit_copy(m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->bytes, m->start, m->end, m->deviceId,
+                  m->srcDeviceId, m->dstDeviceId, m->streamId, (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u,
+                  m->graphId, m->graphNodeId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: on_memset((const CUpti_ActivityMemset4 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory((const CUpti_ActivityMemory4 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: on_sync((const CUpti_ActivitySynchronization2 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_FUNCTION: on_function((const CUpti_ActivityFunction *)rec); break;
+    default: break;
+    }
+}
+
+#define RECORD_BATCH 256
+
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
     (void)size;
     if (!buf) return;
     CUpti_Activity *rec = NULL;
-    if (valid > 0) {
-        while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
-            switch (rec->kind) {
-            case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-            case CUPTI_ACTIVITY_KIND_KERNEL: on_kernel((const CUpti_ActivityKernel10 *)rec); break;
-            case CUPTI_ACTIVITY_KIND_MEMCPY: {
-                const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-                emit_copy(m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->bytes, m->start, m->end,
-                          m->deviceId, m->deviceId, m->deviceId, m->streamId,
-                          (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u, m->graphId, m->graphNodeId);
-                break;
-            }
-            case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-                const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
-                emit_copy(m->correlationId, m->copyKind, m->srcKind, m->dstKind, m->bytes, m->start, m->end,
-                          m->deviceId, m->srcDeviceId, m->dstDeviceId, m->streamId,
-                          (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u, m->graphId, m->graphNodeId);
-                break;
-            }
-            case CUPTI_ACTIVITY_KIND_MEMSET: on_memset((const CUpti_ActivityMemset4 *)rec); break;
-            case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory((const CUpti_ActivityMemory4 *)rec); break;
-            case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: on_sync((const CUpti_ActivitySynchronization2 *)rec); break;
-            case CUPTI_ACTIVITY_KIND_FUNCTION: on_function((const CUpti_ActivityFunction *)rec); break;
-            default: break;
-            }
+    CUpti_Activity *batch[RECORD_BATCH];
+    corr_result res[RECORD_BATCH];
+    int more = valid > 0;
+    while (more) {
+        /* up to RECORD_BATCH records, their launching calls looked up under one lock */
+        int n = 0;
+        while (n < RECORD_BATCH && (more = cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS))
+            batch[n++] = rec;
+        MAP_LOCK();
+        for (int i = 0; i < n; i++) corr_lookup_locked(record_correlation(batch[i]), &res[i]);
+        MAP_UNLOCK();
+        for (int i = 0; i < n; i++) {
+            t_batch_cur = &res[i];
+            handle_record(batch[i]);
+            if (res[i].ready && res[i].release) op_sdk_correlation_release(res[i].release); /* not consumed */
         }
+        t_batch_cur = NULL;
     }
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {

@@ -1,0 +1,82 @@
+/* test_time_window.c — unit test of src/backend/cpu/time_window.c (compiled into this test
+ * with stand-ins for the two backend symbols it uses): the TRACE_PERIODS parser (both entry
+ * orders, errors naming the entry and the valid form) and the published windows of a
+ * schedule (delay/duration/cycles, the switch to the next entry, closed after the last). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cpu/cpu_internal.h"
+
+/* stand-ins for the rest of the backend */
+_Atomic int g_op_cpu_stopping;
+int op_sdk_create_thread(pthread_t *t, void *(*fn)(void *), void *arg, omniprof_runtime_library_t lib,
+                         const char *name)
+{
+    (void)t, (void)fn, (void)arg, (void)lib, (void)name;
+    return 0; /* no thread: the test drives op_cpu_window_tick itself */
+}
+
+static int g_fail;
+#define CHECK(c, ...)                                 \
+    do {                                              \
+        if (!(c)) {                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                      \
+            printf("\n");                             \
+            g_fail++;                                 \
+        }                                             \
+    } while (0)
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int main(void)
+{
+    op_cpu_period p[8];
+    char err[256];
+    int n = op_cpu_window_parse("realtime:10:1:5 cputime:10:2:20", p, 8, err, sizeof err);
+    CHECK(n == 2, "two entries (%d: %s)", n, err);
+    CHECK(p[0].clock == CLOCK_REALTIME && p[0].delay == 10 && p[0].duration == 1 && p[0].cycles == 5, "entry 0");
+    CHECK(p[1].clock == CLOCK_PROCESS_CPUTIME_ID && p[1].cycles == 20, "entry 1");
+    n = op_cpu_window_parse("0.5:2;1:3:0:monotonic\t4:5:realtime", p, 8, err, sizeof err);
+    CHECK(n == 3, "rocprof-sys order, ';' and tab separators (%d: %s)", n, err);
+    CHECK(p[0].clock == CLOCK_REALTIME && p[0].delay == 0.5 && p[0].cycles == 1, "default clock and cycles");
+    CHECK(p[1].clock == CLOCK_MONOTONIC && p[1].cycles == 0, "cycles 0 = forever");
+    CHECK(p[2].clock == CLOCK_REALTIME && p[2].delay == 4, "delay:duration:clock");
+    n = op_cpu_window_parse("soon:1:2", p, 8, err, sizeof err);
+    CHECK(n == -1 && strstr(err, "'soon:1:2'") && strstr(err, "realtime|monotonic|cputime"), "bad clock: %s", err);
+    n = op_cpu_window_parse("monotonic:-1:2", p, 8, err, sizeof err);
+    CHECK(n == -1, "negative delay refused");
+    n = op_cpu_window_parse("monotonic:1", p, 8, err, sizeof err);
+    CHECK(n == -1, "missing duration refused");
+    n = op_cpu_window_parse("1:1 1:1 1:1", p, 2, err, sizeof err);
+    CHECK(n == -1 && strstr(err, "more than 2"), "too many entries: %s", err);
+    CHECK(op_cpu_window_parse("", p, 8, err, sizeof err) == 0, "empty = no entries");
+
+    /* schedule: 2 cycles of (40 ms closed, 40 ms open), then a 60 ms open window after 20 ms */
+    setenv("OMNIPROF_TRACE_PERIODS", "monotonic:0.04:0.04:2 monotonic:0.02:0.06:1", 1);
+    CHECK(op_cpu_window_setup() == 0 && op_cpu_window_configured(), "setup");
+    int states[300];
+    for (int i = 0; i < 300; i++) { /* 300 x 1 ms */
+        op_cpu_window_tick();
+        states[i] = op_cpu_window_open();
+        sleep_ms(1);
+    }
+    /* count transitions: closed->open->closed->open->closed->open->closed */
+    int edges = 0;
+    for (int i = 1; i < 300; i++) edges += states[i] != states[i - 1];
+    int opened = 0;
+    for (int i = 0; i < 300; i++) opened += states[i];
+    CHECK(!states[0], "closed during the first delay");
+    CHECK(edges == 6, "three windows open and close (%d edges)", edges);
+    CHECK(opened > 100 && opened < 160, "about 140 ms open in total (%d ticks)", opened);
+    CHECK(!states[299], "closed after the last entry");
+    printf(g_fail ? "%d failure(s)\n" : "PASS\n", g_fail);
+    return g_fail ? 1 : 0;
+}
