@@ -54,7 +54,9 @@ def library_path():
         os.path.join(here, "..", "..", "lib", "libomniprof-output.so"),   # build tree: <build>/python/omniprof
     ]
     src = os.path.dirname(os.path.dirname(here))  # source tree: <src>/python/omniprof
-    builds = sorted(glob.glob(os.path.join(src, "build*", "lib", "libomniprof-output.so")),
+    # newest build first; sanitizer builds (build-asan, build-tsan) cannot be loaded by python
+    builds = sorted((p for p in glob.glob(os.path.join(src, "build*", "lib", "libomniprof-output.so"))
+                     if "san" not in os.path.basename(os.path.dirname(os.path.dirname(p)))),
                     key=lambda p: os.path.getmtime(p), reverse=True)
     for c in candidates + builds:
         if os.path.exists(c):

@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/settings.h"
 #include "output/sink.h"
 
 struct op_out_stream {
@@ -240,7 +241,7 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
         }
         op_rd_close(&s->rd);
         s->rd_open = 0;
-        if (getenv("OMNIPROF_OUTPUT_TIMING")) {
+        if (op_setting_bool(OP_SET_OUTPUT_TIMING)) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             fprintf(stderr, "omniprof: %s kind %s done at %.3f s, %llu events\n", s->sink->name, op_ev_kind_name[s->kind],
@@ -272,11 +273,10 @@ int op_output_close(op_out_stream *s, char *err, size_t errlen) {
  * two threads with their own SQLite connections into two files, and B's file is appended to
  * A's at the end (copy_file_range: no copy through user space). Track uuids and flow ids are
  * the same functions of (process, row) in both, so flows still join API calls to kernels.
- * OMNIPROF_OUTPUT_THREADS=1 turns this off. */
+ * OMNIPROF_OUTPUT_THREADS=1 (settings.def) turns this off. */
 
 static int parallel_ok(void) {
-    const char *t = getenv("OMNIPROF_OUTPUT_THREADS");
-    if (t && atoi(t) == 1) return 0;
+    if (op_setting_uint(OP_SET_OUTPUT_THREADS) == 1) return 0;
     return sysconf(_SC_NPROCESSORS_ONLN) > 1;
 }
 
@@ -377,7 +377,7 @@ static int convert_pftrace_parallel(const op_out_options *o, char *err, size_t e
         rc = OP_OUT_EFAIL;
     }
     unlink(part);
-    if (getenv("OMNIPROF_OUTPUT_TIMING"))
+    if (op_setting_bool(OP_SET_OUTPUT_TIMING))
         fprintf(stderr, "omniprof: pftrace: %llu host + %llu device events\n", (unsigned long long)events,
                 (unsigned long long)jb.events);
     free(path);

@@ -111,6 +111,8 @@ typedef struct op_src {
  * Returns 0, OP_OUT_EINPUT (not a db / truncated / corrupt / no rocpd tables) or OP_OUT_EFAIL. */
 int op_src_open(const char *path, op_src **out, char *err, size_t errlen);
 void op_src_close(op_src *s);
+/* The read-only URI of an input (file:PATH?mode=ro[&immutable=1]; source.c says when). */
+char *op_src_uri(const char *path);
 /* Opens a connection with the untrusted-input settings (used by query.c too). */
 int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen);
 /* sqlite3_prepare_v2 with an error message naming the input. */

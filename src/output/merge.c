@@ -134,18 +134,6 @@ static void sl_free(suffix_list *l) {
     free(l->v);
 }
 
-static char *uri_of(const char *path) {
-    op_buf b = {0};
-    op_buf_puts(&b, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20 || *p >= 0x7F) op_buf_printf(&b, "%%%02X", *p);
-        else op_buf_putc(&b, *p);
-    }
-    op_buf_puts(&b, "?mode=ro");
-    op_buf_putc(&b, 0);
-    return b.oom ? (op_buf_free(&b), NULL) : (char *)b.p;
-}
-
 /* Rebuilds every plain view of `db` (main schema) as the union of the sets in `sl`. */
 static int rebuild_views(sqlite3 *db, const suffix_list *sl, char *err, size_t errlen) {
     char **tables = calloc(sl->n + 1, sizeof(char *));
@@ -239,7 +227,7 @@ int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_
             rc = OP_OUT_EINPUT;
             goto out;
         }
-        char *uri = uri_of(inputs[i]);
+        char *uri = op_src_uri(inputs[i]);
         sqlite3_stmt *at = NULL;
         int ok = uri && sqlite3_prepare_v2(db, "ATTACH ?1 AS src", -1, &at, NULL) == SQLITE_OK;
         if (ok) {

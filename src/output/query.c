@@ -89,27 +89,20 @@ static int open_union(const char *const *inputs, size_t n, sqlite3 **out, char *
         op_src *s;
         rc = op_src_open(inputs[i], &s, err, errlen);
         if (rc) break;
-        op_buf u = {0};
-        op_buf_puts(&u, "file:");
-        for (const unsigned char *p = (const unsigned char *)inputs[i]; *p; p++) {
-            if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20 || *p >= 0x7F) op_buf_printf(&u, "%%%02X", *p);
-            else op_buf_putc(&u, *p);
-        }
-        op_buf_puts(&u, "?mode=ro");
-        op_buf_putc(&u, 0);
+        char *uri = op_src_uri(inputs[i]);
         char sql[64];
         snprintf(sql, sizeof sql, "ATTACH ?1 AS db%zu", i);
         sqlite3_stmt *at = NULL;
-        if (u.oom || sqlite3_prepare_v2(db, sql, -1, &at, NULL) != SQLITE_OK) rc = OP_OUT_EFAIL;
+        if (!uri || sqlite3_prepare_v2(db, sql, -1, &at, NULL) != SQLITE_OK) rc = OP_OUT_EFAIL;
         else {
-            sqlite3_bind_text(at, 1, (const char *)u.p, -1, SQLITE_STATIC);
+            sqlite3_bind_text(at, 1, uri, -1, SQLITE_STATIC);
             if (sqlite3_step(at) != SQLITE_DONE) {
                 op_seterr(err, errlen, "%s: cannot attach: %s", inputs[i], sqlite3_errmsg(db));
                 rc = OP_OUT_EINPUT;
             }
         }
         sqlite3_finalize(at);
-        op_buf_free(&u);
+        free(uri);
         for (size_t k = 0; k < s->n_sets && !rc; k++) {
             if (guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen)) {
                 rc = OP_OUT_EINPUT;

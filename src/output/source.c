@@ -29,8 +29,29 @@ const char *const op_src_table_base[T_COUNT] = {
     "omniprof_run_cost", "omniprof_drops", "omniprof_backpressure",
 };
 
-/* Percent-encodes a path for a file: URI. */
-static char *path_uri(const char *path) {
+/* file:PATH?mode=ro, percent-encoded. A database in WAL mode (header bytes 18-19 = 2) with no
+ * -wal file beside it is opened with immutable=1 as well: a read-only connection to a WAL
+ * database otherwise creates -wal and -shm files it cannot remove, littering the user's
+ * directory; with a -wal file present (a run still writing, or one that crashed) it is read
+ * normally so that the committed frames in it are seen. */
+char *op_src_uri(const char *path) {
+    int immutable = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        unsigned char h[20];
+        if (fread(h, 1, sizeof h, f) == sizeof h && h[18] == 2 && h[19] == 2) {
+            size_t n = strlen(path);
+            char *w = malloc(n + 5);
+            if (w) {
+                memcpy(w, path, n);
+                memcpy(w + n, "-wal", 5);
+                struct stat st;
+                immutable = stat(w, &st) != 0;
+                free(w);
+            }
+        }
+        fclose(f);
+    }
     op_buf b = {0};
     op_buf_puts(&b, "file:");
     for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
@@ -39,7 +60,7 @@ static char *path_uri(const char *path) {
         else
             op_buf_putc(&b, *p);
     }
-    op_buf_puts(&b, "?mode=ro");
+    op_buf_puts(&b, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
     op_buf_putc(&b, 0);
     if (b.oom) {
         op_buf_free(&b);
@@ -93,7 +114,7 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
                   path, (long long)st.st_size, page_size);
         return OP_OUT_EINPUT;
     }
-    char *uri = path_uri(path);
+    char *uri = op_src_uri(path);
     if (!uri) {
         op_seterr(err, errlen, "%s: out of memory", path);
         return OP_OUT_EFAIL;

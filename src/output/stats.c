@@ -19,6 +19,7 @@
 
 typedef struct st_row {
     uint64_t group;     /* 0, or a process group (by_process) */
+    int64_t order;      /* the group's rank (or 1e12 + pid): groups print in this order */
     char *domain;
     unsigned char *name;
     size_t name_len;
@@ -29,6 +30,7 @@ typedef struct st_row {
 
 typedef struct st_group {
     uint64_t key;
+    int64_t order;
     char label[256];
 } st_group;
 
@@ -190,6 +192,7 @@ static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win 
                     st->groups = g;
                     st_group *ng = &g[st->n_groups++];
                     ng->key = group;
+                    ng->order = 0;
                     int64_t os_pid = prow;
                     char host[128] = "";
                     if (SRC_HAS(set, T_PROCESS)) {
@@ -210,6 +213,7 @@ static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win 
                                 snprintf(host, sizeof host, "%s", (const char *)sqlite3_column_text(pq, 1));
                             if (sqlite3_column_count(pq) > 2 && sqlite3_column_type(pq, 2) != SQLITE_NULL &&
                                 sqlite3_column_int64(pq, 2) >= 0) {
+                                ng->order = sqlite3_column_int64(pq, 2);
                                 snprintf(ng->label, sizeof ng->label, "RANK %lld (pid %lld%s%s)",
                                          (long long)sqlite3_column_int64(pq, 2), (long long)os_pid, host[0] ? ", " : "",
                                          host);
@@ -219,6 +223,7 @@ static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win 
                         }
                         sqlite3_finalize(pq);
                     }
+                    ng->order = 1000000000000LL + os_pid;
                     snprintf(ng->label, sizeof ng->label, "PROCESS %lld%s%s%s", (long long)os_pid, host[0] ? " (" : "",
                              host, host[0] ? ")" : "");
                 labeled:;
@@ -269,6 +274,7 @@ int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op
 static int cmp_rows(const void *a, const void *b, void *ctx) {
     const op_stats *st = ctx;
     const st_row *x = &st->rows[*(const size_t *)a], *y = &st->rows[*(const size_t *)b];
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
     if (x->group != y->group) return x->group < y->group ? -1 : 1;
     int c = strcmp(x->domain, y->domain);
     if (c) return c;
@@ -276,10 +282,15 @@ static int cmp_rows(const void *a, const void *b, void *ctx) {
     return strcmp((const char *)x->name, (const char *)y->name);
 }
 
-static size_t *sorted_index(const op_stats *st) {
+static size_t *sorted_index(op_stats *st) {
     size_t *ix = malloc((st->n + 1) * sizeof(size_t));
     if (!ix) return NULL;
-    for (size_t i = 0; i < st->n; i++) ix[i] = i;
+    for (size_t i = 0; i < st->n; i++) {
+        ix[i] = i;
+        st->rows[i].order = 0;
+        for (size_t g = 0; g < st->n_groups; g++)
+            if (st->groups[g].key == st->rows[i].group) st->rows[i].order = st->groups[g].order;
+    }
     qsort_r(ix, st->n, sizeof(size_t), cmp_rows, (void *)st);
     return ix;
 }

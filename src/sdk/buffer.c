@@ -13,10 +13,13 @@
  * the sequence number of the next one to deliver.
  *
  * RECORD LAYOUT (8-byte aligned, inside a chunk):
- *     offset 0   uint32 len     bytes of the whole record, header included, multiple of 8
- *     offset 4   uint32 flag    gen+1 once the record is complete (store-release)
- *     offset 8   omniprof_record_header_t {hash, payload}   (what the callback receives)
- *     offset 24  payload        `size` bytes as given by the producer, then padding to 8
+ *     offset 0   uint32 len       bytes of the whole record, header included, multiple of 8
+ *     offset 4   uint32 flag      gen+1 once the record is complete (store-release)
+ *     offset 8   uint32 category  omniprof_record_category_t
+ *     offset 12  uint32 kind
+ *     offset 16  payload          `size` bytes as given by the producer, then padding to 8
+ *   The omniprof_record_header_t the callback receives ({hash, payload}) is built by the
+ *   callback thread in its own batch array, so producers write 16 bytes of overhead only.
  *
  * RESERVE / COMMIT / FLUSH PROTOCOL.
  *   Fast path (op_buffer_emplace): the thread's lane names its current chunk (sub, chunk,
@@ -73,7 +76,7 @@
 #define OP_SEALED (1ull << 39)
 #define OP_COUNT_MASK (OP_SEALED - 1)
 #define OP_NO_GEN UINT64_MAX
-#define OP_REC_HDR 24u
+#define OP_REC_HDR 16u
 #define OP_BATCH 512
 
 /* testcase(X) marks a boundary the tests must reach (SQLite's testcase()): empty in normal
@@ -85,9 +88,10 @@
 typedef struct op_rec {
     uint32_t len;
     _Atomic uint32_t flag;
-    omniprof_record_header_t hdr;
+    uint32_t category;
+    uint32_t kind;
 } op_rec;
-_Static_assert(sizeof(op_rec) == OP_REC_HDR, "record header is 24 bytes");
+_Static_assert(sizeof(op_rec) == OP_REC_HDR, "record header is 16 bytes");
 
 typedef struct op_chunk_desc {
     _Atomic uint64_t state;
@@ -352,9 +356,9 @@ static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t 
                     testcase(lane->seal_at && used + len == lane->seal_at); /* watermark hit exactly */
                     op_rec *r = (op_rec *)(sb->data + (size_t)lane->chunk * b->chunk_bytes + used);
                     r->len = (uint32_t)len;
-                    r->hdr.hash = omniprof_record_header_compute_hash(category, kind);
+                    r->category = category;
+                    r->kind = kind;
                     char *dst = (char *)r + OP_REC_HDR;
-                    r->hdr.payload = dst;
                     memcpy(dst, payload, size);
                     if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
                     atomic_store_explicit(&r->flag, (uint32_t)lane->gen + 1, memory_order_release);
@@ -414,7 +418,7 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
     uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
     uint64_t n = w & OP_COUNT_MASK, total = 0;
     if (n > b->nchunks) n = b->nchunks;
-    omniprof_record_header_t *batch[OP_BATCH];
+    omniprof_record_header_t hdrs[OP_BATCH], *batch[OP_BATCH];
     size_t nb = 0;
     static _Atomic int warned;
     for (uint64_t k = 0; k < n;) {
@@ -429,7 +433,10 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
                             (unsigned long)b->handle);
                 break;
             }
-            batch[nb++] = &r->hdr;
+            hdrs[nb].hash = omniprof_record_header_compute_hash(r->category, r->kind);
+            hdrs[nb].payload = (char *)r + OP_REC_HDR;
+            batch[nb] = &hdrs[nb];
+            nb++;
             total++;
             pos += r->len;
             if (nb == OP_BATCH) { invoke(b, batch, nb); nb = 0; }

@@ -132,6 +132,28 @@ def mode_hotspots(args, wd):
         check(mono, "task-clock counter never decreases within a thread")
     deep = [s for s in rec["S"] if len(s["frames"]) >= 3]
     check(len(deep) > n * 0.9, "stacks unwound past the leaf (%d of %d have >= 3 frames)" % (len(deep), n))
+    # ring wrap-around: 4-frame samples fill the minimum 1024-sample ring; at 1 kHz real time
+    # each thread writes ~2,000 samples, so every ring wraps while the allocators drain it
+    out2 = os.path.join(wd, "wrap.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_hotspot"), ["2000"],
+            {"OMNIPROF_SAMPLE": "realtime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_MAX_DEPTH": "4"}, out2)
+    rec2 = parse(out2)
+    n2, sh2 = shares(rec2, ["hot_a", "hot_b"])
+    per = {}
+    for s in rec2["S"]:
+        per[s["tid"]] = per.get(s["tid"], 0) + 1
+    print("wrap run: samples=%d per thread=%s" % (n2, sorted(per.values())))
+    check(r.returncode == 0, "wrap run exits 0")
+    check(max(per.values() or [0]) > 1100, "a thread's ring wrapped (%d samples > 1024)" % max(per.values() or [0]))
+    check(all(1 <= len(s["frames"]) <= 4 for s in rec2["S"]), "OMNIPROF_SAMPLING_MAX_DEPTH=4 respected")
+    # (delivery order across SDK producers is not guaranteed; records carry their time)
+    dup = 0
+    for tid in per:
+        seq = [s["ts"] for s in rec2["S"] if s["tid"] == tid]
+        dup += len(seq) - len(set(seq))
+    check(dup == 0, "no sample delivered twice after wrapping (%d duplicates)" % dup)
+    check(abs(sh2["hot_a"] + sh2["hot_b"] - 100) < 5 and abs(sh2["hot_a"] - 70) <= 6,
+          "after wrapping, shares still right (hot_a %.1f%%)" % sh2["hot_a"])
     return sh
 
 
@@ -382,6 +404,44 @@ def mode_profile(args, wd):
     for m in ("rss_bytes", "peak_rss_bytes", "virtual_memory_bytes", "user_cpu_time_ns", "system_cpu_time_ns",
               "context_switches", "page_faults", "cpu_freq_mhz.0"):
         check(m in names, "process metric %s stored" % m)
+    return 0
+
+
+def mode_options(args, wd):
+    hot = os.path.join(args.bindir, "cputest_hotspot")
+    # thread filter: only thread 0 (main) sampled; thread names through pthread_setname_np
+    out = os.path.join(wd, "tids.txt")
+    r = run(args, hot, ["1000"], {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000",
+                                  "OMNIPROF_SAMPLING_TIDS": "0", "OMNIPROF_TEST_NAME_THREADS": "1"}, out)
+    rec = parse(out)
+    check(r.returncode == 0 and "hotspot done" in r.stdout, "filtered run exits 0")
+    internals = {s["internal"] for s in rec["S"]}
+    check(internals == {0}, "OMNIPROF_SAMPLING_TIDS=0 samples the main thread only (%s)" % internals)
+    names = sorted(t["name"] for t in rec["T"] if t["op"] == 3)
+    check(names == ["hot-0", "hot-1", "hot-2"], "THREAD name records from pthread_setname_np (%s)" % names)
+    # temporary files: samples spill to TMPDIR during the run and arrive at the end
+    out = os.path.join(wd, "spill.txt")
+    env = {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_TEMPORARY_FILES": "true",
+           "TMPDIR": wd}
+    r = run(args, hot, ["1000"], env, out)
+    rec = parse(out)
+    n, sh = shares(rec, ["hot_a", "hot_b"])
+    check(r.returncode == 0, "spill run exits 0 (%s)" % r.stderr.strip()[-200:])
+    check(n > 200 and abs(sh["hot_a"] - 70) <= 6, "spilled samples all arrive (%d, hot_a %.1f%%)" % (n, sh["hot_a"]))
+    check(not [f for f in os.listdir(wd) if not f.endswith(".txt")], "no spill file left behind")
+    # per-timer delay and duration: real-time samples only in [0.3 s, 0.5 s) after start
+    out = os.path.join(wd, "delay.txt")
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.9"],
+            {"OMNIPROF_SAMPLE": "realtime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_REALTIME_DELAY": "0.3",
+             "OMNIPROF_SAMPLING_REALTIME_DURATION": "0.2"}, out)
+    rec = parse(out)
+    ts = sorted(s["ts"] for s in rec["S"])
+    span = (ts[-1] - ts[0]) / 1e9 if ts else 0
+    check(150 <= len(ts) <= 205 and span < 0.2, "delay 0.3 + duration 0.2: %d samples over %.3f s" % (len(ts), span))
+    procs = sorted(p["ts"] for p in rec["P"])
+    check(bool(procs), "process samples present (the first one is taken just after start)")
+    if procs and ts:
+        check(ts[0] - procs[0] >= 0.27e9, "first sample %.3f s after the first process sample (delay 0.3)" % ((ts[0] - procs[0]) / 1e9))
     return 0
 
 

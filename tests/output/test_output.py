@@ -506,6 +506,8 @@ def case_from_run(tmp):
     eq(len(read_csv(os.path.join(tmp, "r_marker_api_trace.csv"))) - 1, regions + samples, "CSV marker rows")
     out = op("summary", "-i", db, "-f", "csv").stdout.decode()
     eq(sum(int(r[3]) for r in list(csv.reader(io.StringIO(out)))[1:]), regions, "summary calls")
+    # reading a finished WAL-mode database leaves no -wal/-shm files beside it
+    check(not os.path.exists(db + "-wal") and not os.path.exists(db + "-shm"), "no -wal/-shm litter")
 
 
 def case_foreign(tmp):

@@ -197,7 +197,7 @@ static void emit_create_cb(op_cpu_thread *t, void *data)
     op_cpu_thread_emit_record(t, OMNIPROF_THREAD_CREATE);
 }
 
-static bool g_threads_announced;
+static _Atomic int g_threads_announced; /* flush may run on several threads */
 
 static omniprof_status_t cpu_start(void)
 {
@@ -229,15 +229,32 @@ static omniprof_status_t cpu_start(void)
 
 static void cpu_on_context_change(void) { update_enabled(); }
 
+/* The SDK finalizes in this order (src/sdk/registration.c): backends flush, contexts stop,
+ * buffers are delivered, tools finalize, backends finalize. So everything the run must still
+ * deliver happens in the flush that sees op_sdk_is_finalizing(): timers stop, the process
+ * sampler stops, every ring and spill file is emitted, queued THREAD records too; finalize()
+ * itself only writes the region profile (a file of its own) and the drop count. */
+static _Atomic int g_final_flush_done;
+
+static void final_flush(void)
+{
+    if (atomic_exchange(&g_final_flush_done, 1)) return;
+    op_cpu_sampler_finalize();      /* timers disarmed, rings and spill files emitted */
+    op_cpu_process_sampler_stop();  /* bounded wait */
+    op_cpu_threads_emit_pending();
+    atomic_store(&g_op_cpu_stopping, 1);
+}
+
 static void cpu_flush(void)
 {
     if (!atomic_load(&g_op_cpu_started)) return;
     op_cpu_tls_guard++;
-    if (!g_threads_announced && op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_THREAD, OMNIPROF_THREAD_CREATE)) {
-        g_threads_announced = true;
+    if (!atomic_load(&g_threads_announced) &&
+        op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_THREAD, OMNIPROF_THREAD_CREATE) &&
+        !atomic_exchange(&g_threads_announced, 1))
         op_cpu_threads_foreach(emit_create_cb, NULL);
-    }
-    op_cpu_sampler_drain_all(); /* also emits queued THREAD records */
+    if (op_sdk_is_finalizing()) final_flush();
+    else op_cpu_sampler_drain_all(); /* also emits queued THREAD records */
     op_cpu_tls_guard--;
 }
 
@@ -245,12 +262,13 @@ static void cpu_finalize(void)
 {
     if (!atomic_load(&g_op_cpu_started)) return;
     op_cpu_tls_guard++;
-    cpu_flush();
-    atomic_store(&g_op_cpu_stopping, 1);
-    op_cpu_sampler_finalize();
-    op_cpu_process_sampler_stop();
-    op_cpu_threads_emit_pending();
+    final_flush(); /* in case the SDK did not flush first */
     op_cpu_components_write_profile();
+    uint64_t dropped = op_cpu_sampler_dropped();
+    if (dropped)
+        op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full (raise "
+                "OMNIPROF_SAMPLING_BUFFER_SAMPLES or lower the frequency)",
+                (unsigned long long)dropped);
     op_cpu_tls_guard--;
 }
 
@@ -265,7 +283,8 @@ static void cpu_at_fork_child(void)
     op_cpu_threads_at_fork_child();
     op_cpu_process_sampler_at_fork_child();
     op_cpu_symbols_reset();
-    g_threads_announced = false;
+    atomic_store(&g_threads_announced, 0);
+    atomic_store(&g_final_flush_done, 0);
     if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping)) {
         g_op_cpu_start_ns = op_now_ns();
         op_cpu_tls_guard++;

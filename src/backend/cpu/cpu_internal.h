@@ -42,7 +42,7 @@ enum { OP_CPU_TIMER_CPUTIME = 0, OP_CPU_TIMER_REALTIME = 1, OP_CPU_TIMER_COUNT =
  * Single producer (the thread's own signal handler), single consumer (its allocator, or a
  * flushing thread holding the allocator's lock). Positions are byte counts that only grow;
  * offset = pos % cap. Each record is contiguous and 8-byte aligned; a record that would cross
- * the end is preceded by a pad record {size = bytes to the end, kind = 0}. */
+ * the end is preceded by a pad record (its uint64 size = bytes to the end, nothing else). */
 typedef struct op_cpu_ring {
     uint8_t *data;
     size_t cap;             /* bytes, multiple of the page size */

@@ -34,7 +34,8 @@
  *   (2) the producer publishes a record with a release store of head after writing it; the
  *       consumer reads head with acquire and releases tail after it is done with the bytes;
  *   (3) a record never wraps: when fewer than max_record bytes are left before the end, a pad
- *       record {size = rest, kind = 0} fills them, and the producer needs rest + max_record
+ *       record fills them ({size = rest, kind = 0}, or only the size when rest is 8 bytes; a
+ *       size below a sample header's or a kind of 0 marks a pad), and the producer needs rest + max_record
  *       free bytes; otherwise the sample is dropped and counted (ring->dropped);
  *   (4) a thread's ring is unmapped only by its allocator, after the thread marked itself
  *       EXITED (its timers deleted, its handler can no longer run) and the ring was drained.
@@ -135,10 +136,9 @@ static inline uint8_t *ring_reserve(op_cpu_ring *r, uint64_t *head_out)
     size_t rest = r->cap - off;
     size_t pad = rest < r->max_record ? rest : 0;
     if (head + pad + r->max_record - tail > r->cap) return NULL; /* invariant (3): drop */
-    if (pad) {
-        uint64_t *p = (uint64_t *)(r->data + off);
-        p[0] = pad;
-        ((uint32_t *)p)[2] = 0; /* kind 0 = pad */
+    if (pad) { /* pad record: its size, and kind 0 when there is room (rest may be 8 bytes) */
+        *(uint64_t *)(r->data + off) = pad;
+        if (pad >= 16) ((uint32_t *)(r->data + off))[2] = 0;
         head += pad;
         off = 0;
     }
@@ -258,7 +258,7 @@ out:
 
 static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
 {
-    if (a && a->spill_fd >= 0 && !atomic_load(&g_op_cpu_stopping)) {
+    if (a && a->spill_fd >= 0) {
         const uint8_t *p = (const uint8_t *)rec;
         size_t left = rec->size;
         while (left) {
@@ -292,9 +292,9 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
     while (tail < head) {
         const uint8_t *p = r->data + (size_t)(tail % r->cap);
         uint64_t size = *(const uint64_t *)p;
-        uint32_t kind = ((const uint32_t *)p)[2];
         if (size == 0 || size > r->cap) break; /* cannot happen; never loop forever */
-        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
+        /* a sample is never smaller than its header; anything smaller is a pad */
+        if (size >= sizeof(omniprof_cpu_sample_record_t) && ((const uint32_t *)p)[2] == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
             emit_record(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         }
@@ -687,8 +687,6 @@ void op_cpu_sampler_finalize(void)
         pthread_mutex_unlock(&a->lock);
     }
     op_free(copy);
-    uint64_t dropped = op_cpu_sampler_dropped();
-    if (dropped) op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full", (unsigned long long)dropped);
 }
 
 static void dropped_cb(op_cpu_thread *t, void *data)

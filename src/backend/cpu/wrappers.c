@@ -12,8 +12,13 @@
  *   exit             drains sample rings into the SDK, then the real exit (atexit handlers,
  *                    the SDK's finalization among them, still run).
  *   _exit, _Exit     skip atexit: omniprof_finalize() is called first (if the SDK is loaded;
- *   abort            found with dlsym), unless this is a vfork child (pid differs from ours
+ *                    found with dlsym), unless this is a vfork child (pid differs from ours
  *                    and no fork wrapper ran), or the call nests in finalization.
+ *   abort            deliberately NOT wrapped: abort() is often called in a broken state
+ *                    (heap corruption, a lock held, a signal handler), where finalizing — or
+ *                    even the dlsym of a wrapper — could allocate and hang the program; the
+ *                    SIGABRT it raises is where the tool flushes, with a bounded wait
+ *                    (OMNIPROF_SIGNAL_FLUSH_TIMEOUT_MS, src/tool/tool_signals.c).
  *   MPI_Init, MPI_Init_thread, MPI_Finalize   through PMPI_* (found with dlsym at the call,
  *                    the backend does not link MPI). After init the rank and size come from
  *                    PMPI_Comm_rank/size on MPI_COMM_WORLD (Open MPI: &ompi_mpi_comm_world;
@@ -58,7 +63,7 @@ static const char *const g_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
     [OMNIPROF_FUNCTION_WRAPPER_FORK] = "fork",
     [OMNIPROF_FUNCTION_WRAPPER_EXIT] = "exit",
     [OMNIPROF_FUNCTION_WRAPPER__EXIT] = "_exit",
-    [OMNIPROF_FUNCTION_WRAPPER_ABORT] = "abort",
+    [OMNIPROF_FUNCTION_WRAPPER_ABORT] = "abort", /* reserved: abort is not wrapped (see the head) */
     [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT] = "MPI_Init",
     [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD] = "MPI_Init_thread",
     [OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE] = "MPI_Finalize",
@@ -279,18 +284,6 @@ OMNIPROF_API void _Exit(int status)
     REAL(_Exit);
     if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) finalize_now();
     real__Exit(status);
-    __builtin_unreachable();
-}
-
-OMNIPROF_API void abort(void)
-{
-    REAL(abort);
-    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) {
-        uint64_t t = op_now_ns();
-        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_ABORT, t, t, 0, NULL, 0);
-        finalize_now();
-    }
-    real_abort();
     __builtin_unreachable();
 }
 
