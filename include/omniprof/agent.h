@@ -17,7 +17,7 @@ typedef struct omniprof_agent_v0_t {
     const char *vendor_name; /* "NVIDIA", "GenuineIntel" */
     const char *product_name;
     const char *model_name;  /* GPU: chip name (e.g. "GH100"); CPU: model */
-    char uuid[40];           /* GPU UUID as text ("GPU-..."), "" for CPUs */
+    char uuid[48];           /* GPU UUID as nvidia-smi prints it ("GPU-xxxxxxxx-..."), "" for CPUs */
     char pci_bus_id[32];     /* "0000:19:00.0", "" for CPUs */
     uint32_t compute_capability_major;
     uint32_t compute_capability_minor;

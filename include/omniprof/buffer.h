@@ -35,7 +35,9 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
 
 /**
  * @brief **omniprof_flush_buffer** delivers every record committed so far and waits until the
- * callback returned.
+ * callback returned, at most OMNIPROF_FINALIZE_TIMEOUT_MS (default 5000 ms): past that it returns
+ * ERROR_BUFFER_BUSY and delivery goes on in the background (a hung callback never hangs the
+ * caller).
  * @return SUCCESS; ERROR_BUFFER_NOT_FOUND; ERROR_BUFFER_BUSY when called from a buffer
  * callback (flushing from the delivery thread would wait on itself); ERROR_FINALIZED after
  * finalization (the data was delivered then).

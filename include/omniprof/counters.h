@@ -289,9 +289,13 @@ typedef void (*omniprof_dispatch_counting_record_cb_t)(const omniprof_counter_di
 /**
  * @brief **omniprof_configure_buffer_dispatch_counting_service** counts the dispatches the
  * callback selects and writes a DISPATCH_HEADER record and VALUE records into `buffer`.
- * Only one active context may count dispatches (ERROR_CONTEXT_CONFLICT at start).
- * @return SUCCESS; ERROR_CONTEXT_NOT_FOUND; ERROR_BUFFER_NOT_FOUND;
- * ERROR_SERVICE_ALREADY_CONFIGURED; ERROR_CONFIGURATION_LOCKED; ERROR_INVALID_ARGUMENT.
+ * Only one active context counts dispatches: when several are active, the first created wins
+ * and the conflict (CONTEXT_CONFLICT) is logged once. The hardware-counter backend is started
+ * here (its launch hook must precede the first launch); if it cannot start, it says why once and
+ * the service stays idle (the call still succeeds).
+ * @return SUCCESS; ERROR_CONTEXT_NOT_FOUND; ERROR_BUFFER_NOT_FOUND (or a buffer of another
+ * context: ERROR_INVALID_ARGUMENT); ERROR_SERVICE_ALREADY_CONFIGURED; ERROR_CONTEXT_CONFLICT (the
+ * context counts devices); ERROR_CONFIGURATION_LOCKED; ERROR_INVALID_ARGUMENT.
  */
 OMNIPROF_API omniprof_status_t omniprof_configure_buffer_dispatch_counting_service(
     omniprof_context_id_t context, omniprof_buffer_id_t buffer, omniprof_dispatch_counting_service_cb_t callback,

@@ -1,5 +1,5 @@
 /* cmd_run.c — `omniprof run [options] -- program [args]`: the tracer launcher (rocprofv3's
- * options and behavior, ref/rocprofiler-sdk.md §5), and `omniprof sample` (= run --sample).
+ * options and behavior, ref/rocprofiler-sdk.md §5), and `omniprof sample` (= run --sample --summary).
  *
  * What it does, in order:
  *  1. Parse the command line into `run_opts` (one slot per option of g_options), then merge
@@ -141,7 +141,7 @@ static const run_option g_options[] = {
     {O_OUTPUT_FILE, "output-file", 'o', K_VALUE, "NAME", NULL, NULL,
      "file name prefix (default %hostname%/%pid%); the database is DIR/NAME_results.db"},
     {O_OUTPUT_FORMAT, "output-format", 'f', K_MULTI, "FORMAT...", NULL, NULL,
-     "rocpd (default), pftrace, json, csv; several allowed; non-rocpd formats are converted after the run"},
+     "rocpd (default), pftrace, json, csv, folded; several allowed; non-rocpd formats are converted after the run"},
     {O_STATS, "stats", 0, K_BOOL, NULL, NULL, NULL, "after the run, write DIR/NAME_<domain>_stats.csv"},
     {O_SUMMARY, "summary", 'S', K_BOOL, NULL, NULL, NULL, "after the run, print summary tables"},
     {O_SUMMARY_OUTPUT_FILE, "summary-output-file", 0, K_VALUE, "FILE", NULL, NULL,
@@ -930,6 +930,7 @@ static int post_run(const run_opts *ro, const char *manifest, bool stats, bool s
             if (len == 7 && strncmp(p, "pftrace", 7) == 0) fmt |= OP_OUT_FMT_PFTRACE;
             if (len == 4 && strncmp(p, "json", 4) == 0) fmt |= OP_OUT_FMT_JSON;
             if (len == 3 && strncmp(p, "csv", 3) == 0) fmt |= OP_OUT_FMT_CSV;
+            if (len == 6 && strncmp(p, "folded", 6) == 0) fmt |= OP_OUT_FMT_FOLDED;
             p += len;
         }
         if (stats) fmt |= OP_OUT_FMT_STATS;
@@ -1044,7 +1045,7 @@ static void print_help(FILE *out)
 {
     fprintf(out,
             "usage: omniprof run [options] -- program [args...]\n"
-            "       omniprof sample [options] -- program [args...]   (= run --sample)\n\n"
+            "       omniprof sample [options] -- program [args...]   (= run --sample --summary)\n\n"
             "Runs the program with omniprof's tool preloaded; each process writes DIR/NAME_results.db\n"
             "(rocpd schema). Boolean options take --opt or --opt=true|false.\n");
     for (int i = 0; i < N_OPTIONS; i++) {
@@ -1462,15 +1463,24 @@ int op_cmd_run(int argc, char **argv)
 
 int op_cmd_sample(int argc, char **argv)
 {
-    /* `omniprof sample [opts] -- prog` = `omniprof run --sample [opts] -- prog`. */
-    bool has = false;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    /* `omniprof sample [opts] -- prog` = `omniprof run --sample --summary [opts] -- prog`: the
+     * summary after the run holds the CPU flat and call-tree profiles (unless --summary=false). */
+    bool has = false, has_summary = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strncmp(argv[i], "--sample", 8) == 0 && (argv[i][8] == '\0' || argv[i][8] == '=')) has = true;
-    char **nargv = calloc((size_t)argc + 2, sizeof(char *));
+        if (strncmp(argv[i], "--summary", 9) == 0 && (argv[i][9] == '\0' || argv[i][9] == '=')) has_summary = true;
+        if (strcmp(argv[i], "-S") == 0) has_summary = true;
+    }
+    char **nargv = calloc((size_t)argc + 3, sizeof(char *));
     if (!nargv) return 1;
     int n = 0;
     nargv[n++] = (char *)"run";
     if (!has) nargv[n++] = (char *)"--sample";
+#ifdef OMNIPROF_HAVE_OUTPUT
+    if (!has_summary) nargv[n++] = (char *)"--summary";
+#else
+    (void)has_summary;
+#endif
     for (int i = 1; i < argc; i++) nargv[n++] = argv[i];
     nargv[n] = NULL;
     int rc = run_main(n, nargv);

@@ -1276,6 +1276,18 @@ static void close_database(op_db_writer *w, int checkpoint)
     w->db = NULL;
 }
 
+/* The fork gate (invariant W-F): every stretch of SQLite calls in this module runs with
+ * g_fork_gate held, and pthread_atfork's prepare handler takes it too. A fork therefore never
+ * happens while one of our threads is inside SQLite, so the child never inherits one of
+ * SQLite's global mutexes (memory, VFS inode list) locked by a thread that no longer exists
+ * there (seen: a forked child hanging in sqlite3Malloc). Each stretch is bounded (one batch,
+ * one commit, or the open/close sequence), so a fork waits at most that long. */
+static pthread_mutex_t g_fork_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_fork_gate_once = PTHREAD_ONCE_INIT;
+static void fork_gate_lock(void) { pthread_mutex_lock(&g_fork_gate); }
+static void fork_gate_unlock(void) { pthread_mutex_unlock(&g_fork_gate); }
+static void fork_gate_install(void) { pthread_atfork(fork_gate_lock, fork_gate_unlock, fork_gate_unlock); }
+
 static void *ingest_main(void *arg)
 {
     op_db_writer *w = arg;
@@ -1287,6 +1299,7 @@ static void *ingest_main(void *arg)
         const op_spool_batch *b = op_spool_peek(w->spool);
         if (b) {
             uint64_t t0 = op_now_ns();
+            fork_gate_lock();
             process_batch(w, b);
             op_spool_consume(w->spool, b);
             uint64_t t1 = op_now_ns();
@@ -1298,12 +1311,15 @@ static void *ingest_main(void *arg)
                     (target > atomic_load(&w->committed_pos) && consumed >= target))
                     txn_commit(w);
             }
+            fork_gate_unlock();
             continue;
         }
         /* Nothing ready: commit what we have (W3), then sleep until woken or the interval. */
         if (w->txn_open) {
             uint64_t t0 = op_now_ns();
+            fork_gate_lock();
             txn_commit(w);
+            fork_gate_unlock();
             atomic_fetch_add_explicit(&w->busy_ns, op_now_ns() - t0, memory_order_relaxed);
         } else {
             /* No transaction open: everything consumed is committed, unless the writer is off
@@ -1321,6 +1337,7 @@ static void *ingest_main(void *arg)
             }
         }
     }
+    fork_gate_lock();
     if (w->txn_open) txn_commit(w);
     int fast = atomic_load(&w->stop) == 2;
     if (w->db && !failed(w)) {
@@ -1328,6 +1345,7 @@ static void *ingest_main(void *arg)
         write_final_rows(w);
     }
     close_database(w, !fast);
+    fork_gate_unlock();
     {
         uint64_t f = op_spool_file_bytes(w->spool);
         if (f > w->spool_file_peak) w->spool_file_peak = f;
@@ -1937,8 +1955,24 @@ static void remove_db_files(const char *path)
     unlink(buf);
 }
 
+static op_db_writer *writer_open_gated(const char *path, const op_db_process_info *info,
+                                       const op_db_writer_options *opts, char *err, size_t errlen);
+
 op_db_writer *op_db_writer_open(const char *path, const op_db_process_info *info, const op_db_writer_options *opts,
                                 char *err, size_t errlen)
+{
+    pthread_once(&g_fork_gate_once, fork_gate_install);
+    fork_gate_lock();
+    op_db_writer *w = writer_open_gated(path, info, opts, err, errlen);
+    int e = errno;
+    fork_gate_unlock();
+    errno = e;
+    return w;
+}
+
+/* op_db_writer_open's body, run with the fork gate held. */
+static op_db_writer *writer_open_gated(const char *path, const op_db_process_info *info,
+                                       const op_db_writer_options *opts, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = 0;
     if (!path || !*path || !info || info->size < offsetof(op_db_process_info, environment)) {

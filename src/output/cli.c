@@ -16,7 +16,7 @@ typedef struct cli_args {
     size_t n_inputs, cap_inputs;
     const char *formats[8];
     size_t n_formats;
-    const char *dir, *name, *out, *sql, *units;
+    const char *dir, *name, *out, *sql, *units, *cpu_profile;
     op_out_window win;
     int by_rank, domain_summary, stats, help, progress;
 } cli_args;
@@ -26,7 +26,8 @@ static const char *const HELP_CONVERT =
     "\n"
     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
     "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv (several allowed)\n"
+    "  -f, --output-format F...     pftrace, json, csv, folded (several allowed); folded:\n"
+    "                               NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope\n"
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
     "      --stats                  also write NAME_<domain>_stats.csv and NAME_domain_stats.csv\n"
@@ -52,6 +53,7 @@ static const char *const HELP_MERGE =
 static const char *const HELP_SUMMARY =
     "usage: omniprof summary -i DB... [--format console|csv|json|md] [--summary-by-rank]\n"
     "                        [--domain-summary] [-u sec|msec|usec|nsec] [-o FILE] [window options]\n"
+    "                        [--cpu-profile flat|tree|both|none]\n"
     "\n"
     "Per-domain tables: NAME, DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV,\n"
     "sorted by total duration (rocprofv3 / rocpd summary semantics; sample standard deviation).\n"
@@ -61,6 +63,8 @@ static const char *const HELP_SUMMARY =
     "  -D, --domain-summary     add a table with one row per domain\n"
     "  -u, --units U            sec, msec, usec, nsec (default nsec)\n"
     "  -o, --output FILE        write to FILE (default: stdout)\n"
+    "      --cpu-profile P      CPU sampling profiles after the tables when the inputs hold\n"
+    "                           samples: flat, tree, both (default) or none (not in csv)\n"
     "  window options as for convert (--start, --end, --start-marker, --end-marker, --inclusive)\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
@@ -196,6 +200,8 @@ static int parse(const char *cmd, int argc, char **argv, cli_args *a) {
             a->by_rank = 1;
         } else if (IS("-D") || IS("--domain-summary")) {
             a->domain_summary = 1;
+        } else if (IS("--cpu-profile") && !strcmp(cmd, "summary")) {
+            if (!(a->cpu_profile = VALUE())) return 2;
         } else if (IS("--stats")) {
             a->stats = 1;
         } else if (IS("--no-progress")) {
@@ -273,14 +279,15 @@ OMNIPROF_API int op_output_cli(int argc, char **argv) {
             else if (!strcmp(a.formats[i], "json")) f |= OP_OUT_FMT_JSON;
             else if (!strcmp(a.formats[i], "csv")) f |= OP_OUT_FMT_CSV;
             else if (!strcmp(a.formats[i], "stats")) f |= OP_OUT_FMT_STATS;
+            else if (!strcmp(a.formats[i], "folded")) f |= OP_OUT_FMT_FOLDED;
             else {
-                fprintf(stderr, "omniprof convert: -f '%s': expected pftrace, json or csv\n", a.formats[i]);
+                fprintf(stderr, "omniprof convert: -f '%s': expected pftrace, json, csv or folded\n", a.formats[i]);
                 free(a.inputs);
                 return 2;
             }
         }
         if (!f) {
-            fprintf(stderr, "omniprof convert: no output format (-f pftrace|json|csv)\n");
+            fprintf(stderr, "omniprof convert: no output format (-f pftrace|json|csv|folded)\n");
             free(a.inputs);
             return 2;
         }
@@ -303,6 +310,18 @@ OMNIPROF_API int op_output_cli(int argc, char **argv) {
             return 2;
         }
         so.format = fmt;
+        if (a.cpu_profile) {
+            const char *v = a.cpu_profile;
+            if (!strcmp(v, "flat")) so.cpu_profile = OP_OUT_CPU_PROFILE_FLAT;
+            else if (!strcmp(v, "tree")) so.cpu_profile = OP_OUT_CPU_PROFILE_TREE;
+            else if (!strcmp(v, "both")) so.cpu_profile = OP_OUT_CPU_PROFILE_BOTH;
+            else if (!strcmp(v, "none")) so.cpu_profile = OP_OUT_CPU_PROFILE_NONE;
+            else {
+                fprintf(stderr, "omniprof summary: --cpu-profile '%s': expected flat, tree, both or none\n", v);
+                free(a.inputs);
+                return 2;
+            }
+        }
         if (a.units) {
             int u = op_output_parse_units(a.units);
             if (u < 0) {

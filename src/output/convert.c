@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "common/settings.h"
+#include "output/profile_cpu.h"
 #include "output/sink.h"
 
 struct op_out_stream {
@@ -385,14 +386,48 @@ static int convert_pftrace_parallel(const op_out_options *o, char *err, size_t e
     return rc;
 }
 
+/* <dir>/<name>_folded.txt: folded CPU call stacks of the samples inside the window
+ * (profile_cpu.h). Inputs are validated like the other formats'; inputs without CPU samples
+ * give an empty file. */
+static int convert_folded(const op_out_options *opts, char *err, size_t errlen) {
+    if (!opts->inputs || opts->n_inputs == 0) {
+        op_seterr(err, errlen, "no input database given (-i DB...)");
+        return OP_OUT_EINPUT;
+    }
+    for (size_t i = 0; i < opts->n_inputs; i++) {
+        op_src *src;
+        int rc = op_src_open(opts->inputs[i], &src, err, errlen);
+        if (rc) return rc;
+        op_src_close(src);
+    }
+    op_win w;
+    int rc = op_win_resolve(opts->size >= offsetof(op_out_options, window) + sizeof(op_out_window) ? &opts->window : NULL,
+                            opts->inputs, opts->n_inputs, &w, err, errlen);
+    if (rc) return rc;
+    const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
+    const char *name = opts->out_name ? opts->out_name : "out";
+    if (op_mkdirs(dir) != 0) {
+        op_seterr(err, errlen, "%s: cannot create the output directory", dir);
+        return OP_OUT_EFAIL;
+    }
+    size_t n = strlen(dir) + strlen(name) + 32;
+    char *path = malloc(n);
+    if (!path) return OP_OUT_EFAIL;
+    snprintf(path, n, "%s/%s_folded.txt", dir, name);
+    int64_t win[2] = {w.t0, w.t1};
+    rc = cp_folded_write_file_window(opts->inputs, opts->n_inputs, path, w.active ? win : NULL, err, errlen);
+    free(path);
+    return rc;
+}
+
 int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
     if (!opts) {
         op_seterr(err, errlen, "no options");
         return OP_OUT_EINPUT;
     }
     static const unsigned fmts[] = {OP_OUT_FMT_PFTRACE, OP_OUT_FMT_JSON, OP_OUT_FMT_CSV};
-    if (!(opts->formats & (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS))) {
-        op_seterr(err, errlen, "no output format: expected pftrace, json, csv (or stats)");
+    if (!(opts->formats & (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED))) {
+        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded (or stats)");
         return OP_OUT_EINPUT;
     }
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
@@ -410,6 +445,10 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         int r = op_output_write(s, 0, err, errlen);
         int rc = op_output_close(s, r < 0 ? NULL : err, errlen);
         if (r < 0) return -r;
+        if (rc) return rc;
+    }
+    if (opts->formats & OP_OUT_FMT_FOLDED) {
+        int rc = convert_folded(opts, err, errlen);
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_STATS)

@@ -52,15 +52,15 @@ static void fold(walk *w, uint32_t id, size_t depth)
     free(kids);
 }
 
-OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs, FILE *out, char *err,
-                                     size_t errlen)
+static int folded_write(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
+                        size_t errlen)
 {
     if (!out || (!inputs && n_inputs)) {
         if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write: NULL output or inputs");
         return 2;
     }
     cp_profile p;
-    int rc = cp_profile_build(&p, inputs, n_inputs, 0, err, errlen);
+    int rc = cp_profile_build_window(&p, inputs, n_inputs, 0, window, err, errlen);
     if (rc == 0) {
         walk w = {&p, out, NULL, 2048};
         w.path = malloc(w.cap * sizeof *w.path);
@@ -76,8 +76,20 @@ OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs,
     return rc;
 }
 
+OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs, FILE *out, char *err,
+                                     size_t errlen)
+{
+    return folded_write(inputs, n_inputs, out, NULL, err, errlen);
+}
+
 OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path, char *err,
                                           size_t errlen)
+{
+    return cp_folded_write_file_window(inputs, n_inputs, path, NULL, err, errlen);
+}
+
+int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path, const int64_t *window,
+                                char *err, size_t errlen)
 {
     if (!path) {
         if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write_file: NULL path");
@@ -88,7 +100,7 @@ OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_in
         if (err && errlen) snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return 1;
     }
-    int rc = op_cpu_folded_write(inputs, n_inputs, f, err, errlen);
+    int rc = folded_write(inputs, n_inputs, f, window, err, errlen);
     if (fclose(f) != 0 && rc == 0) {
         if (err && errlen) snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         rc = 1;

@@ -43,6 +43,7 @@ OMNIPROF_EXTERN_C_BEGIN
 #define OP_OUT_FMT_JSON 0x2u
 #define OP_OUT_FMT_CSV 0x4u
 #define OP_OUT_FMT_STATS 0x8u /* the *_stats.csv files and domain_stats.csv */
+#define OP_OUT_FMT_FOLDED 0x10u /* <name>_folded.txt: folded CPU call stacks (profile_cpu.h) */
 
 /* Units of summary durations. */
 typedef enum op_out_units {
@@ -66,6 +67,13 @@ typedef struct op_out_window {
     const char *start_marker, *end_marker;
     int inclusive;
 } op_out_window;
+
+/* Which CPU sampling profiles op_output_summary appends (op_out_summary_options.cpu_profile). */
+#define OP_OUT_CPU_PROFILE_AUTO 0 /* flat and call tree, when the inputs hold CPU samples */
+#define OP_OUT_CPU_PROFILE_FLAT 1
+#define OP_OUT_CPU_PROFILE_TREE 2
+#define OP_OUT_CPU_PROFILE_BOTH 3
+#define OP_OUT_CPU_PROFILE_NONE 4
 
 /* Options of one conversion. */
 typedef struct op_out_options {
@@ -130,12 +138,17 @@ typedef struct op_out_summary_options {
     int by_rank;        /* one set of tables per process (rank when known, else pid) */
     int domain_summary; /* add the per-domain table */
     op_out_window window;
+    int cpu_profile;    /* OP_OUT_CPU_PROFILE_*: profiles of the CPU samples after the tables
+                         * (read only when size covers it; 0 = AUTO) */
 } op_out_summary_options;
 
 /**
  * @brief **op_output_summary()** writes rocprofv3-style summary tables (per domain: NAME,
  * DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV, sorted by total
- * duration) to `out`. opts may be NULL (console, nsec).
+ * duration) to `out`. opts may be NULL (console, nsec). When the inputs hold CPU call-stack
+ * samples, the flat and call-tree profiles (profile_cpu.h) follow the tables (opts->cpu_profile
+ * chooses; console/md: text, json: one more list element {"summary": "OMNIPROF CPU PROFILE",
+ * "cpu_profile": {...}}; csv: left out). The profiles count the samples inside the window.
  */
 OMNIPROF_API int op_output_summary(const char *const *inputs, size_t n_inputs,
                                    const op_out_summary_options *opts, FILE *out, char *err,

@@ -191,8 +191,8 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sfx, int clock, char *err,
-                   size_t errlen)
+static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sfx, int clock,
+                   const int64_t *window, char *err, size_t errlen)
 {
     char sql[512];
     sqlite3_stmt *st = NULL;
@@ -282,16 +282,17 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
     sqlite3_finalize(st);
     st = NULL;
 
-    if (clock == 1)
-        snprintf(sql, sizeof sql,
-                 "SELECT stack_id, COUNT(*) FROM \"omniprof_cpu_sample%s\" WHERE clock = 'CPUTIME' GROUP BY stack_id",
-                 sfx);
-    else if (clock == 2)
-        snprintf(sql, sizeof sql,
-                 "SELECT stack_id, COUNT(*) FROM \"omniprof_cpu_sample%s\" WHERE clock = 'REALTIME' GROUP BY stack_id",
-                 sfx);
-    else
-        snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM \"omniprof_cpu_sample%s\" GROUP BY stack_id", sfx);
+    {
+        char where[160] = "";
+        size_t wl = 0;
+        if (clock == 1) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'CPUTIME'");
+        else if (clock == 2) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'REALTIME'");
+        if (window)
+            snprintf(where + wl, sizeof where - wl, " AND timestamp BETWEEN %lld AND %lld", (long long)window[0],
+                     (long long)window[1]);
+        snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM \"omniprof_cpu_sample%s\" WHERE 1%s GROUP BY stack_id",
+                 sfx, where);
+    }
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         rc = set_error(err, errlen, input, db, "reading omniprof_cpu_sample");
         goto out;
@@ -423,6 +424,7 @@ typedef struct set_ctx {
     sqlite3 *db;
     const char *input;
     int clock;
+    const int64_t *window;
     char *err;
     size_t errlen;
 } set_ctx;
@@ -430,10 +432,16 @@ typedef struct set_ctx {
 static int set_cb(const char *sfx, void *arg)
 {
     set_ctx *c = arg;
-    return add_set(c->p, c->db, c->input, sfx, c->clock, c->err, c->errlen);
+    return add_set(c->p, c->db, c->input, sfx, c->clock, c->window, c->err, c->errlen);
 }
 
 int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock, char *err, size_t errlen)
+{
+    return cp_profile_build_window(p, inputs, n_inputs, clock, NULL, err, errlen);
+}
+
+int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock,
+                            const int64_t *window, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     intern(p, "[root]");
@@ -448,7 +456,7 @@ int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, 
     for (size_t i = 0; i < n_inputs; i++) {
         sqlite3 *db = open_ro(inputs[i], err, errlen);
         if (!db) return 2;
-        set_ctx c = {p, db, inputs[i], clock, err, errlen};
+        set_ctx c = {p, db, inputs[i], clock, window, err, errlen};
         int rc = for_each_set(db, set_cb, &c);
         sqlite3_close(db);
         if (rc != 0) return rc < 0 ? 2 : rc;
@@ -584,7 +592,7 @@ static void json_tree(FILE *f, cp_profile *p, uint32_t id, int depth)
 OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs, FILE *out,
                                       const op_cpu_profile_options *opts, char *err, size_t errlen)
 {
-    op_cpu_profile_options o = {sizeof o, OP_CPU_PROFILE_TEXT, 1, 1, 30, 0.5, 0};
+    op_cpu_profile_options o = {sizeof o, OP_CPU_PROFILE_TEXT, 1, 1, 30, 0.5, 0, 0, 0, 0};
     if (opts) {
         size_t sz = opts->size < sizeof o ? opts->size : sizeof o;
         memcpy(&o, opts, sz);
@@ -597,7 +605,8 @@ OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs
         return 2;
     }
     cp_profile p;
-    int rc = cp_profile_build(&p, inputs, n_inputs, o.clock, err, errlen);
+    int64_t win[2] = {o.t_start, o.t_end};
+    int rc = cp_profile_build_window(&p, inputs, n_inputs, o.clock, o.has_window ? win : NULL, err, errlen);
     if (rc) {
         cp_profile_free(&p);
         return rc;
@@ -633,16 +642,16 @@ OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs
     } else {
         if (o.flat) {
             fprintf(out, "CPU flat profile: %llu samples\n", (unsigned long long)p.total);
-            fprintf(out, "%8s %7s %8s %7s  %-40s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "FUNCTION", "LOCATION");
+            fprintf(out, "%8s %7s %8s %7s  %-40s %-32s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "FUNCTION", "LOCATION",
+                    "MODULE");
             for (size_t i = 0; i < p.n_flat && i < o.max_rows; i++) {
                 const cp_flat *f = &p.flat[i];
                 if (!f->self && i >= 10) break;
-                const char *loc = f->best_loc != UINT32_MAX ? p.strs[f->best_loc]
-                                : f->module != UINT32_MAX  ? p.strs[f->module]
-                                                           : "";
-                fprintf(out, "%8llu %6.2f%% %8llu %6.2f%%  %-40s %s\n", (unsigned long long)f->self,
+                const char *loc = f->best_loc != UINT32_MAX ? p.strs[f->best_loc] : "-";
+                const char *mod = f->module != UINT32_MAX ? p.strs[f->module] : "-";
+                fprintf(out, "%8llu %6.2f%% %8llu %6.2f%%  %-40s %-32s %s\n", (unsigned long long)f->self,
                         100.0 * (double)f->self / tot, (unsigned long long)f->total, 100.0 * (double)f->total / tot,
-                        p.strs[f->name], loc);
+                        p.strs[f->name], loc, mod);
             }
         }
         if (o.tree) {

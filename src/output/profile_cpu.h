@@ -40,8 +40,10 @@ typedef struct op_cpu_profile_options {
     size_t max_rows;      /* flat profile rows (0 = 30) */
     double min_percent;   /* call-tree nodes below this inclusive % are left out (text only; 0 = 0.5) */
     int clock;            /* 0 all samples, 1 CPU-time samples only, 2 real-time samples only */
+    int has_window;       /* 1: only samples with t_start <= timestamp <= t_end (ns, the database's clock) */
+    int64_t t_start, t_end;
 } op_cpu_profile_options;
-#define op_cpu_profile_options__last_field clock
+#define op_cpu_profile_options__last_field t_end
 
 /**
  * @brief **op_cpu_profile_has_samples** tells whether any input holds CPU samples.
@@ -51,8 +53,8 @@ OMNIPROF_API int op_cpu_profile_has_samples(const char *const *inputs, size_t n_
 
 /**
  * @brief **op_cpu_profile_write** writes the flat and/or call-tree profile of every CPU sample
- * of the inputs to `out`. Text: a table `SELF  SELF%  TOTAL  TOTAL%  FUNCTION  LOCATION` sorted
- * by self samples (LOCATION = file:line of the function's most-sampled line, or its module),
+ * of the inputs to `out`. Text: a table `SELF  SELF%  TOTAL  TOTAL%  FUNCTION  LOCATION  MODULE` sorted
+ * by self samples (LOCATION = file:line of the function's most-sampled line, MODULE its module),
  * then the tree, indented, children sorted by inclusive samples. JSON: one object
  * {"total_samples", "flat": [{"function","location","module","self","self_pct","total",
  * "total_pct"}...], "tree": {"name","self","total","children":[...]}}.
@@ -72,7 +74,7 @@ OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs,
 
 /**
  * @brief **op_cpu_folded_write_file** is op_cpu_folded_write into the file `path` (created or
- * truncated), for `omniprof convert -f folded` (<dir>/<name>_results.folded).
+ * truncated), for `omniprof convert -f folded` (<dir>/<name>_folded.txt).
  */
 OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path,
                                           char *err, size_t errlen);
@@ -114,6 +116,12 @@ typedef struct cp_profile {
  * cp_profile_free in every case. */
 int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock, char *err,
                      size_t errlen);
+/* The same, counting only samples with window[0] <= timestamp <= window[1] (window NULL: all). */
+int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock,
+                            const int64_t *window, char *err, size_t errlen);
+/* op_cpu_folded_write_file over the samples inside window (NULL: all); for op_output_convert. */
+int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path,
+                                const int64_t *window, char *err, size_t errlen);
 void cp_profile_free(cp_profile *p);
 /* Children of node `id`, sorted by total samples (descending) then name; malloc'd (free it). */
 uint32_t *cp_sorted_children(cp_profile *p, uint32_t id, size_t *n);

@@ -11,10 +11,12 @@
  * group, domain, name text); sums of squares are kept in double so nothing overflows. Memory
  * is proportional to the number of distinct (domain, name) pairs. */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/profile_cpu.h"
 #include "output/sink.h"
 
 typedef struct st_row {
@@ -512,6 +514,43 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
     return rc;
 }
 
+/* The CPU sampling profiles after the summary tables (op_output_summary): which ones from
+ * opts->cpu_profile (read only when opts->size covers it), text for console/md, one more list
+ * element for json, nothing for csv. Sets *printed when something was written. */
+static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts,
+                             const op_win *w, FILE *out, int *first_json, int *printed, char *err, size_t errlen) {
+    int which = OP_OUT_CPU_PROFILE_AUTO;
+    if (opts->size >= offsetof(op_out_summary_options, cpu_profile) + sizeof(opts->cpu_profile))
+        which = opts->cpu_profile;
+    if (which == OP_OUT_CPU_PROFILE_NONE || opts->format == OP_OUT_SUMMARY_CSV) return 0;
+    if (!op_cpu_profile_has_samples(inputs, n_inputs)) return 0;
+    op_cpu_profile_options po;
+    memset(&po, 0, sizeof po);
+    po.size = sizeof po;
+    po.format = opts->format == OP_OUT_SUMMARY_JSON ? OP_CPU_PROFILE_JSON : OP_CPU_PROFILE_TEXT;
+    po.flat = which != OP_OUT_CPU_PROFILE_TREE;
+    po.tree = which != OP_OUT_CPU_PROFILE_FLAT;
+    if (w->active) {
+        po.has_window = 1;
+        po.t_start = w->t0;
+        po.t_end = w->t1;
+    }
+    if (opts->format == OP_OUT_SUMMARY_JSON) {
+        fprintf(out, "%s{\"summary\":\"OMNIPROF CPU PROFILE\",\"cpu_profile\":", *first_json ? "" : ",\n");
+        *first_json = 0;
+    } else if (opts->format == OP_OUT_SUMMARY_MD) {
+        fputs("\n### OMNIPROF CPU PROFILE:\n\n```\n", out);
+    } else {
+        fputs("\nOMNIPROF CPU PROFILE:\n\n", out);
+    }
+    int rc = op_cpu_profile_write(inputs, n_inputs, out, &po, err, errlen);
+    if (rc) return rc;
+    if (opts->format == OP_OUT_SUMMARY_JSON) fputs("}", out);
+    else if (opts->format == OP_OUT_SUMMARY_MD) fputs("```\n", out);
+    *printed = 1;
+    return 0;
+}
+
 int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
                       char *err, size_t errlen) {
     op_out_summary_options dflt = {.size = sizeof dflt};
@@ -578,8 +617,10 @@ int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_s
             if (write_table(out, opts->format, opts->units, title, dl, nd, &first_json)) rc = OP_OUT_EFAIL;
         }
     }
+    int profiled = 0;
+    if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
     if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("\n]\n", out);
-    if (!rc && st->n == 0 && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)
+    if (!rc && st->n == 0 && !profiled && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)
         fputs("omniprof: no timed events in the inputs\n", out);
     if (!rc && fflush(out)) rc = OP_OUT_EFAIL;
     if (rc == OP_OUT_EFAIL && err && !err[0]) op_seterr(err, errlen, "writing the summary failed: %s", strerror(errno));

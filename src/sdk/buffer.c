@@ -613,8 +613,10 @@ OMNIPROF_API omniprof_status_t omniprof_flush_buffer(omniprof_buffer_id_t buffer
         return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
     }
     op_backends_flush();
-    uint64_t deadline = 0;
-    if (st == OP_STATE_FINALIZING) deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    /* Every flush is bounded (DESIGN rule 1): a callback thread that does not deliver within
+     * OMNIPROF_FINALIZE_TIMEOUT_MS (a hung consumer, a deadlocked child after fork) must not
+     * hang the application, least of all at exit. */
+    uint64_t deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
     omniprof_status_t r = op_buffer_flush_internal(b, deadline);
     atomic_fetch_sub(&b->flushers, 1);
     return r;

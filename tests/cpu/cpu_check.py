@@ -152,8 +152,11 @@ def mode_hotspots(args, wd):
         seq = [s["ts"] for s in rec2["S"] if s["tid"] == tid]
         dup += len(seq) - len(set(seq))
     check(dup == 0, "no sample delivered twice after wrapping (%d duplicates)" % dup)
-    check(abs(sh2["hot_a"] + sh2["hot_b"] - 100) < 5 and abs(sh2["hot_a"] - 70) <= 6,
-          "after wrapping, shares still right (hot_a %.1f%%)" % sh2["hot_a"])
+    # real-time samples also land where threads wait (main in pthread_join): compare hot_a
+    # with hot_b only
+    both = sh2["hot_a"] + sh2["hot_b"]
+    rel = 100.0 * sh2["hot_a"] / both if both else 0.0
+    check(abs(rel - 70) <= 5, "after wrapping, hot_a is %.1f%% of the hot samples (70±5)" % rel)
     return sh
 
 

@@ -54,9 +54,14 @@ static omniprof_status_t choose(omniprof_context_id_t ctx, omniprof_agent_id_t a
     return set_config(ctx, cfg);
 }
 
+static omniprof_status_t chip_cb(const char *, void *) { return OMNIPROF_STATUS_ERROR; }
+
 static int tool_init(omniprof_client_finalize_t, void *)
 {
     omniprof_create_context(&g_ctx);
+    /* The SDK lists the GPU agents of loaded backends only; nothing here configures a GPU
+     * tracing kind, so load the counter provider (and with it the CUDA backend) first. */
+    omniprof_iterate_chips(chip_cb, NULL);
     omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, agents_cb, sizeof(omniprof_agent_v0_t), NULL);
     if (!g_gpu.handle) {
         fprintf(stderr, "no GPU agent\n");

@@ -3,7 +3,7 @@
 // produce (kernels by name with grid/block, copies by direction with bytes, memsets, allocations,
 // NVTX ranges), which tests/gpu/validate.py checks against the trace.
 //
-// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external, and
+// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external driverapi, and
 // exitthread / sigterm (the process ends by exit() from another thread / by SIGTERM).
 // GPU_TEST_INIT_SDK=1 calls omniprof_initialize() first (for OMNIPROF_INIT_AT_LOAD=false runs).
 #include <cuda_runtime.h>
@@ -175,6 +175,25 @@ static int many(void) {
     return 0;
 }
 
+// The driver API called directly (as Triton or JAX do: dlopen libcuda, cuLaunchKernel): the
+// kernel records must resolve to the cuLaunchKernel calls themselves.
+typedef int (*culaunch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                          void **, void **);
+static int driverapi(void) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    culaunch_t launch = h ? (culaunch_t)dlsym(h, "cuLaunchKernel") : NULL;
+    cudaFunction_t f;
+    CK(cudaGetFuncBySymbol(&f, (const void *)k_empty));
+    if (!launch) { fprintf(stderr, "no cuLaunchKernel\n"); return 2; }
+    for (int i = 0; i < 10; i++) {
+        int r = launch((void *)f, 2, 1, 1, 64, 1, 1, 0, NULL, NULL, NULL);
+        if (r != 0) { fprintf(stderr, "cuLaunchKernel -> %d\n", r); return 2; }
+    }
+    CK(cudaDeviceSynchronize());
+    ex("{\"kernels\":{\"k_empty\":{\"count\":10,\"shapes\":[[[2,1,1],[64,1,1],10]]}},\"launch_api\":\"cuLaunchKernel\"}");
+    return 0;
+}
+
 // External correlation: the test tool exports its context handle; push 1000+i around launch i.
 typedef int (*push_t)(uint64_t, uint64_t, uint64_t);
 typedef int (*pop_t)(uint64_t, uint64_t, uint64_t *);
@@ -216,7 +235,7 @@ static int ending(const char *how) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external\n", argv[0]); return 64; }
+    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external|driverapi|exitthread|sigterm\n", argv[0]); return 64; }
     // "held" test: the SDK initializes only now (OMNIPROF_INIT_AT_LOAD=false), after the
     // program's own CUPTI subscriber (libomniprof-cupti-holder.so's constructor) took CUPTI.
     if (getenv("GPU_TEST_INIT_SDK")) {
@@ -237,6 +256,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "lazy")) rc = lazy();
     else if (!strcmp(s, "many")) rc = many();
     else if (!strcmp(s, "external")) rc = external();
+    else if (!strcmp(s, "driverapi")) rc = driverapi();
     else if (!strcmp(s, "exitthread") || !strcmp(s, "sigterm")) return ending(s);
     else { fprintf(stderr, "unknown scenario '%s'\n", s); return 64; }
     printf("EXPECT %s\n", g_exp);

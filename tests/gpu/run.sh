@@ -31,7 +31,7 @@ verdict() { # verdict NAME RC MESSAGE
 note "device: $(head -1 "$OUT/device.txt")"
 
 # (1) CUDA backend scenarios
-for s in multistream graph copies memset alloc nvtx threads lazy many external held intercept exitthread; do
+for s in multistream graph copies memset alloc nvtx threads lazy many external driverapi held intercept exitthread; do
   msg=$(tests/gpu/ctest_gpu.sh "$B" "$s" 2>&1); rc=$?
   verdict "gpu.$s" $rc "$(echo "$msg" | tail -n +1 | head -6 | tr '\n' ' ' | cut -c1-400)"
 done

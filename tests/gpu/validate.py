@@ -136,6 +136,12 @@ def main():
             gl = [a for a in apis if a["dom"] == "rt" and a["name"].startswith("cudaGraphLaunch")]
             if len(gl) != exp["graph_launch_api"]:
                 errors.append("%d cudaGraphLaunch records, expected %d" % (len(gl), exp["graph_launch_api"]))
+        if exp.get("launch_api"):
+            for k in kernels:
+                a = api_by_corr.get(k["corr"])
+                if a and a["name"] != exp["launch_api"]:
+                    errors.append("kernel resolves to %s, expected %s" % (a["name"], exp["launch_api"]))
+                    break
         if exp.get("external"):
             got = sorted(k["ext"] for k in kernels)
             if got != exp["external"]:

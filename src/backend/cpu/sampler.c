@@ -708,6 +708,10 @@ void op_cpu_sampler_at_fork_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     g_alloc_lock = fresh;
+    for (uint32_t i = 0; i < g_n_allocs; i++) { /* descriptors are the child's copies: close them */
+        if (g_allocs[i]->efd >= 0) close(g_allocs[i]->efd);
+        if (g_allocs[i]->spill_fd >= 0) close(g_allocs[i]->spill_fd);
+    }
     g_allocs = NULL;
     g_n_allocs = g_cap_allocs = 0;
     g_assigned = 0;

@@ -210,6 +210,11 @@ void op_cpu_threads_at_fork_child(void)
     g_registry_lock = fresh;
     atomic_store(&g_pending, NULL); /* the parent's queued records are the parent's */
     op_cpu_thread *self = op_cpu_tls_thread;
+    /* other threads are gone: their perf fds (inherited, counting the parent's threads) are
+     * closed; their memory is left alone */
+    for (op_cpu_thread *t = g_threads; t; t = t->next)
+        if (t != self && t->perf_fd >= 0)
+            for (uint32_t i = 0; i < t->perf_n && i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) close(t->perf_fds[i]);
     g_threads = NULL;
     g_n_live = 0;
     atomic_store(&g_next_internal, 1);

@@ -94,9 +94,9 @@ size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max)
         CUuuid u;
         if (uuid && uuid(&u, d) == CUDA_SUCCESS) {
             const unsigned char *b = (const unsigned char *)u.bytes;
-            /* 36 characters: agent.h's uuid[40] cannot hold nvidia-smi's "GPU-" prefix and a NUL */
+            /* nvidia-smi's spelling: "GPU-" and the 36-character UUID */
             snprintf(a->uuid, sizeof a->uuid,
-                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
                      b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
         }
     }

@@ -31,7 +31,13 @@
  *  (5) a one-pass set runs with CUPTI_UserReplay (one Start/Stop per kernel is the whole
  *      replay): no device-memory save/restore, kernel timestamps kept; a multi-pass set with
  *      CUPTI_KernelReplay. If CUPTI refuses user replay, the session falls back to kernel
- *      replay for good (no_user_replay). */
+ *      replay for good (no_user_replay);
+ *  (6) batching (OMNIPROF_PMC_BATCH = B > 1, experimental, not yet run on a GPU): a one-pass
+ *      session stays started over up to B counted launches of one config; their tokens wait in
+ *      `pending` (launch order = AutoRange order) and are completed when the session stops:
+ *      batch full, another config, an uncounted launch on the context (it must not become a
+ *      range), a failed launch, or process exit (atexit registered after the CUDA runtime's, so
+ *      it runs while the context is alive). B = 1 is the unbatched path above. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -51,6 +57,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/settings.h"
 
 /* Accessors the tracing part of the backend may provide (weak: absent → 0). They give the
  * SDK correlation id and dispatch id of the launch the hook is called for, so that counter
@@ -80,6 +87,10 @@ typedef struct rp_session {
     int broken;
     int user_replay;              /* the configured plan runs with CUPTI_UserReplay (one pass) */
     int no_user_replay;           /* UserReplay failed here once: always KernelReplay */
+    /* batching (OMNIPROF_PMC_BATCH > 1, one-pass sets only; invariant (6)) */
+    int open;                     /* started, not stopped: pending launches are its ranges */
+    size_t n_pending;
+    void *pending[MAX_RANGES];    /* tokens, in launch order = range order */
 } rp_session;
 
 typedef struct dev_info {
@@ -345,6 +356,70 @@ static void launch_dims(const CUpti_CallbackData *cb, omniprof_dim3_t *grid, omn
     }
 }
 
+static size_t decoded_ranges(rp_session *s);
+static void ctx_synchronize(void);
+
+static size_t g_batch = 1;      /* OMNIPROF_PMC_BATCH, read at dispatch_start */
+static int g_atexit_registered;
+
+/* Stop an open batched session and complete its pending dispatches (invariant (6)). Lock held. */
+static void batch_flush(rp_session *s)
+{
+    if (!s->open)
+        return;
+    s->open = 0;
+    size_t np = s->n_pending;
+    s->n_pending = 0;
+    CUpti_RangeProfiler_Stop_Params sp = {.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    sp.pRangeProfilerObject = s->obj;
+    CUptiResult r = cuptiRangeProfilerStop(&sp);
+    size_t n = 0;
+    if (r == CUPTI_SUCCESS && sp.isAllPassSubmitted) {
+        n = decoded_ranges(s);
+        if (n < s->used + np && !atomic_load(&g_off)) {
+            ctx_synchronize();
+            n = decoded_ranges(s);
+        }
+    } else if (r != CUPTI_SUCCESS) {
+        turn_off("cuptiRangeProfilerStop", r);
+    }
+    const op_counters_plan *plan = s->plan;
+    vendor_plan *vp = plan ? plan->vendor : NULL;
+    double vals[64];
+    for (size_t i = 0; i < np; i++) {
+        size_t range = s->used + i;
+        if (range < n && vp && plan->num_base <= 64 &&
+            op_cupti_host_evaluate(vp->host, s->cd, s->cd_size, range, plan->base_names, plan->num_base, vals) == 0)
+            op_sdk_counters_dispatch_complete(s->pending[i], vals, vp->passes);
+        else
+            op_sdk_counters_dispatch_cancel(s->pending[i]);
+        s->pending[i] = NULL;
+    }
+    s->used = n > s->used + np ? n : s->used + np;
+}
+
+static void batch_flush_all_locked(void)
+{
+    for (int i = 0; i < MAX_SESSIONS; i++)
+        if (g_sessions[i].ctx && g_sessions[i].open)
+            batch_flush(&g_sessions[i]);
+}
+
+static void batch_atexit(void)
+{
+    pthread_mutex_lock(&g_rp_lock);
+    batch_flush_all_locked();
+    pthread_mutex_unlock(&g_rp_lock);
+}
+
+static rp_session *session_of(CUcontext ctx)
+{
+    for (int i = 0; i < MAX_SESSIONS; i++)
+        if (g_sessions[i].ctx == ctx)
+            return &g_sessions[i];
+    return NULL;
+}
+
 static void on_enter(const CUpti_CallbackData *cb, CUcontext ctx)
 {
     if (!cb->symbolName || !ctx) /* graph launches have no single kernel: not counted */
@@ -376,11 +451,26 @@ static void on_enter(const CUpti_CallbackData *cb, CUcontext ctx)
     void *token = NULL;
     const op_counters_plan *plan = op_sdk_counters_dispatch_select(&l, &token);
     if (!plan) {
+        rp_session *open = session_of(ctx);
+        if (open && open->open)
+            batch_flush(open); /* an uncounted kernel must not become a range */
         pthread_mutex_unlock(&g_rp_lock);
         return;
     }
     rp_session *s = session_for(ctx, device);
     vendor_plan *vp = s ? vendor_for(plan, d, device) : NULL;
+    if (s && s->open) {
+        if (s->plan == plan && s->n_pending < g_batch && s->used + s->n_pending < MAX_RANGES) {
+            /* the batch goes on: the session is started already (invariant (6)) */
+            tl_token = token;
+            tl_session = s;
+            tl_plan = plan;
+            tl_t_enter_done = op_now_ns();
+            g_tacc_pending_start = 0;
+            return; /* lock held until on_exit */
+        }
+        batch_flush(s);
+    }
     if (!s || !vp || ((s->plan != plan || s->used >= MAX_RANGES) && session_configure(s, plan, vp))) {
         op_sdk_counters_dispatch_cancel(token);
         pthread_mutex_unlock(&g_rp_lock);
@@ -410,6 +500,15 @@ static void on_enter(const CUpti_CallbackData *cb, CUcontext ctx)
     }
     tl_t_enter_done = op_now_ns();
     g_tacc_pending_start = tl_t_enter_done - t0;
+    if (g_batch > 1 && s->user_replay) {
+        s->open = 1;
+        if (!g_atexit_registered) {
+            /* after the CUDA runtime's own atexit handler (it ran its init before this launch),
+             * so ours runs first, while the context is alive */
+            g_atexit_registered = 1;
+            atexit(batch_atexit);
+        }
+    }
     /* invariant (1): the lock stays held until on_exit of this launch */
     tl_token = token;
     tl_session = s;
@@ -457,6 +556,19 @@ static void on_exit_launch(const CUpti_CallbackData *cb)
     tl_plan = NULL;
     if (!token)
         return;
+    if (s->open) {
+        int failed = cb->functionReturnValue && *(const int *)cb->functionReturnValue != 0;
+        if (failed) {
+            batch_flush(s); /* the failed launch made no range: close the batch before it */
+            op_sdk_counters_dispatch_cancel(token);
+        } else {
+            s->pending[s->n_pending++] = token;
+            if (s->n_pending >= g_batch || s->used + s->n_pending >= MAX_RANGES)
+                batch_flush(s);
+        }
+        pthread_mutex_unlock(&g_rp_lock);
+        return;
+    }
     uint64_t t[T__N] = {g_tacc_pending_start, 0, 0, 0, 0};
     uint64_t t1 = op_now_ns();
     t[T_LAUNCH] = t1 - tl_t_enter_done;
@@ -526,8 +638,16 @@ static void launch_hook(int phase, const CUpti_CallbackData *cb, CUcontext ctx, 
     if (phase == OP_CUDA_LAUNCH_ENTER) {
         if (tl_depth++ > 0)
             return; /* invariant (2) */
-        if (atomic_load_explicit(&g_off, memory_order_relaxed) || !op_sdk_counters_dispatch_active())
+        if (atomic_load_explicit(&g_off, memory_order_relaxed))
             return;
+        if (!op_sdk_counters_dispatch_active()) {
+            if (g_batch > 1) { /* counting stopped with a batch open: close it */
+                pthread_mutex_lock(&g_rp_lock);
+                batch_flush_all_locked();
+                pthread_mutex_unlock(&g_rp_lock);
+            }
+            return;
+        }
         on_enter(cb, ctx);
     } else if (phase == OP_CUDA_LAUNCH_EXIT) {
         if (tl_depth > 0 && --tl_depth > 0)
@@ -540,6 +660,8 @@ static void launch_hook(int phase, const CUpti_CallbackData *cb, CUcontext ctx, 
 
 static omniprof_status_t dispatch_start(void)
 {
+    uint64_t b = op_setting_uint(OP_SET_PMC_BATCH);
+    g_batch = b < 1 ? 1 : b > MAX_RANGES ? MAX_RANGES : (size_t)b;
     op_cuda_set_launch_hook(launch_hook, NULL);
     if (op_cuda_backend_ensure_started() != 0) {
         op_warn("counters: the CUDA backend is off (its message above says why); counter collection is off, the "
@@ -761,7 +883,7 @@ const op_counters_provider op_cupti_counters_provider = {
     .default_chip = default_chip,
     .dispatch_start = dispatch_start,
     .dispatch_stop = dispatch_stop,
-    .flush = NULL,
+    .flush = batch_atexit,
     .free_plan_cache = free_plan_cache,
     .device_start = device_start,
     .device_read = device_read,

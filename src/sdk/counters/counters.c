@@ -532,6 +532,8 @@ int op_counters_lookup_agent(omniprof_agent_id_t id, omniprof_agent_v0_t *out)
 {
     if (!omniprof_query_available_agents)
         return -1;
+    /* GPU agents come from loaded backends only: loading the provider loads the CUDA backend */
+    op_counters_provider_get();
     agent_find f;
     memset(&f, 0, sizeof f);
     f.handle = id.handle;

@@ -5,6 +5,7 @@
  *   metrics.c   definitions registry, metrics XML
  *   counters.c  provider loading, info API, suggestions, counter configs, evaluation
  *   service.c   dispatch and device counting services (uses the SDK's contexts and buffers)
+ *   iteration_range.c  --kernel-iteration-range parsing
  *
  * Lock order: op_metrics_lock > g_cfg_lock (counters.c) > the service lock (service.c). */
 #ifndef OMNIPROF_SDK_COUNTERS_INTERNAL_H
@@ -62,6 +63,17 @@ omniprof_status_t op_counters_find(const char *chip, const char *name, omniprof_
 
 /* Properties of a GPU agent (through omniprof_query_available_agents). 0 or -1. */
 int op_counters_lookup_agent(omniprof_agent_id_t id, omniprof_agent_v0_t *out);
+
+/* --kernel-iteration-range (iteration_range.c): 1-based launch numbers of each kernel name. */
+typedef struct op_counters_range {
+    uint64_t lo, hi;
+} op_counters_range;
+/* "[1, [3-5]]" or "1,3-5" (brackets, commas and spaces are separators). 0, or -1 with a message
+ * naming the text, the column and the valid forms. */
+int op_counters_parse_iteration_range(const char *text, op_counters_range *out, size_t max, size_t *n, char *err,
+                                      size_t errlen);
+/* 1 if `iteration` is in one of the ranges, or if there are none. */
+int op_counters_range_contains(const op_counters_range *r, size_t n, uint64_t iteration);
 
 /* Intern a string for the process (op_sdk_intern when the SDK is there). */
 const char *op_counters_intern(const char *s);

@@ -71,6 +71,8 @@ static omniprof_status_t start_provider(void)
     return p->dispatch_start();
 }
 
+static int device_service_used(int ci);
+
 static omniprof_status_t configure_dc(omniprof_context_id_t context, omniprof_buffer_id_t buffer,
                                       omniprof_dispatch_counting_service_cb_t cb, void *cb_data,
                                       omniprof_dispatch_counting_record_cb_t record_cb, void *record_data)
@@ -90,6 +92,8 @@ static omniprof_status_t configure_dc(omniprof_context_id_t context, omniprof_bu
         if (op_buffer_context(b).handle != context.handle)
             return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     }
+    if (device_service_used(ci))
+        return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT; /* dispatch and device counting: one per context */
     op_sdk_lock();
     if (atomic_load(&g_dc_mask) & (1ull << ci)) {
         op_sdk_unlock();
@@ -286,6 +290,14 @@ typedef struct device_service {
 static device_service g_dev[OP_SDK_MAX_CONTEXTS];
 static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int device_service_used(int ci)
+{
+    pthread_mutex_lock(&g_dev_lock);
+    int used = g_dev[ci].used;
+    pthread_mutex_unlock(&g_dev_lock);
+    return used;
+}
+
 typedef struct agent_dev {
     uint64_t handle;
     uint32_t device;
@@ -326,6 +338,7 @@ OMNIPROF_API omniprof_status_t omniprof_configure_device_counting_service(omnipr
     if (atomic_load(&g_dc_mask) & (1ull << ci))
         return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
     agent_dev a = {agent.handle, 0, 0};
+    op_counters_provider_get(); /* loads the CUDA backend, whose GPUs are the agents */
     omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, agent_dev_cb, sizeof(omniprof_agent_v0_t), &a);
     if (!a.found)
         return OMNIPROF_STATUS_ERROR_AGENT_NOT_FOUND;
@@ -442,10 +455,6 @@ out:
 
 /* ---- omniprof's own tool: OMNIPROF_PMC --------------------------------------------------- */
 
-typedef struct range {
-    uint64_t lo, hi;
-} range;
-
 typedef struct kernel_count {
     const char *name;
     uint64_t n;
@@ -456,7 +465,7 @@ typedef struct pmc_setup {
     size_t n_names;
     int have_include, have_exclude;
     regex_t include, exclude;
-    range ranges[64];
+    op_counters_range ranges[64];
     size_t n_ranges;
     uint64_t max_dispatches;
     _Atomic uint64_t counted;
@@ -471,55 +480,6 @@ typedef struct pmc_setup {
 } pmc_setup;
 
 static pmc_setup g_pmc;
-
-/* "[1, [3-5]]" or "1,3-5" → ranges. Returns 0 or -1 with err. */
-int op_counters_parse_iteration_range(const char *text, void *out_ranges, size_t max, size_t *n, char *err,
-                                      size_t errlen);
-int op_counters_parse_iteration_range(const char *text, void *out_ranges, size_t max, size_t *n, char *err,
-                                      size_t errlen)
-{
-    range *r = out_ranges;
-    *n = 0;
-    const char *s = text;
-    while (*s) {
-        while (*s == ' ' || *s == '[' || *s == ']' || *s == ',' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        char *end;
-        if (*s < '0' || *s > '9') {
-            snprintf(err, errlen, "kernel iteration range '%s': unexpected '%c' at column %d (valid: '[1, [3-5]]' or '1,3-5')",
-                     text, *s, (int)(s - text) + 1);
-            return -1;
-        }
-        uint64_t lo = strtoull(s, &end, 10), hi = lo;
-        s = end;
-        while (*s == ' ')
-            s++;
-        if (*s == '-') {
-            s++;
-            while (*s == ' ')
-                s++;
-            if (*s < '0' || *s > '9') {
-                snprintf(err, errlen, "kernel iteration range '%s': a range needs an end at column %d", text,
-                         (int)(s - text) + 1);
-                return -1;
-            }
-            hi = strtoull(s, &end, 10);
-            s = end;
-        }
-        if (lo == 0 || hi < lo) {
-            snprintf(err, errlen, "kernel iteration range '%s': iterations are 1-based and ranges ascending", text);
-            return -1;
-        }
-        if (*n >= max) {
-            snprintf(err, errlen, "kernel iteration range '%s': more than %zu ranges", text, max);
-            return -1;
-        }
-        r[(*n)++] = (range){lo, hi};
-    }
-    return 0;
-}
 
 /* Count this launch of `name`; returns the 1-based iteration. Lock held. */
 static uint64_t kernel_iteration(pmc_setup *p, const char *name)
@@ -609,9 +569,7 @@ static void pmc_dispatch_cb(const omniprof_dispatch_counting_service_data_t *d, 
         return;
     pthread_mutex_lock(&p->lock);
     uint64_t it = kernel_iteration(p, name);
-    int in = p->n_ranges == 0;
-    for (size_t i = 0; i < p->n_ranges && !in; i++)
-        in = it >= p->ranges[i].lo && it <= p->ranges[i].hi;
+    int in = op_counters_range_contains(p->ranges, p->n_ranges, it);
     omniprof_counter_config_id_t cfg = in ? pmc_config_for(p, chip, d->agent_id) : (omniprof_counter_config_id_t){0};
     pthread_mutex_unlock(&p->lock);
     if (cfg.handle) {

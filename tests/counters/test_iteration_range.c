@@ -1,0 +1,42 @@
+/* test_iteration_range.c — --kernel-iteration-range parsing (src/sdk/counters/iteration_range.c):
+ * rocprofv3's bracket form and the plain form, membership, and each error with its column. */
+#include "check.h"
+#include "sdk/counters/counters_internal.h"
+
+static void bad(const char *text, const char *msg)
+{
+    op_counters_range r[4];
+    size_t n = 99;
+    char err[256] = "";
+    CHECK_EQ_INT(op_counters_parse_iteration_range(text, r, 4, &n, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, msg);
+}
+
+int main(void)
+{
+    op_counters_range r[8];
+    size_t n = 0;
+    char err[256];
+    CHECK_EQ_INT(op_counters_parse_iteration_range("[1, [3-5]]", r, 8, &n, err, sizeof err), 0);
+    CHECK_EQ_INT(n, 2);
+    CHECK(r[0].lo == 1 && r[0].hi == 1 && r[1].lo == 3 && r[1].hi == 5);
+    CHECK_EQ_INT(op_counters_range_contains(r, n, 1), 1);
+    CHECK_EQ_INT(op_counters_range_contains(r, n, 2), 0);
+    CHECK_EQ_INT(op_counters_range_contains(r, n, 5), 1);
+    CHECK_EQ_INT(op_counters_range_contains(r, n, 6), 0);
+    CHECK_EQ_INT(op_counters_parse_iteration_range("2,4 - 7, 10", r, 8, &n, err, sizeof err), 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK(r[1].lo == 4 && r[1].hi == 7 && r[2].lo == 10 && r[2].hi == 10);
+    CHECK_EQ_INT(op_counters_parse_iteration_range("", r, 8, &n, err, sizeof err), 0);
+    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(op_counters_range_contains(r, 0, 12345), 1); /* no ranges: every launch */
+    CHECK_EQ_INT(op_counters_parse_iteration_range(NULL, r, 8, &n, err, sizeof err), 0);
+    bad("[1, x]", "unexpected 'x' at column 5");
+    bad("3-", "a range needs an end at column 3");
+    bad("0", "1-based");
+    bad("5-3", "ranges ascending");
+    bad("1,2,3,4,5", "more than 4 ranges");
+    bad("2x", "unexpected 'x' at column 2");
+    bad("99999999999999999999999", "number too large");
+    CHECK_DONE();
+}
