@@ -140,7 +140,8 @@ OMNIPROF_API omniprof_status_t omniprof_query_counter_info(omniprof_counter_id_t
 /**
  * @brief **omniprof_find_counter** resolves a name (base counter of `chip`, derived metric or
  * constant) to its id.
- * @param chip: "GH100", ... or NULL for the chip of the first GPU (ERROR_NOT_AVAILABLE if none).
+ * @param chip: "GH100", ... or NULL for the chip of the first GPU a launch was seen on; with no
+ * such chip, derived metrics and constants still resolve, base counters give ERROR_NOT_AVAILABLE.
  * @return SUCCESS; ERROR_COUNTER_NOT_FOUND (then omniprof_suggest_counters gives the closest
  * names); ERROR_METRIC_NOT_VALID_FOR_AGENT (the chip is unknown to the backend);
  * ERROR_NOT_AVAILABLE (no hardware-counter backend in this build); ERROR_INVALID_ARGUMENT.

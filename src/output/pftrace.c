@@ -14,6 +14,10 @@
  *      Names are interned (InternedData.event_names, in the packet that first uses them):
  *      iid = 4 * string id (+1 for kernel symbols), so no table of names is kept, only the set
  *      of iids already emitted on this sequence.
+ * CPU call-stack samples (rocpd_sample rows that an omniprof_cpu_sample row points at) are
+ * instants on their thread's track named by the innermost function, with a debug annotation
+ * `stack` holding the frames innermost first, one per line. Both are interned per distinct
+ * stack: event name iid = 4 * stack id + 2, debug_annotation_string_values iid = stack id.
  * Flows: an API call region (category not a marker) carries flow_ids = H(seq, correlation id);
  * the kernel or copy it caused carries terminating_flow_ids with the same id.
  * Track uuids are H(seq, kind, row id): unique across sets and inputs (invariant (2)).
@@ -26,9 +30,10 @@
 #include "output/sink.h"
 
 /* debug annotation name iids */
-enum { DA_CORR = 1, DA_GRID, DA_BLOCK, DA_BYTES, DA_DISPATCH, DA_STREAM, DA_AGENT, DA_KIND, DA_SIZE, DA_ADDRESS, DA_COUNT };
+enum { DA_CORR = 1, DA_GRID, DA_BLOCK, DA_BYTES, DA_DISPATCH, DA_STREAM, DA_AGENT, DA_KIND, DA_SIZE, DA_ADDRESS,
+       DA_STACK, DA_COUNT };
 static const char *const da_names[DA_COUNT] = {"", "corr_id", "grid", "block", "bytes", "dispatch_id",
-                                               "stream", "agent", "type", "size", "address"};
+                                               "stream", "agent", "type", "size", "address", "stack"};
 
 typedef struct pf_sink {
     op_sink base;
@@ -49,6 +54,9 @@ typedef struct pf_sink {
     op_u64map alloc_total; /* agent -> bytes (as uint64) */
     op_u64map agents;      /* agent row + 1 -> logical index */
     sqlite3_stmt *str_st, *ksym_st;
+    sqlite3_stmt *stk_st, *sym_st; /* CPU stacks: node -> (parent, address); address -> frames */
+    op_u64map stacks;              /* CPU stack id -> 1 (leaf name and stack text interned) */
+    op_buf stk;                    /* scratch: the stack text */
     int64_t first_pid;
     uint32_t seq_base;  /* sequence ids are seq_base + 1 + set index */
     int threads_desc;   /* 0: describe processes only (a second writer does the threads) */
@@ -233,6 +241,77 @@ static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
     pb_end(&p->pkt, idd);
 }
 
+/* Interns the leaf function name (event name iid 4*stack+2) and the stack text
+ * (debug_annotation_string_values iid = stack) of CPU stack `stack` into the packet being
+ * built, once per sequence. Frames: omniprof_stack walked leaf -> root; each address's
+ * omniprof_symbol rows innermost inline depth first; unknown addresses as 0xADDR. */
+static void intern_stack(pf_sink *p, int64_t stack) {
+    if (op_u64map_get(&p->stacks, (uint64_t)stack, NULL)) return;
+    op_u64map_put(&p->stacks, (uint64_t)stack, 1);
+    char e[8], sql[400];
+    if (!p->stk_st && SRC_HAS(p->set, T_OP_STACK)) {
+        snprintf(sql, sizeof sql, "SELECT parent_id, address FROM %s WHERE id = ?1", p->set->name[T_OP_STACK]);
+        p->stk_st = op_src_prepare(p->src, sql, e, sizeof e);
+    }
+    if (!p->sym_st && SRC_HAS(p->set, T_OP_SYMBOL)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT function, inline_depth, module, module_offset FROM %s WHERE address = ?1 "
+                 "ORDER BY inline_depth DESC",
+                 p->set->name[T_OP_SYMBOL]);
+        p->sym_st = op_src_prepare(p->src, sql, e, sizeof e);
+    }
+    p->stk.len = 0;
+    char leaf[4200] = "";
+    int64_t node = stack;
+    for (int depth = 0; node > 0 && depth < 512 && p->stk_st && p->stk.len < 65536; depth++) {
+        sqlite3_reset(p->stk_st);
+        sqlite3_bind_int64(p->stk_st, 1, node);
+        if (sqlite3_step(p->stk_st) != SQLITE_ROW) break;
+        int64_t parent = sqlite3_column_int64(p->stk_st, 0), addr = sqlite3_column_int64(p->stk_st, 1);
+        int named = 0;
+        if (p->sym_st) {
+            sqlite3_reset(p->sym_st);
+            sqlite3_bind_int64(p->sym_st, 1, addr);
+            while (sqlite3_step(p->sym_st) == SQLITE_ROW) {
+                const char *fn = (const char *)sqlite3_column_text(p->sym_st, 0);
+                const char *mod = (const char *)sqlite3_column_text(p->sym_st, 2);
+                char frame[4200];
+                if (fn && *fn)
+                    snprintf(frame, sizeof frame, "%s%s", fn, sqlite3_column_int(p->sym_st, 1) > 0 ? " [inlined]" : "");
+                else if (mod && *mod) {
+                    const char *b = strrchr(mod, '/');
+                    snprintf(frame, sizeof frame, "%s+0x%llx", b ? b + 1 : mod,
+                             (unsigned long long)sqlite3_column_int64(p->sym_st, 3));
+                } else
+                    snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
+                if (!leaf[0]) snprintf(leaf, sizeof leaf, "%s", frame);
+                if (p->stk.len) op_buf_putc(&p->stk, '\n');
+                op_buf_puts(&p->stk, frame);
+                named = 1;
+            }
+        }
+        if (!named) {
+            char frame[32];
+            snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
+            if (!leaf[0]) snprintf(leaf, sizeof leaf, "%s", frame);
+            if (p->stk.len) op_buf_putc(&p->stk, '\n');
+            op_buf_puts(&p->stk, frame);
+        }
+        node = parent;
+    }
+    if (!leaf[0]) snprintf(leaf, sizeof leaf, "[no stack]");
+    size_t idd = pb_begin(&p->pkt, 12);
+    size_t en = pb_begin(&p->pkt, 2); /* event_names */
+    pb_uint(&p->pkt, 1, (uint64_t)stack * 4 + 2);
+    pb_text(&p->pkt, 2, (const unsigned char *)leaf, strlen(leaf));
+    pb_end(&p->pkt, en);
+    size_t ds = pb_begin(&p->pkt, 29); /* debug_annotation_string_values */
+    pb_uint(&p->pkt, 1, (uint64_t)stack);
+    pb_text(&p->pkt, 2, (const unsigned char *)(p->stk.p ? (const char *)p->stk.p : ""), p->stk.len);
+    pb_end(&p->pkt, ds);
+    pb_end(&p->pkt, idd);
+}
+
 static void da_int(op_buf *b, int name_iid, int64_t v) {
     size_t d = pb_begin(b, 4);
     pb_uint(b, 1, (uint64_t)name_iid);
@@ -372,10 +451,19 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     case EV_SAMPLE: {
         uint64_t track = thread_track(p, ev);
         pf_packet_start(p, ev->start, 1);
+        if (ev->cpu_stack > 0) intern_stack(p, ev->cpu_stack);
         size_t te = pb_begin(&p->pkt, 11);
         pb_uint(&p->pkt, 9, 3); /* TYPE_INSTANT */
         pb_uint(&p->pkt, 11, track);
-        pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"", (size_t)ev->name_len);
+        if (ev->cpu_stack > 0) {
+            pb_uint(&p->pkt, 10, (uint64_t)ev->cpu_stack * 4 + 2); /* name_iid: the leaf function */
+            size_t d = pb_begin(&p->pkt, 4);
+            pb_uint(&p->pkt, 1, DA_STACK);
+            pb_uint(&p->pkt, 17, (uint64_t)ev->cpu_stack); /* string_value_iid */
+            pb_end(&p->pkt, d);
+        } else {
+            pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"", (size_t)ev->name_len);
+        }
         if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
         pb_end(&p->pkt, te);
         rc = pf_emit(p);
@@ -434,7 +522,10 @@ static int pf_end_set(op_sink *k, char *err, size_t errlen) {
     (void)errlen;
     sqlite3_finalize(p->str_st);
     sqlite3_finalize(p->ksym_st);
-    p->str_st = p->ksym_st = NULL;
+    sqlite3_finalize(p->stk_st);
+    sqlite3_finalize(p->sym_st);
+    p->str_st = p->ksym_st = p->stk_st = p->sym_st = NULL;
+    op_u64map_free(&p->stacks);
     op_u64map_free(&p->names);
     op_u64map_free(&p->tracks);
     op_u64map_free(&p->procs);
@@ -459,6 +550,7 @@ static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
     op_buf_free(&p->out);
     op_buf_free(&p->pkt);
     op_buf_free(&p->tmp);
+    op_buf_free(&p->stk);
     op_u64map_free(&p->pids.used);
     free(p->path);
     free(p);

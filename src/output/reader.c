@@ -156,6 +156,10 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
     case EV_METRIC:
         op_buf_puts(b, "X.value ");
         break;
+    case EV_SAMPLE:
+        /* 14 the CPU call stack of a CPU sample (omniprof_cpu_sample.sample_id -> this row) */
+        op_buf_puts(b, SRC_HAS(set, T_OP_CPU_SAMPLE) ? "CS.stack_id " : "NULL ");
+        break;
     default:
         op_buf_puts(b, "NULL ");
         break;
@@ -168,6 +172,8 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
         op_buf_printf(b, "FROM %s X ", tbl);
     if (kind == EV_SAMPLE || kind == EV_METRIC)
         op_buf_printf(b, "JOIN %s TR ON TR.id = X.track_id ", TB(T_TRACK));
+    if (kind == EV_SAMPLE && SRC_HAS(set, T_OP_CPU_SAMPLE))
+        op_buf_printf(b, "LEFT JOIN %s CS ON CS.sample_id = X.id ", TB(T_OP_CPU_SAMPLE));
     if (kind == EV_KERNEL && SRC_HAS(set, T_KSYM) && text)
         op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KSYM));
     if (has_ev && kind != EV_METRIC && kind != EV_PMC)
@@ -292,6 +298,9 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         break;
     case EV_METRIC:
         ev->value = sqlite3_column_double(st, 14);
+        break;
+    case EV_SAMPLE:
+        ev->cpu_stack = sqlite3_column_int64(st, 14);
         break;
     default:
         break;

@@ -34,6 +34,7 @@ typedef struct op_ev {
     int64_t src_agent_index, dst_agent_index;
     const char *alloc_type, *alloc_level;
     double value;                  /* pmc, metrics */
+    int64_t cpu_stack;             /* samples: omniprof_cpu_sample.stack_id of a CPU call-stack sample (0 none) */
 } op_ev;
 
 typedef struct op_rd {

@@ -345,6 +345,10 @@ omniprof_status_t op_counters_find(const char *chip, const char *name, omniprof_
     } else if (!rchip && !op_counters_provider_get()) {
         snprintf(err, errlen, "'%s': no hardware-counter backend in this build", name);
         st = OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    } else if (!rchip) {
+        snprintf(err, errlen, "'%s' is not a derived metric or constant, and no GPU chip is known yet to look it up "
+                 "in (no launch seen): name a chip, e.g. \"GH100\"", name);
+        st = OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
     } else {
         unknown_message(rchip, name, err, errlen);
         st = OMNIPROF_STATUS_ERROR_COUNTER_NOT_FOUND;

@@ -1,0 +1,32 @@
+#!/bin/sh
+# run.sh BUILD_DIR — every CPU-side benchmark, one after the other (`make bench`). Each prints
+# `metric=<name> value=<n> unit=<u>` lines; docs/PERFORMANCE.md holds the numbers measured and
+# the machine. GPU benchmarks run on the GPU machine from tests/gpu/run.sh. Set BENCH_QUICK=1
+# for a short pass (smaller record counts). Takes about 5 minutes in full on a 2-core VM.
+set -u
+BUILD=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+quick=${BENCH_QUICK:-0}
+status=0
+section() { printf '\n== %s\n' "$1"; }
+run() { "$@" || { echo "bench: '$*' failed ($?)" >&2; status=1; }; }
+
+section "SDK buffers (bench/sdk)"
+if [ "$quick" = 1 ]; then BENCH_SCALE=10 OMNIPROF_LOG_LEVEL=error run "$BUILD/bin/bench_sdk_buffer"
+else OMNIPROF_LOG_LEVEL=error run "$BUILD/bin/bench_sdk_buffer"; fi
+
+section "database ingest (bench/db)"
+run "$BUILD/bin/bench_db_ingest"
+
+section "capture through omniprof run (bench/tool)"
+if [ "$quick" = 1 ]; then n=2000000; m=10000000; else n=10000000; m=100000000; fi
+run python3 "$here/tool/run_bench.py" "$BUILD/bin/omniprof" "$BUILD/bin/bench_tool_capture" 2 $n $m
+
+section "post-processing (bench/output)"
+if [ "$quick" = 1 ]; then run sh "$here/output/bench_output.sh" "$BUILD" 1000000
+else run sh "$here/output/bench_output.sh" "$BUILD"; fi
+
+section "CPU sampling overhead (bench/cpu)"
+run python3 "$here/cpu/bench_sampling.py" "$BUILD" 3
+
+exit $status
