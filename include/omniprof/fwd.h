@@ -106,7 +106,7 @@ typedef enum omniprof_record_category_t {
     OMNIPROF_RECORD_CATEGORY_NONE = 0,
     OMNIPROF_RECORD_CATEGORY_TRACING,   /* kind is an omniprof_buffer_tracing_kind_t */
     OMNIPROF_RECORD_CATEGORY_COUNTERS,  /* kind is an omniprof_counter_record_kind_t */
-    OMNIPROF_RECORD_CATEGORY_SAMPLING,  /* kind is an omniprof_sampling_record_kind_t (cpu.h) */
+    OMNIPROF_RECORD_CATEGORY_SAMPLING,  /* reserved (GPU PC sampling); CPU samples are TRACING/CPU_SAMPLE */
     OMNIPROF_RECORD_CATEGORY_LAST
 } omniprof_record_category_t;
 

@@ -122,8 +122,8 @@ def _inputs(inputs):
 
 
 def convert(inputs, formats=("pftrace",), output_dir=".", output_name="out", stats=False, **window):
-    """Converts databases to pftrace / json / csv files in output_dir (names
-    <output_name>_results.pftrace, <output_name>_kernel_trace.csv, ...). Window keywords:
+    """Converts databases to pftrace / json / csv / folded files in output_dir (names
+    <output_name>_results.pftrace, <output_name>_kernel_trace.csv, <output_name>_folded.txt, ...). Window keywords:
     start, end (ns, or "25%"), start_marker, end_marker, inclusive. Raises Error on failure."""
     if isinstance(formats, str):
         formats = [formats]
@@ -139,10 +139,12 @@ def merge(inputs, output):
     _check(cli(["merge", "-i"] + _inputs(inputs) + ["-o", output]), "merge")
 
 
-def summary(inputs, units="nsec", by_rank=False, domain_summary=False, **window):
+def summary(inputs, units="nsec", by_rank=False, domain_summary=False, cpu_profile=None, **window):
     """Returns the summary tables as a list of {"summary": title, "units": ..., "rows": [...]},
     each row {"name", "domain", "calls", "duration", "average", "percent", "min", "max",
-    "stddev"} — what `omniprof summary --format json` prints."""
+    "stddev"} — what `omniprof summary --format json` prints. When the inputs hold CPU samples
+    the list ends with {"summary": "OMNIPROF CPU PROFILE", "cpu_profile": {"total_samples",
+    "flat": [...], "tree": {...}}}; cpu_profile = "flat", "tree", "both" or "none" chooses."""
     fd, path = tempfile.mkstemp(suffix=".json", prefix="omniprof-summary-")
     os.close(fd)
     try:
@@ -151,6 +153,8 @@ def summary(inputs, units="nsec", by_rank=False, domain_summary=False, **window)
             argv.append("--summary-by-rank")
         if domain_summary:
             argv.append("--domain-summary")
+        if cpu_profile is not None:
+            argv += ["--cpu-profile", cpu_profile]
         _check(cli(argv + _window_args(**window)), "summary")
         with open(path, "rb") as f:
             return json.loads(f.read().decode("utf-8", "surrogateescape"))

@@ -8,9 +8,9 @@ from . import Error, cli
 USAGE = """usage: python3 -m omniprof COMMAND [options]
 
 commands:
-  convert   databases to pftrace, json, csv (streaming; time windows)
+  convert   databases to pftrace, json, csv, folded (streaming; time windows)
   merge     many databases into one
-  summary   per-domain statistics tables
+  summary   per-domain statistics tables (and CPU sampling profiles)
   query     read-only SQL over the union of the inputs' views
 
 `python3 -m omniprof COMMAND --help` describes a command's options.

@@ -12,6 +12,7 @@
  *      location counted per (function, location)).
  * Names are interned (one copy per distinct text), so nodes compare by id. */
 #include "output/profile_cpu.h"
+#include "output/internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -504,16 +505,17 @@ OMNIPROF_API int op_cpu_profile_has_samples(const char *const *inputs, size_t n_
     return 0;
 }
 
+/* A JSON string with the escapes of the other JSON outputs (output.h invariant (3)): invalid
+ * UTF-8 bytes as \uDCxx, so Python's "surrogateescape" gives the bytes back. */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
+    op_buf b = {0};
+    op_buf_putc(&b, '"');
+    op_buf_json_str(&b, (const unsigned char *)s, strlen(s));
+    op_buf_putc(&b, '"');
+    if (b.oom) fputs("\"\"", f);
+    else op_buf_write(&b, f);
+    op_buf_free(&b);
 }
 
 static cp_profile *g_sort_profile; /* qsort has no context argument in C11 */

@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -549,114 +548,19 @@ static int parse_periods(const char *text)
 static omniprof_status_t make_buffer(int which, const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Hardware counters (--pmc): per-dispatch counting, filtered by the kernel regexes.           */
+/* Hardware counters (--pmc): the SDK's counters service reads OMNIPROF_PMC and the dispatch  */
+/* filters (kernel regexes, iteration range, replay mode, pass and dispatch limits) itself.    */
 
 #include "omniprof/counters.h"
 
-#define PMC_MAX_NAMES 64
-#define PMC_MAX_CHIPS 8
-
-static struct pmc_state {
-    char *names[PMC_MAX_NAMES];
-    int n_names;
-    regex_t include, exclude;
-    bool has_include, has_exclude;
-    pthread_mutex_t lock;
-    struct { char chip[32]; omniprof_counter_config_id_t config; bool failed; } chips[PMC_MAX_CHIPS];
-    int n_chips;
-    _Atomic uint64_t counted, skipped;
-} g_pmc = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* The counter config for a chip, made on first use (the launching thread of its first kernel). */
-static omniprof_counter_config_id_t pmc_config_for(const char *chip, omniprof_agent_id_t agent)
+/* Configure dispatch counting into the GPU buffer. Returns 0 when counting is on. */
+static int pmc_configure(void)
 {
-    omniprof_counter_config_id_t none = {0};
-    if (!chip) chip = "";
-    pthread_mutex_lock(&g_pmc.lock);
-    for (int i = 0; i < g_pmc.n_chips; i++)
-        if (strcmp(g_pmc.chips[i].chip, chip) == 0) {
-            omniprof_counter_config_id_t c = g_pmc.chips[i].failed ? none : g_pmc.chips[i].config;
-            pthread_mutex_unlock(&g_pmc.lock);
-            return c;
-        }
-    if (g_pmc.n_chips == PMC_MAX_CHIPS) {
-        pthread_mutex_unlock(&g_pmc.lock);
-        return none;
-    }
-    int slot = g_pmc.n_chips++;
-    snprintf(g_pmc.chips[slot].chip, sizeof(g_pmc.chips[slot].chip), "%s", chip);
-    g_pmc.chips[slot].failed = true;
-    omniprof_counter_id_t ids[PMC_MAX_NAMES];
-    int n = 0;
-    for (int i = 0; i < g_pmc.n_names; i++) {
-        omniprof_status_t st = omniprof_find_counter(*chip ? chip : NULL, g_pmc.names[i], &ids[n]);
-        if (st != OMNIPROF_STATUS_SUCCESS) {
-            const char *detail = omniprof_get_counter_error_string();
-            op_error("--pmc: counter '%s' on %s: %s; counters are off for this device", g_pmc.names[i],
-                     *chip ? chip : "this GPU", detail && *detail ? detail : omniprof_get_status_string(st));
-            pthread_mutex_unlock(&g_pmc.lock);
-            return none;
-        }
-        n++;
-    }
-    omniprof_counter_config_id_t cfg = {0};
-    omniprof_status_t st = omniprof_create_counter_config(agent, ids, (size_t)n, &cfg);
-    if (st != OMNIPROF_STATUS_SUCCESS) {
-        const char *detail = omniprof_get_counter_error_string();
-        op_error("--pmc: cannot collect these counters on %s: %s; counters are off for this device",
-                 *chip ? chip : "this GPU", detail && *detail ? detail : omniprof_get_status_string(st));
-        pthread_mutex_unlock(&g_pmc.lock);
-        return none;
-    }
-    g_pmc.chips[slot].config = cfg;
-    g_pmc.chips[slot].failed = false;
-    pthread_mutex_unlock(&g_pmc.lock);
-    return cfg;
-}
-
-/* Which dispatches get counters: --kernel-include-regex / --kernel-exclude-regex apply here
- * (as in rocprofv3, to counter collection only; tracing keeps every kernel). */
-static void pmc_dispatch_cb(const omniprof_dispatch_counting_service_data_t *d, omniprof_counter_config_id_t *config,
-                            omniprof_user_data_t *user_data, void *data)
-{
-    (void)user_data;
-    (void)data;
-    config->handle = 0;
-    const char *name = d->kernel_name ? kernel_display_name(d->kernel_name, NULL) : "";
-    if (!name) name = "";
-    if ((g_pmc.has_include && regexec(&g_pmc.include, name, 0, NULL, 0) != 0) ||
-        (g_pmc.has_exclude && regexec(&g_pmc.exclude, name, 0, NULL, 0) == 0)) {
-        atomic_fetch_add_explicit(&g_pmc.skipped, 1, memory_order_relaxed);
-        return;
-    }
-    *config = pmc_config_for(d->chip, d->agent_id);
-    if (config->handle) atomic_fetch_add_explicit(&g_pmc.counted, 1, memory_order_relaxed);
-}
-
-/* Parse OMNIPROF_PMC and the regexes; configure dispatch counting into the GPU buffer. */
-static int pmc_configure(const char *list)
-{
-    char *copy = op_strdup(list);
-    if (!copy) return -1;
-    for (char *save = NULL, *w = strtok_r(copy, " ,", &save); w && g_pmc.n_names < PMC_MAX_NAMES;
-         w = strtok_r(NULL, " ,", &save))
-        g_pmc.names[g_pmc.n_names++] = op_strdup(w);
-    op_free(copy);
-    if (g_pmc.n_names == 0) return -1;
-    const char *inc = op_setting_str(OP_SET_KERNEL_INCLUDE_REGEX), *exc = op_setting_str(OP_SET_KERNEL_EXCLUDE_REGEX);
-    if (inc && *inc) {
-        if (regcomp(&g_pmc.include, inc, REG_EXTENDED | REG_NOSUB) == 0) g_pmc.has_include = true;
-        else op_error("OMNIPROF_KERNEL_INCLUDE_REGEX='%s' is not a valid POSIX extended regex; ignored", inc);
-    }
-    if (exc && *exc) {
-        if (regcomp(&g_pmc.exclude, exc, REG_EXTENDED | REG_NOSUB) == 0) g_pmc.has_exclude = true;
-        else op_error("OMNIPROF_KERNEL_EXCLUDE_REGEX='%s' is not a valid POSIX extended regex; ignored", exc);
-    }
     if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return -1;
-    omniprof_status_t st =
-        omniprof_configure_buffer_dispatch_counting_service(g.ctx, g.buf[TB_GPU].id, pmc_dispatch_cb, NULL);
+    char err[512] = "";
+    omniprof_status_t st = omniprof_configure_pmc_from_settings(g.ctx, g.buf[TB_GPU].id, err, sizeof(err));
     if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_error("--pmc: counter collection is not available: %s", omniprof_get_status_string(st));
+        op_error("--pmc: counter collection is off: %s", err[0] ? err : omniprof_get_status_string(st));
         return -1;
     }
     return 0;
@@ -694,10 +598,6 @@ static void record_costs(op_db_writer *w)
     op_db_writer_add_run_cost(w, "tool_records", (double)records, "count");
     op_db_writer_add_run_cost(w, "tool_deliveries", (double)callbacks, "count");
     op_db_writer_add_run_cost(w, "tool_memory_bytes", (double)op_alloc_bytes(), "bytes");
-    if (g.pmc) {
-        op_db_writer_add_run_cost(w, "pmc_dispatches_counted", (double)atomic_load(&g_pmc.counted), "count");
-        op_db_writer_add_run_cost(w, "pmc_dispatches_filtered_out", (double)atomic_load(&g_pmc.skipped), "count");
-    }
 }
 
 /* Wait for the writer to commit everything appended, for as long as it makes progress: a run
@@ -805,7 +705,6 @@ static void at_fork_child(void)
     pthread_mutex_init(&g.thr_lock, NULL);
     pthread_cond_init(&g.thr_cond, NULL);
     pthread_mutex_init(&g_names_lock, NULL);
-    pthread_mutex_init(&g_pmc.lock, NULL);
     g.pid = getpid();
     atomic_store(&g.inflight, 0);
     atomic_store(&g.open_failed, 0);
@@ -988,7 +887,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER) == 0) kinds++;
     }
     const char *pmc = op_setting_str(OP_SET_PMC);
-    if (pmc && *pmc && pmc_configure(pmc) == 0) g.pmc = true;
+    if (pmc && *pmc && pmc_configure() == 0) g.pmc = true;
     if (kinds == 0 && !g.pmc) {
         op_info("nothing to trace (no OMNIPROF_*_TRACE setting is on); the tool stays off");
         return -1;
