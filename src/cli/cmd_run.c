@@ -1082,7 +1082,47 @@ static bool wants_cpu(const run_opts *ro)
 static run_opts *g_cleanup_ro;
 static env_list *g_cleanup_env;
 static char *g_pmc_groups[64];
+
 static int g_n_pmc_groups;
+
+/* Before the run, say how many passes each --pmc group needs (offline pass planning of the
+ * counters module, `omniprof avail --pmc-check`), on stderr: the program's stdout stays its own.
+ * An unknown counter, or a set impossible in the chosen replay mode, stops the launch (exit 2)
+ * unless --extra-metrics may define the names. Returns 0 to go on. */
+static int check_pmc_groups(char **groups, int n, bool extra_metrics)
+{
+    if (!op_avail_counters) return 0; /* counters module not built: the tool reports it */
+    int rc_all = 0;
+    for (int i = 0; i < n; i++) {
+        char *copy = xstrdup(groups[i]);
+        char *argv[80];
+        int argc = 0;
+        argv[argc++] = "avail";
+        argv[argc++] = "--pmc-check";
+        for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && argc < 78; t = strtok_r(NULL, " ,", &save))
+            argv[argc++] = t;
+        argv[argc] = NULL;
+        fflush(stdout);
+        int saved = dup(STDOUT_FILENO);
+        if (saved >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
+        if (n > 1) fprintf(stderr, "omniprof run: --pmc group %d of %d: ", i + 1, n);
+        int rc = op_avail_counters(argc, argv);
+        fflush(stdout);
+        if (saved >= 0) {
+            dup2(saved, STDOUT_FILENO);
+            close(saved);
+        }
+        free(copy);
+        if (rc == 2 && extra_metrics) continue; /* names may come from --extra-metrics */
+        if (rc != 0) {
+            fprintf(stderr, "omniprof run: --pmc %s cannot be collected (see above); the program was not run\n",
+                    groups[i]);
+            rc_all = 2;
+        }
+    }
+    return rc_all;
+}
+
 
 static void run_cleanup(void)
 {
@@ -1296,6 +1336,8 @@ static int run_main(int argc, char **argv)
     if (ro.set[O_DISABLE_SIGNAL_HANDLERS]) SETB("SIGNAL_HANDLERS", !opt_true(&ro, O_DISABLE_SIGNAL_HANDLERS));
 #undef SETB
     if (bad) return EXIT_USAGE;
+    if (n_pmc_groups > 0 && check_pmc_groups(pmc_groups, n_pmc_groups, ro.set[O_EXTRA_METRICS]) != 0)
+        return EXIT_USAGE;
     if (!any_collect) {
         usage_error("nothing to collect: give a tracing option (--kernel-trace, --marker-trace, --runtime-trace, "
                     "--sys-trace, ...), --pmc or --sample; see `omniprof run --help`");

@@ -594,7 +594,13 @@ static void json_tree(FILE *f, cp_profile *p, uint32_t id, int depth)
 OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs, FILE *out,
                                       const op_cpu_profile_options *opts, char *err, size_t errlen)
 {
-    op_cpu_profile_options o = {sizeof o, OP_CPU_PROFILE_TEXT, 1, 1, 30, 0.5, 0, 0, 0, 0};
+    return cp_profile_write_window(inputs, n_inputs, out, opts, NULL, err, errlen);
+}
+
+int cp_profile_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const op_cpu_profile_options *opts,
+                            const int64_t *window, char *err, size_t errlen)
+{
+    op_cpu_profile_options o = {sizeof o, OP_CPU_PROFILE_TEXT, 1, 1, 30, 0.5, 0};
     if (opts) {
         size_t sz = opts->size < sizeof o ? opts->size : sizeof o;
         memcpy(&o, opts, sz);
@@ -607,8 +613,7 @@ OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs
         return 2;
     }
     cp_profile p;
-    int64_t win[2] = {o.t_start, o.t_end};
-    int rc = cp_profile_build_window(&p, inputs, n_inputs, o.clock, o.has_window ? win : NULL, err, errlen);
+    int rc = cp_profile_build_window(&p, inputs, n_inputs, o.clock, window, err, errlen);
     if (rc) {
         cp_profile_free(&p);
         return rc;

@@ -40,10 +40,8 @@ typedef struct op_cpu_profile_options {
     size_t max_rows;      /* flat profile rows (0 = 30) */
     double min_percent;   /* call-tree nodes below this inclusive % are left out (text only; 0 = 0.5) */
     int clock;            /* 0 all samples, 1 CPU-time samples only, 2 real-time samples only */
-    int has_window;       /* 1: only samples with t_start <= timestamp <= t_end (ns, the database's clock) */
-    int64_t t_start, t_end;
 } op_cpu_profile_options;
-#define op_cpu_profile_options__last_field t_end
+#define op_cpu_profile_options__last_field clock
 
 /**
  * @brief **op_cpu_profile_has_samples** tells whether any input holds CPU samples.
@@ -118,6 +116,10 @@ int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, 
                      size_t errlen);
 /* The same, counting only samples with window[0] <= timestamp <= window[1] (window NULL: all). */
 int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock,
+                            const int64_t *window, char *err, size_t errlen);
+/* op_cpu_profile_write over the samples with window[0] <= timestamp <= window[1] (window
+ * NULL: all); for op_output_summary's time windows. */
+int cp_profile_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const op_cpu_profile_options *opts,
                             const int64_t *window, char *err, size_t errlen);
 /* op_cpu_folded_write_file over the samples inside window (NULL: all); for op_output_convert. */
 int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path,

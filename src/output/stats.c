@@ -530,11 +530,7 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
     po.format = opts->format == OP_OUT_SUMMARY_JSON ? OP_CPU_PROFILE_JSON : OP_CPU_PROFILE_TEXT;
     po.flat = which != OP_OUT_CPU_PROFILE_TREE;
     po.tree = which != OP_OUT_CPU_PROFILE_FLAT;
-    if (w->active) {
-        po.has_window = 1;
-        po.t_start = w->t0;
-        po.t_end = w->t1;
-    }
+    int64_t win[2] = {w->t0, w->t1};
     if (opts->format == OP_OUT_SUMMARY_JSON) {
         fprintf(out, "%s{\"summary\":\"OMNIPROF CPU PROFILE\",\"cpu_profile\":", *first_json ? "" : ",\n");
         *first_json = 0;
@@ -543,7 +539,7 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
     } else {
         fputs("\nOMNIPROF CPU PROFILE:\n\n", out);
     }
-    int rc = op_cpu_profile_write(inputs, n_inputs, out, &po, err, errlen);
+    int rc = cp_profile_write_window(inputs, n_inputs, out, &po, w->active ? win : NULL, err, errlen);
     if (rc) return rc;
     if (opts->format == OP_OUT_SUMMARY_JSON) fputs("}", out);
     else if (opts->format == OP_OUT_SUMMARY_MD) fputs("```\n", out);

@@ -294,6 +294,9 @@ def main():
     A = ap.parse_args()
     if not os.path.exists(A.proto):
         A.proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "perfetto_trace.proto")
+    if not os.path.exists(A.hotspot):
+        print("SKIP: %s is not built (tests/cpu, needs the CPU backend)" % A.hotspot)
+        return 77
     probe = subprocess.run([A.omniprof, "run", "--help"], capture_output=True, text=True)
     if "--sample" not in probe.stdout + probe.stderr:
         print("SKIP: omniprof run --sample is not available")

@@ -163,6 +163,7 @@ def t_errors():
         (["-M=perhaps", "--marker-trace"], "is not valid"),
         (["--pmc", "x", "--kernel-iteration-range", "abc"], "--kernel-iteration-range 'abc' is not valid"),
         (["--pmc", "x", "--extra-metrics", "/nonexistent.xml"], "no such file"),
+        (["--pmc", "dram__bytes_red.sum"], "closest: dram__bytes_read.sum"),
         (["--marker-trace", "--output-directory"], "needs a value"),
     ]
     for args, msg in cases:
@@ -675,12 +676,16 @@ def t_collection_period():
 
 def t_multipass():
     d = tmpdir()
-    r = omniprof("run", "--marker-trace", "--pmc", "a", "b", "--pmc", "c", "-d", d, "--", ARGS.victim, "normal", "2")
+    a, b, c = "dram__bytes_read.sum", "sm__cycles_elapsed.max", "gpu__time_duration.sum"
+    r = omniprof("run", "--marker-trace", "--pmc", a, b, "--pmc", c, "-d", d, "--", ARGS.victim, "normal", "2")
     check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
-    check("pass 1 of 2: --pmc a b" in r.stderr and "pass 2 of 2: --pmc c" in r.stderr, "passes announced: %r" % r.stderr)
+    check("pass 1 of 2: --pmc %s %s" % (a, b) in r.stderr and "pass 2 of 2: --pmc %s" % c in r.stderr,
+          "passes announced: %r" % r.stderr)
+    # Offline pass planning runs before the program, once per group, on stderr.
+    check("group 1 of 2" in r.stderr and "need 1 pass" in r.stderr, "pass counts printed: %r" % r.stderr)
     check(r.stdout.count("normal done") == 2, "the program ran once per group: %r" % r.stdout)
     check(len(dbs_in(d)) == 2, "one database per pass: %r" % dbs_in(d))
-    r = omniprof("run", "--marker-trace", "--pmc", "a", "--pmc", "b", "-d", d, "--", ARGS.victim, "exit7", "1")
+    r = omniprof("run", "--marker-trace", "--pmc", a, "--pmc", b, "-d", d, "--", ARGS.victim, "exit7", "1")
     check(r.returncode == 7, "multi-pass keeps the exit status: %d" % r.returncode)
 
 
