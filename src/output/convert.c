@@ -1,4 +1,5 @@
-/* convert.c — the conversion driver: op_output_open / write / close and op_output_convert.
+/* convert.c — the conversion driver: op_output_open / write / close and op_output_convert
+ * (which also writes the folded CPU stacks of OP_OUT_FMT_FOLDED through folded.c).
  *
  * State machine of a stream (one sink):
  *

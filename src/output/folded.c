@@ -22,11 +22,9 @@ typedef struct walk {
     size_t cap;
 } walk;
 
-static cp_profile *g_fold_profile;
-
-static int cmp_by_name(const void *a, const void *b)
+static int cmp_by_name(const void *a, const void *b, void *ctx)
 {
-    const cp_profile *p = g_fold_profile;
+    const cp_profile *p = ctx; /* qsort_r's context: no shared state between threads */
     return strcmp(p->strs[p->nodes[*(const uint32_t *)a].name], p->strs[p->nodes[*(const uint32_t *)b].name]);
 }
 
@@ -46,8 +44,7 @@ static void fold(walk *w, uint32_t id, size_t depth)
     }
     size_t n;
     uint32_t *kids = cp_sorted_children(p, id, &n);
-    g_fold_profile = p;
-    if (n) qsort(kids, n, sizeof *kids, cmp_by_name);
+    if (n) qsort_r(kids, n, sizeof *kids, cmp_by_name, p);
     for (size_t i = 0; i < n; i++) fold(w, kids[i], depth + 1);
     free(kids);
 }

@@ -3,7 +3,9 @@
  *
  * Shape: {"displayTimeUnit":"ns","otherData":{...},"traceEvents":[ ... ]}. Events:
  *   regions   ph "X" on (pid, tid), cat = category, args {corr_id}
- *   samples   ph "i" (s "t") on (pid, tid)
+ *   samples   ph "i" (s "t") on (pid, tid); a CPU call-stack sample is named by its innermost
+ *             function, args {corr_id, stack} (frames innermost first, one per line; each
+ *             distinct stack described once per set and kept: the stack dictionary)
  *   kernels   ph "X" on (pid, GPU stream pseudo-thread), args {grid, block, dispatch_id, corr_id}
  *   copies    ph "X" on the stream pseudo-thread, args {bytes, corr_id}
  *   allocs    ph "C" counter "Memory allocated (agent N)"
@@ -33,7 +35,38 @@ typedef struct js_sink {
     op_u64map meta;        /* emitted thread/stream metadata */
     op_u64map cats;
     op_u64map alloc_total;
+    /* CPU stacks of the set: stack id + 1 -> index + 1 into stack_txt ("leaf\0text\0") */
+    sqlite3_stmt *stk_st, *sym_st;
+    op_u64map stack_ix;
+    char **stack_txt;
+    size_t n_stack, cap_stack;
+    op_buf stk;
 } js_sink;
+
+/* The leaf name and stack text of CPU stack `stack` (NULL when out of memory). */
+static const char *js_stack(js_sink *j, int64_t stack) {
+    uint64_t ix;
+    if (op_u64map_get(&j->stack_ix, (uint64_t)stack + 1, &ix)) return j->stack_txt[ix - 1];
+    char leaf[4200];
+    op_stack_describe(j->src, j->set, &j->stk_st, &j->sym_st, stack, &j->stk, leaf, sizeof leaf);
+    if (j->stk.oom) return NULL;
+    if (j->n_stack == j->cap_stack) {
+        size_t nc = j->cap_stack ? j->cap_stack * 2 : 256;
+        char **n = realloc(j->stack_txt, nc * sizeof *n);
+        if (!n) return NULL;
+        j->stack_txt = n;
+        j->cap_stack = nc;
+    }
+    size_t ll = strlen(leaf);
+    char *e = malloc(ll + 1 + j->stk.len + 1);
+    if (!e) return NULL;
+    memcpy(e, leaf, ll + 1);
+    if (j->stk.len) memcpy(e + ll + 1, j->stk.p, j->stk.len);
+    e[ll + 1 + j->stk.len] = 0;
+    j->stack_txt[j->n_stack++] = e;
+    op_u64map_put(&j->stack_ix, (uint64_t)stack + 1, j->n_stack);
+    return e;
+}
 
 static void js_sep(js_sink *j) {
     if (!j->first) op_buf_puts(&j->out, ",\n");
@@ -136,11 +169,19 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         js_common(j, ev, ev->kind == EV_REGION ? "X" : "i", pid, ev->tid);
         if (ev->kind == EV_REGION) js_ts(b, "dur", ev->end - ev->start);
         else op_buf_puts(b, ",\"s\":\"t\"");
+        const char *stk = ev->kind == EV_SAMPLE && ev->cpu_sample ? js_stack(j, ev->cpu_stack) : NULL;
         op_buf_puts(b, ",\"name\":");
-        js_str(b, ev->name, ev->name_len);
+        if (stk) js_str(b, (const unsigned char *)stk, (int)strlen(stk));
+        else js_str(b, ev->name, ev->name_len);
         op_buf_puts(b, ",\"cat\":");
         js_str(b, ev->category, ev->category_len);
-        op_buf_printf(b, ",\"args\":{\"corr_id\":%lld}}", (long long)ev->corr);
+        op_buf_printf(b, ",\"args\":{\"corr_id\":%lld", (long long)ev->corr);
+        if (stk) {
+            const char *text = stk + strlen(stk) + 1;
+            op_buf_puts(b, ",\"stack\":");
+            js_str(b, (const unsigned char *)text, (int)strlen(text));
+        }
+        op_buf_puts(b, "}}");
         if (ev->kind == EV_REGION && ev->corr && !op_category_is_marker(ev->category, ev->category_len))
             js_flow(j, ev, pid, ev->tid, 0);
         break;
@@ -211,6 +252,14 @@ static int js_end_set(op_sink *k, char *err, size_t errlen) {
     op_u64map_free(&j->meta);
     op_u64map_free(&j->cats);
     op_u64map_free(&j->alloc_total);
+    sqlite3_finalize(j->stk_st);
+    sqlite3_finalize(j->sym_st);
+    j->stk_st = j->sym_st = NULL;
+    for (size_t i = 0; i < j->n_stack; i++) free(j->stack_txt[i]);
+    free(j->stack_txt);
+    j->stack_txt = NULL;
+    j->n_stack = j->cap_stack = 0;
+    op_u64map_free(&j->stack_ix);
     return 0;
 }
 
@@ -228,6 +277,7 @@ static int js_finish(op_sink *k, int ok, char *err, size_t errlen) {
         rc = OP_OUT_EFAIL;
     }
     op_buf_free(&j->out);
+    op_buf_free(&j->stk);
     op_u64map_free(&j->pids.used);
     free(j->path);
     free(j);

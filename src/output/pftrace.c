@@ -17,7 +17,8 @@
  * CPU call-stack samples (rocpd_sample rows that an omniprof_cpu_sample row points at) are
  * instants on their thread's track named by the innermost function, with a debug annotation
  * `stack` holding the frames innermost first, one per line. Both are interned per distinct
- * stack: event name iid = 4 * stack id + 2, debug_annotation_string_values iid = stack id.
+ * stack: event name iid = 4 * stack id + 2, debug_annotation_string_values iid = stack id + 1
+ * (stack id 0, an empty stack, is named "[no stack]").
  * Flows: an API call region (category not a marker) carries flow_ids = H(seq, correlation id);
  * the kernel or copy it caused carries terminating_flow_ids with the same id.
  * Track uuids are H(seq, kind, row id): unique across sets and inputs (invariant (2)).
@@ -242,71 +243,20 @@ static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
 }
 
 /* Interns the leaf function name (event name iid 4*stack+2) and the stack text
- * (debug_annotation_string_values iid = stack) of CPU stack `stack` into the packet being
- * built, once per sequence. Frames: omniprof_stack walked leaf -> root; each address's
- * omniprof_symbol rows innermost inline depth first; unknown addresses as 0xADDR. */
+ * (debug_annotation_string_values iid = stack+1) of CPU stack `stack` (op_stack_describe)
+ * into the packet being built, once per sequence. */
 static void intern_stack(pf_sink *p, int64_t stack) {
-    if (op_u64map_get(&p->stacks, (uint64_t)stack, NULL)) return;
-    op_u64map_put(&p->stacks, (uint64_t)stack, 1);
-    char e[8], sql[400];
-    if (!p->stk_st && SRC_HAS(p->set, T_OP_STACK)) {
-        snprintf(sql, sizeof sql, "SELECT parent_id, address FROM %s WHERE id = ?1", p->set->name[T_OP_STACK]);
-        p->stk_st = op_src_prepare(p->src, sql, e, sizeof e);
-    }
-    if (!p->sym_st && SRC_HAS(p->set, T_OP_SYMBOL)) {
-        snprintf(sql, sizeof sql,
-                 "SELECT function, inline_depth, module, module_offset FROM %s WHERE address = ?1 "
-                 "ORDER BY inline_depth DESC",
-                 p->set->name[T_OP_SYMBOL]);
-        p->sym_st = op_src_prepare(p->src, sql, e, sizeof e);
-    }
-    p->stk.len = 0;
-    char leaf[4200] = "";
-    int64_t node = stack;
-    for (int depth = 0; node > 0 && depth < 512 && p->stk_st && p->stk.len < 65536; depth++) {
-        sqlite3_reset(p->stk_st);
-        sqlite3_bind_int64(p->stk_st, 1, node);
-        if (sqlite3_step(p->stk_st) != SQLITE_ROW) break;
-        int64_t parent = sqlite3_column_int64(p->stk_st, 0), addr = sqlite3_column_int64(p->stk_st, 1);
-        int named = 0;
-        if (p->sym_st) {
-            sqlite3_reset(p->sym_st);
-            sqlite3_bind_int64(p->sym_st, 1, addr);
-            while (sqlite3_step(p->sym_st) == SQLITE_ROW) {
-                const char *fn = (const char *)sqlite3_column_text(p->sym_st, 0);
-                const char *mod = (const char *)sqlite3_column_text(p->sym_st, 2);
-                char frame[4200];
-                if (fn && *fn)
-                    snprintf(frame, sizeof frame, "%s%s", fn, sqlite3_column_int(p->sym_st, 1) > 0 ? " [inlined]" : "");
-                else if (mod && *mod) {
-                    const char *b = strrchr(mod, '/');
-                    snprintf(frame, sizeof frame, "%s+0x%llx", b ? b + 1 : mod,
-                             (unsigned long long)sqlite3_column_int64(p->sym_st, 3));
-                } else
-                    snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
-                if (!leaf[0]) snprintf(leaf, sizeof leaf, "%s", frame);
-                if (p->stk.len) op_buf_putc(&p->stk, '\n');
-                op_buf_puts(&p->stk, frame);
-                named = 1;
-            }
-        }
-        if (!named) {
-            char frame[32];
-            snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
-            if (!leaf[0]) snprintf(leaf, sizeof leaf, "%s", frame);
-            if (p->stk.len) op_buf_putc(&p->stk, '\n');
-            op_buf_puts(&p->stk, frame);
-        }
-        node = parent;
-    }
-    if (!leaf[0]) snprintf(leaf, sizeof leaf, "[no stack]");
+    if (op_u64map_get(&p->stacks, (uint64_t)stack + 1, NULL)) return;
+    op_u64map_put(&p->stacks, (uint64_t)stack + 1, 1);
+    char leaf[4200];
+    op_stack_describe(p->src, p->set, &p->stk_st, &p->sym_st, stack, &p->stk, leaf, sizeof leaf);
     size_t idd = pb_begin(&p->pkt, 12);
     size_t en = pb_begin(&p->pkt, 2); /* event_names */
     pb_uint(&p->pkt, 1, (uint64_t)stack * 4 + 2);
     pb_text(&p->pkt, 2, (const unsigned char *)leaf, strlen(leaf));
     pb_end(&p->pkt, en);
     size_t ds = pb_begin(&p->pkt, 29); /* debug_annotation_string_values */
-    pb_uint(&p->pkt, 1, (uint64_t)stack);
+    pb_uint(&p->pkt, 1, (uint64_t)stack + 1);
     pb_text(&p->pkt, 2, (const unsigned char *)(p->stk.p ? (const char *)p->stk.p : ""), p->stk.len);
     pb_end(&p->pkt, ds);
     pb_end(&p->pkt, idd);
@@ -451,15 +401,16 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     case EV_SAMPLE: {
         uint64_t track = thread_track(p, ev);
         pf_packet_start(p, ev->start, 1);
-        if (ev->cpu_stack > 0) intern_stack(p, ev->cpu_stack);
+        int cpu = ev->cpu_sample && ev->cpu_stack >= 0;
+        if (cpu) intern_stack(p, ev->cpu_stack);
         size_t te = pb_begin(&p->pkt, 11);
         pb_uint(&p->pkt, 9, 3); /* TYPE_INSTANT */
         pb_uint(&p->pkt, 11, track);
-        if (ev->cpu_stack > 0) {
+        if (cpu) {
             pb_uint(&p->pkt, 10, (uint64_t)ev->cpu_stack * 4 + 2); /* name_iid: the leaf function */
             size_t d = pb_begin(&p->pkt, 4);
             pb_uint(&p->pkt, 1, DA_STACK);
-            pb_uint(&p->pkt, 17, (uint64_t)ev->cpu_stack); /* string_value_iid */
+            pb_uint(&p->pkt, 17, (uint64_t)ev->cpu_stack + 1); /* string_value_iid */
             pb_end(&p->pkt, d);
         } else {
             pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"", (size_t)ev->name_len);

@@ -399,18 +399,13 @@ static int for_each_set(sqlite3 *db, int (*fn)(const char *sfx, void *arg), void
     return rc;
 }
 
+/* Opens one input the way every other reader of libomniprof-output does (op_src_open_db:
+ * read-only, defensive, untrusted schema, header checks, and immutable for a WAL database with
+ * no -wal file, so that reading leaves no -wal/-shm files behind). */
 static sqlite3 *open_ro(const char *path, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
-    char uri[4200];
-    snprintf(uri, sizeof uri, "file:%s?mode=ro", path);
-    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
-        if (err && errlen) snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return NULL;
-    }
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_exec(db, "PRAGMA trusted_schema = OFF", NULL, NULL, NULL);
+    if (op_src_open_db(path, &db, err, errlen) != OP_OUT_OK) return NULL;
     /* a non-database file fails here, with SQLite's reason */
     if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
         if (err && errlen) snprintf(err, errlen, "%s: not a readable database: %s", path, sqlite3_errmsg(db));
@@ -426,6 +421,7 @@ typedef struct set_ctx {
     const char *input;
     int clock;
     const int64_t *window;
+    const char *only_sfx; /* NULL: every set */
     char *err;
     size_t errlen;
 } set_ctx;
@@ -433,6 +429,7 @@ typedef struct set_ctx {
 static int set_cb(const char *sfx, void *arg)
 {
     set_ctx *c = arg;
+    if (c->only_sfx && strcmp(c->only_sfx, sfx) != 0) return 0;
     return add_set(c->p, c->db, c->input, sfx, c->clock, c->window, c->err, c->errlen);
 }
 
@@ -443,6 +440,12 @@ int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, 
 
 int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock,
                             const int64_t *window, char *err, size_t errlen)
+{
+    return cp_profile_build_set(p, inputs, n_inputs, NULL, clock, window, err, errlen);
+}
+
+int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inputs, const char *only_sfx, int clock,
+                         const int64_t *window, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     intern(p, "[root]");
@@ -457,7 +460,7 @@ int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_i
     for (size_t i = 0; i < n_inputs; i++) {
         sqlite3 *db = open_ro(inputs[i], err, errlen);
         if (!db) return 2;
-        set_ctx c = {p, db, inputs[i], clock, window, err, errlen};
+        set_ctx c = {p, db, inputs[i], clock, window, only_sfx, err, errlen};
         int rc = for_each_set(db, set_cb, &c);
         sqlite3_close(db);
         if (rc != 0) return rc < 0 ? 2 : rc;
@@ -518,18 +521,20 @@ static void json_str(FILE *f, const char *s)
     op_buf_free(&b);
 }
 
-static cp_profile *g_sort_profile; /* qsort has no context argument in C11 */
-
-static int cmp_flat(const void *a, const void *b)
+/* Comparators take the profile as qsort_r's context (GNU): no shared state, so profiles may be
+ * written from several threads at once (output.h: functions share no state). */
+static int cmp_flat(const void *a, const void *b, void *ctx)
 {
+    const cp_profile *g_sort_profile = ctx;
     const cp_flat *x = a, *y = b;
     if (x->self != y->self) return x->self < y->self ? 1 : -1;
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
     return strcmp(g_sort_profile->strs[x->name], g_sort_profile->strs[y->name]);
 }
 
-static int cmp_child(const void *a, const void *b)
+static int cmp_child(const void *a, const void *b, void *ctx)
 {
+    const cp_profile *g_sort_profile = ctx;
     const cp_node *x = &g_sort_profile->nodes[*(const uint32_t *)a], *y = &g_sort_profile->nodes[*(const uint32_t *)b];
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
     return strcmp(g_sort_profile->strs[x->name], g_sort_profile->strs[y->name]);
@@ -549,8 +554,7 @@ uint32_t *cp_sorted_children(cp_profile *p, uint32_t id, size_t *n)
     }
     k = 0;
     for (uint32_t c = p->nodes[id].first_child; c != UINT32_MAX; c = p->nodes[c].next_sibling) arr[k++] = c;
-    g_sort_profile = p;
-    qsort(arr, k, sizeof *arr, cmp_child);
+    qsort_r(arr, k, sizeof *arr, cmp_child, p);
     return arr;
 }
 
@@ -600,6 +604,68 @@ OMNIPROF_API int op_cpu_profile_write(const char *const *inputs, size_t n_inputs
 int cp_profile_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const op_cpu_profile_options *opts,
                             const int64_t *window, char *err, size_t errlen)
 {
+    return cp_profile_write_set(inputs, n_inputs, NULL, out, opts, window, err, errlen);
+}
+
+/* Label of one table set: "RANK r (pid p)" when the process recorded an MPI rank, else
+ * "PROCESS p" (the pid of its samples). */
+static void set_label(sqlite3 *db, const char *sfx, char *label, size_t n)
+{
+    char sql[600];
+    sqlite3_stmt *st = NULL;
+    long long pid = -1, rank = -1;
+    snprintf(sql, sizeof sql, "SELECT pid FROM \"omniprof_cpu_sample%s\" LIMIT 1", sfx);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        pid = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    snprintf(sql, sizeof sql,
+             "SELECT pid, json_extract(CASE WHEN json_valid(extdata) THEN extdata END, '$.rank') FROM "
+             "\"rocpd_info_process%s\" ORDER BY id LIMIT 1",
+             sfx);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        pid = sqlite3_column_int64(st, 0);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL) rank = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rank >= 0) snprintf(label, n, "RANK %lld (pid %lld)", rank, pid);
+    else snprintf(label, n, "PROCESS %lld", pid);
+}
+
+typedef struct label_ctx {
+    sqlite3 *db;
+    size_t input;
+    int (*cb)(size_t input, const char *sfx, const char *label, void *arg);
+    void *arg;
+} label_ctx;
+
+static int label_cb(const char *sfx, void *arg)
+{
+    label_ctx *c = arg;
+    if (has_cb(sfx, c->db) <= 0) return 0;
+    char label[300];
+    set_label(c->db, sfx, label, sizeof label);
+    return c->cb(c->input, sfx, label, c->arg);
+}
+
+int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
+                           int (*cb)(size_t input, const char *sfx, const char *label, void *arg), void *arg,
+                           char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n_inputs; i++) {
+        sqlite3 *db = open_ro(inputs[i], err, errlen);
+        if (!db) return 2;
+        label_ctx c = {db, i, cb, arg};
+        int rc = for_each_set(db, label_cb, &c);
+        sqlite3_close(db);
+        if (rc) return rc < 0 ? 2 : rc;
+    }
+    return 0;
+}
+
+int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char *only_sfx, FILE *out,
+                         const op_cpu_profile_options *opts, const int64_t *window, char *err, size_t errlen)
+{
     op_cpu_profile_options o = {sizeof o, OP_CPU_PROFILE_TEXT, 1, 1, 30, 0.5, 0};
     if (opts) {
         size_t sz = opts->size < sizeof o ? opts->size : sizeof o;
@@ -613,13 +679,12 @@ int cp_profile_write_window(const char *const *inputs, size_t n_inputs, FILE *ou
         return 2;
     }
     cp_profile p;
-    int rc = cp_profile_build_window(&p, inputs, n_inputs, o.clock, window, err, errlen);
+    int rc = cp_profile_build_set(&p, inputs, n_inputs, only_sfx, o.clock, window, err, errlen);
     if (rc) {
         cp_profile_free(&p);
         return rc;
     }
-    g_sort_profile = &p;
-    qsort(p.flat, p.n_flat, sizeof *p.flat, cmp_flat);
+    qsort_r(p.flat, p.n_flat, sizeof *p.flat, cmp_flat, &p);
     double tot = p.total ? (double)p.total : 1.0;
     if (o.format == OP_CPU_PROFILE_JSON) {
         fprintf(out, "{\"total_samples\": %llu", (unsigned long long)p.total);

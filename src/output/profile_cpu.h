@@ -121,6 +121,18 @@ int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_i
  * NULL: all); for op_output_summary's time windows. */
 int cp_profile_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const op_cpu_profile_options *opts,
                             const int64_t *window, char *err, size_t errlen);
+/* The same, restricted to the table set with uuid suffix only_sfx (NULL: every set); for
+ * `summary --summary-by-rank`. */
+int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inputs, const char *only_sfx, int clock,
+                         const int64_t *window, char *err, size_t errlen);
+int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char *only_sfx, FILE *out,
+                         const op_cpu_profile_options *opts, const int64_t *window, char *err, size_t errlen);
+/* Calls cb for each table set holding CPU samples, in input then set order, with the input's
+ * index, the set's suffix and a label ("RANK r (pid p)" or "PROCESS p"); stops at a non-zero
+ * return, which it returns (2 when an input cannot be opened). */
+int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
+                           int (*cb)(size_t input, const char *sfx, const char *label, void *arg), void *arg,
+                           char *err, size_t errlen);
 /* op_cpu_folded_write_file over the samples inside window (NULL: all); for op_output_convert. */
 int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path,
                                 const int64_t *window, char *err, size_t errlen);

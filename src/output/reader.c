@@ -158,7 +158,7 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
         break;
     case EV_SAMPLE:
         /* 14 the CPU call stack of a CPU sample (omniprof_cpu_sample.sample_id -> this row) */
-        op_buf_puts(b, SRC_HAS(set, T_OP_CPU_SAMPLE) ? "CS.stack_id " : "NULL ");
+        op_buf_puts(b, SRC_HAS(set, T_OP_CPU_SAMPLE) ? "CS.stack_id, CS.id IS NOT NULL " : "NULL, 0 ");
         break;
     default:
         op_buf_puts(b, "NULL ");
@@ -301,6 +301,7 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         break;
     case EV_SAMPLE:
         ev->cpu_stack = sqlite3_column_int64(st, 14);
+        ev->cpu_sample = sqlite3_column_int(st, 15);
         break;
     default:
         break;

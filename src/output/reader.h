@@ -34,7 +34,8 @@ typedef struct op_ev {
     int64_t src_agent_index, dst_agent_index;
     const char *alloc_type, *alloc_level;
     double value;                  /* pmc, metrics */
-    int64_t cpu_stack;             /* samples: omniprof_cpu_sample.stack_id of a CPU call-stack sample (0 none) */
+    int cpu_sample;                /* samples: 1 when an omniprof_cpu_sample row is this sample (a CPU call-stack sample) */
+    int64_t cpu_stack;             /* ... its omniprof_cpu_sample.stack_id (0: empty stack) */
 } op_ev;
 
 typedef struct op_rd {
@@ -67,5 +68,12 @@ int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *
 /* Looks up a string by id ("" when absent); result valid until the next call. */
 const unsigned char *op_rd_string(op_src *src, op_src_set *set, sqlite3_stmt **cache, int64_t id,
                                   int *len);
+
+/* Describes CPU call stack `stack` of the set (stacks.c): `leaf` receives the innermost
+ * function ("[no stack]" for an empty stack), `text` (emptied first) the frames innermost
+ * first, one per line. *stk_st and *sym_st are statements prepared on first use and kept by
+ * the caller for the set (finalize them at its end). */
+void op_stack_describe(op_src *src, op_src_set *set, sqlite3_stmt **stk_st, sqlite3_stmt **sym_st, int64_t stack,
+                       op_buf *text, char *leaf, size_t leaflen);
 
 #endif /* OMNIPROF_OUTPUT_READER_H */

@@ -9,7 +9,10 @@
  * Computation: SQLite aggregates each set with GROUP BY over ids (one pass per table, constant
  * memory: only the groups are kept), then the groups of all sets are merged here by (process
  * group, domain, name text); sums of squares are kept in double so nothing overflows. Memory
- * is proportional to the number of distinct (domain, name) pairs. */
+ * is proportional to the number of distinct (domain, name) pairs.
+ *
+ * The summary ends with the CPU sampling profiles (flat and call tree, profile_cpu.c) when the
+ * inputs hold CPU call-stack samples: text for console/md, one more list element for json. */
 #include <errno.h>
 #include <stddef.h>
 #include <math.h>
@@ -516,7 +519,40 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
 
 /* The CPU sampling profiles after the summary tables (op_output_summary): which ones from
  * opts->cpu_profile (read only when opts->size covers it), text for console/md, one more list
- * element for json, nothing for csv. Sets *printed when something was written. */
+ * element for json, nothing for csv; with by_rank one profile per process (table set). Sets
+ * *printed when something was written. */
+typedef struct prof_ctx {
+    const char *const *inputs;
+    size_t n_inputs;
+    const op_out_summary_options *opts;
+    op_cpu_profile_options po;
+    const int64_t *window;
+    FILE *out;
+    int *first_json, *printed;
+    char *err;
+    size_t errlen;
+} prof_ctx;
+
+static int write_one_profile(size_t input, const char *sfx, const char *label, void *arg) {
+    prof_ctx *c = arg;
+    const char *const *in = sfx ? &c->inputs[input] : c->inputs;
+    size_t n = sfx ? 1 : c->n_inputs;
+    if (c->opts->format == OP_OUT_SUMMARY_JSON) {
+        fprintf(c->out, "%s{\"summary\":\"OMNIPROF CPU PROFILE%s%s\",\"cpu_profile\":", *c->first_json ? "" : ",\n",
+                label ? " — " : "", label ? label : "");
+        *c->first_json = 0;
+    } else {
+        fprintf(c->out, "\n%sOMNIPROF CPU PROFILE%s%s:\n\n%s", c->opts->format == OP_OUT_SUMMARY_MD ? "### " : "",
+                label ? " — " : "", label ? label : "", c->opts->format == OP_OUT_SUMMARY_MD ? "```\n" : "");
+    }
+    int rc = cp_profile_write_set(in, n, sfx, c->out, &c->po, c->window, c->err, c->errlen);
+    if (rc) return rc;
+    if (c->opts->format == OP_OUT_SUMMARY_JSON) fputs("}", c->out);
+    else if (c->opts->format == OP_OUT_SUMMARY_MD) fputs("```\n", c->out);
+    *c->printed = 1;
+    return 0;
+}
+
 static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts,
                              const op_win *w, FILE *out, int *first_json, int *printed, char *err, size_t errlen) {
     int which = OP_OUT_CPU_PROFILE_AUTO;
@@ -524,27 +560,14 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
         which = opts->cpu_profile;
     if (which == OP_OUT_CPU_PROFILE_NONE || opts->format == OP_OUT_SUMMARY_CSV) return 0;
     if (!op_cpu_profile_has_samples(inputs, n_inputs)) return 0;
-    op_cpu_profile_options po;
-    memset(&po, 0, sizeof po);
-    po.size = sizeof po;
-    po.format = opts->format == OP_OUT_SUMMARY_JSON ? OP_CPU_PROFILE_JSON : OP_CPU_PROFILE_TEXT;
-    po.flat = which != OP_OUT_CPU_PROFILE_TREE;
-    po.tree = which != OP_OUT_CPU_PROFILE_FLAT;
     int64_t win[2] = {w->t0, w->t1};
-    if (opts->format == OP_OUT_SUMMARY_JSON) {
-        fprintf(out, "%s{\"summary\":\"OMNIPROF CPU PROFILE\",\"cpu_profile\":", *first_json ? "" : ",\n");
-        *first_json = 0;
-    } else if (opts->format == OP_OUT_SUMMARY_MD) {
-        fputs("\n### OMNIPROF CPU PROFILE:\n\n```\n", out);
-    } else {
-        fputs("\nOMNIPROF CPU PROFILE:\n\n", out);
-    }
-    int rc = cp_profile_write_window(inputs, n_inputs, out, &po, w->active ? win : NULL, err, errlen);
-    if (rc) return rc;
-    if (opts->format == OP_OUT_SUMMARY_JSON) fputs("}", out);
-    else if (opts->format == OP_OUT_SUMMARY_MD) fputs("```\n", out);
-    *printed = 1;
-    return 0;
+    prof_ctx c = {inputs, n_inputs, opts, {0}, w->active ? win : NULL, out, first_json, printed, err, errlen};
+    c.po.size = sizeof c.po;
+    c.po.format = opts->format == OP_OUT_SUMMARY_JSON ? OP_CPU_PROFILE_JSON : OP_CPU_PROFILE_TEXT;
+    c.po.flat = which != OP_OUT_CPU_PROFILE_TREE;
+    c.po.tree = which != OP_OUT_CPU_PROFILE_FLAT;
+    if (opts->by_rank) return cp_for_each_sample_set(inputs, n_inputs, write_one_profile, &c, err, errlen);
+    return write_one_profile(0, NULL, NULL, &c);
 }
 
 int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
@@ -617,7 +640,7 @@ int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_s
     if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
     if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("\n]\n", out);
     if (!rc && st->n == 0 && !profiled && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)
-        fputs("omniprof: no timed events in the inputs\n", out);
+        fputs("omniprof: no timed events and no CPU samples in the inputs\n", out);
     if (!rc && fflush(out)) rc = OP_OUT_EFAIL;
     if (rc == OP_OUT_EFAIL && err && !err[0]) op_seterr(err, errlen, "writing the summary failed: %s", strerror(errno));
     free(ix);

@@ -10,7 +10,8 @@ units then hot_b for 3, so 70% / 30% of the CPU time) under `omniprof sample` or
   cpu_folded   `omniprof run -f folded` and `omniprof convert -f folded`: the same file, counts
                summing to the database's samples, outermost frame first; a time window.
   cpu_pftrace  the Perfetto trace decodes with protoc and holds one instant per sample, named by
-               the leaf function, with the stack annotation, and one counter value per metric.
+               the leaf function, with the stack annotation, and one counter value per metric;
+               the Chrome JSON trace holds the same instants.
   cpu_python   `python3 -m omniprof summary` / `convert -f folded` give the binary's bytes.
 
 usage: test_cpu_output.py CASE --omniprof BIN --hotspot BIN --lib LIB --proto FILE --python DIR
@@ -135,6 +136,15 @@ def case_cpu_summary(wd):
     check("### OMNIPROF CPU PROFILE:" in md.stdout and md.stdout.rstrip().endswith("```"), "md: fenced profile")
     csv = subprocess.run([A.omniprof, "summary", "-i", db, "--format", "csv"], capture_output=True, text=True)
     check(csv.returncode == 0 and "CPU" not in csv.stdout, "csv: tables only")
+    # by rank: one profile per process, titled like the tables
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    pid = con.execute("SELECT pid FROM rocpd_info_process LIMIT 1").fetchone()[0]
+    con.close()
+    br = subprocess.run([A.omniprof, "summary", "-i", db, "--summary-by-rank", "--format", "json"], capture_output=True,
+                        text=True)
+    bd = json.loads(br.stdout)
+    check(bd[-1]["summary"] == "OMNIPROF CPU PROFILE — PROCESS %d" % pid and bd[-1]["cpu_profile"]["total_samples"] == n,
+          "--summary-by-rank: the profile titled PROCESS %d (%s)" % (pid, bd[-1]["summary"]))
     # window: only the samples inside it
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     ts = [t for (t,) in con.execute("SELECT timestamp FROM omniprof_cpu_sample ORDER BY timestamp")]
@@ -249,6 +259,17 @@ def case_cpu_pftrace(wd):
     for mname in ("rss_bytes", "user_cpu_time_ns"):
         check(mname in metric_names and re.search(r"name: \"%s\"" % mname, text) is not None,
               "counter track %s in the trace" % mname)
+    # Chrome JSON: the same samples, named by the leaf function, stack in args
+    c = subprocess.run([A.omniprof, "convert", "-i", db, "-f", "json", "-d", wd, "-o", "js"], capture_output=True, text=True)
+    with open(os.path.join(wd, "js_results.json"), "rb") as f:
+        jd = json.loads(f.read().decode("utf-8", "surrogateescape"))
+    js = [e for e in jd["traceEvents"] if e.get("ph") == "i" and "stack" in e.get("args", {})]
+    check(c.returncode == 0 and len(js) == n, "json: one stack-annotated instant per sample (%d == %d)" % (len(js), n))
+    check(all(e["args"]["stack"].split("\n")[0] == e["name"] for e in js), "json: named by the leaf function")
+    jleaf = {}
+    for e in js:
+        jleaf[e["name"]] = jleaf.get(e["name"], 0) + 1
+    check(jleaf == leaf, "json and Perfetto agree per leaf function (%s)" % jleaf)
     # also single-threaded conversion
     c = subprocess.run([A.omniprof, "convert", "-i", db, "-f", "pftrace", "-d", wd, "-o", "one"], capture_output=True,
                        text=True, env=dict(os.environ, OMNIPROF_OUTPUT_THREADS="1"))

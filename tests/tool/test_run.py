@@ -137,7 +137,11 @@ def t_errors():
     d = tmpdir()
     marker = os.path.join(d, "ran")
     prog = ["--", "/bin/sh", "-c", "touch %s" % marker]
-    cases = [
+    cases = [] if os.environ.get("OPTEST_SANITIZED") else [
+        # offline pass planning of --pmc (CUPTI host API: not loadable under sanitizers)
+        (["--pmc", "dram__bytes_red.sum"], "closest: dram__bytes_read.sum"),
+    ]
+    cases += [
         (["--bogus-option"], "unknown option '--bogus-option'"),
         (["--marker-trace"], "no program to run"),
         (["--marker-trace", "--stats=maybe"], "--stats='maybe' is not valid"),
@@ -163,7 +167,6 @@ def t_errors():
         (["-M=perhaps", "--marker-trace"], "is not valid"),
         (["--pmc", "x", "--kernel-iteration-range", "abc"], "--kernel-iteration-range 'abc' is not valid"),
         (["--pmc", "x", "--extra-metrics", "/nonexistent.xml"], "no such file"),
-        (["--pmc", "dram__bytes_red.sum"], "closest: dram__bytes_read.sum"),
         (["--marker-trace", "--output-directory"], "needs a value"),
     ]
     for args, msg in cases:
