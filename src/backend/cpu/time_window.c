@@ -39,9 +39,12 @@ static bool g_configured;
 
 /* the published window */
 static _Atomic uint32_t g_seq;
-static clockid_t g_w_clock;
-static int64_t g_w_from, g_w_until; /* ns on g_w_clock; until = INT64_MAX when open-ended */
-static int g_w_state;               /* 1 window (maybe in the future), 2 schedule over: closed */
+/* The window fields are atomics accessed sequentially consistently (plain C11 `_Atomic`
+ * reads and writes): with every access of the seqlock SC, the reader needs no fence (which
+ * ThreadSanitizer does not model) and stays lock-free, hence usable from the signal handler. */
+static _Atomic clockid_t g_w_clock;
+static _Atomic int64_t g_w_from, g_w_until; /* ns on g_w_clock; until = INT64_MAX when open-ended */
+static _Atomic int g_w_state;               /* 1 window (maybe in the future), 2 schedule over: closed */
 
 /* the controller's position */
 static int g_entry;
@@ -65,8 +68,7 @@ bool op_cpu_window_open(void)
     clockid_t c = g_w_clock;
     int64_t from = g_w_from, until = g_w_until;
     int state = g_w_state;
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&g_seq, memory_order_relaxed) != s1) return false;
+    if (atomic_load(&g_seq) != s1) return false;
     if (state != 1) return false;
     int64_t now = clock_ns(c);
     return now >= from && now < until;

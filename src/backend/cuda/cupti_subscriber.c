@@ -199,7 +199,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
         int async = cls && !(!runtime && t_runtime_depth > 0); /* invariant (4) */
         int buf = op_sdk_buffer_enabled(bkind, op);
         int cbk = op_sdk_callback_enabled(ckind, op);
-        op_cuda_launch_hook_t hook = is_launch ? g_hook : NULL;
+        op_cuda_launch_hook_t hook = is_launch ? __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE) : NULL;
         int dispatch_cb = (ci->cls & OP_CUDA_CLS_LAUNCH) && async &&
                           op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE);
         if (!buf && !cbk && !async && !hook && !(runtime && ci->cls)) return;
@@ -223,7 +223,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
         }
         if (hook) {
             t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, g_hook_data);
+            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
         }
         if (cbk || dispatch_cb) {
             omniprof_arg_t args[MAX_ARGS];
@@ -252,10 +252,10 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
     int32_t ret = cd->functionReturnValue ? *(const int32_t *)cd->functionReturnValue : 0;
     if (f->async && ret != 0) op_cuda_corr_forget(cd->correlationId);
     if (f->hook) {
-        op_cuda_launch_hook_t hook = g_hook;
+        op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
         if (hook) {
             t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, g_hook_data);
+            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
         }
     }
     if (f->buf || f->cbk) {
@@ -687,11 +687,11 @@ __attribute__((constructor)) static void cuda_backend_register(void)
 void op_cuda_set_launch_hook(op_cuda_launch_hook_t hook, void *data)
 {
     pthread_mutex_lock(&g_start_lock);
-    g_hook = NULL;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    g_hook_data = data;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    g_hook = hook;
+    /* Readers load g_hook (acquire) before g_hook_data: clear the hook, publish the data, then
+     * the new hook (release), so a reader never pairs a hook with another hook's data. */
+    __atomic_store_n(&g_hook, NULL, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_hook_data, data, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_hook, hook, __ATOMIC_RELEASE);
     if (hook && g_state == ST_ON) enable_launch_callbacks_locked();
     pthread_mutex_unlock(&g_start_lock);
 }
