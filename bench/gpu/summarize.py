@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """summarize.py BENCH_LOG — the GPU launch benchmark table: median of the rounds per mode, added
 cost over untraced, omniprof's added cost relative to bare CUPTI's in the matching mode, saxpy
-added time. Prints markdown and a PASS/FAIL line per target."""
+added time. Prints markdown and a MET/MISSED line per target (benchmarks report targets;
+they are not tests), FAIL only when numbers are missing."""
 import collections
 import re
 import statistics
@@ -35,7 +36,7 @@ for om, bm in (("omniprof_kernel", "bare_kernel"), ("omniprof_api", "bare_api"))
         b0 = 100 * (best[("saxpy64M", bm)] - x0) / x0
     except KeyError:
         print("FAIL %s: missing numbers" % om); ok = False; continue
-    r1 = "PASS" if ratio <= 1.1 else "FAIL"
-    r2 = "PASS" if sx <= 3.0 else "FAIL"
+    r1 = "MET" if ratio <= 1.1 else "MISSED"
+    r2 = "MET" if sx <= 3.0 else "MISSED"
     print("%s bench.%s_launch_cost: %.2fx bare CUPTI's added cost (target <= 1.1x)" % (r1, om, ratio))
     print("%s bench.%s_saxpy64M: %+.2f %% added time (target <= 3 %%; bare CUPTI %s: %+.2f %%)" % (r2, om, sx, bm, b0))

@@ -134,8 +134,9 @@ void op_sdk_callback_notify(uint32_t callback_kind, int32_t operation, omniprof_
  * a non-NULL input (falls back to "<out of memory>"). */
 const char *op_sdk_intern(const char *s);
 
-/* Threads the SDK or a backend creates: all signals blocked, tools told through
- * omniprof_at_internal_thread_create, marked internal (op_sdk_thread_is_internal). */
+/* Threads the SDK or a backend creates: detached (never join them), all signals blocked,
+ * tools told through omniprof_at_internal_thread_create, marked internal
+ * (op_sdk_thread_is_internal). */
 int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omniprof_runtime_library_t lib,
                          const char *name);
 int op_sdk_thread_is_internal(void);

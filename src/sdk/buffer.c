@@ -613,11 +613,18 @@ OMNIPROF_API omniprof_status_t omniprof_flush_buffer(omniprof_buffer_id_t buffer
         return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
     }
     op_backends_flush();
-    /* Every flush is bounded (DESIGN rule 1): a callback thread that does not deliver within
-     * OMNIPROF_FINALIZE_TIMEOUT_MS (a hung consumer, a deadlocked child after fork) must not
-     * hang the application, least of all at exit. */
-    uint64_t deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
-    omniprof_status_t r = op_buffer_flush_internal(b, deadline);
+    /* Every flush is bounded (DESIGN rule 1): it waits as long as delivery makes progress, and
+     * gives up (ERROR_BUFFER_BUSY) once OMNIPROF_FINALIZE_TIMEOUT_MS pass without any (a hung
+     * consumer, a deadlocked child after fork): that must not hang the application, least of
+     * all at exit. A slow consumer that keeps delivering is waited for. */
+    uint64_t timeout_ns = op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    omniprof_status_t r;
+    for (;;) {
+        uint64_t seen = atomic_load(&b->n_delivered) + atomic_load(&b->delivered);
+        r = op_buffer_flush_internal(b, op_now_ns() + timeout_ns);
+        if (r != OMNIPROF_STATUS_ERROR_BUFFER_BUSY) break;
+        if (atomic_load(&b->n_delivered) + atomic_load(&b->delivered) == seen) break; /* no progress */
+    }
     atomic_fetch_sub(&b->flushers, 1);
     return r;
 }

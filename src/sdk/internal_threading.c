@@ -91,7 +91,6 @@ static void start_thread(int idx)
         char name[16];
         snprintf(name, sizeof name, "omniprof-cb%d", idx);
         if (op_sdk_create_thread(&ct->th, cb_thread_main, (void *)(intptr_t)idx, OMNIPROF_LIBRARY, name) == 0) {
-            pthread_detach(ct->th);
             atomic_store(&ct->started, 1);
         } else {
             op_warn("could not start callback thread %d; its buffers deliver only at flush", idx);
@@ -231,7 +230,12 @@ int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omni
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(thread, NULL, trampoline, tr);
+    /* Detached: nothing of ours is ever joined (DESIGN rule 1: no join that can hang at exit). */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(thread, &attr, trampoline, tr);
+    pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) op_free(tr);
     op_internal_thread_notify(lib, 1);

@@ -124,12 +124,18 @@ if [ -x "$B/bin/omniprof-bench-gpu-launch" ]; then
   timeout 500 bench/gpu/run_bench.sh "$B" >"$OUT/bench.log" 2>&1
   python3 bench/gpu/summarize.py "$OUT/bench.log" > "$OUT/bench.md" 2>&1
   cat "$OUT/bench.md"
+  # Speed targets are reported, not tested (DEVELOPERS: targets are checked by benchmarks, not
+  # by timed tests): MET/MISSED lines go to the summary; only a benchmark that produced no
+  # numbers counts as a failure.
+  MET=0; MISSED=0
   while read -r line; do
     case $line in
-      PASS*) PASS=$((PASS + 1)); echo "$line" >> "$OUT/summary.txt" ;;
+      MET*) MET=$((MET + 1)); echo "TARGET $line" >> "$OUT/summary.txt" ;;
+      MISSED*) MISSED=$((MISSED + 1)); echo "TARGET $line" >> "$OUT/summary.txt" ;;
       FAIL*) FAIL=$((FAIL + 1)); echo "$line" >> "$OUT/summary.txt" ;;
     esac
-  done < <(grep -E '^(PASS|FAIL)' "$OUT/bench.md")
+  done < <(grep -E '^(MET|MISSED|FAIL)' "$OUT/bench.md")
+  note "benchmark targets: $MET met, $MISSED missed (see bench.md)"
 else
   verdict bench.gpu 1 "omniprof-bench-gpu-launch not built"
 fi

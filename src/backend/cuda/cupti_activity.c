@@ -635,10 +635,8 @@ int op_cuda_activity_start(void)
 
     if (g_flush_interval_ms > 0) {
         pthread_t t;
-        if (op_sdk_create_thread(&t, flush_thread, NULL, OMNIPROF_LIBRARY_CUDA, "omniprof-cuflush") != 0)
+        if (op_sdk_create_thread(&t, flush_thread, NULL, OMNIPROF_LIBRARY_CUDA, "omniprof-cuflush") != 0) /* detached */
             op_warn("cuda: periodic flush thread not started; GPU records arrive when CUPTI buffers fill and at exit");
-        else
-            pthread_detach(t);
     }
     return 0;
 }
