@@ -114,6 +114,16 @@ int main(int argc, char **argv)
     cudaMalloc(&y, (size_t)n * 4);
     cudaMemset(x, 0, (size_t)n * 4);
     cudaMemset(y, 0, (size_t)n * 4);
+    /* Evict x and y from L2 before the window (as ncu's cache control does): lines of y left in
+     * L2 by the memset would be read from L2, not DRAM, and the window would read less than
+     * 2 x 2*N*4 bytes. Writing a buffer larger than L2 replaces them; its dirty lines cost DRAM
+     * writes, not reads. */
+    int dev = 0, l2 = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+    size_t scrub_bytes = (size_t)(l2 > 0 ? l2 : (64 << 20)) * 4;
+    void *scrub = NULL;
+    if (cudaMalloc(&scrub, scrub_bytes) == cudaSuccess) cudaMemset(scrub, 1, scrub_bytes);
     cudaDeviceSynchronize();
     double first = sample("open", NULL); /* opens the window: no values yet */
     for (int r = 0; r < 2; r++) saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
@@ -128,5 +138,6 @@ int main(int argc, char **argv)
            ok ? "OK" : "BAD", g_chip ? g_chip : "?", first == -2 ? "opened the window" : "returned values", busy, want,
            derived, idle);
     omniprof_stop_context(g_ctx);
+    if (scrub) cudaFree(scrub);
     return ok ? 0 : 1;
 }

@@ -43,21 +43,28 @@ if [ -f "$JT" ]; then
     "$B/bin/omniprof-gpu-workloads" multistream >"$OUT/json-tool.out" 2>"$OUT/json-tool.err"; rc=$?
   msg=$(python3 - "$OUT/json-tool.jsonl" <<'PY'
 import json, sys, collections
-k = collections.Counter(); cb = collections.Counter(); kern = []
+k = collections.Counter(); cb = collections.Counter(); kern = []; api = {}; kcorr = []
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r.get("category") == "buffer":
         k[r.get("kind_name")] += 1
-        if r.get("kind_name") == "KERNEL_DISPATCH": kern.append(r.get("args") or {})
+        if r.get("kind_name") == "KERNEL_DISPATCH":
+            kern.append(r.get("args") or {})
+            kcorr.append(r)
+        if r.get("kind_name") in ("CUDA_RUNTIME_API", "CUDA_DRIVER_API"):
+            api[r["correlation_id"]["internal"]] = r
     elif r.get("category") == "callback":
         cb[(r.get("kind_name"), r.get("phase"))] += 1
-# the JSON tool prints GPU records' arguments (the backend's iterate_record_args), not their ids
 named = sum(1 for a in kern if a.get("kernel") in ("_Z5k_addPfi", "_Z7k_scalePfif"))
-ok = (len(kern) == 104 and named == 104 and cb[("KERNEL_DISPATCH", "enter")] == 104 and
+# every kernel's correlation id resolves to an API record on the launching thread, launched before it ran
+resolved = sum(1 for r in kcorr if r["correlation_id"]["internal"] in api and
+               api[r["correlation_id"]["internal"]]["thread_id"] == r["thread_id"] and
+               api[r["correlation_id"]["internal"]]["start"] <= r["start"] < r["end"])
+ok = (len(kern) == 104 and named == 104 and resolved == 104 and cb[("KERNEL_DISPATCH", "enter")] == 104 and
       cb[("CUDA_RUNTIME_API", "enter")] == cb[("CUDA_RUNTIME_API", "exit")] > 0 and
       cb[("CUDA_DRIVER_API", "enter")] == cb[("CUDA_DRIVER_API", "exit")] > 0)
-print(("OK" if ok else "BAD") + " kernels=%d with-args=%d dispatch-enqueue-callbacks=%d runtime enter/exit=%d/%d driver enter/exit=%d/%d" % (
-    len(kern), named, cb[("KERNEL_DISPATCH", "enter")], cb[("CUDA_RUNTIME_API", "enter")], cb[("CUDA_RUNTIME_API", "exit")],
+print(("OK" if ok else "BAD") + " kernels=%d with-args=%d resolved=%d dispatch-enqueue-callbacks=%d runtime enter/exit=%d/%d driver enter/exit=%d/%d" % (
+    len(kern), named, resolved, cb[("KERNEL_DISPATCH", "enter")], cb[("CUDA_RUNTIME_API", "enter")], cb[("CUDA_RUNTIME_API", "exit")],
     cb[("CUDA_DRIVER_API", "enter")], cb[("CUDA_DRIVER_API", "exit")]))
 sys.exit(0 if ok else 1)
 PY

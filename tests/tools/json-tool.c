@@ -131,6 +131,28 @@ static void write_record(FILE *f, omniprof_record_header_t *h)
                 r->start_timestamp, r->end_timestamp, r->thread_id, r->return_value);
         break;
     }
+#define PUT_ASYNC(TYPE)                                                                                   \
+    {                                                                                                     \
+        const TYPE *r = h->payload;                                                                       \
+        fprintf(f,                                                                                        \
+                ",\"correlation_id\":{\"internal\":%" PRIu64 ",\"external\":%" PRIu64 "},\"start\":%" PRIu64       \
+                ",\"end\":%" PRIu64 ",\"thread_id\":%" PRIu64,                                                    \
+                r->correlation_id.internal, r->correlation_id.external.value, r->start_timestamp,          \
+                r->end_timestamp, r->thread_id);                                                          \
+        break;                                                                                            \
+    }
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH: PUT_ASYNC(omniprof_buffer_tracing_kernel_dispatch_record_t)
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: PUT_ASYNC(omniprof_buffer_tracing_memory_copy_record_t)
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET: PUT_ASYNC(omniprof_buffer_tracing_memory_set_record_t)
+    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: PUT_ASYNC(omniprof_buffer_tracing_synchronization_record_t)
+#undef PUT_ASYNC
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: {
+        const omniprof_buffer_tracing_memory_allocation_record_t *r = h->payload;
+        put_corr(f, &r->correlation_id);
+        fprintf(f, ",\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"thread_id\":%" PRIu64, r->start_timestamp,
+                r->end_timestamp, r->thread_id);
+        break;
+    }
     default: fprintf(f, ",\"size\":%" PRIu64, p[0]); break;
     }
     fputs(",\"args\":{", f);
