@@ -101,7 +101,7 @@ static struct tool_state {
 /* Small helpers.                                                                              */
 
 /* Create a thread with every signal blocked (invariant 4), detached. */
-static int start_thread(void *(*fn)(void *), void *arg)
+int op_tool_start_thread(void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -718,7 +718,7 @@ static void at_fork_child(void)
     }
     g.init_ns = op_now_ns();
     g.db_path[0] = '\0';
-    if (!atomic_load(&g.threads_stop) && g.flush_interval_ms > 0) start_thread(flush_thread, NULL);
+    if (!atomic_load(&g.threads_stop) && g.flush_interval_ms > 0) op_tool_start_thread(flush_thread, NULL);
     op_tool_signals_after_fork_child();
 }
 
@@ -906,10 +906,10 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     pthread_atfork(NULL, NULL, at_fork_child);
     atexit(tool_atexit);
     if (op_setting_bool(OP_SET_SIGNAL_HANDLERS)) op_tool_signals_install();
-    if (g.flush_interval_ms > 0 && start_thread(flush_thread, NULL) != 0)
+    if (g.flush_interval_ms > 0 && op_tool_start_thread(flush_thread, NULL) != 0)
         op_warn("cannot start the flush thread; data is written at exit only");
     if (g.n_periods > 0) {
-        if (start_thread(period_thread, NULL) != 0) {
+        if (op_tool_start_thread(period_thread, NULL) != 0) {
             op_warn("cannot start the collection-period thread; collecting all the time");
             omniprof_start_context(g.ctx);
         }

@@ -14,6 +14,10 @@ void op_tool_flush_now(bool final, uint64_t timeout_ms);
 /* True once the tool has a working configuration (database open or to be opened). */
 bool op_tool_active(void);
 
+/* Start a detached tool thread with every signal blocked and a 256 KiB stack. Returns 0 or
+ * pthread_create's error. */
+int op_tool_start_thread(void *(*fn)(void *), void *arg);
+
 /* Signals (tool_signals.c). op_tool_signals_install starts the flush helper thread and puts the
  * tool's handler first for SIGINT, SIGTERM, SIGQUIT, SIGABRT (and SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL while the program has no handler of its own for them). Idempotent. */

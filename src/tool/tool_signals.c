@@ -99,18 +99,7 @@ static void *helper_main(void *arg)
 static void start_helper(void)
 {
     if (sem_init(&g_sem, 0, 0) != 0) return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, helper_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    atomic_store(&g_helper_running, rc == 0);
+    atomic_store(&g_helper_running, op_tool_start_thread(helper_main, NULL) == 0);
 }
 
 /* Ask the helper to flush and wait for it, bounded (invariant 1). */
