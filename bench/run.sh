@@ -27,6 +27,6 @@ if [ "$quick" = 1 ]; then run sh "$here/output/bench_output.sh" "$BUILD" 1000000
 else run sh "$here/output/bench_output.sh" "$BUILD"; fi
 
 section "CPU sampling overhead (bench/cpu)"
-run python3 "$here/cpu/bench_sampling.py" "$BUILD" 3
+run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 
 exit $status

@@ -104,6 +104,17 @@ if [ -x "$B/bin/omniprof" ] && [ -n "$NCU" ]; then
     msg="$msg || cycles: $($CHECK db "$d" "$W/ncu1.csv" sm__cycles_elapsed.max | sed 's/.*within 2%: //; s/.*mismatches: //')"
   else msg="omniprof run exit $rc: $(tail -3 "$W/run-pmc.err" | tr '\n' ' ')"; fi
   verdict counters.omniprof_run $rc "$msg"
+  # issue 7's "done when": the plain command, no tracing: both metrics must match ncu (2%)
+  d=$W/run-pmc-only; rm -rf "$d"
+  timeout 150 env OMNIPROF_LOG_LEVEL=info "$B/bin/omniprof" run -d "$d" \
+    --pmc dram__bytes_read.sum sm__cycles_elapsed.max -- "$APP" $N 5 0 >"$W/run-pmc-only.out" 2>"$W/run-pmc-only.err"; rc=$?
+  if [ $rc = 0 ]; then
+    msg=$($CHECK db "$d" "$W/ncu1.csv" dram__bytes_read.sum); rc=$?
+    msg2=$($CHECK db "$d" "$W/ncu1.csv" sm__cycles_elapsed.max); rc2=$?
+    [ $rc2 = 0 ] || rc=$rc2
+    msg="$msg || $msg2"
+  else msg="omniprof run exit $rc: $(tail -3 "$W/run-pmc-only.err" | tr '\n' ' ')"; fi
+  verdict counters.omniprof_run_pmc_only $rc "$msg"
   d=$W/run-groups; rm -rf "$d"
   timeout 150 env OMNIPROF_LOG_LEVEL=info "$B/bin/omniprof" run -d "$d" --kernel-trace --pmc dram__bytes_read.sum \
     --pmc sm__throughput.avg.pct_of_peak_sustained_elapsed -- "$APP" $N 1 0 >"$W/run-groups.out" 2>"$W/run-groups.err"; rc=$?
