@@ -17,14 +17,7 @@
 #include "omniprof/gpu.h"
 #include "omniprof/tracing.h"
 
-static int g_failures;
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            g_failures++;                                                                \
-        }                                                                                \
-    } while (0)
+#include "../common/check.h" /* g_failures, CHECK, CHECK_DONE */
 #define CHECK_EQ_I64(a, b)                                                                                  \
     do {                                                                                                    \
         long long _a = (long long)(a), _b = (long long)(b);                                                 \

@@ -12,15 +12,7 @@
 #include "omniprof/omniprof.h"
 #include "sdk/backend.h"
 
-static int g_failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            g_failures++;                                                             \
-        }                                                                             \
-    } while (0)
+#include "../common/check.h" /* g_failures, CHECK, CHECK_DONE */
 
 #define CHECK_ST(call, want)                                                                                  \
     do {                                                                                                      \
