@@ -17,8 +17,13 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# Skipped tests (GPU tests without a GPU) say why: their SKIP lines are printed after the run,
+# then ctest's closing line once more, so that it stays the last line.
 test: deps build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --timeout 600; echo $$? > ctest.rc; } | tee ctest.log; \
+	  grep -h '^SKIP:' Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c | sed 's/^ */skipped tests: /'; \
+	  grep -E '^[0-9]+% tests passed' ctest.log | tail -1; \
+	  exit $$(cat ctest.rc)
 
 # ASan+UBSan over every test; TSan over the tests labelled 'threading'.
 test-sanitize: deps
