@@ -1,5 +1,5 @@
-/* cpu_record_writer.h — shared by the CPU tests' two record sinks (the test tool over the real
- * SDK, cpu_test_tool.c, and the stand-in SDK, stub_sdk.c): write CPU-backend records as text
+/* cpu_record_writer.h — the CPU tests' record sink (cpu_test_tool.c, a tool over the real
+ * SDK): write CPU-backend records as text
  * lines to $OMNIPROF_CPUTEST_OUT, then, at the end, symbolize every distinct frame address.
  *
  * Lines (fields separated by one space; names last so they may contain spaces):
