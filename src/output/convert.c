@@ -431,6 +431,8 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded (or stats)");
         return OP_OUT_EINPUT;
     }
+    int vrc = op_out_inputs_distinct(opts->inputs, opts->n_inputs, err, errlen);
+    if (vrc) return vrc;
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
         if (!(opts->formats & fmts[i])) continue;
         op_out_options o = *opts;

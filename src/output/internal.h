@@ -143,6 +143,8 @@ typedef struct op_guid_set {
 /* Returns 0 when new (and records it), 1 when seen (err says where). Empty guids are never equal. */
 int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen);
 void guid_seen_free(op_guid_set *g);
+/* merge.c: every input opens as a rocpd database and no process appears in two of them. */
+int op_out_inputs_distinct(const char *const *inputs, size_t n_inputs, char *err, size_t errlen);
 
 /* ---- statistics (stats.c) --------------------------------------------------------------- */
 typedef struct op_stats op_stats;

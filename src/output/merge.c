@@ -158,6 +158,24 @@ static int rebuild_views(sqlite3 *db, const suffix_list *sl, char *err, size_t e
     return rc;
 }
 
+/* Open every input once (each a valid rocpd database) and refuse a process (guid) found in two
+ * of them: the same database given twice would count every row twice. */
+int op_out_inputs_distinct(const char *const *inputs, size_t n_inputs, char *err, size_t errlen)
+{
+    op_guid_set seen = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n_inputs && !rc; i++) {
+        op_src *s;
+        rc = op_src_open(inputs[i], &s, err, errlen);
+        if (rc) break;
+        for (size_t k = 0; k < s->n_sets && !rc; k++)
+            if (guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen)) rc = OP_OUT_EINPUT;
+        op_src_close(s);
+    }
+    guid_seen_free(&seen);
+    return rc;
+}
+
 int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_path, int progress, char *err,
                     size_t errlen) {
     if (!inputs || n_inputs == 0) {
@@ -182,23 +200,8 @@ int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_
         return OP_OUT_EINPUT;
     }
     /* Validate every input before writing anything. */
-    op_guid_set seen = {0};
-    for (size_t i = 0; i < n_inputs; i++) {
-        op_src *s;
-        int rc = op_src_open(inputs[i], &s, err, errlen);
-        if (rc) {
-            guid_seen_free(&seen);
-            return rc;
-        }
-        for (size_t k = 0; k < s->n_sets && !rc; k++)
-            if (guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen)) rc = OP_OUT_EINPUT;
-        op_src_close(s);
-        if (rc) {
-            guid_seen_free(&seen);
-            return rc;
-        }
-    }
-    guid_seen_free(&seen);
+    int vrc = op_out_inputs_distinct(inputs, n_inputs, err, errlen);
+    if (vrc) return vrc;
     size_t tl = strlen(out_path) + 64;
     char *tmp = malloc(tl);
     if (!tmp) return OP_OUT_EFAIL;

@@ -246,6 +246,8 @@ def case_merge3(tmp):
     check(b"refusing to overwrite an input" in p.stderr, "refuses to overwrite an input")
     p = op("merge", "-i", dbs[0], dbs[0], "-o", os.path.join(tmp, "dup.db"), rc=2)
     check(b"given twice" in p.stderr, "refuses the same database twice")
+    p = op("convert", "-i", dbs[0], dbs[0], "-f", "csv", "-d", os.path.join(tmp, "dupconv"), rc=2)
+    check(b"given twice" in p.stderr, "convert refuses the same database twice")
 
 
 def case_merge300(tmp):
