@@ -20,10 +20,10 @@ build: $(BUILD)/CMakeCache.txt
 # Skipped tests (GPU tests without a GPU) say why: their SKIP lines are printed after the run,
 # then ctest's closing line once more, so that it stays the last line.
 test: deps build
-	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --timeout 600; echo $$? > ctest.rc; } | tee ctest.log; \
+	@cd $(BUILD) && rm -f ctest.rc && { ctest --output-on-failure -j $(JOBS) --timeout 600; echo $$? > ctest.rc; } | tee ctest.log; \
 	  grep -h '^SKIP:' Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c | sed 's/^ */skipped tests: /'; \
 	  grep -E '^[0-9]+% tests passed' ctest.log | tail -1; \
-	  exit $$(cat ctest.rc)
+	  exit $$(cat ctest.rc 2>/dev/null || echo 1)
 
 # ASan+UBSan over every test; TSan over the tests labelled 'threading'.
 test-sanitize: deps
