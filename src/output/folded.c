@@ -25,7 +25,7 @@ typedef struct walk {
 static int cmp_by_name(const void *a, const void *b, void *ctx)
 {
     const cp_profile *p = ctx; /* qsort_r's context: no shared state between threads */
-    return strcmp(p->strs[p->nodes[*(const uint32_t *)a].name], p->strs[p->nodes[*(const uint32_t *)b].name]);
+    return strcmp(CP_STR(p, p->nodes[*(const uint32_t *)a].name), CP_STR(p, p->nodes[*(const uint32_t *)b].name));
 }
 
 static void fold(walk *w, uint32_t id, size_t depth)
@@ -37,7 +37,7 @@ static void fold(walk *w, uint32_t id, size_t depth)
         if (p->nodes[id].self) {
             for (size_t i = 0; i < depth; i++) {
                 if (i) fputc(';', w->out);
-                put_name(w->out, p->strs[p->nodes[w->path[i]].name]);
+                put_name(w->out, CP_STR(p, p->nodes[w->path[i]].name));
             }
             fprintf(w->out, " %llu\n", (unsigned long long)p->nodes[id].self);
         }

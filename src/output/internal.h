@@ -1,5 +1,5 @@
 /* internal.h — shared internals of libomniprof-output: the input layer (source.c), text and
- * protobuf helpers (util.c, pbwire.c), statistics (stats.c) and the per-format writers.
+ * protobuf helpers (util.c), statistics (stats.c) and the per-format writers.
  *
  * The input model: an input FILE holds one or more table SETS. A set is the rocpd tables of one
  * profiled process, all named <base><suffix> where <suffix> is "_<uuid>" (omniprof and
@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/escape.h"
+#include "common/u64map.h"
 #include "output/output.h"
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -38,7 +40,7 @@ void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n);
 void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote);
 int op_buf_write(op_buf *b, FILE *f); /* writes and empties; 0 ok, -1 on I/O error */
 
-/* ---- protobuf wire writer (pbwire.c) ----------------------------------------------------- */
+/* ---- protobuf wire writer (util.c) ----------------------------------------------------- */
 void pb_varint_slow(op_buf *b, uint64_t v);
 /* Varints are most of a trace's bytes: the one-byte case is inline. */
 static inline void pb_varint(op_buf *b, uint64_t v) {
@@ -64,23 +66,7 @@ size_t pb_begin(op_buf *b, uint32_t field);
 /* A protobuf `string`: valid UTF-8 is written as is; otherwise each invalid byte becomes the
  * four characters \xNN (protobuf strings must be UTF-8; invariant (3) of output.h). */
 void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n);
-int op_utf8_valid(const unsigned char *s, size_t n);
 void pb_end(op_buf *b, size_t off);
-
-/* ---- small hash set / map of uint64 keys ------------------------------------------------ */
-typedef struct op_u64map {
-    uint64_t *keys; /* 0 = empty (key 0 is stored as a flag) */
-    uint64_t *vals;
-    size_t cap, n;
-    int has_zero;
-    uint64_t zero_val;
-} op_u64map;
-/* Returns 1 when key was present (and *val set when val != NULL). */
-int op_u64map_get(const op_u64map *m, uint64_t key, uint64_t *val);
-/* Inserts or replaces; returns -1 on allocation failure. */
-int op_u64map_put(op_u64map *m, uint64_t key, uint64_t val);
-void op_u64map_free(op_u64map *m);
-uint64_t op_mix64(uint64_t a, uint64_t b, uint64_t c);
 
 /* ---- the input layer (source.c) --------------------------------------------------------- */
 enum op_src_table {

@@ -121,8 +121,8 @@ static int64_t js_pid_named(js_sink *j, int64_t process_row, int64_t os_pid, con
 static int js_thread_cb(const op_thread_info *ti, void *arg) {
     js_sink *j = arg;
     int64_t pid = js_pid_named(j, ti->process_row, ti->pid, ti->command, ti->hostname);
-    if (op_u64map_get(&j->meta, op_mix64(1, (uint64_t)ti->thread_row, 0), NULL)) return 0;
-    op_u64map_put(&j->meta, op_mix64(1, (uint64_t)ti->thread_row, 0), 1);
+    if (op_u64map_get(&j->meta, op_hash64x3(1, (uint64_t)ti->thread_row, 0), NULL)) return 0;
+    op_u64map_put(&j->meta, op_hash64x3(1, (uint64_t)ti->thread_row, 0), 1);
     js_sep(j);
     op_buf_printf(&j->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
                   (long long)pid, (long long)ti->tid);
@@ -189,7 +189,7 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     case EV_KERNEL:
     case EV_COPY: {
         int64_t tid = stream_tid(ev);
-        uint64_t mk = op_mix64(2, (uint64_t)tid, 0);
+        uint64_t mk = op_hash64x3(2, (uint64_t)tid, 0);
         if (!op_u64map_get(&j->meta, mk, NULL)) {
             op_u64map_put(&j->meta, mk, 1);
             js_sep(j);

@@ -92,11 +92,11 @@ static void pf_packet_start(pf_sink *p, int64_t ts, int needs_state) {
  * every event packet carries one — else a 64-bit hash of the three. */
 static uint64_t track_id(uint32_t seq, unsigned kind, uint64_t row) {
     if (row < (1u << 28) && seq < (1u << 30)) return ((uint64_t)seq << 32) | ((uint64_t)kind << 28) | row;
-    return op_mix64(seq, kind, row) | (1ull << 63);
+    return op_hash64x3(seq, kind, row) | (1ull << 63);
 }
 static uint64_t proc_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 1, (uint64_t)row); }
 static uint64_t thread_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 2, (uint64_t)row); }
-static uint64_t flow_id(pf_sink *p, int64_t corr) { return op_mix64(p->seq, 9, (uint64_t)corr); }
+static uint64_t flow_id(pf_sink *p, int64_t corr) { return op_hash64x3(p->seq, 9, (uint64_t)corr); }
 
 static int64_t unique_pid(pf_sink *p, int64_t process_row, int64_t os_pid) {
     uint64_t v;

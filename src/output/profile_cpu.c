@@ -21,116 +21,17 @@
 #include <string.h>
 
 
-/* ---- small containers ------------------------------------------------------------------- */
-
-typedef cp_u64map_ u64map; /* keys stored as key+1 (0 = empty) */
-
-static uint64_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
-static int u64map_put(u64map *m, uint64_t key, uint64_t val)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 1024;
-        uint64_t *nk = calloc(nc, sizeof *nk), *nv = calloc(nc, sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t h = mix(m->keys[i]) & (nc - 1);
-            while (nk[h]) h = (h + 1) & (nc - 1);
-            nk[h] = m->keys[i];
-            nv[h] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = nc;
-    }
-    uint64_t k = key + 1;
-    size_t h = mix(k) & (m->cap - 1);
-    while (m->keys[h] && m->keys[h] != k) h = (h + 1) & (m->cap - 1);
-    if (!m->keys[h]) m->n++;
-    m->keys[h] = k;
-    m->vals[h] = val;
-    return 0;
-}
-
-static int u64map_get(const u64map *m, uint64_t key, uint64_t *val)
-{
-    if (!m->cap) return 0;
-    uint64_t k = key + 1;
-    size_t h = mix(k) & (m->cap - 1);
-    while (m->keys[h]) {
-        if (m->keys[h] == k) {
-            *val = m->vals[h];
-            return 1;
-        }
-        h = (h + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-static void u64map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-static uint64_t hash_bytes(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* interned strings: id -> text; lookup by hash chain in a u64map of hash -> first id, with
- * collisions resolved by a per-id next link */
+/* The id of name s, interned once per distinct text (0, the root's name, when out of memory). */
 static uint32_t intern(cp_profile *p, const char *s)
 {
-    uint64_t h = hash_bytes(s), first;
-    if (u64map_get(&p->str_index, h, &first)) {
-        for (uint64_t id = first; id != UINT32_MAX; id = p->str_next[id])
-            if (strcmp(p->strs[id], s) == 0) return (uint32_t)id;
-    } else {
-        first = UINT32_MAX;
-    }
-    if (p->n_strs == p->cap_strs) {
-        size_t nc = p->cap_strs ? p->cap_strs * 2 : 256;
-        char **ns = realloc(p->strs, nc * sizeof *ns);
-        uint32_t *nn = realloc(p->str_next, nc * sizeof *nn);
-        if (!ns || !nn) {
-            if (ns) p->strs = ns;
-            if (nn) p->str_next = nn;
-            return 0;
-        }
-        p->strs = ns;
-        p->str_next = nn;
-        p->cap_strs = nc;
-    }
-    uint32_t id = (uint32_t)p->n_strs;
-    p->strs[id] = strdup(s);
-    if (!p->strs[id]) return 0;
-    p->str_next[id] = (uint32_t)first;
-    p->n_strs++;
-    u64map_put(&p->str_index, h, id);
-    return id;
+    uint32_t id;
+    return op_strtab_intern(&p->names, s, strlen(s), &id) == 0 ? id : 0;
 }
 
 static uint32_t tree_child(cp_profile *p, uint32_t parent, uint32_t name)
 {
     uint64_t key = ((uint64_t)parent << 32) | name, idx;
-    if (u64map_get(&p->child_index, key, &idx)) return (uint32_t)idx;
+    if (op_u64map_get(&p->child_index, key, &idx)) return (uint32_t)idx;
     if (p->n_nodes == p->cap_nodes) {
         size_t nc = p->cap_nodes ? p->cap_nodes * 2 : 1024;
         cp_node *nn = realloc(p->nodes, nc * sizeof *nn);
@@ -146,14 +47,14 @@ static uint32_t tree_child(cp_profile *p, uint32_t parent, uint32_t name)
     n->first_child = UINT32_MAX;
     n->next_sibling = p->nodes[parent].first_child;
     p->nodes[parent].first_child = id;
-    u64map_put(&p->child_index, key, id);
+    op_u64map_put(&p->child_index, key, id);
     return id;
 }
 
 static cp_flat *flat_entry(cp_profile *p, uint32_t name)
 {
     uint64_t idx;
-    if (u64map_get(&p->flat_index, name, &idx)) return &p->flat[idx];
+    if (op_u64map_get(&p->flat_index, name, &idx)) return &p->flat[idx];
     if (p->n_flat == p->cap_flat) {
         size_t nc = p->cap_flat ? p->cap_flat * 2 : 256;
         cp_flat *nf = realloc(p->flat, nc * sizeof *nf);
@@ -166,7 +67,7 @@ static cp_flat *flat_entry(cp_profile *p, uint32_t name)
     f->name = name;
     f->best_loc = UINT32_MAX;
     f->module = UINT32_MAX;
-    u64map_put(&p->flat_index, name, p->n_flat);
+    op_u64map_put(&p->flat_index, name, p->n_flat);
     p->n_flat++;
     return f;
 }
@@ -197,10 +98,10 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
 {
     char sql[512];
     sqlite3_stmt *st = NULL;
-    u64map stack = {0};    /* node id -> index into sp/sa */
+    op_u64map stack = {0};    /* node id -> index into sp/sa */
     uint64_t *sp = NULL, *sa = NULL;
     size_t ns = 0, cs = 0;
-    u64map addr_idx = {0}; /* address -> index into af */
+    op_u64map addr_idx = {0}; /* address -> index into af */
     addr_frames *af = NULL;
     size_t naf = 0, caf = 0;
     int rc = 0;
@@ -223,7 +124,7 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
         }
         sp[ns] = (uint64_t)sqlite3_column_int64(st, 1);
         sa[ns] = (uint64_t)sqlite3_column_int64(st, 2);
-        u64map_put(&stack, (uint64_t)sqlite3_column_int64(st, 0), ns);
+        op_u64map_put(&stack, (uint64_t)sqlite3_column_int64(st, 0), ns);
         ns++;
     }
     sqlite3_finalize(st);
@@ -239,7 +140,7 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
         uint64_t addr = (uint64_t)sqlite3_column_int64(st, 0), idx;
-        if (!u64map_get(&addr_idx, addr, &idx)) {
+        if (!op_u64map_get(&addr_idx, addr, &idx)) {
             if (naf == caf) {
                 caf = caf ? caf * 2 : 1024;
                 addr_frames *n = realloc(af, caf * sizeof *n);
@@ -253,7 +154,7 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
             memset(&af[idx], 0, sizeof af[idx]);
             af[idx].loc = UINT32_MAX;
             af[idx].module = UINT32_MAX;
-            u64map_put(&addr_idx, addr, idx);
+            op_u64map_put(&addr_idx, addr, idx);
         }
         addr_frames *a = &af[idx];
         const char *fn = (const char *)sqlite3_column_text(st, 2);
@@ -305,7 +206,7 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
         uint64_t count = (uint64_t)sqlite3_column_int64(st, 1);
         size_t na = 0;
         uint64_t idx;
-        while (node && na < 512 && u64map_get(&stack, node, &idx)) { /* leaf -> root */
+        while (node && na < 512 && op_u64map_get(&stack, node, &idx)) { /* leaf -> root */
             addrs[na++] = sa[idx];
             node = sp[idx];
         }
@@ -313,7 +214,7 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
         uint32_t leaf_loc = UINT32_MAX, leaf_mod = UINT32_MAX;
         for (size_t i = na; i-- > 0;) { /* root -> leaf */
             uint64_t fi;
-            if (u64map_get(&addr_idx, addrs[i], &fi) && af[fi].n) {
+            if (op_u64map_get(&addr_idx, addrs[i], &fi) && af[fi].n) {
                 for (uint32_t k = 0; k < af[fi].n && np < 1100; k++) {
                     mods[np] = af[fi].module;
                     path[np++] = af[fi].names[k];
@@ -361,9 +262,9 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
             if (leaf_mod != UINT32_MAX) lf->module = leaf_mod;
             if (leaf_loc != UINT32_MAX) {
                 uint64_t key = ((uint64_t)path[np - 1] << 32) | leaf_loc, c = 0;
-                u64map_get(&p->loc_counts, key, &c);
+                op_u64map_get(&p->loc_counts, key, &c);
                 c += count;
-                u64map_put(&p->loc_counts, key, c);
+                op_u64map_put(&p->loc_counts, key, c);
                 if (lf->best_loc == UINT32_MAX || c > lf->best_loc_count) {
                     lf->best_loc = leaf_loc;
                     lf->best_loc_count = c;
@@ -373,8 +274,8 @@ static int add_set(cp_profile *p, sqlite3 *db, const char *input, const char *sf
     }
 out:
     if (st) sqlite3_finalize(st);
-    u64map_free(&stack);
-    u64map_free(&addr_idx);
+    op_u64map_free(&stack);
+    op_u64map_free(&addr_idx);
     free(sp);
     free(sa);
     free(af);
@@ -470,15 +371,12 @@ int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inpu
 
 void cp_profile_free(cp_profile *p)
 {
-    for (size_t i = 0; i < p->n_strs; i++) free(p->strs[i]);
-    free(p->strs);
-    free(p->str_next);
+    op_strtab_free(&p->names);
     free(p->nodes);
     free(p->flat);
-    u64map_free(&p->str_index);
-    u64map_free(&p->child_index);
-    u64map_free(&p->flat_index);
-    u64map_free(&p->loc_counts);
+    op_u64map_free(&p->child_index);
+    op_u64map_free(&p->flat_index);
+    op_u64map_free(&p->loc_counts);
     memset(p, 0, sizeof *p);
 }
 
@@ -508,19 +406,6 @@ OMNIPROF_API int op_cpu_profile_has_samples(const char *const *inputs, size_t n_
     return 0;
 }
 
-/* A JSON string with the escapes of the other JSON outputs (output.h invariant (3)): invalid
- * UTF-8 bytes as \uDCxx, so Python's "surrogateescape" gives the bytes back. */
-static void json_str(FILE *f, const char *s)
-{
-    op_buf b = {0};
-    op_buf_putc(&b, '"');
-    op_buf_json_str(&b, (const unsigned char *)s, strlen(s));
-    op_buf_putc(&b, '"');
-    if (b.oom) fputs("\"\"", f);
-    else op_buf_write(&b, f);
-    op_buf_free(&b);
-}
-
 /* Comparators take the profile as qsort_r's context (GNU): no shared state, so profiles may be
  * written from several threads at once (output.h: functions share no state). */
 static int cmp_flat(const void *a, const void *b, void *ctx)
@@ -529,7 +414,7 @@ static int cmp_flat(const void *a, const void *b, void *ctx)
     const cp_flat *x = a, *y = b;
     if (x->self != y->self) return x->self < y->self ? 1 : -1;
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
-    return strcmp(g_sort_profile->strs[x->name], g_sort_profile->strs[y->name]);
+    return strcmp(CP_STR(g_sort_profile, x->name), CP_STR(g_sort_profile, y->name));
 }
 
 static int cmp_child(const void *a, const void *b, void *ctx)
@@ -537,7 +422,7 @@ static int cmp_child(const void *a, const void *b, void *ctx)
     const cp_profile *g_sort_profile = ctx;
     const cp_node *x = &g_sort_profile->nodes[*(const uint32_t *)a], *y = &g_sort_profile->nodes[*(const uint32_t *)b];
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
-    return strcmp(g_sort_profile->strs[x->name], g_sort_profile->strs[y->name]);
+    return strcmp(CP_STR(g_sort_profile, x->name), CP_STR(g_sort_profile, y->name));
 }
 
 /* Children of `id` sorted by total desc; caller frees. */
@@ -568,7 +453,7 @@ static void text_tree(FILE *f, cp_profile *p, uint32_t id, int depth, double min
         if (tp < min_pct) continue;
         double sp = p->total ? 100.0 * (double)c->self / (double)p->total : 0;
         fprintf(f, "%8llu %6.2f%% %8llu %6.2f%%  %*s%s\n", (unsigned long long)c->total, tp,
-                (unsigned long long)c->self, sp, depth * 2, "", p->strs[c->name]);
+                (unsigned long long)c->self, sp, depth * 2, "", CP_STR(p, c->name));
         if (depth < 200) text_tree(f, p, kids[i], depth + 1, min_pct);
     }
     free(kids);
@@ -578,7 +463,7 @@ static void json_tree(FILE *f, cp_profile *p, uint32_t id, int depth)
 {
     const cp_node *c = &p->nodes[id];
     fprintf(f, "{\"name\": ");
-    json_str(f, id == 0 ? "[root]" : p->strs[c->name]);
+    op_json_fputs(f, id == 0 ? "[root]" : CP_STR(p, c->name));
     fprintf(f, ", \"self\": %llu, \"total\": %llu", (unsigned long long)(id == 0 ? 0 : c->self),
             (unsigned long long)(id == 0 ? p->total : c->total));
     size_t n;
@@ -693,12 +578,12 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
             for (size_t i = 0; i < p.n_flat; i++) {
                 const cp_flat *f = &p.flat[i];
                 fprintf(out, "%s{\"function\": ", i ? ", " : "");
-                json_str(out, p.strs[f->name]);
+                op_json_fputs(out, CP_STR(&p, f->name));
                 fprintf(out, ", \"location\": ");
-                if (f->best_loc != UINT32_MAX) json_str(out, p.strs[f->best_loc]);
+                if (f->best_loc != UINT32_MAX) op_json_fputs(out, CP_STR(&p, f->best_loc));
                 else fputs("null", out);
                 fprintf(out, ", \"module\": ");
-                if (f->module != UINT32_MAX) json_str(out, p.strs[f->module]);
+                if (f->module != UINT32_MAX) op_json_fputs(out, CP_STR(&p, f->module));
                 else fputs("null", out);
                 fprintf(out, ", \"self\": %llu, \"self_pct\": %.4f, \"total\": %llu, \"total_pct\": %.4f}",
                         (unsigned long long)f->self, 100.0 * (double)f->self / tot, (unsigned long long)f->total,
@@ -719,11 +604,11 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
             for (size_t i = 0; i < p.n_flat && i < o.max_rows; i++) {
                 const cp_flat *f = &p.flat[i];
                 if (!f->self && i >= 10) break;
-                const char *loc = f->best_loc != UINT32_MAX ? p.strs[f->best_loc] : "-";
-                const char *mod = f->module != UINT32_MAX ? p.strs[f->module] : "-";
+                const char *loc = f->best_loc != UINT32_MAX ? CP_STR(&p, f->best_loc) : "-";
+                const char *mod = f->module != UINT32_MAX ? CP_STR(&p, f->module) : "-";
                 fprintf(out, "%8llu %6.2f%% %8llu %6.2f%%  %-40s %-32s %s\n", (unsigned long long)f->self,
                         100.0 * (double)f->self / tot, (unsigned long long)f->total, 100.0 * (double)f->total / tot,
-                        p.strs[f->name], loc, mod);
+                        CP_STR(&p, f->name), loc, mod);
             }
         }
         if (o.tree) {

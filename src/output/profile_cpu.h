@@ -81,10 +81,8 @@ OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_in
 /* ---- internal: the aggregation engine shared by profile_cpu.c and folded.c (hidden) ------ */
 #include <stdbool.h>
 
-typedef struct cp_u64map_ {
-    uint64_t *keys, *vals;
-    size_t cap, n;
-} cp_u64map_;
+#include "common/strtab.h"
+#include "common/u64map.h"
 
 typedef struct cp_node {
     uint32_t name;                       /* interned string id */
@@ -98,10 +96,8 @@ typedef struct cp_flat {
 } cp_flat;
 
 typedef struct cp_profile {
-    char **strs;
-    uint32_t *str_next;
-    size_t n_strs, cap_strs;
-    cp_u64map_ str_index, child_index, flat_index, loc_counts;
+    op_strtab names;                     /* interned names; id 0 is "[root]" (also: out of memory) */
+    op_u64map child_index, flat_index, loc_counts;
     cp_node *nodes;                      /* nodes[0] is the root */
     size_t n_nodes, cap_nodes;
     cp_flat *flat;
@@ -137,6 +133,8 @@ int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
 int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path,
                                 const int64_t *window, char *err, size_t errlen);
 void cp_profile_free(cp_profile *p);
+/* The text of interned name `id`. */
+#define CP_STR(p, id) ((p)->names.text[id])
 /* Children of node `id`, sorted by total samples (descending) then name; malloc'd (free it). */
 uint32_t *cp_sorted_children(cp_profile *p, uint32_t id, size_t *n);
 

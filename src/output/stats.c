@@ -61,17 +61,10 @@ void op_stats_free(op_stats *st) {
     free(st);
 }
 
-static uint64_t hash_bytes(const void *p, size_t n, uint64_t h) {
-    const unsigned char *s = p;
-    h ^= 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static int st_add(op_stats *st, uint64_t group, const char *domain, const unsigned char *name, size_t name_len,
                   uint64_t calls, double total, double sumsq, int64_t mn, int64_t mx) {
-    uint64_t h = hash_bytes(name, name_len, hash_bytes(domain, strlen(domain), group));
-    for (uint64_t probe = h;; probe = op_mix64(probe, 7, 7)) {
+    uint64_t h = op_hash_bytes_seeded(name, name_len, op_hash_bytes_seeded(domain, strlen(domain), group));
+    for (uint64_t probe = h;; probe = op_hash64x3(probe, 7, 7)) {
         uint64_t v;
         if (!op_u64map_get(&st->index, probe, &v)) {
             if (st->n == st->cap) {
@@ -184,7 +177,7 @@ static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win 
             uint64_t group = 0;
             if (by_process) {
                 int64_t prow = sqlite3_column_int64(q, 0);
-                group = op_mix64(hash_bytes(set->guid, strlen(set->guid), 0), (uint64_t)prow, 3);
+                group = op_hash64x3(op_hash_bytes_seeded(set->guid, strlen(set->guid), 0), (uint64_t)prow, 3);
                 size_t gi;
                 for (gi = 0; gi < st->n_groups; gi++)
                     if (st->groups[gi].key == group) break;

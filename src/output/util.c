@@ -1,6 +1,6 @@
 /* util.c — small helpers of libomniprof-output: error lines, a growable byte buffer with
- * JSON/CSV escaping, the protobuf wire-format writer, a uint64 hash map, progress lines and
- * output paths.
+ * CSV escaping (JSON escaping and the uint64 map are common/escape.h and common/u64map.h), the
+ * protobuf wire-format writer, progress lines and output paths.
  *
  * Protobuf wire format (what pb_* emit): a field is a varint key (field << 3 | wire type) then
  * its payload: type 0 varint, type 1 eight little-endian bytes, type 2 varint length + bytes.
@@ -89,40 +89,6 @@ int op_buf_write(op_buf *b, FILE *f) {
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
-    else return 0;
-    if (n < len) return 0;
-    unsigned cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-int op_utf8_valid(const unsigned char *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t l = utf8_len(s + i, n - i);
-        if (!l) return 0;
-        i += l;
-    }
-    return 1;
-}
-
 void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
     if (op_utf8_valid(s, n)) {
         pb_bytes(b, field, s, n);
@@ -130,7 +96,7 @@ void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
     }
     op_buf t = {0};
     for (size_t i = 0; i < n;) {
-        size_t l = s[i] < 0x80 ? 1 : utf8_len(s + i, n - i);
+        size_t l = s[i] < 0x80 ? 1 : op_utf8_seq_len(s + i, n - i);
         if (l) {
             op_buf_put(&t, s + i, l);
             i += l;
@@ -144,41 +110,9 @@ void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
 }
 
 void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n) {
-    static const char hex[] = "0123456789abcdef";
-    op_buf_reserve(b, n + 8);
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            size_t j = i;
-            while (j < n && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\') j++;
-            op_buf_put(b, s + i, j - i);
-            i = j;
-            continue;
-        }
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            op_buf_put(b, e, 2);
-            i++;
-        } else if (c < 0x20) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            if (c == '\n') op_buf_put(b, "\\n", 2);
-            else if (c == '\t') op_buf_put(b, "\\t", 2);
-            else if (c == '\r') op_buf_put(b, "\\r", 2);
-            else op_buf_put(b, e, 6);
-            i++;
-        } else {
-            size_t l = utf8_len(s + i, n - i);
-            if (l) {
-                op_buf_put(b, s + i, l);
-                i += l;
-            } else { /* invariant (3): lone byte -> U+DC80..U+DCFF (surrogateescape) */
-                char e[6] = {'\\', 'u', 'd', 'c', hex[c >> 4], hex[c & 15]};
-                op_buf_put(b, e, 6);
-                i++;
-            }
-        }
-    }
+    op_buf_reserve(b, OP_JSON_ESCAPED_MAX(n));
+    if (b->oom) return;
+    b->len += op_json_escape((char *)b->p + b->len, b->cap - b->len, s, n, NULL);
 }
 
 void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote) {
@@ -278,78 +212,6 @@ void pb_end(op_buf *b, size_t off) {
     p[3] = (unsigned char)((n >> 21) & 0x7F);
 }
 
-/* ---- uint64 map (open addressing, linear probing) ---------------------------------------- */
-
-uint64_t op_mix64(uint64_t a, uint64_t b, uint64_t c) {
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
-    x ^= c * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    x *= 0xD6E8FEB86659FD93ull;
-    x ^= x >> 32;
-    return x ? x : 1;
-}
-
-static size_t slot_of(uint64_t key, size_t cap) {
-    uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17) & (cap - 1);
-}
-
-int op_u64map_get(const op_u64map *m, uint64_t key, uint64_t *val) {
-    if (key == 0) {
-        if (m->has_zero && val) *val = m->zero_val;
-        return m->has_zero;
-    }
-    if (!m->cap) return 0;
-    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) {
-            if (val) *val = m->vals[i];
-            return 1;
-        }
-        if (m->keys[i] == 0) return 0;
-    }
-}
-
-int op_u64map_put(op_u64map *m, uint64_t key, uint64_t val) {
-    if (key == 0) {
-        m->has_zero = 1;
-        m->zero_val = val;
-        return 0;
-    }
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        uint64_t *k = calloc(cap, sizeof(uint64_t)), *v = calloc(cap, sizeof(uint64_t));
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = slot_of(m->keys[i], cap);
-            while (k[j]) j = (j + 1) & (cap - 1);
-            k[j] = m->keys[i];
-            v[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->cap = cap;
-    }
-    size_t i = slot_of(key, m->cap);
-    while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val;
-    return 0;
-}
-
-void op_u64map_free(op_u64map *m) {
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
-
 /* ---- progress ----------------------------------------------------------------------------- */
 
 void op_progress_init(op_progress *p, int enabled, const char *what, uint64_t total) {
@@ -418,8 +280,7 @@ char *op_out_path(const char *dir, const char *name, const char *file) {
 
 int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen) {
     if (!guid || !*guid) return 0;
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = guid; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t h = op_hash_bytes(guid, strlen(guid));
     uint64_t v;
     if (op_u64map_get(&g->hashes, h, &v) && !strcmp(g->names[v - 1], guid)) {
         const char *other = g->names[v - 1] + strlen(guid) + 1;

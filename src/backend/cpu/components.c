@@ -35,6 +35,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "common/log.h"
 #include "common/path_template.h"
 #include "common/settings.h"
@@ -310,19 +311,12 @@ static void write_text_node(FILE *f, const region_node *n, uint64_t tid, int ci)
 static void write_json_node(FILE *f, const region_node *n, uint64_t tid, bool *first)
 {
     for (const region_node *c = n->child; c; c = c->sibling) {
-        fprintf(f, "%s\n    {\"thread\": %llu, \"depth\": %d, \"label\": \"", *first ? "" : ",",
+        fprintf(f, "%s\n    {\"thread\": %llu, \"depth\": %d, \"label\": ", *first ? "" : ",",
                 (unsigned long long)tid, c->depth);
-        for (const char *p = c->name; *p; p++) {
-            if (*p == '"' || *p == '\\') fputc('\\', f);
-            if ((unsigned char)*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-        fprintf(f, "\", \"parent\": \"");
-        for (const char *p = c->parent && c->parent->name ? c->parent->name : ""; *p; p++) {
-            if (*p == '"' || *p == '\\') fputc('\\', f);
-            if ((unsigned char)*p >= 0x20) fputc(*p, f);
-        }
-        fprintf(f, "\", \"components\": {");
+        op_json_fputs(f, c->name);
+        fprintf(f, ", \"parent\": ");
+        op_json_fputs(f, c->parent ? c->parent->name : NULL);
+        fprintf(f, ", \"components\": {");
         for (int i = 0; i < g_n_active; i++) {
             const stat_acc *a = &c->stats[i];
             double mean = a->count ? a->sum / (double)a->count : 0;
