@@ -222,18 +222,11 @@ static int report(const char *cmd, int rc, const char *err) {
 }
 
 static int pick_format(const char *cmd, const cli_args *a, int *fmt) {
-    *fmt = 0;
+    *fmt = OP_OUT_SUMMARY_CONSOLE;
     if (a->n_formats == 0) return 0;
-    const char *f = a->formats[0];
-    if (!strcmp(f, "console")) *fmt = 0;
-    else if (!strcmp(f, "csv")) *fmt = 1;
-    else if (!strcmp(f, "json")) *fmt = 2;
-    else if (!strcmp(f, "md")) *fmt = 3;
-    else {
-        fprintf(stderr, "omniprof %s: --format '%s': expected console, csv, json or md\n", cmd, f);
-        return -1;
-    }
-    return 0;
+    if ((*fmt = op_output_parse_table_format(a->formats[0])) >= 0) return 0;
+    fprintf(stderr, "omniprof %s: --format '%s': expected console, csv, json or md\n", cmd, a->formats[0]);
+    return -1;
 }
 
 static FILE *open_out(const char *cmd, const char *path) {
@@ -275,13 +268,8 @@ OMNIPROF_API int op_output_cli(int argc, char **argv) {
     if (!strcmp(cmd, "convert")) {
         unsigned f = a.stats ? OP_OUT_FMT_STATS : 0;
         for (size_t i = 0; i < a.n_formats; i++) {
-            if (!strcmp(a.formats[i], "pftrace")) f |= OP_OUT_FMT_PFTRACE;
-            else if (!strcmp(a.formats[i], "json")) f |= OP_OUT_FMT_JSON;
-            else if (!strcmp(a.formats[i], "csv")) f |= OP_OUT_FMT_CSV;
-            else if (!strcmp(a.formats[i], "stats")) f |= OP_OUT_FMT_STATS;
-            else if (!strcmp(a.formats[i], "folded")) f |= OP_OUT_FMT_FOLDED;
-            else {
-                fprintf(stderr, "omniprof convert: -f '%s': expected pftrace, json, csv or folded\n", a.formats[i]);
+            if (op_output_parse_formats(a.formats[i], OP_OUT_FMT_CONVERT, &f, err, sizeof err)) {
+                fprintf(stderr, "omniprof convert: -f: %s\n", err);
                 free(a.inputs);
                 return 2;
             }

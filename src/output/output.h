@@ -44,6 +44,23 @@ OMNIPROF_EXTERN_C_BEGIN
 #define OP_OUT_FMT_CSV 0x4u
 #define OP_OUT_FMT_STATS 0x8u /* the *_stats.csv files and domain_stats.csv */
 #define OP_OUT_FMT_FOLDED 0x10u /* <name>_folded.txt: folded CPU call stacks (profile_cpu.h) */
+#define OP_OUT_FMT_ROCPD 0x20u  /* the rocpd database itself (what `omniprof run` writes); converters ignore it */
+#define OP_OUT_FMT_CONVERT (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED)
+#define OP_OUT_FMT_RUN (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED)
+
+/**
+ * @brief **op_output_parse_formats()** — the one parser of output format names, used by
+ * `omniprof convert -f` and `omniprof run -f`: names rocpd, pftrace, json, csv, folded, stats,
+ * separated by spaces or commas (case-sensitive, as rocprofv3's). Each name must be in
+ * `allowed` (OP_OUT_FMT_* bits: OP_OUT_FMT_CONVERT, OP_OUT_FMT_RUN, ...).
+ * @param text the list (one argument, or several joined with spaces)
+ * @param allowed the names this command accepts
+ * @param formats receives the OP_OUT_FMT_* bits, OR-ed into what it holds
+ * @return 0, or OP_OUT_EINPUT with err naming the bad name and the valid ones (an empty list is
+ *         an error too).
+ */
+OMNIPROF_API int op_output_parse_formats(const char *text, unsigned allowed, unsigned *formats, char *err,
+                                         size_t errlen);
 
 /* Units of summary durations. */
 typedef enum op_out_units {
@@ -192,8 +209,11 @@ OMNIPROF_API int op_output_cli(int argc, char **argv);
  * attached databases (the Python package's connect() does). Static storage, never NULL. */
 OMNIPROF_API const char *op_output_views_sql(void);
 
-/** @brief Parses "sec|msec|usec|nsec"; returns -1 when unknown. */
+/** @brief Parses "sec|msec|usec|nsec" (also s, ms, us, ns); returns -1 when unknown. */
 OMNIPROF_API int op_output_parse_units(const char *text);
+/** @brief Parses a table format of summary and query: "console|csv|json|md" ->
+ *  OP_OUT_SUMMARY_* (== OP_OUT_QUERY_*); returns -1 when unknown. */
+OMNIPROF_API int op_output_parse_table_format(const char *text);
 
 OMNIPROF_EXTERN_C_END
 

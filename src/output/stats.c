@@ -407,15 +407,6 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
 
 /* ---- summary ---------------------------------------------------------------------------------- */
 
-int op_output_parse_units(const char *t) {
-    if (!t) return -1;
-    if (!strcmp(t, "nsec") || !strcmp(t, "ns")) return OP_OUT_NSEC;
-    if (!strcmp(t, "usec") || !strcmp(t, "us")) return OP_OUT_USEC;
-    if (!strcmp(t, "msec") || !strcmp(t, "ms")) return OP_OUT_MSEC;
-    if (!strcmp(t, "sec") || !strcmp(t, "s")) return OP_OUT_SEC;
-    return -1;
-}
-
 static const char *unit_name(op_out_units u) {
     static const char *const n[] = {"nsec", "usec", "msec", "sec"};
     return n[u >= 0 && u <= 3 ? u : 0];

@@ -96,6 +96,20 @@ int main(int argc, char **argv) {
     CHECK(op_output_close(NULL, err, sizeof err) == 0, "close(NULL)");
     CHECK(op_output_write(NULL, 1, err, sizeof err) == -OP_OUT_EINPUT, "write(NULL)");
     CHECK(op_output_parse_units("usec") == OP_OUT_USEC && op_output_parse_units("hours") == -1, "units");
+    /* the one parser of format names (convert -f, run -f) */
+    unsigned fm = 0;
+    CHECK(op_output_parse_formats("pftrace,csv folded", OP_OUT_FMT_CONVERT, &fm, err, sizeof err) == 0 &&
+              fm == (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED), "formats: %s", err);
+    fm = 0;
+    CHECK(op_output_parse_formats("rocpd json", OP_OUT_FMT_RUN, &fm, err, sizeof err) == 0 &&
+              fm == (OP_OUT_FMT_ROCPD | OP_OUT_FMT_JSON), "run formats: %s", err);
+    CHECK(op_output_parse_formats("rocpd", OP_OUT_FMT_CONVERT, &fm, err, sizeof err) == OP_OUT_EINPUT &&
+              strstr(err, "'rocpd'") && strstr(err, "pftrace, json, csv, folded or stats"), "rocpd refused by convert: %s", err);
+    CHECK(op_output_parse_formats("json,pftrce", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT &&
+              strstr(err, "'pftrce'") && strstr(err, "rocpd, pftrace, json, csv or folded"), "typo named: %s", err);
+    CHECK(op_output_parse_formats(" , ", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT, "empty list");
+    CHECK(op_output_parse_table_format("md") == OP_OUT_SUMMARY_MD && op_output_parse_table_format("xml") == -1,
+          "table formats");
     /* summary into a FILE* and the stats files */
     FILE *f = tmpfile();
     op_out_summary_options so = {.size = sizeof so, .units = OP_OUT_MSEC, .domain_summary = 1};
