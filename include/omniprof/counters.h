@@ -34,10 +34,12 @@ OMNIPROF_EXTERN_C_BEGIN
 /* Records                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Declared in omniprof/kinds.def: DISPATCH_HEADER (precedes the values of one dispatch), VALUE. */
 typedef enum omniprof_counter_record_kind_t {
     OMNIPROF_COUNTER_RECORD_NONE = 0,
-    OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, /* precedes the values of one dispatch */
-    OMNIPROF_COUNTER_RECORD_VALUE,
+#define OMNIPROF_COUNTER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+    OMNIPROF_COUNTER_RECORD_##NAME = VALUE,
+#include "omniprof/kinds.def"
     OMNIPROF_COUNTER_RECORD_LAST
 } omniprof_counter_record_kind_t;
 

@@ -1,8 +1,10 @@
 /* omniprof/fwd.h — status codes, handles, enums and the record header shared by the whole API.
  *
- * ABI rules (docs/sdk.md, "ABI"): enums only grow at their end, before *_LAST; every payload
- * struct begins with `uint64_t size` (sizeof the struct the producer was built with, plus any
- * inline variable-length tail); fields are only appended. Handles are 64-bit ids wrapped in
+ * ABI rules (docs/sdk.md, "ABI"): enums only grow at their end, before *_LAST (record kinds,
+ * callback kinds and intercept tables are rows of omniprof/kinds.def: a new one is a row
+ * appended with the next value); every payload struct begins with `uint64_t size` (sizeof the
+ * struct the producer was built with, plus any inline variable-length tail); fields are only
+ * appended. Handles are 64-bit ids wrapped in
  * structs so that a stale or foreign id is detected (`*_NOT_FOUND`), never dereferenced. */
 #ifndef OMNIPROF_FWD_H
 #define OMNIPROF_FWD_H
@@ -110,39 +112,21 @@ typedef enum omniprof_record_category_t {
     OMNIPROF_RECORD_CATEGORY_LAST
 } omniprof_record_category_t;
 
-/* Buffer tracing kinds: each names the API or activity it comes from. */
+/* Buffer tracing kinds: each names the API or activity it comes from. Declared in
+ * omniprof/kinds.def (one row per kind: value, name, payload struct, ...). */
 typedef enum omniprof_buffer_tracing_kind_t {
     OMNIPROF_BUFFER_TRACING_NONE = 0,
-    OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API,  /* omniprof_buffer_tracing_api_record_t */
-    OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API,   /* omniprof_buffer_tracing_api_record_t */
-    OMNIPROF_BUFFER_TRACING_MARKER_API,        /* omniprof_buffer_tracing_marker_record_t: one per call */
-    OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API,  /* omniprof_buffer_tracing_marker_record_t: one per range */
-    OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH,   /* omniprof_buffer_tracing_kernel_dispatch_record_t */
-    OMNIPROF_BUFFER_TRACING_MEMORY_COPY,       /* omniprof_buffer_tracing_memory_copy_record_t */
-    OMNIPROF_BUFFER_TRACING_MEMORY_SET,        /* omniprof_buffer_tracing_memory_set_record_t */
-    OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION, /* omniprof_buffer_tracing_memory_allocation_record_t */
-    OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION,   /* omniprof_buffer_tracing_synchronization_record_t */
-    OMNIPROF_BUFFER_TRACING_CORRELATION_ID_RETIREMENT, /* ..._correlation_id_retirement_record_t */
-    OMNIPROF_BUFFER_TRACING_CODE_OBJECT,       /* omniprof_buffer_tracing_code_object_record_t */
-    OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL,     /* omniprof_buffer_tracing_kernel_symbol_record_t */
-    OMNIPROF_BUFFER_TRACING_CPU_SAMPLE,        /* omniprof_cpu_sample_record_t (cpu.h) */
-    OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,    /* omniprof_process_sample_record_t (cpu.h) */
-    OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER,  /* omniprof_buffer_tracing_api_record_t (wrapped libc/MPI/locks) */
-    OMNIPROF_BUFFER_TRACING_THREAD,            /* omniprof_thread_record_t (cpu.h): create, name, exit */
+#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+    OMNIPROF_BUFFER_TRACING_##NAME = VALUE,
+#include "omniprof/kinds.def"
     OMNIPROF_BUFFER_TRACING_LAST
 } omniprof_buffer_tracing_kind_t;
 
-/* Callback tracing kinds (synchronous, ENTER/EXIT on the calling thread). */
+/* Callback tracing kinds (synchronous, ENTER/EXIT on the calling thread); omniprof/kinds.def. */
 typedef enum omniprof_callback_tracing_kind_t {
     OMNIPROF_CALLBACK_TRACING_NONE = 0,
-    OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API,
-    OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API,
-    OMNIPROF_CALLBACK_TRACING_MARKER_API,
-    OMNIPROF_CALLBACK_TRACING_CODE_OBJECT,      /* LOAD/UNLOAD of modules, kernel symbols */
-    OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH,  /* ENTER at launch, payload carries launch info */
-    OMNIPROF_CALLBACK_TRACING_MEMORY_COPY,
-    OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION,
-    OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER,
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) OMNIPROF_CALLBACK_TRACING_##NAME = VALUE,
+#include "omniprof/kinds.def"
     OMNIPROF_CALLBACK_TRACING_LAST
 } omniprof_callback_tracing_kind_t;
 
@@ -165,12 +149,15 @@ static inline uint64_t omniprof_record_header_compute_hash(uint32_t category, ui
     return (uint64_t)category | ((uint64_t)kind << 32);
 }
 
-/* Intercept tables the SDK can hand to a tool (bitmask). */
+/* Intercept tables the SDK can hand to a tool (bitmask); omniprof/kinds.def. */
 typedef enum omniprof_intercept_table_t {
     OMNIPROF_INTERCEPT_TABLE_NONE = 0,
-    OMNIPROF_INTERCEPT_TABLE_USER_API = (1 << 0),    /* omniprof_user_api_table_t (user.h) */
-    OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER = (1 << 1), /* omniprof_cuda_driver_table_t (cuda.h) */
-    OMNIPROF_INTERCEPT_TABLE_LAST = (1 << 2)
+#define OMNIPROF_INTERCEPT_TABLE(BIT, NAME, TABLE_NAME) OMNIPROF_INTERCEPT_TABLE_##NAME = (1 << (BIT)),
+#include "omniprof/kinds.def"
+#define OMNIPROF_INTERCEPT_TABLE(BIT, NAME, TABLE_NAME) +1
+    OMNIPROF_INTERCEPT_TABLE_LAST = (1 << (0
+#include "omniprof/kinds.def"
+                                          ))
 } omniprof_intercept_table_t;
 
 /* Libraries that may create internal threads (bitmask). */

@@ -8,8 +8,10 @@
  * into the runtime, which stays loaded) so later registrations can be served. */
 #include "sdk/sdk_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "common/kinds.h"
 #include "common/log.h"
 
 #define MAX_REGS 32
@@ -40,22 +42,11 @@ int op_sdk_intercept_requested(omniprof_intercept_table_t type)
 }
 bool op_intercept_any_requested(void) { return atomic_load(&g_requested) != 0; }
 
-static omniprof_intercept_table_t type_of(const char *name)
-{
-    if (strcmp(name, "user") == 0) return OMNIPROF_INTERCEPT_TABLE_USER_API;
-    if (strcmp(name, "cuda_driver") == 0 || strcmp(name, "cuda") == 0) return OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER;
-    return OMNIPROF_INTERCEPT_TABLE_NONE;
-}
-
 OMNIPROF_API omniprof_status_t omniprof_query_intercept_table_name(omniprof_intercept_table_t type,
                                                                    const char **name, uint64_t *name_len)
 {
-    const char *s;
-    switch (type) {
-    case OMNIPROF_INTERCEPT_TABLE_USER_API: s = "USER_API"; break;
-    case OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER: s = "CUDA_DRIVER"; break;
-    default: return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    }
+    const char *s = op_intercept_table_name((uint32_t)type); /* kinds.def */
+    if (!s) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
     if (!name) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     *name = s;
     if (name_len) *name_len = strlen(s);
@@ -98,9 +89,14 @@ OMNIPROF_API omniprof_status_t omniprof_set_api_table(const char *name, uint64_t
                                                       void **tables, uint64_t num_tables)
 {
     if (!name || !tables || num_tables == 0 || !tables[0]) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    omniprof_intercept_table_t type = type_of(name);
+    omniprof_intercept_table_t type = (omniprof_intercept_table_t)op_intercept_table_from_registration_name(name);
     if (type == OMNIPROF_INTERCEPT_TABLE_NONE) {
-        op_warn("omniprof_set_api_table: unknown table name '%s' (valid: user, cuda_driver)", name);
+        char valid[128] = "";
+        for (uint32_t bit = 1; bit < OMNIPROF_INTERCEPT_TABLE_LAST; bit <<= 1) {
+            size_t at = strlen(valid);
+            snprintf(valid + at, sizeof valid - at, "%s%s", at ? ", " : "", op_intercept_table_registration_name(bit));
+        }
+        op_warn("omniprof_set_api_table: unknown table name '%s' (valid: %s)", name, valid);
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     }
     op_sdk_ensure_init();

@@ -140,7 +140,6 @@ bool op_context_callback_for(int ci, uint32_t kind, int32_t operation, omniprof_
 bool op_filter_has(const op_service_filter *f, int32_t op);
 
 /* ---------------------------------------------------------------- tracing.c */
-bool op_kind_has_correlation(uint32_t buffer_kind);
 const char *op_core_operation_name(uint32_t buffer_kind, int32_t op);
 
 /* ---------------------------------------------------------------- correlation.c */

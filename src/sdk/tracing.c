@@ -13,42 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/kinds.h"
 #include "common/log.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Kinds                                                                                       */
-
-static const char *const g_buffer_kind_names[OMNIPROF_BUFFER_TRACING_LAST] = {
-    [OMNIPROF_BUFFER_TRACING_NONE] = "NONE",
-    [OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API] = "CUDA_RUNTIME_API",
-    [OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API] = "CUDA_DRIVER_API",
-    [OMNIPROF_BUFFER_TRACING_MARKER_API] = "MARKER_API",
-    [OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API] = "MARKER_RANGE_API",
-    [OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH] = "KERNEL_DISPATCH",
-    [OMNIPROF_BUFFER_TRACING_MEMORY_COPY] = "MEMORY_COPY",
-    [OMNIPROF_BUFFER_TRACING_MEMORY_SET] = "MEMORY_SET",
-    [OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION] = "MEMORY_ALLOCATION",
-    [OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION] = "SYNCHRONIZATION",
-    [OMNIPROF_BUFFER_TRACING_CORRELATION_ID_RETIREMENT] = "CORRELATION_ID_RETIREMENT",
-    [OMNIPROF_BUFFER_TRACING_CODE_OBJECT] = "CODE_OBJECT",
-    [OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL] = "KERNEL_SYMBOL",
-    [OMNIPROF_BUFFER_TRACING_CPU_SAMPLE] = "CPU_SAMPLE",
-    [OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE] = "PROCESS_SAMPLE",
-    [OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER] = "FUNCTION_WRAPPER",
-    [OMNIPROF_BUFFER_TRACING_THREAD] = "THREAD",
-};
-
-static const char *const g_callback_kind_names[OMNIPROF_CALLBACK_TRACING_LAST] = {
-    [OMNIPROF_CALLBACK_TRACING_NONE] = "NONE",
-    [OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API] = "CUDA_RUNTIME_API",
-    [OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API] = "CUDA_DRIVER_API",
-    [OMNIPROF_CALLBACK_TRACING_MARKER_API] = "MARKER_API",
-    [OMNIPROF_CALLBACK_TRACING_CODE_OBJECT] = "CODE_OBJECT",
-    [OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH] = "KERNEL_DISPATCH",
-    [OMNIPROF_CALLBACK_TRACING_MEMORY_COPY] = "MEMORY_COPY",
-    [OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION] = "MEMORY_ALLOCATION",
-    [OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER] = "FUNCTION_WRAPPER",
-};
 
 static const char *const g_marker_op_names[OMNIPROF_MARKER_OP_LAST] = {
     [OMNIPROF_MARKER_OP_NONE] = NULL,
@@ -95,34 +64,7 @@ const char *op_sdk_backend_for_kind(uint32_t buffer_kind)
 
 uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind)
 {
-    switch (callback_kind) {
-    case OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API: return OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API;
-    case OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API: return OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
-    case OMNIPROF_CALLBACK_TRACING_MARKER_API: return OMNIPROF_BUFFER_TRACING_MARKER_API;
-    case OMNIPROF_CALLBACK_TRACING_CODE_OBJECT: return OMNIPROF_BUFFER_TRACING_CODE_OBJECT;
-    case OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH: return OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
-    case OMNIPROF_CALLBACK_TRACING_MEMORY_COPY: return OMNIPROF_BUFFER_TRACING_MEMORY_COPY;
-    case OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION: return OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION;
-    case OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER: return OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER;
-    default: return OMNIPROF_BUFFER_TRACING_NONE;
-    }
-}
-
-bool op_kind_has_correlation(uint32_t kind)
-{
-    switch (kind) {
-    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
-    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
-    case OMNIPROF_BUFFER_TRACING_MARKER_API:
-    case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API:
-    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
-    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
-    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: return true;
-    default: return false;
-    }
+    return op_callback_kind_to_buffer_kind(callback_kind);
 }
 
 const char *op_core_operation_name(uint32_t kind, int32_t op)
@@ -152,15 +94,17 @@ static omniprof_status_t put_name(const char *s, const char **name, uint64_t *le
 OMNIPROF_API omniprof_status_t omniprof_query_buffer_tracing_kind_name(omniprof_buffer_tracing_kind_t kind,
                                                                        const char **name, uint64_t *name_len)
 {
-    if ((int)kind <= 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    return put_name(g_buffer_kind_names[kind], name, name_len);
+    const char *s = (int)kind > 0 ? op_buffer_kind_name(kind) : NULL;
+    if (!s) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return put_name(s, name, name_len);
 }
 
 OMNIPROF_API omniprof_status_t omniprof_query_callback_tracing_kind_name(omniprof_callback_tracing_kind_t kind,
                                                                          const char **name, uint64_t *name_len)
 {
-    if ((int)kind <= 0 || kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    return put_name(g_callback_kind_names[kind], name, name_len);
+    const char *s = (int)kind > 0 ? op_callback_kind_name(kind) : NULL;
+    if (!s) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+    return put_name(s, name, name_len);
 }
 
 static omniprof_status_t operation_name(uint32_t kind, int32_t op, const char **name, uint64_t *name_len)
@@ -296,15 +240,15 @@ OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_record_args(const
     if (kind == 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
     const op_backend *be = op_backend_for_buffer_kind(kind);
     if (be && be->iterate_record_args) return be->iterate_record_args(header, callback, data);
-    switch (kind) {
-    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
-    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
-    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: {
+    const op_kind_info *info = op_kind_info_get(header->category, kind);
+    if (info && info->layout == OP_KIND_LAYOUT_ARGS) { /* inline omniprof_arg_t tail (kinds.def) */
         const omniprof_buffer_tracing_api_record_t *r = header->payload;
-        uint64_t room = r->size > sizeof *r ? (r->size - sizeof *r) / sizeof(omniprof_arg_t) : 0;
+        if (r->size < sizeof *r) return OMNIPROF_STATUS_SUCCESS;
+        uint64_t room = (r->size - sizeof *r) / sizeof(omniprof_arg_t);
         uint32_t n = r->num_args < room ? r->num_args : (uint32_t)room;
         return iterate_args(kind, r->operation, r->args, n, callback, data);
     }
+    switch (kind) {
     case OMNIPROF_BUFFER_TRACING_MARKER_API:
     case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API: {
         const omniprof_buffer_tracing_marker_record_t *r = header->payload;
@@ -369,7 +313,7 @@ static void emit(uint32_t category, uint32_t kind, int32_t op, const void *paylo
     if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
     uint64_t size = *(const uint64_t *)payload;
     if (size < 16) return;
-    bool corr = op_kind_has_correlation(kind) && size >= 32;
+    bool corr = op_kind_has_correlation(category, kind) && size >= 32;
     while (m) {
         int ci = __builtin_ctzll(m);
         m &= m - 1;
