@@ -19,7 +19,9 @@
  *
  * Writer: the tool appends SDK records (op_db_writer_append, a copy into an on-disk spool,
  * never waiting on SQLite); a background thread turns them into rows in batched transactions.
- * Crash-safety invariants are numbered at the top of writer.c and in docs/database.md.
+ * Crash-safety invariants are numbered at the top of writer.c and in docs/database.md; the
+ * writer's files are listed in writer_internal.h. What each record kind becomes is the kind's
+ * ingest function, named in include/omniprof/kinds.def.
  *
  * Errors: functions returning int give 0 or a negative errno-style code (-EINVAL bad argument,
  * -EEXIST file exists, -ENOMEM, -EIO SQLite/disk failure, -ETIMEDOUT, -ESHUTDOWN writer turned
@@ -139,8 +141,12 @@ typedef struct op_db_writer_options {
     op_db_operation_name_fn operation_name;
     op_db_symbolize_fn symbolize;  /* NULL: omniprof_symbol stays empty */
     void *user;                    /* passed to the three callbacks */
+    /* How kernels are shown (the kernels view, kernel symbols' display_name): 0 the demangled
+     * name (the mangled one when there is none), non-zero the mangled name (--mangled-kernels). */
+    uint32_t kernel_names_mangled;
+    uint32_t truncate_kernel_names; /* non-zero: the bare function name, no arguments or templates */
 } op_db_writer_options;
-#define op_db_writer_options__last_field user
+#define op_db_writer_options__last_field truncate_kernel_names
 
 typedef struct op_db_writer_stats {
     uint64_t size;

@@ -1,5 +1,6 @@
-/* spool.h — the writer's on-disk spool: a FIFO of fixed-size chunks in one unlinked,
- * memory-mapped file, written by any number of producer threads and read by one consumer.
+/* spool.h — the writer's spool: a FIFO of fixed-size chunks, kept in a few chunks of anonymous
+ * memory and spilled to one unlinked file when the ingest falls behind, written by any number
+ * of producer threads and read by one consumer.
  *
  * Layout: the file is an array of slots of `chunk_bytes`; a chunk is a slot in use. A chunk
  * holds batches, each starting with an op_spool_batch header (16 bytes) followed by the

@@ -90,8 +90,6 @@ static struct tool_state {
     /* collection periods */
     uint64_t periods[32][3];
     int n_periods;
-    /* kernel names */
-    bool demangle, truncate;
     /* counters */
     bool pmc;
     bool benchmark_discard;
@@ -172,72 +170,6 @@ static void read_cmdline(void)
         used += (size_t)w;
         if (used >= sizeof(g.command)) used = sizeof(g.command) - 1;
     }
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Kernel names (-M mangled, -T truncated): names are interned for the process.                */
-
-static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
-typedef struct name_entry {
-    const char *key; /* the SDK's (interned) pointer */
-    char *value;
-} name_entry;
-static name_entry *g_names;
-static size_t g_names_n, g_names_cap;
-
-/* "void ns::foo<int>(float*, int)" → "ns::foo". */
-static char *truncate_name(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = op_malloc(n + 1);
-    if (!out) return NULL;
-    size_t o = 0;
-    int depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '<') depth++;
-        else if (c == '>' && depth > 0) depth--;
-        else if (depth == 0 && c == '(') break;
-        else if (depth == 0) {
-            if (c == ' ') o = 0; /* drop the return type and qualifiers before the name */
-            else out[o++] = c;
-        }
-    }
-    out[o] = '\0';
-    if (o == 0) {
-        memcpy(out, s, n + 1);
-    }
-    return out;
-}
-
-static const char *kernel_display_name(const char *mangled, const char *demangled)
-{
-    const char *base = g.demangle ? (demangled && *demangled ? demangled : mangled) : mangled;
-    if (!base || !g.truncate) return base;
-    pthread_mutex_lock(&g_names_lock);
-    const char *r = base;
-    for (size_t i = 0; i < g_names_n; i++)
-        if (g_names[i].key == base) {
-            r = g_names[i].value;
-            goto out;
-        }
-    if (g_names_n == g_names_cap) {
-        size_t cap = g_names_cap ? g_names_cap * 2 : 64;
-        name_entry *t = op_realloc(g_names, cap * sizeof(*t));
-        if (!t) goto out;
-        g_names = t;
-        g_names_cap = cap;
-    }
-    char *v = truncate_name(base);
-    if (v) {
-        g_names[g_names_n].key = base;
-        g_names[g_names_n].value = v;
-        g_names_n++;
-        r = v;
-    }
-out:
-    pthread_mutex_unlock(&g_names_lock);
-    return r;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -353,6 +285,8 @@ static op_db_writer *open_database(void)
     opts.kind_name = db_kind_name;
     opts.operation_name = db_operation_name;
     opts.symbolize = db_symbolize;
+    opts.kernel_names_mangled = !op_setting_bool(OP_SET_DEMANGLE_KERNELS); /* -M */
+    opts.truncate_kernel_names = op_setting_bool(OP_SET_TRUNCATE_KERNELS); /* -T */
     op_db_writer *w = NULL;
     for (int k = 0; k < 10000; k++) {
         char path[PATH_MAX];
@@ -419,21 +353,6 @@ static op_db_writer *writer_detach(uint64_t timeout_ms)
 /* ------------------------------------------------------------------------------------------ */
 /* Buffer delivery.                                                                            */
 
-static bool needs_name_fix(void) { return !g.demangle || g.truncate; }
-
-/* Copy a record into a local struct of `cap` bytes: a shorter (older) record is zero-extended,
- * a longer (newer) one is cut to what this build knows; the copy's `size` is `cap`. */
-static void copy_record(void *dst, size_t cap, const void *payload)
-{
-    uint64_t size;
-    memcpy(&size, payload, sizeof(size));
-    size_t n = size < cap ? (size_t)size : cap;
-    memset(dst, 0, cap);
-    memcpy(dst, payload, n);
-    size = cap;
-    memcpy(dst, &size, sizeof(size));
-}
-
 static void on_buffer(omniprof_context_id_t context, omniprof_buffer_id_t buffer_id, omniprof_record_header_t **headers,
                       size_t n, void *data, uint64_t drop_count)
 {
@@ -444,31 +363,7 @@ static void on_buffer(omniprof_context_id_t context, omniprof_buffer_id_t buffer
     atomic_store_explicit(&b->drops, drop_count, memory_order_relaxed);
     op_db_writer *w = g.benchmark_discard ? NULL : writer_acquire();
     if (w) {
-        if (b == &g.buf[TB_GPU] && needs_name_fix()) {
-            /* Rewrite the displayed kernel name in copies of the kernel records. */
-            for (size_t i = 0; i < n; i++) {
-                omniprof_record_header_t *h = headers[i];
-                if (h->category != OMNIPROF_RECORD_CATEGORY_TRACING) {
-                    op_db_writer_append(w, (const omniprof_record_header_t *const *)&headers[i], 1);
-                    continue;
-                }
-                if (h->kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
-                    omniprof_buffer_tracing_kernel_dispatch_record_t r;
-                    copy_record(&r, sizeof(r), h->payload);
-                    r.kernel_name_demangled = kernel_display_name(r.kernel_name, r.kernel_name_demangled);
-                    op_db_writer_append_one(w, h->category, h->kind, &r);
-                } else if (h->kind == OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL) {
-                    omniprof_buffer_tracing_kernel_symbol_record_t r;
-                    copy_record(&r, sizeof(r), h->payload);
-                    r.kernel_name_demangled = kernel_display_name(r.kernel_name, r.kernel_name_demangled);
-                    op_db_writer_append_one(w, h->category, h->kind, &r);
-                } else {
-                    op_db_writer_append(w, (const omniprof_record_header_t *const *)&headers[i], 1);
-                }
-            }
-        } else {
-            op_db_writer_append(w, (const omniprof_record_header_t *const *)headers, n);
-        }
+        op_db_writer_append(w, (const omniprof_record_header_t *const *)headers, n);
         writer_release();
     }
     atomic_fetch_add_explicit(&b->records, n, memory_order_relaxed);
@@ -704,7 +599,6 @@ static void at_fork_child(void)
     pthread_mutex_init(&g.open_lock, NULL);
     pthread_mutex_init(&g.thr_lock, NULL);
     pthread_cond_init(&g.thr_cond, NULL);
-    pthread_mutex_init(&g_names_lock, NULL);
     g.pid = getpid();
     atomic_store(&g.inflight, 0);
     atomic_store(&g.open_failed, 0);
@@ -843,8 +737,6 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     g.pid = getpid();
     op_settings_load();
     read_cmdline();
-    g.demangle = op_setting_bool(OP_SET_DEMANGLE_KERNELS);
-    g.truncate = op_setting_bool(OP_SET_TRUNCATE_KERNELS);
     g.flush_interval_ms = op_setting_uint(OP_SET_FLUSH_INTERVAL);
     g.benchmark_discard = op_setting_bool(OP_SET_BENCHMARK_DISCARD);
     pthread_condattr_t ca;

@@ -1,0 +1,331 @@
+/* ingest_gpu.c — record -> rows for the GPU kinds (ingest thread): kernel dispatches
+ * (rocpd_kernel_dispatch, with their kernel symbol), memory copies and sets
+ * (rocpd_memory_copy), allocations (rocpd_memory_allocate), synchronization waits
+ * (rocpd_region), code objects and kernel symbols, and counter records (a dispatch header
+ * links or makes its dispatch; values go to rocpd_info_pmc / rocpd_pmc_event). Each function
+ * is named in include/omniprof/kinds.def and returns 0, or -1 when the writer turned off. */
+#include <stdio.h>
+#include <string.h>
+
+#include "db/writer_internal.h"
+
+/* The rocpd_info_kernel_symbol row of a kernel, created at first sight (W2). display: the
+ * name the kernel is shown by (op_db_kernel_display_name). */
+static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char *mangled, const char *display,
+                                 int64_t code_object, uint32_t shared, uint32_t local, uint32_t regs)
+{
+    int64_t id;
+    if (u64map_get(&w->kernels, kernel_id, &id)) return id;
+    sqlite3_stmt *s = w->st[ST_KSYM];
+    op_db_bind_id_or_null(s, 1, code_object);
+    sqlite3_bind_text(s, 2, mangled ? mangled : display, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, display, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, (int64_t)kernel_id);
+    sqlite3_bind_int64(s, 5, shared);
+    sqlite3_bind_int64(s, 6, local);
+    sqlite3_bind_int64(s, 7, regs);
+    char ext[160];
+    int n = snprintf(ext, sizeof ext, "{\"kernel_id\":%llu}", (unsigned long long)kernel_id);
+    sqlite3_bind_text(s, 8, ext, n, SQLITE_TRANSIENT);
+    if (op_db_step(w, ST_KSYM, "inserting a kernel symbol") != 0) return -1;
+    id = op_db_last_id(w);
+    if (u64map_put(&w->kernels, kernel_id, id) != 0) {
+        op_db_writer_fail(w, "caching a kernel symbol (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return id;
+}
+
+/* ST_KERNEL's parameters 10-17: work-group size, grid size in work-items (rocpd's grid is
+ * CUDA's grid times its block), the region name and the event. */
+static void bind_launch(sqlite3_stmt *s, omniprof_dim3_t block, omniprof_dim3_t grid, int64_t region, int64_t ev)
+{
+    sqlite3_bind_int64(s, 10, block.x);
+    sqlite3_bind_int64(s, 11, block.y);
+    sqlite3_bind_int64(s, 12, block.z);
+    sqlite3_bind_int64(s, 13, (int64_t)grid.x * block.x);
+    sqlite3_bind_int64(s, 14, (int64_t)grid.y * block.y);
+    sqlite3_bind_int64(s, 15, (int64_t)grid.z * block.z);
+    sqlite3_bind_int64(s, 16, region);
+    sqlite3_bind_int64(s, 17, ev);
+}
+
+static dispatch_entry *dispatch_slot(op_db_writer *w, uint64_t dispatch_id)
+{
+    return &w->dispatchcache[op_db_mix64(dispatch_id) & (OP_DB_DISPATCHCACHE - 1)];
+}
+
+int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_kernel_dispatch_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    dispatch_entry *de = r->dispatch_id ? dispatch_slot(w, r->dispatch_id) : NULL;
+    if (de && de->dispatch_id == r->dispatch_id && de->from_counters) return 0; /* row made from its counters */
+    const char *mangled = op_db_str(w, &r->kernel_name);
+    const char *demangled = op_db_str(w, &r->kernel_name_demangled);
+    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t stream = op_db_stream_row(w, r->stream_id.handle);
+    const char *display = op_db_kernel_display_name(w, mangled, demangled);
+    int64_t ksym = kernel_symbol_row(w, r->kernel_id, mangled, display, 0, r->static_shared_memory,
+                                     r->local_memory_per_thread, r->registers_per_thread);
+    int64_t region = op_db_intern(w, display);
+    if (thread < 0 || stream < 0 || ksym < 0 || region < 0) return -1;
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, NULL, 0);
+    if (ev < 0) return -1;
+    sqlite3_stmt *s = w->st[ST_KERNEL];
+    op_db_bind_id_or_null(s, 1, thread);
+    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    sqlite3_bind_int64(s, 3, ksym);
+    sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
+    sqlite3_bind_int64(s, 5, stream);
+    sqlite3_bind_int64(s, 6, (int64_t)r->start_timestamp);
+    sqlite3_bind_int64(s, 7, (int64_t)r->end_timestamp);
+    sqlite3_bind_int64(s, 8, r->local_memory_per_thread);
+    sqlite3_bind_int64(s, 9, (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
+    bind_launch(s, r->block_size, r->grid_size, region, ev);
+    int n = snprintf(w->scratch, w->scratch_len,
+                     "{\"device_id\":%u,\"context_id\":%u,\"dynamic_shared_memory\":%u,\"registers_per_thread\":%u",
+                     r->device_id, r->context_id, r->dynamic_shared_memory, r->registers_per_thread);
+    if (r->graph_id)
+        n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, ",\"graph_id\":%llu,\"graph_node_id\":%llu",
+                      (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
+    w->scratch[n++] = '}';
+    sqlite3_bind_text(s, 18, w->scratch, n, SQLITE_STATIC);
+    if (op_db_step(w, ST_KERNEL, "inserting a kernel dispatch") != 0) return -1;
+    if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
+    return 0;
+}
+
+/* COUNTERS / DISPATCH_HEADER: link to the traced dispatch's event when it was already stored,
+ * else store the dispatch (kernels view) from the header, with its own event. */
+int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter_dispatch_header_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    dispatch_entry *de = dispatch_slot(w, r->dispatch_id);
+    if (r->dispatch_id && de->dispatch_id == r->dispatch_id) return 0;
+    const char *name = op_db_str(w, &r->kernel_name);
+    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t ksym = kernel_symbol_row(w, r->kernel_id, name, name ? name : "", 0, 0, 0, 0);
+    int64_t region = op_db_intern(w, name ? name : "");
+    if (!w->cat_counter_id) w->cat_counter_id = op_db_intern_n(w, "COUNTER_COLLECTION", 18);
+    if (thread < 0 || ksym < 0 || region < 0 || w->cat_counter_id < 0) return -1;
+    int n = snprintf(w->scratch, w->scratch_len, "{\"source\":\"counter_collection\",\"num_passes\":%u,\"config_id\":%llu}",
+                     r->num_passes, (unsigned long long)r->config_id.handle);
+    sqlite3_stmt *s = w->st[ST_EVENT_EXT];
+    sqlite3_bind_int64(s, 1, w->cat_counter_id);
+    if (r->correlation_id.internal) sqlite3_bind_int64(s, 2, (int64_t)r->correlation_id.internal); else sqlite3_bind_null(s, 2);
+    sqlite3_bind_null(s, 3);
+    sqlite3_bind_int64(s, 4, (int64_t)r->correlation_id.external.value);
+    sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
+    if (op_db_step(w, ST_EVENT_EXT, "inserting an event") != 0) return -1;
+    int64_t ev = op_db_last_id(w);
+    s = w->st[ST_KERNEL];
+    op_db_bind_id_or_null(s, 1, thread);
+    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    sqlite3_bind_int64(s, 3, ksym);
+    sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
+    sqlite3_bind_null(s, 5);
+    sqlite3_bind_int64(s, 6, (int64_t)r->start_timestamp);
+    sqlite3_bind_int64(s, 7, (int64_t)r->end_timestamp);
+    sqlite3_bind_null(s, 8);
+    sqlite3_bind_null(s, 9);
+    bind_launch(s, r->block_size, r->grid_size, region, ev);
+    sqlite3_bind_text(s, 18, "{\"source\":\"counter_collection\"}", -1, SQLITE_STATIC);
+    if (op_db_step(w, ST_KERNEL, "inserting a counted kernel dispatch") != 0) return -1;
+    if (r->dispatch_id) *de = (dispatch_entry){r->dispatch_id, ev, 1};
+    return 0;
+}
+
+/* COUNTERS / VALUE: rocpd_info_pmc (once per counter id) + rocpd_pmc_event on the dispatch's
+ * event (device samples, dispatch_id 0, get an event of their own). */
+int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t pmc;
+    if (!u64map_get(&w->pmcs, r->counter_id.handle, &pmc)) {
+        const char *name = op_db_str(w, &r->counter_name);
+        sqlite3_stmt *s = w->st[ST_PMC_INFO];
+        op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
+        sqlite3_bind_int64(s, 2, (int64_t)r->counter_id.handle);
+        sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, name ? name : "", -1, SQLITE_STATIC);
+        int n = snprintf(w->scratch, w->scratch_len, "{\"counter_id\":%llu}", (unsigned long long)r->counter_id.handle);
+        sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
+        if (op_db_step(w, ST_PMC_INFO, "inserting a counter") != 0) return -1;
+        pmc = op_db_last_id(w);
+        if (u64map_put(&w->pmcs, r->counter_id.handle, pmc) != 0) {
+            op_db_writer_fail(w, "caching a counter (out of memory)", SQLITE_NOMEM);
+            return -1;
+        }
+    }
+    int64_t ev = 0;
+    dispatch_entry *de = r->dispatch_id ? dispatch_slot(w, r->dispatch_id) : NULL;
+    if (de && de->dispatch_id == r->dispatch_id) {
+        ev = de->event_id;
+    } else {
+        int64_t *cat = r->dispatch_id ? &w->cat_counter_id : &w->cat_counter_device_id;
+        if (!*cat) *cat = r->dispatch_id ? op_db_intern_n(w, "COUNTER_COLLECTION", 18) : op_db_intern_n(w, "COUNTER_DEVICE", 14);
+        if (*cat < 0) return -1;
+        sqlite3_stmt *s = w->st[ST_EVENT];
+        sqlite3_bind_int64(s, 1, *cat);
+        if (r->correlation_id.internal) sqlite3_bind_int64(s, 2, (int64_t)r->correlation_id.internal); else sqlite3_bind_null(s, 2);
+        sqlite3_bind_null(s, 3);
+        sqlite3_bind_int64(s, 4, (int64_t)r->correlation_id.external.value);
+        if (op_db_step(w, ST_EVENT, "inserting an event") != 0) return -1;
+        ev = op_db_last_id(w);
+        if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
+    }
+    sqlite3_stmt *s = w->st[ST_PMC_EVENT];
+    sqlite3_bind_int64(s, 1, ev);
+    sqlite3_bind_int64(s, 2, pmc);
+    sqlite3_bind_double(s, 3, r->value);
+    if (r->instance) {
+        int n = snprintf(w->scratch, w->scratch_len, "{\"instance\":%llu}", (unsigned long long)r->instance);
+        sqlite3_bind_text(s, 4, w->scratch, n, SQLITE_STATIC);
+    } else {
+        sqlite3_bind_text(s, 4, "{}", 2, SQLITE_STATIC);
+    }
+    return op_db_step(w, ST_PMC_EVENT, "inserting a counter value");
+}
+
+static int insert_copy(op_db_writer *w, uint32_t kind, int32_t op, const omniprof_async_correlation_id_t *corr,
+                       uint64_t tid, uint64_t start, uint64_t end, uint64_t dst_agent, uint64_t src_agent, int has_src,
+                       uint64_t bytes, uint64_t stream_handle, const char *ext, size_t extlen)
+{
+    int64_t thread = tid ? op_db_thread_row(w, tid) : 0;
+    int64_t stream = op_db_stream_row(w, stream_handle);
+    int64_t name = op_db_op_name_id(w, kind, op);
+    if (thread < 0 || stream < 0 || name < 0) return -1;
+    int64_t ev = op_db_insert_event(w, kind, corr->internal, 0, corr->external.value, NULL, 0);
+    if (ev < 0) return -1;
+    sqlite3_stmt *s = w->st[ST_COPY];
+    op_db_bind_id_or_null(s, 1, thread);
+    sqlite3_bind_int64(s, 2, (int64_t)start);
+    sqlite3_bind_int64(s, 3, (int64_t)end);
+    sqlite3_bind_int64(s, 4, name);
+    op_db_bind_id_or_null(s, 5, op_db_agent_row(w, dst_agent));
+    op_db_bind_id_or_null(s, 6, has_src ? op_db_agent_row(w, src_agent) : 0);
+    sqlite3_bind_int64(s, 7, (int64_t)bytes);
+    sqlite3_bind_int64(s, 8, stream);
+    sqlite3_bind_int64(s, 9, ev);
+    sqlite3_bind_text(s, 10, ext, (int)extlen, SQLITE_STATIC);
+    return op_db_step(w, ST_COPY, "inserting a memory copy");
+}
+
+int op_db_ingest_memory_copy(op_db_writer *w, const omniprof_buffer_tracing_memory_copy_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int n = snprintf(w->scratch, w->scratch_len, "{\"src_memory_kind\":\"%s\",\"dst_memory_kind\":\"%s\",\"is_async\":%u,\"device_id\":%u}",
+                     op_db_mem_kind_name(r->src_memory_kind), op_db_mem_kind_name(r->dst_memory_kind), r->is_async, r->device_id);
+    return insert_copy(w, r->kind, r->operation, &r->correlation_id, r->thread_id, r->start_timestamp,
+                       r->end_timestamp, r->dst_agent_id.handle, r->src_agent_id.handle, 1, r->bytes,
+                       r->stream_id.handle, w->scratch, (size_t)n);
+}
+
+int op_db_ingest_memory_set(op_db_writer *w, const omniprof_buffer_tracing_memory_set_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int n = snprintf(w->scratch, w->scratch_len, "{\"value\":%u,\"memory_kind\":\"%s\",\"is_async\":%u,\"device_id\":%u}",
+                     r->value, op_db_mem_kind_name(r->memory_kind), r->is_async, r->device_id);
+    return insert_copy(w, r->kind, r->operation, &r->correlation_id, r->thread_id, r->start_timestamp,
+                       r->end_timestamp, r->agent_id.handle, 0, 0, r->bytes, r->stream_id.handle, w->scratch,
+                       (size_t)n);
+}
+
+int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracing_memory_allocation_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t stream = r->stream_id.handle ? op_db_stream_row(w, r->stream_id.handle) : 0;
+    if (thread < 0 || stream < 0) return -1;
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, r->correlation_id.ancestor,
+                              r->correlation_id.external.value, NULL, 0);
+    if (ev < 0) return -1;
+    const char *type = "ALLOC", *level = "REAL";
+    switch (r->operation) {
+    case OMNIPROF_MEMORY_ALLOCATION_FREE: type = "FREE"; break;
+    case OMNIPROF_MEMORY_ALLOCATION_VMEM_ALLOCATE: level = "VIRTUAL"; break;
+    case OMNIPROF_MEMORY_ALLOCATION_VMEM_FREE: type = "FREE"; level = "VIRTUAL"; break;
+    default: break;
+    }
+    sqlite3_stmt *s = w->st[ST_ALLOC];
+    op_db_bind_id_or_null(s, 1, thread);
+    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, level, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, (int64_t)r->start_timestamp);
+    sqlite3_bind_int64(s, 6, (int64_t)r->end_timestamp);
+    sqlite3_bind_int64(s, 7, (int64_t)r->address);
+    sqlite3_bind_int64(s, 8, (int64_t)r->allocation_size);
+    op_db_bind_id_or_null(s, 9, stream);
+    sqlite3_bind_int64(s, 10, ev);
+    int n = snprintf(w->scratch, w->scratch_len, "{\"memory_kind\":\"%s\",\"device_id\":%u}", op_db_mem_kind_name(r->memory_kind),
+                     r->device_id);
+    sqlite3_bind_text(s, 11, w->scratch, n, SQLITE_STATIC);
+    return op_db_step(w, ST_ALLOC, "inserting a memory allocation");
+}
+
+int op_db_ingest_synchronization(op_db_writer *w, const omniprof_buffer_tracing_synchronization_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    int64_t name = op_db_op_name_id(w, r->kind, r->operation);
+    if (thread < 0 || name < 0) return -1;
+    int n = snprintf(w->scratch, w->scratch_len, "{\"stream\":%llu,\"event\":%llu,\"device_id\":%u,\"context_id\":%u}",
+                     (unsigned long long)r->stream_id.handle, (unsigned long long)r->event_id, r->device_id, r->context_id);
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, w->scratch,
+                              (size_t)n);
+    if (ev < 0) return -1;
+    return op_db_insert_region_or_sample(w, r->kind, thread, r->start_timestamp, r->end_timestamp, name, ev);
+}
+
+int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code_object_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    if (r->operation != OMNIPROF_CODE_OBJECT_LOAD) return 0; /* unloads: nothing in rocpd for them */
+    int64_t id;
+    if (u64map_get(&w->code_objects, r->code_object_id, &id)) return 0;
+    const char *uri = op_db_str(w, &r->uri);
+    sqlite3_stmt *s = w->st[ST_CODE_OBJECT];
+    op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
+    if (uri) sqlite3_bind_text(s, 2, uri, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 2);
+    sqlite3_bind_int64(s, 3, (int64_t)r->load_base);
+    sqlite3_bind_int64(s, 4, (int64_t)r->load_size);
+    sqlite3_bind_text(s, 5, uri && strncmp(uri, "memory://", 9) == 0 ? "MEMORY" : "FILE", -1, SQLITE_STATIC);
+    int n = snprintf(w->scratch, w->scratch_len, "{\"code_object_id\":%llu,\"load_timestamp\":%llu}",
+                     (unsigned long long)r->code_object_id, (unsigned long long)r->timestamp);
+    sqlite3_bind_text(s, 6, w->scratch, n, SQLITE_STATIC);
+    if (op_db_step(w, ST_CODE_OBJECT, "inserting a code object") != 0) return -1;
+    if (u64map_put(&w->code_objects, r->code_object_id, op_db_last_id(w)) != 0) {
+        op_db_writer_fail(w, "caching a code object (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return 0;
+}
+
+int op_db_ingest_kernel_symbol(op_db_writer *w, const omniprof_buffer_tracing_kernel_symbol_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t co = 0;
+    u64map_get(&w->code_objects, r->code_object_id, &co);
+    int64_t existing;
+    if (u64map_get(&w->kernels, r->kernel_id, &existing)) {
+        if (co <= 0) return 0;
+        sqlite3_stmt *s = w->st[ST_KSYM_UPD]; /* seen first through a dispatch: attach its code object */
+        sqlite3_bind_int64(s, 1, co);
+        sqlite3_bind_int64(s, 2, existing);
+        return op_db_step(w, ST_KSYM_UPD, "updating a kernel symbol");
+    }
+    const char *mangled = op_db_str(w, &r->kernel_name);
+    const char *display = op_db_kernel_display_name(w, mangled, op_db_str(w, &r->kernel_name_demangled));
+    return kernel_symbol_row(w, r->kernel_id, mangled, display, co, r->static_shared_memory,
+                             r->local_memory_per_thread, r->registers_per_thread) < 0 ? -1 : 0;
+}
+
+
+int op_db_ingest_correlation_id_retirement(op_db_writer *w,
+                                           const omniprof_buffer_tracing_correlation_id_retirement_record_t *r,
+                                           uint64_t psize)
+{
+    (void)w, (void)r, (void)psize; /* nothing to store: ids are never reused within a database */
+    return 0;
+}

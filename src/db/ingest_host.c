@@ -1,0 +1,263 @@
+/* ingest_host.c — record -> rows for the host-side kinds (ingest thread): API calls and wrapped
+ * functions (rocpd_region + rocpd_arg), markers (one region or instant per range or mark), CPU
+ * samples (rocpd_sample + omniprof_cpu_sample over omniprof_stack nodes), process samples
+ * (omniprof_metric on a metric track), thread records (rocpd_info_thread, omniprof_thread),
+ * and the writer's internal kinds: agents, run cost, drops, back-pressure. Each function is
+ * named in include/omniprof/kinds.def or ingest_kinds.def and returns 0, or -1 when the writer
+ * turned off. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "db/writer_internal.h"
+
+int op_db_ingest_api(op_db_writer *w, const omniprof_buffer_tracing_api_record_t *r, uint64_t psize)
+{
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    int64_t name = op_db_op_name_id(w, r->kind, r->operation);
+    if (thread < 0 || name < 0) return -1;
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, r->correlation_id.ancestor,
+                              r->correlation_id.external.value, NULL, 0);
+    if (ev < 0) return -1;
+    if (op_db_insert_region_or_sample(w, r->kind, thread, r->start_timestamp, r->end_timestamp, name, ev) != 0) return -1;
+    uint64_t max_args = psize > sizeof *r ? (psize - sizeof *r) / sizeof(omniprof_arg_t) : 0;
+    uint32_t nargs = r->num_args < max_args ? r->num_args : (uint32_t)max_args;
+    for (uint32_t i = 0; i < nargs; i++) {
+        const omniprof_arg_t *a = &r->args[i];
+        const char *aname = op_db_str(w, &a->name);
+        const char *type;
+        char val[40];
+        const char *v = val;
+        switch (a->type) {
+        case OMNIPROF_ARG_TYPE_INT: type = "int64_t"; snprintf(val, sizeof val, "%lld", (long long)a->value.i64); break;
+        case OMNIPROF_ARG_TYPE_UINT: type = "uint64_t"; snprintf(val, sizeof val, "%llu", (unsigned long long)a->value.u64); break;
+        case OMNIPROF_ARG_TYPE_DOUBLE: type = "double"; snprintf(val, sizeof val, "%.17g", a->value.f64); break;
+        case OMNIPROF_ARG_TYPE_POINTER: type = "void*"; snprintf(val, sizeof val, "0x%llx", (unsigned long long)a->value.u64); break;
+        case OMNIPROF_ARG_TYPE_STRING: type = "const char*"; v = op_db_str(w, &a->value.str); break;
+        default: type = "unknown"; v = NULL; break;
+        }
+        sqlite3_stmt *s = w->st[ST_ARG];
+        sqlite3_bind_int64(s, 1, ev);
+        sqlite3_bind_int(s, 2, (int)i);
+        sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, aname ? aname : "", -1, SQLITE_STATIC);
+        if (v) sqlite3_bind_text(s, 5, v, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 5);
+        if (op_db_step(w, ST_ARG, "inserting an argument") != 0) return -1;
+    }
+    return 0;
+}
+
+int op_db_ingest_marker(op_db_writer *w, const omniprof_buffer_tracing_marker_record_t *r, uint64_t psize)
+{
+    uint64_t avail = psize > sizeof *r ? psize - sizeof *r : 0;
+    size_t mlen = r->message_length < avail ? r->message_length : (size_t)avail;
+    mlen = strnlen(r->message, mlen);
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    int64_t name = mlen ? op_db_intern_n(w, r->message, mlen) : op_db_op_name_id(w, r->kind, r->operation);
+    if (thread < 0 || name < 0) return -1;
+    size_t at = 0;
+    memcpy(w->scratch, "{\"message\":\"", 12);
+    at = op_db_json_escape(w, 12, r->message, mlen);
+    at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "\"}");
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, r->correlation_id.ancestor,
+                              r->correlation_id.external.value, w->scratch, at);
+    if (ev < 0) return -1;
+    return op_db_insert_region_or_sample(w, r->kind, thread, r->start_timestamp, r->end_timestamp, name, ev);
+}
+
+int op_db_ingest_cpu_sample(op_db_writer *w, const omniprof_cpu_sample_record_t *r, uint64_t psize)
+{
+    uint64_t max_frames = psize > sizeof *r ? (psize - sizeof *r) / sizeof(uint64_t) : 0;
+    uint32_t nf = r->num_frames < max_frames ? r->num_frames : (uint32_t)max_frames;
+    if (nf > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) nf = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    if (thread < 0) return -1;
+    int64_t node = 0;
+    for (uint32_t i = 0; i < nf; i++) { /* outermost frame (last) first: the tree's root side */
+        node = op_db_stack_node(w, node, r->frames[nf - 1 - i], (int)i);
+        if (node < 0) return -1;
+    }
+    int64_t track = op_db_instant_track(w, thread, r->kind);
+    if (track < 0) return -1;
+    int64_t ev = op_db_insert_event(w, r->kind, 0, 0, 0, NULL, 0);
+    if (ev < 0) return -1;
+    sqlite3_stmt *s = w->st[ST_SAMPLE];
+    sqlite3_bind_int64(s, 1, track);
+    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
+    sqlite3_bind_int64(s, 3, ev);
+    if (op_db_step(w, ST_SAMPLE, "inserting a sample") != 0) return -1;
+    int64_t sample = op_db_last_id(w);
+    uint32_t ne = r->num_events < OMNIPROF_CPU_SAMPLE_MAX_EVENTS ? r->num_events : OMNIPROF_CPU_SAMPLE_MAX_EVENTS;
+    size_t at = 0;
+    w->scratch[at++] = '[';
+    for (uint32_t i = 0; i < ne; i++)
+        at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "%s%llu", i ? "," : "",
+                               (unsigned long long)r->event_values[i]);
+    w->scratch[at++] = ']';
+    s = w->st[ST_CPU_SAMPLE];
+    sqlite3_bind_int64(s, 1, thread);
+    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
+    sqlite3_bind_text(s, 3, r->operation == OMNIPROF_CPU_SAMPLE_CPUTIME ? "CPUTIME"
+                            : r->operation == OMNIPROF_CPU_SAMPLE_REALTIME ? "REALTIME" : "OTHER", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, node);
+    sqlite3_bind_int64(s, 5, sample);
+    sqlite3_bind_int(s, 6, (int)nf);
+    sqlite3_bind_int64(s, 7, (int64_t)r->thread_internal_value);
+    sqlite3_bind_int64(s, 8, (int64_t)r->peak_rss_bytes);
+    sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
+    return op_db_step(w, ST_CPU_SAMPLE, "inserting a CPU sample");
+}
+
+int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    const char *metric = op_db_str(w, &r->metric_name);
+    const char *units = op_db_str(w, &r->units);
+    int64_t name = metric ? op_db_intern(w, metric) : op_db_intern_n(w, "unnamed", 7);
+    if (name < 0) return -1;
+    uint64_t key = ((uint64_t)name << 20) ^ r->device_index;
+    int64_t track;
+    if (!u64map_get(&w->metric_tracks, key, &track)) {
+        size_t at = (size_t)snprintf(w->scratch, w->scratch_len, "{\"units\":\"");
+        at = op_db_json_escape(w, at, units ? units : "", units ? strlen(units) : 0);
+        at += (size_t)snprintf(w->scratch + at, w->scratch_len - at,
+                               "\",\"device_index\":%u,\"source\":\"process_sample\",\"operation\":%d}", r->device_index,
+                               (int)r->operation);
+        sqlite3_stmt *s = w->st[ST_TRACK];
+        sqlite3_bind_null(s, 1);
+        sqlite3_bind_int64(s, 2, name);
+        sqlite3_bind_text(s, 3, w->scratch, (int)at, SQLITE_STATIC);
+        if (op_db_step(w, ST_TRACK, "inserting a metric track") != 0) return -1;
+        track = op_db_last_id(w);
+        if (u64map_put(&w->metric_tracks, key, track) != 0) {
+            op_db_writer_fail(w, "caching a metric track (out of memory)", SQLITE_NOMEM);
+            return -1;
+        }
+    }
+    sqlite3_stmt *s = w->st[ST_METRIC];
+    sqlite3_bind_int64(s, 1, track);
+    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
+    sqlite3_bind_double(s, 3, r->value);
+    return op_db_step(w, ST_METRIC, "inserting a metric value");
+}
+
+int op_db_ingest_thread(op_db_writer *w, const omniprof_thread_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    if (thread < 0) return -1;
+    size_t nlen = strnlen(r->name, sizeof r->name);
+    if (r->operation == OMNIPROF_THREAD_CREATE) {
+        sqlite3_stmt *s = w->st[ST_THREAD_START];
+        sqlite3_bind_int64(s, 1, (int64_t)r->timestamp);
+        sqlite3_bind_int64(s, 2, thread);
+        if (op_db_step(w, ST_THREAD_START, "updating a thread") != 0) return -1;
+        s = w->st[ST_OTHREAD];
+        sqlite3_bind_int64(s, 1, thread);
+        sqlite3_bind_int64(s, 2, (int64_t)r->thread_id);
+        sqlite3_bind_int64(s, 3, (int64_t)r->parent_thread_id);
+        sqlite3_bind_int64(s, 4, (int64_t)r->internal_value);
+        sqlite3_bind_int64(s, 5, (int64_t)r->sequent_value);
+        sqlite3_bind_int(s, 6, r->sequent_value >= OMNIPROF_SEQUENT_PROFILER_OFFSET);
+        if (op_db_step(w, ST_OTHREAD, "inserting thread identity") != 0) return -1;
+    } else if (r->operation == OMNIPROF_THREAD_EXIT) {
+        sqlite3_stmt *s = w->st[ST_THREAD_END];
+        sqlite3_bind_int64(s, 1, (int64_t)r->timestamp);
+        sqlite3_bind_int64(s, 2, thread);
+        if (op_db_step(w, ST_THREAD_END, "updating a thread") != 0) return -1;
+    }
+    if (nlen && (r->operation == OMNIPROF_THREAD_NAME || r->operation == OMNIPROF_THREAD_CREATE)) {
+        sqlite3_stmt *s = w->st[ST_THREAD_NAME];
+        sqlite3_bind_text(s, 1, r->name, (int)nlen, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, thread);
+        if (op_db_step(w, ST_THREAD_NAME, "naming a thread") != 0) return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The writer's internal kinds (ingest_kinds.def)                                              */
+
+int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const char *units)
+{
+    sqlite3_stmt *s = w->st[ST_RUN_COST];
+    sqlite3_bind_text(s, 1, name ? name : "", -1, SQLITE_STATIC);
+    sqlite3_bind_double(s, 2, value);
+    sqlite3_bind_text(s, 3, units ? units : "", -1, SQLITE_STATIC);
+    return op_db_step(w, ST_RUN_COST, "inserting a run-cost row");
+}
+
+int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count)
+{
+    sqlite3_stmt *s = w->st[ST_DROPS];
+    sqlite3_bind_text(s, 1, buffer ? buffer : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, cause ? cause : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)count);
+    return op_db_step(w, ST_DROPS, "inserting a drops row");
+}
+
+int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t psize)
+{
+    (void)psize;
+    const char *name = op_db_str(w, &a->name), *vendor = op_db_str(w, &a->vendor_name);
+    const char *product = op_db_str(w, &a->product_name), *model = op_db_str(w, &a->model_name);
+    int64_t id;
+    if (u64map_get(&w->agents, a->id.handle, &id)) return 0;
+    sqlite3_stmt *s = w->st[ST_AGENT];
+    sqlite3_bind_text(s, 1, a->type == OMNIPROF_AGENT_TYPE_GPU ? "GPU" : "CPU", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)a->id.handle);
+    sqlite3_bind_int64(s, 3, a->logical_index);
+    sqlite3_bind_int64(s, 4, a->type_index);
+    sqlite3_bind_text(s, 5, name ? name : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, model ? model : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 7, vendor ? vendor : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 8, product ? product : "", -1, SQLITE_STATIC);
+    char uuid[sizeof a->uuid + 1], bus[sizeof a->pci_bus_id + 1];
+    memcpy(uuid, a->uuid, sizeof a->uuid);
+    uuid[sizeof a->uuid] = 0;
+    memcpy(bus, a->pci_bus_id, sizeof a->pci_bus_id);
+    bus[sizeof a->pci_bus_id] = 0;
+    size_t at = (size_t)snprintf(w->scratch, w->scratch_len, "{\"uuid\":\"");
+    at = op_db_json_escape(w, at, uuid, strlen(uuid));
+    at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "\",\"pci_bus_id\":\"");
+    at = op_db_json_escape(w, at, bus, strlen(bus));
+    at += (size_t)snprintf(w->scratch + at, w->scratch_len - at,
+                           "\",\"node_id\":%u,\"compute_capability\":\"%u.%u\",\"cu_count\":%u,\"simd_per_cu\":%u,"
+                           "\"memory_bytes\":%llu,\"core_clock_khz\":%llu,\"memory_clock_khz\":%llu,"
+                           "\"memory_bus_width_bits\":%u,\"l2_cache_bytes\":%u,\"max_threads_per_block\":%u,"
+                           "\"warp_size\":%u,\"max_shared_memory_per_block\":%u}",
+                           a->node_id, a->compute_capability_major, a->compute_capability_minor, a->cu_count,
+                           a->simd_per_cu, (unsigned long long)a->memory_bytes, (unsigned long long)a->core_clock_khz,
+                           (unsigned long long)a->memory_clock_khz, a->memory_bus_width_bits, a->l2_cache_bytes,
+                           a->max_threads_per_block, a->warp_size, a->max_shared_memory_per_block);
+    sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
+    if (op_db_step(w, ST_AGENT, "inserting an agent") != 0) return -1;
+    if (u64map_put(&w->agents, a->id.handle, op_db_last_id(w)) != 0) {
+        op_db_writer_fail(w, "caching an agent (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return 0;
+}
+
+int op_db_ingest_run_cost(op_db_writer *w, const op_db_int_run_cost *r, uint64_t psize)
+{
+    (void)psize;
+    return op_db_insert_run_cost(w, op_db_str(w, &r->name), r->value, op_db_str(w, &r->units));
+}
+
+int op_db_ingest_drops(op_db_writer *w, const op_db_int_drops *r, uint64_t psize)
+{
+    (void)psize;
+    return op_db_insert_drops(w, op_db_str(w, &r->buffer), op_db_str(w, &r->cause), r->count);
+}
+
+int op_db_ingest_backpressure(op_db_writer *w, const op_db_int_backpressure *r, uint64_t psize)
+{
+    (void)psize;
+    const char *buffer = op_db_str(w, &r->buffer);
+    sqlite3_stmt *s = w->st[ST_BACKPRESSURE];
+    sqlite3_bind_text(s, 1, buffer ? buffer : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)r->waits);
+    sqlite3_bind_int64(s, 3, (int64_t)r->wait_ns);
+    return op_db_step(w, ST_BACKPRESSURE, "inserting a back-pressure row");
+}

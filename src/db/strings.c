@@ -1,0 +1,386 @@
+/* strings.c — the database writer's strings and shared rows (ingest thread only): interning
+ * into rocpd_string through a direct-mapped cache, operation and kind names, kernel display
+ * names, the rows and caches that many kinds share (threads, streams, agents, instant tracks,
+ * stack nodes), JSON escaping, and the u64 -> i64 map behind those caches. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/kinds.h"
+#include "db/writer_internal.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* u64 -> i64 map                                                                              */
+
+uint64_t op_db_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+int u64map_get(const u64map *m, uint64_t key, int64_t *val)
+{
+    if (key == 0) {
+        if (m->has_zero) *val = m->zero_val;
+        return m->has_zero;
+    }
+    if (!m->cap) return 0;
+    for (uint32_t i = (uint32_t)op_db_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return 1;
+        }
+        if (m->keys[i] == 0) return 0;
+    }
+}
+
+int u64map_put(u64map *m, uint64_t key, int64_t val)
+{
+    if (key == 0) {
+        m->has_zero = 1;
+        m->zero_val = val;
+        return 0;
+    }
+    if ((m->n + 1) * 2 > m->cap) {
+        uint32_t ncap = m->cap ? m->cap * 2 : 64;
+        uint64_t *nk = op_calloc(ncap, sizeof *nk);
+        int64_t *nv = op_calloc(ncap, sizeof *nv);
+        if (!nk || !nv) {
+            op_free(nk);
+            op_free(nv);
+            return -ENOMEM;
+        }
+        for (uint32_t j = 0; j < m->cap; j++) {
+            if (!m->keys[j]) continue;
+            uint32_t i = (uint32_t)op_db_mix64(m->keys[j]) & (ncap - 1);
+            while (nk[i]) i = (i + 1) & (ncap - 1);
+            nk[i] = m->keys[j];
+            nv[i] = m->vals[j];
+        }
+        op_free(m->keys);
+        op_free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = ncap;
+    }
+    uint32_t i = (uint32_t)op_db_mix64(key) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 0;
+}
+
+void u64map_free(u64map *m)
+{
+    op_free(m->keys);
+    op_free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Names                                                                                       */
+
+static const char *const k_marker_ops[] = {"NONE", "MARK", "RANGE_PUSH", "RANGE_POP", "RANGE_START",
+                                           "RANGE_STOP", "PAUSE", "RESUME", "NAME_THREAD", "PROGRESS",
+                                           "PROGRESS_BEGIN", "PROGRESS_END", "NAME_CATEGORY"};
+static const char *const k_marker_range_ops[] = {"NONE", "THREAD_RANGE", "PROCESS_RANGE", "MARK"};
+static const char *const k_copy_ops[] = {"MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_HOST_TO_DEVICE",
+                                         "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE",
+                                         "MEMORY_COPY_PEER_TO_PEER"};
+static const char *const k_alloc_ops[] = {"MEMORY_ALLOCATION_NONE", "MEMORY_ALLOCATION_ALLOCATE",
+                                          "MEMORY_ALLOCATION_FREE", "MEMORY_ALLOCATION_VMEM_ALLOCATE",
+                                          "MEMORY_ALLOCATION_VMEM_FREE"};
+static const char *const k_sync_ops[] = {"SYNCHRONIZATION_NONE", "EVENT_SYNCHRONIZE", "STREAM_WAIT_EVENT",
+                                         "STREAM_SYNCHRONIZE", "CONTEXT_SYNCHRONIZE", "DEVICE_SYNCHRONIZE"};
+static const char *const k_wrapper_ops[] = {"NONE", "pthread_create", "pthread_join", "fork", "exit", "_exit", "abort",
+                                            "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "pthread_mutex_lock",
+                                            "pthread_mutex_trylock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+                                            "pthread_barrier_wait"};
+static const char *const k_mem_kinds[] = {"UNKNOWN", "PAGEABLE", "PINNED", "DEVICE", "ARRAY", "MANAGED",
+                                          "DEVICE_STATIC", "MANAGED_STATIC"};
+
+/* The category name of a buffer kind: the tool's (the SDK's names), else kinds.def's. */
+const char *op_db_kind_name(const op_db_writer *w, uint32_t kind)
+{
+    const char *n = w->opts.kind_name ? w->opts.kind_name(kind, w->opts.user) : NULL;
+    if (n) return n;
+    if (kind == OMNIPROF_BUFFER_TRACING_NONE) return "NONE";
+    n = op_buffer_kind_name(kind);
+    return n ? n : "UNKNOWN";
+}
+
+const char *op_db_mem_kind_name(uint32_t k) { return k < NELEM(k_mem_kinds) ? k_mem_kinds[k] : "UNKNOWN"; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Interning and shared rows                                                                   */
+
+uint64_t op_db_hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* The rocpd_string id of s[0..n): cache, then database, then insert. -1 on failure. */
+int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
+{
+    uint64_t h = op_db_hash_bytes(s, n);
+    strcache_entry *e = &w->strcache[h & (OP_DB_STRCACHE - 1)];
+    if (e->hash == h && e->len == n && e->id > 0 && (n == 0 || (e->text && memcmp(e->text, s, n) == 0)))
+        return e->id;
+    int64_t id = -1;
+    sqlite3_stmt *sel = w->st[ST_STRING_SEL];
+    sqlite3_bind_text(sel, 1, s, (int)n, SQLITE_STATIC);
+    int rc = sqlite3_step(sel);
+    if (rc == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
+    sqlite3_reset(sel);
+    sqlite3_clear_bindings(sel);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        op_db_writer_fail(w, "looking up a string", rc);
+        return -1;
+    }
+    if (id < 0) {
+        sqlite3_bind_text(w->st[ST_STRING_INS], 1, s, (int)n, SQLITE_STATIC);
+        if (op_db_step(w, ST_STRING_INS, "inserting a string") != 0) return -1;
+        id = op_db_last_id(w);
+    }
+    if (n <= OP_DB_STRCACHE_MAXLEN) {
+        char *copy = n ? op_malloc(n) : NULL;
+        if (n == 0 || copy) {
+            op_free(e->text);
+            if (copy) memcpy(copy, s, n);
+            e->text = copy;
+            e->hash = h;
+            e->len = (uint32_t)n;
+            e->id = id;
+        }
+    }
+    return id;
+}
+
+int64_t op_db_intern(op_db_writer *w, const char *s)
+{
+    return op_db_intern_n(w, s ? s : "", s ? strnlen(s, OP_DB_MAX_STRING) : 0);
+}
+
+/* The string id of an operation's name (cached per (kind, operation)). */
+int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
+{
+    uint64_t key = ((uint64_t)kind << 32) | (uint32_t)op;
+    int64_t id;
+    if (u64map_get(&w->opnames, key, &id)) return id;
+    const char *n = w->opts.operation_name ? w->opts.operation_name(kind, op, w->opts.user) : NULL;
+    char buf[96];
+    if (!n) {
+        const char *const *table = NULL;
+        size_t len = 0;
+        switch (kind) {
+        case OMNIPROF_BUFFER_TRACING_MARKER_API: table = k_marker_ops; len = NELEM(k_marker_ops); break;
+        case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API: table = k_marker_range_ops; len = NELEM(k_marker_range_ops); break;
+        case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: table = k_copy_ops; len = NELEM(k_copy_ops); break;
+        case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: table = k_alloc_ops; len = NELEM(k_alloc_ops); break;
+        case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: table = k_sync_ops; len = NELEM(k_sync_ops); break;
+        case OMNIPROF_BUFFER_TRACING_MEMORY_SET: n = "MEMORY_SET"; break;
+        case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: table = k_wrapper_ops; len = NELEM(k_wrapper_ops); break;
+        default: break;
+        }
+        if (table && op >= 0 && (size_t)op < len) n = table[op];
+        if (!n) {
+            snprintf(buf, sizeof buf, "%s_%d", op_db_kind_name(w, kind), (int)op);
+            n = buf;
+        }
+    }
+    id = op_db_intern(w, n);
+    if (id > 0 && u64map_put(&w->opnames, key, id) != 0) {
+        op_db_writer_fail(w, "caching an operation name (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return id;
+}
+
+/* rocpd_info_thread row of an OS thread, created at first sight (W2). */
+int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
+{
+    int64_t id;
+    if (u64map_get(&w->threads, tid, &id)) return id;
+    sqlite3_stmt *s = w->st[ST_THREAD_INS];
+    sqlite3_bind_int64(s, 1, w->ppid);
+    sqlite3_bind_int64(s, 2, (int64_t)tid);
+    if (op_db_step(w, ST_THREAD_INS, "inserting a thread") != 0) return -1;
+    id = op_db_last_id(w);
+    if (u64map_put(&w->threads, tid, id) != 0) {
+        op_db_writer_fail(w, "caching a thread (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return id;
+}
+
+int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
+{
+    int64_t id;
+    if (u64map_get(&w->streams, handle, &id)) return id;
+    char name[48];
+    snprintf(name, sizeof name, "stream %llu", (unsigned long long)handle);
+    sqlite3_stmt *s = w->st[ST_STREAM];
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+    snprintf(name, sizeof name, "{\"handle\":%llu}", (unsigned long long)handle);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+    if (op_db_step(w, ST_STREAM, "inserting a stream") != 0) return -1;
+    id = op_db_last_id(w);
+    if (u64map_put(&w->streams, handle, id) != 0) {
+        op_db_writer_fail(w, "caching a stream (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return id;
+}
+
+/* Agent row id, or 0 (bound as NULL) when the agent was never added. */
+int64_t op_db_agent_row(op_db_writer *w, uint64_t handle)
+{
+    int64_t id;
+    return u64map_get(&w->agents, handle, &id) ? id : 0;
+}
+
+void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id)
+{
+    if (id > 0)
+        sqlite3_bind_int64(s, i, id);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+/* Track for instants of (thread row, kind), named by the kind's category name. */
+int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
+{
+    uint64_t key = ((uint64_t)thread << 8) | (kind & 0xff);
+    int64_t id;
+    if (u64map_get(&w->tracks, key, &id)) return id;
+    int64_t name_id = w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0];
+    sqlite3_stmt *s = w->st[ST_TRACK];
+    sqlite3_bind_int64(s, 1, thread);
+    sqlite3_bind_int64(s, 2, name_id);
+    sqlite3_bind_text(s, 3, "{}", 2, SQLITE_STATIC);
+    if (op_db_step(w, ST_TRACK, "inserting a track") != 0) return -1;
+    id = op_db_last_id(w);
+    if (u64map_put(&w->tracks, key, id) != 0) {
+        op_db_writer_fail(w, "caching a track (out of memory)", SQLITE_NOMEM);
+        return -1;
+    }
+    return id;
+}
+
+/* JSON string escaping into w->scratch at offset `at`; returns the new end offset. */
+size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *o = w->scratch;
+    size_t cap = w->scratch_len - 8;
+    for (size_t i = 0; i < n && at < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            o[at++] = '\\';
+            o[at++] = (char)c;
+        } else if (c < 0x20 || c == 0x7f) {
+            o[at++] = '\\';
+            o[at++] = 'u';
+            o[at++] = '0';
+            o[at++] = '0';
+            o[at++] = hex[c >> 4];
+            o[at++] = hex[c & 15];
+        } else {
+            o[at++] = (char)c; /* UTF-8 passes through; invalid bytes are SQLite's text as given */
+        }
+    }
+    return at;
+}
+
+
+int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth)
+{
+    uint64_t h = op_db_mix64((uint64_t)parent * 0x9e3779b97f4a7c15ull ^ address);
+    stack_entry *e = &w->stackcache[h & (OP_DB_STACKCACHE - 1)];
+    if (e->id > 0 && e->parent == parent && e->address == address) return e->id;
+    int64_t id = -1;
+    sqlite3_stmt *sel = w->st[ST_STACK_SEL];
+    sqlite3_bind_int64(sel, 1, parent);
+    sqlite3_bind_int64(sel, 2, (int64_t)address);
+    int rc = sqlite3_step(sel);
+    if (rc == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
+    sqlite3_reset(sel);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        op_db_writer_fail(w, "looking up a stack node", rc);
+        return -1;
+    }
+    if (id < 0) {
+        sqlite3_stmt *s = w->st[ST_STACK_INS];
+        sqlite3_bind_int64(s, 1, parent);
+        sqlite3_bind_int64(s, 2, (int64_t)address);
+        sqlite3_bind_int(s, 3, depth);
+        if (op_db_step(w, ST_STACK_INS, "inserting a stack node") != 0) return -1;
+        id = op_db_last_id(w);
+    }
+    e->parent = parent;
+    e->address = address;
+    e->id = id;
+    return id;
+}
+
+size_t op_db_json_append_escaped(char *dst, size_t at, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (; s && *s && at + 8 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            dst[at++] = '\\';
+            dst[at++] = (char)c;
+        } else if (c < 0x20) {
+            dst[at++] = '\\';
+            dst[at++] = 'u';
+            dst[at++] = '0';
+            dst[at++] = '0';
+            dst[at++] = hex[c >> 4];
+            dst[at++] = hex[c & 15];
+        } else {
+            dst[at++] = (char)c;
+        }
+    }
+    return at;
+}
+
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel names (--mangled-kernels, --truncate-kernels)                                        */
+
+/* "void ns::foo<int>(float*, int)" -> "ns::foo" into out[cap]: the return type and qualifiers
+ * before the name, template arguments and the parameter list are dropped. The whole name when
+ * nothing is left. */
+static const char *truncate_kernel_name(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    int depth = 0;
+    for (size_t i = 0; s[i] && o + 1 < cap; i++) {
+        char c = s[i];
+        if (c == '<') depth++;
+        else if (c == '>' && depth > 0) depth--;
+        else if (depth == 0 && c == '(') break;
+        else if (depth == 0) {
+            if (c == ' ') o = 0;
+            else out[o++] = c;
+        }
+    }
+    out[o] = '\0';
+    return o ? out : s;
+}
+
+const char *op_db_kernel_display_name(op_db_writer *w, const char *mangled, const char *demangled)
+{
+    const char *base = !w->opts.kernel_names_mangled && demangled && *demangled ? demangled : mangled;
+    if (!base) base = demangled ? demangled : "";
+    return w->opts.truncate_kernel_names ? truncate_kernel_name(base, w->kname, OP_DB_MAX_STRING) : base;
+}

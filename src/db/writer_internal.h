@@ -1,0 +1,228 @@
+/* writer_internal.h — what the files of the database writer share; not API (db.h is).
+ *
+ * The writer is split by job:
+ *   writer.c          open / flush / close, the ingest thread, transactions, errors (W1-W6)
+ *   writer_process.c  the node and process rows, the closing rows (run cost, drops), symbols
+ *   writer_append.c   the producer side: records -> spool (string fields copied beside them)
+ *   ingest.c          one spool record -> its kind's ingest function (generated from
+ *                     include/omniprof/kinds.def and ingest_kinds.def), shared row helpers
+ *   ingest_gpu.c      kernel dispatches, copies, sets, allocations, synchronization, code
+ *                     objects, kernel symbols, counters
+ *   ingest_host.c     API calls, markers, CPU and process samples, threads, agents, the
+ *                     writer's internal kinds
+ *   strings.c         interning (rocpd_string), names, the caches and rows that many kinds
+ *                     share (threads, streams, agents, tracks, stack nodes), JSON escaping
+ *
+ * Spool record (8-byte aligned, inside a spool batch):
+ *     op_db_rec { uint32 len; uint32 category; uint32 kind; uint32 reserved; }
+ *     payload   payload->size bytes (rounded up to 8); each `const char *` field of the payload
+ *               (the kind's STRINGS in kinds.def, and the names and string values of the
+ *               arguments of an ARGS kind) holds the offset of its copy from the payload start
+ *               (0 = NULL) instead of the pointer; op_db_str turns it back into a pointer
+ *     strings   NUL-terminated copies (each at most OP_DB_MAX_STRING bytes) */
+#ifndef OMNIPROF_DB_WRITER_INTERNAL_H
+#define OMNIPROF_DB_WRITER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "common/kinds.h"
+#include "db/spool.h"
+#include "omniprof/omniprof.h"
+
+#define OP_DB_MAX_STRING 4096      /* longest string copied from a record (longer: truncated) */
+#define OP_DB_MAX_PAYLOAD (1u << 20)
+#define OP_DB_MAX_ARG_STRINGS 64   /* arguments whose name and string value are copied */
+#define OP_DB_MAX_STRFIELDS (2 * OP_DB_MAX_ARG_STRINGS + 8) /* per record */
+#define OP_DB_STRCACHE 4096        /* direct-mapped string cache entries */
+#define OP_DB_STRCACHE_MAXLEN 256  /* longer strings are looked up in the database each time */
+#define OP_DB_STACKCACHE 16384     /* direct-mapped stack-node cache entries */
+#define OP_DB_DISPATCHCACHE 8192   /* direct-mapped dispatch id -> event cache (counters) */
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Internal record category: writer-side entries that travel through the spool so that they
+ * are ordered with the records (agents, run cost, drops, back-pressure): ingest_kinds.def. */
+#define OP_DB_CAT_INTERNAL 0x4f500000u
+
+typedef struct op_db_int_run_cost { uint64_t size; double value; const char *name; const char *units; } op_db_int_run_cost;
+typedef struct op_db_int_drops { uint64_t size; uint64_t count; const char *buffer; const char *cause; } op_db_int_drops;
+typedef struct op_db_int_backpressure { uint64_t size; uint64_t waits; uint64_t wait_ns; const char *buffer; } op_db_int_backpressure;
+
+enum {
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) OP_DB_INT_##NAME = VALUE,
+#include "db/ingest_kinds.def"
+};
+
+typedef struct op_db_rec {
+    uint32_t len;
+    uint32_t category;
+    uint32_t kind;
+    uint32_t reserved;
+} op_db_rec;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small containers (ingest thread only)                                                      */
+
+/* u64 -> i64 open-addressing map (linear probing, power-of-two capacity, key 0 kept aside). */
+typedef struct u64map {
+    uint64_t *keys;
+    int64_t *vals;
+    uint32_t cap, n;
+    int has_zero;
+    int64_t zero_val;
+} u64map;
+
+int u64map_get(const u64map *m, uint64_t key, int64_t *val);
+int u64map_put(u64map *m, uint64_t key, int64_t val); /* 0, or -ENOMEM (the map is unchanged) */
+void u64map_free(u64map *m);
+uint64_t op_db_mix64(uint64_t x);
+
+typedef struct strcache_entry {
+    uint64_t hash;
+    int64_t id;
+    uint32_t len;
+    char *text; /* op_malloc'd copy, NULL when empty */
+} strcache_entry;
+
+/* A recent kernel dispatch: links counter records to the dispatch's event. */
+typedef struct dispatch_entry {
+    uint64_t dispatch_id; /* 0: empty */
+    int64_t event_id;
+    int from_counters;    /* the kernel_dispatch row was made from a counter header */
+} dispatch_entry;
+
+typedef struct stack_entry {
+    int64_t parent;
+    uint64_t address;
+    int64_t id;
+} stack_entry;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The writer                                                                                 */
+
+/* Prepared statements (their text: k_statements in writer.c). */
+enum {
+    ST_STRING_INS, ST_STRING_SEL, ST_EVENT, ST_EVENT_EXT, ST_REGION, ST_SAMPLE, ST_ARG, ST_THREAD_INS,
+    ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_AGENT, ST_CODE_OBJECT,
+    ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
+    ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_BEGIN, ST_COMMIT, ST__COUNT
+};
+
+struct op_db_writer {
+    /* configuration (immutable after open) */
+    char *path;
+    char uuid[40];
+    char suffix[48];
+    op_db_writer_options opts;
+    int64_t pid, ppid;
+    uint64_t start_ns;
+
+    op_spool *spool;
+    int efd;
+    pthread_t thread;
+    int thread_started;
+
+    /* state shared with producers and waiters */
+    _Atomic int failed;
+    _Atomic int stop;          /* 0 run, 1 close (drain), 2 fast close */
+    _Atomic int done;          /* ingest thread finished (database closed) */
+    _Atomic uint64_t fast_deadline_ns;
+    _Atomic uint64_t committed_pos;
+    _Atomic uint64_t flush_target;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+
+    _Atomic uint64_t n_appended, n_dropped, n_drop_full, n_drop_invalid, n_drop_off;
+    _Atomic uint64_t n_ingested, n_unhandled, n_rows, n_txn, busy_ns, oldest_uncommitted_ns;
+    uint64_t spool_file_peak;
+    int close_rc;
+    char errmsg[512];
+
+    /* ingest thread only */
+    sqlite3 *db;
+    sqlite3_stmt *st[ST__COUNT];
+    int txn_open;
+    uint64_t txn_start_ns, txn_rows;
+    int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
+    u64map threads, streams, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
+    dispatch_entry *dispatchcache;
+    int64_t cat_counter_id, cat_counter_device_id;
+    strcache_entry *strcache;
+    stack_entry *stackcache;
+    char *scratch; /* OP_DB_MAX_STRING * 6 + 512 bytes for JSON text */
+    size_t scratch_len;
+    char *kname;   /* OP_DB_MAX_STRING bytes: a kernel's display name (op_db_kernel_display_name) */
+    const uint8_t *rec_base; /* the payload being ingested, in the spool (op_db_str) */
+    uint64_t rec_span;       /* its bytes, strings included */
+};
+
+/* ---------------------------------------------------------------- writer.c */
+void op_db_writer_fail(op_db_writer *w, const char *what, int rc); /* W5: once, then off */
+int op_db_failed(const op_db_writer *w);
+/* Run a prepared statement once (bindings already set). Returns 0 or -EIO (writer off). */
+int op_db_step(op_db_writer *w, int which, const char *what);
+int op_db_txn_begin(op_db_writer *w);
+int op_db_txn_commit(op_db_writer *w);
+void op_db_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline int64_t op_db_last_id(op_db_writer *w) { return sqlite3_last_insert_rowid(w->db); }
+
+/* ---------------------------------------------------------------- writer_process.c */
+int op_db_write_identity(op_db_writer *w, const op_db_process_info *info, char *err, size_t errlen);
+void op_db_write_final_rows(op_db_writer *w);
+void op_db_symbolize_stacks(op_db_writer *w);
+
+/* ---------------------------------------------------------------- writer_append.c */
+void op_db_wake_ingest(op_db_writer *w);
+
+/* ---------------------------------------------------------------- ingest.c */
+/* One spool record -> rows. 0, or -1 when the writer turned off. */
+int op_db_ingest_record(op_db_writer *w, const op_db_rec *rec);
+/* The row of (category, kind) in kinds.def or ingest_kinds.def; NULL if none declares it. */
+const op_kind_info *op_db_kind_info(uint32_t category, uint32_t kind);
+/* Offsets of its `const char *` members within psize bytes (op_kind_string_fields). */
+size_t op_db_string_fields(uint32_t category, uint32_t kind, uint64_t psize, uint32_t *out);
+/* The string a `const char *` field of the record being ingested stands for (NULL for none). */
+const char *op_db_str(const op_db_writer *w, const char *const *field);
+/* An event row; extdata NULL means '{}'. Returns its id or -1. */
+int64_t op_db_insert_event(op_db_writer *w, uint32_t kind, uint64_t stack_id, uint64_t parent, uint64_t corr,
+                           const char *extdata, size_t extlen);
+/* A region (start != end) or an instant on the thread's track of the kind. */
+int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread, uint64_t start, uint64_t end,
+                                  int64_t name_id, int64_t event_id);
+
+int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const char *units); /* ingest_host.c */
+int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count);
+
+/* Ingest functions, one per INGEST name of kinds.def / ingest_kinds.def (declared there). */
+#define OP_DB_INGEST_DECL(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+    int op_db_ingest_##INGEST(op_db_writer *w, const PAYLOAD *r, uint64_t psize);
+#define OMNIPROF_BUFFER_KIND OP_DB_INGEST_DECL
+#define OMNIPROF_COUNTER_KIND OP_DB_INGEST_DECL
+#include "omniprof/kinds.def"
+#define OP_DB_INTERNAL_KIND OP_DB_INGEST_DECL
+#include "db/ingest_kinds.def"
+
+/* ---------------------------------------------------------------- strings.c */
+uint64_t op_db_hash_bytes(const char *s, size_t n);
+/* The rocpd_string id of s[0..n) / of s: cache, then database, then insert. -1 on failure. */
+int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n);
+int64_t op_db_intern(op_db_writer *w, const char *s);
+const char *op_db_kind_name(const op_db_writer *w, uint32_t kind);
+const char *op_db_mem_kind_name(uint32_t k);
+int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op); /* cached per (kind, op) */
+int64_t op_db_thread_row(op_db_writer *w, uint64_t tid);               /* created at first sight (W2) */
+int64_t op_db_stream_row(op_db_writer *w, uint64_t handle);
+int64_t op_db_agent_row(op_db_writer *w, uint64_t handle);             /* 0 when never added */
+void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id);        /* id <= 0: NULL */
+int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind);
+int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth);
+/* JSON string escaping into w->scratch at offset `at`; returns the new end offset. */
+size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n);
+/* JSON escaping of a NUL-terminated string into dst[at..cap); returns the new end offset. */
+size_t op_db_json_append_escaped(char *dst, size_t at, size_t cap, const char *s);
+/* The name a kernel is shown by (opts.kernel_names, opts.truncate_kernel_names). */
+const char *op_db_kernel_display_name(op_db_writer *w, const char *mangled, const char *demangled);
+
+#endif /* OMNIPROF_DB_WRITER_INTERNAL_H */
