@@ -83,6 +83,8 @@ int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation);
 int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation);
 /* True when any context (active or not) configured the kind at all. */
 int op_sdk_kind_configured(uint32_t buffer_kind);
+/* True when any context configured callback tracing of `callback_kind`. */
+int op_sdk_callback_kind_configured(uint32_t callback_kind);
 
 /* Up to 4 contexts' external correlation values, captured at launch for async records. */
 typedef struct op_sdk_external {
@@ -93,6 +95,9 @@ typedef struct op_sdk_external {
 
 /* Fill `out` with the calling thread's top external id of each context that has one. */
 void op_sdk_external_capture(op_sdk_external *out);
+/* True once some tool pushed an external correlation id (backends are told through
+ * on_context_change when that first happens). */
+int op_sdk_external_in_use(void);
 
 /* Copy `payload` (payload->size bytes) into the buffer of every active context that traces
  * (kind, operation) in buffer mode, with correlation_id.external set per context: from `ext`

@@ -327,6 +327,12 @@ int op_sdk_kind_configured(uint32_t buffer_kind)
     return 0;
 }
 
+int op_sdk_callback_kind_configured(uint32_t callback_kind)
+{
+    return callback_kind < OMNIPROF_CALLBACK_TRACING_LAST &&
+           atomic_load_explicit(&g_op_callback_kind_mask[callback_kind], memory_order_acquire) != 0;
+}
+
 int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation)
 {
     if (buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST) return 0;

@@ -161,6 +161,8 @@ void op_correlation_at_fork_child(void)
 /* ------------------------------------------------------------------------------------------ */
 /* External correlation                                                                        */
 
+int op_sdk_external_in_use(void) { return atomic_load_explicit(&g_op_ext_used, memory_order_acquire); }
+
 bool op_ext_top(int ci, omniprof_user_data_t *out)
 {
     if (!atomic_load_explicit(&g_op_ext_used, memory_order_relaxed)) {
@@ -210,7 +212,7 @@ OMNIPROF_API omniprof_status_t omniprof_push_external_correlation_id(omniprof_co
         s->cap = cap;
     }
     s->v[s->depth++] = external_correlation_id;
-    atomic_store(&g_op_ext_used, 1);
+    if (!atomic_exchange(&g_op_ext_used, 1)) op_backends_context_change(); /* backends may need launch capture now */
     if (op_is_main_thread()) {
         atomic_store(&g_main_top[ci], external_correlation_id.value);
         atomic_store_explicit(&g_main_depth[ci], s->depth, memory_order_release);
