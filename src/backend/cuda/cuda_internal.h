@@ -2,7 +2,9 @@
  *
  *   cupti_subscriber.c  backend descriptor, start, the one CUPTI subscriber and its callbacks
  *                       (runtime/driver API, resource, NVTX), the counters launch hook
- *   cupti_activity.c    CUPTI activity buffers → omniprof GPU records, correlation map, flushing
+ *   cupti_activity.c    CUPTI activity buffers → omniprof GPU and (activity mode) API records,
+ *                       flushing
+ *   cupti_corr.c        the correlation map: CUPTI correlation id → launching call's ids
  *   cuda_names.c        callback-id table (names, classes), argument decoding, demangling
  *   cuda_agents.c       CUDA devices as omniprof agents (driver API, dlopen'd)
  *
@@ -53,20 +55,55 @@ size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max);
 /* Agent id of CUDA device ordinal `device` (resolved through the SDK once; {0} if unknown). */
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device);
 
-/* cupti_activity.c */
+/* cupti_corr.c — the correlation map (see its header comment for the invariants) */
 typedef struct op_cuda_launch_info {
     uint64_t internal;        /* our correlation id of the launching call */
     omniprof_thread_id_t tid; /* launching thread */
     op_sdk_external ext;      /* external ids captured at launch */
 } op_cuda_launch_info;
 
-int op_cuda_activity_start(void);       /* 0, or -1 (logged) */
-void op_cuda_activity_flush(int forced);
-void op_cuda_activity_finalize(void);
+/* A GPU record's launching call, looked up ahead (op_cuda_corr_resolve) */
+typedef struct op_cuda_corr_result {
+    uint32_t id;
+    uint8_t cls, found, ready;
+    op_cuda_launch_info li;
+    uint64_t release; /* id to release once the record was emitted (0: none) */
+} op_cuda_corr_result;
+
+enum {
+    OP_CUDA_CORR_API_PENDING = 1, /* inserted at launch; the call's API activity record completes it */
+    OP_CUDA_CORR_RING = 2,        /* leaves through the ring even if it is a launch */
+};
+void op_cuda_corr_init(void);
+int op_cuda_corr_active(void);
 /* Remember that CUPTI correlation id `cupti_id` belongs to the call `info` (class `cls`). */
-void op_cuda_corr_insert(uint32_t cupti_id, uint8_t cls, const op_cuda_launch_info *info);
+void op_cuda_corr_insert(uint32_t cupti_id, uint8_t cls, const op_cuda_launch_info *info, int flags);
 /* The call failed: forget it. */
 void op_cuda_corr_forget(uint32_t cupti_id);
+/* Look up n GPU records' calls under one lock; op_cuda_corr_set_current(&res[i]) before the
+ * handler of record i lets op_cuda_corr_lookup use the result instead of locking again. */
+void op_cuda_corr_resolve(const uint32_t *ids, int n, op_cuda_corr_result *res);
+void op_cuda_corr_set_current(op_cuda_corr_result *r);
+/* A GPU record's launching call: 1 if found; *release: id to release after emitting. */
+int op_cuda_corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *release, uint8_t *cls);
+/* Activity mode, an API record arrived (`failed`: the call returned an error): if its call was
+ * captured at launch (API_PENDING entry), fill *out and return 1; *release is an id to release after emitting the API record. */
+int op_cuda_corr_api_pending(uint32_t cupti_id, int failed, op_cuda_launch_info *out, uint64_t *release);
+void op_cuda_corr_finalize(void);
+
+/* cupti_activity.c */
+/* activity mode: GPU records are correlated through CUPTI's API activity records (no callback on
+ * the launch path); 0: through callbacks at launch (callback mode) */
+extern int op_cuda_activity_mode;
+/* api_traced: an API kind is traced (activity mode needs API activity records then) */
+int op_cuda_activity_start(int api_traced); /* 0, or -1 (logged) */
+/* Activity mode: enable CUPTI's API activity records for the traced domains (full) and for the
+ * calls of classes `cls` */
+void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls);
+/* Activity mode: does CUPTI write an API activity record for this call? */
+int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);
+void op_cuda_activity_flush(int forced);
+void op_cuda_activity_finalize(void);
 /* Which CUDA activity classes are collected (OP_CUDA_CLS_* of the enabled activity kinds). */
 extern uint8_t op_cuda_activity_classes;
 

@@ -1,6 +1,7 @@
 /* cupti_activity.c — CUPTI activity records (kernels, copies, sets, allocations,
- * synchronizations, functions) turned into omniprof GPU records, and the correlation map that
- * gives each of them the ids of the API call that launched it.
+ * synchronizations, functions and, in activity mode, runtime/driver API calls) turned into
+ * omniprof records, each GPU record with the ids of the API call that launched it (through the
+ * correlation map, cupti_corr.c).
  *
  * Buffers. CUPTI asks for host buffers (request callback) and hands them back full (complete
  * callback, on a CUPTI worker thread or inside cuptiActivityFlushAll on the caller's thread).
@@ -9,26 +10,18 @@
  * and we report the count (once per completed buffer with drops). Up to 4 returned buffers are
  * kept for reuse.
  *
- * Correlation map. CUPTI gives every async record the 32-bit correlation id of the API call
- * that produced it. At the call's ENTER the subscriber inserts {our internal id, launching
- * thread, the thread's external correlation value} under that id and retains the internal id;
- * the record's delivery looks it up and releases. Invariants:
- *  (1) An entry of a plain kernel launch (class LAUNCH) is removed by its one kernel record.
- *  (2) Entries of every other class also go into a FIFO ring of OP_CUDA_RING entries; when the
- *      ring wraps, the oldest is removed if still present. Graph launches (many records share
- *      one id) are removed only that way, or at finalize; copies/sets/allocs/syncs are removed
- *      by their first record or by the ring (some calls produce no record: cudaFree(NULL),
- *      a failed call, a sync record CUPTI 13.0 skips).
- *  (3) Every insert is matched by exactly one op_sdk_correlation_release (removal by record,
- *      by the ring, by a failed call, or at finalize) so that retirement records come out.
- *  (4) The table never exceeds OP_CUDA_MAP_MAX entries; past that, inserts are refused and
- *      counted, and those records carry internal id 0.
- *  (5) Correlation id 0 (records without a launching call: module static memory, ...) never
- *      matches: 0 also marks an empty slot.
- * Delivery resolves the records of a buffer in batches of RECORD_BATCH under one lock
- * acquisition, then emits them outside the lock, so that launching threads, which insert under
- * the same lock, rarely find it taken during a flush.
- * All map state is under the map spin lock, which is never held across an op_sdk_* call. */
+ * Activity mode (op_cuda_activity_mode, the default; cupti_subscriber.c decides at start).
+ * CUPTI writes an API activity record {cbid, start, end, threadId, correlationId, returnValue}
+ * for each traced call and for each call of a class whose GPU records are collected, so the
+ * launch path runs no code of ours. Delivery gives each API record an internal correlation id
+ * and inserts it into the map; GPU records look it up. API records and GPU records come in
+ * different buffers, in either order: a GPU record whose call is not in the map yet waits in a
+ * pending list (copied, at most OP_CUDA_PENDING_MAX; past that the oldest go out without
+ * their launching call, counted) and is retried after each buffer that brought API records;
+ * a forced flush emits what still waits, unresolved. API records carry no decoded arguments in
+ * this mode (OMNIPROF_CUDA_API_ARGS=true selects callback mode, which decodes them).
+ * Invariants: (A1) a GPU record is emitted after the API record of its call whenever both are
+ * delivered before the next forced flush; (A2) every pending record is emitted exactly once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,197 +35,9 @@
 #include "common/settings.h"
 
 uint8_t op_cuda_activity_classes;
-
-/* ------------------------------------------------------------------------------------------ */
-/* Correlation map (open addressing, linear probing, backward-shift deletion).                 */
-
-#define OP_CUDA_MAP_MIN (1u << 14)
-#define OP_CUDA_MAP_MAX (1u << 21) /* slots; 32 B each: 64 MiB worst case */
-#define OP_CUDA_RING (1u << 16)
-
-typedef struct corr_entry {
-    uint32_t key; /* CUPTI correlation id, 0 = empty */
-    uint8_t cls;
-    uint8_t has_ext;
-    uint16_t ext_ctx;
-    uint64_t internal;
-    uint64_t tid;
-    uint64_t ext_value;
-} corr_entry;
-
-/* A spin lock: sections are a few dozen instructions, taken by launching threads and by the
- * CUPTI delivery thread at the same time during flushes; a sleeping mutex made launches pay
- * futex calls under that contention. */
-static pthread_spinlock_t g_map_lock_s;
-__attribute__((constructor)) static void map_lock_init(void) { pthread_spin_init(&g_map_lock_s, PTHREAD_PROCESS_PRIVATE); }
-#define MAP_LOCK() pthread_spin_lock(&g_map_lock_s)
-#define MAP_UNLOCK() pthread_spin_unlock(&g_map_lock_s)
-static corr_entry *g_map;
-static uint32_t g_map_cap, g_map_count;
-static uint32_t *g_ring;
-static uint32_t g_ring_pos;
-static uint64_t g_map_refused;
-
-static inline uint32_t slot_of(uint32_t key, uint32_t cap) { return (key * 2654435761u) & (cap - 1); }
-
-static corr_entry *map_find(uint32_t key)
-{
-    /* key 0 marks an empty slot: records without a launching call (module static memory, ...)
-     * carry correlation id 0 and must find nothing */
-    if (!g_map || key == 0) return NULL;
-    for (uint32_t i = slot_of(key, g_map_cap);; i = (i + 1) & (g_map_cap - 1)) {
-        if (g_map[i].key == key) return &g_map[i];
-        if (g_map[i].key == 0) return NULL;
-    }
-}
-
-static void map_remove_at(corr_entry *e)
-{
-    uint32_t i = (uint32_t)(e - g_map), mask = g_map_cap - 1;
-    g_map[i].key = 0;
-    g_map_count--;
-    for (uint32_t j = (i + 1) & mask; g_map[j].key; j = (j + 1) & mask) {
-        uint32_t home = slot_of(g_map[j].key, g_map_cap);
-        /* move j back to i if its home is not in (i, j] (cyclically) */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            g_map[i] = g_map[j];
-            g_map[j].key = 0;
-            i = j;
-        }
-    }
-}
-
-static int map_grow(void)
-{
-    uint32_t ncap = g_map_cap ? g_map_cap * 2 : OP_CUDA_MAP_MIN;
-    if (ncap > OP_CUDA_MAP_MAX) return -1;
-    corr_entry *n = op_calloc(ncap, sizeof *n);
-    if (!n) return -1;
-    for (uint32_t i = 0; i < g_map_cap; i++)
-        if (g_map[i].key) {
-            uint32_t j = slot_of(g_map[i].key, ncap);
-            while (n[j].key) j = (j + 1) & (ncap - 1);
-            n[j] = g_map[i];
-        }
-    op_free(g_map);
-    g_map = n;
-    g_map_cap = ncap;
-    return 0;
-}
-
-void op_cuda_corr_insert(uint32_t cupti_id, uint8_t cls, const op_cuda_launch_info *info)
-{
-    if (!cupti_id) return;
-    uint64_t evicted = 0, refused = 0;
-    op_sdk_correlation_retain(info->internal);
-    MAP_LOCK();
-    if ((g_map_count + 1) * 2 > g_map_cap && map_grow() != 0 && g_map_count + 1 >= g_map_cap) {
-        g_map_refused++;
-        refused = info->internal;
-    } else {
-        corr_entry *e = map_find(cupti_id);
-        if (!e) {
-            uint32_t i = slot_of(cupti_id, g_map_cap);
-            while (g_map[i].key) i = (i + 1) & (g_map_cap - 1);
-            e = &g_map[i];
-            g_map_count++;
-        } else {
-            evicted = e->internal; /* id reuse after wrap-around: the old entry is stale */
-        }
-        e->key = cupti_id;
-        e->cls = cls;
-        e->internal = info->internal;
-        e->tid = info->tid;
-        e->has_ext = info->ext.count > 0;
-        e->ext_ctx = (uint16_t)(info->ext.count ? info->ext.context_index[0] : 0);
-        e->ext_value = info->ext.count ? info->ext.value[0].value : 0;
-        if (!(cls & OP_CUDA_CLS_LAUNCH) && g_ring) {
-            uint32_t old = g_ring[g_ring_pos];
-            g_ring[g_ring_pos] = cupti_id;
-            g_ring_pos = (g_ring_pos + 1) & (OP_CUDA_RING - 1);
-            corr_entry *o = old && old != cupti_id ? map_find(old) : NULL;
-            if (o && !evicted) {
-                evicted = o->internal;
-                map_remove_at(o);
-            }
-        }
-    }
-    MAP_UNLOCK();
-    if (evicted) op_sdk_correlation_release(evicted);
-    if (refused) op_sdk_correlation_release(refused);
-}
-
-void op_cuda_corr_forget(uint32_t cupti_id)
-{
-    uint64_t rel = 0;
-    MAP_LOCK();
-    corr_entry *e = map_find(cupti_id);
-    if (e) {
-        rel = e->internal;
-        map_remove_at(e);
-    }
-    MAP_UNLOCK();
-    if (rel) op_sdk_correlation_release(rel);
-}
-
-/* A looked-up record: buf_complete resolves records in batches under one lock acquisition (so
- * that launching threads rarely find the lock taken), then the handlers consume the results in
- * order (t_batch_cur). */
-typedef struct corr_result {
-    uint32_t id;
-    uint8_t cls, found, ready;
-    op_cuda_launch_info li;
-    uint64_t release;
-} corr_result;
-
-static __thread corr_result *t_batch_cur;
-
-/* Caller holds the map lock. */
-static void corr_lookup_locked(uint32_t cupti_id, corr_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->id = cupti_id;
-    r->ready = 1;
-    corr_entry *e = map_find(cupti_id);
-    if (!e) return;
-    r->found = 1;
-    r->li.internal = e->internal;
-    r->li.tid = e->tid;
-    r->cls = e->cls;
-    if (e->has_ext) {
-        r->li.ext.count = 1;
-        r->li.ext.context_index[0] = e->ext_ctx;
-        r->li.ext.value[0].value = e->ext_value;
-    }
-    if (!(e->cls & OP_CUDA_CLS_GRAPH)) {
-        r->release = e->internal;
-        map_remove_at(e);
-    }
-}
-
-/* Look up a record's launching call. Returns 1 if found; *release is the id to release after
- * the record was emitted (0 when the entry stays, i.e. graph launches). */
-static int corr_lookup_cls(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *release, uint8_t *cls)
-{
-    corr_result local, *r = t_batch_cur;
-    if (!r || !r->ready || r->id != cupti_id) {
-        r = &local;
-        MAP_LOCK();
-        corr_lookup_locked(cupti_id, r);
-        MAP_UNLOCK();
-    }
-    r->ready = 0; /* consumed */
-    *out = r->li;
-    *release = r->release;
-    *cls = r->cls;
-    return r->found;
-}
-
-static int corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *release)
-{
-    uint8_t cls;
-    return corr_lookup_cls(cupti_id, out, release, &cls);
-}
+int op_cuda_activity_mode;
+/* activity mode: GPU records wait for their API record (0: lite, CUDA_KERNEL_CORRELATION=false) */
+static int g_join = 1;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Buffers.                                                                                    */
@@ -240,12 +45,16 @@ static int corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *re
 static size_t g_buf_size;
 static uint32_t g_buf_max;
 static uint32_t g_buf_live; /* under g_buf_lock */
-static void *g_free_bufs[4];
+#define FREE_BUFS 8
+static void *g_free_bufs[FREE_BUFS];
 static int g_n_free;
 static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_dropped_total;
 static int g_decline_warned;
 
+/* Buffers are handed to CUPTI zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER): new ones
+ * from calloc, reused ones cleared whole on the delivery thread, so that CUPTI does not clear
+ * 8 MiB on the application's thread when it asks for a buffer. */
 static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max_records)
 {
     void *b = NULL;
@@ -253,7 +62,7 @@ static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max_record
     if (g_n_free > 0) {
         b = g_free_bufs[--g_n_free];
     } else if (g_buf_live < g_buf_max) {
-        b = aligned_alloc(8, g_buf_size);
+        b = calloc(1, g_buf_size); /* 16-byte aligned: CUPTI needs 8 */
         if (b) g_buf_live++;
     }
     int warn = !b && !g_decline_warned;
@@ -270,8 +79,9 @@ static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max_record
 
 static void buf_release(uint8_t *b)
 {
+    memset(b, 0, g_buf_size);
     pthread_mutex_lock(&g_buf_lock);
-    if (g_n_free < 4) {
+    if (g_n_free < FREE_BUFS) {
         g_free_bufs[g_n_free++] = b;
         b = NULL;
     } else {
@@ -312,7 +122,7 @@ static void on_kernel(const CUpti_ActivityKernel10 *k)
     if (!op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_COMPLETE)) {
         op_cuda_launch_info li;
         uint64_t rel;
-        corr_lookup(k->correlationId, &li, &rel);
+        op_cuda_corr_lookup(k->correlationId, &li, &rel, NULL);
         if (rel) op_sdk_correlation_release(rel);
         return;
     }
@@ -321,7 +131,7 @@ static void on_kernel(const CUpti_ActivityKernel10 *k)
     op_cuda_launch_info li;
     uint64_t rel;
     uint8_t cls;
-    int found = corr_lookup_cls(k->correlationId, &li, &rel, &cls);
+    int found = op_cuda_corr_lookup(k->correlationId, &li, &rel, &cls);
     r.size = sizeof r;
     r.kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
     r.operation = OMNIPROF_KERNEL_DISPATCH_COMPLETE;
@@ -359,7 +169,7 @@ static void emit_copy(uint32_t corr_id, uint8_t copy_kind, uint8_t src, uint8_t 
 {
     op_cuda_launch_info li;
     uint64_t rel;
-    int found = corr_lookup(corr_id, &li, &rel);
+    int found = op_cuda_corr_lookup(corr_id, &li, &rel, NULL);
     omniprof_buffer_tracing_memory_copy_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
@@ -393,7 +203,7 @@ static void on_memset(const CUpti_ActivityMemset4 *m)
 {
     op_cuda_launch_info li;
     uint64_t rel;
-    int found = corr_lookup(m->correlationId, &li, &rel);
+    int found = op_cuda_corr_lookup(m->correlationId, &li, &rel, NULL);
     omniprof_buffer_tracing_memory_set_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
@@ -418,7 +228,7 @@ static void on_memory(const CUpti_ActivityMemory4 *m)
 {
     op_cuda_launch_info li;
     uint64_t rel;
-    int found = corr_lookup(m->correlationId, &li, &rel);
+    int found = op_cuda_corr_lookup(m->correlationId, &li, &rel, NULL);
     omniprof_buffer_tracing_memory_allocation_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
@@ -445,7 +255,7 @@ static void on_sync(const CUpti_ActivitySynchronization2 *s)
 {
     op_cuda_launch_info li;
     uint64_t rel;
-    int found = corr_lookup(s->correlationId, &li, &rel);
+    int found = op_cuda_corr_lookup(s->correlationId, &li, &rel, NULL);
     omniprof_buffer_tracing_synchronization_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
@@ -482,6 +292,55 @@ static void on_function(const CUpti_ActivityFunction *f)
     op_sdk_emit(r.kind, r.operation, &r, &k_no_ext);
 }
 
+/* Activity mode: one CUpti_ActivityAPI record → an API record (when its kind is traced) and,
+ * for calls whose GPU records are collected, a map entry those records find. */
+static int on_api(const CUpti_ActivityAPI *a)
+{
+    const int runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    const CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+    const op_cuda_cbinfo *ci = op_cuda_cbinfo_get(dom, a->cbid);
+    uint8_t cls = ci->cls & op_cuda_activity_classes;
+    int emit = op_sdk_buffer_enabled(bkind, (int32_t)a->cbid);
+    op_cuda_launch_info li;
+    uint64_t release = 0;
+    omniprof_correlation_id_t corr = {0, {0}, 0};
+    int began = 0, inserted = 0;
+    if (op_cuda_corr_api_pending(a->correlationId, a->returnValue != 0, &li, &release)) {
+        corr.internal = li.internal; /* captured at launch (external ids, counters hook) */
+    } else {
+        if (!emit && (!cls || a->returnValue != 0)) return 0;
+        memset(&li, 0, sizeof li);
+        op_sdk_correlation_begin(&corr);
+        began = 1;
+        li.internal = corr.internal;
+        li.tid = a->threadId;
+        if (cls && a->returnValue == 0) {
+            /* A driver launch may be nested in a runtime launch whose id its kernel carries:
+             * such entries leave through the ring (invariant 2 of cupti_corr.c). */
+            op_cuda_corr_insert(a->correlationId, cls, &li, runtime ? 0 : OP_CUDA_CORR_RING);
+            inserted = 1;
+        }
+    }
+    if (emit) {
+        omniprof_buffer_tracing_api_record_t r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        r.kind = bkind;
+        r.operation = (int32_t)a->cbid;
+        r.correlation_id = corr;
+        r.correlation_id.ancestor = 0; /* not known from activity records */
+        r.start_timestamp = a->start;
+        r.end_timestamp = a->end;
+        r.thread_id = a->threadId;
+        r.return_value = (int32_t)a->returnValue;
+        op_sdk_emit(bkind, r.operation, &r, li.ext.count ? &li.ext : &k_no_ext);
+    }
+    if (began) op_sdk_correlation_end(&corr);
+    if (release) op_sdk_correlation_release(release);
+    return inserted;
+}
+
 static uint32_t record_correlation(const CUpti_Activity *rec)
 {
     switch (rec->kind) {
@@ -492,6 +351,20 @@ static uint32_t record_correlation(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: return ((const CUpti_ActivityMemset4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_MEMORY2: return ((const CUpti_ActivityMemory4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return ((const CUpti_ActivitySynchronization2 *)rec)->correlationId;
+    default: return 0;
+    }
+}
+
+static size_t record_size(const CUpti_Activity *rec)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     default: return 0;
     }
 }
@@ -523,7 +396,131 @@ static void handle_record(const CUpti_Activity *rec)
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Pending GPU records (activity mode): their API record has not been delivered yet.           */
+
+#define OP_CUDA_PENDING_MAX (1u << 16)
+
+static pthread_mutex_t g_pend_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_Activity **g_pend;
+static uint32_t g_pend_n, g_pend_cap;
+static uint64_t g_pend_overflow, g_unresolved;
+
+/* Emit records without their launching call (oldest first). */
+static void emit_unresolved(CUpti_Activity **recs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        op_cuda_corr_result r;
+        op_cuda_corr_resolve(&(uint32_t){record_correlation(recs[i])}, 1, &r); /* a last try */
+        if (!r.found) __atomic_add_fetch(&g_unresolved, 1, __ATOMIC_RELAXED);
+        op_cuda_corr_set_current(&r);
+        handle_record(recs[i]);
+        op_cuda_corr_set_current(NULL);
+        if (r.ready && r.release) op_sdk_correlation_release(r.release);
+        free(recs[i]);
+    }
+}
+
+/* Add a copied record to the pending list (the list owns it from here). */
+static void pend_copy(CUpti_Activity *c)
+{
+    CUpti_Activity *out[256];
+    uint32_t nout = 0;
+    int added = 0;
+    pthread_mutex_lock(&g_pend_lock);
+    if (g_pend_n == g_pend_cap && g_pend_cap < OP_CUDA_PENDING_MAX) {
+        uint32_t ncap = g_pend_cap ? g_pend_cap * 2 : 1024;
+        CUpti_Activity **n = realloc(g_pend, ncap * sizeof *n);
+        if (n) g_pend = n, g_pend_cap = ncap;
+    }
+    if (g_pend_n && g_pend_n == g_pend_cap) { /* full: the oldest go out now, unresolved */
+        nout = g_pend_n < 256 ? g_pend_n : 256;
+        memcpy(out, g_pend, nout * sizeof *out);
+        memmove(g_pend, g_pend + nout, (g_pend_n - nout) * sizeof *g_pend);
+        g_pend_n -= nout;
+        g_pend_overflow += nout;
+    }
+    if (g_pend_n < g_pend_cap) {
+        g_pend[g_pend_n++] = c;
+        added = 1;
+    }
+    pthread_mutex_unlock(&g_pend_lock);
+    emit_unresolved(out, nout);
+    if (!added) emit_unresolved(&c, 1);
+}
+
+static void pend(const CUpti_Activity *rec)
+{
+    size_t sz = record_size(rec);
+    CUpti_Activity *c = sz ? malloc(sz) : NULL;
+    if (!c) {
+        handle_record(rec);
+        return;
+    }
+    memcpy(c, rec, sz);
+    pend_copy(c);
+}
+
+/* Retry the pending records; with `all`, emit those still unresolved too. */
+static void retry_pending(int all)
+{
+    pthread_mutex_lock(&g_pend_lock);
+    CUpti_Activity **list = g_pend;
+    uint32_t n = g_pend_n;
+    g_pend = NULL, g_pend_n = 0, g_pend_cap = 0;
+    pthread_mutex_unlock(&g_pend_lock);
+    if (!n) {
+        free(list);
+        return;
+    }
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        op_cuda_corr_result r;
+        op_cuda_corr_resolve(&(uint32_t){record_correlation(list[i])}, 1, &r);
+        if (!r.found && !all) {
+            list[keep++] = list[i];
+            continue;
+        }
+        if (!r.found) __atomic_add_fetch(&g_unresolved, 1, __ATOMIC_RELAXED);
+        op_cuda_corr_set_current(&r);
+        handle_record(list[i]);
+        op_cuda_corr_set_current(NULL);
+        if (r.ready && r.release) op_sdk_correlation_release(r.release);
+        free(list[i]);
+    }
+    for (uint32_t i = 0; i < keep; i++) pend_copy(list[i]);
+    free(list);
+}
+
 #define RECORD_BATCH 256
+
+/* Deliver n records of one buffer, in order; their launching calls looked up under one lock.
+ * Returns 1 if API records added map entries (pending records may resolve now). */
+static int deliver_batch(CUpti_Activity **batch, int n)
+{
+    uint32_t ids[RECORD_BATCH] = {0};
+    op_cuda_corr_result res[RECORD_BATCH];
+    int api_inserted = 0;
+    if (n <= 0 || n > RECORD_BATCH) return 0;
+    for (int i = 0; i < n; i++) ids[i] = record_correlation(batch[i]);
+    op_cuda_corr_resolve(ids, n, res);
+    for (int i = 0; i < n; i++) {
+        CUpti_ActivityKind k = batch[i]->kind;
+        if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER) {
+            api_inserted |= on_api((const CUpti_ActivityAPI *)batch[i]);
+            continue;
+        }
+        if (op_cuda_activity_mode && g_join && ids[i] && !res[i].found) {
+            pend(batch[i]); /* its API record is still to come */
+            continue;
+        }
+        op_cuda_corr_set_current(&res[i]);
+        handle_record(batch[i]);
+        if (res[i].ready && res[i].release) op_sdk_correlation_release(res[i].release); /* not consumed */
+    }
+    op_cuda_corr_set_current(NULL);
+    return api_inserted;
+}
 
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
@@ -531,23 +528,14 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
     if (!buf) return;
     CUpti_Activity *rec = NULL;
     CUpti_Activity *batch[RECORD_BATCH];
-    corr_result res[RECORD_BATCH];
-    int more = valid > 0;
+    int more = valid > 0, api_inserted = 0;
     while (more) {
-        /* up to RECORD_BATCH records, their launching calls looked up under one lock */
         int n = 0;
         while (n < RECORD_BATCH && (more = cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS))
             batch[n++] = rec;
-        MAP_LOCK();
-        for (int i = 0; i < n; i++) corr_lookup_locked(record_correlation(batch[i]), &res[i]);
-        MAP_UNLOCK();
-        for (int i = 0; i < n; i++) {
-            t_batch_cur = &res[i];
-            handle_record(batch[i]);
-            if (res[i].ready && res[i].release) op_sdk_correlation_release(res[i].release); /* not consumed */
-        }
-        t_batch_cur = NULL;
+        api_inserted |= deliver_batch(batch, n);
     }
+    if (api_inserted) retry_pending(0);
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
         uint64_t total = __atomic_add_fetch(&g_dropped_total, dropped, __ATOMIC_RELAXED);
@@ -586,7 +574,7 @@ static int enable_kind(CUpti_ActivityKind k, const char *what)
     return 0;
 }
 
-int op_cuda_activity_start(void)
+int op_cuda_activity_start(int api_traced)
 {
     g_buf_size = (size_t)op_setting_uint(OP_SET_CUDA_BUFFER_SIZE);
     if (g_buf_size < (64u << 10)) g_buf_size = 64u << 10;
@@ -601,18 +589,21 @@ int op_cuda_activity_start(void)
     int want_alloc = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION);
     int want_sync = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION);
     int want_sym = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
-    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_sym)) return 0;
+    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_sym) &&
+        !(op_cuda_activity_mode && api_traced))
+        return 0;
 
-    g_ring = op_calloc(OP_CUDA_RING, sizeof *g_ring);
-    MAP_LOCK();
-    if (!g_map) map_grow();
-    MAP_UNLOCK();
-
+    op_cuda_corr_init();
+    /* CUPTI's thread ids are pthread_self() values unless told otherwise; ours are gettid(). */
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     uint64_t dev_buf = op_setting_uint(OP_SET_CUDA_DEVICE_BUFFER_SIZE);
     if (dev_buf) {
         size_t v = (size_t)dev_buf, vs = sizeof v;
         cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &vs, &v);
     }
+    uint8_t zeroed = 1;
+    size_t zs = sizeof zeroed;
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zs, &zeroed);
     CUptiResult r = cuptiActivityRegisterCallbacks(buf_request, buf_complete);
     if (r != CUPTI_SUCCESS) {
         const char *s = "?";
@@ -641,28 +632,64 @@ int op_cuda_activity_start(void)
     return 0;
 }
 
+/* Fine-grained API activity: the whole domain when traced, else the calls of classes `cls`
+ * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). */
+static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint32_t n, int driver_launches)
+{
+    const int runtime = kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    if (full) {
+        enable_kind(kind, runtime ? "CUDA runtime API" : "CUDA driver API");
+        return;
+    }
+    CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
+    for (uint32_t id = 1; cls && id < n; id++)
+        if (op_cuda_cbinfo_get(dom, id)->cls & cls) {
+            if (runtime) cuptiActivityEnableRuntimeApi(id, 1);
+            else cuptiActivityEnableDriverApi(id, 1);
+        }
+}
+
+static int g_api_rt_full, g_api_drv_full, g_api_drv_launches;
+
+void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
+{
+    int drv_launches = op_setting_bool(OP_SET_CUDA_DRIVER_LAUNCHES);
+    if (!op_setting_bool(OP_SET_CUDA_KERNEL_CORRELATION)) {
+        /* lite: GPU records without their launching calls, unless an API kind is traced anyway */
+        if (!rt_full) cls = 0;
+        if (!drv_full) drv_launches = 0;
+        g_join = rt_full || drv_full;
+    } else {
+        g_join = 1;
+    }
+    g_api_rt_full = rt_full, g_api_drv_full = drv_full, g_api_drv_launches = drv_launches;
+    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1);
+    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches);
+}
+
+int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+{
+    uint8_t cls = op_cuda_cbinfo_get(dom, cbid)->cls & op_cuda_activity_classes;
+    if (!g_join) return 0;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) return g_api_rt_full || cls;
+    if (!g_api_drv_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
+    return g_api_drv_full || cls;
+}
+
 void op_cuda_activity_flush(int forced)
 {
-    if (!g_map && !op_cuda_activity_classes) return;
+    if (!op_cuda_corr_active() && !op_cuda_activity_classes) return;
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    if (forced) retry_pending(1); /* every API record delivered: what still waits has none */
 }
 
 void op_cuda_activity_finalize(void)
 {
     g_flush_stop = 1;
-    /* Release what is left (graph launches, calls whose records never came). */
-    uint64_t *ids = NULL;
-    uint32_t n = 0;
-    MAP_LOCK();
-    if (g_map && g_map_count) ids = op_malloc((size_t)g_map_count * sizeof *ids);
-    for (uint32_t i = 0; ids && i < g_map_cap; i++)
-        if (g_map[i].key) {
-            ids[n++] = g_map[i].internal;
-            g_map[i].key = 0;
-        }
-    if (ids) g_map_count = 0;
-    MAP_UNLOCK();
-    for (uint32_t i = 0; i < n; i++) op_sdk_correlation_release(ids[i]);
-    op_free(ids);
-    if (g_map_refused) op_warn("cuda: %llu launches were not correlated (correlation map full)", (unsigned long long)g_map_refused);
+    retry_pending(1);
+    op_cuda_corr_finalize();
+    if (g_pend_overflow || g_unresolved)
+        op_warn("cuda: %llu GPU records without their launching call (%llu waited past the pending limit)",
+                (unsigned long long)g_unresolved, (unsigned long long)g_pend_overflow);
 }

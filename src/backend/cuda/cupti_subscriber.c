@@ -21,16 +21,21 @@
  *  (6) The backend's own driver calls (the exit-time context synchronization) are not traced.
  *  (7) Off conditions log one line and return SUCCESS to the SDK (so it adds no second line);
  *      the backend then stays OFF and its flush/finalize do nothing.
+ *  (8) Activity mode (the default): GPU records are joined to their calls through CUPTI's API
+ *      activity records (cupti_activity.c), so no callback of ours runs on the launch path.
+ *      Launch-path callbacks are enabled only when a tool configured CUDA callback kinds or
+ *      OMNIPROF_CUDA_API_ARGS (then callback mode, for the whole run), when the counters hook
+ *      is installed (launch ids only), or once a tool pushes external correlation ids (capture).
+ *      The exit flush is then registered at the first context creation.
  *
  * Exit: the first runtime API EXIT registers an atexit handler; it runs before the CUDA
  * runtime's own teardown (registered earlier), synchronizes the contexts kernels were launched
  * in and forces a CUPTI flush, so exit() from any thread loses nothing. The SDK's finalization
  * (its flush hook, then finalize) flushes again.
  *
- * Cost per traced call: one table lookup, two clock reads (only when the API kind is traced),
- * the SDK's correlation begin/end and one emit; per async call also one map insert under a spin
- * lock. A driver call nested in a runtime call returns at once when the driver API is not
- * traced. Measured without a GPU: 68 ns of backend work per kernel launch in kernel-only mode. */
+ * Cost per traced call in callback mode: one table lookup, two clock reads (only when the API
+ * kind is traced), the SDK's correlation begin/end and one emit; per async call also one map
+ * insert under a spin lock. In activity mode: none on the launch path (CUPTI's own record). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -54,6 +59,7 @@ static int g_state = ST_LOADED;
 static pthread_mutex_t g_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_SubscriberHandle g_sub;
 static int g_rt_full, g_drv_full, g_nvtx_on, g_code_on;
+static int g_capture_ext; /* activity mode: launch callbacks capture external ids (a tool pushed some) */
 
 /* launch hook (counters); hook and data published together under g_start_lock, read racily */
 static op_cuda_launch_hook_t volatile g_hook;
@@ -181,9 +187,72 @@ static void notify_dispatch_enqueue(const CUpti_CallbackData *cd, const omniprof
                            OMNIPROF_CALLBACK_PHASE_ENTER, corr, &r);
 }
 
+/* Activity mode (invariant 8): the launch path runs this only while a tool pushes external ids
+ * or the counters hook is installed. A call CUPTI writes an API record for gets a map entry
+ * marked API_PENDING with its internal id, thread and external ids, taken here at launch; the
+ * API record completes it on the delivery thread. Nested driver calls of a runtime call are
+ * skipped (invariant 4) except for the hook. */
+static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd,
+                           const op_cuda_cbinfo *ci)
+{
+    const int runtime = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+    const int is_launch = (ci->cls & (OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH)) != 0;
+    if (cd->callbackSite == CUPTI_API_ENTER) {
+        *cd->correlationData = 0;
+        op_cuda_launch_hook_t hook = is_launch ? __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE) : NULL;
+        const int nested = !runtime && t_runtime_depth > 0;
+        const uint8_t cls = ci->cls & op_cuda_activity_classes;
+        const int capture = __atomic_load_n(&g_capture_ext, __ATOMIC_ACQUIRE);
+        const int insert = !nested && (capture || (hook && cls)) && op_cuda_activity_api_recorded(dom, cbid);
+        if (!insert && !hook && !runtime) return;
+        int idx = t_depth;
+        if (idx >= MAX_FRAMES) return;
+        api_frame *f = &t_frames[idx];
+        t_depth = idx + 1;
+        *cd->correlationData = (uint64_t)idx + 1;
+        f->buf = 0, f->cbk = 0, f->hook = hook != NULL, f->async = (uint8_t)insert, f->runtime = (uint8_t)runtime;
+        if (runtime) t_runtime_depth++;
+        if (insert) {
+            op_sdk_correlation_begin(&f->corr);
+            op_cuda_launch_info li;
+            li.internal = f->corr.internal;
+            li.tid = op_cuda_tid();
+            if (capture) op_sdk_external_capture(&li.ext);
+            else li.ext.count = 0;
+            if (is_launch) note_launch_context(cd->context);
+            op_cuda_corr_insert(cd->correlationId, cls, &li, OP_CUDA_CORR_API_PENDING);
+        }
+        if (is_launch && !nested) t_launch_internal = insert && cls ? f->corr.internal : 0;
+        if (hook) {
+            t_hook_domain = dom, t_hook_cbid = cbid;
+            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
+        }
+        return;
+    }
+    if (runtime && !g_exit_flush_registered) register_exit_flush();
+    uint64_t slot = *cd->correlationData;
+    if (slot == 0 || slot > MAX_FRAMES) return; /* invariant (3) */
+    int idx = (int)slot - 1;
+    api_frame *f = &t_frames[idx];
+    t_depth = idx;
+    if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
+    if (f->hook) {
+        op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
+        if (hook) {
+            t_hook_domain = dom, t_hook_cbid = cbid;
+            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
+        }
+    }
+    if (f->async) op_sdk_correlation_end(&f->corr); /* a failed call: its API record removes the entry */
+}
+
 static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 {
     const op_cuda_cbinfo *ci = op_cuda_cbinfo_get(dom, cbid);
+    if (op_cuda_activity_mode) {
+        on_api_capture(dom, cbid, cd, ci);
+        return;
+    }
     const int runtime = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
     const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
     const uint32_t ckind = runtime ? OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API : OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API;
@@ -219,7 +288,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
             li.internal = f->corr.internal;
             li.tid = op_cuda_tid();
             op_sdk_external_capture(&li.ext);
-            op_cuda_corr_insert(cd->correlationId, cls, &li);
+            op_cuda_corr_insert(cd->correlationId, cls, &li, 0);
         }
         if (hook) {
             t_hook_domain = dom, t_hook_cbid = cbid;
@@ -288,6 +357,13 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        /* activity mode has no API callback: contexts to synchronize at exit come from here,
+         * and the exit flush is registered once the CUDA runtime initialized (invariant 8) */
+        if (rd && rd->context) note_launch_context(rd->context);
+        register_exit_flush();
+        return;
+    }
     if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED && cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) return;
     const CUpti_ModuleResourceData *m = rd ? (const CUpti_ModuleResourceData *)rd->resourceDescriptor : NULL;
     if (!m) return;
@@ -525,8 +601,27 @@ static void enable_api_domain(CUpti_CallbackDomain dom, int full, uint8_t cls, u
 static void enable_launch_callbacks_locked(void)
 {
     uint8_t cls = OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
-    if (!g_rt_full) enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 0, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    if (!g_drv_full) enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, 0, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    /* callback mode: a traced domain has all its callbacks already */
+    if (!g_rt_full || op_cuda_activity_mode) enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 0, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (!g_drv_full || op_cuda_activity_mode) enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, 0, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+/* Activity mode, once a tool pushed external ids: callbacks on every call CUPTI records, so
+ * that the ids on top of the launching thread's stacks are captured at launch. */
+static void enable_capture_locked(void)
+{
+    if (g_capture_ext) return;
+    __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
+    enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, op_cuda_activity_classes, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, op_cuda_activity_classes, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+static void cuda_on_context_change(void)
+{
+    if (g_state != ST_ON || !op_cuda_activity_mode || g_capture_ext || !op_sdk_external_in_use()) return;
+    pthread_mutex_lock(&g_start_lock);
+    if (g_state == ST_ON) enable_capture_locked();
+    pthread_mutex_unlock(&g_start_lock);
 }
 
 static void set_nvtx_injection(void)
@@ -596,15 +691,29 @@ static omniprof_status_t start_locked(void)
         return OMNIPROF_STATUS_SUCCESS;
     }
 
-    if (op_cuda_activity_start() != 0) op_warn("cuda: GPU activity records are off; API tracing continues");
-
     g_rt_full = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API);
     g_drv_full = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
+    /* invariant (8): callbacks on the launch path only where a tool asked for callbacks or for
+     * decoded arguments */
+    op_cuda_activity_mode = !op_setting_bool(OP_SET_CUDA_API_ARGS) &&
+                            !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API) &&
+                            !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API) &&
+                            !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH);
+    if (op_cuda_activity_start(g_rt_full || g_drv_full) != 0)
+        op_warn("cuda: GPU activity records are off; %s", op_cuda_activity_mode ? "API records too" : "API tracing continues");
+
     uint8_t cls = op_cuda_activity_classes;
-    if (g_hook) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
-    /* runtime ids of every class are kept so that nested driver calls are recognised (inv. 4) */
-    enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    if (op_cuda_activity_mode) {
+        op_cuda_activity_enable_api(g_rt_full, g_drv_full, cls);
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+        if (g_hook) enable_launch_callbacks_locked();
+        if (op_sdk_external_in_use()) enable_capture_locked();
+    } else {
+        if (g_hook) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
+        /* runtime ids of every class are kept so that nested driver calls are recognised (inv. 4) */
+        enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+        enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    }
 
     g_code_on = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CODE_OBJECT) ||
                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
@@ -622,9 +731,9 @@ static omniprof_status_t start_locked(void)
     }
     hand_over_driver_table();
     g_state = ST_ON;
-    op_info("cuda backend on (runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
-            g_rt_full ? "traced" : "launches only", g_drv_full ? "traced" : "launches only", (unsigned)cls,
-            g_nvtx_on ? "on" : "off");
+    op_info("cuda backend on (%s mode; runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
+            op_cuda_activity_mode ? "activity" : "callback", g_rt_full ? "traced" : "launches only",
+            g_drv_full ? "traced" : "launches only", (unsigned)cls, g_nvtx_on ? "on" : "off");
     return OMNIPROF_STATUS_SUCCESS;
 }
 
@@ -663,7 +772,7 @@ static const op_backend g_desc = {
     .size = sizeof(op_backend),
     .name = "cuda",
     .start = cuda_start,
-    .on_context_change = NULL,
+    .on_context_change = cuda_on_context_change,
     .flush = cuda_flush,
     .finalize = cuda_finalize,
     .at_fork_child = cuda_at_fork_child,
