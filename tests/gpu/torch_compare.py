@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""torch_compare.py BUILD_DIR WORK_DIR [ROUNDS] — omniprof against torch.profiler on the PyTorch
+training loop (tests/gpu/torch_train.py), on the GPU machine, from tests/gpu/run.sh.
+
+Ten modes run ROUNDS (5) times, interleaved (every mode once per round, same order):
+  plain                 the loop alone
+  cupti_kernel          bare CUPTI (tests/gpu/cupti_floor.c injected): kernel+memcpy+memset activity
+  cupti_launch          bare CUPTI: cupti_kernel + API records of the launch calls
+  cupti_runtime         bare CUPTI: cupti_launch + every runtime API call + allocations
+  om_lite               omniprof run --kernel-trace --marker-trace, OMNIPROF_CUDA_KERNEL_CORRELATION=false
+  om_kernel             omniprof run --kernel-trace
+  om_runtime            omniprof run --runtime-trace
+  om_runtime_sample     omniprof run --runtime-trace --sample   (1 kHz call stacks; implies --summary)
+  torch_cuda            torch.profiler(activities=[CUDA])
+  torch_cpu_cuda        torch.profiler(activities=[CPU, CUDA])
+Cost = the loop's time (the measured steps, warm-up excluded) over `plain`'s, per round; ratios
+of omniprof's added time to torch.profiler's are taken per round and reported as median
+[min-max]. Prints TARGET lines (MET/MISSED: benchmarks, not tests), PASS/FAIL lines for the
+checks (kernel set, counts per step and per-kernel median durations equal torch.profiler's within
+1 %; at least 500 kernels per step), and the database numbers (completion after the program's
+end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json."""
+import glob
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.join(HERE, "torch_train.py")
+MODES = ["plain", "cupti_kernel", "cupti_launch", "cupti_runtime", "om_lite", "om_kernel", "om_runtime",
+         "om_runtime_sample", "torch_cuda", "torch_cpu_cuda"]
+OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
+            "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample"]}
+ENV = {"om_lite": {"OMNIPROF_CUDA_KERNEL_CORRELATION": "false"},
+       "cupti_kernel": {"OMNIPROF_CUPTI_FLOOR": "kernel"}, "cupti_launch": {"OMNIPROF_CUPTI_FLOOR": "launch"},
+       "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}}
+
+
+def run_mode(b, work, mode, rnd):
+    rep = os.path.join(work, "rep-%s-%d.json" % (mode, rnd))
+    d = os.path.join(work, "db-%s-%d" % (mode, rnd))
+    prog = ["python3", TRAIN, "--report", rep, "--mode", mode if mode.startswith("torch") else "plain"]
+    cmd = prog
+    if mode in OM_FLAGS:
+        cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + ["--"] + prog
+    env = dict(os.environ, **ENV.get(mode, {}))
+    if mode.startswith("cupti_"):
+        env["CUDA_INJECTION64_PATH"] = os.path.join(b, "lib", "libomniprof-cupti-floor.so")
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600, env=env)
+    t1 = time.time()
+    with open(os.path.join(work, "log-%s-%d.txt" % (mode, rnd)), "w") as f:
+        f.write(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    if p.returncode != 0 or not os.path.exists(rep):
+        return {"error": "exit %d: %s" % (p.returncode, p.stderr.strip().splitlines()[-3:])}
+    r = json.load(open(rep))
+    r["t_launch"], r["t_done"] = t0, t1
+    r["db"] = glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True) if mode in OM_FLAGS else []
+    return r
+
+
+def med(v):
+    return (statistics.median(v), min(v), max(v)) if v else (float("nan"),) * 3
+
+
+def db_kernels(path):
+    """Kernels launched inside the NVTX range 'train' of an omniprof database: name -> [ns]."""
+    con = sqlite3.connect(path)
+    win = con.execute("SELECT min(start), max(end) FROM regions WHERE name = 'train'").fetchone()
+    if not win or win[0] is None:
+        return None, "no NVTX range 'train' in the database"
+    out = {}
+    for name, s, e in con.execute("SELECT name, start, end FROM kernels WHERE start >= ? AND end <= ?", win):
+        out.setdefault(name, []).append(e - s)
+    return out, None
+
+
+def db_numbers(path):
+    con = sqlite3.connect(path)
+    rows = 0
+    for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+        rows += con.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0]
+    cost = dict(con.execute("SELECT name, value FROM omniprof_run_cost"))
+    events = con.execute("SELECT count(*) FROM rocpd_event").fetchone()[0]
+    return {"bytes": os.path.getsize(path), "rows": rows, "events": events,
+            "records": cost.get("db_records_ingested"), "ingest_busy_ns": cost.get("db_ingest_busy_ns")}
+
+
+def compare(om, tk, steps):
+    """Kernel set, counts per step and per-kernel median durations: omniprof vs torch.profiler."""
+    msgs, ok = [], True
+    if set(om) != set(tk):
+        ok = False
+        msgs.append("kernel sets differ: only omniprof %s; only torch %s" % (
+            sorted(set(om) - set(tk))[:3], sorted(set(tk) - set(om))[:3]))
+    both = set(om) & set(tk)
+    bad_counts = [n for n in both if len(om[n]) != len(tk[n])]
+    if bad_counts:
+        ok = False
+        msgs.append("%d kernels with other counts, e.g. %s: omniprof %d, torch %d" % (
+            len(bad_counts), bad_counts[0][:60], len(om[bad_counts[0]]), len(tk[bad_counts[0]])))
+    diffs = sorted((abs(statistics.median(om[n]) - statistics.median(tk[n])) / statistics.median(tk[n]), n)
+                   for n in both if statistics.median(tk[n]) > 0)
+    weight = sum(statistics.median(tk[n]) * len(tk[n]) for n in both)
+    wdiff = sum(abs(statistics.median(om[n]) - statistics.median(tk[n])) * len(tk[n]) for n in both) / max(weight, 1)
+    worst = diffs[-1] if diffs else (0, "")
+    within = sum(1 for d, _ in diffs if d <= 0.01)
+    if wdiff > 0.01:
+        ok = False
+    per_step = sum(len(v) for v in tk.values()) / steps
+    msgs.append("%d kernel names, %.1f kernels/step (torch.profiler) vs %.1f (omniprof); median durations: "
+                "time-weighted difference %.3f %%, %d of %d names within 1 %%, worst %.2f %% (%s)" % (
+                    len(tk), per_step, sum(len(v) for v in om.values()) / steps, 100 * wdiff, within, len(diffs),
+                    100 * worst[0], worst[1][:50]))
+    if per_step < 500:
+        ok = False
+        msgs.append("fewer than 500 kernels per step")
+    return ok, "; ".join(msgs)
+
+
+def main():
+    b, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    os.makedirs(work, exist_ok=True)
+    res = {m: {} for m in MODES}
+    for rnd in range(1, rounds + 1):
+        for m in MODES:
+            res[m][rnd] = run_mode(b, work, m, rnd)
+            r = res[m][rnd]
+            print("round %d %-18s %s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
+                                          if "loop_s" in r else r.get("error")), flush=True)
+    out = {"rounds": res}
+    errors = [(m, k, r["error"]) for m in MODES for k, r in res[m].items() if "error" in r]
+    for m, k, e in errors:
+        print("FAIL torch.%s: round %d: %s" % (m, k, e))
+    loop = {m: {k: r["loop_s"] for k, r in res[m].items() if "loop_s" in r} for m in MODES}
+    print("| mode | loop s median [min-max] | added |")
+    print("|---|---|---|")
+    base = med(list(loop["plain"].values()))[0]
+    for m in MODES:
+        q = med(list(loop[m].values()))
+        print("| %s | %.3f [%.3f-%.3f] | %+.1f %% |" % (m, q[0], q[1], q[2], 100 * (q[0] - base) / base))
+
+    def ratio(om, tm):
+        rs = [(loop[om][k] - loop["plain"][k]) / (loop[tm][k] - loop["plain"][k])
+              for k in loop["plain"] if k in loop[om] and k in loop[tm] and loop[tm][k] > loop["plain"][k]]
+        return med(rs), len(rs)
+
+    for om, bm in (("om_lite", "cupti_kernel"), ("om_kernel", "cupti_launch"), ("om_runtime", "cupti_runtime"),
+                   ("cupti_kernel", "torch_cuda"), ("cupti_launch", "torch_cuda"), ("cupti_runtime", "torch_cuda"),
+                   ("om_lite", "torch_cuda")):
+        (q0, q1, q2), n = ratio(om, bm)
+        print("ratio %s/%s added time: %.2fx [%.2f-%.2f] (%d rounds)" % (om, bm, q0, q1, q2, n))
+    out["ratios"] = {}
+    for om, tm, target in (("om_runtime", "torch_cuda", 0.5), ("om_kernel", "torch_cuda", 0.3),
+                           ("om_runtime_sample", "torch_cpu_cuda", 0.5)):
+        (q0, q1, q2), n = ratio(om, tm)
+        out["ratios"][om] = [q0, q1, q2]
+        print("%s torch.%s_vs_%s: omniprof adds %.2fx [%.2f-%.2f] what %s adds (%d rounds; target <= %.1fx)" % (
+            "MET" if q0 <= target else "MISSED", om, tm, q0, q1, q2, tm, n, target))
+
+    # database completion after the program's end, relative to its run time (om_runtime)
+    comp = [(r["t_done"] - r["t_end"]) / (r["t_end"] - r["t_launch"]) for r in res["om_runtime"].values() if "t_end" in r]
+    q = med(comp)
+    out["db_completion"] = q
+    print("%s torch.db_complete_after_exit: %.1f %% [%.1f-%.1f] of the program's run time (target <= 10 %%)" % (
+        "MET" if q[0] <= 0.10 else "MISSED", 100 * q[0], 100 * q[1], 100 * q[2]))
+
+    # the checks against torch.profiler: round 1's databases and torch_cuda trace
+    r1 = res["om_runtime"].get(1, {})
+    t1 = res["torch_cuda"].get(1, {})
+    if r1.get("db") and "kernels" in t1:
+        om, err = db_kernels(r1["db"][0])
+        if err:
+            print("FAIL torch.kernels_match_torch_profiler: %s" % err)
+        else:
+            ok, msg = compare(om, t1["kernels"], t1["steps"])
+            print("%s torch.kernels_match_torch_profiler: %s" % ("PASS" if ok else "FAIL", msg))
+        con = sqlite3.connect(r1["db"][0])
+        win = con.execute("SELECT min(start), max(end) FROM regions WHERE name = 'train'").fetchone()
+        top = con.execute("SELECT name, count(*) FROM regions WHERE start >= ? AND end <= ? GROUP BY name "
+                          "ORDER BY 2 DESC LIMIT 12", win).fetchall() if win and win[0] else []
+        print("API calls and ranges per step (om_runtime, round 1): %s" % (
+            ", ".join("%s %.1f" % (n_, c / t1["steps"]) for n_, c in top)))
+        n = db_numbers(r1["db"][0])
+        out["db"] = n
+        rate = n["records"] / (n["ingest_busy_ns"] / 1e9) if n.get("records") and n.get("ingest_busy_ns") else 0
+        print("db (om_runtime, round 1): %d bytes, %d rows in all tables, %d events, %.1f bytes/row, "
+              "%s records ingested, %.2f M records/s while ingesting" % (
+                  n["bytes"], n["rows"], n["events"], n["bytes"] / max(n["rows"], 1), n["records"], rate / 1e6))
+    else:
+        print("FAIL torch.kernels_match_torch_profiler: missing om_runtime database or torch_cuda kernels")
+    json.dump(out, open(os.path.join(work, "torch_compare.json"), "w"), default=str)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
