@@ -302,6 +302,9 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
             lane->sub = (uint32_t)(a % OP_NSUB);
             lane->chunk = (uint32_t)cnt;
             lane->cap = (uint32_t)(need * b->chunk_bytes);
+            lane->state = &sb->desc[cnt].state;
+            lane->base = sb->data + (size_t)cnt * b->chunk_bytes;
+            lane->tag = lane->gen << (OP_GEN_SHIFT - 39); /* bits 39..63 of a usable state */
             uint64_t base = cnt * b->chunk_bytes, wm = b->watermark;
             if (wm < base + lane->cap)
                 lane->seal_at = wm > base ? (uint32_t)(wm - base) : 1;
@@ -315,8 +318,9 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
 /* ------------------------------------------------------------------------------------------ */
 /* Producers                                                                                   */
 
-static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload, size_t size,
-                           size_t len, size_t patch_off, uint64_t patch_val, bool from_signal);
+__attribute__((noinline)) static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
+                                                     const void *payload, size_t size, size_t len, size_t patch_off,
+                                                     uint64_t patch_val, bool from_signal);
 
 int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
                       size_t patch_off, uint64_t patch_val, bool from_signal)
@@ -334,6 +338,26 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
         return 0;
     }
     t->emit_nesting++;
+    /* Fast path: the lane's chunk has the current gen, is not closed and has room: one CAS
+     * reserves, then the copy (emplace_in_lane below does the same with every case). */
+    op_lane *lane = &t->lanes[b->index];
+    if (__builtin_expect(lane->gen != OP_NO_GEN && !lane->seal_at, 1)) {
+        uint64_t s = atomic_load_explicit(lane->state, memory_order_relaxed);
+        if ((s >> 39) == lane->tag && (s & OP_COUNT_MASK) + len <= lane->cap &&
+            atomic_compare_exchange_strong_explicit(lane->state, &s, s + len, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            op_rec *r = (op_rec *)(lane->base + (s & OP_COUNT_MASK)); /* invariant (1) */
+            r->len = (uint32_t)len;
+            r->category = category;
+            r->kind = kind;
+            char *dst = (char *)r + OP_REC_HDR;
+            memcpy(dst, payload, size);
+            if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
+            atomic_store_explicit(&r->flag, (uint32_t)lane->gen + 1, memory_order_release);
+            t->emit_nesting--;
+            return 1;
+        }
+    }
     int stored = emplace_in_lane(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal);
     t->emit_nesting--;
     return stored;

@@ -51,6 +51,11 @@ typedef struct op_lane {
     uint32_t chunk;   /* chunk index within it */
     uint32_t cap;     /* bytes of the chunk */
     uint32_t seal_at; /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
+    /* the chunk's state word and first byte, and the state's expected bits 39..63 (gen, not
+     * sealed): buffer.c's fast path checks a record in with one compare and one CAS */
+    _Atomic uint64_t *state;
+    char *base;
+    uint64_t tag;
 } op_lane;
 
 typedef struct op_ext_stack {
