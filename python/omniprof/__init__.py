@@ -12,6 +12,10 @@ binary gives; `connect` and `query` use the sqlite3 module.
     rows = omniprof.summary(["a.db"], units="usec")               # list of tables (dicts)
     omniprof.query(["a.db", "b.db"], "SELECT count(*) FROM kernels")  # list of tuples
 
+connect() and query() build their union of databases with the SQL that the C library writes
+(op_output_union_sql: the same union `omniprof query` runs on), so the two agree and the
+inputs are checked the same way.
+
 The library is found through $OMNIPROF_OUTPUT_LIB, then beside the installed package
 (<prefix>/lib), then in the source tree's build*/lib folders, then the system's library path.
 """
@@ -23,12 +27,9 @@ import json
 import os
 import sqlite3
 import tempfile
-import urllib.parse
 
 __all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path"]
 __version__ = "0.1.0"
-
-MAX_ATTACHED = 9  # SQLite's default limit is 10 attached databases; one stays free
 
 
 class Error(Exception):
@@ -75,6 +76,12 @@ def _load():
         lib.op_output_cli.restype = ctypes.c_int
         lib.op_output_views_sql.argtypes = []
         lib.op_output_views_sql.restype = ctypes.c_char_p
+        lib.op_output_union_sql.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
+                                            ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int),
+                                            ctypes.c_char_p, ctypes.c_size_t]
+        lib.op_output_union_sql.restype = ctypes.c_void_p
+        lib.op_output_free.argtypes = [ctypes.c_void_p]
+        lib.op_output_free.restype = None
         _lib = lib
     return _lib
 
@@ -178,143 +185,85 @@ class _Connection(sqlite3.Connection):
 
     _omniprof_tmp = None
 
+    def _omniprof_cleanup(self):
+        tmp, self._omniprof_tmp = self._omniprof_tmp, None
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
     def close(self):
         try:
             super().close()
         finally:
-            if self._omniprof_tmp:
-                self._omniprof_tmp.cleanup()
-                self._omniprof_tmp = None
+            self._omniprof_cleanup()
 
     def __del__(self):
-        if self._omniprof_tmp:
-            self._omniprof_tmp.cleanup()
-
-
-def _uri(path):
-    return "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path))
-
-
-def _sets(con, schema):
-    """Table suffixes of the rocpd table sets in attached `schema`."""
-    rows = con.execute(
-        "SELECT substr(name, 15) FROM %s.sqlite_schema WHERE type='table' AND name LIKE "
-        "'rocpd\\_metadata%%' ESCAPE '\\'" % schema).fetchall()
-    return [r[0] for r in rows if all(c.isalnum() or c == "_" for c in r[0])]
-
-
-def _check_input(path):
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError as e:
-        raise Error("%s: cannot open: %s" % (path, e.strerror), 2)
-    if head != b"SQLite format 3\x00":
-        raise Error("%s: not a SQLite database" % path, 2)
+        self._omniprof_cleanup()
 
 
 def _text(b):
     return b.decode("utf-8", "surrogateescape")
 
 
-def _harden(con):
-    # names are bytes (non-UTF-8 survives): decode with surrogateescape, so that
-    # s.encode("utf-8", "surrogateescape") gives the stored bytes back
-    con.text_factory = _text
+def _union_sql(paths):
+    """The SQL that builds the union of `paths` (op_output_union_sql) and the temporary merged
+    database it made (bytes path, or None). Raises Error naming the input on bad inputs."""
+    lib = _load()
+    args = [_arg(p) for p in paths]
+    arr = (ctypes.c_char_p * len(args))(*args)
+    tmp = ctypes.c_void_p()
+    status = ctypes.c_int(0)
+    err = ctypes.create_string_buffer(2048)
+    p = lib.op_output_union_sql(arr, len(args), ctypes.byref(tmp), ctypes.byref(status), err, len(err))
+    if not p:
+        raise Error(_text(err.value) or "connect failed", status.value or 2)
     try:
-        con.execute("PRAGMA trusted_schema=OFF")
-    except sqlite3.DatabaseError:
-        pass
+        sql = ctypes.string_at(p).decode("utf-8", "surrogateescape")
+    finally:
+        lib.op_output_free(p)
+    tmp_path = None
+    if tmp.value:
+        tmp_path = ctypes.string_at(tmp.value)
+        lib.op_output_free(tmp.value)
+    return sql, tmp_path
+
+
+def _deny_changes(action, arg1, arg2, db, trigger):
+    # as the C query's authorizer: no ATTACH/DETACH, no PRAGMA that sets a value
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
 
 
 def connect(*dbs):
     """Returns a sqlite3 connection over the union of the given rocpd databases: the plain
     views (rocpd_region, rocpd_string, ...) and the data views (regions, kernels, samples,
     memory_copies, top, busy, omniprof_metrics, ...) span every input. Inputs are opened
-    read-only. Beyond 9 inputs they are first merged (in C, bounded memory) into a temporary
-    database, removed when the connection is closed."""
+    read-only and leave no file beside them; the connection is read-only. Beyond 9 inputs they
+    are first merged (in C, bounded memory) into a temporary database, removed when the
+    connection is closed. Raises Error naming the input when one is not a rocpd database or
+    holds a process that another input holds too."""
     paths = [os.fspath(d) for d in dbs]
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
-        paths = list(paths[0])
+        paths = [os.fspath(d) for d in paths[0]]
     if not paths:
         raise Error("connect: no database given", 2)
-    for p in paths:
-        _check_input(p)
-    if len(paths) > MAX_ATTACHED:
-        tmp = tempfile.TemporaryDirectory(prefix="omniprof-")
-        merged = os.path.join(tmp.name, "merged.db")
-        try:
-            merge(paths, merged)
-        except Error:
-            tmp.cleanup()
-            raise
-        con = sqlite3.connect(_uri(merged), uri=True, factory=_Connection)
-        con._omniprof_tmp = tmp
-        _harden(con)
-        return con
-    if len(paths) == 1:
-        con = sqlite3.connect(_uri(paths[0]), uri=True, factory=_Connection)
-        _harden(con)
-        try:
-            if not _sets(con, "main"):
-                raise Error("%s: lacks the rocpd tables" % paths[0], 2)
-        except sqlite3.DatabaseError as e:
-            con.close()
-            raise Error("%s: %s" % (paths[0], e), 2)
-        return con
-    con = sqlite3.connect(":memory:", factory=_Connection)
-    _harden(con)
-    tables = {}
-    for i, p in enumerate(paths):
-        try:
-            con.execute("ATTACH DATABASE ? AS db%d" % i, (_uri(p),))
-            sets = _sets(con, "db%d" % i)
-        except sqlite3.DatabaseError as e:
-            con.close()
-            raise Error("%s: %s" % (p, e), 2)
-        if not sets:
-            con.close()
-            raise Error("%s: lacks the rocpd tables" % p, 2)
-        names = [r[0] for r in con.execute("SELECT name FROM db%d.sqlite_schema WHERE type='table'" % i)]
-        for suffix in sets:
-            for name in names:
-                if name.endswith(suffix) and suffix and (name.startswith("rocpd_") or name.startswith("omniprof_")):
-                    base = name[: -len(suffix)]
-                    tables.setdefault(base, []).append(("db%d" % i, name))
-    for base, lst in tables.items():
-        cols = None
-        for schema, name in lst:
-            c = [r[1] for r in con.execute("PRAGMA %s.table_info(\"%s\")" % (schema, name))]
-            cols = c if cols is None else [x for x in cols if x in c]
-        collist = ", ".join('"%s"' % c for c in cols if '"' not in c)
-        parts = ['SELECT %s FROM %s."%s"' % (collist, s, n) for s, n in lst]
-        # at most 500 terms per compound SELECT: chain part views
-        if len(parts) > 400:
-            chunks = [parts[i:i + 400] for i in range(0, len(parts), 400)]
-            for k, ch in enumerate(chunks):
-                con.execute('CREATE TEMP VIEW "%s__part%d" AS %s' % (base, k, " UNION ALL ".join(ch)))
-            parts = ['SELECT * FROM "%s__part%d"' % (base, k) for k in range(len(chunks))]
-        con.execute('CREATE TEMP VIEW "%s" AS %s' % (base, " UNION ALL ".join(parts)))
-    views = _load().op_output_views_sql().decode()
-    for stmt in _split_sql(views):
-        s = stmt.replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS", 1)
-        try:
-            con.execute(s)
-        except sqlite3.DatabaseError:
-            pass  # a view these inputs cannot support (e.g. foreign schema): left out, as in C
-    con.execute("PRAGMA query_only=1")
+    sql, tmp = _union_sql(paths)
+    con = sqlite3.connect(":memory:", uri=True, factory=_Connection)
+    con._omniprof_tmp = tmp
+    try:
+        # names are bytes (non-UTF-8 survives): decode with surrogateescape, so that
+        # s.encode("utf-8", "surrogateescape") gives the stored bytes back
+        con.text_factory = _text
+        con.execute("PRAGMA trusted_schema=OFF")
+        con.executescript(sql)
+        con.execute("PRAGMA query_only=1")
+        con.set_authorizer(_deny_changes)
+    except sqlite3.DatabaseError as e:
+        con.close()
+        raise Error("connect: %s" % e, 2)
     return con
-
-
-def _split_sql(text):
-    """Splits SQL text into complete statements (sqlite3.complete_statement)."""
-    out, cur = [], ""
-    for line in text.splitlines(keepends=True):
-        cur += line
-        if sqlite3.complete_statement(cur):
-            if cur.strip():
-                out.append(cur.strip())
-            cur = ""
-    if cur.strip():
-        out.append(cur.strip())
-    return out

@@ -46,10 +46,7 @@ typedef struct csv_sink {
     char *dir, *name;
     csv_file files[CSV_MAX_FILES];
     int n_files;
-    op_src *src;
-    op_src_set *set;
-    op_u64map cat_file; /* category id + 1 -> file index + 1 (per set) */
-    sqlite3_stmt *str_st;
+    op_u64map cat_file; /* category id -> file index (per set) */
     char errpath[512];
 } csv_sink;
 
@@ -89,58 +86,44 @@ static void put_agent(op_buf *b, int64_t idx) {
     else op_buf_printf(b, "\"Agent %lld\"", (long long)idx);
 }
 
+static int csv_agent_row(const op_agent_info *a, void *arg) {
+    csv_sink *c = arg;
+    csv_file *cf = csv_get(c, "agent_info.csv", HDR_AGENT);
+    if (!cf) return 1;
+    op_buf *b = &cf->b;
+    op_buf_printf(b, "%lld,%lld,", (long long)a->absolute_index, (long long)a->logical_index);
+    op_buf_puts(b, a->type && !strcmp((const char *)a->type, "GPU") ? "GPU" : "CPU");
+    op_buf_puts(b, ",0,0");
+    for (int i = 0; i < 4; i++) {
+        op_buf_putc(b, ',');
+        const unsigned char *s = a->text[i];
+        op_buf_csv_str(b, s ? s : (const unsigned char *)"", s ? (size_t)a->text_len[i] : 0, 1);
+    }
+    op_buf_putc(b, '\n');
+    return csv_flush(c, cf) ? 1 : 0;
+}
+
 static int csv_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
     csv_sink *c = (csv_sink *)k;
     (void)set_index;
-    c->src = src;
-    c->set = set;
-    if (!SRC_HAS(set, T_AGENT)) return 0;
-    char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, product_name, "
-             "model_name, extdata FROM %s ORDER BY id",
-             set->name[T_AGENT]);
-    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
-    if (!st) return OP_OUT_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        csv_file *cf = csv_get(c, "agent_info.csv", HDR_AGENT);
-        if (!cf) break;
-        op_buf *b = &cf->b;
-        op_buf_printf(b, "%lld,%lld,", (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
-        const unsigned char *t = sqlite3_column_text(st, 2);
-        op_buf_puts(b, t && !strcmp((const char *)t, "GPU") ? "GPU" : "CPU");
-        op_buf_puts(b, ",0,0");
-        for (int i = 3; i <= 6; i++) {
-            op_buf_putc(b, ',');
-            const unsigned char *s = sqlite3_column_text(st, i);
-            op_buf_csv_str(b, s ? s : (const unsigned char *)"", s ? (size_t)sqlite3_column_bytes(st, i) : 0, 1);
-        }
-        op_buf_putc(b, '\n');
-        if (csv_flush(c, cf)) break;
-    }
-    sqlite3_finalize(st);
+    int rc = op_rd_agents(src, set, csv_agent_row, c, err, errlen);
     if (c->errpath[0]) {
         op_seterr(err, errlen, "%s: cannot write: %s", c->errpath, strerror(errno));
         return OP_OUT_EFAIL;
     }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        op_src_failed(src, rc, err, errlen);
-        return OP_OUT_EINPUT;
-    }
-    return 0;
+    return rc;
 }
 
 static csv_file *file_for_category(csv_sink *c, const op_ev *ev) {
     uint64_t v;
-    if (op_u64map_get(&c->cat_file, (uint64_t)ev->category_id + 1, &v)) return &c->files[v - 1];
+    if (op_u64map_get(&c->cat_file, (uint64_t)ev->category_id, &v)) return &c->files[v];
     char dom[200], file[240];
     char cat[160];
     snprintf(cat, sizeof cat, "%.*s", ev->category ? ev->category_len : 0, ev->category ? (const char *)ev->category : "");
     op_domain_file(cat[0] ? cat : "UNKNOWN_API", dom, sizeof dom);
     snprintf(file, sizeof file, "%s_trace.csv", dom);
     csv_file *cf = csv_get(c, file, HDR_API);
-    if (cf) op_u64map_put(&c->cat_file, (uint64_t)ev->category_id + 1, (uint64_t)(cf - c->files) + 1);
+    if (cf) op_u64map_put(&c->cat_file, (uint64_t)ev->category_id, (uint64_t)(cf - c->files));
     return cf;
 }
 
@@ -239,8 +222,6 @@ static int csv_end_set(op_sink *k, char *err, size_t errlen) {
     (void)err;
     (void)errlen;
     op_u64map_free(&c->cat_file);
-    sqlite3_finalize(c->str_st);
-    c->str_st = NULL;
     return 0;
 }
 

@@ -1,44 +1,25 @@
-/* internal.h — shared internals of libomniprof-output: the input layer (source.c), text and
- * protobuf helpers (util.c), statistics (stats.c) and the per-format writers.
- *
- * The input model: an input FILE holds one or more table SETS. A set is the rocpd tables of one
- * profiled process, all named <base><suffix> where <suffix> is "_<uuid>" (omniprof and
- * rocprofv3) — a merged file holds many sets. Sets are found by the rocpd_metadata<suffix>
- * tables; every query of this library names the suffixed tables directly, so the input's own
- * views (untrusted SQL) are never executed by conversions. */
+/* internal.h — shared internals of libomniprof-output: text and protobuf helpers (util.c), time
+ * windows (window.c), statistics (stats.c) and the per-format writers. Inputs are read only
+ * through the database reader (src/db/reader.h: table sets, event rows, lookups); no SQL here. */
 #ifndef OMNIPROF_OUTPUT_INTERNAL_H
 #define OMNIPROF_OUTPUT_INTERNAL_H
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/buf.h"
 #include "common/escape.h"
 #include "common/u64map.h"
+#include "db/reader.h"
 #include "output/output.h"
 
-/* ---- errors ---------------------------------------------------------------------------- */
-void op_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* ---- growable byte buffer -------------------------------------------------------------- */
-typedef struct op_buf {
-    unsigned char *p;
-    size_t len, cap;
-    int oom;
-} op_buf;
-void op_buf_reserve(op_buf *b, size_t extra);
-void op_buf_put(op_buf *b, const void *data, size_t n);
-void op_buf_putc(op_buf *b, int c);
-void op_buf_puts(op_buf *b, const char *s);
-void op_buf_printf(op_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void op_buf_free(op_buf *b);
+/* ---- text encoders over op_buf (common/buf.h) ------------------------------------------ */
 /* JSON string body (no quotes): escapes ", \, control bytes; invalid UTF-8 bytes as \uDCxx. */
 void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n);
-/* CSV field: quoted when it contains , " CR LF or leading/trailing space; " doubled. */
+/* CSV field (RFC 4180): quoted when always_quote or when it holds , " CR or LF; " doubled. */
 void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote);
-int op_buf_write(op_buf *b, FILE *f); /* writes and empties; 0 ok, -1 on I/O error */
 
 /* ---- protobuf wire writer (util.c) ----------------------------------------------------- */
 void pb_varint_slow(op_buf *b, uint64_t v);
@@ -68,57 +49,10 @@ size_t pb_begin(op_buf *b, uint32_t field);
 void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n);
 void pb_end(op_buf *b, size_t off);
 
-/* ---- the input layer (source.c) --------------------------------------------------------- */
-enum op_src_table {
-    T_METADATA, T_STRING, T_NODE, T_PROCESS, T_THREAD, T_AGENT, T_QUEUE, T_STREAM, T_PMC,
-    T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
-    T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
-    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_COUNT
-};
-extern const char *const op_src_table_base[T_COUNT];
-
-typedef struct op_src_set {
-    char suffix[96];      /* "_0190..." (validated: [A-Za-z0-9_]) */
-    char guid[96];        /* from rocpd_metadata guid/uuid, may be "" */
-    uint64_t have;        /* bit i: table i exists */
-    char name[T_COUNT][200]; /* quoted "base<suffix>" */
-} op_src_set;
-
-typedef struct op_src {
-    sqlite3 *db;
-    char *path;
-    size_t n_sets;
-    op_src_set *sets;
-} op_src;
-
-#define SRC_HAS(set, t) (((set)->have >> (t)) & 1u)
-
-/* Opens one input read-only and defensively, and finds its table sets.
- * Returns 0, OP_OUT_EINPUT (not a db / truncated / corrupt / no rocpd tables) or OP_OUT_EFAIL. */
-int op_src_open(const char *path, op_src **out, char *err, size_t errlen);
-void op_src_close(op_src *s);
-/* The read-only URI of an input (file:PATH?mode=ro[&immutable=1]; source.c says when). */
-char *op_src_uri(const char *path);
-/* Opens a connection with the untrusted-input settings (used by query.c too). */
-int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen);
-/* sqlite3_prepare_v2 with an error message naming the input. */
-sqlite3_stmt *op_src_prepare(op_src *s, const char *sql, char *err, size_t errlen);
-/* Message for an SQLite failure while reading: says "corrupt"/"truncated"/"not a database". */
-void op_src_failed(op_src *s, int rc, char *err, size_t errlen);
-
-/* A resolved window: keep events per the rule of op_out_window. active==0: keep all. */
-typedef struct op_win {
-    int active;
-    int64_t t0, t1;
-    int inclusive;
-} op_win;
+/* ---- time windows (window.c) ------------------------------------------------------------ */
 /* Resolves w over all inputs (opens each in turn). */
 int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
                    char *err, size_t errlen);
-/* SQL predicate text ("" when inactive) over columns s and e, e.g. "AND (R.start>=...)".
- * Written into buf (>= 200 bytes). */
-void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t n);
-
 /* Guids already seen (merge and query refuse one process given twice: its (id, guid) pairs
  * would pair with each other's rows in the views). */
 typedef struct op_guid_set {

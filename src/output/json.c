@@ -28,15 +28,14 @@ typedef struct js_sink {
     op_buf out;
     int first;
     op_pidmap pids;
-    op_src *src;
     op_src_set *set;
+    op_rd_lookup *lk;      /* names of the set's stacks */
     uint32_t seq;
     op_u64map procs;       /* process row -> unique pid */
     op_u64map meta;        /* emitted thread/stream metadata */
     op_u64map cats;
     op_u64map alloc_total;
-    /* CPU stacks of the set: stack id + 1 -> index + 1 into stack_txt ("leaf\0text\0") */
-    sqlite3_stmt *stk_st, *sym_st;
+    /* CPU stacks of the set: stack id -> index into stack_txt ("leaf\0text\0") */
     op_u64map stack_ix;
     char **stack_txt;
     size_t n_stack, cap_stack;
@@ -46,9 +45,9 @@ typedef struct js_sink {
 /* The leaf name and stack text of CPU stack `stack` (NULL when out of memory). */
 static const char *js_stack(js_sink *j, int64_t stack) {
     uint64_t ix;
-    if (op_u64map_get(&j->stack_ix, (uint64_t)stack + 1, &ix)) return j->stack_txt[ix - 1];
+    if (op_u64map_get(&j->stack_ix, (uint64_t)stack, &ix)) return j->stack_txt[ix];
     char leaf[4200];
-    op_stack_describe(j->src, j->set, &j->stk_st, &j->sym_st, stack, &j->stk, leaf, sizeof leaf);
+    op_rd_lookup_stack(j->lk, stack, &j->stk, leaf, sizeof leaf);
     if (j->stk.oom) return NULL;
     if (j->n_stack == j->cap_stack) {
         size_t nc = j->cap_stack ? j->cap_stack * 2 : 256;
@@ -63,8 +62,8 @@ static const char *js_stack(js_sink *j, int64_t stack) {
     memcpy(e, leaf, ll + 1);
     if (j->stk.len) memcpy(e + ll + 1, j->stk.p, j->stk.len);
     e[ll + 1 + j->stk.len] = 0;
+    op_u64map_put(&j->stack_ix, (uint64_t)stack, j->n_stack);
     j->stack_txt[j->n_stack++] = e;
-    op_u64map_put(&j->stack_ix, (uint64_t)stack + 1, j->n_stack);
     return e;
 }
 
@@ -134,9 +133,12 @@ static int js_thread_cb(const op_thread_info *ti, void *arg) {
 
 static int js_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
     js_sink *j = (js_sink *)k;
-    j->src = src;
     j->set = set;
     j->seq = set_index + 1;
+    if (!(j->lk = op_rd_lookup_new(src, set))) {
+        op_seterr(err, errlen, "out of memory");
+        return OP_OUT_EFAIL;
+    }
     if (op_rd_threads(src, set, js_thread_cb, j, err, errlen)) return OP_OUT_EINPUT;
     return 0;
 }
@@ -213,12 +215,12 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     }
     case EV_ALLOC: {
         uint64_t tot = 0;
-        op_u64map_get(&j->alloc_total, (uint64_t)ev->agent_id + 1, &tot);
+        op_u64map_get(&j->alloc_total, (uint64_t)ev->agent_id, &tot);
         int64_t t = (int64_t)tot;
         if (ev->alloc_type && (!strcmp(ev->alloc_type, "FREE") || !strcmp(ev->alloc_type, "RECLAIM"))) t -= ev->size;
         else t += ev->size;
         if (t < 0) t = 0;
-        op_u64map_put(&j->alloc_total, (uint64_t)ev->agent_id + 1, (uint64_t)t);
+        op_u64map_put(&j->alloc_total, (uint64_t)ev->agent_id, (uint64_t)t);
         js_common(j, ev, "C", pid, 0);
         op_buf_printf(b, ",\"name\":\"Memory allocated (agent %lld)\",\"args\":{\"bytes\":%lld}}", (long long)ev->agent_index,
                       (long long)t);
@@ -252,9 +254,8 @@ static int js_end_set(op_sink *k, char *err, size_t errlen) {
     op_u64map_free(&j->meta);
     op_u64map_free(&j->cats);
     op_u64map_free(&j->alloc_total);
-    sqlite3_finalize(j->stk_st);
-    sqlite3_finalize(j->sym_st);
-    j->stk_st = j->sym_st = NULL;
+    op_rd_lookup_free(j->lk);
+    j->lk = NULL;
     for (size_t i = 0; i < j->n_stack; i++) free(j->stack_txt[i]);
     free(j->stack_txt);
     j->stack_txt = NULL;

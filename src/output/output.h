@@ -204,6 +204,22 @@ OMNIPROF_API int op_output_query(const char *const *inputs, size_t n_inputs, con
  */
 OMNIPROF_API int op_output_cli(int argc, char **argv);
 
+/**
+ * @brief **op_output_union_sql()** — the union of many databases, for another connection: the
+ * SQL script (ATTACH statements, then CREATE TEMP VIEW statements) that builds on a connection
+ * opened on ":memory:" with URI filenames enabled exactly the union `omniprof query` runs on
+ * (plain rocpd views and data/summary/omniprof views spanning every input). The Python
+ * package's connect() runs it. Inputs are checked as query checks them (each a rocpd database,
+ * no process in two inputs). More than 9 inputs are first merged into a temporary database
+ * whose path is returned in *tmp_path (remove it once the connection is closed); else
+ * *tmp_path is NULL.
+ * @return the script (free it with op_output_free), or NULL with err filled and *status set.
+ */
+OMNIPROF_API char *op_output_union_sql(const char *const *inputs, size_t n_inputs, char **tmp_path, int *status,
+                                       char *err, size_t errlen);
+/** @brief Frees memory returned by this library (NULL is fine). */
+OMNIPROF_API void op_output_free(void *p);
+
 /** @brief **op_output_views_sql()**: the text of the rocpd data, summary and omniprof views
  * (`CREATE VIEW IF NOT EXISTS ...;`), for re-creating them as TEMP views over unions of
  * attached databases (the Python package's connect() does). Static storage, never NULL. */

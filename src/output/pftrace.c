@@ -45,18 +45,16 @@ typedef struct pf_sink {
     op_buf tmp;  /* nested scratch */
     op_pidmap pids;
     /* per set */
-    op_src *src;
     op_src_set *set;
+    op_rd_lookup *lk;   /* names, kernel names, agent indexes, stacks of the set */
     uint32_t seq;
     op_u64map names;    /* iid -> 1 (emitted) */
     op_u64map tracks;   /* uuid -> 1 (descriptor emitted) */
     op_u64map procs;    /* process row -> unique pid */
     op_u64map cats;     /* category id -> 1 marker / 2 not marker */
     op_u64map alloc_total; /* agent -> bytes (as uint64) */
-    op_u64map agents;      /* agent row + 1 -> logical index */
-    sqlite3_stmt *str_st, *ksym_st;
-    sqlite3_stmt *stk_st, *sym_st; /* CPU stacks: node -> (parent, address); address -> frames */
-    op_u64map stacks;              /* CPU stack id -> 1 (leaf name and stack text interned) */
+    op_u64map agents;      /* agent row -> logical index */
+    op_u64map stacks;      /* CPU stack id -> 1 (leaf name and stack text interned) */
     op_buf stk;                    /* scratch: the stack text */
     int64_t first_pid;
     uint32_t seq_base;  /* sequence ids are seq_base + 1 + set index */
@@ -182,9 +180,12 @@ static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int coun
 
 static int pf_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
-    p->src = src;
     p->set = set;
     p->seq = p->seq_base + set_index + 1;
+    if (!(p->lk = op_rd_lookup_new(src, set))) {
+        op_seterr(err, errlen, "out of memory");
+        return OP_OUT_EFAIL;
+    }
     /* first packet: clear incremental state, intern the annotation names */
     pf_packet_start(p, -1, 0);
     pb_uint(&p->pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
@@ -207,33 +208,12 @@ io:
 }
 
 /* Interns (iid -> text) into the packet being built when the iid is new on this sequence. The
- * text lookup uses its own statement so the event's row stays valid. */
+ * lookup has its own statements, so the event's row stays valid. */
 static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
     if (op_u64map_get(&p->names, iid, NULL)) return;
     op_u64map_put(&p->names, iid, 1);
     int len = 0;
-    const unsigned char *s;
-    if (is_kernel) {
-        s = (const unsigned char *)"";
-        if (SRC_HAS(p->set, T_KSYM)) {
-            if (!p->ksym_st) {
-                char sql[300], e[8];
-                snprintf(sql, sizeof sql, "SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = ?1",
-                         p->set->name[T_KSYM]);
-                p->ksym_st = op_src_prepare(p->src, sql, e, sizeof e);
-            }
-            if (p->ksym_st) {
-                sqlite3_reset(p->ksym_st);
-                sqlite3_bind_int64(p->ksym_st, 1, id);
-                if (sqlite3_step(p->ksym_st) == SQLITE_ROW && sqlite3_column_text(p->ksym_st, 0)) {
-                    s = sqlite3_column_text(p->ksym_st, 0);
-                    len = sqlite3_column_bytes(p->ksym_st, 0);
-                }
-            }
-        }
-    } else {
-        s = op_rd_string(p->src, p->set, &p->str_st, id, &len);
-    }
+    const unsigned char *s = is_kernel ? op_rd_lookup_kernel(p->lk, id, &len) : op_rd_lookup_string(p->lk, id, &len);
     size_t idd = pb_begin(&p->pkt, 12);
     size_t en = pb_begin(&p->pkt, 2);
     pb_uint(&p->pkt, 1, iid);
@@ -246,10 +226,10 @@ static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
  * (debug_annotation_string_values iid = stack+1) of CPU stack `stack` (op_stack_describe)
  * into the packet being built, once per sequence. */
 static void intern_stack(pf_sink *p, int64_t stack) {
-    if (op_u64map_get(&p->stacks, (uint64_t)stack + 1, NULL)) return;
-    op_u64map_put(&p->stacks, (uint64_t)stack + 1, 1);
+    if (op_u64map_get(&p->stacks, (uint64_t)stack, NULL)) return;
+    op_u64map_put(&p->stacks, (uint64_t)stack, 1);
     char leaf[4200];
-    op_stack_describe(p->src, p->set, &p->stk_st, &p->sym_st, stack, &p->stk, leaf, sizeof leaf);
+    op_rd_lookup_stack(p->lk, stack, &p->stk, leaf, sizeof leaf);
     size_t idd = pb_begin(&p->pkt, 12);
     size_t en = pb_begin(&p->pkt, 2); /* event_names */
     pb_uint(&p->pkt, 1, (uint64_t)stack * 4 + 2);
@@ -280,7 +260,7 @@ static int is_marker_cat(pf_sink *p, int64_t cat_id) {
     uint64_t v;
     if (op_u64map_get(&p->cats, (uint64_t)cat_id, &v)) return v == 1;
     int len;
-    const unsigned char *s = op_rd_string(p->src, p->set, &p->str_st, cat_id, &len);
+    const unsigned char *s = op_rd_lookup_string(p->lk, cat_id, &len);
     int m = op_category_is_marker(s, len);
     op_u64map_put(&p->cats, (uint64_t)cat_id, m ? 1 : 2);
     return m;
@@ -366,17 +346,9 @@ static uint64_t thread_track(pf_sink *p, const op_ev *ev) {
 static int64_t agent_index(pf_sink *p, int64_t agent_id) {
     uint64_t v;
     if (agent_id < 0) return -1;
-    if (op_u64map_get(&p->agents, (uint64_t)agent_id + 1, &v)) return (int64_t)v;
-    int64_t idx = agent_id;
-    if (SRC_HAS(p->set, T_AGENT)) {
-        char sql[300], e[8];
-        snprintf(sql, sizeof sql, "SELECT COALESCE(logical_index, absolute_index) FROM %s WHERE id = %lld",
-                 p->set->name[T_AGENT], (long long)agent_id);
-        sqlite3_stmt *st = op_src_prepare(p->src, sql, e, sizeof e);
-        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) idx = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    op_u64map_put(&p->agents, (uint64_t)agent_id + 1, (uint64_t)idx);
+    if (op_u64map_get(&p->agents, (uint64_t)agent_id, &v)) return (int64_t)v;
+    int64_t idx = op_rd_lookup_agent_index(p->lk, agent_id);
+    op_u64map_put(&p->agents, (uint64_t)agent_id, (uint64_t)idx);
     return idx;
 }
 
@@ -434,12 +406,12 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
                          (long long)agent_index(p, ev->agent_id)))
             return -1;
         uint64_t tot = 0;
-        op_u64map_get(&p->alloc_total, (uint64_t)ev->agent_id + 1, &tot);
+        op_u64map_get(&p->alloc_total, (uint64_t)ev->agent_id, &tot);
         int64_t t = (int64_t)tot;
         if (ev->alloc_type && (!strcmp(ev->alloc_type, "FREE") || !strcmp(ev->alloc_type, "RECLAIM"))) t -= ev->size;
         else t += ev->size;
         if (t < 0) t = 0;
-        op_u64map_put(&p->alloc_total, (uint64_t)ev->agent_id + 1, (uint64_t)t);
+        op_u64map_put(&p->alloc_total, (uint64_t)ev->agent_id, (uint64_t)t);
         rc = counter(p, ev->start, uuid, (double)t);
         break;
     }
@@ -471,11 +443,8 @@ static int pf_end_set(op_sink *k, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
     (void)err;
     (void)errlen;
-    sqlite3_finalize(p->str_st);
-    sqlite3_finalize(p->ksym_st);
-    sqlite3_finalize(p->stk_st);
-    sqlite3_finalize(p->sym_st);
-    p->str_st = p->ksym_st = p->stk_st = p->sym_st = NULL;
+    op_rd_lookup_free(p->lk);
+    p->lk = NULL;
     op_u64map_free(&p->stacks);
     op_u64map_free(&p->names);
     op_u64map_free(&p->tracks);

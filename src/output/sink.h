@@ -4,7 +4,7 @@
 #ifndef OMNIPROF_OUTPUT_SINK_H
 #define OMNIPROF_OUTPUT_SINK_H
 
-#include "output/reader.h"
+#include "output/internal.h"
 
 typedef struct op_sink op_sink;
 struct op_sink {

@@ -109,149 +109,66 @@ static void upper_domain(const char *category, char *out, size_t n) {
     out[i] = 0;
 }
 
-static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win *w, int by_process, char *err,
-                       size_t errlen) {
-    static const struct { int t; const char *domain; } parts[] = {
-        {T_REGION, NULL}, {T_KERNEL, "KERNEL_DISPATCH"}, {T_COPY, "MEMORY_COPY"}, {T_ALLOC, "MEMORY_ALLOCATION"},
-    };
-    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-        int t = parts[p].t;
-        if (!SRC_HAS(set, t)) continue;
-        char win[256];
-        op_win_sql(w, "X.start", "X.\"end\"", win, sizeof win);
-        op_buf b = {0};
-        const char *gcol = by_process ? "X.pid" : "0";
-        const char *S = set->name[T_STRING];
-        switch (t) {
-        case T_REGION:
-            op_buf_printf(&b,
-                          "SELECT g, (SELECT string FROM %s WHERE id = c), (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
-                          "FROM (SELECT %s AS g, %s AS c, X.name_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
-                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
-                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X %s%s%s WHERE 1 %s "
-                          "GROUP BY 1, 2, 3)",
-                          S, S, gcol, SRC_HAS(set, T_EVENT) ? "E.category_id" : "NULL", set->name[T_REGION],
-                          SRC_HAS(set, T_EVENT) ? "LEFT JOIN " : "", SRC_HAS(set, T_EVENT) ? set->name[T_EVENT] : "",
-                          SRC_HAS(set, T_EVENT) ? " E ON E.id = X.event_id AND E.guid = X.guid" : "", win);
-            break;
-        case T_KERNEL:
-            if (SRC_HAS(set, T_KSYM))
-                op_buf_printf(&b,
-                              "SELECT g, NULL, (SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = n), cnt, tot, mn, mx, sq ",
-                              set->name[T_KSYM]);
-            else
-                op_buf_puts(&b, "SELECT g, NULL, 'kernel ' || n, cnt, tot, mn, mx, sq ");
-            op_buf_printf(&b,
-                          "FROM (SELECT %s AS g, X.kernel_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
-                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
-                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X WHERE 1 %s GROUP BY 1, 2)",
-                          gcol, set->name[T_KERNEL], win);
-            break;
-        case T_COPY:
-            op_buf_printf(&b,
-                          "SELECT g, NULL, (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
-                          "FROM (SELECT %s AS g, X.name_id AS n, count(*) AS cnt, total(X.\"end\" - X.start) AS tot, "
-                          "min(X.\"end\" - X.start) AS mn, max(X.\"end\" - X.start) AS mx, "
-                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq FROM %s X WHERE 1 %s GROUP BY 1, 2)",
-                          S, gcol, set->name[T_COPY], win);
-            break;
-        case T_ALLOC:
-            op_buf_printf(&b,
-                          "SELECT %s AS g, NULL, COALESCE(X.type, 'ALLOC'), count(*), total(X.\"end\" - X.start), "
-                          "min(X.\"end\" - X.start), max(X.\"end\" - X.start), "
-                          "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) FROM %s X WHERE 1 %s GROUP BY 1, 3",
-                          gcol, set->name[T_ALLOC], win);
-            break;
-        }
-        op_buf_putc(&b, 0);
-        if (b.oom) {
-            op_buf_free(&b);
-            op_seterr(err, errlen, "out of memory");
-            return OP_OUT_EFAIL;
-        }
-        sqlite3_stmt *q = op_src_prepare(src, (const char *)b.p, err, errlen);
-        op_buf_free(&b);
-        if (!q) return OP_OUT_EINPUT;
-        int rc;
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            uint64_t group = 0;
-            if (by_process) {
-                int64_t prow = sqlite3_column_int64(q, 0);
-                group = op_hash64x3(op_hash_bytes_seeded(set->guid, strlen(set->guid), 0), (uint64_t)prow, 3);
-                size_t gi;
-                for (gi = 0; gi < st->n_groups; gi++)
-                    if (st->groups[gi].key == group) break;
-                if (gi == st->n_groups) {
-                    st_group *g = realloc(st->groups, (st->n_groups + 1) * sizeof(*g));
-                    if (!g) {
-                        sqlite3_finalize(q);
-                        return OP_OUT_EFAIL;
-                    }
-                    st->groups = g;
-                    st_group *ng = &g[st->n_groups++];
-                    ng->key = group;
-                    ng->order = 0;
-                    int64_t os_pid = prow;
-                    char host[128] = "";
-                    if (SRC_HAS(set, T_PROCESS)) {
-                        char sql[600];
-                        snprintf(sql, sizeof sql, "SELECT P.pid, %s FROM %s P WHERE P.id = %lld",
-                                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_PROCESS],
-                                 (long long)prow);
-                        if (SRC_HAS(set, T_NODE))
-                            snprintf(sql, sizeof sql,
-                                     "SELECT P.pid, (SELECT hostname FROM %s N WHERE N.id = P.nid), "
-                                     "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank') "
-                                     "FROM %s P WHERE P.id = %lld",
-                                     set->name[T_NODE], set->name[T_PROCESS], (long long)prow);
-                        sqlite3_stmt *pq = op_src_prepare(src, sql, err, errlen);
-                        if (pq && sqlite3_step(pq) == SQLITE_ROW) {
-                            os_pid = sqlite3_column_int64(pq, 0);
-                            if (sqlite3_column_text(pq, 1))
-                                snprintf(host, sizeof host, "%s", (const char *)sqlite3_column_text(pq, 1));
-                            if (sqlite3_column_count(pq) > 2 && sqlite3_column_type(pq, 2) != SQLITE_NULL &&
-                                sqlite3_column_int64(pq, 2) >= 0) {
-                                ng->order = sqlite3_column_int64(pq, 2);
-                                snprintf(ng->label, sizeof ng->label, "RANK %lld (pid %lld%s%s)",
-                                         (long long)sqlite3_column_int64(pq, 2), (long long)os_pid, host[0] ? ", " : "",
-                                         host);
-                                sqlite3_finalize(pq);
-                                goto labeled;
-                            }
-                        }
-                        sqlite3_finalize(pq);
-                    }
-                    ng->order = 1000000000000LL + os_pid;
-                    snprintf(ng->label, sizeof ng->label, "PROCESS %lld%s%s%s", (long long)os_pid, host[0] ? " (" : "",
-                             host, host[0] ? ")" : "");
-                labeled:;
-                }
-            }
-            char domain[200];
-            if (parts[p].domain) {
-                snprintf(domain, sizeof domain, "%s", parts[p].domain);
-            } else {
-                const unsigned char *cat = sqlite3_column_text(q, 1);
-                upper_domain(cat ? (const char *)cat : "UNKNOWN_API", domain, sizeof domain);
-            }
-            const unsigned char *name = sqlite3_column_text(q, 2);
-            size_t nlen = name ? (size_t)sqlite3_column_bytes(q, 2) : 0;
-            if (t == T_COPY && name && nlen == 10 && !memcmp(name, "MEMORY_SET", 10)) strcpy(domain, "MEMORY_SET");
-            if (st_add(st, group, domain, name ? name : (const unsigned char *)"", nlen,
-                       (uint64_t)sqlite3_column_int64(q, 3), sqlite3_column_double(q, 4), sqlite3_column_double(q, 7),
-                       sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6))) {
-                sqlite3_finalize(q);
-                op_seterr(err, errlen, "out of memory");
-                return OP_OUT_EFAIL;
-            }
-        }
-        sqlite3_finalize(q);
-        if (rc != SQLITE_DONE) {
-            op_src_failed(src, rc, err, errlen);
-            return OP_OUT_EINPUT;
-        }
+typedef struct collect_ctx {
+    op_stats *st;
+    op_src *src;
+    op_src_set *set;
+    int by_process;
+} collect_ctx;
+
+/* The group of process row `prow` of the set: its key, made on first sight with the label
+ * "RANK r (pid p, host)" when the process recorded an MPI rank, else "PROCESS p (host)". */
+static int group_of(collect_ctx *c, int64_t prow, uint64_t *key) {
+    op_stats *st = c->st;
+    *key = op_hash64x3(op_hash_bytes(c->set->guid, strlen(c->set->guid)), (uint64_t)prow, 3);
+    for (size_t gi = 0; gi < st->n_groups; gi++)
+        if (st->groups[gi].key == *key) return 0;
+    st_group *g = realloc(st->groups, (st->n_groups + 1) * sizeof(*g));
+    if (!g) return -1;
+    st->groups = g;
+    st_group *ng = &g[st->n_groups++];
+    ng->key = *key;
+    op_process_info pi;
+    op_rd_process(c->src, c->set, prow, &pi);
+    const char *h = pi.host;
+    if (pi.rank >= 0) {
+        ng->order = pi.rank;
+        snprintf(ng->label, sizeof ng->label, "RANK %lld (pid %lld%s%s)", (long long)pi.rank, (long long)pi.os_pid,
+                 h[0] ? ", " : "", h);
+    } else {
+        ng->order = 1000000000000LL + pi.os_pid;
+        snprintf(ng->label, sizeof ng->label, "PROCESS %lld%s%s%s", (long long)pi.os_pid, h[0] ? " (" : "", h,
+                 h[0] ? ")" : "");
     }
     return 0;
+}
+
+static int collect_row(const op_rd_stat_row *r, void *arg) {
+    collect_ctx *c = arg;
+    uint64_t group = 0;
+    if (c->by_process && group_of(c, r->group, &group)) return OP_OUT_EFAIL;
+    char domain[200];
+    switch (r->table) {
+    case T_KERNEL: snprintf(domain, sizeof domain, "KERNEL_DISPATCH"); break;
+    case T_ALLOC: snprintf(domain, sizeof domain, "MEMORY_ALLOCATION"); break;
+    case T_COPY:
+        snprintf(domain, sizeof domain, "%s",
+                 r->name && r->name_len == 10 && !memcmp(r->name, "MEMORY_SET", 10) ? "MEMORY_SET" : "MEMORY_COPY");
+        break;
+    default: upper_domain(r->category ? (const char *)r->category : "UNKNOWN_API", domain, sizeof domain); break;
+    }
+    if (st_add(c->st, group, domain, r->name ? r->name : (const unsigned char *)"", r->name ? r->name_len : 0, r->calls,
+               r->total, r->sumsq, r->min, r->max))
+        return OP_OUT_EFAIL;
+    return 0;
+}
+
+static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win *w, int by_process, char *err,
+                       size_t errlen) {
+    collect_ctx c = {st, src, set, by_process};
+    int rc = op_rd_stats(src, set, w, by_process, collect_row, &c, err, errlen);
+    if (rc == OP_OUT_EFAIL) op_seterr(err, errlen, "out of memory");
+    return rc;
 }
 
 int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w, int by_process, char *err,

@@ -1,6 +1,6 @@
-/* util.c — small helpers of libomniprof-output: error lines, a growable byte buffer with
- * CSV escaping (JSON escaping and the uint64 map are common/escape.h and common/u64map.h), the
- * protobuf wire-format writer, progress lines and output paths.
+/* util.c — small helpers of libomniprof-output: JSON and CSV fields into an op_buf (the buffer
+ * is common/buf.h, the escaper common/escape.h), the protobuf wire-format writer, progress
+ * lines and output paths.
  *
  * Protobuf wire format (what pb_* emit): a field is a varint key (field << 3 | wire type) then
  * its payload: type 0 varint, type 1 eight little-endian bytes, type 2 varint length + bytes.
@@ -18,76 +18,6 @@
 #include <unistd.h>
 
 #include "output/internal.h"
-
-void op_seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* ---- buffer ------------------------------------------------------------------------------ */
-
-void op_buf_reserve(op_buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-void op_buf_put(op_buf *b, const void *data, size_t n) {
-    op_buf_reserve(b, n);
-    if (b->len + n > b->cap) return;
-    if (n) memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-void op_buf_putc(op_buf *b, int c) {
-    if (b->len + 1 > b->cap) {
-        op_buf_reserve(b, 1);
-        if (b->len + 1 > b->cap) return;
-    }
-    b->p[b->len++] = (unsigned char)c;
-}
-
-void op_buf_puts(op_buf *b, const char *s) { op_buf_put(b, s, strlen(s)); }
-
-void op_buf_printf(op_buf *b, const char *fmt, ...) {
-    va_list ap;
-    op_buf_reserve(b, 128);
-    if (b->oom) return;
-    va_start(ap, fmt);
-    int n = vsnprintf((char *)b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= b->cap - b->len) {
-        op_buf_reserve(b, (size_t)n + 1);
-        if (b->oom) return;
-        va_start(ap, fmt);
-        vsnprintf((char *)b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-    }
-    b->len += (size_t)n;
-}
-
-void op_buf_free(op_buf *b) {
-    free(b->p);
-    memset(b, 0, sizeof(*b));
-}
-
-int op_buf_write(op_buf *b, FILE *f) {
-    if (b->oom) return -1;
-    if (b->len && fwrite(b->p, 1, b->len, f) != b->len) return -1;
-    b->len = 0;
-    return 0;
-}
 
 void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
     if (op_utf8_valid(s, n)) {

@@ -1,4 +1,4 @@
-/* reader.c — the SQL behind op_rd (reader.h): one statement per (set, event kind).
+/* reader_events.c — the SQL behind op_rd (reader.h): one statement per (set, event kind).
  *
  * Column order of every statement (so that op_rd_next reads them by position):
  *   0 start  1 end  2 name_id  3 name  4 category_id  5 category  6 thread_row  7 process_row
@@ -10,41 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/reader.h"
+#include "db/reader_internal.h"
 
 const char *const op_ev_kind_name[EV_KINDS] = {"region", "sample", "kernel", "copy", "alloc", "pmc", "metric"};
 
-static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf *b) {
+/* Each part below writes some of the columns listed at the head of this file; TB(t) is the
+ * quoted name of table t of `set`. */
 #define TB(t) set->name[t]
-    char win[256];
-    int has_ev = SRC_HAS(set, T_EVENT), has_th = SRC_HAS(set, T_THREAD), has_pr = SRC_HAS(set, T_PROCESS);
-    int has_ag = SRC_HAS(set, T_AGENT);
-    const char *tbl;
-    int t;
-    switch (kind) {
-    case EV_REGION: t = T_REGION; break;
-    case EV_SAMPLE: t = T_SAMPLE; break;
-    case EV_KERNEL: t = T_KERNEL; break;
-    case EV_COPY: t = T_COPY; break;
-    case EV_ALLOC: t = T_ALLOC; break;
-    case EV_PMC: t = T_PMC_EVENT; break;
-    case EV_METRIC: t = T_OP_METRIC; break;
-    default: return 1;
-    }
-    if (!SRC_HAS(set, t)) return 1;
-    tbl = TB(t);
-    if (kind == EV_SAMPLE && !SRC_HAS(set, T_TRACK)) return 1;
-    if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL) || !SRC_HAS(set, T_PMC))) return 1;
-    if (kind == EV_METRIC && !SRC_HAS(set, T_TRACK)) return 1;
 
-    /* column 0..1 and window */
-    const char *ts = "X.start", *te = "X.\"end\"";
-    if (kind == EV_SAMPLE || kind == EV_METRIC) ts = te = "X.timestamp";
-    if (kind == EV_PMC) ts = "K.start", te = "K.\"end\"";
-    op_win_sql(w, ts, te, win, sizeof win);
-
-    op_buf_printf(b, "SELECT %s, %s, ", ts, te);
-    /* 2 name_id, 3 name */
+/* 2 name_id, 3 name */
+static void sql_name(op_buf *b, op_src_set *set, int kind, int text) {
+    int has_ev = SRC_HAS(set, T_EVENT);
     switch (kind) {
     case EV_REGION:
     case EV_COPY:
@@ -81,7 +57,13 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
         op_buf_printf(b, "X.track_id, (SELECT string FROM %s S WHERE S.id = TR.name_id), ", TB(T_STRING));
         break;
     }
-    /* 4 category_id, 5 category */
+}
+
+/* 4 category_id 5 category 6 thread_row 7 process_row 8 pid 9 tid 10 corr 11 ext_corr
+ * 12 agent_id 13 agent_index */
+static void sql_ids(op_buf *b, op_src_set *set, int kind, int text) {
+    int has_ev = SRC_HAS(set, T_EVENT), has_th = SRC_HAS(set, T_THREAD), has_pr = SRC_HAS(set, T_PROCESS);
+    int has_ag = SRC_HAS(set, T_AGENT);
     if ((kind == EV_REGION || kind == EV_SAMPLE) && has_ev) {
         op_buf_puts(b, "E.category_id, ");
         if (text) op_buf_printf(b, "(SELECT string FROM %s C WHERE C.id = E.category_id), ", TB(T_STRING));
@@ -115,7 +97,11 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
                       TB(T_AGENT), xa);
     else
         op_buf_printf(b, "%s, NULL, ", xa ? xa : "NULL");
-    /* kind-specific from 14 */
+}
+
+/* kind-specific columns from 14 */
+static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
+    int has_ag = SRC_HAS(set, T_AGENT);
     switch (kind) {
     case EV_KERNEL:
         /* 14 stream 15 queue 16 dispatch 17..19 grid 20..22 block 23 lds 24 scratch 25 vgpr 26 accum 27 sgpr */
@@ -164,6 +150,11 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
         op_buf_puts(b, "NULL ");
         break;
     }
+}
+
+/* FROM and the joins (tbl: the kind's own table) */
+static void sql_from(op_buf *b, op_src_set *set, int kind, int text, const char *tbl) {
+    int has_ev = SRC_HAS(set, T_EVENT);
     /* PMC values: kernels drive the join (CROSS JOIN fixes the order) so that SQLite's
      * automatic index is built over the small pmc table, not over the kernels. */
     if (kind == EV_PMC)
@@ -180,15 +171,28 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = X.event_id ", TB(T_EVENT));
     if (has_ev && kind == EV_PMC)
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = K.event_id ", TB(T_EVENT));
+}
+
+static int make_sql(op_src_set *set, int kind, const op_win *w, int text, op_buf *b) {
+    static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC};
+    if (kind < 0 || kind >= EV_KINDS || !SRC_HAS(set, tables[kind])) return 1;
+    if ((kind == EV_SAMPLE || kind == EV_METRIC) && !SRC_HAS(set, T_TRACK)) return 1;
+    if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL) || !SRC_HAS(set, T_PMC))) return 1;
+    /* columns 0..1 and the window over them */
+    const char *ts = "X.start", *te = "X.\"end\"";
+    if (kind == EV_SAMPLE || kind == EV_METRIC) ts = te = "X.timestamp";
+    if (kind == EV_PMC) ts = "K.start", te = "K.\"end\"";
+    char win[256];
+    op_win_sql(w, ts, te, win, sizeof win);
+    op_buf_printf(b, "SELECT %s, %s, ", ts, te);
+    sql_name(b, set, kind, text);
+    sql_ids(b, set, kind, text);
+    sql_kind_columns(b, set, kind, text);
+    sql_from(b, set, kind, text, TB(tables[kind]));
     op_buf_printf(b, "WHERE 1 %s", win);
-    if (kind == EV_METRIC && SRC_HAS(set, T_OP_CPU_SAMPLE)) {
-        /* nothing: metrics are all of omniprof_metric */
-    }
-    op_buf_putc(b, 0);
-    (void)has_th;
-#undef TB
     return 0;
 }
+#undef TB
 
 int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *w, int text,
                char *err, size_t errlen) {
@@ -203,14 +207,14 @@ int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *
         op_buf_free(&b);
         return 1;
     }
-    if (b.oom) {
-        op_buf_free(&b);
+    char *sql = op_buf_take(&b);
+    if (!sql) {
         op_seterr(err, errlen, "out of memory");
-        return -OP_OUT_EFAIL;
+        return -OP_RD_EFAIL;
     }
-    rd->st = op_src_prepare(src, (const char *)b.p, err, errlen);
-    op_buf_free(&b);
-    return rd->st ? 0 : -OP_OUT_EINPUT;
+    rd->st = op_src_prepare(src, sql, err, errlen);
+    free(sql);
+    return rd->st ? 0 : -OP_RD_EINPUT;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt) {
@@ -224,7 +228,7 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     if (rc == SQLITE_DONE) return 0;
     if (rc != SQLITE_ROW) {
         op_src_failed(rd->src, rc, err, errlen);
-        return -OP_OUT_EINPUT;
+        return -OP_RD_EINPUT;
     }
     memset(ev, 0, offsetof(op_ev, grid));
     ev->lds = ev->scratch = ev->vgpr = ev->accum_vgpr = ev->sgpr = 0;
@@ -333,63 +337,4 @@ int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w) {
     while (op_rd_next(&rd, &ev, err, sizeof err) == 1) n++;
     op_rd_close(&rd);
     return n;
-}
-
-int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
-                  char *err, size_t errlen) {
-    if (!SRC_HAS(set, T_THREAD)) return 0;
-    char sql[1200];
-    if (SRC_HAS(set, T_PROCESS))
-        snprintf(sql, sizeof sql,
-                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, %s FROM %s T LEFT JOIN %s P ON P.id = T.pid "
-                 "AND P.guid = T.guid ORDER BY T.id",
-                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_THREAD], set->name[T_PROCESS]);
-    else
-        snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
-                 set->name[T_THREAD]);
-    if (SRC_HAS(set, T_PROCESS) && SRC_HAS(set, T_NODE))
-        snprintf(sql, sizeof sql,
-                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, (SELECT hostname FROM %s N WHERE N.id = P.nid) "
-                 "FROM %s T LEFT JOIN %s P ON P.id = T.pid AND P.guid = T.guid ORDER BY T.id",
-                 set->name[T_NODE], set->name[T_THREAD], set->name[T_PROCESS]);
-    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
-    if (!st) return OP_OUT_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        op_thread_info ti = {
-            .thread_row = sqlite3_column_int64(st, 0),
-            .process_row = sqlite3_column_int64(st, 1),
-            .pid = sqlite3_column_int64(st, 2),
-            .tid = sqlite3_column_int64(st, 3),
-            .thread_name = sqlite3_column_text(st, 4),
-            .command = sqlite3_column_text(st, 5),
-            .hostname = sqlite3_column_text(st, 6),
-        };
-        if (cb(&ti, arg)) break;
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        op_src_failed(src, rc, err, errlen);
-        sqlite3_finalize(st);
-        return OP_OUT_EINPUT;
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-const unsigned char *op_rd_string(op_src *src, op_src_set *set, sqlite3_stmt **cache, int64_t id, int *len) {
-    static const unsigned char empty[] = "";
-    *len = 0;
-    if (!*cache) {
-        char sql[256];
-        char err[8];
-        snprintf(sql, sizeof sql, "SELECT string FROM %s WHERE id = ?1", set->name[T_STRING]);
-        *cache = op_src_prepare(src, sql, err, sizeof err);
-        if (!*cache) return empty;
-    }
-    sqlite3_reset(*cache);
-    sqlite3_bind_int64(*cache, 1, id);
-    if (sqlite3_step(*cache) != SQLITE_ROW) return empty;
-    const unsigned char *s = sqlite3_column_text(*cache, 0);
-    *len = sqlite3_column_bytes(*cache, 0);
-    return s ? s : empty;
 }

@@ -1,4 +1,7 @@
-/* source.c — opening untrusted rocpd databases and finding their table sets; time windows.
+/* reader.c — the reader's inputs (reader.h): opening untrusted rocpd databases and finding their
+ * table sets; the extents and markers behind time windows; threads, agents and processes of a
+ * set; lookups by id. Events are reader_events.c, stacks reader_stacks.c, statistics
+ * reader_stats.c, unions and merges reader_union.c and reader_merge.c.
  *
  * Opening (op_src_open), in this order, each failure reported with the input's name:
  *   1. the file must exist and be readable ("cannot open");
@@ -17,7 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "output/internal.h"
+#include "common/buf.h"
+#include "db/reader_internal.h"
 
 const char *const op_src_table_base[T_COUNT] = {
     "rocpd_metadata", "rocpd_string", "rocpd_info_node", "rocpd_info_process",
@@ -61,12 +65,16 @@ char *op_src_uri(const char *path) {
             op_buf_putc(&b, *p);
     }
     op_buf_puts(&b, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
-    op_buf_putc(&b, 0);
-    if (b.oom) {
-        op_buf_free(&b);
-        return NULL;
-    }
-    return (char *)b.p;
+    return op_buf_take(&b);
+}
+
+void op_db_harden(sqlite3 *db) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)0);
+#endif
+    sqlite3_exec(db, "PRAGMA trusted_schema=OFF;", NULL, NULL, NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
 }
 
 int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
@@ -75,12 +83,12 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         op_seterr(err, errlen, "%s: cannot open: %s", path,
                   errno && stat(path, &st) != 0 ? strerror(errno) : "not a regular file");
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
         op_seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     unsigned char hdr[100];
     size_t got = fread(hdr, 1, sizeof hdr, f);
@@ -90,7 +98,7 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
                   "%s: not a SQLite database (expected a rocpd .db file written by omniprof run "
                   "or rocprofv3)",
                   path);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     uint32_t page_size = (uint32_t)hdr[16] << 8 | hdr[17];
     if (page_size == 1) page_size = 65536;
@@ -100,24 +108,24 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
     if (page_size < 512 || (page_size & (page_size - 1))) {
         op_seterr(err, errlen, "%s: corrupt: bad page size %u in the database header", path,
                   page_size);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     /* The in-header size is valid only when its change counter matches (SQLite file format
      * §1.3.7); a database in WAL mode may legitimately be shorter. */
     if (n_pages && change == valid_for && (uint64_t)n_pages * page_size > (uint64_t)st.st_size) {
         op_seterr(err, errlen, "%s: truncated: %lld bytes, the header says %llu", path,
                   (long long)st.st_size, (unsigned long long)n_pages * page_size);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     if (st.st_size % page_size) {
         op_seterr(err, errlen, "%s: truncated: %lld bytes is not a whole number of %u-byte pages",
                   path, (long long)st.st_size, page_size);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     char *uri = op_src_uri(path);
     if (!uri) {
         op_seterr(err, errlen, "%s: out of memory", path);
-        return OP_OUT_EFAIL;
+        return OP_RD_EFAIL;
     }
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
@@ -125,16 +133,12 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen) {
     if (rc != SQLITE_OK) {
         op_seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
-#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
-    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)0);
-#endif
-    sqlite3_exec(db, "PRAGMA trusted_schema=OFF; PRAGMA query_only=1;", NULL, NULL, NULL);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+    op_db_harden(db);
+    sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL);
     *out = db;
-    return OP_OUT_OK;
+    return OP_RD_OK;
 }
 
 void op_src_failed(op_src *s, int rc, char *err, size_t errlen) {
@@ -171,8 +175,10 @@ static int valid_suffix(const char *s) {
     return 1;
 }
 
-int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
+/* op_src_open; *no_sets = 1 when it failed only because the database holds no table set. */
+static int src_open(const char *path, op_src **out, int *no_sets, char *err, size_t errlen) {
     *out = NULL;
+    *no_sets = 0;
     sqlite3 *db;
     int rc = op_src_open_db(path, &db, err, errlen);
     if (rc) return rc;
@@ -181,7 +187,7 @@ int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
         free(s);
         sqlite3_close(db);
         op_seterr(err, errlen, "%s: out of memory", path);
-        return OP_OUT_EFAIL;
+        return OP_RD_EFAIL;
     }
     s->db = db;
     sqlite3_stmt *st = NULL;
@@ -193,7 +199,7 @@ int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
         op_src_failed(s, rc, err, errlen);
         sqlite3_finalize(st);
         op_src_close(s);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -216,14 +222,14 @@ int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
     if (rc != SQLITE_DONE) {
         op_src_failed(s, rc, err, errlen);
         op_src_close(s);
-        return rc == SQLITE_NOMEM ? OP_OUT_EFAIL : OP_OUT_EINPUT;
+        return rc == SQLITE_NOMEM ? OP_RD_EFAIL : OP_RD_EINPUT;
     }
     /* Which tables each set has. */
     rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type='table' AND name=?1", -1, &st, NULL);
     if (rc != SQLITE_OK) {
         op_src_failed(s, rc, err, errlen);
         op_src_close(s);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     size_t kept = 0;
     for (size_t i = 0; i < s->n_sets; i++) {
@@ -243,12 +249,13 @@ int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
     sqlite3_finalize(st);
     s->n_sets = kept;
     if (kept == 0) {
+        *no_sets = 1;
         op_seterr(err, errlen,
                   "%s: lacks the rocpd tables (no rocpd_metadata<uuid>/rocpd_string<uuid> table): "
                   "expected a database written by omniprof run or rocprofv3 (rocpd schema 3)",
                   path);
         op_src_close(s);
-        return OP_OUT_EINPUT;
+        return OP_RD_EINPUT;
     }
     /* guid of each set */
     for (size_t i = 0; i < s->n_sets; i++) {
@@ -265,18 +272,37 @@ int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
                 op_src_failed(s, r, err, errlen);
                 sqlite3_finalize(st);
                 op_src_close(s);
-                return OP_OUT_EINPUT;
+                return OP_RD_EINPUT;
             }
         } else {
             op_seterr(err, errlen, "%s: unexpected rocpd schema: %s", path, sqlite3_errmsg(db));
             sqlite3_finalize(st);
             op_src_close(s);
-            return OP_OUT_EINPUT;
+            return OP_RD_EINPUT;
         }
         sqlite3_finalize(st);
     }
     *out = s;
-    return OP_OUT_OK;
+    return OP_RD_OK;
+}
+
+int op_src_open(const char *path, op_src **out, char *err, size_t errlen) {
+    int no_sets;
+    return src_open(path, out, &no_sets, err, errlen);
+}
+
+int op_src_lacks_tables(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (st.st_size == 0) return 1; /* SQLite reads an empty file as an empty database */
+    op_src *s;
+    int no_sets;
+    char err[8];
+    if (src_open(path, &s, &no_sets, err, sizeof err) == OP_RD_OK) {
+        op_src_close(s);
+        return 0;
+    }
+    return no_sets;
 }
 
 void op_src_close(op_src *s) {
@@ -302,7 +328,7 @@ void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t
 }
 
 /* Extent of one set: min start / max end over its event tables. */
-static int set_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err, size_t errlen) {
+int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err, size_t errlen) {
     static const struct { int t; const char *s, *e; } parts[] = {
         {T_REGION, "start", "end"}, {T_KERNEL, "start", "end"}, {T_COPY, "start", "end"},
         {T_ALLOC, "start", "end"}, {T_SAMPLE, "timestamp", "timestamp"},
@@ -314,7 +340,7 @@ static int set_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char
         snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s", parts[i].s, parts[i].e,
                  set->name[parts[i].t]);
         sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-        if (!st) return OP_OUT_EINPUT;
+        if (!st) return OP_RD_EINPUT;
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
             if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
@@ -325,7 +351,7 @@ static int set_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char
         } else {
             op_src_failed(s, rc, err, errlen);
             sqlite3_finalize(st);
-            return OP_OUT_EINPUT;
+            return OP_RD_EINPUT;
         }
         sqlite3_finalize(st);
     }
@@ -333,8 +359,8 @@ static int set_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char
 }
 
 /* First occurrence of a marker: a region or a sample (by its mark message or track name). */
-static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end, int64_t after,
-                      int64_t *found, char *err, size_t errlen) {
+int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int64_t after, int64_t *found,
+                 char *err, size_t errlen) {
     char sql[1200];
     int64_t best = INT64_MAX;
     if (SRC_HAS(set, T_REGION)) {
@@ -343,7 +369,7 @@ static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end
                  "WHERE S.string = ?1 AND R.\"end\" >= ?2",
                  set->name[T_REGION], set->name[T_STRING]);
         sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-        if (!st) return OP_OUT_EINPUT;
+        if (!st) return OP_RD_EINPUT;
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, after);
         int rc = sqlite3_step(st);
@@ -352,7 +378,7 @@ static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end
         else if (rc != SQLITE_ROW) {
             op_src_failed(s, rc, err, errlen);
             sqlite3_finalize(st);
-            return OP_OUT_EINPUT;
+            return OP_RD_EINPUT;
         }
         sqlite3_finalize(st);
     }
@@ -363,7 +389,7 @@ static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end
                  "AND X.timestamp >= ?2",
                  set->name[T_SAMPLE], set->name[T_EVENT]);
         sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-        if (!st) return OP_OUT_EINPUT;
+        if (!st) return OP_RD_EINPUT;
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, after);
         int rc = sqlite3_step(st);
@@ -373,7 +399,7 @@ static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end
         } else if (rc != SQLITE_ROW) {
             op_src_failed(s, rc, err, errlen);
             sqlite3_finalize(st);
-            return OP_OUT_EINPUT;
+            return OP_RD_EINPUT;
         }
         sqlite3_finalize(st);
     }
@@ -381,70 +407,166 @@ static int set_marker(op_src *s, op_src_set *set, const char *name, int want_end
     return 0;
 }
 
-int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
-                   char *err, size_t errlen) {
-    memset(out, 0, sizeof(*out));
-    out->t0 = INT64_MIN;
-    out->t1 = INT64_MAX;
-    if (!w || (!w->has_start && !w->has_end && !w->start_marker && !w->end_marker)) return 0;
-    out->active = 1;
-    out->inclusive = w->inclusive;
-    int need_extent = (w->has_start && w->start_pct) || (w->has_end && w->end_pct);
-    int64_t lo = INT64_MAX, hi = INT64_MIN, m0 = INT64_MAX, m1 = INT64_MAX;
-    if (w->has_start && w->start_pct && (w->start < 0 || w->start > 100)) {
-        op_seterr(err, errlen, "--start %g%%: a percentage must be within 0..100", w->start);
-        return OP_OUT_EINPUT;
+/* ---- descriptions of a set ---------------------------------------------------------------- */
+
+int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
+                  char *err, size_t errlen) {
+    if (!SRC_HAS(set, T_THREAD)) return 0;
+    char sql[1200];
+    if (SRC_HAS(set, T_PROCESS))
+        snprintf(sql, sizeof sql,
+                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, %s FROM %s T LEFT JOIN %s P ON P.id = T.pid "
+                 "AND P.guid = T.guid ORDER BY T.id",
+                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_THREAD], set->name[T_PROCESS]);
+    else
+        snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
+                 set->name[T_THREAD]);
+    if (SRC_HAS(set, T_PROCESS) && SRC_HAS(set, T_NODE))
+        snprintf(sql, sizeof sql,
+                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, (SELECT hostname FROM %s N WHERE N.id = P.nid) "
+                 "FROM %s T LEFT JOIN %s P ON P.id = T.pid AND P.guid = T.guid ORDER BY T.id",
+                 set->name[T_NODE], set->name[T_THREAD], set->name[T_PROCESS]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
+    if (!st) return OP_RD_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        op_thread_info ti = {
+            .thread_row = sqlite3_column_int64(st, 0),
+            .process_row = sqlite3_column_int64(st, 1),
+            .pid = sqlite3_column_int64(st, 2),
+            .tid = sqlite3_column_int64(st, 3),
+            .thread_name = sqlite3_column_text(st, 4),
+            .command = sqlite3_column_text(st, 5),
+            .hostname = sqlite3_column_text(st, 6),
+        };
+        if (cb(&ti, arg)) break;
     }
-    if (w->has_end && w->end_pct && (w->end < 0 || w->end > 100)) {
-        op_seterr(err, errlen, "--end %g%%: a percentage must be within 0..100", w->end);
-        return OP_OUT_EINPUT;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        op_src_failed(src, rc, err, errlen);
+        sqlite3_finalize(st);
+        return OP_RD_EINPUT;
     }
-    for (size_t i = 0; i < n; i++) {
-        op_src *s;
-        int rc = op_src_open(inputs[i], &s, err, errlen);
-        if (rc) return rc;
-        for (size_t k = 0; k < s->n_sets && !rc; k++) {
-            if (need_extent) rc = set_extent(s, &s->sets[k], &lo, &hi, err, errlen);
-            if (!rc && w->start_marker)
-                rc = set_marker(s, &s->sets[k], w->start_marker, 0, INT64_MIN, &m0, err, errlen);
-        }
-        op_src_close(s);
-        if (rc) return rc;
-    }
-    if (w->start_marker) {
-        if (m0 == INT64_MAX) {
-            op_seterr(err, errlen, "--start-marker '%s': no region or mark of that name in the inputs",
-                      w->start_marker);
-            return OP_OUT_EINPUT;
-        }
-        out->t0 = m0;
-    }
-    if (w->end_marker) { /* the end of the first such marker that ends after the start */
-        for (size_t i = 0; i < n; i++) {
-            op_src *s;
-            int rc = op_src_open(inputs[i], &s, err, errlen);
-            if (rc) return rc;
-            for (size_t k = 0; k < s->n_sets && !rc; k++)
-                rc = set_marker(s, &s->sets[k], w->end_marker, 1, out->t0, &m1, err, errlen);
-            op_src_close(s);
-            if (rc) return rc;
-        }
-        if (m1 == INT64_MAX) {
-            op_seterr(err, errlen, "--end-marker '%s': no region or mark of that name in the inputs",
-                      w->end_marker);
-            return OP_OUT_EINPUT;
-        }
-        out->t1 = m1;
-    }
-    if (need_extent && lo > hi) lo = hi = 0;
-    if (w->has_start)
-        out->t0 = w->start_pct ? lo + (int64_t)((double)(hi - lo) * w->start / 100.0) : (int64_t)w->start;
-    if (w->has_end)
-        out->t1 = w->end_pct ? lo + (int64_t)((double)(hi - lo) * w->end / 100.0 + 0.5) : (int64_t)w->end;
-    if (out->t1 < out->t0) {
-        op_seterr(err, errlen, "empty time window: end %lld is before start %lld",
-                  (long long)out->t1, (long long)out->t0);
-        return OP_OUT_EINPUT;
-    }
+    sqlite3_finalize(st);
     return 0;
+}
+
+int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, void *), void *arg, char *err,
+                 size_t errlen) {
+    if (!SRC_HAS(set, T_AGENT)) return 0;
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, product_name, "
+             "model_name FROM %s ORDER BY id",
+             set->name[T_AGENT]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
+    if (!st) return OP_RD_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        op_agent_info a = {.absolute_index = sqlite3_column_int64(st, 0),
+                           .logical_index = sqlite3_column_int64(st, 1),
+                           .type = sqlite3_column_text(st, 2)};
+        for (int i = 0; i < 4; i++) {
+            a.text[i] = sqlite3_column_text(st, 3 + i);
+            a.text_len[i] = sqlite3_column_bytes(st, 3 + i);
+        }
+        if (cb(&a, arg)) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        op_src_failed(src, rc, err, errlen);
+        sqlite3_finalize(st);
+        return OP_RD_EINPUT;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info) {
+    info->os_pid = process_row;
+    info->rank = -1;
+    info->host[0] = 0;
+    if (!SRC_HAS(set, T_PROCESS)) return 0;
+    char sql[700], err[8];
+    if (SRC_HAS(set, T_NODE))
+        snprintf(sql, sizeof sql,
+                 "SELECT P.pid, (SELECT hostname FROM %s N WHERE N.id = P.nid), "
+                 "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank') "
+                 "FROM %s P WHERE P.id = ?1",
+                 set->name[T_NODE], set->name[T_PROCESS]);
+    else
+        snprintf(sql, sizeof sql, "SELECT P.pid, NULL, NULL FROM %s P WHERE P.id = ?1", set->name[T_PROCESS]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, process_row);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        info->os_pid = sqlite3_column_int64(st, 0);
+        if (sqlite3_column_text(st, 1)) snprintf(info->host, sizeof info->host, "%s", (const char *)sqlite3_column_text(st, 1));
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_int64(st, 2) >= 0)
+            info->rank = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ---- lookups by id ------------------------------------------------------------------------- */
+
+op_rd_lookup *op_rd_lookup_new(op_src *src, op_src_set *set) {
+    op_rd_lookup *lk = calloc(1, sizeof *lk);
+    if (!lk) return NULL;
+    lk->src = src;
+    lk->set = set;
+    return lk;
+}
+
+void op_rd_lookup_free(op_rd_lookup *lk) {
+    if (!lk) return;
+    sqlite3_finalize(lk->str);
+    sqlite3_finalize(lk->ksym);
+    sqlite3_finalize(lk->agent);
+    sqlite3_finalize(lk->stk);
+    sqlite3_finalize(lk->sym);
+    free(lk);
+}
+
+/* Steps *st (prepared from `fmt` over table t on first use) with id bound: the text of column 0
+ * ("" when there is no such row or table). */
+static const unsigned char *lookup_text(op_rd_lookup *lk, sqlite3_stmt **st, int t, const char *fmt, int64_t id,
+                                        int *len) {
+    static const unsigned char empty[] = "";
+    *len = 0;
+    if (!*st) {
+        if (!SRC_HAS(lk->set, t)) return empty;
+        char sql[300], err[8];
+        snprintf(sql, sizeof sql, fmt, lk->set->name[t]);
+        if (!(*st = op_src_prepare(lk->src, sql, err, sizeof err))) return empty;
+    }
+    sqlite3_reset(*st);
+    sqlite3_bind_int64(*st, 1, id);
+    if (sqlite3_step(*st) != SQLITE_ROW) return empty;
+    const unsigned char *s = sqlite3_column_text(*st, 0);
+    *len = sqlite3_column_bytes(*st, 0);
+    return s ? s : empty;
+}
+
+const unsigned char *op_rd_lookup_string(op_rd_lookup *lk, int64_t id, int *len) {
+    return lookup_text(lk, &lk->str, T_STRING, "SELECT string FROM %s WHERE id = ?1", id, len);
+}
+
+const unsigned char *op_rd_lookup_kernel(op_rd_lookup *lk, int64_t id, int *len) {
+    return lookup_text(lk, &lk->ksym, T_KSYM, "SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = ?1", id,
+                       len);
+}
+
+int64_t op_rd_lookup_agent_index(op_rd_lookup *lk, int64_t agent_id) {
+    if (!lk->agent) {
+        if (!SRC_HAS(lk->set, T_AGENT)) return agent_id;
+        char sql[300], err[8];
+        snprintf(sql, sizeof sql, "SELECT COALESCE(logical_index, absolute_index) FROM %s WHERE id = ?1",
+                 lk->set->name[T_AGENT]);
+        if (!(lk->agent = op_src_prepare(lk->src, sql, err, sizeof err))) return agent_id;
+    }
+    sqlite3_reset(lk->agent);
+    sqlite3_bind_int64(lk->agent, 1, agent_id);
+    if (sqlite3_step(lk->agent) == SQLITE_ROW && sqlite3_column_type(lk->agent, 0) != SQLITE_NULL)
+        return sqlite3_column_int64(lk->agent, 0);
+    return agent_id;
 }

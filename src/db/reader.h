@@ -1,0 +1,263 @@
+/* reader.h — the database reader: every query that the output library (and, through it, the
+ * omniprof binary and the Python package) runs over rocpd databases. DESIGN.md: src/db is the
+ * only code that knows SQL; the output sinks consume the rows declared here and never see a
+ * statement. Nothing here includes sqlite3.h: callers need not link or know SQLite.
+ *
+ * The input model: an input FILE holds one or more table SETS. A set is the rocpd tables of one
+ * profiled process, all named <base><suffix> where <suffix> is "_<uuid>" (omniprof and
+ * rocprofv3) — a merged file holds many sets. Sets are found by their rocpd_metadata<suffix>
+ * tables; every query here names the suffixed tables directly, so an input's own views
+ * (untrusted SQL) are never executed by conversions. Inputs are untrusted: opened read-only,
+ * defensive, trusted_schema off (reader.c says how and in which order they are checked).
+ *
+ * Statuses: functions returning int give OP_RD_OK, OP_RD_EINPUT (a bad input: not a database,
+ * truncated, corrupt, unexpected schema) or OP_RD_EFAIL (out of memory, I/O), with one line in
+ * err naming the input. They equal the output library's OP_OUT_* codes.
+ *
+ * Row pointers (names, texts) stay valid until the next call on the same object. One op_src
+ * is used by one thread at a time; different op_src may be used from different threads. */
+#ifndef OMNIPROF_DB_READER_H
+#define OMNIPROF_DB_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+#define OP_RD_OK 0
+#define OP_RD_EFAIL 1
+#define OP_RD_EINPUT 2
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+/* ---- inputs and table sets (reader.c) ---------------------------------------------------- */
+enum op_src_table {
+    T_METADATA, T_STRING, T_NODE, T_PROCESS, T_THREAD, T_AGENT, T_QUEUE, T_STREAM, T_PMC,
+    T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
+    T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
+    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_COUNT
+};
+/* Base names of the tables, in enum order ("rocpd_metadata", ...). */
+extern const char *const op_src_table_base[T_COUNT];
+
+typedef struct op_src_set {
+    char suffix[96];         /* "_0190..." (validated: [A-Za-z0-9_]) */
+    char guid[96];           /* from rocpd_metadata guid/uuid, may be "" */
+    uint64_t have;           /* bit i: table i exists */
+    char name[T_COUNT][200]; /* quoted "base<suffix>" */
+} op_src_set;
+
+typedef struct op_src {
+    struct sqlite3 *db;
+    char *path;
+    size_t n_sets;
+    op_src_set *sets;
+} op_src;
+
+#define SRC_HAS(set, t) (((set)->have >> (t)) & 1u)
+
+/* Opens one input read-only and defensively and finds its table sets.
+ * OP_RD_OK, OP_RD_EINPUT (not a db / truncated / corrupt / no rocpd tables) or OP_RD_EFAIL. */
+int op_src_open(const char *path, op_src **out, char *err, size_t errlen);
+void op_src_close(op_src *s);
+/* 1 when `path` is a database that holds no rocpd table set — an empty (0-byte) file, or a
+ * readable SQLite database without rocpd_metadata<uuid>/rocpd_string<uuid> tables (what a
+ * process killed before its schema was written leaves) — else 0. */
+int op_src_lacks_tables(const char *path);
+/* The read-only URI of an input (file:PATH?mode=ro[&immutable=1]; reader.c says when), for a
+ * connection with URI filenames on. malloc'ed; NULL when out of memory. */
+char *op_src_uri(const char *path);
+
+/* ---- time windows (reader.c) ------------------------------------------------------------- */
+/* A resolved window: events are kept per the rule of op_out_window (output.h). active==0: all. */
+typedef struct op_win {
+    int active;
+    int64_t t0, t1;
+    int inclusive;
+} op_win;
+/* Widens [*lo, *hi] by the set's extent: min start / max end over its event tables. */
+int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err, size_t errlen);
+/* The first region or mark named `name` that ends at or after `after`: *found = min(*found,
+ * its start, or its end when want_end). */
+int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int64_t after, int64_t *found,
+                 char *err, size_t errlen);
+
+/* ---- events (reader_events.c) -------------------------------------------------------------
+ * An op_rd is one statement over one event table of one set, joined (by primary key only) with
+ * the tables that give names, threads, processes, agents and correlation ids. Rows come in
+ * rowid order, which is the writer's commit order (close to time order; consumers that need
+ * strict order — none of the formats does — must sort). Each op_rd_next() fills an op_ev whose
+ * pointers stay valid until the next call. */
+enum op_ev_kind { EV_REGION, EV_SAMPLE, EV_KERNEL, EV_COPY, EV_ALLOC, EV_PMC, EV_METRIC, EV_KINDS };
+extern const char *const op_ev_kind_name[EV_KINDS];
+
+typedef struct op_ev {
+    int kind;
+    int64_t start, end;            /* samples/metrics/pmc: start == end */
+    int64_t name_id;               /* string id (kernels: kernel symbol id; pmc: pmc id; metric: track id) */
+    const unsigned char *name;     /* NULL when the reader runs without text */
+    int name_len;
+    int64_t category_id;           /* regions/samples: rocpd_event.category_id */
+    const unsigned char *category; /* text mode */
+    int category_len;
+    int64_t thread_row, process_row; /* rocpd_info_thread.id, rocpd_info_process.id */
+    int64_t pid, tid;              /* OS ids (0 unknown) */
+    int64_t corr;                  /* correlation id: rocpd_event.stack_id (0 none) */
+    int64_t ext_corr;              /* rocpd_event.correlation_id */
+    int64_t agent_id, agent_index; /* row id / logical index (-1 unknown) */
+    int64_t stream_id, queue_id, dispatch_id, kernel_id;
+    int64_t grid[3], block[3];
+    int64_t lds, scratch, vgpr, accum_vgpr, sgpr;
+    int64_t size, address;
+    int64_t src_agent_index, dst_agent_index;
+    const char *alloc_type, *alloc_level;
+    double value;                  /* pmc, metrics */
+    int cpu_sample;                /* samples: 1 when an omniprof_cpu_sample row is this sample (a CPU call-stack sample) */
+    int64_t cpu_stack;             /* ... its omniprof_cpu_sample.stack_id (0: empty stack) */
+} op_ev;
+
+typedef struct op_rd {
+    op_src *src;
+    op_src_set *set;
+    struct sqlite3_stmt *st;
+    int kind;
+    int text;
+} op_rd;
+
+/* Prepares the reader of `kind` over `set` (returns 1 when the set has no such table: *rd is
+ * then empty and op_rd_next returns 0). text: join names. Negative status on failure. */
+int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *w, int text,
+               char *err, size_t errlen);
+/* 1 row, 0 end, -OP_RD_EINPUT on a read failure (err filled). */
+int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen);
+void op_rd_close(op_rd *rd);
+/* Number of rows of one kind in a set (within the window): for progress and tests. */
+int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w);
+
+/* ---- descriptions of a set: threads, agents, processes (reader.c) ------------------------- */
+typedef struct op_thread_info {
+    int64_t thread_row, process_row, pid, tid;
+    const unsigned char *thread_name, *command, *hostname;
+} op_thread_info;
+/* Calls cb for each thread of the set in id order; stops at a non-zero return. */
+int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
+                  char *err, size_t errlen);
+
+typedef struct op_agent_info {
+    int64_t absolute_index, logical_index; /* logical_index: the absolute one when unset */
+    const unsigned char *type;             /* "GPU", "CPU", ... (may be NULL) */
+    const unsigned char *text[4];          /* name, vendor_name, product_name, model_name (may be NULL) */
+    int text_len[4];
+} op_agent_info;
+/* Calls cb for each agent of the set in id order; stops at a non-zero return. */
+int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, void *), void *arg, char *err,
+                 size_t errlen);
+
+typedef struct op_process_info {
+    int64_t os_pid;  /* the process row itself when the set has no process table */
+    int64_t rank;    /* MPI rank recorded in the process's extdata, -1 when none */
+    char host[128];  /* "" when unknown */
+} op_process_info;
+/* The process of row `process_row` in the set (0 and info filled even when it is absent). */
+int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info);
+
+/* ---- lookups by id within one set (reader.c) ----------------------------------------------
+ * Statements prepared on first use and kept until op_rd_lookup_free; a failed lookup gives the
+ * documented default, never an error (a dangling id in a damaged input names nothing). */
+typedef struct op_rd_lookup op_rd_lookup;
+op_rd_lookup *op_rd_lookup_new(op_src *src, op_src_set *set); /* NULL when out of memory */
+void op_rd_lookup_free(op_rd_lookup *lk);                     /* NULL is fine */
+/* rocpd_string text of `id` ("" when absent). */
+const unsigned char *op_rd_lookup_string(op_rd_lookup *lk, int64_t id, int *len);
+/* The display (else mangled) name of kernel symbol `id` ("" when absent). */
+const unsigned char *op_rd_lookup_kernel(op_rd_lookup *lk, int64_t id, int *len);
+/* The logical (else absolute) index of agent row `agent_id`; agent_id itself when unknown. */
+int64_t op_rd_lookup_agent_index(op_rd_lookup *lk, int64_t agent_id);
+/* Describes CPU call stack `stack` (reader_stacks.c): `leaf` receives the innermost function
+ * ("[no stack]" for an empty stack), `text` (emptied first) the frames innermost first, one per
+ * line. Bounded: at most 512 frames, text up to about 64 KiB. */
+void op_rd_lookup_stack(op_rd_lookup *lk, int64_t stack, op_buf *text, char *leaf, size_t leaflen);
+
+/* ---- statistics (reader_stats.c) -----------------------------------------------------------
+ * One aggregate row per (process group, category, name) of the set's regions, kernels, copies
+ * and allocations inside the window; the caller merges them across sets. */
+typedef struct op_rd_stat_row {
+    int table;                     /* T_REGION, T_KERNEL, T_COPY or T_ALLOC */
+    int64_t group;                 /* the process row (by_process), else 0 */
+    const unsigned char *category; /* regions: the category text (may be NULL) */
+    const unsigned char *name;     /* name; kernels without symbols "kernel N"; allocs the type */
+    size_t name_len;
+    uint64_t calls;
+    double total, sumsq;           /* durations in ns, their squares */
+    int64_t min, max;
+} op_rd_stat_row;
+int op_rd_stats(op_src *src, op_src_set *set, const op_win *w, int by_process,
+                int (*cb)(const op_rd_stat_row *, void *), void *arg, char *err, size_t errlen);
+
+/* ---- CPU call-stack samples (reader_stacks.c) ---------------------------------------------- */
+/* 1 when the set holds at least one omniprof_cpu_sample row. */
+int op_rd_has_cpu_samples(op_src *src, op_src_set *set);
+/* The pid of the set's process (its first process row, else its first CPU sample), -1 when
+ * none, and its MPI rank (-1 when none). */
+void op_rd_cpu_process(op_src *src, op_src_set *set, int64_t *pid, int64_t *rank);
+/* Every stack node of the set: (id, parent id, address). */
+int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_t parent, uint64_t address, void *),
+                      void *arg, char *err, size_t errlen);
+typedef struct op_rd_symbol {
+    uint64_t address;
+    int inline_depth;             /* 0: the physical frame; > 0: inlined callees */
+    const char *function, *file;  /* may be NULL or "" */
+    int line;
+    const char *module;           /* may be NULL or "" */
+    uint64_t module_offset;
+} op_rd_symbol;
+/* Every symbol row of the set ordered by address then inline depth. */
+int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, void *), void *arg, char *err,
+                  size_t errlen);
+/* Samples per stack: (stack id, count) for clock 0 all, 1 CPU-time, 2 real-time, counting only
+ * samples with window[0] <= timestamp <= window[1] (window NULL: all). */
+int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
+                       int (*cb)(int64_t stack, uint64_t count, void *), void *arg, char *err, size_t errlen);
+
+/* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
+/* Copies every table set of every input into the new database file `tmp_path` (which must not
+ * exist), each under its own uuid suffix, and builds the plain views as unions over them
+ * (reader_merge.c says how and what is bounded). tick(arg) is called after each input. */
+int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, void (*tick)(void *), void *arg,
+                char *err, size_t errlen);
+
+/* The union of many inputs in one read-only connection: the plain rocpd views (rocpd_region,
+ * rocpd_string, ...) and the data/summary/omniprof views (regions, kernels, top, ...) as TEMP
+ * views spanning every set of every input. `script` (when not NULL) receives the SQL that
+ * builds the same union on another connection opened on ":memory:" with URI filenames on (the
+ * Python package runs it): ATTACH statements then CREATE TEMP VIEW statements, each one that
+ * succeeded here. More than OP_DB_UNION_MAX_ATTACHED inputs are first merged into a temporary
+ * file (tmp_dir/omniprof-union-*.db): its path is in *tmp_path (remove it when done). */
+#define OP_DB_UNION_MAX_ATTACHED 9 /* SQLite's default limit is 10 attached databases; one stays free */
+typedef struct op_db_union op_db_union;
+int op_db_union_open(const char *const *inputs, size_t n_inputs, const char *tmp_path, op_db_union **out,
+                     char **script, char *err, size_t errlen);
+void op_db_union_close(op_db_union *u);
+
+/* A statement over the union: read-only SQL text, one statement at a time. */
+typedef struct op_db_stmt op_db_stmt;
+/* Prepares the first statement of *sql and moves *sql past it. *st is NULL (and 0 returned)
+ * when only whitespace or comments were left. A statement that would write is refused
+ * (OP_RD_EINPUT, "refused: queries are read-only ..."); bad SQL too ("bad SQL: ..."). */
+int op_db_prepare(op_db_union *u, const char **sql, op_db_stmt **st, char *err, size_t errlen);
+int op_db_stmt_columns(op_db_stmt *st);
+const char *op_db_stmt_column_name(op_db_stmt *st, int i);
+/* 1 row, 0 done, -OP_RD_EINPUT on failure ("query failed: ..."). */
+int op_db_stmt_step(op_db_stmt *st, char *err, size_t errlen);
+typedef struct op_db_cell {
+    enum { OP_CELL_NULL, OP_CELL_INT, OP_CELL_FLOAT, OP_CELL_TEXT, OP_CELL_BLOB } type;
+    int64_t i;
+    double d;
+    const unsigned char *s; /* text or blob bytes */
+    size_t n;
+} op_db_cell;
+void op_db_stmt_cell(op_db_stmt *st, int i, op_db_cell *cell);
+void op_db_stmt_free(op_db_stmt *st);
+
+#endif /* OMNIPROF_DB_READER_H */

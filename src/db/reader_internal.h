@@ -1,0 +1,36 @@
+/* reader_internal.h — what the reader's files (reader*.c) share and nothing else sees: the
+ * SQLite side of op_src (reader.c). */
+#ifndef OMNIPROF_DB_READER_INTERNAL_H
+#define OMNIPROF_DB_READER_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "db/reader.h"
+
+/* The statements of a lookup (reader.h), each prepared on first use. */
+struct op_rd_lookup {
+    op_src *src;
+    op_src_set *set;
+    sqlite3_stmt *str, *ksym, *agent; /* reader.c */
+    sqlite3_stmt *stk, *sym;          /* reader_stacks.c: node -> (parent, address); address -> frames */
+};
+
+/* Opens `path` read-only with the untrusted-input settings after the header checks of
+ * reader.c (steps 1-4). OP_RD_OK or OP_RD_EINPUT / OP_RD_EFAIL, err naming the input. */
+int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen);
+/* sqlite3_prepare_v2 on the input with an error message naming it (NULL on failure). */
+sqlite3_stmt *op_src_prepare(op_src *s, const char *sql, char *err, size_t errlen);
+/* Message for an SQLite failure while reading: says "corrupt"/"truncated"/"not a database". */
+void op_src_failed(op_src *s, int rc, char *err, size_t errlen);
+/* SQL predicate text ("" when inactive) over columns s and e, e.g. " AND (R.start>=...)".
+ * Written into buf (>= 200 bytes). */
+void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t n);
+/* The SQL that creates (TEMP when temp) view `base` = UNION ALL of `tables` (each
+ * "schema"."name" text), selecting `cols` (a column list, or "*"), dropping an older one first;
+ * beyond 400 tables, chained part views (a compound SELECT has at most 500 terms). malloc'ed,
+ * NULL when out of memory. reader_merge.c. */
+char *op_union_view_sql(int temp, const char *base, char *const *tables, size_t n, const char *cols);
+/* The untrusted-input settings on a connection (defensive, trusted_schema off). */
+void op_db_harden(sqlite3 *db);
+
+#endif /* OMNIPROF_DB_READER_INTERNAL_H */

@@ -1,0 +1,207 @@
+/* reader_stacks.c — CPU call-stack samples of a table set: each stack as text for the trace
+ * sinks (pftrace.c, json.c), and the rows the CPU profiles aggregate (profile_cpu.c).
+ * op_rd_lookup_stack (reader.h) walks omniprof_stack from a sample's innermost node outwards
+ * and names each address from omniprof_symbol (inlined callees first, then the physical
+ * frame), giving the innermost function and the frames innermost first, one per line.
+ *
+ * Invariants:
+ *  (1) Lookups go by primary key / UNIQUE index (stack id; symbol address), one row at a time,
+ *      with two statements prepared once per lookup (the caller keeps it): no scan per sample.
+ *  (2) Bounded: at most 512 stack nodes are walked and the text stops growing past 64 KiB, so a
+ *      corrupt (cyclic) parent chain cannot loop or grow without end.
+ *  (3) Addresses without a symbol row show as 0xADDR; a symbol row without a function name as
+ *      module+0xOFF; an empty stack (id 0) as "[no stack]" with empty text. */
+#include <stdio.h>
+#include <string.h>
+
+#include "db/reader_internal.h"
+
+static void add_frame(op_buf *text, char *leaf, size_t leaflen, const char *frame) {
+    if (!leaf[0]) snprintf(leaf, leaflen, "%s", frame);
+    if (text->len) op_buf_putc(text, '\n');
+    op_buf_puts(text, frame);
+}
+
+void op_rd_lookup_stack(op_rd_lookup *lk, int64_t stack, op_buf *text, char *leaf, size_t leaflen) {
+    op_src *src = lk->src;
+    op_src_set *set = lk->set;
+    sqlite3_stmt **stk_st = &lk->stk, **sym_st = &lk->sym;
+    char e[8], sql[400];
+    if (!*stk_st && SRC_HAS(set, T_OP_STACK)) {
+        snprintf(sql, sizeof sql, "SELECT parent_id, address FROM %s WHERE id = ?1", set->name[T_OP_STACK]);
+        *stk_st = op_src_prepare(src, sql, e, sizeof e);
+    }
+    if (!*sym_st && SRC_HAS(set, T_OP_SYMBOL)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT function, inline_depth, module, module_offset FROM %s WHERE address = ?1 "
+                 "ORDER BY inline_depth DESC",
+                 set->name[T_OP_SYMBOL]);
+        *sym_st = op_src_prepare(src, sql, e, sizeof e);
+    }
+    text->len = 0;
+    leaf[0] = 0;
+    int64_t node = stack;
+    for (int depth = 0; node > 0 && depth < 512 && *stk_st && text->len < 65536; depth++) {
+        sqlite3_stmt *st = *stk_st;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, node);
+        if (sqlite3_step(st) != SQLITE_ROW) break;
+        int64_t parent = sqlite3_column_int64(st, 0), addr = sqlite3_column_int64(st, 1);
+        int named = 0;
+        if (*sym_st) {
+            sqlite3_stmt *sy = *sym_st;
+            sqlite3_reset(sy);
+            sqlite3_bind_int64(sy, 1, addr);
+            while (sqlite3_step(sy) == SQLITE_ROW) {
+                const char *fn = (const char *)sqlite3_column_text(sy, 0);
+                const char *mod = (const char *)sqlite3_column_text(sy, 2);
+                char frame[4200];
+                if (fn && *fn) {
+                    snprintf(frame, sizeof frame, "%s%s", fn, sqlite3_column_int(sy, 1) > 0 ? " [inlined]" : "");
+                } else if (mod && *mod) {
+                    const char *b = strrchr(mod, '/');
+                    snprintf(frame, sizeof frame, "%s+0x%llx", b ? b + 1 : mod,
+                             (unsigned long long)sqlite3_column_int64(sy, 3));
+                } else {
+                    snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
+                }
+                add_frame(text, leaf, leaflen, frame);
+                named = 1;
+            }
+        }
+        if (!named) {
+            char frame[32];
+            snprintf(frame, sizeof frame, "0x%llx", (unsigned long long)addr);
+            add_frame(text, leaf, leaflen, frame);
+        }
+        node = parent;
+    }
+    if (!leaf[0]) snprintf(leaf, leaflen, "[no stack]");
+}
+
+/* ---- rows for the CPU profiles ------------------------------------------------------------- */
+
+int op_rd_has_cpu_samples(op_src *src, op_src_set *set) {
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE)) return 0;
+    char sql[300], err[8];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM %s LIMIT 1", set->name[T_OP_CPU_SAMPLE]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
+    int found = st && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+void op_rd_cpu_process(op_src *src, op_src_set *set, int64_t *pid, int64_t *rank) {
+    char sql[400], err[8];
+    sqlite3_stmt *st;
+    *pid = *rank = -1;
+    if (SRC_HAS(set, T_OP_CPU_SAMPLE)) {
+        snprintf(sql, sizeof sql, "SELECT pid FROM %s LIMIT 1", set->name[T_OP_CPU_SAMPLE]);
+        if ((st = op_src_prepare(src, sql, err, sizeof err)) && sqlite3_step(st) == SQLITE_ROW)
+            *pid = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (SRC_HAS(set, T_PROCESS)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT pid, json_extract(CASE WHEN json_valid(extdata) THEN extdata END, '$.rank') FROM %s "
+                 "ORDER BY id LIMIT 1",
+                 set->name[T_PROCESS]);
+        if ((st = op_src_prepare(src, sql, err, sizeof err)) && sqlite3_step(st) == SQLITE_ROW) {
+            *pid = sqlite3_column_int64(st, 0);
+            if (sqlite3_column_type(st, 1) != SQLITE_NULL) *rank = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    }
+}
+
+/* Steps `st` to the end, calling row(st, arg) for each row until it returns non-zero; the
+ * statement is finalized. OP_RD_OK or OP_RD_EINPUT (a read failure, err filled). */
+static int each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
+                    size_t errlen) {
+    if (!st) return OP_RD_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (row(st, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    if (rc != SQLITE_DONE) op_src_failed(src, rc, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? OP_RD_OK : OP_RD_EINPUT;
+}
+
+typedef struct node_cb {
+    int (*cb)(int64_t, int64_t, uint64_t, void *);
+    void *arg;
+} node_cb;
+
+static int node_row(sqlite3_stmt *st, void *arg) {
+    node_cb *c = arg;
+    return c->cb(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
+}
+
+int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_t parent, uint64_t address, void *),
+                      void *arg, char *err, size_t errlen) {
+    if (!SRC_HAS(set, T_OP_STACK)) return 0;
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT id, parent_id, address FROM %s", set->name[T_OP_STACK]);
+    node_cb c = {cb, arg};
+    return each_row(src, op_src_prepare(src, sql, err, errlen), node_row, &c, err, errlen);
+}
+
+typedef struct sym_cb {
+    int (*cb)(const op_rd_symbol *, void *);
+    void *arg;
+} sym_cb;
+
+static int sym_row(sqlite3_stmt *st, void *arg) {
+    sym_cb *c = arg;
+    op_rd_symbol s = {
+        .address = (uint64_t)sqlite3_column_int64(st, 0),
+        .inline_depth = sqlite3_column_int(st, 1),
+        .function = (const char *)sqlite3_column_text(st, 2),
+        .file = (const char *)sqlite3_column_text(st, 3),
+        .line = sqlite3_column_int(st, 4),
+        .module = (const char *)sqlite3_column_text(st, 5),
+        .module_offset = (uint64_t)sqlite3_column_int64(st, 6),
+    };
+    return c->cb(&s, c->arg);
+}
+
+int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, void *), void *arg, char *err,
+                  size_t errlen) {
+    if (!SRC_HAS(set, T_OP_SYMBOL)) return 0;
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT address, inline_depth, function, file, line, module, module_offset FROM %s "
+             "ORDER BY address, inline_depth",
+             set->name[T_OP_SYMBOL]);
+    sym_cb c = {cb, arg};
+    return each_row(src, op_src_prepare(src, sql, err, errlen), sym_row, &c, err, errlen);
+}
+
+typedef struct count_cb {
+    int (*cb)(int64_t, uint64_t, void *);
+    void *arg;
+} count_cb;
+
+static int count_row(sqlite3_stmt *st, void *arg) {
+    count_cb *c = arg;
+    return c->cb(sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1), c->arg);
+}
+
+int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
+                       int (*cb)(int64_t stack, uint64_t count, void *), void *arg, char *err, size_t errlen) {
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE)) return 0;
+    char where[160] = "", sql[400];
+    size_t wl = 0;
+    if (clock == 1) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'CPUTIME'");
+    else if (clock == 2) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'REALTIME'");
+    if (window)
+        snprintf(where + wl, sizeof where - wl, " AND timestamp BETWEEN %lld AND %lld", (long long)window[0],
+                 (long long)window[1]);
+    snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM %s WHERE 1%s GROUP BY stack_id",
+             set->name[T_OP_CPU_SAMPLE], where);
+    count_cb c = {cb, arg};
+    return each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
+}
