@@ -1384,7 +1384,8 @@ static int run_main(int argc, char **argv)
         fprintf(stderr, "omniprof run: cannot find omniprof's library directory (../lib beside the binary)\n");
         return 1;
     }
-    char tool[PATH_MAX + 32], sdk[PATH_MAX + 32], cpu[PATH_MAX + 40];
+    char tool[PATH_MAX + 32], sdk[PATH_MAX + 32], cpu[PATH_MAX + 40], pre[PATH_MAX + 40];
+    snprintf(pre, sizeof(pre), "%s/libomniprof-preload.so", libdir); /* the libc interposers: first */
     snprintf(tool, sizeof(tool), "%s/libomniprof-tool.so", libdir);
     snprintf(sdk, sizeof(sdk), "%s/libomniprof-sdk.so", libdir);
     snprintf(cpu, sizeof(cpu), "%s/libomniprof-backend-cpu.so", libdir);
@@ -1399,7 +1400,8 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    /* LD_PRELOAD: --preload libraries, the tool, the SDK, the CPU backend, what was there. */
+    /* LD_PRELOAD: --preload libraries, the preload library, the tool, the SDK, the CPU backend,
+     * what was there. */
     size_t lp_cap = 8192;
     char *lp = calloc(1, lp_cap);
     if (!lp) return 1;
@@ -1424,6 +1426,7 @@ static int run_main(int argc, char **argv)
         }
         free(copy);
     }
+    if (file_exists(pre)) LP_ADD(pre);
     LP_ADD(tool);
     LP_ADD(sdk);
     if (cpu_needed) LP_ADD(cpu);
@@ -1431,7 +1434,7 @@ static int run_main(int argc, char **argv)
     if (old_lp && *old_lp) {
         char *copy = xstrdup(old_lp);
         for (char *save = NULL, *w = strtok_r(copy, " :", &save); w; w = strtok_r(NULL, " :", &save))
-            if (strcmp(w, tool) != 0 && strcmp(w, sdk) != 0 && strcmp(w, cpu) != 0) LP_ADD(w);
+            if (strcmp(w, tool) != 0 && strcmp(w, sdk) != 0 && strcmp(w, cpu) != 0 && strcmp(w, pre) != 0) LP_ADD(w);
         free(copy);
     }
 #undef LP_ADD

@@ -8,6 +8,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/fd_guard.h"
+
 static volatile int g_level = -1; /* -1: not read yet */
 static op_log_callback g_callback;
 static void *g_callback_data;
@@ -42,8 +44,12 @@ void op_log_set_callback(op_log_callback cb, void *data)
     g_callback = cb;
 }
 
+/* Lines go to the profiler's own copy of stderr when libomniprof-preload.so is loaded (never to
+ * whatever file the program put on fd 2 later, nor anywhere when stderr was closed at start). */
 static void write_all(int fd, const char *buf, size_t len)
 {
+    if (fd == STDERR_FILENO) fd = op_fd_log();
+    if (fd < 0) return;
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n < 0) {

@@ -42,6 +42,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 
 enum { CHUNK_HOT = 0, CHUNK_EVICTING, CHUNK_COLD };
 
@@ -131,6 +132,13 @@ int op_spool_open(op_spool **out, const char *dir, uint64_t chunk_bytes, uint32_
         return -e;
     }
     unlink(path); /* never outlives the process */
+    s->fd = op_fd_adopt(s->fd, OP_FD_IDENTITY); /* above the program's fds, protected (fd_guard.h) */
+    if (s->fd < 0) {
+        int e = errno;
+        if (err && errlen) snprintf(err, errlen, "cannot keep the spool file open: %s", strerror(e));
+        op_spool_close(s);
+        return -e;
+    }
     *out = s;
     return 0;
 nomem:
@@ -148,7 +156,7 @@ void op_spool_close(op_spool *s)
         pthread_mutex_destroy(&s->lock);
     }
     if (s->rbuf) munmap(s->rbuf, s->chunk_bytes);
-    if (s->fd >= 0) close(s->fd);
+    if (s->fd >= 0) op_fd_close(s->fd);
     op_free(s->slot_map);
     op_free(s->free_hot);
     op_free(s->free_file);
@@ -231,8 +239,10 @@ static void evict(op_spool *s, op_spool_chunk *c)
     if (fslot >= 0) {
         off_t foff = (off_t)fslot * (off_t)s->chunk_bytes;
         uint64_t done = 0;
-        while (done < len) {
-            ssize_t w = pwrite(s->fd, c->base + done, len - done, foff + (off_t)done);
+        /* The program may have replaced our fd behind the interposers: never write into its file. */
+        int fd = op_fd_verify(s->fd) == 0 ? op_fd_resolve(s->fd) : -1;
+        while (fd >= 0 && done < len) {
+            ssize_t w = pwrite(fd, c->base + done, len - done, foff + (off_t)done);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) break;
             done += (uint64_t)w;
@@ -375,8 +385,9 @@ const op_spool_batch *op_spool_peek(op_spool *s)
                 }
                 uint64_t len = atomic_load_explicit(&c->reserved, memory_order_acquire), done = 0;
                 off_t foff = (off_t)c->file_slot * (off_t)s->chunk_bytes;
+                int fd = op_fd_resolve(s->fd);
                 while (s->rbuf && done < len) {
-                    ssize_t r = pread(s->fd, s->rbuf + done, len - done, foff + (off_t)done);
+                    ssize_t r = pread(fd, s->rbuf + done, len - done, foff + (off_t)done);
                     if (r < 0 && errno == EINTR) continue;
                     if (r <= 0) break;
                     done += (uint64_t)r;

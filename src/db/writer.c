@@ -48,8 +48,10 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "db/db_files.h"
 #include "db/writer_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -187,6 +189,7 @@ static void *ingest_main(void *arg)
     op_db_writer *w = arg;
     uint64_t interval_ns = w->opts.flush_interval_ms * 1000000ull;
     struct pollfd pfd = {.fd = w->efd, .events = POLLIN};
+    op_db_files_scope(1); /* this thread runs the writer's SQLite for good */
     for (;;) {
         int stop = atomic_load(&w->stop);
         if (stop == 2 && op_now_ns() >= atomic_load(&w->fast_deadline_ns)) break;
@@ -225,9 +228,10 @@ static void *ingest_main(void *arg)
         }
         if (stop && op_spool_consumed_pos(w->spool) >= op_spool_reserved_pos(w->spool)) break;
         int timeout_ms = stop ? 1 : (int)(w->opts.flush_interval_ms < 1000 ? w->opts.flush_interval_ms : 1000);
+        pfd.fd = op_fd_resolve(w->efd);
         if (poll(&pfd, 1, timeout_ms) > 0) {
             uint64_t v;
-            if (read(w->efd, &v, sizeof v) < 0) { /* spurious: fine */
+            if (read(pfd.fd, &v, sizeof v) < 0) { /* spurious: fine */
             }
         }
     }
@@ -304,7 +308,7 @@ static void writer_free(op_db_writer *w)
     if (!w) return;
     close_database(w, 0);
     op_spool_close(w->spool);
-    if (w->efd >= 0) close(w->efd);
+    if (w->efd >= 0) op_fd_close(w->efd);
     u64map *maps[] = {&w->threads, &w->streams, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
                       &w->metric_tracks, &w->pmcs};
     for (size_t i = 0; i < NELEM(maps); i++) u64map_free(maps[i]);
@@ -340,9 +344,12 @@ op_db_writer *op_db_writer_open(const char *path, const op_db_process_info *info
                                 char *err, size_t errlen)
 {
     pthread_once(&g_fork_gate_once, fork_gate_install);
+    op_db_files_install();
     fork_gate_lock();
+    op_db_files_scope(1); /* the files SQLite opens here are the profiler's (db_files.c) */
     op_db_writer *w = writer_open_gated(path, info, opts, err, errlen);
     int e = errno;
+    op_db_files_scope(-1);
     fork_gate_unlock();
     errno = e;
     return w;
@@ -456,6 +463,7 @@ static int open_spool(op_db_writer *w, char *err, size_t errlen)
                            w->opts.spool_max_bytes, err, errlen);
     if (rc != 0) return -rc;
     w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->efd >= 0) w->efd = op_fd_adopt(w->efd, 0); /* above the program's fds, protected */
     if (w->efd < 0) {
         int e = errno;
         op_db_seterr(err, errlen, "database '%s': eventfd failed: %s", w->path, strerror(e));

@@ -23,14 +23,12 @@
  *      signal blocked, are detached, and are never joined: at exit they are told to stop and
  *      left alone.
  *  (5) The configuration is read only through the settings registry (settings.def). */
-#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +44,7 @@
 #include "common/settings.h"
 #include "db/db.h"
 #include "omniprof/omniprof.h"
+#include "preload/preload.h"
 #include "tool/tool.h"
 
 extern char **environ;
@@ -74,6 +73,7 @@ static struct tool_state {
     _Atomic int inflight;   /* callbacks between writer_acquire and writer_release */
     _Atomic int need_open;  /* open the database at the next delivery (start-up, fork child) */
     _Atomic int open_failed;
+    _Atomic int quick_exit; /* the process leaves through _exit/_Exit */
     pthread_mutex_t open_lock;
     uint64_t init_ns;
     uint64_t init_cost_ns;
@@ -544,8 +544,9 @@ static void finalize_tool(void)
     flush_buffers();
     omniprof_stop_context(g.ctx);
     flush_buffers();
-    /* A forked child that recorded nothing yet still gets its database (with its process). */
-    if (!atomic_load(&g.writer) && atomic_load(&g.need_open)) {
+    /* A forked child that recorded nothing yet still gets its database (with its process),
+     * unless it leaves through _exit (a daemon's middle process, a failed exec). */
+    if (!atomic_load(&g.writer) && atomic_load(&g.need_open) && !atomic_load(&g.quick_exit)) {
         if (writer_acquire()) writer_release();
     }
     atomic_store(&g.finalizing, 1);
@@ -602,6 +603,7 @@ static void at_fork_child(void)
     g.pid = getpid();
     atomic_store(&g.inflight, 0);
     atomic_store(&g.open_failed, 0);
+    atomic_store(&g.quick_exit, 0);
     atomic_store(&g.fini_entered, 0);
     atomic_store(&g.finalizing, 0);
     atomic_store(&g.need_open, 1);
@@ -617,7 +619,8 @@ static void at_fork_child(void)
 }
 
 /* Before exec replaces this image, commit what it collected (the new image is traced by its
- * own copy of the tool, through the inherited LD_PRELOAD and OMNIPROF_* variables). */
+ * own copy of the tool, through the inherited LD_PRELOAD and OMNIPROF_* variables). Called by
+ * libomniprof-preload.so's exec interposers. */
 static void before_exec(void)
 {
     if (atomic_load(&g.state) != ST_ACTIVE) return;
@@ -626,71 +629,22 @@ static void before_exec(void)
     op_tool_flush_now(false, op_setting_uint(OP_SET_SIGNAL_FLUSH_TIMEOUT_MS));
 }
 
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-
-OMNIPROF_API int execve(const char *path, char *const argv[], char *const envp[])
+/* _exit/_Exit: the preload library finalizes the SDK (and so the tool) after this hook. */
+static void process_end(op_preload_end how, int status)
 {
-    static execve_fn real;
-    if (!real) real = (execve_fn)dlsym(RTLD_NEXT, "execve");
-    before_exec();
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return real(path, argv, envp);
+    (void)status;
+    if (how == OP_PRELOAD_END__EXIT) atomic_store(&g.quick_exit, 1);
 }
 
-OMNIPROF_API int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
-
-OMNIPROF_API int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-    static execvpe_fn real;
-    if (!real) real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
-    before_exec();
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return real(file, argv, envp);
-}
-
-OMNIPROF_API int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
-
-/* The execl family: glibc implements them over internal execve calls that no interposer sees,
- * so they are interposed too. The arguments are gathered on the stack (at most 4096). */
-#define GATHER_ARGS(FIRST, ARGV, ENVP_OUT)                                \
-    va_list ap;                                                            \
-    int n_ = 1; /* glibc declares the first argument nonnull */             \
-    va_start(ap, FIRST);                                                   \
-    while (va_arg(ap, char *) != NULL && n_ < 4096) n_++;                  \
-    va_end(ap);                                                            \
-    char **ARGV = alloca(((size_t)n_ + 1) * sizeof(char *));               \
-    ARGV[0] = (char *)(FIRST);                                             \
-    va_start(ap, FIRST);                                                   \
-    for (int i_ = 1; i_ <= n_; i_++) ARGV[i_] = va_arg(ap, char *);        \
-    ARGV[n_] = NULL;                                                       \
-    ENVP_OUT;                                                              \
-    va_end(ap)
-
-OMNIPROF_API int execl(const char *path, const char *arg, ...)
-{
-    GATHER_ARGS(arg, argv, (void)0);
-    return execve(path, argv, environ);
-}
-
-OMNIPROF_API int execlp(const char *file, const char *arg, ...)
-{
-    GATHER_ARGS(arg, argv, (void)0);
-    return execvpe(file, argv, environ);
-}
-
-OMNIPROF_API int execle(const char *path, const char *arg, ...)
-{
-    char *const *envp;
-    GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
-    return execve(path, argv, envp);
-}
+/* The tool's part of the libc interposers (src/preload): exit, exec and the signals it owns. */
+static const op_preload_hooks g_tool_hooks = {
+    .size = sizeof(op_preload_hooks),
+    .name = "tool",
+    .order = 10, /* after the backends: they hand over what they hold before the tool closes */
+    .process_end = process_end,
+    .before_exec = before_exec,
+    .sigaction = op_tool_sigaction_hook,
+};
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration.                                                                              */
@@ -797,6 +751,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
 
     pthread_atfork(NULL, NULL, at_fork_child);
     atexit(tool_atexit);
+    if (omniprof_preload_register(&g_tool_hooks) != 0) op_warn("cannot register with the preload library: %s", strerror(errno));
     if (op_setting_bool(OP_SET_SIGNAL_HANDLERS)) op_tool_signals_install();
     if (g.flush_interval_ms > 0 && op_tool_start_thread(flush_thread, NULL) != 0)
         op_warn("cannot start the flush thread; data is written at exit only");

@@ -1,8 +1,9 @@
 /* tool.h — internal interface between the parts of libomniprof-tool.so: the SDK client
- * (tool.c) and the signal handling / interposition (tool_signals.c). Nothing here is exported. */
+ * (tool.c) and the signal handling (tool_signals.c). Nothing here is exported. */
 #ifndef OMNIPROF_TOOL_TOOL_H
 #define OMNIPROF_TOOL_TOOL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,5 +25,8 @@ int op_tool_start_thread(void *(*fn)(void *), void *arg);
 void op_tool_signals_install(void);
 /* In a forked child: the helper thread does not exist there; start a new one. */
 void op_tool_signals_after_fork_child(void);
+/* The program's sigaction(sig, act, oldact), offered by libomniprof-preload.so: true when the
+ * tool owns `sig` and answered (*rc = 0 or -1 with errno), false to pass the call on. */
+bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigaction *oldact, int *rc);
 
 #endif /* OMNIPROF_TOOL_TOOL_H */

@@ -1,8 +1,10 @@
 /* tool_signals.c — the tool's signal handling: flush on SIGINT, SIGTERM, SIGQUIT, SIGABRT (and
- * on SIGSEGV, SIGBUS, SIGFPE, SIGILL when the program has no handler of its own for them), then
- * pass the signal on to the program's own handler or default action; `signal` and `sigaction`
- * are interposed so that the tool's handler stays first (rocprofv3 does the same,
- * ref/rocprofiler-sdk.md §5.4).
+ * on SIGSEGV, SIGBUS, SIGFPE, SIGILL when the program has no handler of its own for them, and on
+ * every other signal whose default action ends the process — SIGHUP, SIGPIPE, SIGALRM, SIGUSR1,
+ * ..., the real-time signals — while the program leaves it at SIG_DFL), then pass the signal on
+ * to the program's own handler or default action. The program's `signal` and `sigaction` reach
+ * op_tool_sigaction_hook through libomniprof-preload.so (src/preload/signal_interpose.c), so
+ * that the tool's handler stays first (rocprofv3 does the same, ref/rocprofiler-sdk.md §5.4).
  *
  * Design:
  *  - The handler does no real work itself: it posts a semaphore (sem_post is async-signal-safe)
@@ -19,13 +21,19 @@
  *  - The program's view: sigaction/signal on an owned signal store the program's action in
  *    g_app[] and return the previous one, as the kernel would have. For any other signal
  *    they pass straight through.
+ *  - Three classes of owned signals: "flush" signals (SIGINT, SIGTERM, SIGQUIT, SIGABRT) stay
+ *    owned whatever the program installs, and a program handler is called after a commit;
+ *    "fault" and "default-only" signals are owned only while the program leaves them at
+ *    SIG_DFL: as soon as it installs a handler (or SIG_IGN) the tool steps aside and the
+ *    program's action goes to the kernel, so a signal a program uses for itself (SIGUSR1,
+ *    SIGALRM, SIGPROF, SIGSEGV in a JIT) costs nothing. A signal ignored at start (nohup) is
+ *    never owned.
  * Invariants:
  *  (1) The handler is async-signal-safe (only sem_post, nanosleep, clock_gettime, atomics,
  *      sigaction, sigprocmask, raise, kill).
  *  (2) A synchronous fault (SIGSEGV...) raised inside the helper thread is never waited on by
  *      itself: the helper blocks every signal, and a fault there goes straight to the default
  *      action. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -40,13 +48,12 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "omniprof/defines.h"
+#include "preload/preload.h"
 #include "tool/tool.h"
 
 #define MAX_SIG 65
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-
-static sigaction_fn g_real_sigaction;
 static struct sigaction g_app[MAX_SIG];   /* the program's action for each owned signal */
 static _Atomic int g_owned[MAX_SIG];      /* our handler is installed for this signal */
 static _Atomic int g_installed;
@@ -60,12 +67,12 @@ static uint64_t g_timeout_ms = 2000;
 
 static const int g_flush_signals[] = {SIGINT, SIGTERM, SIGQUIT, SIGABRT};
 static const int g_fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+/* Default action "terminate" or "core" (signal(7)); the real-time signals are added at install. */
+static const int g_default_only_signals[] = {SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGSTKFLT, SIGXCPU,
+                                             SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS, SIGTRAP};
+static _Atomic int g_default_only[MAX_SIG]; /* owned only while the program leaves it at SIG_DFL */
 
-static sigaction_fn real_sigaction(void)
-{
-    if (!g_real_sigaction) g_real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-    return g_real_sigaction;
-}
+static sigaction_fn real_sigaction(void) { return omniprof_preload_real_sigaction; }
 
 static bool is_fault(int sig)
 {
@@ -73,6 +80,9 @@ static bool is_fault(int sig)
         if (g_fault_signals[i] == sig) return true;
     return false;
 }
+
+/* Owned only while at SIG_DFL: the faults and the default-only signals. */
+static bool default_only(int sig) { return is_fault(sig) || atomic_load(&g_default_only[sig]); }
 
 static bool app_has_function(int sig)
 {
@@ -143,7 +153,7 @@ static void tool_handler(int sig, siginfo_t *info, void *uctx)
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
-        if (real_sigaction()) real_sigaction()(sig, &dfl, NULL);
+        real_sigaction()(sig, &dfl, NULL);
         atomic_store(&g_owned[sig], 0);
         sigset_t s;
         sigemptyset(&s);
@@ -185,9 +195,18 @@ static void own_signal(int sig)
     if (!real) return;
     struct sigaction old;
     if (real(sig, NULL, &old) != 0) return;
-    if (old.sa_handler == SIG_IGN && (sig == SIGINT || sig == SIGQUIT)) return; /* nohup / background job */
+    if (old.sa_handler == SIG_IGN) return; /* nohup, a background job: the program never sees it */
     g_app[sig] = old;
     if (install_handler(sig, &old) == 0) atomic_store(&g_owned[sig], 1);
+}
+
+/* Faults and default-only signals: only when the program (or a runtime) has not claimed them
+ * already. */
+static void own_if_default(int sig)
+{
+    struct sigaction old;
+    if (real_sigaction()(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO))
+        own_signal(sig);
 }
 
 void op_tool_signals_install(void)
@@ -196,13 +215,14 @@ void op_tool_signals_install(void)
     g_timeout_ms = op_setting_uint(OP_SET_SIGNAL_FLUSH_TIMEOUT_MS);
     start_helper();
     for (size_t i = 0; i < sizeof(g_flush_signals) / sizeof(g_flush_signals[0]); i++) own_signal(g_flush_signals[i]);
-    for (size_t i = 0; i < sizeof(g_fault_signals) / sizeof(g_fault_signals[0]); i++) {
-        int sig = g_fault_signals[i];
-        struct sigaction old;
-        /* Fault signals: only when the program (or a runtime) has not claimed them already. */
-        if (real_sigaction() && real_sigaction()(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-            !(old.sa_flags & SA_SIGINFO))
-            own_signal(sig);
+    for (size_t i = 0; i < sizeof(g_fault_signals) / sizeof(g_fault_signals[0]); i++) own_if_default(g_fault_signals[i]);
+    for (size_t i = 0; i < sizeof(g_default_only_signals) / sizeof(g_default_only_signals[0]); i++) {
+        atomic_store(&g_default_only[g_default_only_signals[i]], 1);
+        own_if_default(g_default_only_signals[i]);
+    }
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX && sig < MAX_SIG; sig++) {
+        atomic_store(&g_default_only[sig], 1);
+        own_if_default(sig);
     }
 }
 
@@ -218,46 +238,25 @@ void op_tool_signals_after_fork_child(void)
 /* ------------------------------------------------------------------------------------------ */
 /* The program's signal/sigaction.                                                             */
 
-OMNIPROF_API int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigaction *oldact, int *rc)
 {
-    sigaction_fn real = real_sigaction();
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (sig <= 0 || sig >= MAX_SIG || !atomic_load(&g_owned[sig])) return real(sig, act, oldact);
+    if (sig <= 0 || sig >= MAX_SIG || !atomic_load(&g_owned[sig])) return false;
     /* An owned signal: keep our handler installed; record the program's action. */
     struct sigaction prev = g_app[sig];
+    *rc = 0;
     if (act) {
-        if (act->sa_handler == SIG_IGN && is_fault(sig)) {
-            /* pass-through semantics for ignored faults: give the signal back */
+        bool custom = act->sa_handler != SIG_DFL || (act->sa_flags & SA_SIGINFO);
+        if (default_only(sig) && custom) {
+            /* The program takes this signal over (a handler, or SIG_IGN): give it back. */
             atomic_store(&g_owned[sig], 0);
-            int rc = real(sig, act, NULL);
-            if (oldact) *oldact = prev;
-            return rc;
+            g_app[sig] = *act;
+            *rc = real_sigaction()(sig, act, NULL);
+            if (oldact && *rc == 0) *oldact = prev;
+            return true;
         }
         g_app[sig] = *act;
-        if (is_fault(sig) && app_has_function(sig)) {
-            /* The program takes over its faults (JIT runtimes do, often): step aside. */
-            atomic_store(&g_owned[sig], 0);
-            int rc = real(sig, act, NULL);
-            if (oldact) *oldact = prev;
-            return rc;
-        }
         if ((act->sa_flags & SA_RESTART) != (prev.sa_flags & SA_RESTART)) install_handler(sig, act);
     }
     if (oldact) *oldact = prev;
-    return 0;
-}
-
-OMNIPROF_API sighandler_t signal(int sig, sighandler_t handler)
-{
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;
-    sigemptyset(&sa.sa_mask);
-    if (sig > 0 && sig < MAX_SIG) sigaddset(&sa.sa_mask, sig);
-    sa.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
-    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
-    return old.sa_handler;
+    return true;
 }

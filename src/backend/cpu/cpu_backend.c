@@ -1,7 +1,9 @@
 /* cpu_backend.c — the CPU backend's registration with the SDK and its life cycle.
  *
  * libomniprof-backend-cpu.so is LD_PRELOADed by the launcher when CPU features are asked for
- * (it interposes pthread_create, fork, exit, ... and must come before libc). Its constructor
+ * (it interposes setitimer, MPI_*, pthread_setname_np and the optional lock functions, and
+ * must come before libc; pthread_create, fork, exit and the program's signals reach it through
+ * the hooks it registers with libomniprof-preload.so). Its constructor
  * registers the main thread and the op_backend "cpu", serving the buffer kinds CPU_SAMPLE,
  * PROCESS_SAMPLE, FUNCTION_WRAPPER and THREAD, and the symbol queries
  * (omniprof_query_address_symbols). Nothing else happens until the SDK calls start(), after
@@ -356,6 +358,8 @@ __attribute__((constructor(101))) static void op_cpu_backend_ctor(void)
     if (once++) return;
     g_op_cpu_pid = getpid();
     op_cpu_threads_init_main();
+    if (omniprof_preload_register(&g_op_cpu_preload_hooks) != 0 || !omniprof_preload_active())
+        op_info("cpu: libomniprof-preload.so is not preloaded; threads, fork and exit of the program are not followed");
     if (op_sdk_register_backend(&g_cpu_backend) != OMNIPROF_STATUS_SUCCESS)
         op_warn("cpu: backend registration refused (loaded twice?); CPU services off");
 }

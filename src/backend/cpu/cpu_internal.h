@@ -33,6 +33,7 @@
 #include "omniprof/omniprof.h"
 #include "omniprof/symbols.h"
 #include "omniprof/tracing.h"
+#include "preload/preload.h"
 
 #define OP_CPU_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -132,6 +133,11 @@ void op_cpu_threads_emit_pending(void);  /* emit queued THREAD records (not in a
 uint64_t op_cpu_threads_count(void);
 /* Resolved real functions (dlsym RTLD_NEXT), filled lazily. */
 int op_cpu_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* wrappers.c: this backend's hooks in libomniprof-preload.so (registered by the constructor). */
+extern const op_preload_hooks g_op_cpu_preload_hooks;
+/* The pthread_create hook of libomniprof-preload.so (src/preload/preload.h). */
+int op_cpu_pthread_create_hook(op_pthread_create_fn real, pthread_t *th, const pthread_attr_t *attr,
+                               void *(*fn)(void *), void *arg, const void *caller);
 
 /* ---- sampler.c ---------------------------------------------------------------------------- */
 int op_cpu_sampler_setup(void);              /* handlers; 0 or -1 (sampling off, logged) */

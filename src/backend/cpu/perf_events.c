@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu_catalog.h"
 #include "backend/cpu/cpu_internal.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "common/settings.h"
 
@@ -128,12 +129,15 @@ int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open)
                     "without counters", (long)atomic_load(&g_fds_open));
         return -1;
     }
+    /* each fd is adopted (common/fd_guard.h): above the program's fds, protected from its closes */
     int leader = open_event(g_active[0], tid, -1, g_exclude_kernel);
+    if (leader >= 0) leader = op_fd_adopt(leader, 0);
     if (leader < 0) return -1;
     fds[0] = leader;
     uint32_t n = 1;
     for (uint32_t i = 1; i < g_n_active; i++) {
         int fd = open_event(g_active[i], tid, leader, g_exclude_kernel);
+        if (fd >= 0) fd = op_fd_adopt(fd, 0);
         if (fd < 0) break; /* keep the prefix that opened: values stay in list order */
         fds[n++] = fd;
     }
@@ -145,7 +149,7 @@ int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open)
 void op_cpu_perf_close_thread(int *fds, uint32_t n)
 {
     for (uint32_t i = n; i-- > 0;)
-        if (fds[i] >= 0) close(fds[i]);
+        if (fds[i] >= 0) op_fd_close(fds[i]);
     atomic_fetch_sub(&g_fds_open, (long)n);
 }
 

@@ -66,6 +66,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "sdk/backend.h"
 
@@ -97,12 +98,7 @@ static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
 static bool g_fast_unwind = true;          /* OMNIPROF_SAMPLING_FAST_UNWIND */
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static sigaction_fn real_sigaction(void)
-{
-    static sigaction_fn fn;
-    if (!fn) fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-    return fn;
-}
+static sigaction_fn real_sigaction(void) { return omniprof_preload_real_sigaction; }
 
 bool op_cpu_is_sampling_signal(int signo, int *type)
 {
@@ -246,7 +242,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     /* past half full: wake the allocator now (write(2) is async-signal-safe) */
     if (head + size - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2 && t->allocator) {
         uint64_t one = 1;
-        ssize_t w = write(t->allocator->efd, &one, sizeof one);
+        ssize_t w = write(op_fd_resolve(t->allocator->efd), &one, sizeof one);
         (void)w;
     }
 out:
@@ -261,12 +257,14 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     if (a && a->spill_fd >= 0) {
         const uint8_t *p = (const uint8_t *)rec;
         size_t left = rec->size;
+        /* never write into a file the program put on our number behind the interposers */
+        int fd = op_fd_verify(a->spill_fd) == 0 ? op_fd_resolve(a->spill_fd) : -1;
         while (left) {
-            ssize_t w = write(a->spill_fd, p, left);
+            ssize_t w = fd < 0 ? (errno = EBADF, -1) : write(fd, p, left);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) {
                 op_warn("cpu: cannot write the sample spill file (%s); emitting directly", strerror(errno));
-                close(a->spill_fd);
+                op_fd_close(a->spill_fd);
                 a->spill_fd = -1;
                 break;
             }
@@ -334,11 +332,11 @@ static void *allocator_main(void *arg)
 {
     op_cpu_allocator *a = arg;
     while (!atomic_load(&a->stop)) {
-        struct pollfd pfd = {.fd = a->efd, .events = POLLIN};
+        struct pollfd pfd = {.fd = op_fd_resolve(a->efd), .events = POLLIN};
         int rc = poll(&pfd, 1, OP_CPU_POLL_MS);
         if (rc > 0) {
             uint64_t v;
-            ssize_t rd = read(a->efd, &v, sizeof v);
+            ssize_t rd = read(pfd.fd, &v, sizeof v);
             (void)rd;
         }
         if (atomic_load(&a->stop)) break;
@@ -356,6 +354,7 @@ static op_cpu_allocator *allocator_create(uint32_t index)
     a->index = index;
     a->spill_fd = -1;
     a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (a->efd >= 0) a->efd = op_fd_adopt(a->efd, 0); /* above the program's fds, protected */
     if (a->efd < 0) {
         op_free(a);
         return NULL;
@@ -364,6 +363,7 @@ static op_cpu_allocator *allocator_create(uint32_t index)
         const char *dir = getenv("TMPDIR");
         if (!dir || !*dir) dir = "/tmp";
         a->spill_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (a->spill_fd >= 0) a->spill_fd = op_fd_adopt(a->spill_fd, OP_FD_IDENTITY);
         if (a->spill_fd < 0)
             op_warn("cpu: OMNIPROF_SAMPLING_TEMPORARY_FILES: cannot create a file in '%s' (%s); keeping samples in "
                     "memory",
@@ -613,7 +613,7 @@ void op_cpu_sampler_release(op_cpu_thread *t)
     op_cpu_allocator *a = t->allocator;
     atomic_store_explicit(&t->state, OP_CPU_THREAD_EXITED, memory_order_release);
     uint64_t one = 1;
-    ssize_t w = write(a->efd, &one, sizeof one);
+    ssize_t w = write(op_fd_resolve(a->efd), &one, sizeof one);
     (void)w;
 }
 
@@ -648,17 +648,18 @@ static void emit_spilled(op_cpu_allocator *a)
     if (!buf) return;
     off_t off = 0;
     for (;;) {
-        ssize_t r = pread(a->spill_fd, buf, sizeof(uint64_t), off);
+        int fd = op_fd_resolve(a->spill_fd);
+        ssize_t r = pread(fd, buf, sizeof(uint64_t), off);
         if (r != (ssize_t)sizeof(uint64_t)) break;
         uint64_t size = *(uint64_t *)buf;
         if (size < sizeof(omniprof_cpu_sample_record_t) || size > cap) break;
-        if (pread(a->spill_fd, buf, size, off) != (ssize_t)size) break;
+        if (pread(fd, buf, size, off) != (ssize_t)size) break;
         const omniprof_cpu_sample_record_t *rec = (const omniprof_cpu_sample_record_t *)buf;
         op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
         off += (off_t)size;
     }
     op_free(buf);
-    close(a->spill_fd);
+    op_fd_close(a->spill_fd);
     a->spill_fd = -1;
     a->spilled = 0;
 }
@@ -675,7 +676,7 @@ void op_cpu_sampler_finalize(void)
         op_cpu_allocator *a = copy[i];
         atomic_store(&a->stop, 1); /* never joined: the thread exits within OP_CPU_POLL_MS */
         uint64_t one = 1;
-        ssize_t w = write(a->efd, &one, sizeof one);
+        ssize_t w = write(op_fd_resolve(a->efd), &one, sizeof one);
         (void)w;
         pthread_mutex_lock(&a->lock);
         int spill = a->spill_fd;
@@ -709,8 +710,8 @@ void op_cpu_sampler_at_fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     g_alloc_lock = fresh;
     for (uint32_t i = 0; i < g_n_allocs; i++) { /* descriptors are the child's copies: close them */
-        if (g_allocs[i]->efd >= 0) close(g_allocs[i]->efd);
-        if (g_allocs[i]->spill_fd >= 0) close(g_allocs[i]->spill_fd);
+        if (g_allocs[i]->efd >= 0) op_fd_close(g_allocs[i]->efd);
+        if (g_allocs[i]->spill_fd >= 0) op_fd_close(g_allocs[i]->spill_fd);
     }
     g_allocs = NULL;
     g_n_allocs = g_cap_allocs = 0;

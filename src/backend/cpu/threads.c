@@ -20,7 +20,7 @@
  *       thread's exit (which unlinks it under the lock, then deletes its timers) never races
  *       with arming;
  *   (3) there is no fixed limit: the registry is a linked list, rings are mapped per thread.
- * The pthread_create wrapper keeps the program's behaviour: same return value and errno, the
+ * The pthread_create hook (libomniprof-preload.so owns the symbol) keeps the program's behaviour: same return value and errno, the
  * start routine's return value passes through, and pthread_exit/cancellation still run the
  * program's cleanup handlers (ours is pushed first, so it runs last). */
 #include <dlfcn.h>
@@ -36,6 +36,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "sdk/backend.h"
 
@@ -214,7 +215,7 @@ void op_cpu_threads_at_fork_child(void)
      * closed; their memory is left alone */
     for (op_cpu_thread *t = g_threads; t; t = t->next)
         if (t != self && t->perf_fd >= 0)
-            for (uint32_t i = 0; i < t->perf_n && i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) close(t->perf_fds[i]);
+            for (uint32_t i = 0; i < t->perf_n && i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) op_fd_close(t->perf_fds[i]);
     g_threads = NULL;
     g_n_live = 0;
     atomic_store(&g_next_internal, 1);
@@ -227,7 +228,7 @@ void op_cpu_threads_at_fork_child(void)
     /* timers are not inherited by a child; the perf fds count the parent's thread */
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) self->timer_made[i] = false;
     if (self->perf_fd >= 0)
-        for (uint32_t i = 0; i < self->perf_n; i++) close(self->perf_fds[i]);
+        for (uint32_t i = 0; i < self->perf_n; i++) op_fd_close(self->perf_fds[i]);
     self->perf_fd = -1;
     self->perf_n = 0;
     atomic_store(&self->active, 0);
@@ -294,16 +295,18 @@ static bool caller_is_omniprof(const void *ret_addr)
     return strncmp(base, "libomniprof", 11) == 0;
 }
 
-OMNIPROF_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+/* libomniprof-preload.so's pthread_create hook (it owns the symbol); `caller` is the return
+ * address of the program's call, `real` libc's pthread_create. */
+int op_cpu_pthread_create_hook(op_pthread_create_fn real, pthread_t *th, const pthread_attr_t *attr,
+                               void *(*fn)(void *), void *arg, const void *caller)
 {
-    if (!g_real_pthread_create) g_real_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-    if (!g_real_pthread_create) return EAGAIN;
+    if (!g_real_pthread_create) g_real_pthread_create = real;
     start_args *a = op_malloc(sizeof *a);
     if (!a) return g_real_pthread_create(th, attr, fn, arg); /* keep the program going, unprofiled */
     a->fn = fn;
     a->arg = arg;
     a->parent_tid = gettid_raw();
-    a->internal = op_cpu_tls_guard > 0 || caller_is_omniprof(__builtin_return_address(0));
+    a->internal = op_cpu_tls_guard > 0 || caller_is_omniprof(caller);
     bool internal = a->internal;
     a->internal_value = atomic_fetch_add(&g_next_internal, 1);
     a->sequent_value = a->internal ? OMNIPROF_SEQUENT_PROFILER_OFFSET + atomic_fetch_add(&g_next_profiler, 1)

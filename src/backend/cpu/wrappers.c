@@ -6,14 +6,16 @@
  * behaviour is unchanged. A per-thread guard (op_cpu_tls_guard) makes calls that the profiler
  * itself makes inside a wrapper go straight to the real function.
  *
- *   fork             sampling signals blocked around the call; the child resets the backend
- *                    (threads, rings, allocators, timers, process sampler) and keeps
- *                    sampling; the tool's own atfork handler gives the child its own database.
- *   exit             drains sample rings into the SDK, then the real exit (atexit handlers,
- *                    the SDK's finalization among them, still run).
- *   _exit, _Exit     skip atexit: omniprof_finalize() is called first (if the SDK is loaded;
- *                    found with dlsym), unless this is a vfork child (pid differs from ours
- *                    and no fork wrapper ran), or the call nests in finalization.
+ *   fork, exit, _exit, _Exit, sigaction, signal, pthread_create
+ *                    are owned by libomniprof-preload.so (src/preload/), which calls this
+ *                    backend's hooks (g_op_cpu_preload_hooks): fork blocks the sampling
+ *                    signals around the call, resets the backend in the child (threads, rings,
+ *                    allocators, timers, process sampler; the tool's own atfork handler gives
+ *                    the child its own database) and records the call in the parent; exit
+ *                    drains the sample rings into the SDK before atexit handlers run; _exit and
+ *                    _Exit record the call, then the preload library finalizes the SDK; a
+ *                    program's sigaction on a sampling signal is recorded and chained
+ *                    (sampler.c) instead of replacing ours; pthread_create is threads.c's.
  *   abort            deliberately NOT wrapped: abort() is often called in a broken state
  *                    (heap corruption, a lock held, a signal handler), where finalizing — or
  *                    even the dlsym of a wrapper — could allocate and hang the program; the
@@ -32,8 +34,6 @@
  *                    (all off by default: lock wrappers are where profilers deadlock, see
  *                    ref/rocprof-sys.md §10 #4); each call becomes a FUNCTION_WRAPPER region and
  *                    a node of the region profile (components.c).
- *   sigaction, signal  a program that installs a handler for one of the sampling signals
- *                    gets it recorded and chained (sampler.c) instead of replacing ours;
  *   setitimer        for ITIMER_PROF/ITIMER_VIRTUAL, and sigaction/signal for SIGPROF: one
  *                    warning that the program profiles itself too (both work: omniprof uses
  *                    its own real-time signals). */
@@ -50,6 +50,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "preload/preload.h"
 #include "sdk/backend.h"
 
 void op_cpu_backend_at_fork_child(void);
@@ -214,81 +215,45 @@ OMNIPROF_API int MPI_Finalize(void)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* fork and process exit.                                                                   */
+/* fork, process end and the program's sigaction: hooks of libomniprof-preload.so, which owns  */
+/* those symbols (src/preload/preload.h).                                                      */
 
-OMNIPROF_API pid_t fork(void)
+static void fork_prepare(op_preload_fork_state *st)
 {
-    REAL(fork);
-    if (!real_fork) {
-        errno = ENOSYS;
-        return -1;
-    }
-    sigset_t block, old;
+    sigset_t block;
     sigemptyset(&block);
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
         if (g_op_cpu_cfg.timer_on[i]) sigaddset(&block, g_op_cpu_cfg.signo[i]);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    uint64_t t0 = op_now_ns();
-    pid_t pid = real_fork();
-    int saved = errno;
-    if (pid == 0) {
-        op_cpu_backend_at_fork_child();
-    } else if (pid > 0 && atomic_load(&g_op_cpu_started)) {
+    st->masked = pthread_sigmask(SIG_BLOCK, &block, &st->mask) == 0;
+    st->t0 = op_now_ns();
+}
+
+static void fork_parent(op_preload_fork_state *st, pid_t pid)
+{
+    if (pid > 0 && atomic_load(&g_op_cpu_started)) {
         omniprof_arg_t args[1] = {{.name = "child", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = pid}};
-        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_FORK, t0, op_now_ns(), pid, args, 1);
+        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_FORK, st->t0, op_now_ns(), pid, args, 1);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = saved;
-    return pid;
+    if (st->masked) pthread_sigmask(SIG_SETMASK, &st->mask, NULL);
 }
 
-static _Atomic int g_exiting;
-
-static void finalize_now(void)
+static void fork_child(op_preload_fork_state *st)
 {
-    if (atomic_exchange(&g_exiting, 1)) return;
-    if (getpid() != g_op_cpu_pid) return; /* vfork child: shares the parent's memory */
-    typedef omniprof_status_t (*fin_t)(void);
-    fin_t fin = (fin_t)dlsym(RTLD_DEFAULT, "omniprof_finalize");
-    if (fin) fin();
+    op_cpu_backend_at_fork_child();
+    if (st->masked) pthread_sigmask(SIG_SETMASK, &st->mask, NULL);
 }
 
-OMNIPROF_API void exit(int status)
+/* exit: the samples still in the rings go to the SDK before atexit handlers finalize it;
+ * _exit/_Exit: the preload library finalizes the SDK after this. */
+static void process_end(op_preload_end how, int status)
 {
-    REAL(exit);
-    if (atomic_load(&g_op_cpu_started) && getpid() == g_op_cpu_pid && !atomic_load(&g_op_cpu_stopping)) {
-        uint64_t t = op_now_ns();
-        op_cpu_sampler_drain_all();
-        omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};
-        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_EXIT, t, t, 0, args, 1);
-    }
-    real_exit(status);
-    __builtin_unreachable();
+    if (!atomic_load(&g_op_cpu_started) || atomic_load(&g_op_cpu_stopping) || getpid() != g_op_cpu_pid) return;
+    uint64_t t = op_now_ns();
+    if (how == OP_PRELOAD_END_EXIT) op_cpu_sampler_drain_all();
+    omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};
+    op_cpu_emit_wrapper(how == OP_PRELOAD_END_EXIT ? OMNIPROF_FUNCTION_WRAPPER_EXIT : OMNIPROF_FUNCTION_WRAPPER__EXIT, t,
+                        t, 0, args, 1);
 }
-
-OMNIPROF_API void _exit(int status)
-{
-    REAL(_exit);
-    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) {
-        uint64_t t = op_now_ns();
-        omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};
-        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER__EXIT, t, t, 0, args, 1);
-        finalize_now();
-    }
-    real__exit(status);
-    __builtin_unreachable();
-}
-
-OMNIPROF_API void _Exit(int status)
-{
-    REAL(_Exit);
-    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && getpid() == g_op_cpu_pid) finalize_now();
-    real__Exit(status);
-    __builtin_unreachable();
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Signals and timers of the program.                                                       */
 
 static void warn_self_profiling(const char *what)
 {
@@ -300,36 +265,34 @@ static void warn_self_profiling(const char *what)
             g_op_cpu_cfg.signo[1] ? g_op_cpu_cfg.signo[1] - SIGRTMIN : 5);
 }
 
-OMNIPROF_API int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+/* The sampling signals are the backend's: the program's handler is recorded and chained
+ * (sampler.c). SIGPROF only gets a warning and goes on to the next owner. */
+static bool sigaction_hook(int signo, const struct sigaction *act, struct sigaction *old, int *rc)
 {
-    REAL(sigaction);
-    if (!real_sigaction) {
-        errno = ENOSYS;
-        return -1;
+    if (op_cpu_tls_guard == 0 && op_cpu_sampler_chain_sigaction(signo, act, old)) {
+        *rc = 0;
+        return true;
     }
-    if (op_cpu_tls_guard == 0 && op_cpu_sampler_chain_sigaction(signo, act, old)) return 0;
     if (signo == SIGPROF && act && op_cpu_tls_guard == 0 &&
         ((act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)))
         warn_self_profiling("a SIGPROF handler");
-    return real_sigaction(signo, act, old);
+    return false;
 }
 
-OMNIPROF_API sighandler_t signal(int signo, sighandler_t handler)
-{
-    REAL(signal);
-    if (!real_signal) return SIG_ERR;
-    int type;
-    if (op_cpu_tls_guard == 0 && op_cpu_is_sampling_signal(signo, &type)) {
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = handler;
-        sa.sa_flags = SA_RESTART;
-        op_cpu_sampler_chain_sigaction(signo, &sa, &old);
-        return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
-    }
-    if (signo == SIGPROF && handler != SIG_DFL && handler != SIG_IGN) warn_self_profiling("a SIGPROF handler");
-    return real_signal(signo, handler);
-}
+const op_preload_hooks g_op_cpu_preload_hooks = {
+    .size = sizeof(op_preload_hooks),
+    .name = "cpu",
+    .order = 0,
+    .pthread_create = op_cpu_pthread_create_hook,
+    .fork_prepare = fork_prepare,
+    .fork_parent = fork_parent,
+    .fork_child = fork_child,
+    .process_end = process_end,
+    .sigaction = sigaction_hook,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Timers of the program.                                                                   */
 
 OMNIPROF_API int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
 {

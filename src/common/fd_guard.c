@@ -1,0 +1,72 @@
+/* fd_guard.c — client side of the profiler's fd registry (fd_guard.h): each call goes to
+ * libomniprof-preload.so when it is loaded (weak references, bound when this library is
+ * loaded), else does what can be done locally (move above the floor, close). */
+#include "common/fd_guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Exported by libomniprof-preload.so (src/preload/fd_registry.c). */
+extern int omniprof_preload_fd_adopt(int fd, unsigned flags) __attribute__((weak));
+extern int omniprof_preload_fd_close(int fd) __attribute__((weak));
+extern int omniprof_preload_fd_is_ours(int fd) __attribute__((weak));
+extern int omniprof_preload_fd_resolve(int fd) __attribute__((weak));
+extern int omniprof_preload_fd_verify(int fd) __attribute__((weak));
+extern int omniprof_preload_log_fd(void) __attribute__((weak));
+
+int op_fd_floor(void)
+{
+    static _Atomic int floor_cache;
+    int f = atomic_load_explicit(&floor_cache, memory_order_relaxed);
+    if (f) return f;
+    struct rlimit rl;
+    long lim = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) lim = (long)rl.rlim_cur;
+    else if (getrlimit(RLIMIT_NOFILE, &rl) == 0) lim = 1L << 20;
+    long v = lim / 4 * 3;
+    if (v > 4096) v = 4096;
+    if (v < 3) v = 3;
+    atomic_store_explicit(&floor_cache, (int)v, memory_order_relaxed);
+    return (int)v;
+}
+
+int op_fd_adopt(int fd, unsigned flags)
+{
+    if (omniprof_preload_fd_adopt) return omniprof_preload_fd_adopt(fd, flags);
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, op_fd_floor());
+    if (nfd < 0 && fd < 3) nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (nfd < 0) {
+        if (fd < 3) {
+            int e = errno;
+            syscall(SYS_close, fd);
+            errno = e;
+            return -1;
+        }
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+    syscall(SYS_close, fd);
+    return nfd;
+}
+
+int op_fd_close(int fd)
+{
+    if (omniprof_preload_fd_close) return omniprof_preload_fd_close(fd);
+    return (int)syscall(SYS_close, fd);
+}
+
+bool op_fd_is_ours(int fd) { return omniprof_preload_fd_is_ours ? omniprof_preload_fd_is_ours(fd) != 0 : false; }
+
+int op_fd_resolve(int fd) { return omniprof_preload_fd_resolve ? omniprof_preload_fd_resolve(fd) : fd; }
+
+int op_fd_verify(int fd) { return omniprof_preload_fd_verify ? omniprof_preload_fd_verify(fd) : 0; }
+
+int op_fd_log(void) { return omniprof_preload_log_fd ? omniprof_preload_log_fd() : STDERR_FILENO; }

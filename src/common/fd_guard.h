@@ -1,0 +1,55 @@
+/* fd_guard.h — the profiler's own file descriptors (DESIGN.md rule 5, docs/reliability.md).
+ *
+ * Every fd the profiler keeps open (database, WAL and shared-memory files, spool, eventfds,
+ * spill files, perf counters) is *adopted* right after it is opened: moved to the lowest free
+ * number at or above a high floor with F_DUPFD_CLOEXEC (never 0-2, out of the numbers a program
+ * reuses) and registered with libomniprof-preload.so, whose close/closefrom/close_range/fclose/
+ * dup2/dup3 interposers then keep the program from closing or replacing it while showing the
+ * program what it would have seen without the profiler (src/preload/fd_interpose.c).
+ *
+ * Where an fd could still have been replaced behind the interposers (a raw close_range system
+ * call, a static program), code that writes through it calls op_fd_verify first: the fd must
+ * still be the file (device, inode) it was when adopted.
+ *
+ * These functions reach the registry of libomniprof-preload.so through weak references, so
+ * every omniprof library can use them whether or not the preload library is loaded; without it
+ * an fd is still moved above the floor, but nothing protects it and op_fd_verify accepts it.
+ * All of them are async-signal-safe except op_fd_adopt and op_fd_close. */
+#ifndef OMNIPROF_COMMON_FD_GUARD_H
+#define OMNIPROF_COMMON_FD_GUARD_H
+
+#include <stdbool.h>
+
+/* op_fd_adopt flags */
+#define OP_FD_IDENTITY 1u /* remember (st_dev, st_ino) so that op_fd_verify can check it */
+
+/* The lowest number the profiler's fds take: 3/4 of the soft RLIMIT_NOFILE at start, at most
+ * 4096, at least 3. */
+int op_fd_floor(void);
+
+/* Move `fd` above the floor (closing the original number) and register it. Returns the fd to
+ * use from now on, or -1 with errno set (fd is then closed). An fd that cannot move above the
+ * floor (rlimit reached) is kept where it is if it is >= 3, else moved to the lowest free
+ * number >= 3. */
+int op_fd_adopt(int fd, unsigned flags);
+
+/* Unregister and close one of the profiler's fds (after a dup2 relocation, the fd it moved
+ * to). Returns close's result. */
+int op_fd_close(int fd);
+
+/* True when `fd` is registered as the profiler's. */
+bool op_fd_is_ours(int fd);
+
+/* The number to use now for an adopted fd: itself, or where it moved when the program
+ * dup2()ed onto it. */
+int op_fd_resolve(int fd);
+
+/* 0 when the (resolved) fd is still the file it was when adopted with OP_FD_IDENTITY (or has
+ * no identity recorded); -1 with errno = ESTALE when it was closed or replaced. */
+int op_fd_verify(int fd);
+
+/* The fd omniprof's log lines go to: a private copy of stderr taken when the preload library
+ * started (-1: stderr was closed then, lines are dropped), or 2 without the preload library. */
+int op_fd_log(void);
+
+#endif /* OMNIPROF_COMMON_FD_GUARD_H */

@@ -1,0 +1,292 @@
+/* fd_registry.c — which file descriptors are the profiler's (the registry behind
+ * src/common/fd_guard.h and the fd interposers of fd_interpose.c).
+ *
+ * State:
+ *   g_bits       one bit per fd number below OP_FD_MAX: set while the number is the profiler's.
+ *                Read without a lock (close() of the program tests one bit), written under
+ *                g_lock.
+ *   g_ent[]      entries for fds adopted with OP_FD_IDENTITY and for relocated fds: the fd,
+ *                its (dev, inode) at adoption, and `moved_to` when the program dup2()ed onto it
+ *                and the profiler's file moved to another number. Published fd-last (release),
+ *                read lock-free (acquire) by op_fd_resolve/op_fd_verify, which may run in signal
+ *                handlers.
+ *
+ * Invariants:
+ *  (1) A number whose bit is set is open and refers to the profiler's file; the program's calls
+ *      never close or replace it (fd_interpose.c), only omniprof_preload_fd_close does.
+ *  (2) An fd the profiler keeps is never 0-2: adoption moves it to >= floor (or >= 3).
+ *  (3) After a relocation, the old number's entry stays (the holder still uses that number) and
+ *      maps to the new one; a new adoption never takes a number that still has such an entry,
+ *      so a holder's number never means two files to the profiler.
+ *  (4) Writers of the registry hold g_lock; nothing under g_lock calls back into the program. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/fd_guard.h"
+#include "common/log.h"
+#include "omniprof/defines.h"
+#include "preload/preload.h"
+
+#define OP_FD_MAX 65536
+#define OP_FD_ENTRIES 256
+
+typedef struct fd_entry {
+    _Atomic int fd; /* fd + 1; 0 = free slot */
+    _Atomic int moved_to;
+    int has_id;
+    uint64_t dev, ino;
+} fd_entry;
+
+static _Atomic uint64_t g_bits[OP_FD_MAX / 64];
+static fd_entry g_ent[OP_FD_ENTRIES];
+static _Atomic int g_n_ent;      /* slots ever used (scan bound) */
+static _Atomic int g_n_moves;    /* relocations so far (op_fd_resolve's fast path) */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_log_fd = -1;
+
+static int raw_close(int fd) { return (int)syscall(SYS_close, fd); }
+
+bool op_preload_fd_bit(int fd)
+{
+    if (fd < 0 || fd >= OP_FD_MAX) return false;
+    return (atomic_load_explicit(&g_bits[fd / 64], memory_order_acquire) >> (fd % 64)) & 1;
+}
+
+static void set_bit(int fd, bool on)
+{
+    if (fd < 0 || fd >= OP_FD_MAX) return;
+    uint64_t m = 1ull << (fd % 64);
+    if (on) atomic_fetch_or_explicit(&g_bits[fd / 64], m, memory_order_release);
+    else atomic_fetch_and_explicit(&g_bits[fd / 64], ~m, memory_order_release);
+}
+
+static fd_entry *find_entry(int fd)
+{
+    int n = atomic_load_explicit(&g_n_ent, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (atomic_load_explicit(&g_ent[i].fd, memory_order_acquire) == fd + 1) return &g_ent[i];
+    return NULL;
+}
+
+/* Under g_lock. */
+static fd_entry *new_entry(void)
+{
+    int n = atomic_load(&g_n_ent);
+    fd_entry *e = NULL;
+    for (int i = 0; i < n && !e; i++)
+        if (atomic_load(&g_ent[i].fd) == 0) e = &g_ent[i];
+    if (!e && n < OP_FD_ENTRIES) {
+        e = &g_ent[n];
+        atomic_store_explicit(&g_n_ent, n + 1, memory_order_release);
+    }
+    if (!e) return NULL;
+    atomic_store(&e->moved_to, -1);
+    e->has_id = 0;
+    e->dev = e->ino = 0;
+    return e;
+}
+
+static void drop_entry(fd_entry *e)
+{
+    if (e) atomic_store_explicit(&e->fd, 0, memory_order_release);
+}
+
+/* Under g_lock: a number >= `min` for the file of `fd` that is neither registered nor the old
+ * number of a relocated fd (invariant 3). */
+static int dup_above(int fd, int min)
+{
+    int held[8], n_held = 0, nfd = -1;
+    while (n_held < 8) {
+        nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+        if (nfd < 0 || !find_entry(nfd)) break;
+        held[n_held++] = nfd; /* kept open meanwhile, so that the next dup passes it */
+        nfd = -1;
+        errno = EMFILE;
+    }
+    int e = errno;
+    for (int i = 0; i < n_held; i++) raw_close(held[i]);
+    errno = e;
+    return nfd;
+}
+
+OMNIPROF_API int omniprof_preload_fd_adopt(int fd, unsigned flags)
+{
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    pthread_mutex_lock(&g_lock);
+    int nfd = dup_above(fd, op_fd_floor());
+    if (nfd < 0 && fd < 3) nfd = dup_above(fd, 3);
+    int e = errno;
+    if (nfd >= 0) {
+        raw_close(fd);
+    } else if (fd >= 3) {
+        nfd = fd; /* no room above the floor: keep it where it is, protected all the same */
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    } else {
+        raw_close(fd);
+        pthread_mutex_unlock(&g_lock);
+        errno = e;
+        return -1;
+    }
+    if (nfd >= OP_FD_MAX) {
+        static _Atomic int told;
+        if (!atomic_exchange(&told, 1))
+            op_warn("fd %d is beyond what the fd registry covers (%d); the program could close it", nfd, OP_FD_MAX);
+    }
+    set_bit(nfd, true);
+    struct stat st;
+    if ((flags & OP_FD_IDENTITY) && fstat(nfd, &st) == 0) {
+        fd_entry *en = new_entry();
+        if (en) {
+            en->has_id = 1;
+            en->dev = (uint64_t)st.st_dev;
+            en->ino = (uint64_t)st.st_ino;
+            atomic_store_explicit(&en->fd, nfd + 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return nfd;
+}
+
+OMNIPROF_API int omniprof_preload_fd_resolve(int fd)
+{
+    if (atomic_load_explicit(&g_n_moves, memory_order_acquire) == 0) return fd;
+    for (int hops = 0; hops < 8; hops++) {
+        fd_entry *e = find_entry(fd);
+        int to = e ? atomic_load_explicit(&e->moved_to, memory_order_acquire) : -1;
+        if (to < 0) return fd;
+        fd = to;
+    }
+    return fd;
+}
+
+OMNIPROF_API int omniprof_preload_fd_close(int fd)
+{
+    pthread_mutex_lock(&g_lock);
+    for (int hops = 0; hops < 8; hops++) { /* the old numbers' entries go with the file */
+        fd_entry *e = find_entry(fd);
+        int to = e ? atomic_load(&e->moved_to) : -1;
+        if (to < 0) break;
+        drop_entry(e);
+        fd = to;
+    }
+    drop_entry(find_entry(fd));
+    set_bit(fd, false);
+    int rc = raw_close(fd);
+    int e = errno;
+    pthread_mutex_unlock(&g_lock);
+    errno = e;
+    return rc;
+}
+
+OMNIPROF_API int omniprof_preload_fd_is_ours(int fd) { return op_preload_fd_bit(fd); }
+
+OMNIPROF_API int omniprof_preload_fd_verify(int fd)
+{
+    int r = omniprof_preload_fd_resolve(fd);
+    fd_entry *e = find_entry(r);
+    struct stat st;
+    if (!e || !e->has_id) {
+        if (op_preload_fd_bit(r) || r == fd) return 0;
+        errno = ESTALE;
+        return -1;
+    }
+    uint64_t dev = e->dev, ino = e->ino;
+    if (atomic_load_explicit(&e->fd, memory_order_acquire) != r + 1) return 0; /* released meanwhile */
+    if (fstat(r, &st) != 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+        errno = ESTALE;
+        return -1;
+    }
+    return 0;
+}
+
+/* The program is about to make `fd` (one of ours) refer to another file (dup2/dup3 onto it):
+ * move the profiler's file to a new number first, so that both keep what they expect. Returns
+ * 0, or -1 (errno) when no number is free (the program's call then fails with that errno). */
+int op_preload_fd_relocate(int fd)
+{
+    pthread_mutex_lock(&g_lock);
+    if (!op_preload_fd_bit(fd)) {
+        pthread_mutex_unlock(&g_lock);
+        return 0;
+    }
+    int nfd = dup_above(fd, op_fd_floor());
+    if (nfd < 0) nfd = dup_above(fd, 3);
+    if (nfd < 0) {
+        int e = errno;
+        pthread_mutex_unlock(&g_lock);
+        errno = e;
+        return -1;
+    }
+    fd_entry *old = find_entry(fd);
+    fd_entry *en = new_entry();
+    if (!en && !old) { /* no room to remember the move: the profiler cannot follow it */
+        raw_close(nfd);
+        pthread_mutex_unlock(&g_lock);
+        errno = EBUSY;
+        return -1;
+    }
+    if (en) {
+        en->has_id = old ? old->has_id : 0;
+        en->dev = old ? old->dev : 0;
+        en->ino = old ? old->ino : 0;
+        atomic_store_explicit(&en->fd, nfd + 1, memory_order_release);
+    }
+    if (!old) {
+        old = new_entry();
+        if (old) atomic_store_explicit(&old->fd, fd + 1, memory_order_release);
+    }
+    if (old) atomic_store_explicit(&old->moved_to, nfd, memory_order_release);
+    set_bit(nfd, true);
+    set_bit(fd, false);
+    atomic_fetch_add_explicit(&g_n_moves, 1, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+}
+
+/* The registered numbers in [lo, hi], ascending, at most cap of them, under g_lock (closefrom
+ * and close_range hold it across their system calls so that no registration slips between). */
+int op_preload_fd_list_locked(unsigned lo, unsigned hi, int *out, int cap)
+{
+    int n = 0;
+    if (hi >= OP_FD_MAX) hi = OP_FD_MAX - 1;
+    for (unsigned w = lo / 64; w <= hi / 64 && n < cap; w++) {
+        uint64_t bits = atomic_load(&g_bits[w]);
+        while (bits && n < cap) {
+            unsigned b = (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            unsigned fd = w * 64 + b;
+            if (fd >= lo && fd <= hi) out[n++] = (int)fd;
+        }
+    }
+    return n;
+}
+
+void op_preload_fd_lock(void) { pthread_mutex_lock(&g_lock); }
+void op_preload_fd_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
+/* A forked child keeps the parent's fds (and their registrations); the lock may have been held
+ * by a thread that does not exist in the child. */
+void op_preload_fd_at_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_lock = fresh;
+}
+
+/* The log fd: a private copy of stderr as the process started (invariant 2 applies to it too).
+ * Called once from the library's constructor. */
+void op_preload_fd_init(void)
+{
+    if (fcntl(STDERR_FILENO, F_GETFD) >= 0) g_log_fd = omniprof_preload_fd_adopt(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3), 0);
+}
+
+OMNIPROF_API int omniprof_preload_log_fd(void) { return g_log_fd; }

@@ -1,0 +1,93 @@
+/* preload.h — libomniprof-preload.so, the one place where omniprof interposes libc (DESIGN.md
+ * "Layers": preload), and the interface its clients (the tool, the CPU backend) use.
+ *
+ * One owner per symbol: this library alone exports
+ *     pthread_create                          (thread_interpose: process_interpose.c)
+ *     fork, exit, _exit, _Exit                (process_interpose.c)
+ *     execve, execv, execvp, execvpe, execl, execlp, execle
+ *     signal, sigaction                       (signal_interpose.c)
+ *     close, closefrom, close_range, fclose, dup2, dup3   (fd_interpose.c)
+ * Each interposer keeps the program's view exact (same return value and errno as the libc
+ * call would give without the profiler) and does no profiling work itself: it calls the hooks
+ * its clients registered, which forward into the SDK, the tool and the backends. The fd
+ * registry (fd_registry.c, reached through src/common/fd_guard.h) is kept here too, so that
+ * every omniprof library sees one set of profiler fds.
+ *
+ * The launcher preloads this library first among omniprof's (before the tool, the SDK and the
+ * backends); the tool and the CPU backend also link it, so that it is loaded (without its
+ * interposers taking effect) when one of them is preloaded alone. */
+#ifndef OMNIPROF_PRELOAD_PRELOAD_H
+#define OMNIPROF_PRELOAD_PRELOAD_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "omniprof/defines.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int (*op_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* How the process ends (op_preload_hooks.process_end). */
+typedef enum op_preload_end {
+    OP_PRELOAD_END_EXIT = 1,  /* exit(): atexit handlers (and the SDK's finalization) run after */
+    OP_PRELOAD_END__EXIT = 2, /* _exit()/_Exit(): no atexit handler runs; after every hook the
+                                 preload library calls omniprof_finalize() itself */
+} op_preload_end;
+
+/* Per-client scratch space for one fork() call (on the forking thread's stack). */
+typedef struct op_preload_fork_state {
+    uint64_t t0;
+    sigset_t mask;
+    int masked;
+} op_preload_fork_state;
+
+/* A client's hooks; any may be NULL. Clients are called in `order` (lower first: backends
+ * before the tool, so that a backend drains what it holds before the tool closes the
+ * database); fork_child in the same order, fork_parent in reverse. */
+typedef struct op_preload_hooks {
+    uint64_t size; /* sizeof(op_preload_hooks) */
+    const char *name;
+    int order;
+    /* pthread_create: the first client that sets it owns thread creation (wraps the start
+     * routine); `caller` is the return address of the program's call. */
+    int (*pthread_create)(op_pthread_create_fn real, pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg, const void *caller);
+    void (*fork_prepare)(op_preload_fork_state *st);
+    void (*fork_parent)(op_preload_fork_state *st, pid_t child);
+    void (*fork_child)(op_preload_fork_state *st);
+    /* The process ends through exit/_exit/_Exit (not from a vfork child, not nested). */
+    void (*process_end)(op_preload_end how, int status);
+    /* exec is about to replace the process image (not from a vfork child). */
+    void (*before_exec)(void);
+    /* The program's sigaction(sig, act, old) (signal() arrives here too). Return true when this
+     * client owns `sig` and answered the call itself (*rc = its result, errno set on -1);
+     * false to let the next client, then libc, answer. */
+    bool (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old, int *rc);
+} op_preload_hooks;
+
+/**
+ * @brief **omniprof_preload_register** adds a client's hooks (the struct must live as long as
+ * the process). At most 8 clients. Thread-safe; usually called from a constructor or the
+ * tool's initialization. @return 0, or -1 (errno ENOSPC: too many clients, EINVAL).
+ */
+OMNIPROF_API int omniprof_preload_register(const op_preload_hooks *hooks);
+
+/** @brief **omniprof_preload_real_sigaction**: libc's sigaction, for the profiler's own handlers
+ * (never goes through the clients' hooks). */
+OMNIPROF_API int omniprof_preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/** @brief **omniprof_preload_active**: true when this library's interposers are the ones the
+ * program calls (it was preloaded), false when it was only loaded as a dependency. */
+OMNIPROF_API bool omniprof_preload_active(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMNIPROF_PRELOAD_PRELOAD_H */
