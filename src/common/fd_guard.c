@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,8 +43,9 @@ int op_fd_adopt(int fd, unsigned flags)
         return -1;
     }
     int nfd = fcntl(fd, F_DUPFD_CLOEXEC, op_fd_floor());
-    if (nfd < 0 && fd < 3) nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (nfd < 0 && fd < 3 && errno != EBADF) nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (nfd < 0) {
+        if (errno == EBADF) return -1; /* closed under us before it was ours */
         if (fd < 3) {
             int e = errno;
             syscall(SYS_close, fd);
@@ -54,6 +56,19 @@ int op_fd_adopt(int fd, unsigned flags)
         return fd;
     }
     syscall(SYS_close, fd);
+    return nfd;
+}
+
+int op_fd_adopt_path(int fd, const char *path, unsigned flags)
+{
+    int nfd = op_fd_adopt(fd, flags);
+    if (nfd < 0) return -1;
+    struct stat a, b;
+    if (fstat(nfd, &a) != 0 || stat(path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        op_fd_close(nfd);
+        errno = EBADF;
+        return -1;
+    }
     return nfd;
 }
 

@@ -33,6 +33,12 @@ int op_fd_floor(void);
  * number >= 3. */
 int op_fd_adopt(int fd, unsigned flags);
 
+/* op_fd_adopt for an fd just opened from `path`, which must still be that file once adopted:
+ * a program that closes every fd could have closed it between the open and the adoption, and
+ * another open (of the profiler's) could have taken the number meanwhile. Returns the fd, or
+ * -1 (errno EBADF; the fd is closed) when it is not the file at `path`. */
+int op_fd_adopt_path(int fd, const char *path, unsigned flags);
+
 /* Unregister and close one of the profiler's fds (after a dup2 relocation, the fd it moved
  * to). Returns close's result. */
 int op_fd_close(int fd);

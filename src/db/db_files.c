@@ -82,7 +82,7 @@ static int f_open(const char *path, int flags, int mode)
 {
     int fd = g_orig.open(path, flags, mode);
     if (fd < 0 || t_scope <= 0) return fd;
-    return op_fd_adopt(fd, OP_FD_IDENTITY);
+    return op_fd_adopt_path(fd, path, OP_FD_IDENTITY);
 }
 
 static int f_close(int fd)

@@ -131,8 +131,8 @@ int op_spool_open(op_spool **out, const char *dir, uint64_t chunk_bytes, uint32_
         op_spool_close(s);
         return -e;
     }
+    s->fd = op_fd_adopt_path(s->fd, path, OP_FD_IDENTITY); /* above the program's fds, protected */
     unlink(path); /* never outlives the process */
-    s->fd = op_fd_adopt(s->fd, OP_FD_IDENTITY); /* above the program's fds, protected (fd_guard.h) */
     if (s->fd < 0) {
         int e = errno;
         if (err && errlen) snprintf(err, errlen, "cannot keep the spool file open: %s", strerror(e));

@@ -124,10 +124,14 @@ OMNIPROF_API int omniprof_preload_fd_adopt(int fd, unsigned flags)
     }
     pthread_mutex_lock(&g_lock);
     int nfd = dup_above(fd, op_fd_floor());
-    if (nfd < 0 && fd < 3) nfd = dup_above(fd, 3);
+    if (nfd < 0 && fd < 3 && errno != EBADF) nfd = dup_above(fd, 3);
     int e = errno;
     if (nfd >= 0) {
         raw_close(fd);
+    } else if (e == EBADF) { /* closed under us before it was ours (the program's closefrom) */
+        pthread_mutex_unlock(&g_lock);
+        errno = EBADF;
+        return -1;
     } else if (fd >= 3) {
         nfd = fd; /* no room above the floor: keep it where it is, protected all the same */
         fcntl(fd, F_SETFD, FD_CLOEXEC);
