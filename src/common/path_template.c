@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/number.h"
+
 #define KEY_LIST                                                                                     \
     "%hostname% %pid% %ppid% %pgid% %psid% %rank% %size% %job% %nid% %cwd% %argv% %argt% %args% "   \
     "%arg<N>% %tag% %launch_date% %launch_time% %env{VAR}% $ENV{VAR} %q{VAR}% (short: %h %p %j %r " \
@@ -54,9 +56,8 @@ void op_path_context_init_self(op_path_context *ctx)
     if (!getcwd(ctx->cwd_buf, sizeof(ctx->cwd_buf))) strcpy(ctx->cwd_buf, ".");
     ctx->cwd = ctx->cwd_buf;
     const char *lt = getenv("OMNIPROF_LAUNCH_TIME");
-    char *end = NULL;
-    long long t = lt ? strtoll(lt, &end, 10) : 0;
-    ctx->launch_time = (lt && end && *end == '\0' && t > 0) ? (time_t)t : time(NULL);
+    int64_t t = 0;
+    ctx->launch_time = (lt && op_num_i64(lt, &t) == OP_NUM_OK && t > 0) ? (time_t)t : time(NULL);
 }
 
 /* The output being built: `len` bytes used of `cap`. */
@@ -175,9 +176,16 @@ static int expand_key(sink *s, const char *k, size_t n, const op_path_context *c
     } else if (IS("launch_time")) {
         put_time(s, ctx->launch_time, "%F_%H.%M");
     } else if (n > 3 && memcmp(k, "arg", 3) == 0 && strspn(k + 3, "0123456789") == n - 3) {
-        int i = atoi(k + 3);
+        /* The index as a number that cannot wrap: %arg2147483648% is past any argv (empty). */
+        char digits[24];
+        uint64_t i = UINT64_MAX;
+        if (n - 3 < sizeof(digits)) {
+            memcpy(digits, k + 3, n - 3);
+            digits[n - 3] = '\0';
+            if (op_num_u64(digits, &i) != OP_NUM_OK) i = UINT64_MAX;
+        }
         int leading = 1;
-        if (ctx->argv && i < ctx->argc && ctx->argv[i]) put_sanitized(s, ctx->argv[i], &leading);
+        if (ctx->argv && ctx->argc > 0 && i < (uint64_t)ctx->argc && ctx->argv[i]) put_sanitized(s, ctx->argv[i], &leading);
     } else {
         return 0;
     }

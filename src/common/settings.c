@@ -1,5 +1,6 @@
-/* settings.c — the registry table built from settings.def, the environment snapshot, and the
- * value parsers. */
+/* settings.c — the registry table built from settings.def, the environment snapshot, the
+ * value checks (numbers through common/number.c, with each setting's range), and the report of
+ * bad or unknown OMNIPROF_* variables (each message once per process, common/once.c). */
 #include "common/settings.h"
 
 #include <ctype.h>
@@ -11,6 +12,12 @@
 #include <strings.h>
 
 #include "common/log.h"
+#include "common/number.h"
+#include "common/once.h"
+#include "common/regex_bound.h"
+#include "common/suggest.h"
+
+extern char **environ;
 
 static const op_setting_info g_info[OP_SET__COUNT] = {
 #define OP_SETTING(ID, TYPE, DEFAULT, CHOICES, DESC) \
@@ -22,7 +29,7 @@ static const op_setting_info g_info[OP_SET__COUNT] = {
 typedef struct setting_value {
     bool is_set;
     char *text; /* the user's text, or NULL for the default */
-    union {
+    struct { /* not a union: a number is stored as double and as its integer type */
         bool b;
         int64_t i;
         uint64_t u;
@@ -61,40 +68,10 @@ int op_parse_bool(const char *t, bool *out)
     return -1;
 }
 
-int op_parse_int(const char *t, int64_t *out)
-{
-    if (!t || !*t) return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(t, &end, 0);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
-int op_parse_uint(const char *t, uint64_t *out)
-{
-    if (!t || !*t) return -1;
-    while (isspace((unsigned char)*t)) t++;
-    if (*t == '-') return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(t, &end, 0);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
-int op_parse_double(const char *t, double *out)
-{
-    if (!t || !*t) return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
+/* The typed parsers of settings.h are common/number.c's, without a range. */
+int op_parse_int(const char *t, int64_t *out) { return op_num_i64(t, out) == OP_NUM_OK ? 0 : -1; }
+int op_parse_uint(const char *t, uint64_t *out) { return op_num_u64(t, out) == OP_NUM_OK ? 0 : -1; }
+int op_parse_double(const char *t, double *out) { return op_num_double(t, out) == OP_NUM_OK ? 0 : -1; }
 
 /* Is `word` (length n) one of the '|'-separated choices? */
 static bool in_choices(const char *choices, const char *word, size_t n)
@@ -120,19 +97,38 @@ static int parse_value(op_setting_id id, const char *text, setting_value *out, c
         valid = "true or false (also 1/0, yes/no, on/off)";
         break;
     case OP_SETTING_TYPE_INT:
-        if (op_parse_int(text, &out->v.i) == 0) return 0;
-        valid = "an integer";
-        break;
     case OP_SETTING_TYPE_UINT:
-        if (op_parse_uint(text, &out->v.u) == 0) return 0;
-        valid = "a non-negative integer";
-        break;
-    case OP_SETTING_TYPE_DOUBLE:
-        if (op_parse_double(text, &out->v.d) == 0) return 0;
-        valid = "a number";
-        break;
+    case OP_SETTING_TYPE_DOUBLE: {
+        op_num_type nt = info->type == OP_SETTING_TYPE_INT    ? OP_NUM_TYPE_INT
+                         : info->type == OP_SETTING_TYPE_UINT ? OP_NUM_TYPE_UINT
+                                                              : OP_NUM_TYPE_DOUBLE;
+        char why[160];
+        if (op_num_parse_checked(text, nt, info->choices, &out->v.d, &out->v.i, &out->v.u, why, sizeof(why)) == 0)
+            return 0;
+        if (err) snprintf(err, errlen, "%s='%s' is not valid; %s", info->env_name, text, why);
+        return -1;
+    }
+    case OP_SETTING_TYPE_IDLIST: {
+        char why[200];
+        if (op_idlist_validate(text, why, sizeof(why)) == 0) return 0;
+        if (err)
+            snprintf(err, errlen, "%s='%s' is not valid: %s; expected ids and ranges like '0,2,5-8', 'all' or 'none'",
+                     info->env_name, text, why);
+        return -1;
+    }
     case OP_SETTING_TYPE_STRING:
         return 0;
+    case OP_SETTING_TYPE_REGEX: {
+        if (!*text) return 0;
+        regex_t re;
+        char why[256];
+        if (op_regex_compile(&re, text, REG_NOSUB, why, sizeof(why)) == 0) {
+            regfree(&re);
+            return 0;
+        }
+        if (err) snprintf(err, errlen, "%s='%s' is not a usable POSIX extended regular expression: %s", info->env_name, text, why);
+        return -1;
+    }
     case OP_SETTING_TYPE_ENUM:
         if (in_choices(info->choices, text, strlen(text))) return 0;
         valid = info->choices;
@@ -168,28 +164,79 @@ int op_setting_validate(op_setting_id id, const char *value, char *err, size_t e
     return parse_value(id, value ? value : "", &tmp, err, errlen);
 }
 
-static void load_once(void)
+/* OMNIPROF_* variables that are not settings: set by omniprof for its children, or read by
+ * omniprof's own scripts and test tools ("X*" = a prefix). Not reported as unknown. */
+static const char *const g_not_settings[] = {
+    "MPI_RANK", "MPI_SIZE", "OUTPUT_LIB", "BENCH_*", "DEMO_*", "TEST_*", "JSON_TOOL_*", "GPU_TEST_*", "CPUTEST_*",
+};
+
+static bool is_known_other(const char *bare, size_t n)
+{
+    for (size_t k = 0; k < sizeof(g_not_settings) / sizeof(g_not_settings[0]); k++) {
+        const char *w = g_not_settings[k];
+        size_t wl = strlen(w);
+        if (w[wl - 1] == '*' ? n >= wl - 1 && strncmp(bare, w, wl - 1) == 0 : n == wl && strncmp(bare, w, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+int op_settings_check_environment(op_settings_problem_cb cb, void *data)
 {
     int invalid = 0;
+    char msg[768];
+    for (int i = 0; i < OP_SET__COUNT; i++) {
+        const char *env = getenv(g_info[i].env_name);
+        setting_value tmp = {0};
+        if (env && parse_value((op_setting_id)i, env, &tmp, msg, sizeof(msg)) != 0) {
+            invalid++;
+            if (cb) cb(i, msg, data);
+        }
+    }
+    const char *names[OP_SET__COUNT];
+    for (int i = 0; i < OP_SET__COUNT; i++) names[i] = g_info[i].env_name;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "OMNIPROF_", 9) != 0) continue;
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        char name[128];
+        if (n >= sizeof(name)) n = sizeof(name) - 1;
+        memcpy(name, *e, n);
+        name[n] = '\0';
+        if (op_setting_find(name) >= 0 || is_known_other(name + 9, n - 9)) continue;
+        const char *close = op_suggest_closest(name, names, OP_SET__COUNT);
+        snprintf(msg, sizeof(msg), "%s is not an omniprof setting%s%s%s; it is ignored (`omniprof avail --settings` "
+                 "lists them)", name, close ? " (did you mean " : "", close ? close : "", close ? "?)" : "");
+        if (cb) cb(-1, msg, data);
+    }
+    return invalid;
+}
+
+static void log_problem(int id, const char *message, void *data)
+{
+    (void)data;
+    if (!op_once(message)) return; /* this process said it already (another copy, the launcher) */
+    if (id < 0) op_warn("%s", message);
+    else op_error("%s; using the default '%s'", message, g_info[id].default_value);
+}
+
+static void load_once(void)
+{
     for (int i = 0; i < OP_SET__COUNT; i++) {
         setting_value *sv = &g_values[i];
         memset(sv, 0, sizeof(*sv));
-        char err[512];
         /* The default always parses (checked by the settings unit test). */
         parse_value((op_setting_id)i, g_info[i].default_value, sv, NULL, 0);
         const char *env = getenv(g_info[i].env_name);
         if (!env) continue;
         setting_value user = {0};
-        if (parse_value((op_setting_id)i, env, &user, err, sizeof(err)) != 0) {
-            op_error("%s; using the default '%s'", err, g_info[i].default_value);
-            invalid++;
-            continue;
-        }
+        if (parse_value((op_setting_id)i, env, &user, NULL, 0) != 0) continue; /* reported below */
         user.is_set = true;
         user.text = strdup(env); /* process lifetime: never freed */
         *sv = user;
     }
-    g_invalid = invalid;
+    /* Each message once per process, whichever copy of this module says it first (once.h). */
+    g_invalid = op_settings_check_environment(log_problem, NULL);
 }
 
 int op_settings_load(void)

@@ -75,6 +75,11 @@ int main(void)
     EXPECT("%argt%", "my_app_--flag_a_b");
     EXPECT("%args%", "--flag_a_b");
     EXPECT("%arg1%:%arg2%:%arg9%", "--flag:a_b:");
+    /* issue 11: an index that does not fit an int expands to nothing (it used to wrap and crash) */
+    EXPECT("x%arg2147483648%y", "xy");
+    EXPECT("x%arg4294967296%y", "xy");
+    EXPECT("x%arg99999999999999999999999%y", "xy");
+    EXPECT("x%arg00001%y", "x--flagy");
     EXPECT("%launch_date%", "1970-01-01");
     EXPECT("%launch_time%", "1970-01-01_00.00");
     setenv("OP_TEST_VAR", "val", 1);

@@ -28,6 +28,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/number.h"
 #include "common/settings.h"
 #include "sdk/backend.h"
 
@@ -38,77 +39,8 @@ _Atomic int g_op_cpu_sampling_enabled[OP_CPU_TIMER_COUNT];
 uint64_t g_op_cpu_start_ns;
 pid_t g_op_cpu_pid;
 
-/* ---------------------------------------------------------------------------------------- */
-/* Settings that may live in another module's block are looked up by name.                   */
-
-double op_cpu_setting_double(const char *name, double dflt)
-{
-    int id = op_setting_find(name);
-    if (id < 0) {
-        const char *env = getenv(name);
-        double v;
-        if (env && *env && op_parse_double(env, &v) == 0) return v;
-        return dflt;
-    }
-    const op_setting_info *info = op_setting_get_info((op_setting_id)id);
-    switch (info->type) {
-    case OP_SETTING_TYPE_DOUBLE: return op_setting_double((op_setting_id)id);
-    case OP_SETTING_TYPE_INT: return (double)op_setting_int((op_setting_id)id);
-    case OP_SETTING_TYPE_UINT: return (double)op_setting_uint((op_setting_id)id);
-    case OP_SETTING_TYPE_BOOL: return op_setting_bool((op_setting_id)id) ? 1.0 : 0.0;
-    default: {
-        double v;
-        const char *s = op_setting_str((op_setting_id)id);
-        return s && *s && op_parse_double(s, &v) == 0 ? v : dflt;
-    }
-    }
-}
-
-const char *op_cpu_setting_str(const char *name, const char *dflt)
-{
-    int id = op_setting_find(name);
-    if (id < 0) {
-        const char *env = getenv(name);
-        return env ? env : dflt;
-    }
-    const op_setting_info *info = op_setting_get_info((op_setting_id)id);
-    if (info->type == OP_SETTING_TYPE_BOOL) return op_setting_bool((op_setting_id)id) ? "true" : "false";
-    if (info->type == OP_SETTING_TYPE_STRING || info->type == OP_SETTING_TYPE_ENUM || info->type == OP_SETTING_TYPE_LIST)
-        return op_setting_str((op_setting_id)id);
-    return op_setting_is_set((op_setting_id)id) ? "set" : dflt;
-}
-
-bool op_cpu_id_in_list(const char *list, uint64_t value)
-{
-    if (!list || !*list || !strcasecmp(list, "all")) return true;
-    if (!strcasecmp(list, "none")) return false;
-    const char *p = list;
-    while (*p) {
-        while (*p == ',' || *p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        char *end;
-        unsigned long long a = strtoull(p, &end, 10);
-        if (end == p) return false; /* bad text: validated and reported at start */
-        unsigned long long b = a;
-        p = end;
-        if (*p == '-') {
-            b = strtoull(p + 1, &end, 10);
-            if (end == p + 1) return false;
-            p = end;
-        }
-        if (value >= a && value <= b) return true;
-        while (*p && *p != ',') p++;
-    }
-    return false;
-}
-
-static bool valid_id_list(const char *list)
-{
-    if (!list || !*list || !strcasecmp(list, "all") || !strcasecmp(list, "none")) return true;
-    for (const char *p = list; *p; p++)
-        if (!strchr("0123456789-, \t", *p)) return false;
-    return true;
-}
+/* Thread, core and GPU filters: the settings registry checked them (IDLIST, common/number.h). */
+bool op_cpu_id_in_list(const char *list, uint64_t value) { return op_idlist_has(list, value); }
 
 static void read_config(void)
 {
@@ -117,15 +49,14 @@ static void read_config(void)
     c->sampling = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) != 0;
     /* OMNIPROF_SAMPLE (launcher): cputime | realtime | both/"cputime,realtime"; any other true
      * value means cputime. */
-    const char *mode = op_cpu_setting_str("OMNIPROF_SAMPLE", "");
+    const char *mode = op_setting_str(OP_SET_SAMPLE);
     bool rt = mode && strcasestr(mode, "realtime");
     bool ct = !mode || !*mode || strcasestr(mode, "cputime") || strcasestr(mode, "both") || !rt;
     if (mode && strcasestr(mode, "both")) rt = true;
     if (op_setting_is_set(OP_SET_SAMPLING_REALTIME_FREQ) && op_setting_double(OP_SET_SAMPLING_REALTIME_FREQ) > 0) rt = true;
     c->timer_on[OP_CPU_TIMER_CPUTIME] = ct;
     c->timer_on[OP_CPU_TIMER_REALTIME] = rt;
-    double freq = op_cpu_setting_double("OMNIPROF_SAMPLING_FREQ", 300.0);
-    if (freq <= 0) freq = 300.0;
+    double freq = op_setting_double(OP_SET_SAMPLING_FREQ); /* > 0: its range */
     double f_ct = op_setting_double(OP_SET_SAMPLING_CPUTIME_FREQ), f_rt = op_setting_double(OP_SET_SAMPLING_REALTIME_FREQ);
     c->freq[0] = f_ct > 0 ? f_ct : freq;
     c->freq[1] = f_rt > 0 ? f_rt : freq;
@@ -141,13 +72,6 @@ static void read_config(void)
     const char *t_ct = op_setting_str(OP_SET_SAMPLING_CPUTIME_TIDS), *t_rt = op_setting_str(OP_SET_SAMPLING_REALTIME_TIDS);
     c->tids[0] = t_ct && *t_ct ? t_ct : tids;
     c->tids[1] = t_rt && *t_rt ? t_rt : tids;
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
-        if (!valid_id_list(c->tids[i])) {
-            op_error("cpu: thread filter '%s' is not valid; valid: thread indices and ranges like '0,2,5-8' "
-                     "(0 = main thread), 'all' or 'none'; sampling all threads",
-                     c->tids[i]);
-            c->tids[i] = "";
-        }
     c->signo[0] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_CPUTIME_SIGNAL);
     c->signo[1] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_REALTIME_SIGNAL);
     if (c->signo[0] == c->signo[1]) {
@@ -163,11 +87,7 @@ static void read_config(void)
     c->temporary_files = op_setting_bool(OP_SET_SAMPLING_TEMPORARY_FILES);
     c->fast_unwind = op_setting_bool(OP_SET_SAMPLING_FAST_UNWIND);
     c->process_sampling = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE) != 0;
-    /* OMNIPROF_PROCESS_SAMPLING (launcher) may carry the interval in seconds */
-    double interval = op_setting_double(OP_SET_PROCESS_SAMPLING_INTERVAL);
-    double launcher = op_cpu_setting_double("OMNIPROF_PROCESS_SAMPLING", 0);
-    if (!op_setting_is_set(OP_SET_PROCESS_SAMPLING_INTERVAL) && launcher > 0 && launcher != 1.0) interval = launcher;
-    c->process_interval = interval > 0.001 ? interval : 0.001;
+    c->process_interval = op_setting_double(OP_SET_PROCESS_SAMPLING_INTERVAL); /* >= 0.001 s: its range */
     c->process_delay = op_setting_double(OP_SET_PROCESS_SAMPLING_DELAY);
     c->process_duration = op_setting_double(OP_SET_PROCESS_SAMPLING_DURATION);
     c->trace_locks = op_setting_bool(OP_SET_TRACE_THREAD_LOCKS);

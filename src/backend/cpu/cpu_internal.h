@@ -112,10 +112,7 @@ extern _Atomic int g_op_cpu_sampling_enabled[OP_CPU_TIMER_COUNT]; /* some active
 extern uint64_t g_op_cpu_start_ns;       /* op_now_ns() at start() */
 extern pid_t g_op_cpu_pid;               /* getpid() of this process (updated in a fork child) */
 
-/* Read a setting that may be defined by another module's block (looked up by name). */
-double op_cpu_setting_double(const char *name, double dflt);
-const char *op_cpu_setting_str(const char *name, const char *dflt);
-/* Parse "0,2,5-8" (empty = all). Returns true if `value` is in the list. */
+/* Is `value` in an id list "0,2,5-8" (empty or "all" = all; common/number.h)? */
 bool op_cpu_id_in_list(const char *list, uint64_t value);
 
 /* ---- threads.c ---------------------------------------------------------------------------- */

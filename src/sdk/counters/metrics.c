@@ -43,6 +43,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "common/suggest.h"
 
 /* ---- libxml2, loaded on first use ------------------------------------------------------- */
 
@@ -820,34 +821,4 @@ int op_metrics_ensure_loaded(void)
 
 /* ---- edit distance ---------------------------------------------------------------------- */
 
-size_t op_metrics_edit_distance(const char *a, const char *b, size_t limit)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 256 || lb > 256)
-        return limit + 1;
-    if ((la > lb ? la - lb : lb - la) > limit)
-        return limit + 1;
-    size_t row[257];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t prev = row[0], best = i;
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cur = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t v = prev + cost;
-            if (row[j] + 1 < v)
-                v = row[j] + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            row[j] = v;
-            prev = cur;
-            if (v < best)
-                best = v;
-        }
-        if (best > limit)
-            return limit + 1;
-    }
-    return row[lb] > limit ? limit + 1 : row[lb];
-}
+size_t op_metrics_edit_distance(const char *a, const char *b, size_t limit) { return op_edit_distance(a, b, limit); }

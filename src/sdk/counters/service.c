@@ -30,6 +30,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/regex_bound.h"
 #include "common/settings.h"
 #include "sdk/counters/counters_internal.h"
 #include "sdk/sdk_internal.h"
@@ -614,15 +615,17 @@ OMNIPROF_API omniprof_status_t omniprof_configure_pmc_from_settings(omniprof_con
     const char *inc = op_setting_str(OP_SET_KERNEL_INCLUDE_REGEX);
     const char *exc = op_setting_str(OP_SET_KERNEL_EXCLUDE_REGEX);
     if (inc && *inc) {
-        if (regcomp(&p->include, inc, REG_EXTENDED | REG_NOSUB)) {
-            snprintf(errbuf, errlen, "OMNIPROF_KERNEL_INCLUDE_REGEX='%s' is not a POSIX extended regex", inc);
+        char why[256];
+        if (op_regex_compile(&p->include, inc, REG_NOSUB, why, sizeof why)) {
+            snprintf(errbuf, errlen, "OMNIPROF_KERNEL_INCLUDE_REGEX='%s' is not a usable POSIX extended regex: %s", inc, why);
             return OMNIPROF_STATUS_ERROR_PARSE;
         }
         p->have_include = 1;
     }
     if (exc && *exc) {
-        if (regcomp(&p->exclude, exc, REG_EXTENDED | REG_NOSUB)) {
-            snprintf(errbuf, errlen, "OMNIPROF_KERNEL_EXCLUDE_REGEX='%s' is not a POSIX extended regex", exc);
+        char why[256];
+        if (op_regex_compile(&p->exclude, exc, REG_NOSUB, why, sizeof why)) {
+            snprintf(errbuf, errlen, "OMNIPROF_KERNEL_EXCLUDE_REGEX='%s' is not a usable POSIX extended regex: %s", exc, why);
             return OMNIPROF_STATUS_ERROR_PARSE;
         }
         p->have_exclude = 1;

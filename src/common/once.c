@@ -1,0 +1,46 @@
+/* once.c — the process-wide table of messages already printed (once.h). */
+#include "common/once.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define OP_ONCE_SLOTS 1024 /* a power of two; the same in every copy (one build) */
+
+/* Default visibility on purpose: every shared object's copy binds to one table (once.h). */
+__attribute__((visibility("default"))) _Atomic uint64_t op_common_once_table[OP_ONCE_SLOTS];
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1; /* 0 marks a free slot */
+}
+
+bool op_once(const char *text)
+{
+    uint64_t h = fnv1a(text ? text : "");
+    for (unsigned k = 0; k < OP_ONCE_SLOTS; k++) {
+        _Atomic uint64_t *slot = &op_common_once_table[(h + k) & (OP_ONCE_SLOTS - 1)];
+        uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
+        if (cur == h) return false;
+        if (cur == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong(slot, &expected, h)) return true;
+            if (expected == h) return false;
+        }
+    }
+    return true; /* full: say it again rather than never */
+}
+
+void op_log_once(op_log_level level, const char *fmt, ...)
+{
+    if ((int)level > (int)op_log_get_level()) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (op_once(line)) op_log(level, "%s", line);
+}

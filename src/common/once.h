@@ -1,0 +1,23 @@
+/* once.h — "say it once per process": a message that several parts of omniprof would print
+ * (each shared object — the SDK, the tool, the CPU backend — has its own copy of src/common and
+ * reads the same environment) is printed by the first one only.
+ *
+ * The record of what was said is one table per process, shared by every copy: its symbol,
+ * op_common_once_table, is exported with default visibility (and listed in the SDK's version
+ * script), so the dynamic linker binds every copy's reference to the first definition loaded.
+ * Entries are 64-bit hashes of the message text, inserted with compare-and-swap (lock-free,
+ * async-signal-safe). When the table is full, messages are printed again rather than lost. */
+#ifndef OMNIPROF_COMMON_ONCE_H
+#define OMNIPROF_COMMON_ONCE_H
+
+#include <stdbool.h>
+
+#include "common/log.h"
+
+/* True the first time this process asks about `text` (any copy of src/common). */
+bool op_once(const char *text);
+
+/* op_log, but a message already printed by this process is not printed again. */
+void op_log_once(op_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* OMNIPROF_COMMON_ONCE_H */

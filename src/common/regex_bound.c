@@ -1,0 +1,137 @@
+/* regex_bound.c — the size estimate and bounded compile of regex_bound.h.
+ *
+ * The estimate walks the pattern once with a stack of open groups. Each frame keeps the sum of
+ * the atoms seen in the group so far and the weight of the last atom (what a following
+ * repetition applies to). Bracket expressions ("[]a-z[:digit:]]") and escapes are one atom.
+ * Malformed patterns are not judged here: regcomp reports them with its own message. */
+#include "common/regex_bound.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUPS 256
+
+typedef struct frame {
+    double sum, last;
+} frame;
+
+/* End of the bracket expression starting at p ('['): the index after its ']'. */
+static const char *skip_bracket(const char *p)
+{
+    p++;
+    if (*p == '^') p++;
+    if (*p == ']') p++;
+    while (*p && *p != ']') {
+        if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+            char close = p[1];
+            const char *e = p + 2;
+            while (*e && !(e[0] == close && e[1] == ']')) e++;
+            p = *e ? e + 2 : e;
+        } else {
+            p++;
+        }
+    }
+    return *p ? p + 1 : p;
+}
+
+/* The factor of a repetition "{m}", "{m,}", "{m,n}" at p; *end past it. 0 if not one. */
+static double bound_factor(const char *p, const char **end)
+{
+    const char *q = p + 1;
+    char *e;
+    unsigned long m = strtoul(q, &e, 10), n;
+    if (e == q) return 0;
+    if (*e == '}') {
+        *end = e + 1;
+        return m ? (double)m : 1;
+    }
+    if (*e != ',') return 0;
+    q = e + 1;
+    if (*q == '}') {
+        *end = q + 1;
+        return (double)m + 1;
+    }
+    n = strtoul(q, &e, 10);
+    if (e == q || *e != '}') return 0;
+    *end = e + 1;
+    return n ? (double)n : 1;
+}
+
+double op_regex_weight(const char *pattern)
+{
+    frame stack[MAX_GROUPS + 1];
+    int depth = 0;
+    stack[0] = (frame){0, 0};
+    for (const char *p = pattern; *p;) {
+        frame *f = &stack[depth];
+        double factor = 0, atom = -1;
+        const char *next = p + 1;
+        switch (*p) {
+        case '(':
+            if (depth < MAX_GROUPS) stack[++depth] = (frame){0, 0};
+            break;
+        case ')':
+            if (depth > 0) {
+                atom = stack[depth].sum;
+                f = &stack[--depth];
+            }
+            break;
+        case '|': f->last = 0; break;
+        case '*': case '+': case '?': factor = 2; break;
+        case '{': factor = bound_factor(p, &next); if (factor == 0) atom = 1; break;
+        case '[': next = skip_bracket(p); atom = 1; break;
+        case '\\': if (p[1]) next = p + 2; atom = 1; break;
+        case '^': case '$': break;
+        default: atom = 1; break;
+        }
+        if (atom >= 0) {
+            f->sum += atom;
+            f->last = atom;
+        } else if (factor > 0) {
+            f->sum += f->last * (factor - 1);
+            f->last *= factor;
+        }
+        if (f->sum > 1e15) return 1e15; /* far over any bound: stop counting */
+        p = next;
+    }
+    double total = 0;
+    for (int d = 0; d <= depth; d++) total += stack[d].sum;
+    return total;
+}
+
+int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, size_t errlen)
+{
+    size_t len = strlen(pattern);
+    if (len > OP_REGEX_MAX_LENGTH) {
+        snprintf(err, errlen, "longer than %d characters", OP_REGEX_MAX_LENGTH);
+        return -1;
+    }
+    for (const char *p = pattern; *p; p++) {
+        if (*p == '[') {
+            p = skip_bracket(p) - 1;
+            continue;
+        }
+        if (p[0] == '\\' && p[1] >= '1' && p[1] <= '9') {
+            snprintf(err, errlen, "backreferences (\\%c) are not supported", p[1]);
+            return -1;
+        }
+        if (p[0] == '\\' && p[1]) p++;
+    }
+    double w = op_regex_weight(pattern);
+    if (w > OP_REGEX_MAX_WEIGHT) {
+        snprintf(err, errlen,
+                 "too large once its repetitions are expanded (about %.3g elements, at most %.0f); use fewer or "
+                 "smaller {m,n} counts",
+                 w, OP_REGEX_MAX_WEIGHT);
+        return -1;
+    }
+    int rc = regcomp(re, pattern, REG_EXTENDED | cflags);
+    if (rc != 0) {
+        regerror(rc, re, err, errlen);
+        regfree(re);
+        return -1;
+    }
+    return 0;
+}
