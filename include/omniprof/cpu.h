@@ -106,6 +106,35 @@ typedef enum omniprof_function_wrapper_operation_t {
  * listed by `omniprof avail --cpu-events` and given by OMNIPROF_SAMPLING_PERF_EVENTS; an event
  * the kernel refused is left out of the list (and of the values). */
 
+/* ---- The CPU backend's catalog ----------------------------------------------------------------
+ * Exported by libomniprof-backend-cpu.so itself (not the SDK): a client that wants the lists
+ * without sampling anything (`omniprof avail --cpu-events --components`) dlopens the backend
+ * with RTLD_LOCAL and calls these. Each probes nothing but what it says. */
+
+/* One perf_event counter a CPU sample can carry (OMNIPROF_SAMPLING_PERF_EVENTS). */
+typedef struct omniprof_cpu_event_info_t {
+    uint64_t size;           /* sizeof(omniprof_cpu_event_info_t) */
+    const char *name;        /* "task-clock", "cycles", ... */
+    const char *description;
+    int is_hardware;         /* needs a PMU */
+    int available;           /* perf_event_open accepted it on the calling thread just now */
+    const char *reason;      /* when not available: why, in words ("" otherwise) */
+} omniprof_cpu_event_info_t;
+
+/* One measurement component of the region profile (OMNIPROF_COMPONENTS). */
+typedef struct omniprof_cpu_component_info_t {
+    uint64_t size; /* sizeof(omniprof_cpu_component_info_t) */
+    const char *name;
+    const char *units;
+    const char *description;
+} omniprof_cpu_component_info_t;
+
+/* cb is called once per item, in catalog order; a non-zero return stops the iteration. */
+typedef int (*omniprof_cpu_event_cb_t)(const omniprof_cpu_event_info_t *info, void *data);
+typedef int (*omniprof_cpu_component_cb_t)(const omniprof_cpu_component_info_t *info, void *data);
+OMNIPROF_API omniprof_status_t omniprof_cpu_iterate_events(omniprof_cpu_event_cb_t cb, void *data);
+OMNIPROF_API omniprof_status_t omniprof_cpu_iterate_components(omniprof_cpu_component_cb_t cb, void *data);
+
 OMNIPROF_EXTERN_C_END
 
 #endif /* OMNIPROF_CPU_H */

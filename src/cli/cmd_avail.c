@@ -1,10 +1,11 @@
 /* cmd_avail.c — `omniprof avail`: what this build can collect and how it is configured.
  *
  *   --settings [--format text|json]   every OMNIPROF_* setting: name, variable, type, default,
- *                                     choices, description (the registry, settings.def)
+ *                                     choices or valid range, description (settings.def)
  *   --counters, --pmc-check ...       hardware counters (the counters module, when built)
  *   --components, --cpu-events        CPU components and events (the CPU module, when built)
  * With no section, --settings is printed. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +38,9 @@ static int print_settings(int json)
             json_string(out, s->type_name);
             fputs(", \"default\": ", out);
             json_string(out, s->default_value);
-            fputs(", \"choices\": ", out);
+            bool numeric = s->type == OP_SETTING_TYPE_INT || s->type == OP_SETTING_TYPE_UINT ||
+                           s->type == OP_SETTING_TYPE_DOUBLE;
+            fputs(numeric ? ", \"range\": " : ", \"choices\": ", out);
             json_string(out, s->choices);
             fputs(", \"description\": ", out);
             json_string(out, s->description);
@@ -51,7 +54,8 @@ static int print_settings(int json)
         const op_setting_info *s = op_setting_get_info((op_setting_id)i);
         const char *def = s->default_value[0] ? s->default_value : "\"\"";
         fprintf(out, "%-28s %-38s %-7s %-18s %s", s->env_name + 9, s->env_name, s->type_name, def, s->description);
-        if (s->choices[0]) fprintf(out, " [%s]", s->choices);
+        if (s->type == OP_SETTING_TYPE_ENUM || s->type == OP_SETTING_TYPE_LIST) fprintf(out, " [%s]", s->choices);
+        else if (s->choices[0]) fprintf(out, " (valid: %s)", s->choices);
         fputc('\n', out);
     }
     return 0;

@@ -3,49 +3,19 @@
  *
  *   --components   the measurement components of the region profile (OMNIPROF_COMPONENTS)
  *   --cpu-events   the perf_event counters a sample can carry (OMNIPROF_SAMPLING_PERF_EVENTS),
- *                  each probed here with perf_event_open on this process: "yes", or "no" with
- *                  the kernel's reason (no PMU in a VM, perf_event_paranoid, ...)
+ *                  each probed on this process: "yes", or "no" with the kernel's reason (no PMU
+ *                  in a VM, perf_event_paranoid, ...)
  *   --format text|json   (text by default)
- * Exit status: 0, or 2 for a bad option. The catalog is cpu_catalog.h (data only): the CLI
- * never loads the backend library itself. */
-#include <errno.h>
+ * Both lists come from the CPU backend through its catalog calls (include/omniprof/cpu.h):
+ * the library is loaded with RTLD_LOCAL, so its interposers (pthread_create, fork, ...) stay
+ * out of this process's symbol lookups. Exit status: 0; 1 when the CPU backend is not built. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "backend/cpu/cpu_catalog.h"
+#include "cli/cli_lib.h"
 #include "cli/commands.h"
-
-static int probe(const op_cpu_catalog_event *e)
-{
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = e->type;
-    attr.config = e->config;
-    attr.exclude_hv = 1;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0) {
-        attr.exclude_kernel = 1;
-        fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    }
-    if (fd < 0) return -errno;
-    close(fd);
-    return 0;
-}
-
-static const char *why(int rc)
-{
-    switch (-rc) {
-    case ENOENT:
-    case EOPNOTSUPP: return "not supported here (no PMU or no such event)";
-    case EACCES:
-    case EPERM: return "not permitted (see /proc/sys/kernel/perf_event_paranoid)";
-    case ENOSYS: return "perf_event_open not available";
-    default: return strerror(-rc);
-    }
-}
+#include "omniprof/cpu.h"
 
 static void json_str(const char *s)
 {
@@ -55,6 +25,51 @@ static void json_str(const char *s)
         putchar(*s);
     }
     putchar('"');
+}
+
+typedef struct print_ctx {
+    int json;
+    size_t n;
+} print_ctx;
+
+static int print_component(const omniprof_cpu_component_info_t *c, void *data)
+{
+    print_ctx *p = data;
+    if (p->json) {
+        printf("%s{\"name\": ", p->n ? ", " : "");
+        json_str(c->name);
+        printf(", \"units\": ");
+        json_str(c->units);
+        printf(", \"description\": ");
+        json_str(c->description);
+        printf("}");
+    } else {
+        printf("  %-18s %-6s %s\n", c->name, c->units, c->description);
+    }
+    p->n++;
+    return 0;
+}
+
+static int print_event(const omniprof_cpu_event_info_t *e, void *data)
+{
+    print_ctx *p = data;
+    if (p->json) {
+        printf("%s{\"name\": ", p->n ? ", " : "");
+        json_str(e->name);
+        printf(", \"type\": \"%s\", \"available\": %s, \"description\": ", e->is_hardware ? "hardware" : "software",
+               e->available ? "true" : "false");
+        json_str(e->description);
+        if (!e->available) {
+            printf(", \"reason\": ");
+            json_str(e->reason);
+        }
+        printf("}");
+    } else {
+        printf("  %-18s %-9s %-5s %s%s%s\n", e->name, e->is_hardware ? "hardware" : "software",
+               e->available ? "yes" : "no", e->description, e->available ? "" : " — ", e->available ? "" : e->reason);
+    }
+    p->n++;
+    return 0;
 }
 
 int op_avail_components(int argc, char **argv)
@@ -68,58 +83,39 @@ int op_avail_components(int argc, char **argv)
         else if (!strncmp(a, "--format=", 9)) json = !strcmp(a + 9, "json");
         else if (!strcmp(a, "--json")) json = 1;
     }
+    char err[512];
+    void *h = cli_dlopen("libomniprof-backend-cpu.so", RTLD_NOW | RTLD_LOCAL, err, sizeof(err));
+    omniprof_status_t (*iter_events)(omniprof_cpu_event_cb_t, void *) = NULL;
+    omniprof_status_t (*iter_components)(omniprof_cpu_component_cb_t, void *) = NULL;
+    if (h) {
+        *(void **)&iter_events = dlsym(h, "omniprof_cpu_iterate_events");
+        *(void **)&iter_components = dlsym(h, "omniprof_cpu_iterate_components");
+    }
+    if (!iter_events || !iter_components) {
+        fprintf(stderr, "omniprof avail: the CPU backend is not available: %s\n", h ? "it has no catalog calls" : err);
+        return 1;
+    }
+    print_ctx p = {json, 0};
     if (json) printf("{");
     if (components) {
-        if (json) {
-            printf("\"components\": [");
-            for (size_t i = 0; i < OP_CPU_CATALOG_N_COMPONENTS; i++) {
-                const op_cpu_catalog_component *c = &op_cpu_catalog_components[i];
-                printf("%s{\"name\": ", i ? ", " : "");
-                json_str(c->name);
-                printf(", \"units\": ");
-                json_str(c->units);
-                printf(", \"description\": ");
-                json_str(c->description);
-                printf("}");
-            }
-            printf("]");
-        } else {
+        if (json) printf("\"components\": [");
+        else {
             printf("CPU components (OMNIPROF_COMPONENTS; per region: count, sum, mean, min, max, stddev, self)\n");
             printf("  %-18s %-6s %s\n", "NAME", "UNITS", "DESCRIPTION");
-            for (size_t i = 0; i < OP_CPU_CATALOG_N_COMPONENTS; i++)
-                printf("  %-18s %-6s %s\n", op_cpu_catalog_components[i].name, op_cpu_catalog_components[i].units,
-                       op_cpu_catalog_components[i].description);
         }
+        iter_components(print_component, &p);
+        if (json) printf("]");
     }
     if (events) {
-        if (json) {
-            printf("%s\"cpu_events\": [", components ? ", " : "");
-            for (size_t i = 0; i < OP_CPU_CATALOG_N_EVENTS; i++) {
-                const op_cpu_catalog_event *e = &op_cpu_catalog_events[i];
-                int rc = probe(e);
-                printf("%s{\"name\": ", i ? ", " : "");
-                json_str(e->name);
-                printf(", \"type\": \"%s\", \"available\": %s, \"description\": ",
-                       e->type == PERF_TYPE_HARDWARE ? "hardware" : "software", rc == 0 ? "true" : "false");
-                json_str(e->description);
-                if (rc) {
-                    printf(", \"reason\": ");
-                    json_str(why(rc));
-                }
-                printf("}");
-            }
-            printf("]");
-        } else {
+        p.n = 0;
+        if (json) printf("%s\"cpu_events\": [", components ? ", " : "");
+        else {
             if (components) printf("\n");
             printf("CPU perf events (OMNIPROF_SAMPLING_PERF_EVENTS, up to 8 per sample)\n");
             printf("  %-18s %-9s %-5s %s\n", "NAME", "TYPE", "AVAIL", "DESCRIPTION");
-            for (size_t i = 0; i < OP_CPU_CATALOG_N_EVENTS; i++) {
-                const op_cpu_catalog_event *e = &op_cpu_catalog_events[i];
-                int rc = probe(e);
-                printf("  %-18s %-9s %-5s %s%s%s\n", e->name, e->type == PERF_TYPE_HARDWARE ? "hardware" : "software",
-                       rc == 0 ? "yes" : "no", e->description, rc ? " — " : "", rc ? why(rc) : "");
-            }
         }
+        iter_events(print_event, &p);
+        if (json) printf("]");
     }
     if (json) printf("}\n");
     return 0;

@@ -44,6 +44,8 @@ cat >"$tmp/extra.xml" <<'X'
 X
 check extra 0 'MY_RATIO  *= dram__bytes_read.sum / dram__bytes_write.sum' -- env OMNIPROF_EXTRA_METRICS="$tmp/extra.xml" "$bin" avail --counters --chip GH100 --derived
 check extra-check 0 'need 1 pass' -- env OMNIPROF_EXTRA_METRICS="$tmp/extra.xml" "$bin" avail --pmc-check MY_RATIO --chip GH100
+check extra-option 0 'need 1 pass' -- "$bin" avail --pmc-check MY_RATIO --chip GH100 --extra-metrics "$tmp/extra.xml"
+check extra-missing 2 "unknown counter or metric 'MY_RATIO'" -- "$bin" avail --pmc-check MY_RATIO --chip GH100
 cat >"$tmp/bad.xml" <<'X'
 <omniprof-metrics><global>
   <metric name="BROKEN" expr="dram__bytes_read.sum * * 2"/>

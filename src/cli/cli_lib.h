@@ -1,0 +1,63 @@
+/* cli_lib.h — what the omniprof binary's commands share: where omniprof's libraries are, the
+ * SDK's counters API (loaded with dlopen: the binary must start without the SDK), and counter
+ * pass planning, which `omniprof avail --pmc-check` prints and `omniprof run --pmc` checks
+ * before the program starts. */
+#ifndef OMNIPROF_CLI_CLI_LIB_H
+#define OMNIPROF_CLI_CLI_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "omniprof/counters.h"
+
+/* omniprof's library directory: ../lib beside this binary (or lib64, or the multiarch
+ * directory, whichever holds libomniprof-tool.so). Returns 0, or -1 when there is none. */
+int cli_lib_dir(char *out, size_t outlen);
+
+/* dlopen `soname` from the library directory, else from the loader's search path. Returns the
+ * handle, or NULL with dlerror's text in err. */
+void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen);
+
+/* The public counters API of libomniprof-sdk.so (include/omniprof/counters.h). */
+typedef struct cli_counters_api {
+    omniprof_status_t (*find)(const char *, const char *, omniprof_counter_id_t *);
+    omniprof_status_t (*suggest)(const char *, const char *, const char **, size_t, size_t *);
+    omniprof_status_t (*iterate)(const char *, uint32_t, omniprof_counter_iterate_cb_t, void *);
+    omniprof_status_t (*chips)(omniprof_status_t (*)(const char *, void *), void *);
+    omniprof_status_t (*info)(omniprof_counter_id_t, omniprof_counter_info_version_t, void *);
+    omniprof_status_t (*config)(const char *, const omniprof_counter_id_t *, size_t, omniprof_counter_config_id_t *);
+    omniprof_status_t (*passes)(omniprof_counter_config_id_t, size_t *, size_t *);
+    omniprof_status_t (*destroy)(omniprof_counter_config_id_t);
+    omniprof_status_t (*load_definition)(const char *, size_t, uint32_t, char *, size_t);
+    const char *(*status_string)(omniprof_status_t);
+    const char *(*last_error)(void);
+} cli_counters_api;
+
+/* Loads the SDK once. Returns the API, or NULL with the reason in err. */
+const cli_counters_api *cli_counters(char *err, size_t errlen);
+
+/* Does the counters backend know `chip`? (Prints nothing.) */
+bool cli_chip_known(const cli_counters_api *api, const char *chip);
+
+/* Result of planning one counter set (one --pmc group). */
+typedef enum cli_pmc_status {
+    CLI_PMC_OK = 0,
+    CLI_PMC_UNAVAILABLE = 1,     /* no SDK or no counters backend in this build */
+    CLI_PMC_BAD = 2,             /* unknown chip or counter, a metrics file that does not load */
+    CLI_PMC_NOT_COLLECTABLE = 3, /* more passes than the replay mode or OMNIPROF_PMC_MAX_PASSES allow */
+} cli_pmc_status;
+
+typedef struct cli_pmc_plan {
+    cli_pmc_status status;
+    size_t n_counters, passes, n_base;
+    char chip[64];
+    bool chip_assumed;   /* no chip given: GH100 */
+    char message[2048];  /* why it is not OK (one line per problem, "closest: ..." for names) */
+} cli_pmc_plan;
+
+/* Plan `names` on `chip` (NULL: GH100) in `replay_mode` ("kernel" or "none"), after loading
+ * the metrics files of `extra_metrics` (':'-separated, NULL for none) into the SDK. */
+cli_pmc_status cli_pmc_plan_set(const char *const *names, size_t n, const char *chip, const char *replay_mode,
+                                const char *extra_metrics, cli_pmc_plan *out);
+
+#endif /* OMNIPROF_CLI_CLI_LIB_H */

@@ -1,0 +1,441 @@
+/* cmd_run_input.c — options from `omniprof run -i FILE`, as rocprofv3 takes them
+ * (ref/rocprofiler-sdk.md §5): a JSON or YAML object whose keys are the long option names
+ * ("kernel_trace" or "kernel-trace"), optionally as rocprofv3's `jobs` list, or a text file
+ * of `pmc: A B C` lines, one pass per line.
+ *
+ * Format: by extension (.json, .yaml/.yml, .txt), else by content (a '{' first: JSON; only
+ * `pmc:` lines and comments: text; otherwise YAML). JSON is read by common/json_parse.c; YAML
+ * by libyaml, loaded with dlopen when a YAML file is given (the launcher must start on a machine
+ * without it), into the same tree. Values: true/false, strings, numbers, lists of scalars for
+ * multi-valued options; null leaves an option unset.
+ *
+ * Several jobs run the program once per job; jobs may differ only in `pmc` (their groups
+ * become the `--pmc` groups, in order). A key also given on the command line with a different
+ * value is an error naming both (rocprofv3's rule). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cmd_run.h"
+#include "common/json_parse.h"
+
+#define INPUT_MAX_BYTES (16u << 20)
+#define YAML_MAX_NODES 100000
+
+/* ---- reading the file --------------------------------------------------------------------- */
+
+static char *read_file(const char *file, size_t *len)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        run_usage_error("-i %s: cannot open: %s", file, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+        if (n + 1 >= cap) {
+            if (cap >= INPUT_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                run_usage_error("-i %s: larger than %u MiB; an options file is small", file, INPUT_MAX_BYTES >> 20);
+                return NULL;
+            }
+            char *t = realloc(buf, cap * 2);
+            if (!t) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = t;
+            cap *= 2;
+        }
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        run_usage_error("-i %s: cannot read the file", file);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* ---- YAML through libyaml (dlopen) -------------------------------------------------------- */
+
+#ifdef OMNIPROF_HAVE_YAML
+#include <dlfcn.h>
+#include <yaml.h>
+
+typedef struct yaml_api {
+    int (*init)(yaml_parser_t *);
+    void (*del)(yaml_parser_t *);
+    void (*input)(yaml_parser_t *, const unsigned char *, size_t);
+    int (*load)(yaml_parser_t *, yaml_document_t *);
+    void (*doc_del)(yaml_document_t *);
+    yaml_node_t *(*root)(yaml_document_t *);
+    yaml_node_t *(*node)(yaml_document_t *, int);
+} yaml_api;
+
+static int yaml_load_api(yaml_api *a, char *err, size_t errlen)
+{
+    void *h = dlopen("libyaml-0.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(err, errlen, "YAML input needs libyaml (libyaml-0.so.2), which cannot be loaded: %s", dlerror());
+        return -1;
+    }
+    *(void **)&a->init = dlsym(h, "yaml_parser_initialize");
+    *(void **)&a->del = dlsym(h, "yaml_parser_delete");
+    *(void **)&a->input = dlsym(h, "yaml_parser_set_input_string");
+    *(void **)&a->load = dlsym(h, "yaml_parser_load");
+    *(void **)&a->doc_del = dlsym(h, "yaml_document_delete");
+    *(void **)&a->root = dlsym(h, "yaml_document_get_root_node");
+    *(void **)&a->node = dlsym(h, "yaml_document_get_node");
+    if (!a->init || !a->del || !a->input || !a->load || !a->doc_del || !a->root || !a->node) {
+        snprintf(err, errlen, "libyaml-0.so.2 lacks the document API");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct yconv {
+    const yaml_api *api;
+    yaml_document_t *doc;
+    size_t budget; /* nodes left: an alias repeated many times cannot blow the tree up */
+    char *err;
+    size_t errlen;
+} yconv;
+
+static op_json *yaml_node_to_json(yconv *c, yaml_node_t *n, int depth)
+{
+    int line = (int)n->start_mark.line + 1, col = (int)n->start_mark.column + 1;
+    if (c->budget-- == 0 || depth > OP_JSON_MAX_DEPTH) {
+        snprintf(c->err, c->errlen, "line %d, column %d: too many or too deeply nested values", line, col);
+        return NULL;
+    }
+    if (n->type == YAML_SCALAR_NODE) {
+        const char *v = (const char *)n->data.scalar.value;
+        bool plain = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        if (plain && (!*v || !strcmp(v, "~") || !strcasecmp(v, "null"))) return op_json_new(OP_JSON_NULL, NULL, line, col);
+        return op_json_new(OP_JSON_STRING, v, line, col);
+    }
+    bool map = n->type == YAML_MAPPING_NODE;
+    op_json *out = op_json_new(map ? OP_JSON_OBJECT : OP_JSON_ARRAY, NULL, line, col);
+    if (!out) return NULL;
+    if (map) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = c->api->node(c->doc, p->key), *v = c->api->node(c->doc, p->value);
+            if (!k || !v || k->type != YAML_SCALAR_NODE) {
+                snprintf(c->err, c->errlen, "line %d, column %d: a key must be a plain word", line, col);
+                op_json_free(out);
+                return NULL;
+            }
+            op_json *item = yaml_node_to_json(c, v, depth + 1);
+            if (!item) {
+                op_json_free(out);
+                return NULL;
+            }
+            item->key = run_xstrdup((const char *)k->data.scalar.value);
+            op_json_append(out, item);
+        }
+    } else {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+            yaml_node_t *v = c->api->node(c->doc, *it);
+            op_json *item = v ? yaml_node_to_json(c, v, depth + 1) : NULL;
+            if (!item) {
+                op_json_free(out);
+                return NULL;
+            }
+            op_json_append(out, item);
+        }
+    }
+    return out;
+}
+
+static op_json *parse_yaml(const char *text, size_t len, char *err, size_t errlen)
+{
+    yaml_api api;
+    if (yaml_load_api(&api, err, errlen) != 0) return NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!api.init(&parser)) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    api.input(&parser, (const unsigned char *)text, len);
+    op_json *out = NULL;
+    if (!api.load(&parser, &doc)) {
+        snprintf(err, errlen, "line %zu, column %zu: %s%s%s", parser.problem_mark.line + 1,
+                 parser.problem_mark.column + 1, parser.problem ? parser.problem : "not valid YAML",
+                 parser.context ? " " : "", parser.context ? parser.context : "");
+    } else {
+        yaml_node_t *root = api.root(&doc);
+        if (!root) snprintf(err, errlen, "the file holds no document");
+        else {
+            yconv c = {&api, &doc, YAML_MAX_NODES, err, errlen};
+            out = yaml_node_to_json(&c, root, 0);
+        }
+        api.doc_del(&doc);
+    }
+    api.del(&parser);
+    return out;
+}
+#else
+static op_json *parse_yaml(const char *text, size_t len, char *err, size_t errlen)
+{
+    (void)text;
+    (void)len;
+    snprintf(err, errlen, "YAML input is not built into this omniprof (libyaml-dev was missing); use JSON");
+    return NULL;
+}
+#endif
+
+/* ---- text `pmc:` lines -------------------------------------------------------------------- */
+
+/* Is every line a comment, empty, or `pmc: ...`? (The old rocprof text format.) */
+static bool is_pmc_text(const char *text)
+{
+    bool any = false;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *s = p;
+        while (s < p + n && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+        if (s < p + n && *s != '#') {
+            if (strncmp(s, "pmc", 3) != 0) return false;
+            const char *c = s + 3;
+            while (*c == ' ' || *c == '\t') c++;
+            if (*c != ':') return false;
+            any = true;
+        }
+        p += n;
+        if (*p) p++;
+    }
+    return any;
+}
+
+/* The text format as a tree: {"jobs": [{"pmc": "A B"}, ...]}. */
+static op_json *parse_pmc_text(const char *text)
+{
+    op_json *root = op_json_new(OP_JSON_OBJECT, NULL, 1, 1), *jobs = op_json_new(OP_JSON_ARRAY, NULL, 1, 1);
+    if (!root || !jobs) exit(1);
+    jobs->key = run_xstrdup("jobs");
+    op_json_append(root, jobs);
+    int line = 1;
+    for (const char *p = text; *p; line++) {
+        size_t n = strcspn(p, "\n");
+        char buf[4096];
+        snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) - 1 ? n : sizeof(buf) - 1), p);
+        char *hash = strchr(buf, '#');
+        if (hash) *hash = '\0';
+        char *colon = strchr(buf, ':');
+        if (colon) {
+            char *v = colon + 1;
+            for (char *c = v; *c; c++)
+                if (*c == ',' || *c == '\t' || *c == '\r') *c = ' ';
+            while (*v == ' ') v++;
+            size_t vl = strlen(v);
+            while (vl && v[vl - 1] == ' ') v[--vl] = '\0';
+            op_json *job = op_json_new(OP_JSON_OBJECT, NULL, line, 1), *pmc = op_json_new(OP_JSON_STRING, v, line, 1);
+            if (!job || !pmc) exit(1);
+            pmc->key = run_xstrdup("pmc");
+            op_json_append(job, pmc);
+            op_json_append(jobs, job);
+        }
+        p += n;
+        if (*p) p++;
+    }
+    return root;
+}
+
+/* ---- merging into the options ------------------------------------------------------------- */
+
+/* A value as option text: scalars as written, a list of scalars joined by spaces. Returns a
+ * malloc'd text; NULL for null (not set) with *null = true, or NULL with a message. */
+static char *value_text(const op_json *v, bool *null, char *err, size_t errlen)
+{
+    *null = false;
+    if (v->type == OP_JSON_NULL) {
+        *null = true;
+        return NULL;
+    }
+    if (v->type != OP_JSON_ARRAY && v->type != OP_JSON_OBJECT) return run_xstrdup(v->text ? v->text : "");
+    if (v->type == OP_JSON_OBJECT) {
+        snprintf(err, errlen, "line %d: \"%s\" is an object; expected a value or a list of values", v->line, v->key);
+        return NULL;
+    }
+    char *acc = NULL;
+    for (const op_json *it = v->child; it; it = it->next) {
+        if (it->type == OP_JSON_ARRAY || it->type == OP_JSON_OBJECT) {
+            free(acc);
+            snprintf(err, errlen, "line %d: \"%s\" holds a nested %s; expected a list of words", it->line, v->key,
+                     op_json_type_name(it->type));
+            return NULL;
+        }
+        if (it->type != OP_JSON_NULL) run_append_word(&acc, it->text);
+    }
+    return acc ? acc : run_xstrdup("");
+}
+
+/* Set option `key` of a job to `v`. An option already given keeps its value when it is the
+ * same; a different one is an error naming both places. */
+static int merge_member(run_opts *ro, const op_json *v, const char *file, char *err, size_t errlen)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%s", v->key);
+    for (char *c = name; *c; c++)
+        if (*c == '_') *c = '-';
+    const run_option *o = run_option_by_long(name, strlen(name));
+    if (!o || o->id == O_INPUT || o->id == O_HELP) {
+        snprintf(err, errlen,
+                 "line %d: unknown option \"%s\"; keys are the long option names of `omniprof run --help` (e.g. "
+                 "\"kernel_trace\", \"output_directory\")",
+                 v->line, v->key);
+        return -1;
+    }
+    bool null;
+    char *text = value_text(v, &null, err, errlen);
+    if (!text) return null ? 0 : -1;
+    char why[256];
+    char *norm = run_normalize_value(o, text, why, sizeof(why));
+    free(text);
+    if (!norm) {
+        snprintf(err, errlen, "line %d: %s", v->line, why);
+        return -1;
+    }
+    if (ro->set[o->id]) {
+        bool same = run_same_value(o, ro->value[o->id], norm);
+        if (!same) {
+            snprintf(err, errlen, "--%s is '%s' on the command line but '%s' in %s; give it in one place only",
+                     o->long_name, ro->value[o->id], norm, file);
+            free(norm);
+            return -1;
+        }
+        free(norm);
+        return 0;
+    }
+    ro->value[o->id] = norm;
+    ro->set[o->id] = true;
+    ro->origin[o->id] = file;
+    return 0;
+}
+
+static int merge_job(run_opts *ro, const op_json *job, const char *file, bool skip_pmc, char *err, size_t errlen)
+{
+    if (job->type != OP_JSON_OBJECT) {
+        snprintf(err, errlen, "line %d: a job must be an object of options, not %s", job->line,
+                 op_json_type_name(job->type));
+        return -1;
+    }
+    for (const op_json *m = job->child; m; m = m->next) {
+        if (skip_pmc && strcmp(m->key, "pmc") == 0) continue;
+        if (strcmp(m->key, "jobs") == 0) {
+            snprintf(err, errlen, "line %d: \"jobs\" inside a job", m->line);
+            return -1;
+        }
+        if (merge_member(ro, m, file, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Jobs that differ only in "pmc": one run per job, their groups in order. */
+static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char *err, size_t errlen)
+{
+    if (jobs->type != OP_JSON_ARRAY || jobs->n_children == 0) {
+        snprintf(err, errlen, "line %d: \"jobs\" must be a non-empty list of objects", jobs->line);
+        return -1;
+    }
+    const op_json *first = jobs->child;
+    if (jobs->n_children == 1) return merge_job(ro, first, file, false, err, errlen);
+    char *groups = NULL;
+    for (const op_json *j = first; j; j = j->next) {
+        if (j->type != OP_JSON_OBJECT) return merge_job(ro, j, file, false, err, errlen); /* the message */
+        /* Every member other than pmc must be the same in every job. */
+        for (const op_json *m = j->child; m; m = m->next) {
+            if (!strcmp(m->key, "pmc")) continue;
+            const op_json *f = op_json_get(first, m->key);
+            bool n1, n2;
+            char *a = f ? value_text(f, &n1, err, errlen) : NULL, *b = value_text(m, &n2, err, errlen);
+            bool same = f && ((a && b && !strcmp(a, b)) || (n1 && n2));
+            free(a);
+            free(b);
+            if (!same) {
+                free(groups);
+                snprintf(err, errlen,
+                         "line %d: jobs differ in \"%s\"; several jobs may differ only in \"pmc\" (one run per job)",
+                         m->line, m->key);
+                return -1;
+            }
+        }
+        const op_json *pmc = op_json_get(j, "pmc");
+        bool null;
+        char *g = pmc ? value_text(pmc, &null, err, errlen) : NULL;
+        if (!g || !*g) {
+            free(g);
+            free(groups);
+            snprintf(err, errlen, "line %d: each of several jobs needs its \"pmc\" counters", j->line);
+            return -1;
+        }
+        if (groups) run_append_word(&groups, ";");
+        run_append_word(&groups, g);
+        free(g);
+    }
+    int rc = merge_job(ro, first, file, true, err, errlen);
+    if (rc == 0 && ro->set[O_PMC] && strcmp(ro->value[O_PMC], groups) != 0) {
+        snprintf(err, errlen, "--pmc is given on the command line and as several jobs in %s; give it in one place only",
+                 file);
+        rc = -1;
+    } else if (rc == 0 && !ro->set[O_PMC]) {
+        ro->value[O_PMC] = groups;
+        ro->set[O_PMC] = true;
+        ro->origin[O_PMC] = file;
+        groups = NULL;
+    }
+    free(groups);
+    return rc;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+int run_load_input(run_opts *ro, const char *file)
+{
+    size_t len;
+    char *text = read_file(file, &len);
+    if (!text) return -1;
+    char err[1024] = "";
+    const char *p = text + strspn(text, " \t\r\n");
+    op_json *root;
+    if (ends_with(file, ".json") || (!ends_with(file, ".yaml") && !ends_with(file, ".yml") && *p == '{'))
+        root = op_json_parse(text, len, err, sizeof(err));
+    else if (ends_with(file, ".txt") || (!ends_with(file, ".yaml") && !ends_with(file, ".yml") && is_pmc_text(text)))
+        root = parse_pmc_text(text);
+    else
+        root = parse_yaml(text, len, err, sizeof(err));
+    free(text);
+    int rc = -1;
+    if (root && root->type != OP_JSON_OBJECT)
+        snprintf(err, sizeof(err), "the file holds %s; expected an object of options (or rocprofv3's \"jobs\" list)",
+                 op_json_type_name(root->type));
+    else if (root) {
+        const op_json *jobs = op_json_get(root, "jobs");
+        if (jobs && root->n_children > 1)
+            snprintf(err, sizeof(err), "give options either inside \"jobs\" or at the top, not both");
+        else
+            rc = jobs ? merge_jobs(ro, jobs, file, err, sizeof(err)) : merge_job(ro, root, file, false, err, sizeof(err));
+    }
+    op_json_free(root);
+    if (rc != 0) {
+        if (strncmp(err, "--", 2) == 0) run_usage_error("%s", err);
+        else run_usage_error("-i %s: %s", file, err);
+    }
+    return rc;
+}

@@ -1,0 +1,384 @@
+/* cmd_run_options.c — the options of `omniprof run` (rocprofv3's, ref/rocprofiler-sdk.md §5):
+ * the table, the command-line parser, the help text.
+ *
+ * Each row names the setting it feeds by its id (OP_SET_*), so an option that names a setting
+ * that does not exist does not compile; cmd_run_env.c turns M_DIRECT/M_INVERT rows into
+ * settings generically and handles the rest one by one.
+ *
+ * Syntax: `--opt`, `--opt=V`, `--opt V`, `-x V`, `-xV`, `-x=V`; booleans `--opt` or
+ * `--opt=true|false`; multi-valued options take every following word up to the next one that
+ * starts with '-' (a negative number such as `-1:2:3` is a word, not an option); `--` ends
+ * the options, the first word that is not an option starts the program. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd_run.h"
+#include "common/number.h"
+#include "common/suggest.h"
+
+/* clang-format off */
+const run_option run_options[] = {
+    {O_KERNEL_TRACE, "kernel-trace", 0, K_BOOL, NULL, NULL, "Tracing", "GPU kernel dispatches",
+     OP_SET_KERNEL_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_MEMORY_COPY_TRACE, "memory-copy-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU memory copies",
+     OP_SET_MEMORY_COPY_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_MEMORY_SET_TRACE, "memory-set-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU memory sets (memset)",
+     OP_SET_MEMORY_SET_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_MEMORY_ALLOCATION_TRACE, "memory-allocation-trace", 0, K_BOOL, NULL, NULL, NULL,
+     "GPU memory allocations and frees", OP_SET_MEMORY_ALLOCATION_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_MARKER_TRACE, "marker-trace", 0, K_BOOL, NULL, NULL, NULL, "user-API (omniprof_range_push...) and NVTX markers",
+     OP_SET_MARKER_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_CUDA_RUNTIME_TRACE, "cuda-runtime-trace", 0, K_BOOL, NULL, NULL, NULL, "CUDA runtime API calls",
+     OP_SET_CUDA_RUNTIME_API_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
+    {O_CUDA_DRIVER_TRACE, "cuda-driver-trace", 0, K_BOOL, NULL, NULL, NULL, "CUDA driver API calls",
+     OP_SET_CUDA_DRIVER_API_TRACE, M_DIRECT, IMPLIED_BY_SYS},
+    {O_SYNC_TRACE, "sync-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU synchronization waits (stream, event, device)",
+     OP_SET_SYNC_TRACE, M_DIRECT, IMPLIED_BY_SYS},
+    {O_RUNTIME_TRACE, "runtime-trace", 'r', K_BOOL, NULL, NULL, NULL,
+     "= --cuda-runtime-trace --kernel-trace --memory-copy-trace --memory-set-trace "
+     "--memory-allocation-trace --marker-trace", -1, M_NONE, 0},
+    {O_SYS_TRACE, "sys-trace", 's', K_BOOL, NULL, NULL, NULL, "= --runtime-trace --cuda-driver-trace --sync-trace",
+     -1, M_NONE, 0},
+    {O_PMC, "pmc", 0, K_MULTI, "COUNTER...", NULL, "Counters and CPU sampling",
+     "hardware counters per kernel dispatch (`omniprof avail --counters`); repeat --pmc to run the "
+     "program once per group", OP_SET_PMC, M_NONE, 0},
+    {O_EXTRA_METRICS, "extra-metrics", 0, K_VALUE, "FILE.xml", NULL, NULL,
+     "add or override metric definitions (':'-separated files)", OP_SET_EXTRA_METRICS, M_NONE, 0},
+    {O_KERNEL_ITERATION_RANGE, "kernel-iteration-range", 0, K_VALUE, "RANGE", NULL, NULL,
+     "which launches of each kernel are counted, 1-based: '[1, [3-5]]' or '1,3-5'",
+     OP_SET_KERNEL_ITERATION_RANGE, M_NONE, 0},
+    {O_SAMPLE, "sample", 0, K_OPTVAL, "[cputime|realtime]", "cputime|realtime", NULL,
+     "call-stack sampling on the thread CPU-time (default) or wall clock", OP_SET_SAMPLE, M_NONE, 0},
+    {O_SAMPLING_FREQ, "sampling-freq", 0, K_VALUE, "HZ", NULL, NULL, "samples per second per thread (default 300)",
+     OP_SET_SAMPLING_FREQ, M_DIRECT, 0},
+    {O_PROCESS_SAMPLING, "process-sampling", 0, K_OPTVAL, "[INTERVAL_SEC]", "#", NULL,
+     "sample process metrics (RSS, CPU time, faults, frequencies) every INTERVAL_SEC (default 0.1)",
+     OP_SET_PROCESS_SAMPLING, M_NONE, 0},
+    {O_OUTPUT_DIRECTORY, "output-directory", 'd', K_VALUE, "DIR", NULL, "Output",
+     "output directory (default: the current directory); placeholders allowed", OP_SET_OUTPUT_PATH, M_NONE, 0},
+    {O_OUTPUT_FILE, "output-file", 'o', K_VALUE, "NAME", NULL, NULL,
+     "file name prefix (default %hostname%/%pid%); the database is DIR/NAME_results.db", OP_SET_OUTPUT_FILE, M_NONE, 0},
+    {O_OUTPUT_FORMAT, "output-format", 'f', K_MULTI, "FORMAT...", NULL, NULL,
+     "rocpd (default), pftrace, json, csv, folded; several allowed; non-rocpd formats are converted after the run",
+     OP_SET_OUTPUT_FORMAT, M_NONE, 0},
+    {O_STATS, "stats", 0, K_BOOL, NULL, NULL, NULL, "after the run, write DIR/NAME_<domain>_stats.csv",
+     OP_SET_STATS, M_DIRECT, 0},
+    {O_SUMMARY, "summary", 'S', K_BOOL, NULL, NULL, NULL, "after the run, print summary tables",
+     OP_SET_SUMMARY, M_DIRECT, 0},
+    {O_SUMMARY_OUTPUT_FILE, "summary-output-file", 0, K_VALUE, "FILE", NULL, NULL,
+     "where the summary goes: stdout, stderr (default) or a file", OP_SET_SUMMARY_OUTPUT_FILE, M_DIRECT, 0},
+    {O_SUMMARY_UNITS, "summary-units", 'u', K_VALUE, "UNIT", NULL, NULL, "sec, msec, usec or nsec (default)",
+     OP_SET_SUMMARY_UNITS, M_DIRECT, 0},
+    {O_KERNEL_INCLUDE_REGEX, "kernel-include-regex", 0, K_VALUE, "REGEX", NULL, "Filtering and control",
+     "count only kernels whose name matches (POSIX extended regex; counters)", OP_SET_KERNEL_INCLUDE_REGEX, M_DIRECT, 0},
+    {O_KERNEL_EXCLUDE_REGEX, "kernel-exclude-regex", 0, K_VALUE, "REGEX", NULL, NULL,
+     "do not count kernels whose name matches", OP_SET_KERNEL_EXCLUDE_REGEX, M_DIRECT, 0},
+    {O_COLLECTION_PERIOD, "collection-period", 'P', K_MULTI, "DELAY:DURATION:REPEAT...", NULL, NULL,
+     "collect only in these windows (REPEAT 0 = forever)", OP_SET_COLLECTION_PERIOD, M_NONE, 0},
+    {O_COLLECTION_PERIOD_UNIT, "collection-period-unit", 0, K_VALUE, "UNIT", NULL, NULL,
+     "unit of --collection-period: hour, min, sec (default), msec, usec, nsec", -1, M_NONE, 0},
+    {O_FLUSH_INTERVAL, "flush-interval", 0, K_VALUE, "MSEC", NULL, NULL,
+     "flush buffers and database every MSEC milliseconds (default 1000; 0 = only at exit)",
+     OP_SET_FLUSH_INTERVAL, M_DIRECT, 0},
+    {O_MANGLED_KERNELS, "mangled-kernels", 'M', K_BOOL, NULL, NULL, NULL, "keep kernel names mangled",
+     OP_SET_DEMANGLE_KERNELS, M_INVERT, 0},
+    {O_TRUNCATE_KERNELS, "truncate-kernels", 'T', K_BOOL, NULL, NULL, NULL,
+     "truncate kernel names to the function name (no arguments, templates)", OP_SET_TRUNCATE_KERNELS, M_DIRECT, 0},
+    {O_PRELOAD, "preload", 0, K_MULTI, "LIB...", NULL, "Advanced", "libraries to put into LD_PRELOAD before omniprof's",
+     -1, M_NONE, 0},
+    {O_LOG_LEVEL, "log-level", 0, K_VALUE, "LEVEL", NULL, NULL, "fatal, error, warning (default), info, trace",
+     OP_SET_LOG_LEVEL, M_DIRECT, 0},
+    {O_DISABLE_SIGNAL_HANDLERS, "disable-signal-handlers", 0, K_BOOL, NULL, NULL, NULL,
+     "do not flush on SIGINT/SIGTERM/SIGQUIT/SIGABRT", OP_SET_SIGNAL_HANDLERS, M_INVERT, 0},
+    {O_ECHO, "echo", 0, K_BOOL, NULL, NULL, NULL, "print the environment and command to stderr, then run", -1, M_NONE, 0},
+    {O_INPUT, "input", 'i', K_VALUE, "FILE", NULL, NULL,
+     "read options from a JSON or YAML file (keys: long option names, '-' or '_') or text 'pmc:' lines",
+     -1, M_NONE, 0},
+    {O_HELP, "help", 'h', K_BOOL, NULL, NULL, NULL, "show this help", -1, M_NONE, 0},
+};
+/* clang-format on */
+
+const int run_n_options = (int)(sizeof(run_options) / sizeof(run_options[0]));
+_Static_assert(sizeof(run_options) / sizeof(run_options[0]) == O__COUNT, "one row per option id, in order");
+
+void run_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("omniprof run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+}
+
+char *run_xstrdup(const char *s)
+{
+    char *p = strdup(s ? s : "");
+    if (!p) {
+        fputs("omniprof run: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+void run_append_word(char **dst, const char *word)
+{
+    if (!*dst || !**dst) {
+        free(*dst);
+        *dst = run_xstrdup(word);
+        return;
+    }
+    size_t a = strlen(*dst), b = strlen(word);
+    char *p = realloc(*dst, a + b + 2);
+    if (!p) {
+        fputs("omniprof run: out of memory\n", stderr);
+        exit(1);
+    }
+    p[a] = ' ';
+    memcpy(p + a + 1, word, b + 1);
+    *dst = p;
+}
+
+const run_option *run_option_by_long(const char *name, size_t n)
+{
+    for (int i = 0; i < run_n_options; i++)
+        if (strlen(run_options[i].long_name) == n && strncmp(run_options[i].long_name, name, n) == 0)
+            return &run_options[i];
+    return NULL;
+}
+
+static const run_option *by_short(char c)
+{
+    for (int i = 0; i < run_n_options && c; i++)
+        if (run_options[i].short_name == c) return &run_options[i];
+    return NULL;
+}
+
+const run_option *run_option_by_id(int id) { return id >= 0 && id < O__COUNT ? &run_options[id] : NULL; }
+
+bool run_opt_true(const run_opts *ro, int id)
+{
+    bool b = false;
+    return ro->set[id] && ro->value[id] && op_parse_bool(ro->value[id], &b) == 0 && b;
+}
+
+/* Does `word` appear in the '|'-separated list? "#" in the list accepts any number. */
+static bool word_in(const char *list, const char *word)
+{
+    if (!list || !word) return false;
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, "|");
+        double d;
+        if (len == 1 && *p == '#') {
+            /* any number, NaN and overflow included: the setting's check then names its range */
+            int rc = op_num_double(word, &d);
+            if (rc != OP_NUM_SYNTAX && rc != OP_NUM_EMPTY) return true;
+        } else if (len == n && strncmp(p, word, n) == 0) {
+            return true;
+        }
+        p += len;
+        if (*p == '|') p++;
+    }
+    return false;
+}
+
+char *run_normalize_value(const run_option *o, const char *text, char *err, size_t errlen)
+{
+    if (o->kind == K_BOOL) {
+        bool b;
+        if (op_parse_bool(text, &b) != 0) {
+            snprintf(err, errlen, "\"%s\" must be true or false, not '%s'", o->long_name, text);
+            return NULL;
+        }
+        return run_xstrdup(b ? "true" : "false");
+    }
+    if (o->kind == K_OPTVAL && *text && strcmp(text, "true") != 0 && !word_in(o->optional_words, text)) {
+        snprintf(err, errlen, "\"%s\" is '%s'; expected %s", o->long_name, text, o->metavar);
+        return NULL;
+    }
+    return run_xstrdup(text);
+}
+
+bool run_same_value(const run_option *o, const char *a, const char *b)
+{
+    if (o->kind == K_BOOL) {
+        bool x, y;
+        return op_parse_bool(a, &x) == 0 && op_parse_bool(b, &y) == 0 && x == y;
+    }
+    return strcmp(a, b) == 0;
+}
+
+/* Store one value of option `o` given on the command line. Returns 0 or -1 (printed). */
+static int store(run_opts *ro, const run_option *o, const char *value, const char *spelled)
+{
+    if (o->kind == K_BOOL) {
+        bool b = true;
+        if (value && op_parse_bool(value, &b) != 0) {
+            run_usage_error("%s='%s' is not valid; expected true or false", spelled, value);
+            return -1;
+        }
+        free(ro->value[o->id]);
+        ro->value[o->id] = run_xstrdup(b ? "true" : "false");
+    } else if (o->kind == K_MULTI) {
+        run_append_word(&ro->value[o->id], value);
+    } else {
+        free(ro->value[o->id]);
+        ro->value[o->id] = run_xstrdup(value ? value : "");
+    }
+    ro->set[o->id] = true;
+    return 0;
+}
+
+/* A word that belongs to a multi-valued option: not an option, or a negative number (so that
+ * `-P -1:2:3` reports the negative delay, not a missing value). */
+static bool is_multi_word(const char *w) { return w[0] != '-' || isdigit((unsigned char)w[1]) || w[1] == '.'; }
+
+static void unknown_option(const char *spelled)
+{
+    const char *names[O__COUNT];
+    char dashed[O__COUNT][48];
+    for (int i = 0; i < run_n_options; i++) {
+        snprintf(dashed[i], sizeof(dashed[i]), "--%s", run_options[i].long_name);
+        names[i] = dashed[i];
+    }
+    const char *close = op_suggest_closest(spelled, names, (size_t)run_n_options);
+    run_usage_error("unknown option '%s'%s%s%s; see `omniprof run --help` for the valid options", spelled,
+                    close ? " (did you mean " : "", close ? close : "", close ? "?)" : "");
+}
+
+/* Option `o` at argv[*i] (already consumed) with an inline value or none: read its values. */
+static int take_values(run_opts *ro, const run_option *o, const char *inline_value, const char *spelled, int *i,
+                       int argc, char **argv)
+{
+    switch (o->kind) {
+    case K_BOOL: return store(ro, o, inline_value, spelled);
+    case K_VALUE:
+        if (!inline_value) {
+            if (*i >= argc || strcmp(argv[*i], "--") == 0) {
+                run_usage_error("option '%s' needs a value: %s", spelled, o->metavar);
+                return -1;
+            }
+            inline_value = argv[(*i)++];
+        }
+        return store(ro, o, inline_value, spelled);
+    case K_MULTI: {
+        int n = 0;
+        /* A repeated --pmc starts a new group: the program runs once per group. */
+        if (o->id == O_PMC && ro->set[O_PMC]) store(ro, o, ";", spelled);
+        if (inline_value) {
+            store(ro, o, inline_value, spelled);
+            n++;
+        }
+        while (*i < argc && is_multi_word(argv[*i])) {
+            store(ro, o, argv[(*i)++], spelled);
+            n++;
+        }
+        if (n == 0) {
+            run_usage_error("option '%s' needs at least one value: %s", spelled, o->metavar);
+            return -1;
+        }
+        return 0;
+    }
+    case K_OPTVAL:
+        if (!inline_value && *i < argc && word_in(o->optional_words, argv[*i])) inline_value = argv[(*i)++];
+        if (inline_value && !word_in(o->optional_words, inline_value)) {
+            run_usage_error("%s='%s' is not valid; expected %s", spelled, inline_value, o->metavar);
+            return -1;
+        }
+        free(ro->value[o->id]);
+        ro->value[o->id] = run_xstrdup(inline_value ? inline_value : "");
+        ro->set[o->id] = true;
+        return 0;
+    }
+    return -1;
+}
+
+int run_parse_command_line(run_opts *ro, int argc, char **argv)
+{
+    int i = 1;
+    while (i < argc) {
+        char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0') break; /* the program */
+        const run_option *o;
+        const char *inline_value = NULL;
+        char spelled[128];
+        if (a[1] == '-') {
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            size_t n = eq ? (size_t)(eq - name) : strlen(name);
+            o = run_option_by_long(name, n);
+            snprintf(spelled, sizeof(spelled), "--%.*s", (int)(n < 100 ? n : 100), name);
+            if (!o) {
+                unknown_option(spelled);
+                return -1;
+            }
+            if (eq) inline_value = eq + 1;
+        } else {
+            o = by_short(a[1]);
+            snprintf(spelled, sizeof(spelled), "-%c", a[1]);
+            if (!o) {
+                run_usage_error("unknown option '%s'; see `omniprof run --help` for the valid options", a);
+                return -1;
+            }
+            if (a[2] == '=') {
+                inline_value = a + 3;
+            } else if (a[2]) {
+                if (o->kind == K_BOOL) {
+                    run_usage_error("option '%s' takes no value (in '%s')", spelled, a);
+                    return -1;
+                }
+                inline_value = a + 2;
+            }
+        }
+        i++;
+        if (take_values(ro, o, inline_value, spelled, &i, argc, argv) != 0) return -1;
+    }
+    ro->program = argv + i;
+    ro->program_argc = argc - i;
+    return 0;
+}
+
+void run_print_help(FILE *out)
+{
+    fprintf(out,
+            "usage: omniprof run [options] -- program [args...]\n"
+            "       omniprof sample [options] -- program [args...]   (= run --sample --summary)\n\n"
+            "Runs the program with omniprof's tool preloaded; each process writes DIR/NAME_results.db\n"
+            "(rocpd schema). Boolean options take --opt or --opt=true|false.\n");
+    for (int i = 0; i < run_n_options; i++) {
+        const run_option *o = &run_options[i];
+        if (o->group) fprintf(out, "\n%s:\n", o->group);
+        char left[96];
+        if (o->short_name)
+            snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->long_name, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "");
+        else
+            snprintf(left, sizeof(left), "    --%s%s%s", o->long_name, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "");
+        if (strlen(left) > 34) fprintf(out, "  %s\n  %-34s %s\n", left, "", o->help);
+        else fprintf(out, "  %-34s %s\n", left, o->help);
+    }
+    fprintf(out,
+            "\nPlaceholders in -d and -o: %%hostname%% %%pid%% %%ppid%% %%pgid%% %%psid%% %%rank%% %%size%% %%job%%\n"
+            "  %%nid%% %%cwd%% %%argv%% %%argt%% %%args%% %%arg<N>%% %%tag%% %%launch_date%% %%launch_time%% "
+            "%%env{VAR}%%\n"
+            "  (rank/size from OMPI_COMM_WORLD_*, PMI_*, SLURM_PROCID/SLURM_NTASKS, MPI_RANK/MPI_SIZE, ...)\n"
+            "\nExit status: the program's (128+N if signal N ended it); 2 for bad options (the program\n"
+            "is not run); 1 if omniprof itself failed. Every OMNIPROF_* setting: `omniprof avail --settings`.\n");
+}
+
+void run_free_opts(run_opts *ro)
+{
+    for (int i = 0; i < O__COUNT; i++) {
+        free(ro->value[i]);
+        ro->value[i] = NULL;
+    }
+}

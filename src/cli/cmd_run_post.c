@@ -1,0 +1,135 @@
+/* cmd_run_post.c — work after the run (`omniprof run --stats/--summary/-f ...`): the
+ * databases the run wrote are read from the run manifest (OMNIPROF_RUN_MANIFEST: each traced
+ * process appends the path of its database, one line per O_APPEND write) and converted by
+ * libomniprof-output, each beside its database (DIR/NAME_results.db → DIR/NAME_<file>); the
+ * summary covers them all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd_run.h"
+
+#ifdef OMNIPROF_HAVE_OUTPUT
+#include "output/output.h"
+#endif
+
+/* The distinct lines of the manifest. */
+static char **read_manifest(const char *manifest, int *n_out)
+{
+    FILE *f = fopen(manifest, "r");
+    char **dbs = NULL;
+    int ndb = 0, cap = 0;
+    if (f) {
+        char line[4096];
+        while (fgets(line, sizeof(line), f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (!line[0]) continue;
+            bool dup = false;
+            for (int i = 0; i < ndb && !dup; i++) dup = strcmp(dbs[i], line) == 0;
+            if (dup) continue;
+            if (ndb == cap) {
+                cap = cap ? cap * 2 : 16;
+                char **t = realloc(dbs, (size_t)cap * sizeof(char *));
+                if (!t) break;
+                dbs = t;
+            }
+            dbs[ndb++] = run_xstrdup(line);
+        }
+        fclose(f);
+    }
+    *n_out = ndb;
+    return dbs;
+}
+
+#ifdef OMNIPROF_HAVE_OUTPUT
+static unsigned format_bits(const char *formats, bool stats)
+{
+    unsigned fmt = 0;
+    for (const char *p = formats; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        size_t len = strcspn(p, " ,");
+        if (len == 7 && strncmp(p, "pftrace", 7) == 0) fmt |= OP_OUT_FMT_PFTRACE;
+        if (len == 4 && strncmp(p, "json", 4) == 0) fmt |= OP_OUT_FMT_JSON;
+        if (len == 3 && strncmp(p, "csv", 3) == 0) fmt |= OP_OUT_FMT_CSV;
+        if (len == 6 && strncmp(p, "folded", 6) == 0) fmt |= OP_OUT_FMT_FOLDED;
+        p += len;
+    }
+    if (stats) fmt |= OP_OUT_FMT_STATS;
+    return fmt;
+}
+
+/* One database (one process): <dir>/<name>_results.db → <dir>/<name>_<file>. */
+static int convert_one(const char *db, unsigned fmt)
+{
+    char dir[4096], name[4096], err[1024] = "";
+    snprintf(dir, sizeof(dir), "%s", db);
+    char *slash = strrchr(dir, '/');
+    snprintf(name, sizeof(name), "%s", slash ? slash + 1 : dir);
+    size_t nl = strlen(name);
+    if (nl > 11 && strcmp(name + nl - 11, "_results.db") == 0) name[nl - 11] = '\0';
+    if (slash) *slash = '\0';
+    else strcpy(dir, ".");
+    op_out_options oo;
+    memset(&oo, 0, sizeof(oo));
+    oo.size = sizeof(oo);
+    const char *in[1] = {db};
+    oo.inputs = in;
+    oo.n_inputs = 1;
+    oo.formats = fmt;
+    oo.out_dir = dir;
+    oo.out_name = name;
+    oo.window.size = sizeof(oo.window);
+    oo.progress = 1;
+    if (op_output_convert(&oo, err, sizeof(err)) != 0) {
+        fprintf(stderr, "omniprof run: converting %s: %s\n", db, err[0] ? err : "failed");
+        return 1;
+    }
+    return 0;
+}
+
+static int summarize(char **dbs, int ndb, const run_plan *plan)
+{
+    op_out_summary_options so;
+    memset(&so, 0, sizeof(so));
+    so.size = sizeof(so);
+    so.format = OP_OUT_SUMMARY_CONSOLE;
+    int u = op_output_parse_units(plan->summary_units ? plan->summary_units : "nsec");
+    so.units = u < 0 ? OP_OUT_NSEC : (op_out_units)u;
+    so.domain_summary = 1;
+    so.window.size = sizeof(so.window);
+    const char *dest = plan->summary_output ? plan->summary_output : "stderr";
+    const char *const *in = (const char *const *)dbs;
+    char err[1024] = "";
+    int r;
+    if (strcmp(dest, "stdout") == 0) r = op_output_summary(in, (size_t)ndb, &so, stdout, err, sizeof(err));
+    else if (strcmp(dest, "stderr") == 0 || !*dest) r = op_output_summary(in, (size_t)ndb, &so, stderr, err, sizeof(err));
+    else r = op_output_summary_path(in, (size_t)ndb, &so, dest, err, sizeof(err));
+    fflush(stdout);
+    if (r != 0) {
+        fprintf(stderr, "omniprof run: summary: %s\n", err[0] ? err : "failed");
+        return 1;
+    }
+    return 0;
+}
+#endif
+
+int run_post(const char *manifest, const run_plan *plan)
+{
+    int ndb = 0, rc = 0;
+    char **dbs = read_manifest(manifest, &ndb);
+    if (ndb == 0) {
+        fprintf(stderr, "omniprof run: no database was written by the program; nothing to post-process\n");
+        rc = 1;
+    } else {
+#ifdef OMNIPROF_HAVE_OUTPUT
+        unsigned fmt = format_bits(plan->formats, plan->stats);
+        for (int i = 0; fmt && i < ndb; i++) rc |= convert_one(dbs[i], fmt);
+        if (plan->summary) rc |= summarize(dbs, ndb, plan);
+#else
+        (void)plan;
+        for (int i = 0; i < ndb; i++) fprintf(stderr, "omniprof run: database: %s\n", dbs[i]);
+#endif
+    }
+    for (int i = 0; i < ndb; i++) free(dbs[i]);
+    free(dbs);
+    return rc;
+}
