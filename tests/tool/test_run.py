@@ -148,13 +148,13 @@ def t_errors():
         (["--marker-trace", "-u", "years"], "sec|msec|usec|nsec"),
         (["--marker-trace", "--log-level", "loud"], "fatal|error|warning|info|trace"),
         (["--marker-trace", "-f", "xml"], "rocpd|pftrace|json|csv"),
-        (["--marker-trace", "--kernel-include-regex", "("], "not a valid POSIX extended regular expression"),
-        (["--marker-trace", "--kernel-exclude-regex", "a{1"], "not a valid POSIX extended regular expression"),
+        (["--marker-trace", "--kernel-include-regex", "("], "not a usable POSIX extended regular expression"),
+        (["--marker-trace", "--kernel-exclude-regex", "a{1"], "not a usable POSIX extended regular expression"),
         (["--marker-trace", "-P", "1:x:0"], "DELAY:DURATION:REPEAT"),
         (["--marker-trace", "-P", "1:0:0"], "DURATION must be greater than 0"),
         (["--marker-trace", "-P", "1:1:1", "--collection-period-unit", "fortnight"], "hour, min, sec"),
         (["--marker-trace", "--flush-interval", "-5"], "non-negative integer"),
-        (["--marker-trace", "--sampling-freq", "0"], "--sampling-freq='0' is not valid"),
+        (["--marker-trace", "--sampling-freq", "0"], "--sampling-freq: OMNIPROF_SAMPLING_FREQ='0' is not valid"),
         (["--marker-trace", "-o", "%nosuchkey%"], "unknown placeholder '%nosuchkey%'"),
         (["--marker-trace", "-d", "%bogus%/x"], "unknown placeholder '%bogus%'"),
         (["--marker-trace", "-d", "/etc/passwd/sub"], "is not a directory"),
@@ -708,6 +708,197 @@ def t_sample():
     for want in ["OMNIPROF_SAMPLE=realtime", "OMNIPROF_SAMPLING_FREQ=500", "OMNIPROF_PROCESS_SAMPLING=true",
                  "OMNIPROF_PROCESS_SAMPLING_INTERVAL=0.05"]:
         check("export " + want in r.stderr, "sets " + want)
+
+
+def t_bad_numbers():
+    # Issue 11, "bad numbers accepted or misread": each is refused before the program starts,
+    # with one message naming the option or setting, the value and the valid range.
+    d = tmpdir()
+    marker = os.path.join(d, "ran")
+    prog = ["--", "/bin/sh", "-c", "touch %s" % marker]
+    cases = [
+        (["--marker-trace", "--sampling-freq", "nan"], {}, ["OMNIPROF_SAMPLING_FREQ='nan'", "(0,100000]", "NaN"]),
+        (["--marker-trace", "--sampling-freq=inf"], {}, ["OMNIPROF_SAMPLING_FREQ='inf'", "NaN and infinity"]),
+        (["--marker-trace", "-P", "nan:1:0"], {}, ["--collection-period 'nan:1:0'", "NaN"]),
+        (["--marker-trace", "-P", "1:inf:0"], {}, ["--collection-period '1:inf:0'", "NaN"]),
+        (["--marker-trace", "-P", "1e10:1:0", "--collection-period-unit", "hour"], {},
+         ["--collection-period '1e10:1:0'", "[0,8760]", "hour"]),
+        (["--marker-trace", "-P", "-1:2:3"], {}, ["--collection-period '-1:2:3'", "[0,31536000]"]),
+        (["--marker-trace", "-P", "1:2:1.5"], {}, ["--collection-period '1:2:1.5'", "integer REPEAT"]),
+        (["--marker-trace", "--process-sampling", "nan"], {}, ["OMNIPROF_PROCESS_SAMPLING_INTERVAL='nan'",
+                                                              "[0.001,86400]"]),
+        (["--marker-trace", "--process-sampling", "0"], {}, ["OMNIPROF_PROCESS_SAMPLING_INTERVAL='0'", "[0.001,86400]"]),
+        (["--marker-trace", "--process-sampling=-1"], {}, ["OMNIPROF_PROCESS_SAMPLING_INTERVAL='-1'"]),
+        (["--marker-trace", "--flush-interval", "99999999999999999999"], {}, ["OMNIPROF_FLUSH_INTERVAL", "too large"]),
+        (["--marker-trace", "--flush-interval", "010"], {}, None),  # decimal ten, accepted
+        (["--marker-trace"], {"OMNIPROF_SAMPLING_DELAY": "1e300"}, ["OMNIPROF_SAMPLING_DELAY='1e300'", "[0,31536000]",
+                                                                   "in the environment"]),
+        (["--marker-trace"], {"OMNIPROF_SAMPLING_DELAY": "inf"}, ["OMNIPROF_SAMPLING_DELAY='inf'", "NaN and infinity"]),
+        (["--marker-trace"], {"OMNIPROF_SAMPLING_TIDS": "5-1"}, ["OMNIPROF_SAMPLING_TIDS='5-1'", "reversed range"]),
+        (["--marker-trace"], {"OMNIPROF_PROCESS_SAMPLING_INTERVAL": "0"}, ["OMNIPROF_PROCESS_SAMPLING_INTERVAL='0'"]),
+        (["--marker-trace"], {"OMNIPROF_PROCESS_SAMPLING_INTERVAL": "-1"}, ["OMNIPROF_PROCESS_SAMPLING_INTERVAL='-1'"]),
+        (["--marker-trace"], {"OMNIPROF_DB_FLUSH_INTERVAL_MS": "0"}, ["OMNIPROF_DB_FLUSH_INTERVAL_MS='0'", "[1,60000]"]),
+        (["--marker-trace"], {"OMNIPROF_DB_FLUSH_INTERVAL_MS": "600000"}, ["[1,60000]"]),
+        (["--marker-trace"], {"OMNIPROF_DB_SPOOL_CHUNK_KB": "1"}, ["OMNIPROF_DB_SPOOL_CHUNK_KB='1'", "[64,65536]"]),
+        (["--marker-trace"], {"OMNIPROF_DB_SPOOL_CHUNK_KB": "1000000"}, ["[64,65536]"]),
+        # a bad inherited value that an option replaces does not matter
+        (["--marker-trace", "--flush-interval", "5"], {"OMNIPROF_FLUSH_INTERVAL": "soon"}, None),
+    ]
+    for args, env, want in cases:
+        if os.path.exists(marker):
+            os.unlink(marker)
+        r = omniprof("run", "-d", d, *args, *prog, env=dict(os.environ, **env))
+        what = "%s %s" % (args, env)
+        if want is None:
+            check(r.returncode == 0 and os.path.exists(marker), "%s: accepted and run: %d %r" % (what, r.returncode,
+                                                                                              r.stderr))
+            continue
+        check(r.returncode == 2, "%s: exit %d, want 2 (stderr %r)" % (what, r.returncode, r.stderr))
+        for w in want:
+            check(w in r.stderr, "%s: %r not in %r" % (what, w, r.stderr))
+        check(r.stderr.count("\n") == 1, "%s: one message, got %r" % (what, r.stderr))
+        check(not os.path.exists(marker), "%s: the program ran" % what)
+    # A regex whose repetitions expand to ten million elements: refused at once, in bounded memory.
+    if os.path.exists(marker):
+        os.unlink(marker)
+    t0 = time.time()
+    r = omniprof("run", "--marker-trace", "--kernel-include-regex", "a{1000}{1000}{10}", "-d", d, *prog)
+    took = time.time() - t0
+    check(r.returncode == 2 and "too large once its repetitions are expanded" in r.stderr, "regex bomb: %d %r" % (
+        r.returncode, r.stderr))
+    check(took < 5, "regex bomb refused quickly (%.1f s; it took 10 s and 2 GB before)" % took)
+    check(not os.path.exists(marker), "regex bomb: the program ran")
+
+
+def t_env_warnings():
+    # An unknown OMNIPROF_* name: a warning with the closest setting, the run goes on. A bad
+    # value seen by the tool directly (no launcher): reported once per process (the SDK, the
+    # tool and the CPU backend each read the settings), the default used, the program unchanged.
+    d = tmpdir()
+    env = dict(os.environ, OMNIPROF_FLUSH_INTERVL="100")
+    r = omniprof("run", "--marker-trace", "-d", d, "--", ARGS.victim, "normal", "2", env=env)
+    check(r.returncode == 0 and r.stdout == "normal done\n", "unknown name: the run goes on (%d)" % r.returncode)
+    check("OMNIPROF_FLUSH_INTERVL is not an omniprof setting (did you mean OMNIPROF_FLUSH_INTERVAL?)" in r.stderr,
+          "unknown name warned with the closest: %r" % r.stderr)
+    lines = [l for l in r.stderr.splitlines() if "OMNIPROF_FLUSH_INTERVL" in l]
+    check(len(lines) == 2, "once by the launcher, once by the program's process: %r" % lines)
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(ARGS.omniprof))), "lib")
+    preload = [os.path.join(lib, "libomniprof-tool.so"), os.path.join(lib, "libomniprof-sdk.so")]
+    cpu = os.path.join(lib, "libomniprof-backend-cpu.so")
+    if os.path.exists(cpu):
+        preload.append(cpu)
+    env = dict(os.environ, LD_PRELOAD=":".join(preload), OMNIPROF_MARKER_TRACE="true", OMNIPROF_OUTPUT_PATH=d,
+               OMNIPROF_OUTPUT_FILE="direct", OMNIPROF_FLUSH_INTERVAL="soon", OMNIPROF_SAMPLING_TIDS="5-1",
+               OMNIPROF_SAMPLING_DELAY="inf", OMNIPROF_TRACE_DURATON="1")
+    r = run([ARGS.victim, "normal", "3"], env=env)
+    check(r.returncode == 0 and r.stdout == "normal done\n", "program unchanged: %d %r" % (r.returncode, r.stdout))
+    for what in ["OMNIPROF_FLUSH_INTERVAL='soon'", "OMNIPROF_SAMPLING_TIDS='5-1'", "OMNIPROF_SAMPLING_DELAY='inf'",
+                 "OMNIPROF_TRACE_DURATON is not an omniprof setting (did you mean OMNIPROF_TRACE_DURATION?)"]:
+        n = sum(1 for l in r.stderr.splitlines() if what in l)
+        check(n == 1, "%s reported once per process, got %d: %r" % (what, n, r.stderr))
+    check("using the default '1000'" in r.stderr, "the default named: %r" % r.stderr)
+    check_db(os.path.join(d, "direct_results.db"), marks={"m": 3})
+
+
+def t_option_settings():
+    # Every option that feeds a setting reaches it under the setting's own name (the option
+    # table names settings by id: a missing setting does not compile).
+    d = tmpdir()
+    xml = os.path.join(d, "m.xml")
+    with open(xml, "w") as f:
+        f.write("<omniprof-metrics/>")
+    r = omniprof("run", "--echo", "-d", d, "-o", "n", "--kernel-trace", "--memory-copy-trace", "--memory-set-trace",
+                 "--memory-allocation-trace", "--marker-trace", "--cuda-runtime-trace", "--cuda-driver-trace",
+                 "--sync-trace", "--extra-metrics", xml, "--kernel-iteration-range", "[1, [3-5]]",
+                 "--sample", "realtime", "--sampling-freq", "250", "--process-sampling", "0.5", "-f", "rocpd",
+                 "--stats=false", "--summary=false", "--summary-output-file", "stdout", "-u", "msec",
+                 "--kernel-include-regex", "sax.*", "--kernel-exclude-regex", "^x", "-P", "1:2:3",
+                 "--collection-period-unit", "msec", "--flush-interval", "250", "-M", "-T", "--log-level", "error",
+                 "--disable-signal-handlers", "--", "/bin/true")
+    check(r.returncode == 0, "echo run: %d %r" % (r.returncode, r.stderr))
+    env = dict(l[7:].split("=", 1) for l in r.stderr.splitlines() if l.startswith("export "))
+    want = {"KERNEL_TRACE": "true", "MEMORY_COPY_TRACE": "true", "MEMORY_SET_TRACE": "true",
+            "MEMORY_ALLOCATION_TRACE": "true", "MARKER_TRACE": "true", "CUDA_RUNTIME_API_TRACE": "true",
+            "CUDA_DRIVER_API_TRACE": "true", "SYNC_TRACE": "true", "EXTRA_METRICS": xml,
+            "KERNEL_ITERATION_RANGE": "[1, [3-5]]", "SAMPLE": "realtime", "SAMPLING_FREQ": "250",
+            "PROCESS_SAMPLING": "true", "PROCESS_SAMPLING_INTERVAL": "0.5", "OUTPUT_FORMAT": "rocpd",
+            "OUTPUT_FILE": "n", "OUTPUT_PATH": d, "STATS": "false", "SUMMARY": "false", "SUMMARY_OUTPUT_FILE": "stdout",
+            "SUMMARY_UNITS": "msec", "KERNEL_INCLUDE_REGEX": "sax.*", "KERNEL_EXCLUDE_REGEX": "^x",
+            "COLLECTION_PERIOD": "1000000:2000000:3", "FLUSH_INTERVAL": "250", "DEMANGLE_KERNELS": "false",
+            "TRUNCATE_KERNELS": "true", "LOG_LEVEL": "error", "SIGNAL_HANDLERS": "false"}
+    for k, v in want.items():
+        check(env.get("OMNIPROF_" + k) == v, "OMNIPROF_%s=%r, want %r" % (k, env.get("OMNIPROF_" + k), v))
+    names = set(json.loads(omniprof("avail", "--settings", "--format", "json").stdout) and
+                [x["variable"] for x in json.loads(omniprof("avail", "--settings", "--format", "json").stdout)])
+    for k in env:
+        if k.startswith("OMNIPROF_"):
+            check(k in names, "the launcher sets only registered settings: %s" % k)
+    # a misspelt option gets the closest one
+    r = omniprof("run", "--kernel-tarce", "--", "/bin/true")
+    check(r.returncode == 2 and "did you mean --kernel-trace?" in r.stderr, "closest option: %r" % r.stderr)
+
+
+def t_avail_cpu():
+    # The CPU lists come from the CPU backend's catalog calls (the CLI has no backend header).
+    r = omniprof("avail", "--cpu-events", "--components", "--format", "json")
+    if r.returncode == 1 and "CPU backend is not available" in r.stderr:
+        print("SKIP: the CPU backend is not built")
+        sys.exit(77)
+    check(r.returncode == 0, "avail --cpu-events: %d %r" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    ev = {e["name"]: e for e in doc["cpu_events"]}
+    check(ev.get("task-clock", {}).get("available") is True, "task-clock available: %r" % ev.get("task-clock"))
+    check("cycles" in ev and ev["cycles"]["type"] == "hardware", "cycles listed as hardware")
+    check(ev["cycles"]["available"] or ev["cycles"].get("reason"), "a reason when unavailable: %r" % ev["cycles"])
+    check([c["name"] for c in doc["components"]][:2] == ["wall_clock", "thread_cpu_clock"], "components listed")
+    r = omniprof("avail", "--cpu-events")
+    check(r.returncode == 0 and "task-clock" in r.stdout and "AVAIL" in r.stdout, "text listing")
+
+
+def t_launcher_signals():
+    # Post-run mode: SIGINT, SIGTERM and SIGHUP sent to the launcher reach the program, whose
+    # status becomes the launcher's (128+N); killing the launcher takes the program with it.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        d = tmpdir()
+        p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--summary", "--summary-output-file", "stdout",
+                              "-d", d, "--", ARGS.victim, "wait_pid", "4"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline()
+        check(line.startswith("pid "), "victim started: %r" % line)
+        p.send_signal(sig)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        check(p.returncode == 128 + sig, "%s forwarded: launcher status %d, want %d" % (sig.name, p.returncode,
+                                                                                     128 + sig))
+        dbs = dbs_in(d)
+        check(len(dbs) == 1, "%s: the database %r" % (sig.name, dbs))
+        if dbs and sig != signal.SIGHUP:  # SIGHUP's flush in the program is issue 11 item 4 (tool side)
+            check_db(dbs[0], marks={"m": 4})
+    d = tmpdir()
+    p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--stats", "-d", d, "--", ARGS.victim, "wait_pid",
+                          "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    check(line.startswith("pid "), "victim started: %r" % line)
+    child = int(line.split()[1]) if line.startswith("pid ") else None
+    p.kill()
+    p.wait(timeout=30)
+    gone = False
+    end = time.time() + 30
+    while child and time.time() < end and not gone:
+        try:
+            with open("/proc/%d/stat" % child) as f:
+                gone = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        except OSError:
+            gone = True
+        time.sleep(0.05)
+    check(gone, "the program (pid %s) does not outlive a killed launcher" % child)
+    dbs = dbs_in(d)
+    check(len(dbs) == 1, "killed launcher: the program's database %r" % dbs)
+    if dbs:
+        check_db(dbs[0], marks={"m": 3})  # the program got SIGTERM and flushed
 
 
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}

@@ -7,6 +7,7 @@
  *   segv        N marks, then raise(SIGSEGV)
  *   segv_fault  N marks, then a real invalid write (SIGSEGV from the hardware)
  *   wait_term   N marks, print "ready", then wait (the test sends SIGTERM)
+ *   wait_pid    N marks, print "pid <its pid>", then wait (the test kills the launcher)
  *   handler     install SIGTERM and SIGINT handlers, N marks, print "ready", wait until both
  *               arrived (each prints "handled <sig>"), N more marks, exit 0
  *   exit_thread N marks, then a second thread calls exit(3) while main sleeps
@@ -107,6 +108,12 @@ int main(int argc, char **argv)
         marks("m", n);
         volatile int *p = (volatile int *)(uintptr_t)strtoul(argc > 3 ? argv[3] : "8", NULL, 0);
         *p = 1;
+        return 0;
+    }
+    if (strcmp(mode, "wait_pid") == 0) { /* like wait_term, and says who it is */
+        marks("m", n);
+        printf("pid %d\n", (int)getpid());
+        for (int i = 0; i < 3000; i++) sleep_ms(10);
         return 0;
     }
     if (strcmp(mode, "wait_term") == 0) {
