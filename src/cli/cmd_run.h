@@ -141,6 +141,7 @@ typedef struct run_plan {
     bool cpu_backend;             /* the CPU backend must be preloaded */
     bool post;                    /* fork+wait: post-run work or several --pmc groups */
     const char *formats;          /* -f, space-separated */
+    unsigned format_bits;         /* OP_OUT_FMT_* of -f (with libomniprof-output) */
     const char *summary_units;    /* -u (NULL: the default) */
     const char *summary_output;   /* --summary-output-file (NULL: stderr) */
     char *pmc_groups[RUN_MAX_PMC_GROUPS];

@@ -20,6 +20,10 @@
 #include "common/number.h"
 #include "common/path_template.h"
 
+#ifdef OMNIPROF_HAVE_OUTPUT
+#include "output/output.h"
+#endif
+
 /* ---- the environment list ----------------------------------------------------------------- */
 
 void run_env_add(env_list *e, const char *name, const char *value)
@@ -361,12 +365,21 @@ static int set_output(run_opts *ro, env_list *env, run_plan *plan)
     bad |= run_set(env, OP_SET_OUTPUT_FILE, file_tmpl, "--output-file") != 0;
     plan->formats = ro->set[O_OUTPUT_FORMAT] ? ro->value[O_OUTPUT_FORMAT] : "rocpd";
     bad |= run_set(env, OP_SET_OUTPUT_FORMAT, plan->formats, "--output-format") != 0;
+#ifdef OMNIPROF_HAVE_OUTPUT
+    char err[512];
+    if (!bad && op_output_parse_formats(plan->formats, OP_OUT_FMT_RUN, &plan->format_bits, err, sizeof(err)) != 0) {
+        run_usage_error("--output-format: %s", err);
+        return -1;
+    }
+    plan->non_rocpd = (plan->format_bits & ~(unsigned)OP_OUT_FMT_ROCPD) != 0;
+#else /* only rocpd can be written: any other name is refused later */
     for (const char *p = plan->formats; *p;) {
         while (*p == ' ' || *p == ',') p++;
         size_t len = strcspn(p, " ,");
         if (len && !(len == 5 && strncmp(p, "rocpd", 5) == 0)) plan->non_rocpd = true;
         p += len;
     }
+#endif
     return bad ? -1 : 0;
 }
 

@@ -41,22 +41,6 @@ static char **read_manifest(const char *manifest, int *n_out)
 }
 
 #ifdef OMNIPROF_HAVE_OUTPUT
-static unsigned format_bits(const char *formats, bool stats)
-{
-    unsigned fmt = 0;
-    for (const char *p = formats; *p;) {
-        while (*p == ' ' || *p == ',') p++;
-        size_t len = strcspn(p, " ,");
-        if (len == 7 && strncmp(p, "pftrace", 7) == 0) fmt |= OP_OUT_FMT_PFTRACE;
-        if (len == 4 && strncmp(p, "json", 4) == 0) fmt |= OP_OUT_FMT_JSON;
-        if (len == 3 && strncmp(p, "csv", 3) == 0) fmt |= OP_OUT_FMT_CSV;
-        if (len == 6 && strncmp(p, "folded", 6) == 0) fmt |= OP_OUT_FMT_FOLDED;
-        p += len;
-    }
-    if (stats) fmt |= OP_OUT_FMT_STATS;
-    return fmt;
-}
-
 /* One database (one process): <dir>/<name>_results.db → <dir>/<name>_<file>. */
 static int convert_one(const char *db, unsigned fmt)
 {
@@ -121,7 +105,7 @@ int run_post(const char *manifest, const run_plan *plan)
         rc = 1;
     } else {
 #ifdef OMNIPROF_HAVE_OUTPUT
-        unsigned fmt = format_bits(plan->formats, plan->stats);
+        unsigned fmt = (plan->format_bits & ~(unsigned)OP_OUT_FMT_ROCPD) | (plan->stats ? OP_OUT_FMT_STATS : 0);
         for (int i = 0; fmt && i < ndb; i++) rc |= convert_one(dbs[i], fmt);
         if (plan->summary) rc |= summarize(dbs, ndb, plan);
 #else
