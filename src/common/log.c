@@ -61,6 +61,11 @@ static void write_all(int fd, const char *buf, size_t len)
     }
 }
 
+int op_log_would_write(op_log_level level)
+{
+    return (int)level <= (int)op_log_get_level() && (g_callback || op_fd_log() >= 0);
+}
+
 void op_logv(op_log_level level, const char *fmt, va_list ap)
 {
     if ((int)level > (int)op_log_get_level()) return;

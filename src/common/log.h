@@ -30,6 +30,10 @@ int op_log_parse_level(const char *text);
 /* NULL restores stderr. */
 void op_log_set_callback(op_log_callback cb, void *data);
 
+/* Would a message at `level` be written now (level enabled, and a callback or a log fd to write
+ * to)? Before libomniprof-preload.so has its copy of stderr, nothing is written. */
+int op_log_would_write(op_log_level level);
+
 void op_log(op_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void op_logv(op_log_level level, const char *fmt, va_list ap);
 

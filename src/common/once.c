@@ -36,7 +36,7 @@ bool op_once(const char *text)
 
 void op_log_once(op_log_level level, const char *fmt, ...)
 {
-    if ((int)level > (int)op_log_get_level()) return;
+    if (!op_log_would_write(level)) return; /* not said: a later copy may say it */
     char line[1024];
     va_list ap;
     va_start(ap, fmt);

@@ -17,7 +17,8 @@
 /* True the first time this process asks about `text` (any copy of src/common). */
 bool op_once(const char *text);
 
-/* op_log, but a message already printed by this process is not printed again. */
+/* op_log, but a message already printed by this process is not printed again (one that could
+ * not be written — no log fd yet — is not counted as said). */
 void op_log_once(op_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* OMNIPROF_COMMON_ONCE_H */

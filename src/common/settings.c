@@ -215,7 +215,9 @@ int op_settings_check_environment(op_settings_problem_cb cb, void *data)
 static void log_problem(int id, const char *message, void *data)
 {
     (void)data;
-    if (!op_once(message)) return; /* this process said it already (another copy, the launcher) */
+    /* Once per process: not when it cannot be written yet (a copy loaded before the preload
+     * library's log fd leaves it to a later one), nor when it was said already. */
+    if (!op_log_would_write(id < 0 ? OP_LOG_WARNING : OP_LOG_ERROR) || !op_once(message)) return;
     if (id < 0) op_warn("%s", message);
     else op_error("%s; using the default '%s'", message, g_info[id].default_value);
 }
