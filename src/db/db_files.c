@@ -1,6 +1,17 @@
-/* db_files.c — the files SQLite opens for the writer are the profiler's own (DESIGN.md rule 5,
- * docs/reliability.md): a thin layer over the system calls of SQLite's unix VFS
- * (sqlite3_vfs.xSetSystemCall), installed once before the writer opens its first database.
+/* db_files.c — how the writer's database files come to be and stay the profiler's own
+ * (DESIGN.md rule 5, docs/reliability.md).
+ *
+ * A database appears whole (op_db_files_publish): its first image (schema and identity rows,
+ * built in memory by the writer) is written to an unnamed file (O_TMPFILE) in the database's
+ * directory and then linked under its name, which fails if the name exists (nothing is ever
+ * replaced). A reader never sees a file without tables; a process killed at any moment leaves
+ * no database or a valid one. Where the file system has no O_TMPFILE (or /proc is missing), a
+ * hidden temporary name in the same directory is linked instead and then removed (a kill in
+ * that window leaves the hidden file; docs/reliability.md).
+ *
+ * The files SQLite then opens are the profiler's fds: a thin layer over the system calls of
+ * SQLite's unix VFS (sqlite3_vfs.xSetSystemCall), installed once before the writer opens its
+ * first database.
  *
  *   open     in a thread that runs the writer's SQLite (op_db_files_scope > 0): the new fd is
  *            adopted (common/fd_guard.h: moved above the floor, registered with the preload
@@ -18,8 +29,12 @@
  * Every other fd takes exactly the original path, so a program that uses the same libsqlite3
  * sees no difference. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -172,3 +187,94 @@ static void install(void)
 }
 
 void op_db_files_install(void) { pthread_once(&g_once, install); }
+
+/* ------------------------------------------------------------------------------------------ */
+/* A database appears whole.                                                                  */
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? errno : EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The directory part of `path` ("." when none). */
+static void dir_of(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash == out) slash[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(out, cap, ".");
+}
+
+/* Unnamed file, written, linked under `path`. 0, an errno value, or -1 when the file system
+ * cannot do it (no O_TMPFILE, no /proc): the caller falls back to a named temporary file. */
+static int publish_unnamed(const char *dir, const char *path, const unsigned char *img, size_t size)
+{
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ? -1 : errno;
+    fd = op_fd_adopt(fd, 0); /* protected from the program's closes while it is written */
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0) {
+        if (fd >= 0) op_fd_close(fd);
+        return EBADF;
+    }
+    int e = write_all(fd, img, size);
+    if (e == 0) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0) {
+            int le = errno;
+            e = le == ENOENT && access(proc, F_OK) != 0 ? -1 : le; /* no /proc: the named way */
+        }
+    }
+    op_fd_close(fd);
+    return e;
+}
+
+/* A hidden temporary name beside `path`, written, linked under `path`, removed. */
+static int publish_named(const char *dir, const char *path, const unsigned char *img, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char tmp[4200];
+    int n = snprintf(tmp, sizeof tmp, "%s/.%s.omniprof-XXXXXX", dir, base);
+    if (n < 0 || (size_t)n >= sizeof tmp) return ENAMETOOLONG;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) return errno;
+    fd = op_fd_adopt_path(fd, tmp, 0);
+    int e = fd < 0 ? EBADF : write_all(fd, img, size);
+    if (fd >= 0) op_fd_close(fd);
+    if (e == 0 && link(tmp, path) != 0) e = errno;
+    unlink(tmp);
+    return e;
+}
+
+int op_db_files_publish(const char *path, const void *img, size_t size, char *err, size_t errlen)
+{
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    int e = publish_unnamed(dir, path, img, size);
+    if (e == -1) e = publish_named(dir, path, img, size);
+    if (e == EEXIST)
+        seterr(err, errlen, "database '%s' already exists: refusing to overwrite it (choose another output name)", path);
+    else if (e)
+        seterr(err, errlen, "cannot create database '%s': %s%s", path, strerror(e),
+               e == ENOENT ? " (the directory does not exist)" : "");
+    return e;
+}

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,16 +356,24 @@ op_db_writer *op_db_writer_open(const char *path, const op_db_process_info *info
     return w;
 }
 
-/* Claim the name atomically: an existing file is never overwritten. 0 or an errno value. */
+/* The name must be free: an existing file is never overwritten (the final claim is the link
+ * of op_db_files_publish, which fails on a name that appeared meanwhile). 0 or an errno value. */
 static int claim_path(const char *path, char *err, size_t errlen)
 {
     if (strlen(path) > 4000) {
         op_db_seterr(err, errlen, "database path too long (%zu bytes, at most 4000)", strlen(path));
         return ENAMETOOLONG;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
+    struct stat st;
+    int e = lstat(path, &st) == 0 ? EEXIST : errno == ENOENT ? 0 : errno;
+    if (e == 0) { /* the directory must exist (before the spool is made in it) */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash) slash[slash == dir ? 1 : 0] = 0;
+        if (slash && stat(dir, &st) != 0) e = errno;
+    }
+    if (e) {
         if (e == EEXIST)
             op_db_seterr(err, errlen, "database '%s' already exists: refusing to overwrite it (choose another output name)",
                          path);
@@ -373,8 +382,40 @@ static int claim_path(const char *path, char *err, size_t errlen)
                          e == ENOENT ? " (the directory does not exist)" : "");
         return e;
     }
-    close(fd);
     return 0;
+}
+
+/* The database's first image — schema and identity rows, built in memory — published whole
+ * under its name (db_files.c): a reader never sees it without tables, a kill at any moment
+ * leaves no database or a valid one (issue 11 item 3). 0 or an errno value. */
+static int publish_database(op_db_writer *w, const op_db_process_info *info, char *err, size_t errlen)
+{
+    sqlite3 *mem = NULL;
+    int rc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
+    if (rc != SQLITE_OK) {
+        op_db_seterr(err, errlen, "database '%s': cannot build it in memory: %s", w->path, sqlite3_errstr(rc));
+        sqlite3_close(mem);
+        return rc == SQLITE_NOMEM ? ENOMEM : EIO;
+    }
+    int e = sqlite3_exec(mem, "PRAGMA page_size=8192", NULL, NULL, NULL) == SQLITE_OK ? 0 : EIO;
+    w->db = mem;
+    if (e == 0) e = -op_db_schema_create(mem, w->uuid, err, errlen);
+    if (e == 0) e = -op_db_write_identity(w, info, err, errlen);
+    w->db = NULL;
+    sqlite3_int64 size = 0;
+    unsigned char *img = e == 0 ? sqlite3_serialize(mem, "main", &size, 0) : NULL;
+    sqlite3_close(mem);
+    if (e == 0 && (!img || size < 100)) {
+        op_db_seterr(err, errlen, "database '%s': out of memory", w->path);
+        e = ENOMEM;
+    }
+    /* WAL from the first byte on disk (W1): the file format's write/read versions (header
+     * offsets 18 and 19) are 2, what PRAGMA journal_mode=WAL writes; so the switch never needs
+     * a rollback journal that a kill could leave behind. */
+    if (e == 0) img[18] = img[19] = 2;
+    if (e == 0) e = op_db_files_publish(w->path, img, (size_t)size, err, errlen);
+    sqlite3_free(img);
+    return e;
 }
 
 /* Options with defaults (libbpf OPTS_GET style: fields beyond the caller's size default). */
@@ -505,12 +546,11 @@ static int open_connection(op_db_writer *w, char *err, size_t errlen)
     return 0;
 }
 
-/* Schema, identity rows, prepared statements, category strings. 0 or an errno value. */
-static int prepare_database(op_db_writer *w, const op_db_process_info *info, char *err, size_t errlen)
+/* Prepared statements, category strings (schema and identity rows came with the image). 0 or an
+ * errno value. */
+static int prepare_database(op_db_writer *w, char *err, size_t errlen)
 {
-    int rc = op_db_schema_create(w->db, w->uuid, err, errlen);
-    if (rc == 0) rc = op_db_write_identity(w, info, err, errlen);
-    if (rc != 0) return -rc;
+    int rc;
     for (int i = 0; i < ST__COUNT; i++) {
         char sql[1024];
         snprintf(sql, sizeof sql, k_statements[i], w->suffix);
@@ -552,11 +592,12 @@ static op_db_writer *writer_open_gated(const char *path, const op_db_process_inf
         errno = e;
         return NULL;
     }
+    int published = 0;
     op_db_writer *w = writer_alloc(path, info, opts, err, errlen, &e);
     if (!w) goto fail;
-    if ((e = open_spool(w, err, errlen)) != 0 || (e = open_connection(w, err, errlen)) != 0 ||
-        (e = prepare_database(w, info, err, errlen)) != 0)
-        goto fail;
+    if ((e = open_spool(w, err, errlen)) != 0 || (e = publish_database(w, info, err, errlen)) != 0) goto fail;
+    published = 1;
+    if ((e = open_connection(w, err, errlen)) != 0 || (e = prepare_database(w, err, errlen)) != 0) goto fail;
     /* Ingest thread, all signals blocked (it never runs application code). */
     sigset_t all, old;
     sigfillset(&all);
@@ -573,7 +614,7 @@ static op_db_writer *writer_open_gated(const char *path, const op_db_process_inf
 
 fail:
     writer_free(w);
-    remove_db_files(path);
+    if (published) remove_db_files(path); /* only what this writer created */
     errno = e;
     return NULL;
 }
