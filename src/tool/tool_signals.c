@@ -1,7 +1,7 @@
 /* tool_signals.c — the tool's signal handling: flush on SIGINT, SIGTERM, SIGQUIT, SIGABRT (and
  * on SIGSEGV, SIGBUS, SIGFPE, SIGILL when the program has no handler of its own for them, and on
  * every other signal whose default action ends the process — SIGHUP, SIGPIPE, SIGALRM, SIGUSR1,
- * ..., the real-time signals — while the program leaves it at SIG_DFL), then pass the signal on
+ * ... — while the program leaves it at SIG_DFL), then pass the signal on
  * to the program's own handler or default action. The program's `signal` and `sigaction` reach
  * op_tool_sigaction_hook through libomniprof-preload.so (src/preload/signal_interpose.c), so
  * that the tool's handler stays first (rocprofv3 does the same, ref/rocprofiler-sdk.md §5.4).
@@ -67,7 +67,8 @@ static uint64_t g_timeout_ms = 2000;
 
 static const int g_flush_signals[] = {SIGINT, SIGTERM, SIGQUIT, SIGABRT};
 static const int g_fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-/* Default action "terminate" or "core" (signal(7)); the real-time signals are added at install. */
+/* Default action "terminate" or "core" (signal(7)). The real-time signals are left alone: the
+ * CPU sampler takes two of them (SIGRTMIN+4/+5 by default) and runtimes use others. */
 static const int g_default_only_signals[] = {SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGSTKFLT, SIGXCPU,
                                              SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS, SIGTRAP};
 static _Atomic int g_default_only[MAX_SIG]; /* owned only while the program leaves it at SIG_DFL */
@@ -219,10 +220,6 @@ void op_tool_signals_install(void)
     for (size_t i = 0; i < sizeof(g_default_only_signals) / sizeof(g_default_only_signals[0]); i++) {
         atomic_store(&g_default_only[g_default_only_signals[i]], 1);
         own_if_default(g_default_only_signals[i]);
-    }
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX && sig < MAX_SIG; sig++) {
-        atomic_store(&g_default_only[sig], 1);
-        own_if_default(sig);
     }
 }
 
