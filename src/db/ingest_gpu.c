@@ -15,7 +15,7 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
                                  int64_t code_object, uint32_t shared, uint32_t local, uint32_t regs)
 {
     int64_t id;
-    if (u64map_get(&w->kernels, kernel_id, &id)) return id;
+    if (op_db_map_get(&w->kernels, kernel_id, &id)) return id;
     sqlite3_stmt *s = w->st[ST_KSYM];
     op_db_bind_id_or_null(s, 1, code_object);
     sqlite3_bind_text(s, 2, mangled ? mangled : display, -1, SQLITE_STATIC);
@@ -29,7 +29,7 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     sqlite3_bind_text(s, 8, ext, n, SQLITE_TRANSIENT);
     if (op_db_step(w, ST_KSYM, "inserting a kernel symbol") != 0) return -1;
     id = op_db_last_id(w);
-    if (u64map_put(&w->kernels, kernel_id, id) != 0) {
+    if (op_db_map_put(&w->kernels, kernel_id, id) != 0) {
         op_db_writer_fail(w, "caching a kernel symbol (out of memory)", SQLITE_NOMEM);
         return -1;
     }
@@ -52,7 +52,7 @@ static void bind_launch(sqlite3_stmt *s, omniprof_dim3_t block, omniprof_dim3_t 
 
 static dispatch_entry *dispatch_slot(op_db_writer *w, uint64_t dispatch_id)
 {
-    return &w->dispatchcache[op_db_mix64(dispatch_id) & (OP_DB_DISPATCHCACHE - 1)];
+    return &w->dispatchcache[op_hash64(dispatch_id) & (OP_DB_DISPATCHCACHE - 1)];
 }
 
 int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_kernel_dispatch_record_t *r, uint64_t psize)
@@ -141,7 +141,7 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
 {
     (void)psize;
     int64_t pmc;
-    if (!u64map_get(&w->pmcs, r->counter_id.handle, &pmc)) {
+    if (!op_db_map_get(&w->pmcs, r->counter_id.handle, &pmc)) {
         const char *name = op_db_str(w, &r->counter_name);
         sqlite3_stmt *s = w->st[ST_PMC_INFO];
         op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
@@ -152,7 +152,7 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
         sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
         if (op_db_step(w, ST_PMC_INFO, "inserting a counter") != 0) return -1;
         pmc = op_db_last_id(w);
-        if (u64map_put(&w->pmcs, r->counter_id.handle, pmc) != 0) {
+        if (op_db_map_put(&w->pmcs, r->counter_id.handle, pmc) != 0) {
             op_db_writer_fail(w, "caching a counter (out of memory)", SQLITE_NOMEM);
             return -1;
         }
@@ -283,7 +283,7 @@ int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code
     (void)psize;
     if (r->operation != OMNIPROF_CODE_OBJECT_LOAD) return 0; /* unloads: nothing in rocpd for them */
     int64_t id;
-    if (u64map_get(&w->code_objects, r->code_object_id, &id)) return 0;
+    if (op_db_map_get(&w->code_objects, r->code_object_id, &id)) return 0;
     const char *uri = op_db_str(w, &r->uri);
     sqlite3_stmt *s = w->st[ST_CODE_OBJECT];
     op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
@@ -295,7 +295,7 @@ int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code
                      (unsigned long long)r->code_object_id, (unsigned long long)r->timestamp);
     sqlite3_bind_text(s, 6, w->scratch, n, SQLITE_STATIC);
     if (op_db_step(w, ST_CODE_OBJECT, "inserting a code object") != 0) return -1;
-    if (u64map_put(&w->code_objects, r->code_object_id, op_db_last_id(w)) != 0) {
+    if (op_db_map_put(&w->code_objects, r->code_object_id, op_db_last_id(w)) != 0) {
         op_db_writer_fail(w, "caching a code object (out of memory)", SQLITE_NOMEM);
         return -1;
     }
@@ -306,9 +306,9 @@ int op_db_ingest_kernel_symbol(op_db_writer *w, const omniprof_buffer_tracing_ke
 {
     (void)psize;
     int64_t co = 0;
-    u64map_get(&w->code_objects, r->code_object_id, &co);
+    op_db_map_get(&w->code_objects, r->code_object_id, &co);
     int64_t existing;
-    if (u64map_get(&w->kernels, r->kernel_id, &existing)) {
+    if (op_db_map_get(&w->kernels, r->kernel_id, &existing)) {
         if (co <= 0) return 0;
         sqlite3_stmt *s = w->st[ST_KSYM_UPD]; /* seen first through a dispatch: attach its code object */
         sqlite3_bind_int64(s, 1, co);

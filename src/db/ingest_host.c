@@ -117,7 +117,7 @@ int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_r
     if (name < 0) return -1;
     uint64_t key = ((uint64_t)name << 20) ^ r->device_index;
     int64_t track;
-    if (!u64map_get(&w->metric_tracks, key, &track)) {
+    if (!op_db_map_get(&w->metric_tracks, key, &track)) {
         size_t at = (size_t)snprintf(w->scratch, w->scratch_len, "{\"units\":\"");
         at = op_db_json_escape(w, at, units ? units : "", units ? strlen(units) : 0);
         at += (size_t)snprintf(w->scratch + at, w->scratch_len - at,
@@ -129,7 +129,7 @@ int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_r
         sqlite3_bind_text(s, 3, w->scratch, (int)at, SQLITE_STATIC);
         if (op_db_step(w, ST_TRACK, "inserting a metric track") != 0) return -1;
         track = op_db_last_id(w);
-        if (u64map_put(&w->metric_tracks, key, track) != 0) {
+        if (op_db_map_put(&w->metric_tracks, key, track) != 0) {
             op_db_writer_fail(w, "caching a metric track (out of memory)", SQLITE_NOMEM);
             return -1;
         }
@@ -202,7 +202,7 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
     const char *name = op_db_str(w, &a->name), *vendor = op_db_str(w, &a->vendor_name);
     const char *product = op_db_str(w, &a->product_name), *model = op_db_str(w, &a->model_name);
     int64_t id;
-    if (u64map_get(&w->agents, a->id.handle, &id)) return 0;
+    if (op_db_map_get(&w->agents, a->id.handle, &id)) return 0;
     sqlite3_stmt *s = w->st[ST_AGENT];
     sqlite3_bind_text(s, 1, a->type == OMNIPROF_AGENT_TYPE_GPU ? "GPU" : "CPU", -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)a->id.handle);
@@ -232,7 +232,7 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
                            a->max_threads_per_block, a->warp_size, a->max_shared_memory_per_block);
     sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
     if (op_db_step(w, ST_AGENT, "inserting an agent") != 0) return -1;
-    if (u64map_put(&w->agents, a->id.handle, op_db_last_id(w)) != 0) {
+    if (op_db_map_put(&w->agents, a->id.handle, op_db_last_id(w)) != 0) {
         op_db_writer_fail(w, "caching an agent (out of memory)", SQLITE_NOMEM);
         return -1;
     }

@@ -1,7 +1,7 @@
 /* strings.c — the database writer's strings and shared rows (ingest thread only): interning
  * into rocpd_string through a direct-mapped cache, operation and kind names, kernel display
  * names, the rows and caches that many kinds share (threads, streams, agents, instant tracks,
- * stack nodes), JSON escaping, and the u64 -> i64 map behind those caches. */
+ * stack nodes). The caches of rows are common/u64map.h maps; escaping is common/escape.h's. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,79 +9,6 @@
 #include "common/alloc.h"
 #include "common/kinds.h"
 #include "db/writer_internal.h"
-
-/* ------------------------------------------------------------------------------------------ */
-/* u64 -> i64 map                                                                              */
-
-uint64_t op_db_mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
-int u64map_get(const u64map *m, uint64_t key, int64_t *val)
-{
-    if (key == 0) {
-        if (m->has_zero) *val = m->zero_val;
-        return m->has_zero;
-    }
-    if (!m->cap) return 0;
-    for (uint32_t i = (uint32_t)op_db_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) {
-            *val = m->vals[i];
-            return 1;
-        }
-        if (m->keys[i] == 0) return 0;
-    }
-}
-
-int u64map_put(u64map *m, uint64_t key, int64_t val)
-{
-    if (key == 0) {
-        m->has_zero = 1;
-        m->zero_val = val;
-        return 0;
-    }
-    if ((m->n + 1) * 2 > m->cap) {
-        uint32_t ncap = m->cap ? m->cap * 2 : 64;
-        uint64_t *nk = op_calloc(ncap, sizeof *nk);
-        int64_t *nv = op_calloc(ncap, sizeof *nv);
-        if (!nk || !nv) {
-            op_free(nk);
-            op_free(nv);
-            return -ENOMEM;
-        }
-        for (uint32_t j = 0; j < m->cap; j++) {
-            if (!m->keys[j]) continue;
-            uint32_t i = (uint32_t)op_db_mix64(m->keys[j]) & (ncap - 1);
-            while (nk[i]) i = (i + 1) & (ncap - 1);
-            nk[i] = m->keys[j];
-            nv[i] = m->vals[j];
-        }
-        op_free(m->keys);
-        op_free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = ncap;
-    }
-    uint32_t i = (uint32_t)op_db_mix64(key) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val;
-    return 0;
-}
-
-void u64map_free(u64map *m)
-{
-    op_free(m->keys);
-    op_free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Names                                                                                       */
@@ -120,17 +47,10 @@ const char *op_db_mem_kind_name(uint32_t k) { return k < NELEM(k_mem_kinds) ? k_
 /* ------------------------------------------------------------------------------------------ */
 /* Interning and shared rows                                                                   */
 
-uint64_t op_db_hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h ? h : 1;
-}
-
 /* The rocpd_string id of s[0..n): cache, then database, then insert. -1 on failure. */
 int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
 {
-    uint64_t h = op_db_hash_bytes(s, n);
+    uint64_t h = op_hash_bytes(s, n);
     strcache_entry *e = &w->strcache[h & (OP_DB_STRCACHE - 1)];
     if (e->hash == h && e->len == n && e->id > 0 && (n == 0 || (e->text && memcmp(e->text, s, n) == 0)))
         return e->id;
@@ -174,7 +94,7 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
 {
     uint64_t key = ((uint64_t)kind << 32) | (uint32_t)op;
     int64_t id;
-    if (u64map_get(&w->opnames, key, &id)) return id;
+    if (op_db_map_get(&w->opnames, key, &id)) return id;
     const char *n = w->opts.operation_name ? w->opts.operation_name(kind, op, w->opts.user) : NULL;
     char buf[96];
     if (!n) {
@@ -197,7 +117,7 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
         }
     }
     id = op_db_intern(w, n);
-    if (id > 0 && u64map_put(&w->opnames, key, id) != 0) {
+    if (id > 0 && op_db_map_put(&w->opnames, key, id) != 0) {
         op_db_writer_fail(w, "caching an operation name (out of memory)", SQLITE_NOMEM);
         return -1;
     }
@@ -208,13 +128,13 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
 int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
 {
     int64_t id;
-    if (u64map_get(&w->threads, tid, &id)) return id;
+    if (op_db_map_get(&w->threads, tid, &id)) return id;
     sqlite3_stmt *s = w->st[ST_THREAD_INS];
     sqlite3_bind_int64(s, 1, w->ppid);
     sqlite3_bind_int64(s, 2, (int64_t)tid);
     if (op_db_step(w, ST_THREAD_INS, "inserting a thread") != 0) return -1;
     id = op_db_last_id(w);
-    if (u64map_put(&w->threads, tid, id) != 0) {
+    if (op_db_map_put(&w->threads, tid, id) != 0) {
         op_db_writer_fail(w, "caching a thread (out of memory)", SQLITE_NOMEM);
         return -1;
     }
@@ -224,7 +144,7 @@ int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
 int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
 {
     int64_t id;
-    if (u64map_get(&w->streams, handle, &id)) return id;
+    if (op_db_map_get(&w->streams, handle, &id)) return id;
     char name[48];
     snprintf(name, sizeof name, "stream %llu", (unsigned long long)handle);
     sqlite3_stmt *s = w->st[ST_STREAM];
@@ -233,7 +153,7 @@ int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
     sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
     if (op_db_step(w, ST_STREAM, "inserting a stream") != 0) return -1;
     id = op_db_last_id(w);
-    if (u64map_put(&w->streams, handle, id) != 0) {
+    if (op_db_map_put(&w->streams, handle, id) != 0) {
         op_db_writer_fail(w, "caching a stream (out of memory)", SQLITE_NOMEM);
         return -1;
     }
@@ -244,7 +164,7 @@ int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
 int64_t op_db_agent_row(op_db_writer *w, uint64_t handle)
 {
     int64_t id;
-    return u64map_get(&w->agents, handle, &id) ? id : 0;
+    return op_db_map_get(&w->agents, handle, &id) ? id : 0;
 }
 
 void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id)
@@ -260,7 +180,7 @@ int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
 {
     uint64_t key = ((uint64_t)thread << 8) | (kind & 0xff);
     int64_t id;
-    if (u64map_get(&w->tracks, key, &id)) return id;
+    if (op_db_map_get(&w->tracks, key, &id)) return id;
     int64_t name_id = w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0];
     sqlite3_stmt *s = w->st[ST_TRACK];
     sqlite3_bind_int64(s, 1, thread);
@@ -268,42 +188,18 @@ int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
     sqlite3_bind_text(s, 3, "{}", 2, SQLITE_STATIC);
     if (op_db_step(w, ST_TRACK, "inserting a track") != 0) return -1;
     id = op_db_last_id(w);
-    if (u64map_put(&w->tracks, key, id) != 0) {
+    if (op_db_map_put(&w->tracks, key, id) != 0) {
         op_db_writer_fail(w, "caching a track (out of memory)", SQLITE_NOMEM);
         return -1;
     }
     return id;
 }
 
-/* JSON string escaping into w->scratch at offset `at`; returns the new end offset. */
-size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    char *o = w->scratch;
-    size_t cap = w->scratch_len - 8;
-    for (size_t i = 0; i < n && at < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            o[at++] = '\\';
-            o[at++] = (char)c;
-        } else if (c < 0x20 || c == 0x7f) {
-            o[at++] = '\\';
-            o[at++] = 'u';
-            o[at++] = '0';
-            o[at++] = '0';
-            o[at++] = hex[c >> 4];
-            o[at++] = hex[c & 15];
-        } else {
-            o[at++] = (char)c; /* UTF-8 passes through; invalid bytes are SQLite's text as given */
-        }
-    }
-    return at;
-}
 
 
 int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth)
 {
-    uint64_t h = op_db_mix64((uint64_t)parent * 0x9e3779b97f4a7c15ull ^ address);
+    uint64_t h = op_hash64((uint64_t)parent * 0x9e3779b97f4a7c15ull ^ address);
     stack_entry *e = &w->stackcache[h & (OP_DB_STACKCACHE - 1)];
     if (e->id > 0 && e->parent == parent && e->address == address) return e->id;
     int64_t id = -1;
@@ -331,27 +227,6 @@ int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int 
     return id;
 }
 
-size_t op_db_json_append_escaped(char *dst, size_t at, size_t cap, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (; s && *s && at + 8 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            dst[at++] = '\\';
-            dst[at++] = (char)c;
-        } else if (c < 0x20) {
-            dst[at++] = '\\';
-            dst[at++] = 'u';
-            dst[at++] = '0';
-            dst[at++] = '0';
-            dst[at++] = hex[c >> 4];
-            dst[at++] = hex[c & 15];
-        } else {
-            dst[at++] = (char)c;
-        }
-    }
-    return at;
-}
 
 
 /* ------------------------------------------------------------------------------------------ */

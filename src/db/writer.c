@@ -310,9 +310,9 @@ static void writer_free(op_db_writer *w)
     close_database(w, 0);
     op_spool_close(w->spool);
     if (w->efd >= 0) op_fd_close(w->efd);
-    u64map *maps[] = {&w->threads, &w->streams, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
+    op_u64map *maps[] = {&w->threads, &w->streams, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
                       &w->metric_tracks, &w->pmcs};
-    for (size_t i = 0; i < NELEM(maps); i++) u64map_free(maps[i]);
+    for (size_t i = 0; i < NELEM(maps); i++) op_u64map_free(maps[i]);
     if (w->strcache)
         for (size_t i = 0; i < OP_DB_STRCACHE; i++) op_free(w->strcache[i].text);
     op_free(w->strcache);

@@ -28,7 +28,9 @@
 #include <stdint.h>
 
 #include "db/db.h"
+#include "common/escape.h"
 #include "common/kinds.h"
+#include "common/u64map.h"
 #include "db/spool.h"
 #include "omniprof/omniprof.h"
 
@@ -65,19 +67,15 @@ typedef struct op_db_rec {
 /* ------------------------------------------------------------------------------------------ */
 /* Small containers (ingest thread only)                                                      */
 
-/* u64 -> i64 open-addressing map (linear probing, power-of-two capacity, key 0 kept aside). */
-typedef struct u64map {
-    uint64_t *keys;
-    int64_t *vals;
-    uint32_t cap, n;
-    int has_zero;
-    int64_t zero_val;
-} u64map;
-
-int u64map_get(const u64map *m, uint64_t key, int64_t *val);
-int u64map_put(u64map *m, uint64_t key, int64_t val); /* 0, or -ENOMEM (the map is unchanged) */
-void u64map_free(u64map *m);
-uint64_t op_db_mix64(uint64_t x);
+/* Row ids in common/u64map.h maps (key -> id >= 1). */
+static inline int op_db_map_get(const op_u64map *m, uint64_t key, int64_t *id)
+{
+    uint64_t v;
+    if (!op_u64map_get(m, key, &v)) return 0;
+    *id = (int64_t)v;
+    return 1;
+}
+static inline int op_db_map_put(op_u64map *m, uint64_t key, int64_t id) { return op_u64map_put(m, key, (uint64_t)id); }
 
 typedef struct strcache_entry {
     uint64_t hash;
@@ -146,7 +144,7 @@ struct op_db_writer {
     int txn_open;
     uint64_t txn_start_ns, txn_rows;
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
-    u64map threads, streams, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
+    op_u64map threads, streams, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
     dispatch_entry *dispatchcache;
     int64_t cat_counter_id, cat_counter_device_id;
     strcache_entry *strcache;
@@ -205,7 +203,6 @@ int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, u
 #include "db/ingest_kinds.def"
 
 /* ---------------------------------------------------------------- strings.c */
-uint64_t op_db_hash_bytes(const char *s, size_t n);
 /* The rocpd_string id of s[0..n) / of s: cache, then database, then insert. -1 on failure. */
 int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n);
 int64_t op_db_intern(op_db_writer *w, const char *s);
@@ -218,10 +215,11 @@ int64_t op_db_agent_row(op_db_writer *w, uint64_t handle);             /* 0 when
 void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id);        /* id <= 0: NULL */
 int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind);
 int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth);
-/* JSON string escaping into w->scratch at offset `at`; returns the new end offset. */
-size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n);
-/* JSON escaping of a NUL-terminated string into dst[at..cap); returns the new end offset. */
-size_t op_db_json_append_escaped(char *dst, size_t at, size_t cap, const char *s);
+/* JSON string escaping (common/escape.h) into w->scratch at offset `at`; the new end offset. */
+static inline size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n)
+{
+    return at >= w->scratch_len - 8 ? at : at + op_json_escape(w->scratch + at, w->scratch_len - 8 - at, s, n, NULL);
+}
 /* The name a kernel is shown by (opts.kernel_names, opts.truncate_kernel_names). */
 const char *op_db_kernel_display_name(op_db_writer *w, const char *mangled, const char *demangled);
 

@@ -48,7 +48,7 @@ static int write_node(op_db_writer *w, const op_db_process_info *info, char *err
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(w->db, sql, -1, &s, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, (int64_t)(op_db_hash_bytes(mid, strlen(mid)) & 0x7fffffffffffffffull));
+        sqlite3_bind_int64(s, 1, (int64_t)(op_hash_bytes(mid, strlen(mid)) & 0x7fffffffffffffffull));
         sqlite3_bind_text(s, 2, mid, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 3, u.sysname, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 4, host, -1, SQLITE_TRANSIENT);
@@ -68,6 +68,12 @@ static int write_node(op_db_writer *w, const op_db_process_info *info, char *err
         return -EIO;
     }
     return 0;
+}
+
+/* s JSON-escaped into dst at `at`, keeping 8 bytes of dst[cap] free; the new end. */
+static size_t escape_into(char *dst, size_t at, size_t cap, const char *s)
+{
+    return at + 8 >= cap ? at : at + op_json_escape(dst + at, cap - 8 - at, s, strlen(s), NULL);
 }
 
 /* The process row (id 1): command, a subset of the environment and extdata, both JSON. */
@@ -95,11 +101,11 @@ static int write_process(op_db_writer *w, const op_db_process_info *info, char *
         env[at++] = '"';
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
-        at = op_db_json_append_escaped(env, at, cap - 4, name);
+        at = escape_into(env, at, cap, name);
         env[at++] = '"';
         env[at++] = ':';
         env[at++] = '"';
-        at = op_db_json_append_escaped(env, at, cap - 4, eq + 1);
+        at = escape_into(env, at, cap, eq + 1);
         env[at++] = '"';
     }
     env[at++] = '}';

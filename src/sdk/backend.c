@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/alloc.h"
 #include "common/log.h"
+#include "common/strtab.h"
 
 static const op_backend *g_backends[OP_SDK_MAX_BACKENDS];
 static _Atomic int g_nbackends;
@@ -166,54 +166,19 @@ OMNIPROF_API omniprof_status_t omniprof_query_address_symbols(uint64_t address, 
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Interning: an open-addressing set of strings that are never freed.                          */
+/* Interning: a common/strtab.h table whose texts never move and are never freed.              */
 
 static pthread_mutex_t g_intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **g_intern;
-static size_t g_intern_cap, g_intern_n;
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+static op_strtab g_intern;
 
 const char *op_sdk_intern(const char *s)
 {
     if (!s) return NULL;
-    uint64_t h = hash_str(s);
+    uint32_t id;
     pthread_mutex_lock(&g_intern_lock);
-    if (g_intern_n * 2 >= g_intern_cap) {
-        size_t cap = g_intern_cap ? g_intern_cap * 2 : 1024;
-        char **t = op_calloc(cap, sizeof *t);
-        if (!t) {
-            pthread_mutex_unlock(&g_intern_lock);
-            return "<out of memory>";
-        }
-        for (size_t i = 0; i < g_intern_cap; i++) {
-            if (!g_intern[i]) continue;
-            size_t j = hash_str(g_intern[i]) & (cap - 1);
-            while (t[j]) j = (j + 1) & (cap - 1);
-            t[j] = g_intern[i];
-        }
-        op_free(g_intern);
-        g_intern = t;
-        g_intern_cap = cap;
-    }
-    size_t j = h & (g_intern_cap - 1);
-    while (g_intern[j] && strcmp(g_intern[j], s) != 0) j = (j + 1) & (g_intern_cap - 1);
-    if (!g_intern[j]) {
-        g_intern[j] = op_strdup(s);
-        if (!g_intern[j]) {
-            pthread_mutex_unlock(&g_intern_lock);
-            return "<out of memory>";
-        }
-        g_intern_n++;
-    }
-    const char *r = g_intern[j];
+    const char *r = op_strtab_intern(&g_intern, s, strlen(s), &id) == 0 ? op_strtab_str(&g_intern, id) : NULL;
     pthread_mutex_unlock(&g_intern_lock);
-    return r;
+    return r ? r : "<out of memory>";
 }
 
 void op_intern_prefork(void)
