@@ -1,20 +1,19 @@
-/* backend.c — the backend registry (cuda, cpu, ...), loading backends on demand, agents,
- * address symbolization and string interning.
+/* backend.c — the backend registry, loading backends on demand, address symbolization and
+ * string interning. It names no backend: what each serves is in its manifest (backend.h).
  *
  * A backend registers its descriptor from its constructor (op_sdk_register_backend). When a
- * context configures a kind that a backend serves and that backend is not registered, the
- * SDK dlopens libomniprof-backend-<name>.so from its own directory (dladdr) with
- * RTLD_NOW|RTLD_GLOBAL|RTLD_NODELETE. A missing backend gives one log line and its kinds stay
- * silent. After the configuration lock, backends whose kinds were configured (or whose
+ * context configures a kind (or a tool asks for an intercept table) that no registered backend
+ * serves, the SDK finds the library whose manifest lists it (backend_manifest.c) and dlopens it
+ * with RTLD_NOW|RTLD_GLOBAL|RTLD_NODELETE. A kind no library serves gives one log line and
+ * stays silent. After the configuration lock, backends whose kinds were configured (or whose
  * intercept tables a tool asked for) are started once; a failed start turns the backend off. */
 #include "sdk/sdk_internal.h"
 
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/kinds.h"
 #include "common/log.h"
 #include "common/strtab.h"
 
@@ -23,12 +22,21 @@ static _Atomic int g_nbackends;
 static _Atomic int g_backend_off[OP_SDK_MAX_BACKENDS];
 static _Atomic int g_backend_started[OP_SDK_MAX_BACKENDS];
 static pthread_mutex_t g_backend_lock = PTHREAD_MUTEX_INITIALIZER;
-static char g_tried[OP_SDK_MAX_BACKENDS][16];
+static char g_tried[OP_SDK_MAX_BACKENDS][32];
 static int g_ntried;
+static _Atomic int g_warned_unserved;
+
+static bool manifest_valid(const op_backend *be)
+{
+    const op_backend_manifest *m = be->manifest;
+    return m && memcmp(m->magic, OP_BACKEND_MANIFEST_MAGIC, sizeof OP_BACKEND_MANIFEST_MAGIC) == 0 &&
+           m->size == sizeof *m && memchr(m->name, 0, sizeof m->name) && strcmp(m->name, be->name) == 0;
+}
 
 omniprof_status_t op_sdk_register_backend(const op_backend *backend)
 {
-    if (!backend || !backend->name || backend->size < offsetof(op_backend, symbolize))
+    if (!backend || !backend->name || backend->size < offsetof(op_backend, manifest) + sizeof(void *) ||
+        !manifest_valid(backend))
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&g_backend_lock);
     int n = atomic_load(&g_nbackends);
@@ -54,24 +62,37 @@ omniprof_status_t op_sdk_register_backend(const op_backend *backend)
 uint32_t op_backend_count(void) { return (uint32_t)atomic_load_explicit(&g_nbackends, memory_order_acquire); }
 const op_backend *op_backend_at(uint32_t i) { return i < op_backend_count() ? g_backends[i] : NULL; }
 
-const op_backend *op_backend_find(const char *name)
+/* The registered backend whose manifest lists (category, kind), or provides table_bit. */
+static const op_backend *registered_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
 {
     int n = atomic_load_explicit(&g_nbackends, memory_order_acquire);
-    for (int i = 0; i < n; i++)
-        if (strcmp(g_backends[i]->name, name) == 0) return g_backends[i];
+    for (int i = 0; i < n; i++) {
+        const op_backend_manifest *m = g_backends[i]->manifest;
+        if (table_bit ? (m->intercept_tables & table_bit) != 0 : op_manifest_serves(m, category, kind))
+            return g_backends[i];
+    }
     return NULL;
 }
 
 const op_backend *op_backend_for_buffer_kind(uint32_t kind)
 {
-    const char *name = op_sdk_backend_for_kind(kind);
-    return name ? op_backend_find(name) : NULL;
+    return registered_serving(OMNIPROF_RECORD_CATEGORY_TRACING, kind, 0);
 }
 
-void op_backend_load_for_kind(uint32_t buffer_kind)
+const op_backend *op_backend_for_table(uint32_t table_bit) { return registered_serving(0, 0, table_bit); }
+
+const char *op_sdk_backend_for_kind(uint32_t buffer_kind)
 {
-    const char *name = op_sdk_backend_for_kind(buffer_kind);
-    if (!name || op_backend_find(name)) return;
+    if (op_core_serves(buffer_kind)) return NULL;
+    const op_backend *be = op_backend_for_buffer_kind(buffer_kind);
+    if (be) return be->name;
+    const op_backend_manifest *m = NULL;
+    return op_manifest_find(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0, &m) ? m->name : NULL;
+}
+
+/* dlopen the backend library at `path` (once per backend name). */
+static void load_library(const char *path, const char *name)
+{
     pthread_mutex_lock(&g_backend_lock);
     for (int i = 0; i < g_ntried; i++)
         if (strcmp(g_tried[i], name) == 0) {
@@ -80,34 +101,66 @@ void op_backend_load_for_kind(uint32_t buffer_kind)
         }
     if (g_ntried < OP_SDK_MAX_BACKENDS) snprintf(g_tried[g_ntried++], sizeof g_tried[0], "%s", name);
     pthread_mutex_unlock(&g_backend_lock);
-
-    char path[PATH_MAX];
-    Dl_info info;
-    path[0] = '\0';
-    if (dladdr((void *)&op_backend_load_for_kind, &info) && info.dli_fname) {
-        char tmp[PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s", info.dli_fname);
-        snprintf(path, sizeof path, "%s/libomniprof-backend-%s.so", dirname(tmp), name);
-    } else {
-        snprintf(path, sizeof path, "libomniprof-backend-%s.so", name);
-    }
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
     if (!h) {
         const char *err = dlerror();
         op_warn("%s backend not available (%s); its tracing kinds stay silent", name, err ? err : path);
         return;
     }
-    if (!op_backend_find(name)) op_warn("%s backend loaded from %s but did not register", name, path);
+    int n = atomic_load_explicit(&g_nbackends, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (strcmp(g_backends[i]->name, name) == 0) return;
+    op_warn("%s backend loaded from %s but did not register", name, path);
+}
+
+/* Load the backend that serves (category, kind), or provides table_bit, unless one is
+ * registered or the core serves it. */
+static void load_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
+{
+    if (registered_serving(category, kind, table_bit)) return;
+    const op_backend_manifest *m = NULL;
+    const char *path = op_manifest_find(category, kind, table_bit, &m);
+    if (path) {
+        load_library(path, m->name);
+        return;
+    }
+    const char *what = table_bit ? op_intercept_table_name(table_bit)
+                       : category == OMNIPROF_RECORD_CATEGORY_COUNTERS ? "hardware counters"
+                                                                        : op_buffer_kind_name(kind);
+    if (category != OMNIPROF_RECORD_CATEGORY_COUNTERS && atomic_exchange(&g_warned_unserved, 1) == 0)
+        op_warn("no backend of this installation serves %s (no libomniprof-backend-*.so beside the SDK declares it); "
+                "it stays silent",
+                what ? what : "?");
+    else
+        op_info("no backend serves %s; it stays silent", what ? what : "?");
+}
+
+void op_backend_load_for_kind(uint32_t buffer_kind)
+{
+    if (buffer_kind == 0 || buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST || op_core_serves(buffer_kind)) return;
+    load_serving(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0);
+}
+
+void op_backend_load_for_table(uint32_t table_bit)
+{
+    if (op_core_manifest()->intercept_tables & table_bit) return;
+    load_serving(0, 0, table_bit);
+}
+
+int op_sdk_load_backend_for_counters(uint32_t counter_kind)
+{
+    load_serving(OMNIPROF_RECORD_CATEGORY_COUNTERS, counter_kind, 0);
+    return registered_serving(OMNIPROF_RECORD_CATEGORY_COUNTERS, counter_kind, 0) != NULL;
 }
 
 static bool backend_needed(const op_backend *be)
 {
-    for (uint32_t k = 1; k < OMNIPROF_BUFFER_TRACING_LAST; k++) {
-        const char *n = op_sdk_backend_for_kind(k);
-        if (n && strcmp(n, be->name) == 0 && op_sdk_kind_configured(k)) return true;
-    }
+    const op_backend_manifest *m = be->manifest;
+    for (size_t i = 0; i < OP_BACKEND_MAX_KINDS && m->buffer_kinds[i]; i++)
+        if (op_sdk_kind_configured(m->buffer_kinds[i])) return true;
     for (int bit = 1; bit < OMNIPROF_INTERCEPT_TABLE_LAST; bit <<= 1)
-        if ((be->intercept_tables & bit) && op_sdk_intercept_requested((omniprof_intercept_table_t)bit)) return true;
+        if ((m->intercept_tables & (uint32_t)bit) && op_sdk_intercept_requested((omniprof_intercept_table_t)bit))
+            return true;
     return false;
 }
 

@@ -3,15 +3,23 @@
  * A backend is a shared library, libomniprof-backend-<name>.so, beside libomniprof-sdk.so. It
  * links against the SDK and calls the op_sdk_* functions below (exported from the SDK under the
  * private version node OMNIPROF_PRIVATE; not API, no stability promise). Its constructor calls
- * op_sdk_register_backend(). The SDK dlopens a backend when a context configures a kind the
- * backend serves (op_sdk_backend_for_kind), or when it is already loaded (LD_PRELOAD, e.g. the
- * CPU backend, which interposes pthread_create/fork/exit and must therefore be preloaded).
+ * op_sdk_register_backend().
+ *
+ * What a backend serves (buffer kinds, hence their callback kinds; counter record kinds;
+ * intercept tables) is declared once, in its manifest (op_backend_manifest, below): plain data
+ * in the ELF section ".omniprof_backend" of the library, which its descriptor also points at.
+ * The SDK core names no backend: when a context configures a kind that no registered backend
+ * serves, it reads the manifests of the libomniprof-backend-*.so files in its own directory
+ * straight from the files (backend_manifest.c, without loading them, so a vendor library such
+ * as CUPTI is never loaded into a process that does not use it) and dlopens the one that
+ * serves the kind. A backend already loaded (LD_PRELOAD, e.g. the CPU backend, which interposes
+ * pthread_create/fork/exit and must therefore be preloaded) registers from its constructor.
  *
  * Record conventions every backend keeps (the SDK relies on them):
  *  (1) a payload starts with {uint64_t size; uint32_t kind; int32_t operation;} and `size`
  *      covers the whole record, inline tail included;
- *  (2) a record of a kind that carries a correlation id has it at offset 16, so its `external`
- *      member is at offset 24 (op_sdk_emit patches it per context);
+ *  (2) a record of a kind that carries a correlation id (CORRELATION in kinds.def) has it at
+ *      offset 16, so its `external` member is at offset 24 (op_sdk_emit patches it per context);
  *  (3) strings in records are static or interned with op_sdk_intern (never freed).
  *
  * Threading: every op_sdk_* call is thread-safe. op_sdk_buffer_enabled/op_sdk_callback_enabled
@@ -33,9 +41,35 @@
  * see src/sdk/omniprof-sdk.map) although the SDK is built with -fvisibility=hidden. */
 #pragma GCC visibility push(default)
 
+/* A backend's manifest: what it serves, readable from the library file without loading it.
+ * Plain data (no pointers, no relocations). Define it with OP_BACKEND_MANIFEST:
+ *
+ *     OP_BACKEND_MANIFEST(g_manifest) = {
+ *         .magic = OP_BACKEND_MANIFEST_MAGIC, .size = sizeof(op_backend_manifest), .name = "cuda",
+ *         .buffer_kinds = {OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, ...},
+ *         .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
+ *     };
+ *
+ * and point op_backend.manifest at it. The library must be named libomniprof-backend-<name>.so. */
+#define OP_BACKEND_MANIFEST_MAGIC "omniprof-bknd-1"
+#define OP_BACKEND_MANIFEST_SECTION ".omniprof_backend"
+#define OP_BACKEND_MAX_KINDS 64
+typedef struct op_backend_manifest {
+    char magic[16];            /* OP_BACKEND_MANIFEST_MAGIC */
+    uint32_t size;             /* sizeof(op_backend_manifest) */
+    uint32_t intercept_tables; /* omniprof_intercept_table_t bits it provides */
+    char name[32];             /* "cuda": the library is libomniprof-backend-<name>.so */
+    /* buffer tracing kinds it serves (and so their callback kinds), 0 ends the list */
+    uint16_t buffer_kinds[OP_BACKEND_MAX_KINDS];
+    /* counter record kinds it produces (it is a hardware-counter provider), 0 ends the list */
+    uint16_t counter_kinds[8];
+} op_backend_manifest;
+#define OP_BACKEND_MANIFEST(var) \
+    __attribute__((used, section(OP_BACKEND_MANIFEST_SECTION), aligned(8))) const op_backend_manifest var
+
 typedef struct op_backend {
     uint64_t size;     /* sizeof(op_backend) */
-    const char *name;  /* "cuda", "cpu" */
+    const char *name;  /* manifest->name */
     /* Called once, after configuration is locked, if some context configured a kind this
      * backend serves (or asked for one of its intercept tables). A non-SUCCESS return is
      * logged once by the SDK ("<name> backend off: <reason>") and the backend is not called
@@ -63,19 +97,26 @@ typedef struct op_backend {
     /* Fill up to `max` agents (GPU only for device backends) and return how many exist.
      * Fields id/logical_index are assigned by the SDK. May be NULL. */
     size_t (*query_agents)(omniprof_agent_v0_t *out, size_t max);
-    /* omniprof_intercept_table_t bits this backend can provide. */
-    int intercept_tables;
     /* Serves omniprof_query_address_symbols (the CPU backend). May be NULL. */
     omniprof_status_t (*symbolize)(uint64_t address, omniprof_symbol_cb_t cb, void *data);
+    /* What it serves (required). */
+    const op_backend_manifest *manifest;
 } op_backend;
 
-/* Which backend serves a buffer kind ("cuda", "cpu") or NULL for core kinds (marker,
- * retirement). Also used for callback kinds through op_sdk_callback_kind_to_buffer_kind. */
+/* The name of the backend that serves a buffer kind (registered, or found in a manifest beside
+ * the SDK; nothing is loaded), or NULL when the core serves it (markers, retirement) or no
+ * backend of this installation does. Callback kinds: through op_sdk_callback_kind_to_buffer_kind. */
 const char *op_sdk_backend_for_kind(uint32_t buffer_kind);
 uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind);
 
-/* Registers a backend (its constructor calls this). The descriptor must stay valid for the
- * process. Returns SUCCESS, or ERROR_INVALID_ARGUMENT for a duplicate name. */
+/* Loads (once) the backend that produces counter records of `kind` (a hardware-counter
+ * provider), found by its manifest. Returns 1 when such a backend is registered after the
+ * call, else 0. */
+int op_sdk_load_backend_for_counters(uint32_t counter_kind);
+
+/* Registers a backend (its constructor calls this). The descriptor and its manifest must stay
+ * valid for the process. Returns SUCCESS; ERROR_INVALID_ARGUMENT for a duplicate name, a
+ * missing manifest or one whose magic, size or name does not match the descriptor. */
 omniprof_status_t op_sdk_register_backend(const op_backend *backend);
 
 /* True when some active context traces (kind, operation) in buffer / callback mode. */

@@ -224,7 +224,7 @@ void op_context_deactivate_client(int client)
  * (the backend that owns the kind is not loaded: accepted, the kind stays silent). */
 static int operation_known(uint32_t kind, int32_t op)
 {
-    if (op_sdk_backend_for_kind(kind) == NULL) return op_core_operation_name(kind, op) != NULL;
+    if (op_core_serves(kind)) return op_core_operation_name(kind, op) != NULL;
     const op_backend *be = op_backend_for_buffer_kind(kind);
     if (!be || !be->operation_name) return 2;
     return be->operation_name(kind, op) != NULL;

@@ -61,11 +61,11 @@ OMNIPROF_API omniprof_status_t omniprof_at_intercept_table_registration(omniprof
     op_sdk_ensure_init();
     omniprof_status_t st = op_sdk_config_open();
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    if (types & OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER) {
-        op_backend_load_for_kind(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
-        const op_backend *be = op_backend_find("cuda");
-        if (!be || !(be->intercept_tables & OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER))
-            return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    /* Tables a backend provides: load it (its manifest says which) before registering. */
+    for (uint32_t bit = 1; bit < OMNIPROF_INTERCEPT_TABLE_LAST; bit <<= 1) {
+        if (!(types & (int)bit) || (op_core_manifest()->intercept_tables & bit)) continue;
+        op_backend_load_for_table(bit);
+        if (!op_backend_for_table(bit)) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
     }
     op_sdk_lock();
     int n = atomic_load(&g_nregs);

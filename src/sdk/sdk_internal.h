@@ -146,6 +146,16 @@ bool op_filter_has(const op_service_filter *f, int32_t op);
 
 /* ---------------------------------------------------------------- tracing.c */
 const char *op_core_operation_name(uint32_t buffer_kind, int32_t op);
+/* What the core itself serves (marker kinds, retirement, the user API table). */
+const op_backend_manifest *op_core_manifest(void);
+bool op_core_serves(uint32_t buffer_kind);
+
+/* ---------------------------------------------------------------- backend_manifest.c */
+int op_manifest_read(const char *path, op_backend_manifest *out); /* 0, or -1: none valid */
+bool op_manifest_serves(const op_backend_manifest *m, uint32_t category, uint32_t kind);
+/* The path of the backend library whose manifest lists (category, kind), or provides table_bit
+ * when it is non-zero (*m set); NULL when none beside the SDK does. Scans once. */
+const char *op_manifest_find(uint32_t category, uint32_t kind, uint32_t table_bit, const op_backend_manifest **m);
 
 /* ---------------------------------------------------------------- correlation.c */
 bool op_ext_top(int ci, omniprof_user_data_t *out); /* the calling thread's top for context ci */
@@ -155,9 +165,10 @@ void op_correlation_prefork(void);
 void op_correlation_postfork(void);
 
 /* ---------------------------------------------------------------- backend.c */
-const op_backend *op_backend_find(const char *name);
-const op_backend *op_backend_for_buffer_kind(uint32_t kind);
-void op_backend_load_for_kind(uint32_t buffer_kind);
+const op_backend *op_backend_for_buffer_kind(uint32_t kind); /* registered, serving it */
+const op_backend *op_backend_for_table(uint32_t table_bit);  /* registered, providing it */
+void op_backend_load_for_kind(uint32_t buffer_kind);         /* load what serves it, once */
+void op_backend_load_for_table(uint32_t table_bit);
 void op_backends_start(void);
 void op_backends_context_change(void);
 void op_backends_flush(void);

@@ -42,24 +42,21 @@ static const char *const g_marker_range_op_names[OMNIPROF_MARKER_RANGE_OP_LAST] 
     [OMNIPROF_MARKER_RANGE_OP_MARK] = "mark",
 };
 
-const char *op_sdk_backend_for_kind(uint32_t buffer_kind)
+/* The core serves these kinds and tables itself (marker.c, correlation.c, intercept_table.c),
+ * declared the way a backend declares what it serves. */
+static const op_backend_manifest k_core = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "core",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API,
+                     OMNIPROF_BUFFER_TRACING_CORRELATION_ID_RETIREMENT},
+    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_USER_API,
+};
+
+const op_backend_manifest *op_core_manifest(void) { return &k_core; }
+bool op_core_serves(uint32_t buffer_kind)
 {
-    switch (buffer_kind) {
-    case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
-    case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
-    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
-    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
-    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
-    case OMNIPROF_BUFFER_TRACING_CODE_OBJECT:
-    case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: return "cuda";
-    case OMNIPROF_BUFFER_TRACING_CPU_SAMPLE:
-    case OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE:
-    case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER:
-    case OMNIPROF_BUFFER_TRACING_THREAD: return "cpu";
-    default: return NULL;
-    }
+    return op_manifest_serves(&k_core, OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind);
 }
 
 uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind)
@@ -112,7 +109,7 @@ static omniprof_status_t operation_name(uint32_t kind, int32_t op, const char **
     if (kind == 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
     if (!name) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     const char *s;
-    if (op_sdk_backend_for_kind(kind) == NULL) {
+    if (op_core_serves(kind)) {
         s = op_core_operation_name(kind, op);
     } else {
         op_backend_load_for_kind(kind);
@@ -173,7 +170,7 @@ static int iter_one(int32_t op, void *p)
 
 static omniprof_status_t iterate_ops(uint32_t buffer_kind, iter_ctx *ic)
 {
-    if (op_sdk_backend_for_kind(buffer_kind) == NULL) {
+    if (op_core_serves(buffer_kind)) {
         int32_t n = core_op_count(buffer_kind);
         for (int32_t op = 1; op < n; op++)
             if (iter_one(op, ic)) break;

@@ -3,8 +3,12 @@
  * by CTest), so the real CPU backend is never loaded: duplicate registration, start after the
  * lock (once, because a kind it serves was configured), on_context_change, flush from
  * omniprof_flush_buffer, operation names / iteration / argument iteration delegated to it,
- * agents appended after the CPU agents, symbolization delegated, and finalize at exit. */
+ * agents appended after the CPU agents, symbolization delegated, and finalize at exit; which
+ * library serves a kind comes from the backends' manifests, read without loading them. */
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "sdk_test.h"
 
@@ -54,6 +58,14 @@ static omniprof_status_t fake_symbolize(uint64_t addr, omniprof_symbol_cb_t cb, 
     return OMNIPROF_STATUS_SUCCESS;
 }
 
+OP_BACKEND_MANIFEST(g_fake_manifest) = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "cpu",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
+                     OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD},
+};
+
 static const op_backend g_fake = {
     .size = sizeof(op_backend),
     .name = "cpu",
@@ -66,6 +78,14 @@ static const op_backend g_fake = {
     .iterate_record_args = fake_args,
     .query_agents = fake_agents,
     .symbolize = fake_symbolize,
+    .manifest = &g_fake_manifest,
+};
+
+/* A descriptor whose manifest names another backend is refused. */
+static const op_backend g_mismatch = {
+    .size = sizeof(op_backend),
+    .name = "other",
+    .manifest = &g_fake_manifest,
 };
 
 static omniprof_context_id_t g_ctx;
@@ -129,14 +149,39 @@ static int on_arg(uint32_t k, omniprof_tracing_operation_t op, uint32_t i, const
     return 0;
 }
 
+/* Is a library whose path contains `name` mapped into this process? */
+static int mapped(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, name) != NULL;
+    if (f) fclose(f);
+    return found;
+}
+
 int main(void)
 {
     CHECK_ST(op_sdk_register_backend(NULL), OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT);
     CHECK_ST(op_sdk_register_backend(&g_fake), OMNIPROF_STATUS_SUCCESS);
     CHECK_ST(op_sdk_register_backend(&g_fake), OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT); /* duplicate name */
+    CHECK_ST(op_sdk_register_backend(&g_mismatch), OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT); /* manifest names "cpu" */
     CHECK(strcmp(op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE), "cpu") == 0);
-    CHECK(strcmp(op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH), "cuda") == 0);
-    CHECK(op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_MARKER_API) == NULL);
+    CHECK(op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_MARKER_API) == NULL); /* the core's */
+    /* Kinds of a backend that is not loaded: found in the manifest of its library file beside
+     * the SDK, read without loading it (so CUPTI stays out of this process). */
+    Dl_info info;
+    CHECK(dladdr((void *)&omniprof_initialize, &info) && info.dli_fname);
+    char cuda_lib[4096];
+    snprintf(cuda_lib, sizeof cuda_lib, "%s", info.dli_fname);
+    snprintf(strrchr(cuda_lib, '/') + 1, sizeof cuda_lib - (size_t)(strrchr(cuda_lib, '/') + 1 - cuda_lib),
+             "libomniprof-backend-cuda.so");
+    int have_cuda = access(cuda_lib, R_OK) == 0;
+    const char *kd = op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH);
+    CHECK(have_cuda ? kd && strcmp(kd, "cuda") == 0 : kd == NULL);
+    kd = op_sdk_backend_for_kind(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
+    CHECK(have_cuda ? kd && strcmp(kd, "cuda") == 0 : kd == NULL);
+    CHECK(!mapped("libcupti") && !mapped("libomniprof-backend-cuda"));
     CHECK_EQ_U(op_sdk_callback_kind_to_buffer_kind(OMNIPROF_CALLBACK_TRACING_MEMORY_COPY),
                OMNIPROF_BUFFER_TRACING_MEMORY_COPY);
 
@@ -190,6 +235,7 @@ int main(void)
     CHECK_ST(omniprof_query_address_symbols(0x1234, on_sym, NULL), OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_symbolize), 1);
 
+    CHECK(!mapped("libcupti")); /* nothing configured a kind of the CUDA backend */
     CHECK_ST(omniprof_finalize(), OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_finalize), 1);
     CHECK(op_sdk_is_finalizing());

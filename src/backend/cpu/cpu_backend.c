@@ -256,6 +256,15 @@ static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), voi
     return 0;
 }
 
+/* What this backend serves (backend.h); the SDK reads it from the library file. */
+OP_BACKEND_MANIFEST(g_cpu_manifest) = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "cpu",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
+                     OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD},
+};
+
 static const op_backend g_cpu_backend = {
     .size = sizeof(op_backend),
     .name = "cpu",
@@ -268,8 +277,8 @@ static const op_backend g_cpu_backend = {
     .iterate_operations = cpu_iterate_operations,
     .iterate_record_args = NULL,
     .query_agents = NULL,
-    .intercept_tables = 0,
     .symbolize = op_cpu_symbolize,
+    .manifest = &g_cpu_manifest,
 };
 
 __attribute__((constructor(101))) static void op_cpu_backend_ctor(void)

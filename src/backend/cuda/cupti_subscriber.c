@@ -768,6 +768,21 @@ static void cuda_at_fork_child(void)
 
 static const char *cuda_operation_name(uint32_t kind, int32_t op) { return op_cuda_operation_name(kind, op); }
 
+/* What this backend serves, read by the SDK from the library file before it loads it
+ * (backend.h): the SDK dlopens this library only for these kinds, counters or table. */
+OP_BACKEND_MANIFEST(g_manifest) = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "cuda",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API,
+                     OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_BUFFER_TRACING_MEMORY_COPY,
+                     OMNIPROF_BUFFER_TRACING_MEMORY_SET, OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION,
+                     OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION, OMNIPROF_BUFFER_TRACING_CODE_OBJECT,
+                     OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL},
+    .counter_kinds = {OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, OMNIPROF_COUNTER_RECORD_VALUE},
+    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
+};
+
 static const op_backend g_desc = {
     .size = sizeof(op_backend),
     .name = "cuda",
@@ -780,8 +795,8 @@ static const op_backend g_desc = {
     .iterate_operations = op_cuda_iterate_operations,
     .iterate_record_args = op_cuda_iterate_record_args,
     .query_agents = op_cuda_query_agents,
-    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
     .symbolize = NULL,
+    .manifest = &g_manifest,
 };
 
 __attribute__((constructor)) static void cuda_backend_register(void)

@@ -9,9 +9,6 @@
  *      touches the registry (no lock on the per-dispatch path but the config's own);
  *  (3) a derived metric's value only depends on the base values of one dispatch and the
  *      constants captured at creation (agent properties, or the XML's chip values offline). */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "sdk/backend.h"
 #include "sdk/counters/counters_internal.h"
 
 /* SDK functions used when the core is linked into libomniprof-sdk.so; weak so that the unit
@@ -50,20 +48,14 @@ void op_sdk_counters_register_provider(const op_counters_provider *provider)
     atomic_store(&g_provider, provider);
 }
 
+/* The provider lives in the backend whose manifest says it produces counter records
+ * (src/sdk/backend.h); loading it registers the provider. */
 static void load_provider(void)
 {
     if (atomic_load(&g_provider))
         return;
-    char path[PATH_MAX + 64];
-    Dl_info info;
-    if (!dladdr((void *)&load_provider, &info) || !info.dli_fname)
-        return;
-    char self[PATH_MAX];
-    snprintf(self, sizeof self, "%s", info.dli_fname);
-    snprintf(path, sizeof path, "%s/libomniprof-backend-cuda.so", dirname(self));
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
-        op_info("counters: no hardware-counter provider (%s)", dlerror());
+    if (!op_sdk_load_backend_for_counters(OMNIPROF_COUNTER_RECORD_VALUE))
+        op_info("counters: no hardware-counter provider (no backend beside the SDK produces counter records)");
 }
 
 const op_counters_provider *op_counters_provider_get(void)

@@ -18,7 +18,8 @@
 #include "sdk/counters/metrics.h"
 #include "sdk/counters/provider.h"
 
-/* The registered provider, loading libomniprof-backend-cuda.so on first need; NULL if none. */
+/* The registered provider, loading the backend whose manifest produces counter records on
+ * first need (src/sdk/backend.h); NULL if none. */
 const op_counters_provider *op_counters_provider_get(void);
 
 /* One requested counter of a config. */

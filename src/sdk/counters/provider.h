@@ -4,8 +4,8 @@
  *
  * The provider registers itself from its library constructor with
  * op_sdk_counters_register_provider(). When the core needs a provider and none registered, it
- * dlopens libomniprof-backend-cuda.so from the directory of libomniprof-sdk.so — loading
- * registers it.
+ * loads the backend whose manifest lists counter record kinds (op_sdk_load_backend_for_counters,
+ * src/sdk/backend.h) — loading registers it.
  *
  * Offline part (no GPU, no driver: CUPTI's Profiler Host API, ref/cupti.md F3): chips, the
  * catalog of base metrics, descriptions, pass planning.
