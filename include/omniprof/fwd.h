@@ -125,7 +125,7 @@ typedef enum omniprof_buffer_tracing_kind_t {
 /* Callback tracing kinds (synchronous, ENTER/EXIT on the calling thread); omniprof/kinds.def. */
 typedef enum omniprof_callback_tracing_kind_t {
     OMNIPROF_CALLBACK_TRACING_NONE = 0,
-#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) OMNIPROF_CALLBACK_TRACING_##NAME = VALUE,
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) OMNIPROF_CALLBACK_TRACING_##NAME = VALUE,
 #include "omniprof/kinds.def"
     OMNIPROF_CALLBACK_TRACING_LAST
 } omniprof_callback_tracing_kind_t;

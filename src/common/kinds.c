@@ -18,7 +18,7 @@ enum {
     OP_KIND_ROWS_COUNTER
 };
 enum {
-#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) OP_KIND_ROW_K_##NAME,
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) OP_KIND_ROW_K_##NAME,
 #include "omniprof/kinds.def"
     OP_KIND_ROWS_CALLBACK
 };
@@ -26,7 +26,7 @@ enum {
     _Static_assert(VALUE == OP_KIND_ROW_B_##NAME + 1, "kinds.def: buffer kind " #NAME " out of order");
 #define OMNIPROF_COUNTER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
     _Static_assert(VALUE == OP_KIND_ROW_C_##NAME + 1, "kinds.def: counter kind " #NAME " out of order");
-#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) \
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) \
     _Static_assert(VALUE == OP_KIND_ROW_K_##NAME + 1, "kinds.def: callback kind " #NAME " out of order");
 #include "omniprof/kinds.def"
 _Static_assert(OP_KIND_ROWS_BUFFER + 1 == OMNIPROF_BUFFER_TRACING_LAST, "kinds.def: buffer kinds");
@@ -47,12 +47,17 @@ static const op_kind_info k_counter[OMNIPROF_COUNTER_RECORD_LAST] = {
 };
 
 static const char *const k_callback_names[OMNIPROF_CALLBACK_TRACING_LAST] = {
-#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) [VALUE] = #NAME,
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) [VALUE] = #NAME,
 #include "omniprof/kinds.def"
 };
 
 static const uint32_t k_callback_to_buffer[OMNIPROF_CALLBACK_TRACING_LAST] = {
-#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND) [VALUE] = OMNIPROF_BUFFER_TRACING_##BUFFER_KIND,
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) [VALUE] = OMNIPROF_BUFFER_TRACING_##BUFFER_KIND,
+#include "omniprof/kinds.def"
+};
+
+static const uint8_t k_callback_payload[OMNIPROF_CALLBACK_TRACING_LAST] = {
+#define OMNIPROF_CALLBACK_KIND(VALUE, NAME, BUFFER_KIND, PAYLOAD) [VALUE] = OP_CALLBACK_PAYLOAD_##PAYLOAD,
 #include "omniprof/kinds.def"
 };
 
@@ -97,6 +102,11 @@ uint32_t op_callback_kind_to_buffer_kind(uint32_t callback_kind)
 {
     return callback_kind < OMNIPROF_CALLBACK_TRACING_LAST ? k_callback_to_buffer[callback_kind]
                                                           : OMNIPROF_BUFFER_TRACING_NONE;
+}
+
+int op_callback_kind_payload(uint32_t callback_kind)
+{
+    return callback_kind < OMNIPROF_CALLBACK_TRACING_LAST ? k_callback_payload[callback_kind] : OP_CALLBACK_PAYLOAD_NONE;
 }
 
 size_t op_kind_string_fields(uint32_t category, uint32_t kind, uint64_t psize, uint32_t *out)

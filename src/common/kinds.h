@@ -44,6 +44,14 @@ bool op_kind_has_correlation(uint32_t category, uint32_t kind);
 /* The buffer kind a callback kind corresponds to; OMNIPROF_BUFFER_TRACING_NONE if none. */
 uint32_t op_callback_kind_to_buffer_kind(uint32_t callback_kind);
 
+/* What a callback record's payload is (the PAYLOAD column of OMNIPROF_CALLBACK_KIND). */
+enum {
+    OP_CALLBACK_PAYLOAD_NONE = 0, /* not a declared callback kind */
+    OP_CALLBACK_PAYLOAD_API,      /* omniprof_callback_tracing_api_data_t */
+    OP_CALLBACK_PAYLOAD_RECORD,   /* the buffer counterpart's payload struct */
+};
+int op_callback_kind_payload(uint32_t callback_kind);
+
 /* Offsets of the `const char *` members of (category, kind) that lie within `psize` bytes, in
  * kinds.def order, into out[OP_KIND_MAX_STRINGS]. Returns how many. */
 size_t op_kind_string_fields(uint32_t category, uint32_t kind, uint64_t psize, uint32_t *out);

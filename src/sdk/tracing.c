@@ -265,22 +265,18 @@ OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_record_args(
 {
     if (!record || !callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     if (record->kind == 0 || record->kind >= OMNIPROF_CALLBACK_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    switch (record->kind) {
-    case OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API:
-    case OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API:
-    case OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER:
-    case OMNIPROF_CALLBACK_TRACING_MEMORY_COPY:
-    case OMNIPROF_CALLBACK_TRACING_MEMORY_ALLOCATION:
-    case OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH: {
+    if (!record->payload) return OMNIPROF_STATUS_SUCCESS;
+    switch (op_callback_kind_payload(record->kind)) { /* kinds.def, PAYLOAD of the callback row */
+    case OP_CALLBACK_PAYLOAD_API: {
         const omniprof_callback_tracing_api_data_t *d = record->payload;
-        if (!d || d->size < sizeof *d || !d->decoded_args) return OMNIPROF_STATUS_SUCCESS;
+        if (d->size < sizeof *d || !d->decoded_args) return OMNIPROF_STATUS_SUCCESS;
         return iterate_args(record->kind, record->operation, d->decoded_args, d->num_args, callback, data);
     }
-    case OMNIPROF_CALLBACK_TRACING_MARKER_API: {
-        const omniprof_buffer_tracing_marker_record_t *r = record->payload;
-        if (!r) return OMNIPROF_STATUS_SUCCESS;
-        omniprof_arg_t a = {.name = "message", .type = OMNIPROF_ARG_TYPE_STRING, .value.str = r->message};
-        return iterate_args(record->kind, record->operation, &a, 1, callback, data);
+    case OP_CALLBACK_PAYLOAD_RECORD: { /* the buffer record's own arguments */
+        omniprof_record_header_t h = {.category = OMNIPROF_RECORD_CATEGORY_TRACING,
+                                      .kind = op_callback_kind_to_buffer_kind(record->kind),
+                                      .payload = record->payload};
+        return omniprof_iterate_buffer_tracing_record_args(&h, callback, data);
     }
     default: return OMNIPROF_STATUS_SUCCESS;
     }

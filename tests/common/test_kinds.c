@@ -62,6 +62,9 @@ int main(void)
     /* callback kinds and intercept tables */
     CHECK(op_callback_kind_to_buffer_kind(OMNIPROF_CALLBACK_TRACING_CODE_OBJECT) == OMNIPROF_BUFFER_TRACING_CODE_OBJECT);
     CHECK(op_callback_kind_to_buffer_kind(OMNIPROF_CALLBACK_TRACING_LAST) == OMNIPROF_BUFFER_TRACING_NONE);
+    CHECK(op_callback_kind_payload(OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API) == OP_CALLBACK_PAYLOAD_API);
+    CHECK(op_callback_kind_payload(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH) == OP_CALLBACK_PAYLOAD_RECORD);
+    CHECK(op_callback_kind_payload(0) == OP_CALLBACK_PAYLOAD_NONE);
     CHECK(strcmp(op_intercept_table_name(OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER), "CUDA_DRIVER") == 0);
     CHECK(op_intercept_table_from_registration_name("user") == OMNIPROF_INTERCEPT_TABLE_USER_API);
     CHECK(op_intercept_table_from_registration_name("nope") == OMNIPROF_INTERCEPT_TABLE_NONE);

@@ -396,6 +396,21 @@ int main(void)
         CHECK_EQ_U(seen.n, 2);
         CHECK(strcmp(seen.text[0], "bytes=4096") == 0 && strcmp(seen.text[1], "path=/tmp/x") == 0);
     }
+    /* callback records: an API payload gives its decoded args; a RECORD payload (kinds.def:
+     * KERNEL_DISPATCH at ENQUEUE carries a dispatch record) is read as that record, never as
+     * an API payload */
+    omniprof_callback_tracing_api_data_t cbd = {.size = sizeof cbd, .num_args = 2, .decoded_args = api.args};
+    omniprof_callback_tracing_record_t cbr = {.kind = OMNIPROF_CALLBACK_TRACING_FUNCTION_WRAPPER, .payload = &cbd};
+    memset(&seen, 0, sizeof seen);
+    CHECK_ST(omniprof_iterate_callback_tracing_record_args(&cbr, on_arg, &seen), OMNIPROF_STATUS_SUCCESS);
+    CHECK_EQ_U(seen.n, 2);
+    omniprof_buffer_tracing_kernel_dispatch_record_t kd;
+    memset(&kd, 0xff, sizeof kd); /* as an API payload this would be a wild decoded_args pointer */
+    kd.size = sizeof kd;
+    kd.kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
+    cbr.kind = OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH;
+    cbr.payload = &kd;
+    CHECK_ST(omniprof_iterate_callback_tracing_record_args(&cbr, on_arg, &seen), OMNIPROF_STATUS_SUCCESS);
     CHECK_ST(omniprof_iterate_buffer_tracing_record_args(NULL, on_arg, &seen), OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT);
     h.kind = OMNIPROF_BUFFER_TRACING_LAST;
     CHECK_ST(omniprof_iterate_buffer_tracing_record_args(&h, on_arg, &seen), OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND);
