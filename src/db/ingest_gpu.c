@@ -28,12 +28,7 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     int n = snprintf(ext, sizeof ext, "{\"kernel_id\":%llu}", (unsigned long long)kernel_id);
     sqlite3_bind_text(s, 8, ext, n, SQLITE_TRANSIENT);
     if (op_db_step(w, ST_KSYM, "inserting a kernel symbol") != 0) return -1;
-    id = op_db_last_id(w);
-    if (op_db_map_put(&w->kernels, kernel_id, id) != 0) {
-        op_db_writer_fail(w, "caching a kernel symbol (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
-    return id;
+    return op_db_remember(w, &w->kernels, kernel_id, op_db_last_id(w), "a kernel symbol");
 }
 
 /* ST_KERNEL's parameters 10-17: work-group size, grid size in work-items (rocpd's grid is
@@ -152,10 +147,7 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
         sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
         if (op_db_step(w, ST_PMC_INFO, "inserting a counter") != 0) return -1;
         pmc = op_db_last_id(w);
-        if (op_db_map_put(&w->pmcs, r->counter_id.handle, pmc) != 0) {
-            op_db_writer_fail(w, "caching a counter (out of memory)", SQLITE_NOMEM);
-            return -1;
-        }
+        if (op_db_remember(w, &w->pmcs, r->counter_id.handle, pmc, "a counter") < 0) return -1;
     }
     int64_t ev = 0;
     dispatch_entry *de = r->dispatch_id ? dispatch_slot(w, r->dispatch_id) : NULL;
@@ -295,10 +287,7 @@ int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code
                      (unsigned long long)r->code_object_id, (unsigned long long)r->timestamp);
     sqlite3_bind_text(s, 6, w->scratch, n, SQLITE_STATIC);
     if (op_db_step(w, ST_CODE_OBJECT, "inserting a code object") != 0) return -1;
-    if (op_db_map_put(&w->code_objects, r->code_object_id, op_db_last_id(w)) != 0) {
-        op_db_writer_fail(w, "caching a code object (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
+    if (op_db_remember(w, &w->code_objects, r->code_object_id, op_db_last_id(w), "a code object") < 0) return -1;
     return 0;
 }
 

@@ -129,10 +129,7 @@ int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_r
         sqlite3_bind_text(s, 3, w->scratch, (int)at, SQLITE_STATIC);
         if (op_db_step(w, ST_TRACK, "inserting a metric track") != 0) return -1;
         track = op_db_last_id(w);
-        if (op_db_map_put(&w->metric_tracks, key, track) != 0) {
-            op_db_writer_fail(w, "caching a metric track (out of memory)", SQLITE_NOMEM);
-            return -1;
-        }
+        if (op_db_remember(w, &w->metric_tracks, key, track, "a metric track") < 0) return -1;
     }
     sqlite3_stmt *s = w->st[ST_METRIC];
     sqlite3_bind_int64(s, 1, track);
@@ -232,10 +229,7 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
                            a->max_threads_per_block, a->warp_size, a->max_shared_memory_per_block);
     sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
     if (op_db_step(w, ST_AGENT, "inserting an agent") != 0) return -1;
-    if (op_db_map_put(&w->agents, a->id.handle, op_db_last_id(w)) != 0) {
-        op_db_writer_fail(w, "caching an agent (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
+    if (op_db_remember(w, &w->agents, a->id.handle, op_db_last_id(w), "an agent") < 0) return -1;
     return 0;
 }
 

@@ -89,6 +89,15 @@ int64_t op_db_intern(op_db_writer *w, const char *s)
     return op_db_intern_n(w, s ? s : "", s ? strnlen(s, OP_DB_MAX_STRING) : 0);
 }
 
+int64_t op_db_remember(op_db_writer *w, op_u64map *m, uint64_t key, int64_t id, const char *what)
+{
+    if (op_db_map_put(m, key, id) == 0) return id;
+    char msg[96];
+    snprintf(msg, sizeof msg, "caching %s (out of memory)", what);
+    op_db_writer_fail(w, msg, SQLITE_NOMEM);
+    return -1;
+}
+
 /* The string id of an operation's name (cached per (kind, operation)). */
 int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
 {
@@ -117,10 +126,7 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
         }
     }
     id = op_db_intern(w, n);
-    if (id > 0 && op_db_map_put(&w->opnames, key, id) != 0) {
-        op_db_writer_fail(w, "caching an operation name (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
+    if (id > 0 && op_db_remember(w, &w->opnames, key, id, "an operation name") < 0) return -1;
     return id;
 }
 
@@ -133,12 +139,7 @@ int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
     sqlite3_bind_int64(s, 1, w->ppid);
     sqlite3_bind_int64(s, 2, (int64_t)tid);
     if (op_db_step(w, ST_THREAD_INS, "inserting a thread") != 0) return -1;
-    id = op_db_last_id(w);
-    if (op_db_map_put(&w->threads, tid, id) != 0) {
-        op_db_writer_fail(w, "caching a thread (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
-    return id;
+    return op_db_remember(w, &w->threads, tid, op_db_last_id(w), "a thread");
 }
 
 int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
@@ -152,12 +153,7 @@ int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
     snprintf(name, sizeof name, "{\"handle\":%llu}", (unsigned long long)handle);
     sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
     if (op_db_step(w, ST_STREAM, "inserting a stream") != 0) return -1;
-    id = op_db_last_id(w);
-    if (op_db_map_put(&w->streams, handle, id) != 0) {
-        op_db_writer_fail(w, "caching a stream (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
-    return id;
+    return op_db_remember(w, &w->streams, handle, op_db_last_id(w), "a stream");
 }
 
 /* Agent row id, or 0 (bound as NULL) when the agent was never added. */
@@ -187,12 +183,7 @@ int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
     sqlite3_bind_int64(s, 2, name_id);
     sqlite3_bind_text(s, 3, "{}", 2, SQLITE_STATIC);
     if (op_db_step(w, ST_TRACK, "inserting a track") != 0) return -1;
-    id = op_db_last_id(w);
-    if (op_db_map_put(&w->tracks, key, id) != 0) {
-        op_db_writer_fail(w, "caching a track (out of memory)", SQLITE_NOMEM);
-        return -1;
-    }
-    return id;
+    return op_db_remember(w, &w->tracks, key, op_db_last_id(w), "a track");
 }
 
 

@@ -208,6 +208,9 @@ int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n);
 int64_t op_db_intern(op_db_writer *w, const char *s);
 const char *op_db_kind_name(const op_db_writer *w, uint32_t kind);
 const char *op_db_mem_kind_name(uint32_t k);
+/* Keep a new row's id in one of the writer's maps: the id, or -1 (the writer turns off) when
+ * memory runs out. `what` names the row for the error ("a thread"). */
+int64_t op_db_remember(op_db_writer *w, op_u64map *m, uint64_t key, int64_t id, const char *what);
 int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op); /* cached per (kind, op) */
 int64_t op_db_thread_row(op_db_writer *w, uint64_t tid);               /* created at first sight (W2) */
 int64_t op_db_stream_row(op_db_writer *w, uint64_t handle);
