@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,6 +72,35 @@ int op_fd_adopt_path(int fd, const char *path, unsigned flags)
         return -1;
     }
     return nfd;
+}
+
+int op_fd_tmpfile(const char *dir, unsigned flags)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        fd = op_fd_adopt(fd, flags);
+        struct stat st; /* still the unnamed file just made (not a number the program reused) */
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)) {
+            op_fd_close(fd);
+            errno = EBADF;
+            return -1;
+        }
+        return fd;
+    }
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return -1;
+    char path[4200];
+    int n = snprintf(path, sizeof path, "%s/.omniprof-tmp-XXXXXX", dir && *dir ? dir : ".");
+    if (n < 0 || (size_t)n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) return -1;
+    fd = op_fd_adopt_path(fd, path, flags);
+    int e = errno;
+    unlink(path);
+    errno = e;
+    return fd;
 }
 
 int op_fd_close(int fd)

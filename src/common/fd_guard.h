@@ -39,6 +39,11 @@ int op_fd_adopt(int fd, unsigned flags);
  * -1 (errno EBADF; the fd is closed) when it is not the file at `path`. */
 int op_fd_adopt_path(int fd, const char *path, unsigned flags);
 
+/* A temporary file in `dir` that never outlives the process and has no name a kill could leave
+ * behind (O_TMPFILE; where the file system has none, a hidden name removed at once), opened
+ * read-write and adopted with `flags`. -1 with errno set. */
+int op_fd_tmpfile(const char *dir, unsigned flags);
+
 /* Unregister and close one of the profiler's fds (after a dup2 relocation, the fd it moved
  * to). Returns close's result. */
 int op_fd_close(int fd);

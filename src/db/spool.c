@@ -115,27 +115,13 @@ int op_spool_open(op_spool **out, const char *dir, uint64_t chunk_bytes, uint32_
     pthread_mutex_init(&s->lock, NULL);
     for (uint32_t i = 0; i < hot_chunks; i++) s->free_hot[s->n_free_hot++] = hot_chunks - 1 - i;
 
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/.omniprof-spool-XXXXXX", dir && *dir ? dir : ".");
-    if (n < 0 || (size_t)n >= sizeof path) {
-        if (err && errlen) snprintf(err, errlen, "spool directory path too long: '%.200s'", dir);
-        op_spool_close(s);
-        return -ENAMETOOLONG;
-    }
-    s->fd = mkostemp(path, O_CLOEXEC);
+    /* Unnamed (a kill leaves nothing), above the program's fds and protected (fd_guard.h). */
+    s->fd = op_fd_tmpfile(dir && *dir ? dir : ".", OP_FD_IDENTITY);
     if (s->fd < 0) {
         int e = errno;
         if (err && errlen)
             snprintf(err, errlen, "cannot create the spool file in '%.200s': %s (set OMNIPROF_TMPDIR to a writable directory)",
                      dir && *dir ? dir : ".", strerror(e));
-        op_spool_close(s);
-        return -e;
-    }
-    s->fd = op_fd_adopt_path(s->fd, path, OP_FD_IDENTITY); /* above the program's fds, protected */
-    unlink(path); /* never outlives the process */
-    if (s->fd < 0) {
-        int e = errno;
-        if (err && errlen) snprintf(err, errlen, "cannot keep the spool file open: %s", strerror(e));
         op_spool_close(s);
         return -e;
     }

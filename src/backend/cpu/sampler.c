@@ -362,8 +362,7 @@ static op_cpu_allocator *allocator_create(uint32_t index)
     if (g_op_cpu_cfg.temporary_files) {
         const char *dir = getenv("TMPDIR");
         if (!dir || !*dir) dir = "/tmp";
-        a->spill_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (a->spill_fd >= 0) a->spill_fd = op_fd_adopt(a->spill_fd, OP_FD_IDENTITY);
+        a->spill_fd = op_fd_tmpfile(dir, OP_FD_IDENTITY);
         if (a->spill_fd < 0)
             op_warn("cpu: OMNIPROF_SAMPLING_TEMPORARY_FILES: cannot create a file in '%s' (%s); keeping samples in "
                     "memory",
