@@ -2,8 +2,10 @@
  * options and behavior, ref/rocprofiler-sdk.md §5), and `omniprof sample` (= run --sample --summary).
  *
  * What it does, in order (each step in its own file, cmd_run.h):
- *  1. Parse the command line into `run_opts`, then merge the options of `-i FILE`; a value
- *     given both ways differently is an error (cmd_run_options.c, cmd_run_input.c).
+ *  1. Parse the command line into `run_opts`, then merge the options of `-i FILE` (a value
+ *     given both ways differently is an error), then the configuration files (system, user,
+ *     `-c FILE`: below the command line, above the environment) (cmd_run_options.c,
+ *     cmd_run_input.c). --output-config prints the resolved settings and stops here.
  *  2. Turn the options into OMNIPROF_* settings, each checked by the settings registry (type,
  *     range, choices); compile regexes with a size bound; expand output templates; create the
  *     output directory's process-independent part and write a file in it (cmd_run_env.c).
@@ -30,6 +32,7 @@
 #include "cli/cmd_run.h"
 #include "cli/commands.h"
 #include "common/once.h"
+#include "omniprof/defines.h"
 
 extern char **environ;
 
@@ -141,23 +144,61 @@ static int make_manifest(env_list *env, char *manifest, size_t len)
     return run_set(env, OP_SET_RUN_MANIFEST, manifest, NULL);
 }
 
-/* Everything before the program starts (steps 1-3). Returns -1 to go on, else an exit status. */
-static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan *plan, char *prog_path, size_t plen)
+#define RUN_MAX_FILE_SETTINGS OP_SET__COUNT
+
+/* Settings from configuration files that no option carries: into the environment unless an
+ * option set them (the command line wins). */
+static void add_file_settings(env_list *env, const run_file_setting *fs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *name = op_setting_get_info(fs[i].id)->env_name;
+        size_t nl = strlen(name);
+        bool set = false;
+        for (int k = 0; k < env->n && !set; k++) set = strncmp(env->items[k], name, nl) == 0 && env->items[k][nl] == '=';
+        if (!set) run_env_add(env, name, fs[i].value);
+    }
+}
+
+/* Steps 1-2 up to the settings. Returns -1 to go on, else an exit status. */
+static int read_options(int argc, char **argv, run_opts *ro, env_list *env, run_plan *plan, run_file_setting *fs,
+                        int *n_fs)
 {
     if (run_parse_command_line(ro, argc, argv) != 0) return RUN_EXIT_USAGE;
     if (run_opt_true(ro, O_HELP)) {
         run_print_help(stdout);
         return 0;
     }
+    if (run_opt_true(ro, O_VERSION)) {
+        printf("omniprof %s\n", OMNIPROF_VERSION_STRING);
+        return 0;
+    }
     if (ro->set[O_INPUT] && run_load_input(ro, ro->value[O_INPUT]) != 0) return RUN_EXIT_USAGE;
-    if (ro->program_argc <= 0) {
+    if (run_load_config_files(ro, fs, RUN_MAX_FILE_SETTINGS, n_fs) != 0) return RUN_EXIT_USAGE;
+    bool output_config = run_opt_true(ro, O_OUTPUT_CONFIG);
+    if (ro->program_argc <= 0 && !output_config) {
         run_usage_error("no program to run; usage: omniprof run [options] -- program [args...]");
         return RUN_EXIT_USAGE;
     }
     if (run_build_settings(ro, env, plan) != 0) return RUN_EXIT_USAGE;
+    add_file_settings(env, fs, *n_fs);
     env_check ec = {env, 0};
     op_settings_check_environment(inherited_problem, &ec);
     if (ec.bad) return RUN_EXIT_USAGE;
+    if (output_config) {
+        run_print_config(stdout, ro, env, fs, *n_fs);
+        return 0;
+    }
+    return -1;
+}
+
+/* Everything before the program starts (steps 1-3). Returns -1 to go on, else an exit status. */
+static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan *plan, char *prog_path, size_t plen)
+{
+    run_file_setting fs[RUN_MAX_FILE_SETTINGS];
+    int n_fs = 0;
+    int rc = read_options(argc, argv, ro, env, plan, fs, &n_fs);
+    for (int i = 0; i < n_fs; i++) free(fs[i].value);
+    if (rc >= 0) return rc;
     if (!plan->any_collect) {
         run_usage_error("nothing to collect: give a tracing option (--kernel-trace, --marker-trace, --runtime-trace, "
                         "--sys-trace, ...), --pmc or --sample; see `omniprof run --help`");
@@ -184,7 +225,7 @@ static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan 
     plan->post = plan->stats || plan->summary || plan->non_rocpd;
 #endif
     if (plan->n_pmc_groups > 1) plan->post = true; /* one run per --pmc group: the launcher stays */
-    int rc = run_build_preload(ro, plan, env);
+    rc = run_build_preload(ro, plan, env);
     return rc == 0 ? -1 : rc;
 }
 

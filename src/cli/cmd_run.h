@@ -66,6 +66,9 @@ enum {
     O_DISABLE_SIGNAL_HANDLERS,
     O_ECHO,
     O_INPUT,
+    O_CONFIG,
+    O_OUTPUT_CONFIG,
+    O_VERSION,
     O_HELP,
     O__COUNT
 };
@@ -102,6 +105,7 @@ typedef struct run_opts {
     char *value[O__COUNT]; /* normalized text: "true"/"false" for booleans; multi: space-joined */
     bool set[O__COUNT];
     const char *origin[O__COUNT]; /* where the value came from: NULL = the command line, else a file */
+    bool from_config[O__COUNT];   /* set by a configuration file (a later file or the command line wins) */
     char **program;               /* argv of the program (points into the command line) */
     int program_argc;
 } run_opts;
@@ -126,6 +130,18 @@ void run_free_opts(run_opts *ro);
 /* ---- cmd_run_input.c ---- */
 /* Merge the options of `-i FILE` (JSON, YAML or text, by content). Returns 0, or -1 (printed). */
 int run_load_input(run_opts *ro, const char *file);
+
+/* One setting from a configuration file that no option carries. */
+typedef struct run_file_setting {
+    op_setting_id id;
+    char *value;
+    const char *file; /* where it was read (static storage of run_load_config_files) */
+} run_file_setting;
+
+/* The configuration-file layer: the system file, the user file, then `-c FILE`s, each
+ * overriding the one before; values reach options that are not set yet (the command line and
+ * -i win) or, for settings no option carries, `out`. Returns 0, or -1 (printed). */
+int run_load_config_files(run_opts *ro, run_file_setting *out, int max, int *n_out);
 
 /* ---- cmd_run_env.c ---- */
 typedef struct env_list {
@@ -155,6 +171,9 @@ void run_env_free(env_list *e);
 int run_set(env_list *e, op_setting_id id, const char *value, const char *from_option);
 /* Every option → settings. Returns 0, or -1 when some value was bad (each printed). */
 int run_build_settings(run_opts *ro, env_list *env, run_plan *plan);
+/* Print every setting as it would reach the program (a configuration file, with where each
+ * value came from), for --output-config. */
+void run_print_config(FILE *out, const run_opts *ro, const env_list *env, const run_file_setting *fs, int n_fs);
 /* LD_PRELOAD: --preload libraries (checked), libomniprof-preload.so (the libc interposers),
  * the tool, the SDK, the CPU backend when needed, then what was already there. Returns 0, RUN_EXIT_USAGE or 1 (printed). */
 int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env);

@@ -488,3 +488,54 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
     free(lp);
     return 0;
 }
+
+/* ---- --output-config ---------------------------------------------------------------------- */
+
+static const char *env_value(const env_list *env, const char *name)
+{
+    size_t nl = strlen(name);
+    for (int i = 0; i < env->n; i++)
+        if (strncmp(env->items[i], name, nl) == 0 && env->items[i][nl] == '=') return env->items[i] + nl + 1;
+    return NULL;
+}
+
+/* Where the launcher's value of setting `id` came from. */
+static const char *launcher_source(const run_opts *ro, op_setting_id id, const run_file_setting *fs, int n_fs)
+{
+    for (int i = 0; i < n_fs; i++)
+        if (fs[i].id == id) return fs[i].file;
+    for (int i = 0; i < run_n_options; i++) {
+        const run_option *o = &run_options[i];
+        if (o->setting != (int)id) continue;
+        if (ro->set[o->id]) return ro->origin[o->id] ? ro->origin[o->id] : "command line";
+        if (o->implied_by) return ro->set[O_SYS_TRACE] ? "--sys-trace" : "--runtime-trace";
+    }
+    if (id == OP_SET_OUTPUT_PATH || id == OP_SET_OUTPUT_FILE || id == OP_SET_OUTPUT_FORMAT) return "default of omniprof run";
+    if (id == OP_SET_SAMPLE) return "command line"; /* --sampling-freq asks for sampling */
+    if (id == OP_SET_PROCESS_SAMPLING_INTERVAL) return ro->origin[O_PROCESS_SAMPLING] ? ro->origin[O_PROCESS_SAMPLING]
+                                                                                     : "command line";
+    return "omniprof run";
+}
+
+void run_print_config(FILE *out, const run_opts *ro, const env_list *env, const run_file_setting *fs, int n_fs)
+{
+    fprintf(out, "# omniprof run --output-config: every setting as the program would get it\n"
+                 "# (default < environment < configuration files < command line). Usable with `-c FILE`;\n"
+                 "# defaults and per-run values are commented out.\n");
+    for (int i = 0; i < OP_SET__COUNT; i++) {
+        const op_setting_info *info = op_setting_get_info((op_setting_id)i);
+        const char *v = env_value(env, info->env_name), *source;
+        if (v) source = launcher_source(ro, (op_setting_id)i, fs, n_fs);
+        else if ((v = getenv(info->env_name))) source = "environment";
+        else v = info->default_value, source = "default";
+        /* defaults, what the launcher sets for each run, the files themselves: commented out, so
+         * that the file given back to -c changes only what was changed */
+        bool internal = i == OP_SET_LAUNCH_TIME || i == OP_SET_RUN_MANIFEST || i == OP_SET_CONFIG_FILE ||
+                        i == OP_SET_SYSTEM_CONFIG_FILE || !strcmp(source, "default");
+        bool quote = !*v || strchr(v, '#') || v[0] == ' ' || v[strlen(v) - 1] == ' ' || v[0] == '"';
+        char line[8192];
+        snprintf(line, sizeof(line), "%s%s = %s%s%s", internal ? "# " : "", info->env_name, quote ? "\"" : "", v,
+                 quote ? "\"" : "");
+        fprintf(out, "%-60s # %s\n", line, source);
+    }
+}

@@ -1,4 +1,6 @@
-/* cmd_run_input.c — options from `omniprof run -i FILE`, as rocprofv3 takes them
+/* cmd_run_input.c — option sources other than the command line: the configuration files
+ * (system, user, `-c FILE`; see the section at the end) and `omniprof run -i FILE`, as
+ * rocprofv3 takes it
  * (ref/rocprofiler-sdk.md §5): a JSON or YAML object whose keys are the long option names
  * ("kernel_trace" or "kernel-trace"), optionally as rocprofv3's `jobs` list, or a text file
  * of `pmc: A B C` lines, one pass per line.
@@ -12,13 +14,16 @@
  * Several jobs run the program once per job; jobs may differ only in `pmc` (their groups
  * become the `--pmc` groups, in order). A key also given on the command line with a different
  * value is an error naming both (rocprofv3's rule). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli/cmd_run.h"
 #include "common/json_parse.h"
+#include "common/suggest.h"
 
 #define INPUT_MAX_BYTES (16u << 20)
 #define YAML_MAX_NODES 100000
@@ -235,12 +240,15 @@ static op_json *parse_pmc_text(const char *text)
         if (hash) *hash = '\0';
         char *colon = strchr(buf, ':');
         if (colon) {
-            char *v = colon + 1;
-            for (char *c = v; *c; c++)
-                if (*c == ',' || *c == '\t' || *c == '\r') *c = ' ';
-            while (*v == ' ') v++;
-            size_t vl = strlen(v);
-            while (vl && v[vl - 1] == ' ') v[--vl] = '\0';
+            /* the counters, separated by single spaces */
+            char *v = colon + 1, *o = v;
+            for (char *c = v; *c; c++) {
+                bool sep = *c == ',' || *c == ' ' || *c == '\t' || *c == '\r';
+                if (!sep) *o++ = *c;
+                else if (o > v && o[-1] != ' ') *o++ = ' ';
+            }
+            if (o > v && o[-1] == ' ') o--;
+            *o = '\0';
             op_json *job = op_json_new(OP_JSON_OBJECT, NULL, line, 1), *pmc = op_json_new(OP_JSON_STRING, v, line, 1);
             if (!job || !pmc) exit(1);
             pmc->key = run_xstrdup("pmc");
@@ -438,4 +446,251 @@ int run_load_input(run_opts *ro, const char *file)
         else run_usage_error("-i %s: %s", file, err);
     }
     return rc;
+}
+
+/* ---- configuration files ------------------------------------------------------------------
+ *
+ * `KEY = value` lines; '#' starts a comment; blank lines are skipped; a value may be quoted.
+ * KEY is a long option name (`kernel-trace`, `kernel_trace`), or a setting: `OMNIPROF_X` always
+ * names setting X (`OMNIPROF_COLLECTION_PERIOD` is in ns, `collection_period` in -P's unit), a
+ * bare name that is no option names a setting too; case-insensitive. A setting that an option carries goes to that option
+ * (so `OMNIPROF_STATS = true` asks for the post-run work as `--stats` does); the others are
+ * settings for the program. Files are read in order — the system file, the user file, then
+ * each `-c` file — and a later one overrides an earlier one; the command line and `-i` override
+ * them all; they override the environment. An unknown key or a bad value is an error naming the
+ * file and line. */
+
+#define CFG_MAX_FILES 16
+#define CFG_MAX_BYTES (1u << 20)
+
+static char g_cfg_names[CFG_MAX_FILES][4096]; /* the files read: origins point here */
+static int g_n_cfg;
+
+/* The option that carries setting `id` directly, or NULL. */
+static const run_option *option_for_setting(int id)
+{
+    for (int i = 0; i < run_n_options; i++)
+        if (run_options[i].setting == id) return &run_options[i];
+    return NULL;
+}
+
+static void set_option_from_file(run_opts *ro, const run_option *o, char *value, const char *file)
+{
+    if (ro->set[o->id] && !ro->from_config[o->id]) { /* the command line or -i wins */
+        free(value);
+        return;
+    }
+    if (!*value && o->kind != K_BOOL) { /* an empty value leaves the option unset (as its default) */
+        free(value);
+        free(ro->value[o->id]);
+        ro->value[o->id] = NULL;
+        ro->set[o->id] = ro->from_config[o->id] = false;
+        ro->origin[o->id] = NULL;
+        return;
+    }
+    free(ro->value[o->id]);
+    ro->value[o->id] = value;
+    ro->set[o->id] = true;
+    ro->from_config[o->id] = true;
+    ro->origin[o->id] = file;
+}
+
+/* The unknown key `key`: the closest option or setting name. */
+static const char *closest_key(const char *key)
+{
+    const char *names[O__COUNT + OP_SET__COUNT];
+    size_t n = 0;
+    for (int i = 0; i < run_n_options; i++) names[n++] = run_options[i].long_name;
+    for (int i = 0; i < OP_SET__COUNT; i++) names[n++] = op_setting_get_info((op_setting_id)i)->env_name;
+    return op_suggest_closest(key, names, n);
+}
+
+/* Apply one entry. Returns 0, or -1 with the message in err. */
+static int config_entry(run_opts *ro, run_file_setting *out, int max, int *n_out, const char *file, const char *key,
+                        const char *value, char *err, size_t errlen)
+{
+    bool prefixed = strncasecmp(key, "OMNIPROF_", 9) == 0; /* a setting, never an option */
+    const char *bare = prefixed ? key + 9 : key;
+    char name[128];
+    snprintf(name, sizeof(name), "%s", bare);
+    for (char *c = name; *c; c++) *c = *c == '_' ? '-' : (char)tolower((unsigned char)*c);
+    const run_option *o = prefixed ? NULL : run_option_by_long(name, strlen(name));
+    if (o && (o->id == O_INPUT || o->id == O_CONFIG || o->id == O_OUTPUT_CONFIG || o->id == O_VERSION ||
+              o->id == O_HELP)) {
+        snprintf(err, errlen, "\"%s\" cannot be given in a configuration file", key);
+        return -1;
+    }
+    if (o) {
+        char *norm = run_normalize_value(o, value, err, errlen);
+        if (!norm) return -1;
+        if (o->map == M_DIRECT && op_setting_validate((op_setting_id)o->setting, norm, err, errlen) != 0) {
+            free(norm);
+            return -1;
+        }
+        set_option_from_file(ro, o, norm, file);
+        return 0;
+    }
+    for (char *c = name; *c; c++) *c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
+    int id = op_setting_find(name);
+    if (id < 0) {
+        const char *close = closest_key(key);
+        snprintf(err, errlen, "unknown key \"%s\"%s%s%s; keys are long option names or settings (`omniprof avail "
+                 "--settings`)", key, close ? " (did you mean " : "", close ? close : "", close ? "?)" : "");
+        return -1;
+    }
+    if (op_setting_validate((op_setting_id)id, value, err, errlen) != 0) return -1;
+    o = option_for_setting(id);
+    if (o && o->id == O_COLLECTION_PERIOD) { /* ns triplets, ';'-separated: -P in nsec */
+        char *v = run_xstrdup(value);
+        for (char *c = v; *c; c++)
+            if (*c == ';') *c = ' ';
+        if (ro->set[O_COLLECTION_PERIOD] && !ro->from_config[O_COLLECTION_PERIOD]) {
+            free(v);
+            return 0;
+        }
+        set_option_from_file(ro, o, v, file);
+        set_option_from_file(ro, run_option_by_id(O_COLLECTION_PERIOD_UNIT), run_xstrdup("nsec"), file);
+        return 0;
+    }
+    if (o && o->id == O_PROCESS_SAMPLING) { /* a boolean setting; the option's value is the interval */
+        bool b = false;
+        op_parse_bool(value, &b);
+        set_option_from_file(ro, o, run_xstrdup(b ? "" : "false"), file);
+        return 0;
+    }
+    if (o) {
+        bool b;
+        if (o->map == M_INVERT && op_parse_bool(value, &b) == 0) value = b ? "false" : "true";
+        char *norm = run_normalize_value(o, value, err, errlen);
+        if (!norm) return -1;
+        set_option_from_file(ro, o, norm, file);
+        return 0;
+    }
+    for (int i = 0; i < *n_out; i++)
+        if (out[i].id == (op_setting_id)id) { /* a later file overrides */
+            free(out[i].value);
+            out[i].value = run_xstrdup(value);
+            out[i].file = file;
+            return 0;
+        }
+    if (*n_out >= max) {
+        snprintf(err, errlen, "too many settings");
+        return -1;
+    }
+    out[*n_out].id = (op_setting_id)id;
+    out[*n_out].value = run_xstrdup(value);
+    out[*n_out].file = file;
+    (*n_out)++;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
+    return s;
+}
+
+/* Read one file. A missing file is skipped when `optional`. Returns 0, or -1 (printed). */
+static int load_config_file(run_opts *ro, const char *path, bool optional, run_file_setting *out, int max, int *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (optional && errno == ENOENT) return 0;
+        run_usage_error("configuration file %s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (g_n_cfg == CFG_MAX_FILES) {
+        fclose(f);
+        run_usage_error("configuration file %s: more than %d files", path, CFG_MAX_FILES);
+        return -1;
+    }
+    const char *file = g_cfg_names[g_n_cfg];
+    snprintf(g_cfg_names[g_n_cfg++], sizeof(g_cfg_names[0]), "%s", path);
+    char line[8192], err[1024];
+    int lineno = 0, rc = 0;
+    size_t total = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        lineno++;
+        total += strlen(line);
+        if (total > CFG_MAX_BYTES || (!strchr(line, '\n') && !feof(f))) {
+            run_usage_error("%s:%d: %s", path, lineno, total > CFG_MAX_BYTES ? "the file is too large" : "line too long");
+            rc = -1;
+            break;
+        }
+        char *p = trim(line);
+        if (!*p || *p == '#') continue;
+        char *eq = strchr(p, '=');
+        if (!eq) {
+            run_usage_error("%s:%d: expected KEY = value, got '%s'", path, lineno, p);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(p), *value = trim(eq + 1);
+        const char *bad = *key ? NULL : "a line without a key";
+        if (value[0] == '"' || value[0] == '\'') { /* quoted: up to the same quote, then a comment */
+            char *close = strchr(value + 1, value[0]);
+            char *rest = close ? trim(close + 1) : NULL;
+            if (!close || (*rest && *rest != '#')) bad = "a quoted value must end with its quote (a comment may follow)";
+            else {
+                *close = '\0';
+                value++;
+            }
+        } else {
+            char *hash = strstr(value, " #");
+            if (hash) value = trim((*hash = '\0', value));
+        }
+        if (bad || config_entry(ro, out, max, n, file, key, value, err, sizeof(err)) != 0) {
+            run_usage_error("%s:%d: %s", path, lineno, bad ? bad : err);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Each ':'-separated file of `list`. */
+static int load_config_list(run_opts *ro, const char *list, bool optional, run_file_setting *out, int max, int *n)
+{
+    char *copy = run_xstrdup(list);
+    int rc = 0;
+    for (char *save = NULL, *f = strtok_r(copy, ":", &save); f && rc == 0; f = strtok_r(NULL, ":", &save))
+        rc = load_config_file(ro, f, optional, out, max, n);
+    free(copy);
+    return rc;
+}
+
+int run_load_config_files(run_opts *ro, run_file_setting *out, int max, int *n_out)
+{
+    *n_out = 0;
+    g_n_cfg = 0;
+    const char *sys = getenv(op_setting_get_info(OP_SET_SYSTEM_CONFIG_FILE)->env_name);
+    const char *user = getenv(op_setting_get_info(OP_SET_CONFIG_FILE)->env_name);
+    char path[4096 + 64];
+    if (!sys || !*sys) {
+        char dir[4096];
+        ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+        if (n > 0) {
+            dir[n] = '\0';
+            char *slash = strrchr(dir, '/');
+            if (slash) *slash = '\0';
+            snprintf(path, sizeof(path), "%s/../etc/omniprof.cfg", dir);
+            if (load_config_file(ro, path, true, out, max, n_out) != 0) return -1;
+        }
+    } else if (strcmp(sys, "none") != 0 && load_config_list(ro, sys, false, out, max, n_out) != 0) {
+        return -1;
+    }
+    if (!user || !*user) {
+        const char *home = getenv("HOME");
+        if (home && *home) {
+            snprintf(path, sizeof(path), "%s/.omniprof.cfg", home);
+            if (load_config_file(ro, path, true, out, max, n_out) != 0) return -1;
+        }
+    } else if (strcmp(user, "none") != 0 && load_config_list(ro, user, false, out, max, n_out) != 0) {
+        return -1;
+    }
+    if (ro->set[O_CONFIG] && load_config_list(ro, ro->value[O_CONFIG], false, out, max, n_out) != 0) return -1;
+    return 0;
 }

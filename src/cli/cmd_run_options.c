@@ -97,6 +97,12 @@ const run_option run_options[] = {
     {O_INPUT, "input", 'i', K_VALUE, "FILE", NULL, NULL,
      "read options from a JSON or YAML file (keys: long option names, '-' or '_') or text 'pmc:' lines",
      -1, M_NONE, 0},
+    {O_CONFIG, "config", 'c', K_VALUE, "FILE", NULL, NULL,
+     "configuration file(s), ':'-separated, read after the system and user files (KEY = value lines)",
+     -1, M_NONE, 0},
+    {O_OUTPUT_CONFIG, "output-config", 0, K_BOOL, NULL, NULL, NULL,
+     "print every setting as the program would get it (a configuration file) and exit", -1, M_NONE, 0},
+    {O_VERSION, "version", 'v', K_BOOL, NULL, NULL, NULL, "print omniprof's version and exit", -1, M_NONE, 0},
     {O_HELP, "help", 'h', K_BOOL, NULL, NULL, NULL, "show this help", -1, M_NONE, 0},
 };
 /* clang-format on */

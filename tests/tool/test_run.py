@@ -901,6 +901,171 @@ def t_launcher_signals():
         check_db(dbs[0], marks={"m": 3})  # the program got SIGTERM and flushed
 
 
+def t_input_formats():
+    # -i takes rocprofv3's JSON, YAML and text files; several jobs differing only in pmc run
+    # once per job; errors name the file, line and column.
+    d = tmpdir()
+    y = os.path.join(d, "opts.yaml")
+    with open(y, "w") as f:
+        f.write("jobs:\n  - marker_trace: true\n    output_file: fromyaml\n    flush_interval: 150\n"
+                "    preload: [libm.so.6]\n    summary_units: msec\n")
+    r = omniprof("run", "-i", y, "--echo", "-d", d, "--", ARGS.victim, "normal", "2")
+    if "YAML input is not built" in r.stderr or "cannot be loaded" in r.stderr:
+        print("SKIP: no libyaml here: %s" % r.stderr.strip())
+        sys.exit(77)
+    check(r.returncode == 0, "-i yaml: %d %r" % (r.returncode, r.stderr))
+    for want in ["OMNIPROF_FLUSH_INTERVAL=150", "OMNIPROF_SUMMARY_UNITS=msec", "LD_PRELOAD=libm.so.6:"]:
+        check("export " + want in r.stderr, "yaml sets %s: %r" % (want, r.stderr))
+    check(dbs_in(d) == [os.path.join(d, "fromyaml_results.db")], "yaml output name: %r" % dbs_in(d))
+    # top-level keys (no jobs), a null leaves an option unset
+    with open(y, "w") as f:
+        f.write("marker-trace: yes\nflush_interval: ~\nkernel_include_regex: 'sax.*'\n")
+    r = omniprof("run", "-i", y, "--echo", "-d", d, "--", "/bin/true")
+    check(r.returncode == 0 and "export OMNIPROF_KERNEL_INCLUDE_REGEX=sax.*" in r.stderr and
+          "OMNIPROF_FLUSH_INTERVAL" not in r.stderr, "yaml top level: %r" % r.stderr)
+    with open(y, "w") as f:
+        f.write("jobs:\n  - marker_trace: true\n    flush_interval: [1, [2]]\n")
+    r = omniprof("run", "-i", y, "--", "/bin/true")
+    check(r.returncode == 2 and "opts.yaml" in r.stderr and "nested" in r.stderr, "yaml nested list: %r" % r.stderr)
+    with open(y, "w") as f:
+        f.write("jobs:\n  - marker_trace: true\n   bad: [\n")
+    r = omniprof("run", "-i", y, "--", "/bin/true")
+    check(r.returncode == 2 and "opts.yaml: line " in r.stderr, "bad yaml names line: %r" % r.stderr)
+    # an alias repeated (a "billion laughs" document) stays bounded
+    with open(y, "w") as f:
+        f.write("a: &a [x, x, x, x, x, x, x, x, x, x]\n")
+        for k in "bcdefghij":
+            f.write("%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n" % ((k, k) + (chr(ord(k) - 1),) * 10))
+    t0 = time.time()
+    r = omniprof("run", "-i", y, "--", "/bin/true")
+    check(r.returncode == 2 and "too many or too deeply nested" in r.stderr and time.time() - t0 < 10,
+          "alias bomb refused: %r" % r.stderr)
+    # text: one pass per pmc line
+    t = os.path.join(d, "input.txt")
+    with open(t, "w") as f:
+        f.write("# passes\npmc: dram__bytes_read.sum, sm__cycles_elapsed.max\n\npmc: gpu__time_duration.sum\n")
+    r = omniprof("run", "-i", t, "--marker-trace", "-d", d, "--", ARGS.victim, "normal", "1")
+    check(r.returncode == 0, "-i text: %d %r" % (r.returncode, r.stderr))
+    check("pass 1 of 2: --pmc dram__bytes_read.sum sm__cycles_elapsed.max" in r.stderr and
+          "pass 2 of 2: --pmc gpu__time_duration.sum" in r.stderr, "text pmc lines are passes: %r" % r.stderr)
+    check(r.stdout.count("normal done") == 2, "the program ran once per line")
+    # JSON jobs differing only in pmc = passes; differing in anything else = an error
+    j = os.path.join(d, "jobs.json")
+    with open(j, "w") as f:
+        json.dump({"jobs": [{"marker_trace": True, "pmc": ["gpu__time_duration.sum"]},
+                            {"marker_trace": True, "pmc": "dram__bytes_read.sum"}]}, f)
+    r = omniprof("run", "-i", j, "-d", d, "--", ARGS.victim, "normal", "1")
+    check(r.returncode == 0 and "pass 2 of 2: --pmc dram__bytes_read.sum" in r.stderr, "json jobs: %r" % r.stderr)
+    with open(j, "w") as f:
+        json.dump({"jobs": [{"marker_trace": True, "pmc": "a"}, {"marker_trace": False, "pmc": "b"}]}, f)
+    r = omniprof("run", "-i", j, "--", "/bin/true")
+    check(r.returncode == 2 and 'jobs differ in "marker_trace"' in r.stderr, "jobs differing: %r" % r.stderr)
+
+
+def t_config_files():
+    # environment < system file < user file < -c files < command line; --output-config prints
+    # the resolved settings as a configuration file that -c reads back.
+    d = tmpdir()
+    sysf, userf, cf = (os.path.join(d, n) for n in ("system.cfg", "user.cfg", "c.cfg"))
+    with open(sysf, "w") as f:
+        f.write("# system\nOMNIPROF_FLUSH_INTERVAL = 111\nOMNIPROF_BUFFER_SIZE = 65536\nmarker-trace = true\n"
+                "OMNIPROF_SAMPLING_TIDS = 0\n")
+    with open(userf, "w") as f:
+        f.write("OMNIPROF_FLUSH_INTERVAL = 222\nsummary_units = usec\nOMNIPROF_DB_FLUSH_INTERVAL_MS = 300\n")
+    with open(cf, "w") as f:
+        f.write('flush_interval = 333   # the -c file wins over the user file\nOMNIPROF_LOG_LEVEL = "error"\n'
+                "OMNIPROF_COLLECTION_PERIOD = 5000000:6000000:1\n")
+    env = dict(os.environ, OMNIPROF_SYSTEM_CONFIG_FILE=sysf, OMNIPROF_CONFIG_FILE=userf,
+               OMNIPROF_BUFFER_SIZE="8192", OMNIPROF_DB_FLUSH_INTERVAL_MS="900", OMNIPROF_SAMPLING_MAX_DEPTH="64")
+    r = omniprof("run", "-c", cf, "--echo", "-u", "sec", "-d", d, "--", "/bin/true", env=env)
+    check(r.returncode == 0, "config run: %d %r" % (r.returncode, r.stderr))
+    got = dict(l[7:].split("=", 1) for l in r.stderr.splitlines() if l.startswith("export "))
+    want = {"OMNIPROF_FLUSH_INTERVAL": "333", "OMNIPROF_BUFFER_SIZE": "65536", "OMNIPROF_MARKER_TRACE": "true",
+            "OMNIPROF_SUMMARY_UNITS": "sec", "OMNIPROF_DB_FLUSH_INTERVAL_MS": "300", "OMNIPROF_LOG_LEVEL": "error",
+            "OMNIPROF_COLLECTION_PERIOD": "5000000:6000000:1", "OMNIPROF_SAMPLING_TIDS": "0"}
+    for k, v in want.items():
+        check(got.get(k) == v, "%s=%r, want %r (layers)" % (k, got.get(k), v))
+    check("OMNIPROF_SAMPLING_MAX_DEPTH" not in got, "a setting no layer sets stays the environment's")
+    # --output-config: the resolved values and where each came from; no program needed, none run
+    r = omniprof("run", "-c", cf, "--output-config", "-u", "sec", env=env)
+    check(r.returncode == 0, "--output-config: %d %r" % (r.returncode, r.stderr))
+    lines = {l.split("=")[0].strip(): l for l in r.stdout.splitlines() if not l.startswith("#") and "=" in l}
+    check(lines.get("OMNIPROF_FLUSH_INTERVAL", "").split("#")[1].strip() == cf, "flush interval from -c: %r" %
+          lines.get("OMNIPROF_FLUSH_INTERVAL"))
+    check(lines.get("OMNIPROF_SUMMARY_UNITS", "").endswith("# command line"), "units from the command line")
+    check(lines.get("OMNIPROF_BUFFER_SIZE", "").split("#")[1].strip() == sysf, "buffer size from the system file")
+    check(lines.get("OMNIPROF_SAMPLING_MAX_DEPTH", "").endswith("# environment"), "max depth from the environment")
+    check("# OMNIPROF_FINALIZE_TIMEOUT_MS = 5000" in r.stdout, "defaults commented out")
+    out = os.path.join(d, "resolved.cfg")
+    with open(out, "w") as f:
+        f.write(r.stdout)
+    env2 = dict(os.environ, OMNIPROF_SYSTEM_CONFIG_FILE="none", OMNIPROF_CONFIG_FILE="none",
+                OMNIPROF_SAMPLING_MAX_DEPTH="64")
+    r2 = omniprof("run", "-c", out, "--output-config", env=env2)
+    strip = lambda text: sorted(l.split("#")[0].strip() for l in text.splitlines() if l and not l.startswith("#"))
+    check(r2.returncode == 0 and strip(r2.stdout) == strip(r.stdout), "--output-config reads back the same: %r" %
+          set(strip(r.stdout)).symmetric_difference(strip(r2.stdout)))
+    # errors name the file and line
+    for text, msg in [("kernel_trce = 1\n", "unknown key \"kernel_trce\" (did you mean kernel-trace?)"),
+                      ("flush-interval = -3\n", "OMNIPROF_FLUSH_INTERVAL='-3' is not valid"),
+                      ("OMNIPROF_SAMPLING_TIDS = 5-1\n", "reversed range"),
+                      ("just words\n", "expected KEY = value"),
+                      ('a = "open\n', "must end with its quote")]:
+        with open(cf, "w") as f:
+            f.write("# first\n" + text)
+        r = omniprof("run", "-c", cf, "--marker-trace", "--", "/bin/true", env=env)
+        check(r.returncode == 2 and (cf + ":2: ") in r.stderr and msg in r.stderr, "%r: %r" % (text, r.stderr))
+    r = omniprof("run", "-c", os.path.join(d, "missing.cfg"), "--marker-trace", "--", "/bin/true", env=env)
+    check(r.returncode == 2 and "missing.cfg: cannot open" in r.stderr, "missing -c file: %r" % r.stderr)
+    # the default user file is ~/.omniprof.cfg
+    home = tmpdir()
+    with open(os.path.join(home, ".omniprof.cfg"), "w") as f:
+        f.write("OMNIPROF_FLUSH_INTERVAL = 444\n")
+    env3 = dict(os.environ, HOME=home, OMNIPROF_SYSTEM_CONFIG_FILE="none")
+    env3.pop("OMNIPROF_CONFIG_FILE", None)
+    r = omniprof("run", "--marker-trace", "--echo", "-d", d, "--", "/bin/true", env=env3)
+    check("export OMNIPROF_FLUSH_INTERVAL=444" in r.stderr, "~/.omniprof.cfg read: %r" % r.stderr)
+    r = omniprof("run", "-v")
+    check(r.returncode == 0 and r.stdout.startswith("omniprof "), "run -v: %r" % r.stdout)
+    r = omniprof("run", "--version")
+    check(r.returncode == 0 and r.stdout.startswith("omniprof "), "run --version")
+
+
+def t_extra_metrics():
+    # issue 13: --extra-metrics is honoured by the check before the run, and an unknown counter
+    # stops the run before it starts (it used to print "unknown counter" and run anyway).
+    if os.environ.get("OPTEST_SANITIZED"):
+        print("SKIP: the offline --pmc check is skipped under sanitizers (CUPTI host API)")
+        sys.exit(77)
+    d = tmpdir()
+    xml = os.path.join(d, "extra.xml")
+    with open(xml, "w") as f:
+        f.write('<omniprof-metrics><global><metric name="MY_RATIO" expr="dram__bytes_read.sum / '
+                'dram__bytes_write.sum" descr="read/write"/></global></omniprof-metrics>')
+    marker = os.path.join(d, "ran")
+    prog = ["--", "/bin/sh", "-c", "touch %s" % marker]
+    r = omniprof("run", "--pmc", "MY_RATIO", "-d", d, *prog)
+    if "no hardware-counter backend" in r.stderr or "cannot load" in r.stderr:
+        print("SKIP: no counters module in this build")
+        sys.exit(77)
+    check(r.returncode == 2 and "unknown counter or metric 'MY_RATIO'" in r.stderr, "not defined: %r" % r.stderr)
+    check(not os.path.exists(marker), "the program did not run")
+    r = omniprof("run", "--pmc", "MY_RATIO", "--extra-metrics", xml, "-d", d, *prog)
+    check(r.returncode == 0 and "need 1 pass" in r.stderr and os.path.exists(marker),
+          "defined by --extra-metrics: planned and run: %d %r" % (r.returncode, r.stderr))
+    os.unlink(marker)
+    r = omniprof("run", "--pmc", "MY_RATIO", "NOT_A_COUNTER", "--extra-metrics", xml, "-d", d, *prog)
+    check(r.returncode == 2 and "unknown counter or metric 'NOT_A_COUNTER'" in r.stderr and
+          "MY_RATIO" not in r.stderr.split("NOT_A_COUNTER")[0], "one unknown counter stops it: %r" % r.stderr)
+    check(not os.path.exists(marker), "the program did not run")
+    with open(xml, "w") as f:
+        f.write('<omniprof-metrics><global><metric name="BROKEN" expr="1 * * 2"/></global></omniprof-metrics>')
+    r = omniprof("run", "--pmc", "BROKEN", "--extra-metrics", xml, "-d", d, *prog)
+    check(r.returncode == 2 and "--extra-metrics %s" % xml in r.stderr and "bad expression" in r.stderr,
+          "a metrics file that does not load stops the run: %r" % r.stderr)
+    check(not os.path.exists(marker), "the program did not run")
+
+
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
 
 
@@ -917,6 +1082,9 @@ def main():
     for k in list(os.environ):
         if k.startswith("OMNIPROF_"):
             del os.environ[k]
+    # no configuration file of the machine or the user changes what a test sees
+    os.environ["OMNIPROF_SYSTEM_CONFIG_FILE"] = "none"
+    os.environ["OMNIPROF_CONFIG_FILE"] = "none"
     TESTS[ARGS.test]()
     if FAILS:
         print("%d check(s) failed (outputs kept in %s)" % (len(FAILS), " ".join(TMPDIRS)))
