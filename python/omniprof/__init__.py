@@ -72,8 +72,9 @@ def _load():
     global _lib
     if _lib is None:
         lib = ctypes.CDLL(library_path())
-        lib.op_output_cli.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-        lib.op_output_cli.restype = ctypes.c_int
+        lib.op_output_cli_err.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p,
+                                          ctypes.c_size_t]
+        lib.op_output_cli_err.restype = ctypes.c_int
         lib.op_output_views_sql.argtypes = []
         lib.op_output_views_sql.restype = ctypes.c_char_p
         lib.op_output_union_sql.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
@@ -90,16 +91,30 @@ def _arg(a):
     return a if isinstance(a, bytes) else os.fsencode(str(a))
 
 
-def cli(argv):
-    """Runs `omniprof <argv[0]> argv[1:]` (convert, merge, summary, query) in the C library and
-    returns its exit status. Output goes to this process's stdout/stderr file descriptors."""
+def _cli(argv):
+    """(exit status, first error message) of `omniprof <argv[0]> argv[1:]` run in the C library."""
     lib = _load()
     import sys
     sys.stdout.flush()
     sys.stderr.flush()
     args = [_arg(a) for a in argv]
     arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
-    return lib.op_output_cli(len(args), arr)
+    msg = ctypes.create_string_buffer(2048)
+    status = lib.op_output_cli_err(len(args), arr, msg, len(msg))
+    return status, _text(msg.value)
+
+
+def cli(argv):
+    """Runs `omniprof <argv[0]> argv[1:]` (convert, merge, summary, query) in the C library and
+    returns its exit status. Output goes to this process's stdout/stderr file descriptors."""
+    return _cli(argv)[0]
+
+
+def _run(argv):
+    """Runs a command; raises Error with its message (which names the input) when it fails."""
+    status, msg = _cli(argv)
+    if status:
+        raise Error("omniprof %s: %s" % (argv[0], msg or "failed (exit status %d)" % status), status)
 
 
 def _window_args(start=None, end=None, start_marker=None, end_marker=None, inclusive=False):
@@ -117,44 +132,42 @@ def _window_args(start=None, end=None, start_marker=None, end_marker=None, inclu
     return out
 
 
-def _check(status, what):
-    if status:
-        raise Error("omniprof %s failed (exit status %d; the reason is on stderr)" % (what, status), status)
-
-
 def _inputs(inputs):
     if isinstance(inputs, (str, bytes, os.PathLike)):
         return [inputs]
     return list(inputs)
 
 
-def convert(inputs, formats=("pftrace",), output_dir=".", output_name="out", stats=False, **window):
+def convert(inputs, formats=("pftrace",), output_dir=".", output_name="out", stats=False, strict=False, **window):
     """Converts databases to pftrace / json / csv / folded files in output_dir (names
     <output_name>_results.pftrace, <output_name>_kernel_trace.csv, <output_name>_folded.txt, ...). Window keywords:
-    start, end (ns, or "25%"), start_marker, end_marker, inclusive. Raises Error on failure."""
+    start, end (ns, or "25%"), start_marker, end_marker, inclusive. An existing output file is kept
+    (the new one gets the -N suffix: out-1_results.json); an input without rocpd tables is skipped
+    with a warning unless strict. Raises Error naming the input on failure."""
     if isinstance(formats, str):
         formats = [formats]
     argv = ["convert", "-i"] + _inputs(inputs) + ["-f"] + list(formats)
     argv += ["-d", output_dir, "-o", output_name, "--no-progress"] + _window_args(**window)
     if stats:
         argv.append("--stats")
-    _check(cli(argv), "convert")
+    if strict:
+        argv.append("--strict")
+    _run(argv)
 
 
-def merge(inputs, output):
-    """Merges databases into one new file `output` (refuses to overwrite). Raises Error."""
-    _check(cli(["merge", "-i"] + _inputs(inputs) + ["-o", output]), "merge")
+def merge(inputs, output, strict=False):
+    """Merges databases into one new file `output` (refuses to overwrite any file). Raises Error."""
+    _run(["merge", "-i"] + _inputs(inputs) + ["-o", output] + (["--strict"] if strict else []))
 
 
-def summary(inputs, units="nsec", by_rank=False, domain_summary=False, cpu_profile=None, **window):
+def summary(inputs, units="nsec", by_rank=False, domain_summary=False, cpu_profile=None, strict=False, **window):
     """Returns the summary tables as a list of {"summary": title, "units": ..., "rows": [...]},
     each row {"name", "domain", "calls", "duration", "average", "percent", "min", "max",
     "stddev"} — what `omniprof summary --format json` prints. When the inputs hold CPU samples
     the list ends with {"summary": "OMNIPROF CPU PROFILE", "cpu_profile": {"total_samples",
     "flat": [...], "tree": {...}}}; cpu_profile = "flat", "tree", "both" or "none" chooses."""
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="omniprof-summary-")
-    os.close(fd)
-    try:
+    with tempfile.TemporaryDirectory(prefix="omniprof-summary-") as tmp:
+        path = os.path.join(tmp, "summary.json")
         argv = ["summary", "-i"] + _inputs(inputs) + ["--format", "json", "-u", units, "-o", path]
         if by_rank:
             argv.append("--summary-by-rank")
@@ -162,20 +175,29 @@ def summary(inputs, units="nsec", by_rank=False, domain_summary=False, cpu_profi
             argv.append("--domain-summary")
         if cpu_profile is not None:
             argv += ["--cpu-profile", cpu_profile]
-        _check(cli(argv + _window_args(**window)), "summary")
+        if strict:
+            argv.append("--strict")
+        _run(argv + _window_args(**window))
         with open(path, "rb") as f:
             return json.loads(f.read().decode("utf-8", "surrogateescape"))
-    finally:
-        os.unlink(path)
+
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "ATTACH", "DETACH", "VACUUM",
+           "REINDEX", "UPSERT", "PRAGMA")
 
 
 def query(inputs, sql, params=()):
-    """Runs one read-only SQL statement over the union of the inputs; returns a list of tuples."""
+    """Runs one read-only SQL statement over the union of the inputs; returns a list of tuples.
+    A statement that would write is refused (Error, as `omniprof query` refuses it)."""
     con = connect(*_inputs(inputs))
     try:
         return con.execute(sql, params).fetchall()
     except sqlite3.DatabaseError as e:
-        raise Error("query failed: %s" % e, 2)
+        m = str(e)
+        words = sql.lstrip(" \t\r\n(").split(None, 1)
+        if "not authorized" in m or "readonly" in m or "read-only" in m or (words and words[0].upper() in _WRITES):
+            raise Error("query refused: queries are read-only (%s)" % m, 2)
+        raise Error("query failed: %s" % m, 2)
     finally:
         con.close()
 

@@ -223,8 +223,9 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
 /* Copies every table set of every input into the new database file `tmp_path` (which must not
  * exist), each under its own uuid suffix, and builds the plain views as unions over them
- * (reader_merge.c says how and what is bounded). tick(arg) is called after each input. */
-int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, void (*tick)(void *), void *arg,
+ * (reader_merge.c says how and what is bounded). tick(arg) is called after each input; a
+ * non-zero return stops the merge ("interrupted", OP_RD_EFAIL). */
+int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *), void *arg,
                 char *err, size_t errlen);
 
 /* The union of many inputs in one read-only connection: the plain rocpd views (rocpd_region,

@@ -228,7 +228,7 @@ static int copy_input(sqlite3 *db, const char *path, suffix_list *sl, char *err,
     return rc;
 }
 
-int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, void (*tick)(void *), void *arg,
+int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *), void *arg,
                 char *err, size_t errlen) {
     sqlite3 *db = NULL;
     int rc = OP_RD_EFAIL;
@@ -244,7 +244,10 @@ int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path
     for (size_t i = 0; i < n_inputs; i++) {
         if ((rc = copy_input(db, inputs[i], &sl, err, errlen)) != 0) goto out;
         rc = OP_RD_EFAIL;
-        if (tick) tick(arg);
+        if (tick && tick(arg)) {
+            op_seterr(err, errlen, "%s: interrupted", tmp_path);
+            goto out;
+        }
     }
     if (exec(db, "BEGIN", err, errlen, tmp_path) || rebuild_views(db, &sl, err, errlen) ||
         exec(db, "COMMIT", err, errlen, tmp_path))

@@ -1,13 +1,19 @@
 /* cli.c — `omniprof convert|merge|summary|query`: argument parsing and help, shared by the
- * omniprof binary (src/cli/cmd_*.c) and `python3 -m omniprof` (through ctypes), so both give
- * the same results and exit codes: 0 ok, 1 failure, 2 bad input or usage.
+ * omniprof binary (src/cli/cmd_*.c) and `python3 -m omniprof` and the Python functions (through
+ * ctypes), so both give the same results, messages and exit codes: 0 ok, 1 failure, 2 bad input
+ * or usage. Every message is one line "omniprof CMD: ..." on stderr; op_output_cli_err also
+ * hands the first one to its caller (the Python package raises it as omniprof.Error).
  *
  * Options that take lists (-i, -f) consume every following argument up to the next one that
  * starts with '-' (rocprofv3/rocpd style: `-i a.db b.db -f pftrace csv`); they may also be
- * repeated. `--opt=value` works for every option with a value. */
+ * repeated. `--opt=value` works for every option with a value.
+ *
+ * While a command runs, SIGINT/SIGTERM/SIGHUP remove its temporary files (outfile.c). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "output/internal.h"
 
@@ -18,8 +24,30 @@ typedef struct cli_args {
     size_t n_formats;
     const char *dir, *name, *out, *sql, *units, *cpu_profile;
     op_out_window win;
-    int by_rank, domain_summary, stats, help, progress;
+    int by_rank, domain_summary, stats, help, progress, strict;
 } cli_args;
+
+/* One command being run: its name and where its first message is kept. */
+typedef struct cli_ctx {
+    const char *cmd;
+    char *err;
+    size_t errlen;
+    int said;
+} cli_ctx;
+
+/* Prints "omniprof CMD: MESSAGE" and keeps the first message for op_output_cli_err. */
+static void cli_msg(cli_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cli_msg(cli_ctx *c, const char *fmt, ...) {
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (c->cmd[0]) fprintf(stderr, "omniprof %s: %s\n", c->cmd, line);
+    else fprintf(stderr, "omniprof: %s\n", line);
+    if (!c->said && c->err && c->errlen) snprintf(c->err, c->errlen, "%s", line);
+    c->said = 1;
+}
 
 static const char *const HELP_CONVERT =
     "usage: omniprof convert -i DB... -f FORMAT... [-d DIR] [-o NAME] [window options] [--stats]\n"
@@ -38,6 +66,10 @@ static const char *const HELP_CONVERT =
     "      --end-marker NAME        window ends at the end of the first such marker after the start\n"
     "      --inclusive [BOOL]       keep events with either endpoint inside (default: wholly inside)\n"
     "      --no-progress            no progress line on stderr (shown only on a terminal anyway)\n"
+    "      --strict                 refuse an input that holds no rocpd tables (default: skip it\n"
+    "                               with a warning)\n"
+    "outputs never replace an input or an existing file: an existing NAME_<file> makes the output\n"
+    "NAME-1_<file> (then -2, ...); each file appears only once it is whole.\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
 static const char *const HELP_MERGE =
@@ -48,6 +80,7 @@ static const char *const HELP_MERGE =
     "(rocpd_region, regions, kernels, top, ...) span all of them. Refuses to overwrite any file.\n"
     "  -i, --input DB...     input databases\n"
     "  -o, --output FILE     the merged database (must not exist)\n"
+    "      --strict          refuse an input that holds no rocpd tables (default: skip it)\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
 static const char *const HELP_SUMMARY =
@@ -62,7 +95,9 @@ static const char *const HELP_SUMMARY =
     "      --summary-by-rank    one set of tables per process (MPI rank when known, else pid)\n"
     "  -D, --domain-summary     add a table with one row per domain\n"
     "  -u, --units U            sec, msec, usec, nsec (default nsec)\n"
-    "  -o, --output FILE        write to FILE (default: stdout)\n"
+    "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
+    "                           existing FILE is kept and the summary goes to FILE-1 (then -2, ...)\n"
+    "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
     "      --cpu-profile P      CPU sampling profiles after the tables when the inputs hold\n"
     "                           samples: flat, tree, both (default) or none (not in csv)\n"
     "  window options as for convert (--start, --end, --start-marker, --end-marker, --inclusive)\n"
@@ -78,10 +113,12 @@ static const char *const HELP_QUERY =
     "  -i, --input DB...        input databases (any number)\n"
     "  -q, --sql, --query SQL   the statements\n"
     "  -f, --format F           console (default), csv, json, md\n"
-    "  -o, --output FILE        write to FILE (default: stdout)\n"
+    "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
+    "                           existing FILE is kept and the result goes to FILE-1 (then -2, ...)\n"
+    "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
-static int parse_time(const char *opt, const char *v, double *out, int *pct) {
+static int parse_time(cli_ctx *c, const char *opt, const char *v, double *out, int *pct) {
     char *end;
     errno = 0;
     double d = strtod(v, &end);
@@ -95,7 +132,7 @@ static int parse_time(const char *opt, const char *v, double *out, int *pct) {
     *out = d;
     return 0;
 bad:
-    fprintf(stderr, "omniprof: %s '%s': expected nanoseconds (e.g. 1500000) or a percentage (e.g. 25%%)\n", opt, v);
+    cli_msg(c, "%s '%s': expected nanoseconds (e.g. 1500000) or a percentage (e.g. 25%%)", opt, v);
     return -1;
 }
 
@@ -117,8 +154,60 @@ static int add_input(cli_args *a, const char *v) {
     return 0;
 }
 
-/* Returns 0, or 2 on a usage error (message printed). */
-static int parse(const char *cmd, int argc, char **argv, cli_args *a) {
+/* -i/-f: `eq` (from --opt=v) or every following argument up to the next option. */
+static int parse_list(cli_ctx *c, cli_args *a, int argc, char **argv, int *i, const char *key, const char *eq) {
+    int inputs = !strcmp(key, "-i") || !strcmp(key, "--input");
+    int got = 0;
+    while (eq || (*i + 1 < argc && argv[*i + 1][0] != '-')) {
+        const char *v = eq ? eq : argv[++*i];
+        if (inputs) {
+            if (add_input(a, v)) return 1;
+        } else if (a->n_formats < 8) {
+            a->formats[a->n_formats++] = v;
+        }
+        got++;
+        if (eq) break;
+    }
+    if (!got) {
+        cli_msg(c, "%s needs %s", key, inputs ? "at least one database" : "a format");
+        return 2;
+    }
+    return 0;
+}
+
+/* Options with one value other than lists: 0, 2 (usage error, said) or -1 (not one of them). */
+static int parse_value(cli_ctx *c, cli_args *a, const char *key, const char *v) {
+#define IS(s) (!strcmp(key, s))
+    if (IS("-d") || IS("--output-directory")) a->dir = v;
+    else if (IS("-o") || IS("--output-file") || IS("--output")) *(!strcmp(c->cmd, "convert") ? &a->name : &a->out) = v;
+    else if (IS("-q") || IS("--sql") || IS("--query")) a->sql = v;
+    else if (IS("-u") || IS("--units") || IS("--summary-units")) a->units = v;
+    else if (IS("--start-marker")) a->win.start_marker = v;
+    else if (IS("--end-marker")) a->win.end_marker = v;
+    else if (IS("--cpu-profile")) a->cpu_profile = v;
+    else if (IS("--start")) {
+        if (parse_time(c, key, v, &a->win.start, &a->win.start_pct)) return 2;
+        a->win.has_start = 1;
+    } else if (IS("--end")) {
+        if (parse_time(c, key, v, &a->win.end, &a->win.end_pct)) return 2;
+        a->win.has_end = 1;
+    } else
+        return -1;
+#undef IS
+    return 0;
+}
+
+static int takes_value(const char *cmd, const char *key) {
+    static const char *const keys[] = {"-d", "--output-directory", "-o", "--output-file", "--output", "-q", "--sql",
+                                       "--query", "-u", "--units", "--summary-units", "--start", "--end",
+                                       "--start-marker", "--end-marker", "--cpu-profile", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!strcmp(key, keys[i])) return strcmp(key, "--cpu-profile") != 0 || !strcmp(cmd, "summary");
+    return 0;
+}
+
+/* Returns 0, 1 (out of memory) or 2 on a usage error (message said). */
+static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof(*a));
     a->win.size = sizeof(a->win);
     a->progress = 1;
@@ -132,220 +221,166 @@ static int parse(const char *cmd, int argc, char **argv, cli_args *a) {
         } else
             snprintf(key, sizeof key, "%s", arg);
 #define IS(s) (!strcmp(key, s))
-#define VALUE()                                                                                          \
-    (eq ? eq : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "omniprof %s: %s needs a value\n", cmd, key), (char *)NULL)))
+        int rc = 0;
         if (IS("-h") || IS("--help")) {
             a->help = 1;
-        } else if (IS("-i") || IS("--input")) {
-            if (eq) {
-                if (add_input(a, eq)) return 1;
-            } else {
-                int got = 0;
-                while (i + 1 < argc && argv[i + 1][0] != '-') {
-                    if (add_input(a, argv[++i])) return 1;
-                    got++;
-                }
-                if (!got) {
-                    fprintf(stderr, "omniprof %s: %s needs at least one database\n", cmd, key);
-                    return 2;
-                }
-            }
-        } else if ((IS("-f") || IS("--output-format") || IS("--format")) ) {
-            if (eq) a->formats[a->n_formats++ % 8] = eq;
-            else {
-                int got = 0;
-                while (i + 1 < argc && argv[i + 1][0] != '-' && a->n_formats < 8) {
-                    a->formats[a->n_formats++] = argv[++i];
-                    got++;
-                }
-                if (!got) {
-                    fprintf(stderr, "omniprof %s: %s needs a format\n", cmd, key);
-                    return 2;
-                }
-            }
-        } else if (IS("-d") || IS("--output-directory")) {
-            if (!(a->dir = VALUE())) return 2;
-        } else if (IS("-o") || IS("--output-file") || IS("--output")) {
-            const char *v = VALUE();
-            if (!v) return 2;
-            if (!strcmp(cmd, "convert")) a->name = v;
-            else a->out = v;
-        } else if (IS("-q") || IS("--sql") || IS("--query")) {
-            if (!(a->sql = VALUE())) return 2;
-        } else if (IS("-u") || IS("--units") || IS("--summary-units")) {
-            if (!(a->units = VALUE())) return 2;
-        } else if (IS("--start") || IS("--end")) {
-            const char *v = VALUE();
-            if (!v) return 2;
-            if (IS("--start")) {
-                if (parse_time(key, v, &a->win.start, &a->win.start_pct)) return 2;
-                a->win.has_start = 1;
-            } else {
-                if (parse_time(key, v, &a->win.end, &a->win.end_pct)) return 2;
-                a->win.has_end = 1;
-            }
-        } else if (IS("--start-marker")) {
-            if (!(a->win.start_marker = VALUE())) return 2;
-        } else if (IS("--end-marker")) {
-            if (!(a->win.end_marker = VALUE())) return 2;
+        } else if (IS("-i") || IS("--input") || IS("-f") || IS("--output-format") || IS("--format")) {
+            rc = parse_list(c, a, argc, argv, &i, key, eq);
+        } else if (takes_value(c->cmd, key)) {
+            const char *v = eq ? eq : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) cli_msg(c, "%s needs a value", key);
+            rc = v ? parse_value(c, a, key, v) : 2;
         } else if (IS("--inclusive")) {
             int v = 1;
             const char *t = eq ? eq : (i + 1 < argc && parse_bool(argv[i + 1]) >= 0 ? argv[++i] : NULL);
             if (t && (v = parse_bool(t)) < 0) {
-                fprintf(stderr, "omniprof %s: --inclusive '%s': expected true or false\n", cmd, t);
-                return 2;
+                cli_msg(c, "--inclusive '%s': expected true or false", t);
+                rc = 2;
             }
             a->win.inclusive = v;
         } else if (IS("--summary-by-rank")) {
             a->by_rank = 1;
         } else if (IS("-D") || IS("--domain-summary")) {
             a->domain_summary = 1;
-        } else if (IS("--cpu-profile") && !strcmp(cmd, "summary")) {
-            if (!(a->cpu_profile = VALUE())) return 2;
         } else if (IS("--stats")) {
             a->stats = 1;
         } else if (IS("--no-progress")) {
             a->progress = 0;
+        } else if (IS("--strict")) {
+            a->strict = 1;
         } else {
-            fprintf(stderr, "omniprof %s: unknown option '%s' (see omniprof %s --help)\n", cmd, arg, cmd);
-            return 2;
+            cli_msg(c, "unknown option '%s' (see omniprof %s --help)", arg, c->cmd);
+            rc = 2;
         }
 #undef IS
-#undef VALUE
+        if (rc) return rc;
     }
     return 0;
 }
 
-static int report(const char *cmd, int rc, const char *err) {
-    if (rc) fprintf(stderr, "omniprof %s: %s\n", cmd, err[0] ? err : "failed");
-    return rc == OP_OUT_EINPUT ? 2 : rc ? 1 : 0;
+/* --strict: an input that holds no rocpd tables is refused (the commands skip it otherwise). */
+static int check_strict(cli_ctx *c, const cli_args *a) {
+    for (size_t i = 0; a->strict && i < a->n_inputs; i++)
+        if (op_src_lacks_tables(a->inputs[i])) {
+            cli_msg(c, "%s holds no rocpd tables (a process stopped before its database was written?); refused "
+                       "(--strict)", a->inputs[i]);
+            return 2;
+        }
+    return 0;
 }
 
-static int pick_format(const char *cmd, const cli_args *a, int *fmt) {
+static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) {
+    unsigned f = a->stats ? OP_OUT_FMT_STATS : 0;
+    for (size_t i = 0; i < a->n_formats; i++) {
+        if (op_output_parse_formats(a->formats[i], OP_OUT_FMT_CONVERT, &f, err, errlen)) {
+            cli_msg(c, "-f: %s", err);
+            return 2;
+        }
+    }
+    if (!f) {
+        cli_msg(c, "no output format (-f pftrace|json|csv|folded)");
+        return 2;
+    }
+    op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,
+                        .out_dir = a->dir, .out_name = a->name, .window = a->win, .progress = a->progress};
+    return -op_output_convert(&o, err, errlen); /* negative: a library status, said by the caller */
+}
+
+static int table_format(cli_ctx *c, const cli_args *a, int *fmt) {
     *fmt = OP_OUT_SUMMARY_CONSOLE;
     if (a->n_formats == 0) return 0;
     if ((*fmt = op_output_parse_table_format(a->formats[0])) >= 0) return 0;
-    fprintf(stderr, "omniprof %s: --format '%s': expected console, csv, json or md\n", cmd, a->formats[0]);
-    return -1;
+    cli_msg(c, "--format '%s': expected console, csv, json or md", a->formats[0]);
+    return 2;
 }
 
-static FILE *open_out(const char *cmd, const char *path) {
-    if (!path || !strcmp(path, "-")) return stdout;
-    FILE *f = fopen(path, "wb");
-    if (!f) fprintf(stderr, "omniprof %s: %s: cannot create: %s\n", cmd, path, strerror(errno));
-    return f;
+static int run_summary(cli_ctx *c, const cli_args *a, char *err, size_t errlen) {
+    op_out_summary_options so = {.size = sizeof so, .by_rank = a->by_rank, .domain_summary = a->domain_summary,
+                                 .window = a->win};
+    int fmt;
+    if (table_format(c, a, &fmt)) return 2;
+    so.format = fmt;
+    if (a->cpu_profile) {
+        static const char *const names[] = {"flat", "tree", "both", "none"};
+        static const int values[] = {OP_OUT_CPU_PROFILE_FLAT, OP_OUT_CPU_PROFILE_TREE, OP_OUT_CPU_PROFILE_BOTH,
+                                     OP_OUT_CPU_PROFILE_NONE};
+        int k = 0;
+        while (k < 4 && strcmp(a->cpu_profile, names[k])) k++;
+        if (k == 4) {
+            cli_msg(c, "--cpu-profile '%s': expected flat, tree, both or none", a->cpu_profile);
+            return 2;
+        }
+        so.cpu_profile = values[k];
+    }
+    if (a->units) {
+        int u = op_output_parse_units(a->units);
+        if (u < 0) {
+            cli_msg(c, "--units '%s': expected sec, msec, usec or nsec", a->units);
+            return 2;
+        }
+        so.units = (op_out_units)u;
+    }
+    return -op_output_summary_path(a->inputs, a->n_inputs, &so, a->out, err, errlen);
 }
 
-OMNIPROF_API int op_output_cli(int argc, char **argv) {
+static int run_query(cli_ctx *c, const cli_args *a, char *err, size_t errlen) {
+    int fmt;
+    if (table_format(c, a, &fmt)) return 2;
+    if (!a->sql) {
+        cli_msg(c, "no SQL given (--sql \"SELECT ...\")");
+        return 2;
+    }
+    return -op_output_query_path(a->inputs, a->n_inputs, a->sql, fmt, a->out, err, errlen);
+}
+
+/* The command: 0, 2 (usage error, said) or a negative library status (err says why). */
+static int run_command(cli_ctx *c, const cli_args *a, char *err, size_t errlen) {
+    int rc = check_strict(c, a);
+    if (rc) return rc;
+    if (!strcmp(c->cmd, "convert")) return run_convert(c, a, err, errlen);
+    if (!strcmp(c->cmd, "summary")) return run_summary(c, a, err, errlen);
+    if (!strcmp(c->cmd, "query")) return run_query(c, a, err, errlen);
+    if (!a->out) {
+        cli_msg(c, "no output (-o MERGED.db)");
+        return 2;
+    }
+    return -op_output_merge(a->inputs, a->n_inputs, a->out, a->progress, err, errlen);
+}
+
+OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msglen) {
+    if (msg && msglen) msg[0] = 0;
     if (argc < 1 || !argv || !argv[0]) return 2;
-    const char *cmd = argv[0];
-    const char *help = !strcmp(cmd, "convert") ? HELP_CONVERT
-                       : !strcmp(cmd, "merge") ? HELP_MERGE
-                       : !strcmp(cmd, "summary") ? HELP_SUMMARY
-                       : !strcmp(cmd, "query") ? HELP_QUERY : NULL;
+    cli_ctx c = {.cmd = argv[0], .err = msg, .errlen = msglen};
+    const char *help = !strcmp(c.cmd, "convert") ? HELP_CONVERT
+                       : !strcmp(c.cmd, "merge") ? HELP_MERGE
+                       : !strcmp(c.cmd, "summary") ? HELP_SUMMARY
+                       : !strcmp(c.cmd, "query") ? HELP_QUERY : NULL;
     if (!help) {
-        fprintf(stderr, "omniprof: unknown command '%s': expected convert, merge, summary or query\n", cmd);
+        c.cmd = "";
+        cli_msg(&c, "unknown command '%s': expected convert, merge, summary or query", argv[0]);
         return 2;
     }
     cli_args a;
-    int prc = parse(cmd, argc, argv, &a);
-    if (prc) {
-        free(a.inputs);
-        return prc;
-    }
-    if (a.help) {
+    int rc = parse(&c, argc, argv, &a);
+    if (!rc && a.help) {
         fputs(help, stdout);
-        free(a.inputs);
-        return 0;
-    }
-    char err[1024] = "";
-    int rc = 0;
-    if (a.n_inputs == 0) {
-        fprintf(stderr, "omniprof %s: no input database given (-i DB...)\n%s", cmd, help);
-        free(a.inputs);
-        return 2;
-    }
-    if (!strcmp(cmd, "convert")) {
-        unsigned f = a.stats ? OP_OUT_FMT_STATS : 0;
-        for (size_t i = 0; i < a.n_formats; i++) {
-            if (op_output_parse_formats(a.formats[i], OP_OUT_FMT_CONVERT, &f, err, sizeof err)) {
-                fprintf(stderr, "omniprof convert: -f: %s\n", err);
-                free(a.inputs);
-                return 2;
-            }
+    } else if (!rc && a.n_inputs == 0) {
+        cli_msg(&c, "no input database given (-i DB...)");
+        fputs(help, stderr);
+        rc = 2;
+    } else if (!rc) {
+        char err[1024] = "";
+        op_out_signals_install();
+        rc = run_command(&c, &a, err, sizeof err);
+        op_out_signals_restore();
+        if (rc < 0) { /* a library status */
+            cli_msg(&c, "%s", err[0] ? err : "failed");
+            rc = -rc == OP_OUT_EINPUT ? 2 : 1;
         }
-        if (!f) {
-            fprintf(stderr, "omniprof convert: no output format (-f pftrace|json|csv|folded)\n");
-            free(a.inputs);
-            return 2;
-        }
-        op_out_options o = {.size = sizeof o, .inputs = a.inputs, .n_inputs = a.n_inputs, .formats = f,
-                            .out_dir = a.dir, .out_name = a.name, .window = a.win, .progress = a.progress};
-        rc = op_output_convert(&o, err, sizeof err);
-    } else if (!strcmp(cmd, "merge")) {
-        if (!a.out) {
-            fprintf(stderr, "omniprof merge: no output (-o MERGED.db)\n");
-            free(a.inputs);
-            return 2;
-        }
-        rc = op_output_merge(a.inputs, a.n_inputs, a.out, a.progress, err, sizeof err);
-    } else if (!strcmp(cmd, "summary")) {
-        op_out_summary_options so = {.size = sizeof so, .by_rank = a.by_rank, .domain_summary = a.domain_summary,
-                                     .window = a.win};
-        int fmt;
-        if (pick_format(cmd, &a, &fmt)) {
-            free(a.inputs);
-            return 2;
-        }
-        so.format = fmt;
-        if (a.cpu_profile) {
-            const char *v = a.cpu_profile;
-            if (!strcmp(v, "flat")) so.cpu_profile = OP_OUT_CPU_PROFILE_FLAT;
-            else if (!strcmp(v, "tree")) so.cpu_profile = OP_OUT_CPU_PROFILE_TREE;
-            else if (!strcmp(v, "both")) so.cpu_profile = OP_OUT_CPU_PROFILE_BOTH;
-            else if (!strcmp(v, "none")) so.cpu_profile = OP_OUT_CPU_PROFILE_NONE;
-            else {
-                fprintf(stderr, "omniprof summary: --cpu-profile '%s': expected flat, tree, both or none\n", v);
-                free(a.inputs);
-                return 2;
-            }
-        }
-        if (a.units) {
-            int u = op_output_parse_units(a.units);
-            if (u < 0) {
-                fprintf(stderr, "omniprof summary: --units '%s': expected sec, msec, usec or nsec\n", a.units);
-                free(a.inputs);
-                return 2;
-            }
-            so.units = (op_out_units)u;
-        }
-        FILE *out = open_out(cmd, a.out);
-        if (!out) {
-            free(a.inputs);
-            return 1;
-        }
-        rc = op_output_summary(a.inputs, a.n_inputs, &so, out, err, sizeof err);
-        if (out != stdout && fclose(out) && !rc) rc = OP_OUT_EFAIL;
-    } else {
-        int fmt;
-        if (pick_format(cmd, &a, &fmt)) {
-            free(a.inputs);
-            return 2;
-        }
-        if (!a.sql) {
-            fprintf(stderr, "omniprof query: no SQL given (--sql \"SELECT ...\")\n");
-            free(a.inputs);
-            return 2;
-        }
-        FILE *out = open_out(cmd, a.out);
-        if (!out) {
-            free(a.inputs);
-            return 1;
-        }
-        rc = op_output_query(a.inputs, a.n_inputs, a.sql, fmt, out, err, sizeof err);
-        if (out != stdout && fclose(out) && !rc) rc = OP_OUT_EFAIL;
     }
     free(a.inputs);
     fflush(stdout);
-    return report(cmd, rc, err);
+    return rc;
 }
+
+OMNIPROF_API int op_output_cli(int argc, char **argv) { return op_output_cli_err(argc, argv, NULL, 0); }

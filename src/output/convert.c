@@ -28,6 +28,8 @@
 
 struct op_out_stream {
     op_sink *sink;
+    op_outfile of;  /* pftrace and json: the file (a Perfetto part writes into its caller's) */
+    op_out_ids ids; /* identities of the inputs: no output may be one of them */
     char **inputs;
     size_t n_inputs;
     op_win win;
@@ -84,84 +86,114 @@ void op_domain_file(const char *category, char *buf, size_t n) {
 
 /* ---- stream ---------------------------------------------------------------------------------- */
 
-static void free_inputs(op_out_stream *s) {
+static void free_stream(op_out_stream *s) {
     for (size_t i = 0; i < s->n_inputs; i++) free(s->inputs[i]);
     free(s->inputs);
+    op_out_ids_free(&s->ids);
+    free(s);
 }
 
-/* Opens a stream. pf_path != NULL: a Perfetto part (see op_sink_pftrace_part); win != NULL:
- * an already resolved window (the inputs were validated by the caller). */
-static op_out_stream *open_stream(const op_out_options *opts, unsigned kinds, const char *pf_path, uint32_t seq_base,
-                                  int threads_desc, const op_win *win, int *status, char *err, size_t errlen) {
-    int dummy;
-    if (!status) status = &dummy;
-    *status = OP_OUT_EINPUT;
-    if (!opts || !opts->inputs || opts->n_inputs == 0) {
-        op_seterr(err, errlen, "no input database given (-i DB...)");
-        return NULL;
+/* What a stream reads: the inputs already checked (op_out_inputs_begin) and the window
+ * resolved over them. */
+typedef struct stream_in {
+    const op_out_inputs *in;
+    const op_win *win;
+} stream_in;
+
+/* Copies the checked inputs and their identities into the stream. */
+static int keep_inputs(op_out_stream *s, const op_out_inputs *in) {
+    if (!(s->inputs = calloc(in->n, sizeof(char *)))) return -1;
+    for (size_t i = 0; i < in->n; i++)
+        if (!(s->inputs[s->n_inputs++] = strdup(in->v[i]))) return -1;
+    for (size_t i = 0; i < in->ids.n; i++)
+        if (op_out_ids_add(&s->ids, in->ids.v[i].path)) return -1;
+    return 0;
+}
+
+/* The sink of one format; part_f != NULL: a Perfetto part written into part_f (see
+ * op_sink_pftrace). */
+static int make_sink(op_out_stream *s, unsigned f, const char *dir, const char *name, FILE *part_f,
+                     const char *part_path, uint32_t seq_base, int threads_desc, char *err, size_t errlen) {
+    if (part_f) {
+        s->sink = op_sink_pftrace(part_f, part_path, seq_base, threads_desc);
+    } else if (f == OP_OUT_FMT_CSV) {
+        s->sink = op_sink_csv(dir, name, &s->ids);
+    } else {
+        int rc = op_outfile_open_derived(&s->of, dir, name, f == OP_OUT_FMT_PFTRACE ? "results.pftrace" : "results.json",
+                                         &s->ids, err, errlen);
+        if (rc) return rc;
+        s->sink = f == OP_OUT_FMT_PFTRACE ? op_sink_pftrace(s->of.f, s->of.final, seq_base, threads_desc)
+                                          : op_sink_json(s->of.f, s->of.final);
     }
+    if (!s->sink) {
+        op_seterr(err, errlen, "out of memory");
+        op_outfile_close(&s->of, 0, NULL, 0);
+        return OP_OUT_EFAIL;
+    }
+    return 0;
+}
+
+/* Opens a stream over inputs that `si` says are checked. */
+static op_out_stream *open_stream(const op_out_options *opts, unsigned kinds, const stream_in *si, FILE *part_f,
+                                  const char *part_path, uint32_t seq_base, int threads_desc, int *status, char *err,
+                                  size_t errlen) {
     unsigned f = opts->formats & (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV);
     if (f == 0 || (f & (f - 1))) {
+        *status = OP_OUT_EINPUT;
         op_seterr(err, errlen, "op_output_open takes exactly one of pftrace, json, csv");
         return NULL;
     }
     op_out_stream *s = calloc(1, sizeof(*s));
-    if (!s) {
-        *status = OP_OUT_EFAIL;
-        return NULL;
-    }
+    *status = OP_OUT_EFAIL;
+    if (!s) return NULL;
     s->kinds = kinds;
-    if (win) {
-        s->win = *win;
-    } else {
-        /* Validate every input first: a bad one is reported before any file is written. */
-        for (size_t i = 0; i < opts->n_inputs; i++) {
-            op_src *src;
-            int rc = op_src_open(opts->inputs[i], &src, err, errlen);
-            if (rc) {
-                *status = rc;
-                free(s);
-                return NULL;
-            }
-            op_src_close(src);
-        }
-        int rc = op_win_resolve(opts->size >= offsetof(op_out_options, window) + sizeof(op_out_window) ? &opts->window : NULL,
-                                opts->inputs, opts->n_inputs, &s->win, err, errlen);
-        if (rc) {
-            *status = rc;
-            free(s);
-            return NULL;
-        }
-    }
-    s->inputs = calloc(opts->n_inputs, sizeof(char *));
-    s->n_inputs = opts->n_inputs;
-    for (size_t i = 0; s->inputs && i < opts->n_inputs; i++) s->inputs[i] = strdup(opts->inputs[i]);
+    s->win = *si->win;
     const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
     const char *name = opts->out_name ? opts->out_name : "out";
-    if (op_mkdirs(dir) != 0) {
-        op_seterr(err, errlen, "%s: cannot create the output directory", dir);
-        *status = OP_OUT_EFAIL;
-        free_inputs(s);
-        free(s);
+    if (keep_inputs(s, si->in)) {
+        op_seterr(err, errlen, "out of memory");
+        free_stream(s);
         return NULL;
     }
-    if (pf_path) s->sink = op_sink_pftrace_part(pf_path, seq_base, threads_desc, err, errlen);
-    else if (f == OP_OUT_FMT_PFTRACE) s->sink = op_sink_pftrace(dir, name, err, errlen);
-    else if (f == OP_OUT_FMT_JSON) s->sink = op_sink_json(dir, name, err, errlen);
-    else s->sink = op_sink_csv(dir, name, err, errlen);
-    if (!s->sink) {
-        *status = OP_OUT_EFAIL;
-        free_inputs(s);
-        free(s);
+    if (op_mkdirs(dir) != 0) {
+        op_seterr(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
+        free_stream(s);
+        return NULL;
+    }
+    if ((*status = make_sink(s, f, dir, name, part_f, part_path, seq_base, threads_desc, err, errlen)) != 0) {
+        free_stream(s);
         return NULL;
     }
     op_progress_init(&s->prog, opts->progress, s->sink->name, 0);
-    *status = OP_OUT_OK;
     return s;
 }
 
+/* The window of the options resolved over the checked inputs. */
+static int resolve_window(const op_out_options *opts, const op_out_inputs *in, op_win *w, char *err, size_t errlen) {
+    const op_out_window *ow =
+        opts->size >= offsetof(op_out_options, window) + sizeof(op_out_window) ? &opts->window : NULL;
+    return op_win_resolve(ow, in->v, in->n, w, err, errlen);
+}
+
 op_out_stream *op_output_open(const op_out_options *opts, int *status, char *err, size_t errlen) {
-    return open_stream(opts, (1u << EV_KINDS) - 1, NULL, 0, 1, NULL, status, err, errlen);
+    int dummy;
+    if (!status) status = &dummy;
+    *status = OP_OUT_EINPUT;
+    if (!opts) {
+        op_seterr(err, errlen, "no options");
+        return NULL;
+    }
+    /* Every input is checked first: a bad one is reported before any file is written. */
+    op_out_inputs in;
+    op_win w;
+    op_out_stream *s = NULL;
+    if ((*status = op_out_inputs_begin(&in, opts->inputs, opts->n_inputs, err, errlen)) == 0 &&
+        (*status = resolve_window(opts, &in, &w, err, errlen)) == 0) {
+        stream_in si = {&in, &w};
+        s = open_stream(opts, (1u << EV_KINDS) - 1, &si, NULL, NULL, 0, 1, status, err, errlen);
+    }
+    op_out_inputs_end(&in);
+    return s;
 }
 
 static void close_input(op_out_stream *s, char *err, size_t errlen) {
@@ -234,7 +266,14 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
                 return -rc;
             }
             s->events++;
-            if ((++n & 4095) == 0) op_progress_tick(&s->prog, 4096);
+            if ((++n & 4095) == 0) {
+                op_progress_tick(&s->prog, 4096);
+                if (op_out_interrupted()) {
+                    op_seterr(err, errlen, "interrupted");
+                    s->failed = 1;
+                    return -OP_OUT_EFAIL;
+                }
+            }
             if (max_events && n >= max_events) return 1;
         }
         if (r < 0) {
@@ -256,16 +295,29 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
 
 uint64_t op_output_events(const op_out_stream *s) { return s ? s->events : 0; }
 
-int op_output_close(op_out_stream *s, char *err, size_t errlen) {
-    if (!s) return 0;
+/* Finishes the sink (its pending bytes written); the stream's file stays open. */
+static int finish_sink(op_out_stream *s, char *err, size_t errlen) {
     char e2[8];
     if (s->src) close_input(s, e2, sizeof e2);
     int rc = s->sink->finish(s->sink, s->done && !s->failed, err, errlen);
+    s->sink = NULL;
     s->prog.done = s->events;
     if (s->done) op_progress_done(&s->prog);
-    free_inputs(s);
-    free(s);
     return rc;
+}
+
+/* Closes the stream's file, published under its name when keep, and frees the stream. */
+static int close_stream(op_out_stream *s, int keep, char *err, size_t errlen) {
+    int rc = op_outfile_close(&s->of, keep && s->done && !s->failed, keep ? err : NULL, errlen);
+    free_stream(s);
+    return keep ? rc : 0;
+}
+
+int op_output_close(op_out_stream *s, char *err, size_t errlen) {
+    if (!s) return 0;
+    int rc = finish_sink(s, err, errlen);
+    int crc = close_stream(s, rc == 0, err, errlen);
+    return rc ? rc : crc;
 }
 
 /* ---- Perfetto in two threads ----------------------------------------------------------------
@@ -299,18 +351,20 @@ static void *part_main(void *arg) {
 }
 
 static int append_file(const char *dst, const char *src) {
-    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_APPEND);
+    int in = open(src, O_RDONLY | O_CLOEXEC), out = open(dst, O_WRONLY | O_CLOEXEC);
     int rc = (in < 0 || out < 0) ? -1 : 0;
     struct stat st;
     if (!rc && fstat(in, &st) != 0) rc = -1;
     off_t left = rc ? 0 : st.st_size;
+    off_t at = rc ? 0 : lseek(out, 0, SEEK_END); /* not O_APPEND: copy_file_range refuses it */
+    if (at < 0) rc = -1;
     while (!rc && left > 0) {
-        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+        ssize_t n = copy_file_range(in, NULL, out, &at, (size_t)left, 0);
         if (n <= 0) { /* fall back to read/write */
             char buf[1 << 16];
             ssize_t r = read(in, buf, sizeof buf);
-            if (r <= 0 || write(out, buf, (size_t)r) != r) rc = -1;
-            else left -= r;
+            if (r <= 0 || pwrite(out, buf, (size_t)r, at) != r) rc = -1;
+            else left -= r, at += r;
             continue;
         }
         left -= n;
@@ -320,46 +374,35 @@ static int append_file(const char *dst, const char *src) {
     return rc;
 }
 
-static int convert_pftrace_parallel(const op_out_options *o, char *err, size_t errlen) {
+/* The Perfetto trace in two threads (head comment of this section). */
+static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si, char *err, size_t errlen) {
     int status;
-    /* validate and resolve the window once */
-    for (size_t i = 0; i < o->n_inputs; i++) {
-        op_src *src;
-        int rc = op_src_open(o->inputs[i], &src, err, errlen);
-        if (rc) return rc;
-        op_src_close(src);
-    }
-    op_win win;
-    int rc = op_win_resolve(&o->window, o->inputs, o->n_inputs, &win, err, errlen);
-    if (rc) return rc;
-    const char *dir = o->out_dir && *o->out_dir ? o->out_dir : ".";
-    if (op_mkdirs(dir) != 0) {
-        op_seterr(err, errlen, "%s: cannot create the output directory", dir);
-        return OP_OUT_EFAIL;
-    }
-    char *path = op_out_path(dir, o->out_name ? o->out_name : "out", "results.pftrace");
-    char *part = path ? malloc(strlen(path) + 32) : NULL;
-    if (!part) {
-        free(path);
-        return OP_OUT_EFAIL;
-    }
-    sprintf(part, "%s.part%ld", path, (long)getpid());
     unsigned host = (1u << EV_REGION) | (1u << EV_SAMPLE);
     unsigned dev = ((1u << EV_KINDS) - 1) & ~host;
-    op_out_stream *a = open_stream(o, host, path, 0, 1, &win, &status, err, errlen);
-    if (!a) {
-        free(path);
-        free(part);
-        return status;
+    op_out_stream *a = open_stream(o, host, si, NULL, NULL, 0, 1, &status, err, errlen);
+    if (!a) return status;
+    /* thread B's packets go to a temporary file of their own, appended to A's at the end */
+    op_outfile part;
+    size_t pl = strlen(a->of.final) + 8;
+    char *part_name = malloc(pl);
+    if (!part_name) {
+        close_stream(a, 0, NULL, 0);
+        return OP_OUT_EFAIL;
+    }
+    snprintf(part_name, pl, "%s.part", a->of.final);
+    int rc = op_outfile_open(&part, part_name, strlen(part_name), &a->ids, err, errlen);
+    free(part_name);
+    if (rc) {
+        close_stream(a, 0, NULL, 0);
+        return rc;
     }
     part_job jb = {0};
     op_out_options ob = *o;
     ob.progress = 0; /* one progress line: thread A's */
-    jb.s = open_stream(&ob, dev, part, 1u << 20, 0, &win, &status, err, errlen);
+    jb.s = open_stream(&ob, dev, si, part.f, a->of.final, 1u << 20, 0, &status, err, errlen);
     if (!jb.s) {
-        op_output_close(a, NULL, 0);
-        free(path);
-        free(part);
+        op_outfile_close(&part, 0, NULL, 0);
+        close_stream(a, 0, NULL, 0);
         return status;
     }
     pthread_t th;
@@ -367,58 +410,69 @@ static int convert_pftrace_parallel(const op_out_options *o, char *err, size_t e
     if (!threaded) part_main(&jb);
     int r = op_output_write(a, 0, err, errlen);
     uint64_t events = op_output_events(a);
-    rc = op_output_close(a, r < 0 ? NULL : err, errlen);
+    rc = finish_sink(a, r < 0 ? NULL : err, errlen);
     if (r < 0) rc = -r;
     if (threaded) pthread_join(th, NULL);
     if (!rc && jb.rc) {
         rc = jb.rc;
         op_seterr(err, errlen, "%s", jb.err);
     }
-    if (!rc && append_file(path, part) != 0) {
-        op_seterr(err, errlen, "%s: write failed: %s", path, strerror(errno));
+    if (!rc && (fflush(part.f) != 0 || fflush(a->of.f) != 0 || append_file(a->of.tmp, part.tmp) != 0)) {
+        op_seterr(err, errlen, "%s: write failed: %s", a->of.final, strerror(errno));
         rc = OP_OUT_EFAIL;
     }
-    unlink(part);
+    op_outfile_close(&part, 0, NULL, 0);
+    int crc = close_stream(a, rc == 0, err, errlen);
     if (op_setting_bool(OP_SET_OUTPUT_TIMING))
         fprintf(stderr, "omniprof: pftrace: %llu host + %llu device events\n", (unsigned long long)events,
                 (unsigned long long)jb.events);
-    free(path);
-    free(part);
-    return rc;
+    return rc ? rc : crc;
 }
 
 /* <dir>/<name>_folded.txt: folded CPU call stacks of the samples inside the window
- * (profile_cpu.h). Inputs are validated like the other formats'; inputs without CPU samples
- * give an empty file. */
-static int convert_folded(const op_out_options *opts, char *err, size_t errlen) {
-    if (!opts->inputs || opts->n_inputs == 0) {
-        op_seterr(err, errlen, "no input database given (-i DB...)");
-        return OP_OUT_EINPUT;
-    }
-    for (size_t i = 0; i < opts->n_inputs; i++) {
-        op_src *src;
-        int rc = op_src_open(opts->inputs[i], &src, err, errlen);
-        if (rc) return rc;
-        op_src_close(src);
-    }
-    op_win w;
-    int rc = op_win_resolve(opts->size >= offsetof(op_out_options, window) + sizeof(op_out_window) ? &opts->window : NULL,
-                            opts->inputs, opts->n_inputs, &w, err, errlen);
-    if (rc) return rc;
+ * (profile_cpu.h); inputs without CPU samples give an empty file. */
+static int convert_folded(const op_out_options *opts, const stream_in *si, char *err, size_t errlen) {
     const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
-    const char *name = opts->out_name ? opts->out_name : "out";
     if (op_mkdirs(dir) != 0) {
-        op_seterr(err, errlen, "%s: cannot create the output directory", dir);
+        op_seterr(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
         return OP_OUT_EFAIL;
     }
-    size_t n = strlen(dir) + strlen(name) + 32;
-    char *path = malloc(n);
-    if (!path) return OP_OUT_EFAIL;
-    snprintf(path, n, "%s/%s_folded.txt", dir, name);
-    int64_t win[2] = {w.t0, w.t1};
-    rc = cp_folded_write_file_window(opts->inputs, opts->n_inputs, path, w.active ? win : NULL, err, errlen);
-    free(path);
-    return rc;
+    op_outfile of;
+    int rc = op_outfile_open_derived(&of, dir, opts->out_name ? opts->out_name : "out", "folded.txt", &si->in->ids,
+                                     err, errlen);
+    if (rc) return rc;
+    int64_t win[2] = {si->win->t0, si->win->t1};
+    rc = cp_folded_write_window(si->in->v, si->in->n, of.f, si->win->active ? win : NULL, err, errlen);
+    int crc = op_outfile_close(&of, rc == 0, err, errlen);
+    return rc ? rc : crc;
+}
+
+/* Every format of opts over the checked inputs. */
+static int convert_checked(const op_out_options *opts, const stream_in *si, char *err, size_t errlen) {
+    static const unsigned fmts[] = {OP_OUT_FMT_PFTRACE, OP_OUT_FMT_JSON, OP_OUT_FMT_CSV};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        if (!(opts->formats & fmts[i])) continue;
+        op_out_options o = *opts;
+        o.formats = fmts[i];
+        int rc;
+        if (fmts[i] == OP_OUT_FMT_PFTRACE && parallel_ok()) {
+            rc = convert_pftrace_parallel(&o, si, err, errlen);
+        } else {
+            op_out_stream *s = open_stream(&o, (1u << EV_KINDS) - 1, si, NULL, NULL, 0, 1, &rc, err, errlen);
+            if (!s) return rc;
+            int r = op_output_write(s, 0, err, errlen);
+            rc = op_output_close(s, r < 0 ? NULL : err, errlen);
+            if (r < 0) rc = -r;
+        }
+        if (rc) return rc;
+    }
+    if (opts->formats & OP_OUT_FMT_FOLDED) {
+        int rc = convert_folded(opts, si, err, errlen);
+        if (rc) return rc;
+    }
+    if (opts->formats & OP_OUT_FMT_STATS)
+        return op_out_stats_csv(si->in, si->win, opts->out_dir, opts->out_name ? opts->out_name : "out", err, errlen);
+    return 0;
 }
 
 int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
@@ -426,36 +480,18 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         op_seterr(err, errlen, "no options");
         return OP_OUT_EINPUT;
     }
-    static const unsigned fmts[] = {OP_OUT_FMT_PFTRACE, OP_OUT_FMT_JSON, OP_OUT_FMT_CSV};
-    if (!(opts->formats & (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED))) {
+    if (!(opts->formats & OP_OUT_FMT_CONVERT)) {
         op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded (or stats)");
         return OP_OUT_EINPUT;
     }
-    int vrc = op_out_inputs_distinct(opts->inputs, opts->n_inputs, err, errlen);
-    if (vrc) return vrc;
-    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-        if (!(opts->formats & fmts[i])) continue;
-        op_out_options o = *opts;
-        o.formats = fmts[i];
-        if (fmts[i] == OP_OUT_FMT_PFTRACE && parallel_ok()) {
-            int rc = convert_pftrace_parallel(&o, err, errlen);
-            if (rc) return rc;
-            continue;
-        }
-        int status;
-        op_out_stream *s = op_output_open(&o, &status, err, errlen);
-        if (!s) return status;
-        int r = op_output_write(s, 0, err, errlen);
-        int rc = op_output_close(s, r < 0 ? NULL : err, errlen);
-        if (r < 0) return -r;
-        if (rc) return rc;
+    op_out_inputs in;
+    op_win w;
+    int rc = op_out_inputs_begin(&in, opts->inputs, opts->n_inputs, err, errlen);
+    if (!rc) rc = resolve_window(opts, &in, &w, err, errlen);
+    if (!rc) {
+        stream_in si = {&in, &w};
+        rc = convert_checked(opts, &si, err, errlen);
     }
-    if (opts->formats & OP_OUT_FMT_FOLDED) {
-        int rc = convert_folded(opts, err, errlen);
-        if (rc) return rc;
-    }
-    if (opts->formats & OP_OUT_FMT_STATS)
-        return op_output_stats_csv(opts->inputs, opts->n_inputs, opts->out_dir, opts->out_name ? opts->out_name : "out",
-                                   &opts->window, err, errlen);
-    return 0;
+    op_out_inputs_end(&in);
+    return rc;
 }

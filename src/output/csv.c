@@ -37,14 +37,17 @@
 
 typedef struct csv_file {
     char *file; /* e.g. "kernel_trace.csv" */
-    FILE *f;
+    op_outfile of;
     op_buf b;
 } csv_file;
 
 typedef struct csv_sink {
     op_sink base;
     char *dir, *name;
+    const op_out_ids *ids;
     csv_file files[CSV_MAX_FILES];
+    int failed;     /* a file could not be opened: its status; err_text says why */
+    char err_text[1024];
     int n_files;
     op_u64map cat_file; /* category id -> file index (per set) */
     char errpath[512];
@@ -53,19 +56,19 @@ typedef struct csv_sink {
 static csv_file *csv_get(csv_sink *c, const char *file, const char *header) {
     for (int i = 0; i < c->n_files; i++)
         if (!strcmp(c->files[i].file, file)) return &c->files[i];
-    if (c->n_files == CSV_MAX_FILES) return NULL;
-    char *path = op_out_path(c->dir, c->name, file);
-    FILE *f = path ? fopen(path, "wb") : NULL;
-    if (!f) {
-        snprintf(c->errpath, sizeof c->errpath, "%s", path ? path : file);
-        free(path);
+    if (c->n_files == CSV_MAX_FILES || c->failed) return NULL;
+    csv_file *cf = &c->files[c->n_files];
+    memset(cf, 0, sizeof(*cf));
+    if ((c->failed = op_outfile_open_derived(&cf->of, c->dir, c->name, file, c->ids, c->err_text,
+                                             sizeof c->err_text)) != 0)
+        return NULL;
+    if (!(cf->file = strdup(file))) {
+        op_outfile_close(&cf->of, 0, NULL, 0);
+        snprintf(c->err_text, sizeof c->err_text, "out of memory");
+        c->failed = OP_OUT_EFAIL;
         return NULL;
     }
-    free(path);
-    csv_file *cf = &c->files[c->n_files++];
-    memset(cf, 0, sizeof(*cf));
-    cf->file = strdup(file);
-    cf->f = f;
+    c->n_files++;
     op_buf_puts(&cf->b, header);
     op_buf_putc(&cf->b, '\n');
     return cf;
@@ -73,7 +76,7 @@ static csv_file *csv_get(csv_sink *c, const char *file, const char *header) {
 
 static int csv_flush(csv_sink *c, csv_file *cf) {
     if (cf->b.len >= (1u << 18) || cf->b.oom) {
-        if (op_buf_write(&cf->b, cf->f) != 0) {
+        if (op_buf_write(&cf->b, cf->of.f) != 0) {
             snprintf(c->errpath, sizeof c->errpath, "%s", cf->file);
             return -1;
         }
@@ -107,6 +110,10 @@ static int csv_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_
     csv_sink *c = (csv_sink *)k;
     (void)set_index;
     int rc = op_rd_agents(src, set, csv_agent_row, c, err, errlen);
+    if (c->failed) {
+        op_seterr(err, errlen, "%s", c->err_text);
+        return c->failed;
+    }
     if (c->errpath[0]) {
         op_seterr(err, errlen, "%s: cannot write: %s", c->errpath, strerror(errno));
         return OP_OUT_EFAIL;
@@ -210,6 +217,10 @@ static int csv_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         return 0;
     }
 #undef STR
+    if (!cf && c->failed) {
+        op_seterr(err, errlen, "%s", c->err_text);
+        return c->failed;
+    }
     if (!cf || csv_flush(c, cf)) {
         op_seterr(err, errlen, "%s: cannot write: %s", c->errpath[0] ? c->errpath : "csv", strerror(errno));
         return OP_OUT_EFAIL;
@@ -231,14 +242,13 @@ static int csv_finish(op_sink *k, int ok, char *err, size_t errlen) {
     int rc = 0;
     for (int i = 0; i < c->n_files; i++) {
         csv_file *cf = &c->files[i];
-        if (ok && !rc && (op_buf_write(&cf->b, cf->f) != 0 || fflush(cf->f) != 0)) {
-            op_seterr(err, errlen, "%s: cannot write: %s", cf->file, strerror(errno));
+        int keep = ok && !rc;
+        if (keep && (op_buf_write(&cf->b, cf->of.f) != 0 || fflush(cf->of.f) != 0 || ferror(cf->of.f))) {
+            op_seterr(err, errlen, "%s: cannot write: %s", cf->of.final, strerror(errno));
             rc = OP_OUT_EFAIL;
+            keep = 0;
         }
-        if (fclose(cf->f) != 0 && ok && !rc) {
-            op_seterr(err, errlen, "%s: cannot write: %s", cf->file, strerror(errno));
-            rc = OP_OUT_EFAIL;
-        }
+        if (op_outfile_close(&cf->of, keep, err, errlen) && keep) rc = OP_OUT_EFAIL;
         op_buf_free(&cf->b);
         free(cf->file);
     }
@@ -248,13 +258,18 @@ static int csv_finish(op_sink *k, int ok, char *err, size_t errlen) {
     return rc;
 }
 
-op_sink *op_sink_csv(const char *dir, const char *name, char *err, size_t errlen) {
-    (void)err;
-    (void)errlen;
+op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids) {
     csv_sink *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
     c->dir = strdup(dir ? dir : ".");
     c->name = strdup(name ? name : "");
+    c->ids = ids;
+    if (!c->dir || !c->name) {
+        free(c->dir);
+        free(c->name);
+        free(c);
+        return NULL;
+    }
     c->base.name = "csv";
     c->base.text = (1 << EV_KINDS) - 1;
     c->base.begin_set = csv_begin_set;

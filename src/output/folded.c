@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/internal.h"
 #include "output/profile_cpu.h"
 
 static void put_name(FILE *f, const char *s)
@@ -49,7 +50,7 @@ static void fold(walk *w, uint32_t id, size_t depth)
     free(kids);
 }
 
-static int folded_write(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
+int cp_folded_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
                         size_t errlen)
 {
     if (!out || (!inputs && n_inputs)) {
@@ -76,31 +77,22 @@ static int folded_write(const char *const *inputs, size_t n_inputs, FILE *out, c
 OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs, FILE *out, char *err,
                                      size_t errlen)
 {
-    return folded_write(inputs, n_inputs, out, NULL, err, errlen);
+    return cp_folded_write_window(inputs, n_inputs, out, NULL, err, errlen);
 }
 
 OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path, char *err,
                                           size_t errlen)
 {
-    return cp_folded_write_file_window(inputs, n_inputs, path, NULL, err, errlen);
-}
-
-int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path, const int64_t *window,
-                                char *err, size_t errlen)
-{
     if (!path) {
-        if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write_file: NULL path");
-        return 2;
+        op_seterr(err, errlen, "op_cpu_folded_write_file: NULL path");
+        return OP_OUT_EINPUT;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        if (err && errlen) snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return 1;
-    }
-    int rc = folded_write(inputs, n_inputs, f, window, err, errlen);
-    if (fclose(f) != 0 && rc == 0) {
-        if (err && errlen) snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        rc = 1;
-    }
-    return rc;
+    op_out_inputs in;
+    op_outfile of = {0};
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
+    if (!rc) rc = op_outfile_open_path(&of, path, &in.ids, err, errlen);
+    if (!rc) rc = cp_folded_write_window(in.v, in.n, of.f, NULL, err, errlen);
+    int crc = op_outfile_close(&of, rc == 0, err, errlen);
+    op_out_inputs_end(&in);
+    return rc ? rc : crc;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "common/buf.h"
 #include "common/escape.h"
@@ -63,8 +64,6 @@ typedef struct op_guid_set {
 /* Returns 0 when new (and records it), 1 when seen (err says where). Empty guids are never equal. */
 int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen);
 void guid_seen_free(op_guid_set *g);
-/* merge.c: every input opens as a rocpd database and no process appears in two of them. */
-int op_out_inputs_distinct(const char *const *inputs, size_t n_inputs, char *err, size_t errlen);
 
 /* ---- statistics (stats.c) --------------------------------------------------------------- */
 typedef struct op_stats op_stats;
@@ -86,6 +85,67 @@ void op_progress_done(op_progress *p);
 
 /* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
 const char *op_fmt_double(char *buf, size_t n, double v);
+
+/* ---- output files (outfile.c: the rules, in its head comment) -------------------------------- */
+typedef struct op_out_id {
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+} op_out_id;
+/* The identities (device, inode) of the inputs of one command: no output may be one of them. */
+typedef struct op_out_ids {
+    op_out_id *v;
+    size_t n;
+} op_out_ids;
+int op_out_ids_add(op_out_ids *ids, const char *path); /* 0; -1 out of memory (a missing path is skipped) */
+void op_out_ids_free(op_out_ids *ids);
+
+typedef struct op_outfile {
+    FILE *f;          /* write here */
+    char *final;      /* where the file appears (P or P-N) */
+    char *tmp;        /* the file being written (NULL when written in place) */
+    char *path;       /* P, the name asked for */
+    size_t number_at; /* where "-N" goes into P */
+    int in_place;
+} op_outfile;
+/* Opens output `path` per the rules of outfile.c ("-N" inserted at number_at). 0, or
+ * OP_OUT_EINPUT (it is an input) / OP_OUT_EFAIL, err filled. */
+int op_outfile_open(op_outfile *o, const char *path, size_t number_at, const op_out_ids *ids, char *err,
+                    size_t errlen);
+/* <dir>/<name>_<file> ("-N" after <name>; without a name, before <file>'s extension). */
+int op_outfile_open_derived(op_outfile *o, const char *dir, const char *name, const char *file, const op_out_ids *ids,
+                            char *err, size_t errlen);
+/* A path the user named (-o FILE): "-N" before the extension of its base name. */
+int op_outfile_open_path(op_outfile *o, const char *path, const op_out_ids *ids, char *err, size_t errlen);
+/* Closes the file; keep: publish it under its final name (0, or OP_OUT_EFAIL), else remove it.
+ * The struct is cleared; closing a cleared one does nothing. */
+int op_outfile_close(op_outfile *o, int keep, char *err, size_t errlen);
+
+/* Temporary files removed by SIGINT/SIGTERM/SIGHUP while op_out_signals_install() is in force. */
+int op_out_tmp_register(const char *path);
+void op_out_tmp_unregister(const char *path);
+void op_out_signals_install(void);
+void op_out_signals_restore(void);
+/* 1 once such a signal arrived (operations stop at their next check with "interrupted"). */
+int op_out_interrupted(void);
+
+/* ---- the inputs of a command (inputs.c) -------------------------------------------------------- */
+typedef struct op_out_inputs {
+    const char **v;   /* the inputs kept */
+    size_t n;
+    op_out_ids ids;   /* identities of every input given, kept or skipped */
+} op_out_inputs;
+/* The one check of the inputs of convert, merge, summary and query: each must open as a rocpd
+ * database, except that one holding no rocpd tables (empty: a process stopped before its
+ * schema was written) is skipped with one warning naming it; no process (guid) may be in two
+ * inputs (the same database given twice would count every row twice). 0, or OP_OUT_EINPUT /
+ * OP_OUT_EFAIL with err naming the input. Free with op_out_inputs_end in every case. */
+int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, char *err, size_t errlen);
+void op_out_inputs_end(op_out_inputs *in);
+
+/* The *_stats.csv files of checked inputs (op_output_stats_csv after its checks). */
+int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,
+                     size_t errlen);
 
 /* Create a directory and its parents; 0 or -1. */
 int op_mkdirs(const char *path);

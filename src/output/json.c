@@ -269,12 +269,8 @@ static int js_finish(op_sink *k, int ok, char *err, size_t errlen) {
     js_end_set(k, err, errlen);
     int rc = 0;
     op_buf_puts(&j->out, "\n]}\n");
-    if (ok && (op_buf_write(&j->out, j->f) != 0 || fflush(j->f) != 0)) {
-        op_seterr(err, errlen, "%s: write failed: %s", j->path, strerror(errno));
-        rc = OP_OUT_EFAIL;
-    }
-    if (fclose(j->f) != 0 && ok && !rc) {
-        op_seterr(err, errlen, "%s: write failed: %s", j->path, strerror(errno));
+    if (ok && (op_buf_write(&j->out, j->f) != 0 || fflush(j->f) != 0 || ferror(j->f))) {
+        op_seterr(err, errlen, "%s: write failed: %s", j->path, j->out.oom ? "out of memory" : strerror(errno));
         rc = OP_OUT_EFAIL;
     }
     op_buf_free(&j->out);
@@ -285,13 +281,11 @@ static int js_finish(op_sink *k, int ok, char *err, size_t errlen) {
     return rc;
 }
 
-op_sink *op_sink_json(const char *dir, const char *name, char *err, size_t errlen) {
+op_sink *op_sink_json(FILE *f, const char *path) {
     js_sink *j = calloc(1, sizeof(*j));
     if (!j) return NULL;
-    j->path = op_out_path(dir, name, "results.json");
-    if (!j->path || !(j->f = fopen(j->path, "wb"))) {
-        op_seterr(err, errlen, "%s: cannot create: %s", j->path ? j->path : "output", strerror(errno));
-        free(j->path);
+    j->f = f;
+    if (!(j->path = strdup(path))) {
         free(j);
         return NULL;
     }

@@ -16,6 +16,13 @@
  *  (3) Names are bytes: quotes, 10 KB names and non-UTF-8 bytes are written intact — raw in
  *      Perfetto and CSV (CSV quotes per RFC 4180), as \uDCxx escapes (Python's
  *      "surrogateescape") in JSON.
+ *  (4) Nothing the user had is lost: an output that is an input (same inode) is refused naming
+ *      both; an existing file is kept and the output takes the -N suffix (NAME-1_results.json,
+ *      report-1.txt; merge refuses an existing database); every file is written under a
+ *      temporary name and appears only whole (outfile.c).
+ *  (5) One input check for every command (inputs.c): an input given twice, or a process in two
+ *      inputs, is refused; an input holding no rocpd tables is skipped with one warning (the
+ *      CLI's --strict refuses it).
  *
  * Error reporting: every function returns 0 on success, OP_OUT_EINPUT (2) when an input or an
  * argument is bad, OP_OUT_EFAIL (1) when processing failed; `err` (may be NULL) receives one
@@ -196,6 +203,10 @@ OMNIPROF_API int op_output_merge(const char *const *inputs, size_t n_inputs,
  */
 OMNIPROF_API int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
                                  int format, FILE *out, char *err, size_t errlen);
+/** @brief Same as op_output_query, into the file `path` ("-" or NULL: stdout), written as every
+ *  output is (never over an input: refused; an existing file: the -N suffix). */
+OMNIPROF_API int op_output_query_path(const char *const *inputs, size_t n_inputs, const char *sql, int format,
+                                      const char *path, char *err, size_t errlen);
 
 /**
  * @brief **op_output_cli()** — the `omniprof convert|merge|summary|query` commands, shared by
@@ -203,6 +214,9 @@ OMNIPROF_API int op_output_query(const char *const *inputs, size_t n_inputs, con
  * @return the exit status (0, 1, 2).
  */
 OMNIPROF_API int op_output_cli(int argc, char **argv);
+/** @brief **op_output_cli_err()** is op_output_cli that also copies its first error message
+ *  (without the "omniprof CMD: " prefix) into msg ("" when none): the Python package raises it. */
+OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msglen);
 
 /**
  * @brief **op_output_union_sql()** — the union of many databases, for another connection: the
@@ -217,6 +231,15 @@ OMNIPROF_API int op_output_cli(int argc, char **argv);
  */
 OMNIPROF_API char *op_output_union_sql(const char *const *inputs, size_t n_inputs, char **tmp_path, int *status,
                                        char *err, size_t errlen);
+/**
+ * @brief **op_output_remove_temps_on_signals()** — on (1): SIGINT, SIGTERM and SIGHUP remove the
+ * temporary files of the outputs being written (every output is written under a temporary name
+ * and renamed when whole), then take their previous course; an operation whose process goes on
+ * (a handler of the caller's) stops with "interrupted". off (0): the previous handlers are
+ * back. The CLI commands turn it on for their duration; the launcher turns it on for its
+ * post-run conversions. Not thread-safe (call it from the main thread).
+ */
+OMNIPROF_API void op_output_remove_temps_on_signals(int on);
 /** @brief Frees memory returned by this library (NULL is fine). */
 OMNIPROF_API void op_output_free(void *p);
 

@@ -459,12 +459,8 @@ static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
     pf_end_set(k, err, errlen);
     int rc = 0;
-    if (ok && (pf_flush(p, 1) != 0 || fflush(p->f) != 0)) {
-        op_seterr(err, errlen, "%s: write failed: %s", p->path, strerror(errno));
-        rc = OP_OUT_EFAIL;
-    }
-    if (fclose(p->f) != 0 && ok && !rc) {
-        op_seterr(err, errlen, "%s: write failed: %s", p->path, strerror(errno));
+    if (ok && (pf_flush(p, 1) != 0 || fflush(p->f) != 0 || ferror(p->f))) {
+        op_seterr(err, errlen, "%s: write failed: %s", p->path, p->out.oom ? "out of memory" : strerror(errno));
         rc = OP_OUT_EFAIL;
     }
     op_buf_free(&p->out);
@@ -477,23 +473,13 @@ static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
     return rc;
 }
 
-op_sink *op_sink_pftrace(const char *dir, const char *name, char *err, size_t errlen) {
-    char *path = op_out_path(dir, name, "results.pftrace");
-    if (!path) return NULL;
-    op_sink *k = op_sink_pftrace_part(path, 0, 1, err, errlen);
-    free(path);
-    return k;
-}
-
-op_sink *op_sink_pftrace_part(const char *path, uint32_t seq_base, int threads_desc, char *err, size_t errlen) {
+op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threads_desc) {
     pf_sink *p = calloc(1, sizeof(*p));
     if (!p) return NULL;
+    p->f = f;
     p->seq_base = seq_base;
     p->threads_desc = threads_desc;
-    p->path = strdup(path);
-    if (!p->path || !(p->f = fopen(p->path, "wb"))) {
-        op_seterr(err, errlen, "%s: cannot create: %s", p->path ? p->path : "output", strerror(errno));
-        free(p->path);
+    if (!(p->path = strdup(path))) {
         free(p);
         return NULL;
     }

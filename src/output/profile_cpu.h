@@ -71,8 +71,9 @@ OMNIPROF_API int op_cpu_folded_write(const char *const *inputs, size_t n_inputs,
                                      size_t errlen);
 
 /**
- * @brief **op_cpu_folded_write_file** is op_cpu_folded_write into the file `path` (created or
- * truncated), for `omniprof convert -f folded` (<dir>/<name>_folded.txt).
+ * @brief **op_cpu_folded_write_file** is op_cpu_folded_write into the file `path`, written as
+ * every output is (output.h: never over an input or an existing file; an existing `path` gets
+ * the -N suffix).
  */
 OMNIPROF_API int op_cpu_folded_write_file(const char *const *inputs, size_t n_inputs, const char *path,
                                           char *err, size_t errlen);
@@ -129,9 +130,9 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
 int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
                            int (*cb)(size_t input, const char *sfx, const char *label, void *arg), void *arg,
                            char *err, size_t errlen);
-/* op_cpu_folded_write_file over the samples inside window (NULL: all); for op_output_convert. */
-int cp_folded_write_file_window(const char *const *inputs, size_t n_inputs, const char *path,
-                                const int64_t *window, char *err, size_t errlen);
+/* op_cpu_folded_write over the samples inside window (NULL: all); for op_output_convert. */
+int cp_folded_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
+                           size_t errlen);
 void cp_profile_free(cp_profile *p);
 /* The text of interned name `id`. */
 #define CP_STR(p, id) ((p)->names.text[id])

@@ -182,6 +182,11 @@ static int print_rows(op_db_stmt *st, int format, FILE *out, int r, int *any_jso
     }
     while (r == 1) {
         table_row(&b, st, format, first_json_row);
+        if (op_out_interrupted()) {
+            op_seterr(err, errlen, "interrupted");
+            rc = OP_OUT_EFAIL;
+            break;
+        }
         if (b.len > (1u << 16) && op_buf_write(&b, out)) {
             rc = OP_OUT_EFAIL;
             break;
@@ -203,13 +208,16 @@ static char *temp_db(void) {
         op_buf_printf(&b, "%s/omniprof-query-%ld-%d.db", dir && *dir ? dir : "/tmp", (long)getpid(), k);
         char *path = op_buf_take(&b);
         if (!path) return NULL;
+        op_out_tmp_register(path); /* before it exists: a signal never leaves it behind */
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0) {
             close(fd);
             return path;
         }
+        int e = errno;
+        op_out_tmp_unregister(path);
         free(path);
-        if (errno != EEXIST) return NULL;
+        if ((errno = e) != EEXIST) return NULL;
     }
     return NULL;
 }
@@ -224,16 +232,16 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
         op_seterr(err, errlen, "no SQL given (--sql \"SELECT ...\")");
         return OP_OUT_EINPUT;
     }
-    int rc = op_out_inputs_distinct(inputs, n_inputs, err, errlen);
-    if (rc) return rc;
+    op_out_inputs in;
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
     char *tmp = NULL;
-    if (n_inputs > OP_DB_UNION_MAX_ATTACHED && !(tmp = temp_db())) {
+    if (!rc && in.n > OP_DB_UNION_MAX_ATTACHED && !(tmp = temp_db())) {
         op_seterr(err, errlen, "cannot create a temporary database in %s: %s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
                   strerror(errno));
-        return OP_OUT_EFAIL;
+        rc = OP_OUT_EFAIL;
     }
-    op_db_union *u;
-    rc = op_db_union_open(inputs, n_inputs, tmp, &u, NULL, err, errlen);
+    op_db_union *u = NULL;
+    if (!rc) rc = op_db_union_open(in.v, in.n, tmp, &u, NULL, err, errlen);
     if (rc) goto out;
     const char *tail = sql;
     int first_json_row = 1, any_json = 0;
@@ -255,9 +263,25 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
 out:
     if (tmp) {
         unlink(tmp);
+        op_out_tmp_unregister(tmp);
         free(tmp);
     }
+    op_out_inputs_end(&in);
     return rc;
+}
+
+int op_output_query_path(const char *const *inputs, size_t n_inputs, const char *sql, int format, const char *path,
+                         char *err, size_t errlen) {
+    if (!path || !strcmp(path, "-")) return op_output_query(inputs, n_inputs, sql, format, stdout, err, errlen);
+    /* the inputs are checked before the output exists: a refused command writes nothing */
+    op_out_inputs in;
+    op_outfile of = {0};
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
+    if (!rc) rc = op_outfile_open_path(&of, path, &in.ids, err, errlen);
+    if (!rc) rc = op_output_query(in.v, in.n, sql, format, of.f, err, errlen);
+    int crc = op_outfile_close(&of, rc == 0, err, errlen);
+    op_out_inputs_end(&in);
+    return rc ? rc : crc;
 }
 
 char *op_output_union_sql(const char *const *inputs, size_t n_inputs, char **tmp_path, int *status, char *err,
@@ -270,17 +294,18 @@ char *op_output_union_sql(const char *const *inputs, size_t n_inputs, char **tmp
         op_seterr(err, errlen, "no input database given");
         return NULL;
     }
-    if ((*status = op_out_inputs_distinct(inputs, n_inputs, err, errlen)) != 0) return NULL;
-    char *tmp = NULL;
-    if (n_inputs > OP_DB_UNION_MAX_ATTACHED && !(tmp = temp_db())) {
+    op_out_inputs in;
+    char *tmp = NULL, *script = NULL;
+    if ((*status = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen)) == 0 && in.n > OP_DB_UNION_MAX_ATTACHED &&
+        !(tmp = temp_db())) {
         op_seterr(err, errlen, "cannot create a temporary database: %s", strerror(errno));
         *status = OP_OUT_EFAIL;
-        return NULL;
     }
     op_db_union *u = NULL;
-    char *script = NULL;
-    *status = op_db_union_open(inputs, n_inputs, tmp, &u, &script, err, errlen);
+    if (!*status) *status = op_db_union_open(in.v, in.n, tmp, &u, &script, err, errlen);
     op_db_union_close(u);
+    op_out_inputs_end(&in);
+    if (tmp) op_out_tmp_unregister(tmp); /* the caller removes it from now on */
     if (*status) {
         if (tmp) unlink(tmp);
         free(tmp);

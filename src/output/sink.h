@@ -14,17 +14,19 @@ struct op_sink {
     int (*begin_set)(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen);
     int (*event)(op_sink *k, const op_ev *ev, char *err, size_t errlen);
     int (*end_set)(op_sink *k, char *err, size_t errlen);
-    /* Finishes the files; also frees the sink (called once, even after an error: ok = 0). */
+    /* Writes what is pending (ok) and frees the sink (called once, even after an error: ok = 0).
+     * A sink given a FILE flushes it but leaves closing it to its owner (convert.c). */
     int (*finish)(op_sink *k, int ok, char *err, size_t errlen);
 };
 
-/* Constructors: files named <dir>/<name>_<...>. NULL with err filled on failure. */
-op_sink *op_sink_pftrace(const char *dir, const char *name, char *err, size_t errlen);
-/* A Perfetto writer of part of the trace: sequence ids start at seq_base + 1; threads_desc 0
- * describes processes but not threads (another part does). Files of parts concatenate. */
-op_sink *op_sink_pftrace_part(const char *path, uint32_t seq_base, int threads_desc, char *err, size_t errlen);
-op_sink *op_sink_json(const char *dir, const char *name, char *err, size_t errlen);
-op_sink *op_sink_csv(const char *dir, const char *name, char *err, size_t errlen);
+/* Constructors; `path` names the file in messages. NULL when out of memory. */
+/* A Perfetto writer into f: sequence ids start at seq_base + 1; threads_desc 0 describes
+ * processes but not threads (another part does). Files of parts concatenate. */
+op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threads_desc);
+op_sink *op_sink_json(FILE *f, const char *path);
+/* CSV files <dir>/<name>_<file>, each opened when its first row comes (outfile.c rules; ids:
+ * the inputs, which no output may be). */
+op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids);
 
 /* Makes process ids unique across sets: the OS pid unless another set already used it, then
  * pid + 1000000 * k (documented in docs/output.md). */

@@ -226,12 +226,20 @@ static double domain_total(const op_stats *st, const st_row *r) {
 
 int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *out_dir, const char *out_name,
                         const op_out_window *window, char *err, size_t errlen) {
+    op_out_inputs in;
     op_win w;
-    int rc = op_win_resolve(window, inputs, n_inputs, &w, err, errlen);
-    if (rc) return rc;
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
+    if (!rc) rc = op_win_resolve(window, in.v, in.n, &w, err, errlen);
+    if (!rc) rc = op_out_stats_csv(&in, &w, out_dir, out_name, err, errlen);
+    op_out_inputs_end(&in);
+    return rc;
+}
+
+int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,
+                     size_t errlen) {
     op_stats *st = op_stats_new();
     if (!st) return OP_OUT_EFAIL;
-    rc = op_stats_collect(st, inputs, n_inputs, &w, 0, err, errlen);
+    int rc = op_stats_collect(st, in->v, in->n, w, 0, err, errlen);
     if (rc) {
         op_stats_free(st);
         return rc;
@@ -242,7 +250,7 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
         return OP_OUT_EFAIL;
     }
     size_t *ix = sorted_index(st);
-    FILE *f = NULL;
+    op_outfile of = {0};
     const char *cur = NULL;
     double dtot = 0;
     op_buf b = {0};
@@ -253,8 +261,9 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
     for (size_t k = 0; ix && doms && k < st->n && !rc; k++) {
         st_row *r = &st->rows[ix[k]];
         if (!cur || strcmp(cur, r->domain)) {
-            if (f && (op_buf_write(&b, f) || fclose(f))) rc = OP_OUT_EFAIL;
-            f = NULL;
+            if (of.f && op_buf_write(&b, of.f)) rc = OP_OUT_EFAIL;
+            if (op_outfile_close(&of, !rc, err, errlen)) rc = OP_OUT_EFAIL;
+            if (rc) break;
             cur = r->domain;
             dtot = domain_total(st, r);
             char fn[300], low[200];
@@ -265,13 +274,7 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
                 low[i] = 0;
             }
             snprintf(fn, sizeof fn, "%s_stats.csv", low);
-            char *path = op_out_path(out_dir, out_name, fn);
-            f = path ? fopen(path, "wb") : NULL;
-            if (!f) {
-                op_seterr(err, errlen, "%s: cannot create: %s", path ? path : fn, strerror(errno));
-                rc = OP_OUT_EFAIL;
-            }
-            free(path);
+            if ((rc = op_outfile_open_derived(&of, out_dir, out_name, fn, &in->ids, err, errlen)) != 0) break;
             op_buf_puts(&b, "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n");
             doms[nd].d = cur;
             doms[nd].mn = r->min;
@@ -290,30 +293,25 @@ int op_output_stats_csv(const char *const *inputs, size_t n_inputs, const char *
                       op_fmt_double(d1, sizeof d1, r->total / (double)r->calls),
                       op_fmt_double(d2, sizeof d2, dtot > 0 ? 100.0 * r->total / dtot : 0.0), (long long)r->min,
                       (long long)r->max, op_fmt_double(d3, sizeof d3, stddev(r)));
-        if (f && b.len > (1u << 16) && op_buf_write(&b, f)) rc = OP_OUT_EFAIL;
+        if (of.f && b.len > (1u << 16) && op_buf_write(&b, of.f)) rc = OP_OUT_EFAIL;
     }
-    if (f && (op_buf_write(&b, f) || fclose(f))) rc = OP_OUT_EFAIL;
+    if (of.f && op_buf_write(&b, of.f)) rc = OP_OUT_EFAIL;
+    if (op_outfile_close(&of, !rc, err, errlen)) rc = rc ? rc : OP_OUT_EFAIL;
+    if (!rc) rc = op_outfile_open_derived(&of, out_dir, out_name, "domain_stats.csv", &in->ids, err, errlen);
     if (!rc) {
-        char *path = op_out_path(out_dir, out_name, "domain_stats.csv");
-        FILE *df = path ? fopen(path, "wb") : NULL;
-        if (!df) {
-            op_seterr(err, errlen, "%s: cannot create: %s", path ? path : "domain_stats.csv", strerror(errno));
-            rc = OP_OUT_EFAIL;
-        } else {
-            double all = 0;
-            for (size_t i = 0; i < nd; i++) all += doms[i].total;
-            fputs("\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n", df);
-            for (size_t i = 0; i < nd; i++) {
-                st_row tmp = {.calls = doms[i].calls, .total = doms[i].total, .sumsq = doms[i].sumsq};
-                char d1[40], d2[40], d3[40];
-                fprintf(df, "\"%s\",%llu,%.0f,%s,%s,%lld,%lld,%s\n", doms[i].d, (unsigned long long)doms[i].calls,
-                        doms[i].total, op_fmt_double(d1, sizeof d1, doms[i].total / (double)doms[i].calls),
-                        op_fmt_double(d2, sizeof d2, all > 0 ? 100.0 * doms[i].total / all : 0.0), (long long)doms[i].mn,
-                        (long long)doms[i].mx, op_fmt_double(d3, sizeof d3, stddev(&tmp)));
-            }
-            if (fclose(df)) rc = OP_OUT_EFAIL;
+        FILE *df = of.f;
+        double all = 0;
+        for (size_t i = 0; i < nd; i++) all += doms[i].total;
+        fputs("\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n", df);
+        for (size_t i = 0; i < nd; i++) {
+            st_row tmp = {.calls = doms[i].calls, .total = doms[i].total, .sumsq = doms[i].sumsq};
+            char d1[40], d2[40], d3[40];
+            fprintf(df, "\"%s\",%llu,%.0f,%s,%s,%lld,%lld,%s\n", doms[i].d, (unsigned long long)doms[i].calls,
+                    doms[i].total, op_fmt_double(d1, sizeof d1, doms[i].total / (double)doms[i].calls),
+                    op_fmt_double(d2, sizeof d2, all > 0 ? 100.0 * doms[i].total / all : 0.0), (long long)doms[i].mn,
+                    (long long)doms[i].mx, op_fmt_double(d3, sizeof d3, stddev(&tmp)));
         }
-        free(path);
+        if (op_outfile_close(&of, 1, err, errlen)) rc = OP_OUT_EFAIL;
     }
     op_buf_free(&b);
     free(doms);
@@ -471,14 +469,11 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
     return write_one_profile(0, NULL, NULL, &c);
 }
 
-int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
-                      char *err, size_t errlen) {
+/* op_output_summary over checked inputs. */
+static int summary_checked(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
+                           char *err, size_t errlen) {
     op_out_summary_options dflt = {.size = sizeof dflt};
     if (!opts) opts = &dflt;
-    if (!inputs || n_inputs == 0) {
-        op_seterr(err, errlen, "no input database given (-i DB...)");
-        return OP_OUT_EINPUT;
-    }
     op_win w;
     int rc = op_win_resolve(&opts->window, inputs, n_inputs, &w, err, errlen);
     if (rc) return rc;
@@ -552,20 +547,29 @@ int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_s
     return rc;
 }
 
+int op_output_summary(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
+                      char *err, size_t errlen) {
+    op_out_inputs in;
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
+    if (!rc) rc = summary_checked(in.v, in.n, opts, out, err, errlen);
+    op_out_inputs_end(&in);
+    return rc;
+}
+
 int op_output_summary_path(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts,
                            const char *path, char *err, size_t errlen) {
     if (!path || !strcmp(path, "-")) return op_output_summary(inputs, n_inputs, opts, stdout, err, errlen);
     if (!strcmp(path, "stderr")) return op_output_summary(inputs, n_inputs, opts, stderr, err, errlen);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        op_seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return OP_OUT_EFAIL;
+    /* the inputs are checked before the output exists: a refused command writes nothing */
+    op_out_inputs in;
+    op_outfile of = {0};
+    int rc = op_out_inputs_begin(&in, inputs, n_inputs, err, errlen);
+    if (!rc) rc = op_outfile_open_path(&of, path, &in.ids, err, errlen);
+    if (!rc) {
+        if (err && errlen) err[0] = 0;
+        rc = summary_checked(in.v, in.n, opts, of.f, err, errlen);
     }
-    if (err && errlen) err[0] = 0;
-    int rc = op_output_summary(inputs, n_inputs, opts, f, err, errlen);
-    if (fclose(f) && !rc) {
-        op_seterr(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        rc = OP_OUT_EFAIL;
-    }
-    return rc;
+    int crc = op_outfile_close(&of, rc == 0, err, errlen);
+    op_out_inputs_end(&in);
+    return rc ? rc : crc;
 }

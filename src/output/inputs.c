@@ -1,0 +1,65 @@
+/* inputs.c — the one check of the inputs of convert, merge, summary and query
+ * (op_out_inputs_begin, internal.h): databases open as rocpd databases or are refused naming
+ * the reason; an input holding no rocpd tables is skipped with one warning (what a process
+ * stopped before its schema was written leaves, e.g. one MPI rank killed at start, must not
+ * block the others); a process found in two inputs is refused. `--strict` (cli.c) refuses the
+ * empty inputs too, before this runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/internal.h"
+
+int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, char *err, size_t errlen) {
+    memset(in, 0, sizeof *in);
+    if (!inputs || n == 0) {
+        op_seterr(err, errlen, "no input database given (-i DB...)");
+        return OP_OUT_EINPUT;
+    }
+    if (!(in->v = calloc(n, sizeof *in->v))) return OP_OUT_EFAIL;
+    op_guid_set seen = {0};
+    const char **skipped = calloc(n, sizeof *skipped);
+    size_t n_skipped = 0;
+    char why[1024] = ""; /* the first skipped input's reason */
+    int rc = skipped ? 0 : OP_OUT_EFAIL;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (op_out_ids_add(&in->ids, inputs[i])) rc = OP_OUT_EFAIL;
+        for (size_t j = 0; !rc && in->ids.n && j + 1 < in->ids.n; j++) {
+            const op_out_id *a = &in->ids.v[j], *b = &in->ids.v[in->ids.n - 1];
+            if (b->path == inputs[i] && a->dev == b->dev && a->ino == b->ino) {
+                op_seterr(err, errlen, "%s: the same database as %s, given twice (every row would count twice)",
+                          inputs[i], a->path);
+                rc = OP_OUT_EINPUT;
+            }
+        }
+        op_src *s;
+        if (rc || (rc = op_src_open(inputs[i], &s, err, errlen)) != 0) {
+            if (rc == OP_OUT_EINPUT && op_src_lacks_tables(inputs[i])) {
+                if (!n_skipped) snprintf(why, sizeof why, "%s", err ? err : "");
+                skipped[n_skipped++] = inputs[i];
+                rc = 0;
+            }
+            continue;
+        }
+        for (size_t k = 0; k < s->n_sets && !rc; k++)
+            if (guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen)) rc = OP_OUT_EINPUT;
+        op_src_close(s);
+        in->v[in->n++] = inputs[i];
+    }
+    guid_seen_free(&seen);
+    if (!rc && in->n == 0) { /* nothing left: the first one's own error */
+        if (why[0]) op_seterr(err, errlen, "%s", why);
+        else op_seterr(err, errlen, "%s: holds no rocpd tables", inputs[0]);
+        rc = OP_OUT_EINPUT;
+    }
+    for (size_t i = 0; !rc && i < n_skipped; i++)
+        fprintf(stderr, "omniprof: warning: %s holds no rocpd tables (a process stopped before its database was "
+                        "written?); skipped (--strict refuses it)\n", skipped[i]);
+    free(skipped);
+    return rc;
+}
+
+void op_out_inputs_end(op_out_inputs *in) {
+    free(in->v);
+    op_out_ids_free(&in->ids);
+    memset(in, 0, sizeof *in);
+}
