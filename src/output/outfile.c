@@ -74,11 +74,27 @@ void op_out_tmp_unregister(const char *path) {
 
 int op_out_interrupted(void) { return atomic_load(&g_interrupted); }
 
+/* Removes p and the journal files SQLite may keep beside it for a moment (a temporary database
+ * is written with a rollback journal: defensive mode keeps journal_mode=OFF from taking effect).
+ * Async-signal-safe: a stack buffer, strlen/memcpy, unlink. */
+static void remove_with_journals(const char *p) {
+    static const char *const ext[] = {"-journal", "-wal", "-shm"};
+    char buf[4200];
+    size_t n = strlen(p);
+    unlink(p);
+    if (n + 10 > sizeof buf) return;
+    memcpy(buf, p, n);
+    for (int i = 0; i < 3; i++) {
+        memcpy(buf + n, ext[i], strlen(ext[i]) + 1);
+        unlink(buf);
+    }
+}
+
 static void on_signal(int sig) {
     int saved = errno;
     for (int i = 0; i < TMP_SLOTS; i++) {
         char *p = atomic_load(&g_tmp[i]);
-        if (p) unlink(p);
+        if (p) remove_with_journals(p);
     }
     atomic_store(&g_interrupted, 1);
     for (int i = 0; i < 3; i++)
