@@ -65,7 +65,7 @@ typedef struct op_backend_manifest {
     uint16_t counter_kinds[8];
 } op_backend_manifest;
 #define OP_BACKEND_MANIFEST(var) \
-    __attribute__((used, section(OP_BACKEND_MANIFEST_SECTION), aligned(8))) const op_backend_manifest var
+    __attribute__((used, section(OP_BACKEND_MANIFEST_SECTION), aligned(8))) static const op_backend_manifest var
 
 typedef struct op_backend {
     uint64_t size;     /* sizeof(op_backend) */

@@ -20,7 +20,7 @@
 #define OP_SDK_MAX_BUFFERS 64
 #define OP_SDK_MAX_CB_THREADS 16
 #define OP_SDK_MAX_CLIENTS 16
-#define OP_SDK_MAX_BACKENDS 8
+#define OP_SDK_MAX_BACKENDS 16
 #define OP_SDK_CORR_STACK 64
 #define OP_SDK_TLS_INIT __attribute__((tls_model("initial-exec")))
 
