@@ -194,6 +194,15 @@ int op_sdk_intercept_requested(omniprof_intercept_table_t type);
 /* Is the SDK finalizing or finalized? Backends stop producing then. */
 int op_sdk_is_finalizing(void);
 
+/* Progress points (causal profiling, docs/causal.md). The SDK calls the hook a backend set
+ * (NULL: none) from omniprof_progress (type 1), omniprof_progress_begin (2), _end (3) and at
+ * every range start of the user API (4); a backend that sees NVTX range starts calls
+ * op_sdk_progress(4, message) itself. The hook is called on the program's thread and must be
+ * cheap; it is never called from a signal handler. */
+typedef void (*op_sdk_progress_fn)(int type, const char *name);
+void op_sdk_set_progress_hook(op_sdk_progress_fn fn);
+void op_sdk_progress(int type, const char *name);
+
 #pragma GCC visibility pop
 
 #endif /* OMNIPROF_SDK_BACKEND_H */

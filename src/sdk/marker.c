@@ -12,7 +12,11 @@
  * Thread ranges are kept on a per-thread stack whatever the tracing state, so return values
  * and pairing do not depend on when a context starts; process ranges are kept in a table keyed
  * by id (ids process-wide, from 1) only while range tracing is on. pause/resume set the flag
- * that op_sdk_emit tests: the PAUSE record is the last one before it, RESUME the first after. */
+ * that op_sdk_emit tests: the PAUSE record is the last one before it, RESUME the first after.
+ *
+ * Progress points: progress, progress_begin/end and every range start are also handed to the
+ * progress hook a backend set (op_sdk_set_progress_hook: the causal engine of the CPU backend),
+ * whatever the tracing state. */
 #include "sdk/sdk_internal.h"
 
 #include <string.h>
@@ -40,6 +44,16 @@ typedef struct proc_range {
 #define RANGE_BUCKETS 256
 static proc_range *g_ranges[RANGE_BUCKETS];
 static pthread_mutex_t g_range_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static _Atomic(op_sdk_progress_fn) g_progress_hook;
+
+void op_sdk_set_progress_hook(op_sdk_progress_fn fn) { atomic_store_explicit(&g_progress_hook, fn, memory_order_release); }
+
+void op_sdk_progress(int type, const char *name)
+{
+    op_sdk_progress_fn fn = atomic_load_explicit(&g_progress_hook, memory_order_acquire);
+    if (fn) fn(type, name);
+}
 
 static bool kind_on(uint32_t kind)
 {
@@ -141,6 +155,7 @@ static int sdk_range_push(const char *message)
         t->range_cap = cap;
     }
     int level = (int)t->range_depth;
+    op_sdk_progress(4, message);
     op_range_entry *e = &t->ranges[t->range_depth++];
     e->start = op_now_ns();
     e->corr = 0;
@@ -189,6 +204,7 @@ static int sdk_range_pop(void)
 static omniprof_range_id_t sdk_range_start(const char *message)
 {
     uint64_t id = atomic_fetch_add(&g_next_range_id, 1);
+    op_sdk_progress(4, message);
     if (!tracing_on()) return id;
     uint64_t now = op_now_ns(), tid = op_tid();
     if (kind_on(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API)) {
@@ -267,14 +283,17 @@ static void sdk_name_thread(const char *name)
 }
 static void sdk_progress(const char *name)
 {
+    op_sdk_progress(1, name);
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_PROGRESS, name, 0, -1);
 }
 static void sdk_progress_begin(const char *name)
 {
+    op_sdk_progress(2, name);
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_PROGRESS_BEGIN, name, 0, -1);
 }
 static void sdk_progress_end(const char *name)
 {
+    op_sdk_progress(3, name);
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_PROGRESS_END, name, 0, -1);
 }
 

@@ -5,7 +5,7 @@
  * must come before libc; pthread_create, fork, exit and the program's signals reach it through
  * the hooks it registers with libomniprof-preload.so). Its constructor
  * registers the main thread and the op_backend "cpu", serving the buffer kinds CPU_SAMPLE,
- * PROCESS_SAMPLE, FUNCTION_WRAPPER and THREAD, and the symbol queries
+ * PROCESS_SAMPLE, FUNCTION_WRAPPER, THREAD, CAUSAL_EXPERIMENT and CAUSAL_PROGRESS, and the symbol queries
  * (omniprof_query_address_symbols). Nothing else happens until the SDK calls start(), after
  * the tools configured their services:
  *
@@ -16,7 +16,8 @@
  *                            no thread; the wrappers only forward to the real functions)
  *
  * In `running`: CPU_SAMPLE configured → per-thread timers (sampler.c); PROCESS_SAMPLE
- * configured → the process sampler thread; time windows gate both. Settings are read once,
+ * configured → the process sampler thread; time windows gate both; CAUSAL_EXPERIMENT
+ * configured → the causal engine (causal.c: its own sampler and experiment thread). Settings are read once,
  * at start (settings.def, blocks "cpu" and "cpu (launcher)"). */
 #include <dlfcn.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
+#include "omniprof/causal.h"
 #include "common/log.h"
 #include "common/number.h"
 #include "common/settings.h"
@@ -143,6 +145,7 @@ static omniprof_status_t cpu_start(void)
     /* threads that exist already (main, and those created before start) */
     atomic_store(&g_op_cpu_started, 1);
     if (g_op_cpu_cfg.sampling) op_cpu_threads_foreach(start_thread_cb, NULL);
+    if (op_causal_configured()) op_causal_start();
     if (g_op_cpu_cfg.process_sampling && op_cpu_process_sampler_start() != 0)
         op_warn("cpu: process sampling off: its thread could not start");
     op_cpu_tls_guard--;
@@ -161,6 +164,7 @@ static _Atomic int g_final_flush_done;
 static void final_flush(void)
 {
     if (atomic_exchange(&g_final_flush_done, 1)) return;
+    op_causal_flush(true);          /* experiments stop; the end-to-end one is emitted */
     op_cpu_sampler_finalize();      /* timers disarmed, rings and spill files emitted */
     op_cpu_process_sampler_stop();  /* bounded wait */
     op_cpu_threads_emit_pending();
@@ -201,6 +205,7 @@ static void cpu_at_fork_child(void)
     if (done_for == me) return;
     done_for = me;
     g_op_cpu_pid = me;
+    op_causal_at_fork_child();
     op_cpu_sampler_at_fork_child();
     op_cpu_threads_at_fork_child();
     op_cpu_process_sampler_at_fork_child();
@@ -237,6 +242,15 @@ static const char *cpu_operation_name(uint32_t kind, int32_t op)
              : op == OMNIPROF_THREAD_NAME   ? "name"
                                             : NULL;
     case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: return op_cpu_wrapper_op_name(op);
+    case OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT:
+        return op == OMNIPROF_CAUSAL_EXPERIMENT_LINE       ? "line"
+             : op == OMNIPROF_CAUSAL_EXPERIMENT_FUNCTION   ? "function"
+             : op == OMNIPROF_CAUSAL_EXPERIMENT_END_TO_END ? "end_to_end"
+                                                           : NULL;
+    case OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS:
+        return op == OMNIPROF_CAUSAL_PROGRESS_THROUGHPUT ? "throughput"
+             : op == OMNIPROF_CAUSAL_PROGRESS_LATENCY    ? "latency"
+                                                         : NULL;
     default: return NULL;
     }
 }
@@ -249,6 +263,8 @@ static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), voi
     case OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE: last = OMNIPROF_PROCESS_SAMPLE_LAST; break;
     case OMNIPROF_BUFFER_TRACING_THREAD: last = OMNIPROF_THREAD_LAST; break;
     case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: last = OMNIPROF_FUNCTION_WRAPPER_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT: last = OMNIPROF_CAUSAL_EXPERIMENT_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS: last = OMNIPROF_CAUSAL_PROGRESS_LAST; break;
     default: return -1;
     }
     for (int32_t op = 1; op < last; op++)

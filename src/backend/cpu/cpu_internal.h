@@ -12,6 +12,7 @@
  *   components.c      component model (wall clock, thread CPU, peak RSS, ...) and the
  *                     per-region call-tree profile written at the end (wall_clock-<pid>.txt)
  *   symbols.c         address -> function/file/line/inlines/module with elfutils libdw
+ *   causal*.c         causal profiling: virtual speedups, progress points (causal.h)
  *
  * Lock order (a lock never nests inside one listed after it):
  *   g_registry_lock (threads.c)  >  allocator->lock (sampler.c)  >  g_sym_lock (symbols.c)
@@ -28,12 +29,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include "omniprof/cpu.h"
 #include "omniprof/omniprof.h"
 #include "omniprof/symbols.h"
 #include "omniprof/tracing.h"
 #include "preload/preload.h"
+
+#include "backend/cpu/causal.h"
 
 #define OP_CPU_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -83,6 +87,7 @@ typedef struct op_cpu_thread {
     uint64_t samples;                            /* recorded by the handler */
     char name[64];
     struct op_cpu_region_stack *regions;         /* components.c, owned by the thread */
+    op_causal_thread causal;                     /* causal.c: delay counts, causal sampler */
 } op_cpu_thread;
 
 /* ---- cpu_backend.c ------------------------------------------------------------------------ */
@@ -147,6 +152,10 @@ void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spi
 void op_cpu_sampler_at_fork_child(void);
 bool op_cpu_is_sampling_signal(int signo, int *type);
 void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outside handlers */
+/* Async-signal-safe: the interrupted context's frames, innermost first (callers as return
+ * address - 1); returns how many (at most max <= OMNIPROF_CPU_SAMPLE_MAX_FRAMES). */
+uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max);
+
 /* sigaction wrapper support: keep the app's action for our signal and chain to it. */
 int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
 uint64_t op_cpu_sampler_dropped(void);
@@ -207,5 +216,7 @@ void op_cpu_components_write_profile(void);
 /* ---- symbols.c ---------------------------------------------------------------------------- */
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);
 void op_cpu_symbols_reset(void);
+/* "_Z..." → demangled name (malloc'd by the C++ runtime: free() it), NULL when not mangled. */
+char *op_cpu_demangle(const char *name);
 
 #endif /* OMNIPROF_BACKEND_CPU_INTERNAL_H */

@@ -150,7 +150,7 @@ static inline uint8_t *ring_reserve(op_cpu_ring *r, uint64_t *head_out)
  * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
  * unw_step from the signal context itself. */
 #define OP_CPU_UNWIND_SKIP_MAX 8
-static uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
+uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
     uint64_t pc = 0;
 #if defined(__x86_64__)

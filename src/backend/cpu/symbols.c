@@ -70,7 +70,7 @@ void op_cpu_symbols_reset(void)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-static char *demangle(const char *name)
+char *op_cpu_demangle(const char *name)
 {
     if (!name || name[0] != '_' || name[1] != 'Z') return NULL;
     static demangle_fn fn;
@@ -175,7 +175,7 @@ omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, vo
     }
     const char *fname = symname;
     if (!fname && subprogram) fname = dwarf_diename(subprogram);
-    char *dem = demangle(fname);
+    char *dem = op_cpu_demangle(fname);
     info.function = dem ? dem : fname;
     info.function_mangled = fname;
     info.inline_depth = 0;
@@ -190,7 +190,7 @@ omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, vo
     free(dem);
     for (int k = nchain - 1; k >= 0 && !stop; k--) {
         const char *iname = dwarf_diename(chain[k]);
-        char *idem = demangle(iname);
+        char *idem = op_cpu_demangle(iname);
         info.function = idem ? idem : iname;
         info.function_mangled = iname;
         info.inline_depth = (uint32_t)(nchain - k);

@@ -144,6 +144,7 @@ static op_cpu_thread *register_self(pid_t parent_tid, bool is_internal, const ch
     t->internal_value = internal_value;
     t->sequent_value = sequent_value;
     t->perf_fd = -1;
+    op_causal_thread_init(t);
     atomic_store(&t->state, OP_CPU_THREAD_LIVE);
     if (name) {
         strncpy(t->name, name, sizeof t->name - 1);
@@ -182,6 +183,7 @@ void op_cpu_thread_exit_self(void)
     op_cpu_thread *t = op_cpu_tls_thread;
     if (!t) return;
     op_cpu_region_thread_exit(t);
+    op_causal_thread_end(t);
     op_cpu_thread_emit_record(t, OMNIPROF_THREAD_EXIT);
     pthread_mutex_lock(&g_registry_lock); /* invariant (2) */
     if (t->prev) t->prev->next = t->next;
@@ -256,6 +258,7 @@ typedef struct start_args {
     pid_t parent_tid;
     bool internal;
     uint64_t internal_value, sequent_value;
+    uint64_t causal_delay; /* the creator's delay count (causal.c): the new thread starts with it */
 } start_args;
 
 static void trampoline_cleanup(void *unused)
@@ -279,6 +282,7 @@ static void *omniprof_thread_start(void *p)
     op_cpu_thread *t = register_self(a.parent_tid, a.internal, a.internal ? "omniprof" : NULL, a.internal_value,
                                      a.sequent_value);
     if (t) op_cpu_thread_emit_record(t, OMNIPROF_THREAD_CREATE);
+    if (t) op_causal_thread_begin(t, a.causal_delay, true);
     void *ret;
     pthread_cleanup_push(trampoline_cleanup, NULL);
     ret = a.fn(a.arg);
@@ -308,6 +312,7 @@ int op_cpu_pthread_create_hook(op_pthread_create_fn real, pthread_t *th, const p
     a->parent_tid = gettid_raw();
     a->internal = op_cpu_tls_guard > 0 || caller_is_omniprof(caller);
     bool internal = a->internal;
+    a->causal_delay = op_causal_parent_delay();
     a->internal_value = atomic_fetch_add(&g_next_internal, 1);
     a->sequent_value = a->internal ? OMNIPROF_SEQUENT_PROFILER_OFFSET + atomic_fetch_add(&g_next_profiler, 1)
                                    : atomic_fetch_add(&g_next_app, 1);

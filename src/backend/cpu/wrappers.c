@@ -33,7 +33,9 @@
  *   pthread_join     only when OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN} are on
  *                    (all off by default: lock wrappers are where profilers deadlock, see
  *                    ref/rocprof-sys.md §10 #4); each call becomes a FUNCTION_WRAPPER region and
- *                    a node of the region profile (components.c).
+ *                    a node of the region profile (components.c). In causal mode they
+ *                    also call the causal engine's block/wake hooks (causal.h; a no-op
+ *                    otherwise), as do the other blocking calls of causal_wrappers.c.
  *   setitimer        for ITIMER_PROF/ITIMER_VIRTUAL, and sigaction/signal for SIGPROF: one
  *                    warning that the program profiles itself too (both work: omniprof uses
  *                    its own real-time signals). */
@@ -269,7 +271,8 @@ static void warn_self_profiling(const char *what)
  * (sampler.c). SIGPROF only gets a warning and goes on to the next owner. */
 static bool sigaction_hook(int signo, const struct sigaction *act, struct sigaction *old, int *rc)
 {
-    if (op_cpu_tls_guard == 0 && op_cpu_sampler_chain_sigaction(signo, act, old)) {
+    if (op_cpu_tls_guard == 0 &&
+        (op_cpu_sampler_chain_sigaction(signo, act, old) || op_causal_chain_sigaction(signo, act, old))) {
         *rc = 0;
         return true;
     }
@@ -333,9 +336,11 @@ OMNIPROF_API int setitimer(__itimer_which_t which, const struct itimerval *nv, s
 OMNIPROF_API int pthread_mutex_lock(pthread_mutex_t *m)
 {
     REAL(pthread_mutex_lock);
+    op_causal_block_begin();
     WRAP_BEGIN(g_wrap_locks, "pthread_mutex_lock");
     int rc = real_pthread_mutex_lock(m);
     WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK, rc);
+    op_causal_block_end(true);
     return rc;
 }
 
@@ -351,36 +356,45 @@ OMNIPROF_API int pthread_mutex_trylock(pthread_mutex_t *m)
 OMNIPROF_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     REAL(pthread_rwlock_rdlock);
+    op_causal_block_begin();
     WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_rdlock");
     int rc = real_pthread_rwlock_rdlock(l);
     WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK, rc);
+    op_causal_block_end(true);
     return rc;
 }
 
 OMNIPROF_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     REAL(pthread_rwlock_wrlock);
+    op_causal_block_begin();
     WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_wrlock");
     int rc = real_pthread_rwlock_wrlock(l);
     WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK, rc);
+    op_causal_block_end(true);
     return rc;
 }
 
 OMNIPROF_API int pthread_barrier_wait(pthread_barrier_t *b)
 {
     REAL(pthread_barrier_wait);
+    op_causal_wake_others(); /* the last to arrive wakes the others */
+    op_causal_block_begin();
     WRAP_BEGIN(g_wrap_barriers, "pthread_barrier_wait");
     int rc = real_pthread_barrier_wait(b);
     WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT, rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc);
+    op_causal_block_end(true);
     return rc;
 }
 
 OMNIPROF_API int pthread_join(pthread_t th, void **ret)
 {
     REAL(pthread_join);
+    op_causal_block_begin();
     WRAP_BEGIN(g_wrap_join, "pthread_join");
     int rc = real_pthread_join(th, ret);
     WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, rc);
+    op_causal_block_end(true);
     return rc;
 }
 

@@ -1,0 +1,585 @@
+/* causal.c — causal profiling (Curtsinger & Berger, "Coz", SOSP 2015) on the CPU backend:
+ * the experiments, the virtual-speedup delay accounting, and the records.
+ *
+ * Virtual speedup. Making a line s% faster is imitated by making every *other* thread pause
+ * s% of a sample period each time a sample finds a thread in the line: relative to the rest
+ * of the program, the line ran faster. Two counters keep it consistent across threads:
+ *   global_delay   ns of pause every thread must have executed (or been credited) so far;
+ *   local_delay    per thread (op_causal_thread): ns this thread executed or was credited.
+ * A sample in the selected code adds `speedup%` of the time it stands for to the sampled
+ * thread's local count (it "ran faster", so it need not pause for it): the sample period, or,
+ * where the kernel tells it, the wall time the thread was runnable since its previous sample
+ * (causal_sampler.c: on a busy machine that is what a faster line would save). Then the
+ * thread settles (settle()):
+ *   local > global   the thread is ahead: global rises to local (the others owe the difference);
+ *   local < global   the thread is behind: it sleeps the difference (in the signal handler)
+ *                    and adds it (pause_ns: what it slept, not its wait for a CPU afterwards).
+ * A thread that blocks (lock, condition, join, pipe read, MPI wait: causal_wrappers.c and the
+ * lock wrappers of wrappers.c) notes global at the start; if another thread wakes it, the delay
+ * inserted meanwhile is credited (block_end(true)): the waker paid its own debt before waking
+ * it (op_causal_wake_others), so the woken thread inherits a settled count. A thread whose
+ * wait ended by itself (timeout, timed sleep) is not credited: it pays at once. A new thread
+ * starts with its creator's local count. Between experiments nobody pays: local = global.
+ *
+ * An experiment (the experiment thread, experiment_main):
+ *   1. waits for a progress point to have been visited (not in end-to-end mode);
+ *   2. selects the location of the most recent in-scope sample (so locations are chosen in
+ *      proportion to the CPU time spent in them), or OMNIPROF_CAUSAL_FIXED_LINE;
+ *   3. draws a speedup: from OMNIPROF_CAUSAL_SPEEDUPS, else 0 with probability 1/4 and
+ *      otherwise 5..100 % in steps of 5 (each with probability 3/80);
+ *   4. snapshots the progress points and global_delay, runs for its length, and stops;
+ *   5. duration = elapsed - (global_delay inserted meanwhile): the time the run would have
+ *      taken in the virtual world; emits CAUSAL_EXPERIMENT and one CAUSAL_PROGRESS per point;
+ *   6. adapts the length: doubled while the least-visited point got fewer than 5 visits (up to
+ *      64x OMNIPROF_CAUSAL_EXPERIMENT_MS, with one warning), halved when every point got more
+ *      than 20 and the length is at least twice the minimum; then cools off for 10 ms.
+ * End-to-end mode runs one experiment from the first in-scope sample to the end of the run
+ * with an implicit throughput point "end-to-end" visited once.
+ *
+ * Invariants:
+ *   (1) global_delay only grows; a thread's local_delay only grows;
+ *   (2) only the thread itself changes its local_delay (handler or hook on that thread), and
+ *       a hook sets in_use while it settles so that the handler does not settle concurrently;
+ *   (3) outside an experiment nobody sleeps (settle skips ahead), so finalization never waits
+ *       on a delay: g_active is cleared first;
+ *   (4) the experiment thread is never joined: at finalization it is told to stop and waited
+ *       for at most 1 s (it only sleeps on a condition variable and emits records). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/cpu/causal.h"
+#include "backend/cpu/cpu_internal.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "omniprof/causal.h"
+#include "sdk/backend.h"
+
+#define COOL_OFF_NS 10000000ull        /* between experiments (Coz: 10 ms) */
+#define TARGET_DELTA 5                 /* visits of the rarest point an experiment should see */
+#define MAX_LENGTH_FACTOR 64
+#define MAX_PAY_NS 100000000ull        /* one settle sleeps at most this much (the rest later) */
+#define NO_PROGRESS_WARN_NS 5000000000ull
+
+_Atomic int g_op_causal_on;
+
+static struct causal_cfg {
+    bool function_mode;
+    bool end_to_end;
+    uint64_t period_ns;
+    uint64_t min_length_ns;
+    uint64_t delay_ns, duration_ns;    /* experiments window, from start() */
+    uint32_t speedups[128];            /* fixed pool (percent) */
+    uint32_t n_speedups;
+    int32_t fixed_loc;                 /* -1: random */
+    uint64_t seed;
+} g_cfg;
+
+static _Atomic uint64_t g_global_delay;
+static _Atomic int g_active;            /* an experiment is running */
+static _Atomic int32_t g_selected = -1; /* location of the running experiment */
+static _Atomic uint64_t g_speedup_pct;  /* of the running experiment */
+static _Atomic uint64_t g_selected_hits;
+static _Atomic int32_t g_last_loc = -1; /* location of the latest in-scope sample */
+static uint64_t g_start_ns;
+
+/* experiment thread */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cond;
+static _Atomic int g_stop;
+static _Atomic int g_thread_running;
+static uint64_t g_index;                /* experiments emitted (experiment thread, then finalize) */
+static uint64_t g_rng;
+
+/* end-to-end experiment (written by the experiment thread before g_e2e_started) */
+static _Atomic int g_e2e_started;
+static uint64_t g_e2e_global0, g_e2e_hits0;
+static uint32_t g_e2e_speedup;
+static op_causal_point_snapshot g_e2e_points[OP_CAUSAL_MAX_POINTS];
+static uint32_t g_e2e_n;
+
+bool op_causal_configured(void) { return op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT) != 0; }
+
+uint64_t op_causal_period_ns(void) { return g_cfg.period_ns; }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Delay accounting.                                                                        */
+
+/* Sleep `ns` (async-signal-safe: the raw syscall, never our own sleep wrappers); returns the
+ * delay executed: `ns`, or less when a signal cut the sleep short. The thread's wait for a CPU
+ * after the sleep is not counted: that is the machine's load, like any other preemption (it
+ * is part of the runnable time samples measure), and counting it would make threads chase
+ * each other's run-queue waits on a busy machine. */
+static uint64_t pause_ns(uint64_t ns)
+{
+    if (ns > MAX_PAY_NS) ns = MAX_PAY_NS;
+    uint64_t t0 = op_now_ns();
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    if (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL) == 0) return ns;
+    uint64_t slept = op_now_ns() - t0;
+    return slept < ns ? slept : ns;
+}
+
+static void raise_global(uint64_t to)
+{
+    uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_relaxed);
+    while (g < to && !atomic_compare_exchange_weak_explicit(&g_global_delay, &g, to, memory_order_acq_rel,
+                                                            memory_order_relaxed)) {}
+}
+
+/* Bring the calling thread's local count in line with the global one (invariants 1-3). */
+static void settle(op_cpu_thread *t)
+{
+    uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+    uint64_t l = atomic_load_explicit(&t->causal.local_delay, memory_order_relaxed);
+    if (!atomic_load_explicit(&g_active, memory_order_acquire)) {
+        if (l < g) atomic_store_explicit(&t->causal.local_delay, g, memory_order_relaxed); /* skip ahead */
+        return;
+    }
+    if (l > g) raise_global(l);
+    else if (l < g) atomic_fetch_add_explicit(&t->causal.local_delay, pause_ns(g - l), memory_order_relaxed);
+}
+
+void op_causal_on_sample(op_cpu_thread *t, int32_t loc, uint64_t weight, uint64_t runnable_ns)
+{
+    if (loc >= 0) {
+        op_causal_scope_count_sample(loc, weight);
+        atomic_store_explicit(&g_last_loc, loc, memory_order_relaxed);
+        if (atomic_load_explicit(&g_active, memory_order_acquire) &&
+            loc == atomic_load_explicit(&g_selected, memory_order_relaxed)) {
+            uint64_t pct = atomic_load_explicit(&g_speedup_pct, memory_order_relaxed);
+            uint64_t span = runnable_ns ? runnable_ns : weight * g_cfg.period_ns;
+            atomic_fetch_add_explicit(&t->causal.local_delay, span * pct / 100u, memory_order_relaxed);
+            atomic_fetch_add_explicit(&g_selected_hits, weight, memory_order_relaxed);
+        }
+    }
+    if (!t->causal.in_use) settle(t);
+}
+
+static op_cpu_thread *hook_thread(void)
+{
+    if (!atomic_load_explicit(&g_op_causal_on, memory_order_relaxed) || op_cpu_tls_guard > 0) return NULL;
+    op_cpu_thread *t = op_cpu_tls_thread;
+    return t && !t->is_internal ? t : NULL;
+}
+
+void op_causal_block_begin(void)
+{
+    op_cpu_thread *t = hook_thread();
+    if (t) t->causal.block_global = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+}
+
+void op_causal_block_end(bool woken)
+{
+    op_cpu_thread *t = hook_thread();
+    if (!t) return;
+    t->causal.in_use = 1;
+    if (woken) {
+        uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+        if (g > t->causal.block_global)
+            atomic_fetch_add_explicit(&t->causal.local_delay, g - t->causal.block_global, memory_order_relaxed);
+    } else {
+        settle(t);
+    }
+    t->causal.in_use = 0;
+}
+
+uint64_t op_causal_blocked_delay(void)
+{
+    op_cpu_thread *t = hook_thread();
+    uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+    return t && g > t->causal.block_global ? g - t->causal.block_global : 0;
+}
+
+void op_causal_wake_others(void)
+{
+    op_cpu_thread *t = hook_thread();
+    if (!t) return;
+    t->causal.in_use = 1;
+    settle(t);
+    t->causal.in_use = 0;
+}
+
+void op_causal_thread_init(op_cpu_thread *t)
+{
+    t->causal.perf_fd = -1;
+    t->causal.sched_fd = -1;
+    atomic_store(&t->causal.armed, 0);
+    atomic_store(&t->causal.local_delay, atomic_load(&g_global_delay));
+}
+
+/* A new thread starts where its creator is; the creator first settles (pays what it owes),
+ * as before any other call that wakes a thread, so that a debt of a thread that is rarely
+ * sampled (a main thread that only creates and joins) is not handed to every child. */
+uint64_t op_causal_parent_delay(void)
+{
+    op_cpu_thread *t = hook_thread();
+    if (!t) return atomic_load_explicit(&g_global_delay, memory_order_relaxed);
+    t->causal.in_use = 1;
+    settle(t);
+    t->causal.in_use = 0;
+    return atomic_load_explicit(&t->causal.local_delay, memory_order_relaxed);
+}
+
+void op_causal_thread_begin(op_cpu_thread *t, uint64_t inherited, bool fresh)
+{
+    if (!atomic_load(&g_op_causal_on) || t->is_internal) return;
+    atomic_store(&t->causal.local_delay, inherited);
+    op_causal_sampler_arm(t, fresh);
+}
+
+void op_causal_thread_end(op_cpu_thread *t)
+{
+    if (!atomic_load(&t->causal.armed)) return;
+    if (atomic_load(&g_op_causal_on) && !t->is_internal) { /* a joiner inherits a settled count */
+        t->causal.in_use = 1;
+        settle(t);
+        t->causal.in_use = 0;
+    }
+    op_causal_sampler_disarm(t);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Records.                                                                                 */
+
+/* One CAUSAL_EXPERIMENT, then one CAUSAL_PROGRESS per point of `after` (points are only
+ * appended, so index i is the same point in both snapshots; one missing from `before` was
+ * registered during the experiment and started from 0). */
+static void emit_experiment(int32_t op, uint64_t t0, uint64_t t1, uint64_t delay, uint64_t hits, uint32_t speedup,
+                            int32_t loc, const op_causal_point_snapshot *before, uint32_t n_before,
+                            const op_causal_point_snapshot *after, uint32_t n_after)
+{
+    omniprof_causal_experiment_record_t e;
+    memset(&e, 0, sizeof e);
+    e.size = sizeof e;
+    e.kind = OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT;
+    e.operation = op;
+    e.index = g_index;
+    e.start_timestamp = t0;
+    e.end_timestamp = t1;
+    e.delay_ns = delay;
+    e.duration_ns = t1 - t0 > delay ? t1 - t0 - delay : 0;
+    e.selected_samples = hits;
+    e.sample_period_ns = g_cfg.period_ns;
+    e.speedup_percent = speedup;
+    e.selected = op_causal_scope_name(loc);
+    op_sdk_emit(OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, op, &e, NULL);
+    for (uint32_t i = 0; i < n_after; i++) {
+        op_causal_point_snapshot zero = {after[i].name, after[i].latency, 0, 0};
+        const op_causal_point_snapshot *b = i < n_before ? &before[i] : &zero;
+        omniprof_causal_progress_record_t p;
+        memset(&p, 0, sizeof p);
+        p.size = sizeof p;
+        p.kind = OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS;
+        p.operation = after[i].latency ? OMNIPROF_CAUSAL_PROGRESS_LATENCY : OMNIPROF_CAUSAL_PROGRESS_THROUGHPUT;
+        p.experiment_index = g_index;
+        p.timestamp = t1;
+        p.name = after[i].name;
+        p.delta = after[i].count - b->count;
+        if (after[i].latency) {
+            p.arrivals = p.delta;
+            p.departures = after[i].ends - b->ends;
+            p.difference = (int64_t)after[i].count - (int64_t)after[i].ends;
+        }
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS, p.operation, &p, NULL);
+    }
+    g_index++;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The experiment thread.                                                                   */
+
+static uint64_t rnd(void)
+{
+    g_rng ^= g_rng << 13; /* xorshift64 */
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+static uint32_t draw_speedup(void)
+{
+    if (g_cfg.n_speedups) return g_cfg.speedups[rnd() % g_cfg.n_speedups];
+    uint64_t r = rnd() % 80; /* 20 of 80 draws at 0; 3 of 80 at each of 5, 10, ..., 100 */
+    return r < 20 ? 0 : (uint32_t)(5 * ((r - 20) % 20 + 1));
+}
+
+/* Wait until `deadline` (monotonic ns) or stop; returns true when told to stop. */
+static bool wait_until(uint64_t deadline)
+{
+    pthread_mutex_lock(&g_lock);
+    while (!atomic_load(&g_stop) && op_now_ns() < deadline) {
+        struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+        pthread_cond_timedwait(&g_cond, &g_lock, &ts);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return atomic_load(&g_stop) != 0;
+}
+
+static bool past_window(void)
+{
+    return g_cfg.duration_ns && op_now_ns() >= g_start_ns + g_cfg.delay_ns + g_cfg.duration_ns;
+}
+
+/* The location to speed up next: the fixed one, or that of the next in-scope sample. */
+static int32_t select_location(void)
+{
+    if (g_cfg.fixed_loc >= 0) return g_cfg.fixed_loc;
+    int32_t loc = atomic_exchange(&g_last_loc, -1);
+    for (int i = 0; loc < 0 && i < 100; i++) {
+        if (wait_until(op_now_ns() + 1000000)) return -1;
+        loc = atomic_exchange(&g_last_loc, -1);
+    }
+    return loc;
+}
+
+/* One experiment of `length` ns on `loc`; returns the smallest visit count of a point. */
+static uint64_t run_experiment(int32_t loc, uint32_t speedup, uint64_t length)
+{
+    static op_causal_point_snapshot before[OP_CAUSAL_MAX_POINTS], after[OP_CAUSAL_MAX_POINTS];
+    uint32_t nb = op_causal_progress_snapshot(before, OP_CAUSAL_MAX_POINTS);
+    uint64_t g0 = atomic_load(&g_global_delay), hits0 = atomic_load(&g_selected_hits);
+    atomic_store(&g_speedup_pct, speedup);
+    atomic_store(&g_selected, loc);
+    uint64_t t0 = op_now_ns();
+    atomic_store(&g_active, 1);
+    bool stopped = wait_until(t0 + length);
+    atomic_store(&g_active, 0);
+    atomic_store(&g_selected, -1);
+    uint64_t t1 = op_now_ns();
+    uint64_t g1 = atomic_load(&g_global_delay), hits1 = atomic_load(&g_selected_hits);
+    if (stopped) return 0; /* cut short by the end of the run: biased, dropped */
+    uint32_t na = op_causal_progress_snapshot(after, OP_CAUSAL_MAX_POINTS);
+    uint64_t min_delta = UINT64_MAX;
+    for (uint32_t i = 0; i < na; i++) {
+        uint64_t d = after[i].count - (i < nb ? before[i].count : 0);
+        if (d < min_delta) min_delta = d;
+    }
+    emit_experiment(g_cfg.function_mode ? OMNIPROF_CAUSAL_EXPERIMENT_FUNCTION : OMNIPROF_CAUSAL_EXPERIMENT_LINE, t0,
+                    t1, g1 - g0, hits1 - hits0, speedup, loc, before, nb, after, na);
+    return na ? min_delta : 0;
+}
+
+/* End-to-end: one experiment from the start of the run to its end, on the location of the
+ * first in-scope sample (or the fixed one); op_causal_flush(final) emits it. */
+static void end_to_end_main(void)
+{
+    int32_t loc = -1;
+    while (loc < 0 && !atomic_load(&g_stop)) loc = select_location();
+    if (loc < 0) return;
+    uint32_t speedup = draw_speedup();
+    g_e2e_n = op_causal_progress_snapshot(g_e2e_points, OP_CAUSAL_MAX_POINTS);
+    g_e2e_global0 = atomic_load(&g_global_delay);
+    g_e2e_hits0 = atomic_load(&g_selected_hits);
+    g_e2e_speedup = speedup;
+    atomic_store(&g_speedup_pct, speedup);
+    atomic_store(&g_selected, loc);
+    atomic_store(&g_e2e_started, 1);
+    atomic_store(&g_active, 1);
+    wait_until(UINT64_MAX);
+}
+
+static void *experiment_main(void *arg)
+{
+    (void)arg;
+    uint64_t length = g_cfg.min_length_ns, waited_since = op_now_ns();
+    int doublings = 0;
+    bool warned_rare = false, warned_none = false;
+    if (wait_until(g_start_ns + g_cfg.delay_ns)) goto out;
+    if (g_cfg.end_to_end) {
+        end_to_end_main();
+        goto out;
+    }
+    while (!atomic_load(&g_stop) && !past_window()) {
+        if (!op_causal_progress_seen()) {
+            if (!warned_none && op_now_ns() - waited_since > NO_PROGRESS_WARN_NS) {
+                op_warn("causal: no progress point has been visited after %llu s; experiments wait for one (add "
+                        "COZ_PROGRESS or omniprof_progress() where the program completes work, or measure the whole "
+                        "run with end-to-end mode: omniprof causal -e)",
+                        (unsigned long long)(NO_PROGRESS_WARN_NS / 1000000000ull));
+                warned_none = true;
+            }
+            if (wait_until(op_now_ns() + 10000000)) break;
+            continue;
+        }
+        int32_t loc = select_location();
+        if (loc < 0) {
+            if (wait_until(op_now_ns() + 10000000)) break;
+            continue;
+        }
+        uint64_t min_delta = run_experiment(loc, draw_speedup(), length);
+        if (atomic_load(&g_stop)) break;
+        if (min_delta < TARGET_DELTA) {
+            if (length < g_cfg.min_length_ns * MAX_LENGTH_FACTOR) length *= 2;
+            if (++doublings >= 5 && !warned_rare) {
+                op_warn("causal: progress points are rare (fewer than %d visits in an experiment); experiments now "
+                        "last %llu ms (run longer, or put the progress point where work completes more often)",
+                        TARGET_DELTA, (unsigned long long)(length / 1000000ull));
+                warned_rare = true;
+            }
+        } else {
+            doublings = 0;
+            if (min_delta > 4 * TARGET_DELTA && length >= 2 * g_cfg.min_length_ns) length /= 2;
+        }
+        if (wait_until(op_now_ns() + COOL_OFF_NS)) break;
+    }
+out:
+    atomic_store(&g_thread_running, 0);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Configuration and life cycle.                                                            */
+
+static int parse_speedups(const char *text)
+{
+    g_cfg.n_speedups = 0;
+    for (const char *p = text; p && *p;) {
+        while (*p == ',' || *p == ' ' || *p == ';') p++;
+        if (!*p) break;
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 100) {
+            op_error("causal: OMNIPROF_CAUSAL_SPEEDUPS='%s' is not valid; expected percentages 0..100 separated by "
+                     "commas; drawing speedups at random",
+                     text);
+            g_cfg.n_speedups = 0;
+            return -1;
+        }
+        if (g_cfg.n_speedups < sizeof g_cfg.speedups / sizeof g_cfg.speedups[0]) g_cfg.speedups[g_cfg.n_speedups++] = (uint32_t)v;
+        p = end;
+    }
+    return 0;
+}
+
+static void begin_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    op_causal_thread_begin(t, atomic_load(&g_global_delay), false);
+}
+
+static bool read_settings(op_causal_scope_cfg *scope)
+{
+    g_cfg.function_mode = strcmp(op_setting_str(OP_SET_CAUSAL_MODE), "function") == 0;
+    g_cfg.end_to_end = op_setting_bool(OP_SET_CAUSAL_END_TO_END);
+    uint64_t us = op_setting_uint(OP_SET_CAUSAL_SAMPLE_PERIOD_US);
+    if (us < 100 || us > 100000) {
+        op_warn("causal: OMNIPROF_CAUSAL_SAMPLE_PERIOD_US=%llu is out of 100..100000; using 1000",
+                (unsigned long long)us);
+        us = 1000;
+    }
+    g_cfg.period_ns = us * 1000u;
+    uint64_t ms = op_setting_uint(OP_SET_CAUSAL_EXPERIMENT_MS);
+    g_cfg.min_length_ns = (ms ? ms : 1) * 1000000ull;
+    double d = op_setting_double(OP_SET_CAUSAL_DELAY), u = op_setting_double(OP_SET_CAUSAL_DURATION);
+    g_cfg.delay_ns = d > 0 && d < 1e6 ? (uint64_t)(d * 1e9) : 0;
+    g_cfg.duration_ns = u > 0 && u < 1e6 ? (uint64_t)(u * 1e9) : 0;
+    parse_speedups(op_setting_str(OP_SET_CAUSAL_SPEEDUPS));
+    g_cfg.seed = op_setting_uint(OP_SET_CAUSAL_SEED);
+    g_rng = g_cfg.seed ? g_cfg.seed : (op_now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+    scope->function_mode = g_cfg.function_mode;
+    scope->binary_scope = op_setting_str(OP_SET_CAUSAL_BINARY_SCOPE);
+    scope->binary_exclude = op_setting_str(OP_SET_CAUSAL_BINARY_EXCLUDE);
+    scope->source_scope = op_setting_str(OP_SET_CAUSAL_SOURCE_SCOPE);
+    scope->source_exclude = op_setting_str(OP_SET_CAUSAL_SOURCE_EXCLUDE);
+    scope->function_scope = op_setting_str(OP_SET_CAUSAL_FUNCTION_SCOPE);
+    scope->function_exclude = op_setting_str(OP_SET_CAUSAL_FUNCTION_EXCLUDE);
+    return true;
+}
+
+void op_causal_start(void)
+{
+    if (atomic_load(&g_op_causal_on)) return;
+    op_causal_scope_cfg scope;
+    memset(&scope, 0, sizeof scope);
+    read_settings(&scope);
+    char err[1024] = "";
+    if (op_causal_scope_build(&scope, err, sizeof err) != 0) {
+        op_error("causal: %s; causal profiling off", err);
+        return;
+    }
+    g_cfg.fixed_loc = -1;
+    const char *fixed = op_setting_str(OP_SET_CAUSAL_FIXED_LINE);
+    if (fixed && *fixed) {
+        g_cfg.fixed_loc = op_causal_scope_find(fixed);
+        if (g_cfg.fixed_loc < 0) {
+            op_error("causal: OMNIPROF_CAUSAL_FIXED_LINE='%s' is not a %s in scope (give 'file:line' with a path "
+                     "suffix of the file, or the function's name); causal profiling off",
+                     fixed, g_cfg.function_mode ? "function" : "line");
+            return;
+        }
+    }
+    if (op_causal_sampler_setup(SIGRTMIN + (int)op_setting_uint(OP_SET_CAUSAL_SIGNAL), g_cfg.period_ns,
+                                op_setting_str(OP_SET_CAUSAL_BACKEND)) != 0)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    op_causal_progress_enable(op_setting_bool(OP_SET_CAUSAL_RANGE_PROGRESS));
+    g_start_ns = op_now_ns();
+    atomic_store(&g_op_causal_on, 1);
+    op_cpu_threads_foreach(begin_cb, NULL);
+    atomic_store(&g_thread_running, 1);
+    pthread_t th;
+    if (op_sdk_create_thread(&th, experiment_main, NULL, OMNIPROF_LIBRARY, "omniprof.causal") != 0) {
+        atomic_store(&g_thread_running, 0);
+        op_error("causal: cannot start the experiment thread; causal profiling off");
+        atomic_store(&g_op_causal_on, 0);
+        op_causal_sampler_stop_all();
+    }
+    op_info("causal: %s mode, sample period %llu us, experiments of %llu ms and more",
+            g_cfg.function_mode ? "function" : "line", (unsigned long long)(g_cfg.period_ns / 1000u),
+            (unsigned long long)(g_cfg.min_length_ns / 1000000u));
+}
+
+void op_causal_flush(bool final)
+{
+    if (!final || !atomic_load(&g_op_causal_on)) return;
+    int32_t loc = atomic_load(&g_selected);
+    atomic_store(&g_active, 0); /* invariant 3: from here on nobody pays */
+    pthread_mutex_lock(&g_lock);
+    atomic_store(&g_stop, 1);
+    pthread_cond_broadcast(&g_cond);
+    pthread_mutex_unlock(&g_lock);
+    for (int i = 0; i < 1000 && atomic_load(&g_thread_running); i++) { /* invariant 4 */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&g_op_causal_on, 0);
+    op_causal_sampler_stop_all();
+    if (atomic_load(&g_e2e_started) && !atomic_load(&g_thread_running)) {
+        static op_causal_point_snapshot after[OP_CAUSAL_MAX_POINTS];
+        op_causal_progress_end_to_end();
+        uint32_t n = op_causal_progress_snapshot(after, OP_CAUSAL_MAX_POINTS);
+        emit_experiment(OMNIPROF_CAUSAL_EXPERIMENT_END_TO_END, g_start_ns, op_now_ns(),
+                        atomic_load(&g_global_delay) - g_e2e_global0, atomic_load(&g_selected_hits) - g_e2e_hits0,
+                        g_e2e_speedup, loc, g_e2e_points, g_e2e_n, after, n);
+    } else if (g_cfg.end_to_end) {
+        op_warn("causal: end-to-end mode: no sample of the run fell in scope; no experiment");
+    }
+}
+
+void op_causal_at_fork_child(void)
+{
+    if (!atomic_load(&g_op_causal_on)) return;
+    /* The experiment thread does not exist here; the child runs no experiments (its own
+     * experiments would need their own run: exec'd children start afresh). */
+    atomic_store(&g_op_causal_on, 0);
+    atomic_store(&g_active, 0);
+    op_cpu_thread *t = op_cpu_tls_thread;
+    if (t) {
+        atomic_store(&t->causal.armed, 0);
+        if (t->causal.perf_fd >= 0) close(t->causal.perf_fd); /* counts the parent's thread */
+        if (t->causal.sched_fd >= 0) close(t->causal.sched_fd);
+        t->causal.perf_fd = t->causal.sched_fd = -1;
+        t->causal.timer_made = false; /* timers are not inherited */
+    }
+}

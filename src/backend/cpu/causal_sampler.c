@@ -1,0 +1,322 @@
+/* causal_sampler.c — the causal engine's samples: one signal per period of a thread's CPU
+ * time, and the handler that finds the in-scope code the thread was running and charges it.
+ *
+ * Backends (OMNIPROF_CAUSAL_BACKEND):
+ *   perf   a per-thread perf_event PERF_COUNT_SW_TASK_CLOCK (user mode only) with
+ *          sample_period = the causal period; its overflow notification is turned into a
+ *          real-time signal to that very thread (fcntl F_SETOWN_EX/F_OWNER_TID, F_SETSIG,
+ *          O_ASYNC; PERF_EVENT_IOC_REFRESH with a large count arms it once). The kernel's
+ *          hrtimer makes the period exact (1 ms by default), as Coz's perf sampling.
+ *   timer  a thread CPU-time POSIX timer (timer_create on pthread_getcpuclockid,
+ *          SIGEV_THREAD_ID). Expiries are checked at the scheduler tick (4 ms at 250 Hz), so
+ *          a signal stands for si_overrun + 1 periods: samples are coarser, the total weight
+ *          is the same.
+ *   auto   perf, or timer where perf_event_open is refused (perf_event_paranoid, seccomp).
+ * Neither counts while a thread is blocked or sleeping, so a waiting thread is never
+ * interrupted. The signal is SIGRTMIN+OMNIPROF_CAUSAL_SIGNAL (6 by default); any other
+ * delivery of it goes to the program's own handler (op_causal_chain_sigaction).
+ *
+ * The handler (async-signal-safe: clock_gettime, the lookup's binary search, libunwind's
+ * local walker as in sampler.c, atomics, and clock_nanosleep through syscall(2) when the
+ * thread must pay a delay):
+ *   1. the interrupted pc, then each caller (return address - 1), is looked up in the scope
+ *      (causal_scope.c); the first hit is the sample's location (Coz's rule: the innermost
+ *      in-scope frame, so time in a library is charged to the line that called it);
+ *   2. the wall time the thread was runnable since its previous sample (CPU time plus time
+ *      spent waiting for a CPU, from /proc/self/task/<tid>/schedstat, read with one pread)
+ *      is what a hit of the selected code stands for: on a machine shared with other work a
+ *      faster line saves wall time in proportion to the thread's share of a CPU, which CPU
+ *      time alone would underestimate (by that share);
+ *   3. op_causal_on_sample() counts it and, during an experiment, adds the delay that hit
+ *      stands for, then settles the thread's delay count (causal.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "backend/cpu/causal.h"
+#include "backend/cpu/cpu_internal.h"
+#include "common/log.h"
+#include "preload/preload.h"
+
+#define CAUSAL_SIGVAL_MAGIC 0x6f700100 /* 'op' << 16 | 1 << 8: the causal timer's sigev_value */
+#define CAUSAL_UNWIND_MAX 32           /* callers examined for an in-scope frame */
+#define CAUSAL_FD_FLOOR 1000           /* our descriptors live above the program's */
+
+enum { BACKEND_PERF, BACKEND_TIMER };
+
+static int g_signo;
+static uint64_t g_period_ns;
+static _Atomic int g_backend = BACKEND_PERF;
+static bool g_auto;
+static bool g_installed;
+static struct sigaction g_chain; /* the program's action for our signal */
+static bool g_chain_set;
+
+bool op_causal_is_signal(int signo) { return g_installed && signo == g_signo; }
+
+static void chain(int signo, siginfo_t *si, void *uc)
+{
+    if (!g_chain_set) return;
+    if (g_chain.sa_flags & SA_SIGINFO) {
+        if (g_chain.sa_sigaction) g_chain.sa_sigaction(signo, si, uc);
+    } else if (g_chain.sa_handler != SIG_DFL && g_chain.sa_handler != SIG_IGN && g_chain.sa_handler) {
+        g_chain.sa_handler(signo);
+    }
+}
+
+/* Wall time the thread was running or waiting for a CPU since its previous sample, from the
+ * kernel's per-thread schedstat ("<cpu ns> <run-queue wait ns> <slices>"; one pread, which is
+ * async-signal-safe). 0 when unknown (no schedstat). */
+static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
+{
+    if (t->causal.sched_fd < 0) return 0;
+    char buf[96];
+    ssize_t n = pread(t->causal.sched_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    uint64_t v[2] = {0, 0};
+    const char *p = buf;
+    for (int k = 0; k < 2; k++) {
+        while (*p == ' ') p++;
+        if (*p < '0' || *p > '9') return 0;
+        while (*p >= '0' && *p <= '9') v[k] = v[k] * 10 + (uint64_t)(*p++ - '0');
+    }
+    uint64_t span = 0;
+    if (t->causal.sched_known && v[0] >= t->causal.sched_cpu && v[1] >= t->causal.sched_wait)
+        span = (v[0] - t->causal.sched_cpu) + (v[1] - t->causal.sched_wait);
+    t->causal.sched_cpu = v[0];
+    t->causal.sched_wait = v[1];
+    t->causal.sched_known = true;
+    uint64_t cap = 50 * weight * g_period_ns; /* a stale reading must not become a huge delay */
+    return span > cap ? cap : span;
+}
+
+static void on_signal(int signo, siginfo_t *si, void *ucv)
+{
+    op_cpu_thread *t = op_cpu_tls_thread;
+    bool ours = false;
+    uint64_t weight = 1;
+    if (si && t && atomic_load_explicit(&t->causal.armed, memory_order_acquire)) {
+        if (si->si_code == SI_TIMER) {
+            ours = si->si_value.sival_int == CAUSAL_SIGVAL_MAGIC;
+            weight = (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+        } else if (si->si_code == POLL_IN || si->si_code == POLL_HUP) {
+            ours = si->si_fd == t->causal.perf_fd;
+        }
+    }
+    if (!ours) {
+        chain(signo, si, ucv);
+        return;
+    }
+    int saved_errno = errno;
+    ucontext_t *uc = ucv;
+    int32_t loc = -1;
+#if defined(__x86_64__)
+    loc = op_causal_scope_lookup((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+#endif
+    if (loc < 0) {
+        uint64_t frames[CAUSAL_UNWIND_MAX];
+        uint32_t n = op_cpu_unwind(uc, frames, CAUSAL_UNWIND_MAX);
+        for (uint32_t i = 1; i < n && loc < 0; i++) loc = op_causal_scope_lookup(frames[i]);
+    }
+    op_causal_on_sample(t, loc, weight, runnable_since_last(t, weight));
+    errno = saved_errno;
+}
+
+int op_causal_sampler_setup(int signo, uint64_t period_ns, const char *backend)
+{
+    g_signo = signo;
+    g_period_ns = period_ns;
+    g_auto = !backend || !*backend || strcmp(backend, "auto") == 0;
+    atomic_store(&g_backend, backend && strcmp(backend, "timer") == 0 ? BACKEND_TIMER : BACKEND_PERF);
+    if (signo < SIGRTMIN || signo > SIGRTMAX) {
+        op_error("causal: signal %d is not a real-time signal (SIGRTMIN..SIGRTMAX = %d..%d); causal profiling off",
+                 signo, SIGRTMIN, SIGRTMAX);
+        return -1;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, signo);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) /* never nested with the call-stack sampler */
+        if (g_op_cpu_cfg.timer_on[i] && g_op_cpu_cfg.signo[i] >= SIGRTMIN) sigaddset(&sa.sa_mask, g_op_cpu_cfg.signo[i]);
+    if (omniprof_preload_real_sigaction(signo, &sa, &old) != 0) {
+        op_error("causal: cannot install the handler of signal SIGRTMIN+%d (%s); causal profiling off",
+                 signo - SIGRTMIN, strerror(errno));
+        return -1;
+    }
+    if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+                                    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+        op_warn("causal: the program already handles signal SIGRTMIN+%d, which the causal sampler uses; signals "
+                "not sent by omniprof go on to the program's handler (choose another with OMNIPROF_CAUSAL_SIGNAL)",
+                signo - SIGRTMIN);
+        g_chain = old;
+        g_chain_set = true;
+    }
+    g_installed = true;
+    return 0;
+}
+
+int op_causal_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    if (!op_causal_is_signal(signo)) return 0;
+    if (old) {
+        if (g_chain_set) {
+            *old = g_chain;
+        } else {
+            memset(old, 0, sizeof *old);
+            old->sa_handler = SIG_DFL;
+        }
+    }
+    if (act) {
+        g_chain = *act;
+        g_chain_set = true;
+    }
+    return 1;
+}
+
+static int high_fd(int fd)
+{
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, CAUSAL_FD_FLOOR);
+    if (moved < 0) return fd;
+    close(fd);
+    return moved;
+}
+
+static bool arm_perf(op_cpu_thread *t)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    attr.sample_period = g_period_ns;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.wakeup_events = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) return false;
+    fd = high_fd(fd);
+    struct f_owner_ex owner = {F_OWNER_TID, t->tid};
+    if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, g_signo) != 0 ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) != 0) {
+        close(fd);
+        return false;
+    }
+    t->causal.perf_fd = fd;
+    atomic_store_explicit(&t->causal.armed, 1, memory_order_release); /* before the first signal */
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 0x7fffffff) != 0) { /* enables; ~2^31 overflows before re-arming */
+        atomic_store(&t->causal.armed, 0);
+        t->causal.perf_fd = -1;
+        close(fd);
+        return false;
+    }
+    return true;
+}
+
+static bool arm_timer(op_cpu_thread *t)
+{
+    clockid_t clk;
+    if (pthread_getcpuclockid(t->pthread, &clk) != 0) return false;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g_signo;
+    sev.sigev_value.sival_int = CAUSAL_SIGVAL_MAGIC;
+    sev._sigev_un._tid = t->tid;
+    if (timer_create(clk, &sev, &t->causal.timer) != 0) return false;
+    t->causal.timer_made = true;
+    atomic_store_explicit(&t->causal.armed, 1, memory_order_release);
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(g_period_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(g_period_ns % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(t->causal.timer, 0, &its, NULL);
+    return true;
+}
+
+/* A thread created since the start counts from its birth (its counters start at 0, so the
+ * wait for its first CPU belongs to its first sample); a thread that existed before counts
+ * from now. */
+static void open_schedstat(op_cpu_thread *t, bool fresh)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    t->causal.sched_fd = fd >= 0 ? high_fd(fd) : -1;
+    t->causal.sched_cpu = t->causal.sched_wait = 0;
+    t->causal.sched_known = fresh;
+    if (!fresh) runnable_since_last(t, 1);
+}
+
+void op_causal_sampler_arm(op_cpu_thread *t, bool fresh)
+{
+    if (!g_installed || t->is_internal || atomic_load(&t->causal.armed)) return;
+    open_schedstat(t, fresh);
+    if (t == op_cpu_tls_thread) { /* the signal must reach the thread even if its creator blocked it */
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, g_signo);
+        pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+    }
+    if (atomic_load(&g_backend) == BACKEND_PERF) {
+        if (arm_perf(t)) return;
+        if (!g_auto) {
+            static _Atomic int warned;
+            if (!atomic_exchange(&warned, 1))
+                op_warn("causal: perf_event_open of a task-clock sampler failed for thread %d (%s); that thread is "
+                        "not sampled (OMNIPROF_CAUSAL_BACKEND=timer avoids perf)",
+                        (int)t->tid, strerror(errno));
+            return;
+        }
+        op_info("causal: perf task-clock sampling is not available (%s); using thread CPU-time timers",
+                strerror(errno));
+        atomic_store(&g_backend, BACKEND_TIMER);
+    }
+    if (!arm_timer(t)) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1))
+            op_warn("causal: no CPU-time timer for thread %d (%s); that thread is not sampled", (int)t->tid,
+                    strerror(errno));
+    }
+}
+
+void op_causal_sampler_disarm(op_cpu_thread *t)
+{
+    atomic_store_explicit(&t->causal.armed, 0, memory_order_release);
+    if (t->causal.perf_fd >= 0) {
+        ioctl(t->causal.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(t->causal.perf_fd);
+        t->causal.perf_fd = -1;
+    }
+    if (t->causal.timer_made) {
+        timer_delete(t->causal.timer);
+        t->causal.timer_made = false;
+    }
+    if (t->causal.sched_fd >= 0) close(t->causal.sched_fd);
+    t->causal.sched_fd = -1;
+}
+
+static void quiet_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    atomic_store_explicit(&t->causal.armed, 0, memory_order_release);
+    if (t->causal.perf_fd >= 0) ioctl(t->causal.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    if (t->causal.timer_made) {
+        struct itimerspec zero;
+        memset(&zero, 0, sizeof zero);
+        timer_settime(t->causal.timer, 0, &zero, NULL);
+    }
+}
+
+/* Another thread's descriptor is not closed here (the thread closes it when it exits). */
+void op_causal_sampler_stop_all(void) { op_cpu_threads_foreach(quiet_cb, NULL); }
