@@ -142,8 +142,12 @@ static void settle(op_cpu_thread *t)
         if (l < g) atomic_store_explicit(&t->causal.local_delay, g, memory_order_relaxed); /* skip ahead */
         return;
     }
-    if (l > g) raise_global(l);
-    else if (l < g) atomic_fetch_add_explicit(&t->causal.local_delay, pause_ns(g - l), memory_order_relaxed);
+    if (l > g) {
+        raise_global(l);
+    } else if (l < g) {
+        atomic_fetch_add_explicit(&t->causal.local_delay, pause_ns(g - l), memory_order_relaxed);
+        t->causal.interval_woke = true;
+    }
 }
 
 void op_causal_on_sample(op_cpu_thread *t, int32_t loc, uint64_t weight, uint64_t runnable_ns)
@@ -172,7 +176,9 @@ static op_cpu_thread *hook_thread(void)
 void op_causal_block_begin(void)
 {
     op_cpu_thread *t = hook_thread();
-    if (t) t->causal.block_global = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+    if (!t) return;
+    t->causal.block_global = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+    t->causal.interval_woke = true;
 }
 
 void op_causal_block_end(bool woken)

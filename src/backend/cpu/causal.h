@@ -35,6 +35,8 @@ typedef struct op_causal_thread {
     int sched_fd;                    /* /proc/self/task/<tid>/schedstat, -1 when none */
     uint64_t sched_cpu, sched_wait;  /* its cpu and run-queue wait ns at the previous sample */
     bool sched_known;                /* sched_cpu/sched_wait hold a reading (or the birth's zeros) */
+    volatile bool interval_woke;     /* blocked, paused or started since the previous sample */
+    uint64_t stretch_q16;            /* runnable / CPU time of recent clean intervals, 16.16 */
     timer_t timer;                   /* fallback: thread CPU-time timer */
     bool timer_made;
 } op_causal_thread;

@@ -23,10 +23,11 @@
  *      (causal_scope.c); the first hit is the sample's location (Coz's rule: the innermost
  *      in-scope frame, so time in a library is charged to the line that called it);
  *   2. the wall time the thread was runnable since its previous sample (CPU time plus time
- *      spent waiting for a CPU, from /proc/self/task/<tid>/schedstat, read with one pread)
- *      is what a hit of the selected code stands for: on a machine shared with other work a
- *      faster line saves wall time in proportion to the thread's share of a CPU, which CPU
- *      time alone would underestimate (by that share);
+ *      spent waiting for a CPU while preempted, from /proc/self/task/<tid>/schedstat, read
+ *      with one pread; runnable_since_last) is what a hit of the selected code stands for: on
+ *      a machine shared with other work a faster line saves wall time in proportion to the
+ *      thread's share of a CPU, which CPU time alone would underestimate by that share; the
+ *      wait for a CPU after a wake-up is left out (it does not shrink with the line);
  *   3. op_causal_on_sample() counts it and, during an experiment, adds the delay that hit
  *      stands for, then settles the thread's delay count (causal.c). */
 #include <errno.h>
@@ -70,9 +71,13 @@ static void chain(int signo, siginfo_t *si, void *uc)
     }
 }
 
-/* Wall time the thread was running or waiting for a CPU since its previous sample, from the
- * kernel's per-thread schedstat ("<cpu ns> <run-queue wait ns> <slices>"; one pread, which is
- * async-signal-safe). 0 when unknown (no schedstat). */
+/* Wall time the thread was runnable (running, or ready and waiting for a CPU) since its
+ * previous sample, from the kernel's per-thread schedstat ("<cpu ns> <run-queue wait ns>
+ * <slices>", one pread: async-signal-safe). An interval in which the thread blocked, paused
+ * or started (t->causal.interval_woke) also holds the wait for a CPU after the wake-up, which
+ * a faster line would not save: such an interval counts its CPU time times the thread's
+ * recent stretch (runnable / CPU time of its clean intervals, a moving average), a clean one
+ * counts as measured. 0 when unknown (no schedstat): the caller counts the sample period. */
 static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
 {
     if (t->causal.sched_fd < 0) return 0;
@@ -87,13 +92,24 @@ static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
         if (*p < '0' || *p > '9') return 0;
         while (*p >= '0' && *p <= '9') v[k] = v[k] * 10 + (uint64_t)(*p++ - '0');
     }
-    uint64_t span = 0;
-    if (t->causal.sched_known && v[0] >= t->causal.sched_cpu && v[1] >= t->causal.sched_wait)
-        span = (v[0] - t->causal.sched_cpu) + (v[1] - t->causal.sched_wait);
+    bool known = t->causal.sched_known && v[0] >= t->causal.sched_cpu && v[1] >= t->causal.sched_wait;
+    uint64_t cpu = known ? v[0] - t->causal.sched_cpu : weight * g_period_ns;
+    uint64_t wait = known ? v[1] - t->causal.sched_wait : 0;
     t->causal.sched_cpu = v[0];
     t->causal.sched_wait = v[1];
     t->causal.sched_known = true;
-    uint64_t cap = 50 * weight * g_period_ns; /* a stale reading must not become a huge delay */
+    if (cpu == 0) cpu = 1;
+    uint64_t span;
+    if (known && !t->causal.interval_woke) {
+        span = cpu + wait;
+        uint64_t stretch = (span << 16) / cpu; /* 16.16 fixed point */
+        if (stretch > (32u << 16)) stretch = 32u << 16;
+        t->causal.stretch_q16 = (7 * t->causal.stretch_q16 + stretch) / 8;
+    } else {
+        span = (cpu * t->causal.stretch_q16) >> 16;
+    }
+    t->causal.interval_woke = false;
+    uint64_t cap = 32 * weight * g_period_ns; /* a stale reading must not become a huge delay */
     return span > cap ? cap : span;
 }
 
@@ -255,6 +271,8 @@ static void open_schedstat(op_cpu_thread *t, bool fresh)
     t->causal.sched_fd = fd >= 0 ? high_fd(fd) : -1;
     t->causal.sched_cpu = t->causal.sched_wait = 0;
     t->causal.sched_known = fresh;
+    t->causal.stretch_q16 = 1u << 16;
+    t->causal.interval_woke = true; /* its first interval holds its wait to start */
     if (!fresh) runnable_since_last(t, 1);
 }
 

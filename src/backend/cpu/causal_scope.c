@@ -35,6 +35,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/strtab.h"
 
 #define MAX_RANGES (8u << 20) /* ~200 MB of ranges: beyond, the scope is cut (logged) */
 
@@ -48,73 +49,6 @@ static _Atomic size_t g_n_ranges;
 static char **g_names;
 static _Atomic uint64_t *g_samples;
 static uint32_t g_n_names;
-
-/* ---- a string table (name -> index), for file paths and function names ----------------- */
-
-typedef struct strtab {
-    char **items;
-    uint32_t n, cap;
-    uint32_t *slots; /* index + 1, 0 = empty; open addressing */
-    uint32_t n_slots;
-} strtab;
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static bool strtab_grow(strtab *t)
-{
-    uint32_t ns = t->n_slots ? t->n_slots * 2 : 1024;
-    uint32_t *slots = op_calloc(ns, sizeof *slots);
-    if (!slots) return false;
-    for (uint32_t i = 0; i < t->n; i++) {
-        uint64_t h = str_hash(t->items[i]);
-        uint32_t k = (uint32_t)(h & (ns - 1));
-        while (slots[k]) k = (k + 1) & (ns - 1);
-        slots[k] = i + 1;
-    }
-    op_free(t->slots);
-    t->slots = slots;
-    t->n_slots = ns;
-    return true;
-}
-
-/* Index of `s`, added if new; -1 when out of memory. */
-static int64_t strtab_add(strtab *t, const char *s)
-{
-    if ((t->n + 1) * 2 > t->n_slots && !strtab_grow(t)) return -1;
-    uint64_t h = str_hash(s);
-    uint32_t k = (uint32_t)(h & (t->n_slots - 1));
-    while (t->slots[k]) {
-        if (strcmp(t->items[t->slots[k] - 1], s) == 0) return t->slots[k] - 1;
-        k = (k + 1) & (t->n_slots - 1);
-    }
-    if (t->n == t->cap) {
-        uint32_t nc = t->cap ? t->cap * 2 : 256;
-        char **items = op_realloc(t->items, nc * sizeof *items);
-        if (!items) return -1;
-        t->items = items;
-        t->cap = nc;
-    }
-    char *copy = op_strdup(s);
-    if (!copy) return -1;
-    t->items[t->n] = copy;
-    t->slots[k] = t->n + 1;
-    return t->n++;
-}
-
-static void strtab_free(strtab *t, bool keep_items)
-{
-    if (!keep_items) {
-        for (uint32_t i = 0; i < t->n; i++) op_free(t->items[i]);
-        op_free(t->items);
-    }
-    op_free(t->slots);
-    memset(t, 0, sizeof *t);
-}
 
 /* ---- pattern lists ("re1;re2", %MAIN%) --------------------------------------------------- */
 
@@ -176,8 +110,8 @@ typedef struct builder {
     const op_causal_scope_cfg *cfg;
     patlist bin_in, bin_out, src_in, src_out, fn_in, fn_out;
     char main_path[PATH_MAX];
-    strtab files;  /* line mode: file paths */
-    strtab names;  /* function names (function mode; function filters in line mode) */
+    op_strtab files; /* line mode: file paths */
+    op_strtab names; /* function names (function mode) */
     scope_range *raw;
     size_t n_raw, cap_raw;
     bool cut;
@@ -260,8 +194,10 @@ static void add_lines(builder *b, Dwfl_Module *mod, const char *path)
                 char fbuf[1024];
                 if (!function_passes(b, function_at(mod, a + bias, fbuf, sizeof fbuf))) continue;
             }
-            int64_t fid = strtab_add(&b->files, file);
-            if (fid < 0 || !add_range(b, a + bias, z + bias, (fid << 24) | (int64_t)(lineno & 0xffffff))) return;
+            uint32_t fid;
+            if (op_strtab_intern(&b->files, file, strlen(file), &fid) != 0 ||
+                !add_range(b, a + bias, z + bias, ((int64_t)fid << 24) | (int64_t)(lineno & 0xffffff)))
+                return;
         }
     }
     if (rows == 0) {
@@ -291,9 +227,10 @@ static void add_functions(builder *b, Dwfl_Module *mod)
             const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
             keep = file && source_passes(b, file, lineno);
         }
-        int64_t id = keep ? strtab_add(&b->names, shown) : -1;
+        uint32_t id = 0;
+        int rc = keep ? op_strtab_intern(&b->names, shown, strlen(shown), &id) : 0;
         free(dem);
-        if (keep && (id < 0 || !add_range(b, addr, addr + sym.st_size, id))) return;
+        if (keep && (rc != 0 || !add_range(b, addr, addr + sym.st_size, (int64_t)id))) return;
     }
 }
 
@@ -359,8 +296,9 @@ static int finish(builder *b, char *err, size_t errlen)
         if (i == 0 || key != prev) {
             id++;
             char text[PATH_MAX + 16];
-            if (b->cfg->function_mode) snprintf(text, sizeof text, "%s", b->names.items[key]);
-            else snprintf(text, sizeof text, "%s:%d", b->files.items[key >> 24], (int)(key & 0xffffff));
+            if (b->cfg->function_mode) snprintf(text, sizeof text, "%s", op_strtab_str(&b->names, (uint32_t)key));
+            else
+                snprintf(text, sizeof text, "%s:%d", op_strtab_str(&b->files, (uint32_t)(key >> 24)), (int)(key & 0xffffff));
             names[id] = op_strdup(text);
             prev = key;
         }
@@ -448,8 +386,8 @@ out:
     patlist_free(&b.src_out);
     patlist_free(&b.fn_in);
     patlist_free(&b.fn_out);
-    strtab_free(&b.files, false);
-    strtab_free(&b.names, false);
+    op_strtab_free(&b.files);
+    op_strtab_free(&b.names);
     op_free(b.raw);
     return rc;
 }
