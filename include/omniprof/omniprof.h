@@ -59,6 +59,7 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/intercept_table.h"
 #include "omniprof/agent.h"
 #include "omniprof/cpu.h"
+#include "omniprof/causal.h"
 #include "omniprof/counters.h"
 #include "omniprof/symbols.h"
 

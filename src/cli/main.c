@@ -41,6 +41,7 @@ int main(int argc, char **argv)
         {"merge", op_cmd_merge, "merge databases into one"},
         {"summary", op_cmd_summary, "print summary tables of databases"},
         {"query", op_cmd_query, "run read-only SQL over databases"},
+        {"causal", op_cmd_causal, "causal profiling: virtual speedups of lines, appended to profile.coz"},
     };
     const int n = (int)(sizeof(cmds) / sizeof(cmds[0]));
     if (argc < 2) {

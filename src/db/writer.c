@@ -291,6 +291,8 @@ static const char *const k_statements[ST__COUNT] = {
     [ST_BACKPRESSURE] = "INSERT INTO \"omniprof_backpressure%s\" (pid, buffer, waits, wait_ns) VALUES (1,?,?,?)",
     [ST_PMC_INFO] = "INSERT INTO \"rocpd_info_pmc%s\" (nid, pid, agent_id, target_arch, event_code, instance_id, name, symbol, description, long_description, component, units, value_type, block, expression, extdata) VALUES (1,1,?,'GPU',?,0,?,?,'','','','','ABS','','',?)",
     [ST_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event%s\" (event_id, pmc_id, value, extdata) VALUES (?,?,?,?)",
+    [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES (1,?,?,?,?,?,?,?,?,?,?)",
+    [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES (1,?,?,?,?,?,?,?)",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };

@@ -455,6 +455,25 @@ OMNIPROF_API int op_causal_summary_write(const char *const *inputs, size_t n_inp
     return OP_OUT_OK;
 }
 
+int op_causal_summary_section(const char *const *inputs, size_t n_inputs, int format, FILE *out, int *first_json,
+                              int *printed, char *err, size_t errlen)
+{
+    if (format == OP_OUT_SUMMARY_CSV || !op_causal_has_experiments(inputs, n_inputs)) return OP_OUT_OK;
+    op_causal_summary_options o = {.size = sizeof o, .json = format == OP_OUT_SUMMARY_JSON};
+    if (o.json) {
+        fprintf(out, "%s{\"summary\":\"OMNIPROF CAUSAL PROFILE\",\"causal_profile\":", *first_json ? "" : ",\n");
+        *first_json = 0;
+    } else {
+        fprintf(out, "\n%sOMNIPROF CAUSAL PROFILE:\n\n%s", format == OP_OUT_SUMMARY_MD ? "### " : "",
+                format == OP_OUT_SUMMARY_MD ? "```\n" : "");
+    }
+    int rc = op_causal_summary_write(inputs, n_inputs, out, &o, err, errlen);
+    if (o.json) fputs("}", out);
+    else if (format == OP_OUT_SUMMARY_MD) fputs("```\n", out);
+    *printed = 1;
+    return rc;
+}
+
 /* ---- the Coz profile ---------------------------------------------------------------------- */
 
 typedef struct coz_writer {

@@ -51,6 +51,13 @@ typedef struct op_causal_summary_options {
 OMNIPROF_API int op_causal_summary_write(const char *const *inputs, size_t n_inputs, FILE *out,
                                          const op_causal_summary_options *opts, char *err, size_t errlen);
 
+/* For op_output_summary (stats.c): the "OMNIPROF CAUSAL PROFILE" section in the summary's
+ * format (OP_OUT_SUMMARY_*: console and md text; json one more list element {"summary":
+ * "OMNIPROF CAUSAL PROFILE", "causal_profile": {...}}; csv: left out) when the inputs hold
+ * experiments; *printed set to 1 when something was written. Not exported. */
+int op_causal_summary_section(const char *const *inputs, size_t n_inputs, int format, FILE *out, int *first_json,
+                              int *printed, char *err, size_t errlen);
+
 /**
  * @brief **op_causal_coz_append** appends the experiments of the inputs to the Coz profile
  * `path` (created when missing, never truncated: runs accumulate, as Coz's do), in Coz's

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/profile_causal.h"
 #include "output/profile_cpu.h"
 #include "output/sink.h"
 
@@ -534,9 +535,10 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     }
     int profiled = 0;
     if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
+    if (!rc) rc = op_causal_summary_section(inputs, n_inputs, opts->format, out, &first_json, &profiled, err, errlen);
     if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("\n]\n", out);
     if (!rc && st->n == 0 && !profiled && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)
-        fputs("omniprof: no timed events and no CPU samples in the inputs\n", out);
+        fputs("omniprof: no timed events, CPU samples or causal experiments in the inputs\n", out);
     if (!rc && fflush(out)) rc = OP_OUT_EFAIL;
     if (rc == OP_OUT_EFAIL && err && !err[0]) op_seterr(err, errlen, "writing the summary failed: %s", strerror(errno));
     free(ix);

@@ -732,6 +732,10 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_THREAD) == 0) kinds++;
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER) == 0) kinds++;
     }
+    if (op_setting_bool(OP_SET_CAUSAL)) { /* causal profiling (docs/causal.md): the CPU backend's engine */
+        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT) == 0) kinds++;
+        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS) == 0) kinds++;
+    }
     const char *pmc = op_setting_str(OP_SET_PMC);
     if (pmc && *pmc && pmc_configure() == 0) g.pmc = true;
     if (kinds == 0 && !g.pmc) {

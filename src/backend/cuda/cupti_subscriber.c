@@ -492,6 +492,7 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
         msg = attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib);
     push: {
         int d = t_nvtx_depth;
+        op_sdk_progress(4, msg); /* causal profiling: a range start is a progress point */
         emit_marker(API, OMNIPROF_MARKER_OP_RANGE_PUSH, now, now, tid, tid, 0, d + 1, domain, msg);
         if (d < NVTX_DEPTH) {
             t_nvtx_stack[d].start = now;
@@ -520,6 +521,7 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
         msg = attr_message(((const nvtxDomainRangeStartEx_params *)p)->core.eventAttrib);
     start: {
         uint64_t id = nd->functionReturnValue ? *(const nvtxRangeId_t *)nd->functionReturnValue : 0;
+        op_sdk_progress(4, msg);
         emit_marker(API, OMNIPROF_MARKER_OP_RANGE_START, now, now, tid, tid, id, -1, domain, msg);
         if (!id) return;
         pthread_mutex_lock(&g_proc_lock);

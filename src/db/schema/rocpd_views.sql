@@ -29,3 +29,5 @@ CREATE VIEW IF NOT EXISTS "omniprof_thread" AS SELECT * FROM "omniprof_thread{{u
 CREATE VIEW IF NOT EXISTS "omniprof_run_cost" AS SELECT * FROM "omniprof_run_cost{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_drops" AS SELECT * FROM "omniprof_drops{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_backpressure" AS SELECT * FROM "omniprof_backpressure{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_causal_experiment" AS SELECT * FROM "omniprof_causal_experiment{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_causal_progress" AS SELECT * FROM "omniprof_causal_progress{{uuid}}";

@@ -397,3 +397,40 @@ CREATE TABLE IF NOT EXISTS "omniprof_backpressure{{uuid}}" (
     "waits" INTEGER NOT NULL,
     "wait_ns" INTEGER NOT NULL
 );
+
+-- Causal profiling (docs/causal.md): one row per virtual-speedup experiment of the process.
+-- experiment: its index in the process (from 0); mode: line, function or end_to_end;
+-- selected: "file:line" or the function; speedup: the line speedup, 0..1; duration: ns of the
+-- experiment minus the delay inserted during it (Coz's duration); delay: that delay, ns;
+-- selected_samples: samples that hit the selection; sample_period: ns of CPU time per sample.
+CREATE TABLE IF NOT EXISTS "omniprof_causal_experiment{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "experiment" INTEGER NOT NULL,
+    "mode" TEXT NOT NULL,
+    "selected" TEXT NOT NULL,
+    "speedup" REAL NOT NULL,
+    "start" INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    "duration" INTEGER NOT NULL,
+    "delay" INTEGER NOT NULL,
+    "selected_samples" INTEGER NOT NULL,
+    "sample_period" INTEGER NOT NULL
+);
+
+-- What each progress point did during each experiment (experiment = omniprof_causal_experiment
+-- .experiment of the same pid). type: throughput (delta = visits) or latency (arrivals and
+-- departures during the experiment, difference = begins - ends since the start, at its end).
+CREATE TABLE IF NOT EXISTS "omniprof_causal_progress{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "experiment" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "delta" INTEGER NOT NULL,
+    "arrivals" INTEGER NOT NULL,
+    "departures" INTEGER NOT NULL,
+    "difference" INTEGER NOT NULL
+);
