@@ -548,7 +548,7 @@ void op_causal_start(void)
 
 void op_causal_flush(bool final)
 {
-    if (!final || !atomic_load(&g_op_causal_on)) return;
+    if (!final || !atomic_load(&g_op_causal_on) || getpid() != g_op_cpu_pid) return; /* not a vfork child */
     int32_t loc = atomic_load(&g_selected);
     atomic_store(&g_active, 0); /* invariant 3: from here on nobody pays */
     pthread_mutex_lock(&g_lock);

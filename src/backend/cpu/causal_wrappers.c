@@ -15,6 +15,11 @@
  *            MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier  credited (through PMPI_*);
  *   timed    sleep, usleep, nanosleep, clock_nanosleep  never credited: the thread pays what
  *            it owes as soon as it wakes (a timer is not sped up by the experiment).
+ * And the end of main: __libc_start_main is interposed so that, in causal mode only (the
+ * program's environment says OMNIPROF_CAUSAL), main is called through causal_main, which
+ * ends the experiments when main returns, before any atexit handler (the tool's closes the
+ * database): the end-to-end experiment is emitted while it can still be written. exit()
+ * called by the program does the same in its wrapper (wrappers.c).
  * Outside causal mode every wrapper is a call through the real function's pointer and a test
  * of one flag: arguments, return value and errno are the real call's. The pointers are
  * resolved in the constructor (so a first call from a signal handler does not dlsym).
@@ -26,6 +31,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -35,6 +41,7 @@
 
 #include "backend/cpu/causal.h"
 #include "backend/cpu/cpu_internal.h"
+#include "common/settings.h"
 #include "omniprof/defines.h"
 
 #define OFF() (!atomic_load_explicit(&g_op_causal_on, memory_order_relaxed))
@@ -251,4 +258,40 @@ OMNIPROF_API int MPI_Barrier(mpi_handle comm)
     PMPI(MPI_Barrier, barrier_fn);
     if (!OFF()) op_causal_wake_others();
     WAIT(pmpi_MPI_Barrier(comm), true);
+}
+
+/* ---- the end of main ------------------------------------------------------------------------- */
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+static main_fn g_program_main;
+
+static int causal_main(int argc, char **argv, char **envp)
+{
+    int rc = g_program_main(argc, argv, envp);
+    op_causal_flush(true); /* experiments end with main; the end-to-end one is emitted now */
+    return rc;
+}
+
+/* Is OMNIPROF_CAUSAL true in the program's environment? (environ is not set up yet: the
+ * environment follows argv on the initial stack.) */
+static bool causal_requested(int argc, char **argv)
+{
+    for (char **e = argv + argc + 1; *e; e++) {
+        if (strncmp(*e, "OMNIPROF_CAUSAL=", 16) != 0) continue;
+        bool on = false;
+        return op_parse_bool(*e + 16, &on) == 0 && on;
+    }
+    return false;
+}
+
+OMNIPROF_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                   void (*rtld_fini)(void), void *stack_end)
+{
+    start_main_fn real = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    if (argv && causal_requested(argc, argv)) {
+        g_program_main = main;
+        main = causal_main;
+    }
+    return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 }

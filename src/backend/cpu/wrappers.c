@@ -250,6 +250,7 @@ static void fork_child(op_preload_fork_state *st)
 static void process_end(op_preload_end how, int status)
 {
     if (!atomic_load(&g_op_cpu_started) || atomic_load(&g_op_cpu_stopping) || getpid() != g_op_cpu_pid) return;
+    op_causal_flush(true); /* causal mode: experiments end here, before the atexit handlers */
     uint64_t t = op_now_ns();
     if (how == OP_PRELOAD_END_EXIT) op_cpu_sampler_drain_all();
     omniprof_arg_t args[1] = {{.name = "status", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = status}};

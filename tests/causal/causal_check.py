@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""causal_check.py — drives the causal-profiling tests (CTest names causal.*).
+
+Every mode runs real programs under the real `omniprof causal` runner (tool, SDK and CPU
+backend preloaded) and asserts on what it wrote: the databases, the Coz profile, the summary.
+
+  functional       every kind of progress point, exit status and output kept, profile.coz
+                   appended across runs, database rows, summary, end-to-end mode, function
+                   mode, a binary without line information, no progress point, bad options
+  analytic PROG    the curves of PROG's two lines within 10 percentage points of the answer
+                   derived on paper (the program's head comment), and the top line
+  coz PROG         Coz (Debian coz-profiler) on the same program: the same top line
+  viewer           omniprof's profile.coz in Coz's own viewer, in headless Chromium: the plots
+                   of the program's lines are drawn
+
+Statistical modes are robust on a busy machine: experiments are pooled per speedup; when a
+check misses, more runs are appended (up to --rounds) and the pooled data is checked again.
+Exit 0 pass, 1 fail, 77 skip (after printing 'SKIP: <reason>').
+
+usage: causal_check.py MODE [PROG] --omniprof BIN --bindir DIR [--workdir DIR]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        FAILS.append(msg)
+    return cond
+
+
+# ---- Coz profiles (the computation of Coz's viewer, viewer/ts/profile.ts) -------------------
+
+def parse_coz(path):
+    """{(line, point): {speedup: [visits, duration, n, latency, arrivals-weighted difference]}}"""
+    data = {}
+    exp = None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            parts = raw.rstrip("\n").split("\t")
+            kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+            if parts[0] == "experiment":
+                exp = kv
+            elif parts[0] in ("throughput-point", "progress-point") and exp:
+                g = data.setdefault((exp["selected"], kv["name"]), {})
+                e = g.setdefault(round(float(exp["speedup"]), 2), [0, 0, 0])
+                e[0] += int(kv["delta"])
+                e[1] += int(exp["duration"])
+                e[2] += 1
+    return data
+
+
+def curves(data, min_visits=5):
+    """{(line, point): {speedup: program speedup}} for groups with a 0 % baseline."""
+    out = {}
+    for key, groups in data.items():
+        base = groups.get(0.0)
+        if not base or base[0] < min_visits:
+            continue
+        bp = base[1] / base[0]
+        c = {}
+        for s, (visits, duration, n) in groups.items():
+            if visits >= min_visits:
+                c[s] = (bp - duration / visits) / bp
+        out[key] = c
+    return out
+
+
+def slope(curve):
+    sxy = sum(s * y for s, y in curve.items() if s > 0)
+    sxx = sum(s * s for s in curve if s > 0)
+    return sxy / sxx if sxx else 0.0
+
+
+def experiments_per_line(data):
+    n = {}
+    for (line, _), groups in data.items():
+        n[line] = n.get(line, 0) + sum(g[2] for g in groups.values())
+    return n
+
+
+def marker_lines(source):
+    """{'A': 'file.c:21', ...} from the /* LINE_X */ markers of a test program."""
+    out = {}
+    with open(source) as f:
+        for i, text in enumerate(f, 1):
+            m = re.search(r"/\* LINE_(\w+) \*/", text)
+            if m:
+                out[m.group(1)] = "%s:%d" % (os.path.basename(source), i)
+    return out
+
+
+def find_line(curve_keys, spec):
+    return [k for k in curve_keys if k[0].endswith("/" + spec) or k[0] == spec]
+
+
+# ---- programs and their answers on paper ----------------------------------------------------
+
+# CPU seconds per second each program needs to run as written on paper (threads in parallel)
+DEMAND = {"join_workers": 1.5, "producer_consumer": 1.5, "serial_phase": 5.0 / 3.0}
+
+PROGRAMS = {
+    # program: (ms of its unit of work, {marker: answer(s)}, top marker); argv: [seconds, ms]
+    "join_workers": ("10", {"A": lambda s: min(s, 0.5), "B": lambda s: 0.0}, "A"),
+    "producer_consumer": ("5", {"CONSUME": lambda s: min(s, 0.5), "PRODUCE": lambda s: 0.0}, "CONSUME"),
+    "serial_phase": ("5", {"PARALLEL": lambda s: 2 * s / 3, "SERIAL": lambda s: s / 3}, "PARALLEL"),
+}
+
+
+def omniprof_causal(args, wd, extra, prog_argv, timeout=600):
+    cmd = [args.omniprof, "causal"] + extra + ["--"] + prog_argv
+    env = dict(os.environ)
+    env.setdefault("OMNIPROF_LOG_LEVEL", "warning")
+    r = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=timeout)
+    print("$ " + " ".join(cmd) + "  -> rc %d" % r.returncode)
+    return r
+
+
+def databases(d):
+    out = []
+    for root, _, files in os.walk(d):
+        out += [os.path.join(root, f) for f in files if f.endswith("_results.db")]
+    return sorted(out)
+
+
+# ---- modes ---------------------------------------------------------------------------------
+
+def cpu_share(binary, ms, seconds=2.0):
+    """Share of the CPU the program gets here: its CPU time over what it needs (DEMAND)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    subprocess.run([binary, str(seconds), ms], capture_output=True, timeout=120)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu / (DEMAND[os.path.basename(binary)[len("causaltest_"):]] * wall)
+
+
+def too_busy(args, prog, binary, ms):
+    """The answers on paper hold when the program's threads run side by side. A machine so busy
+    that the program gets a fraction of the CPU it needs changes the right answer itself (the
+    wait for a CPU does not shrink with a faster line), and Coz's answer with it: then these
+    tests cannot judge, and say so."""
+    share = cpu_share(binary, ms)
+    print("%s gets %.0f%% of the CPU it needs here" % (prog, 100 * share))
+    if share >= args.min_share:
+        return False
+    print("SKIP: the machine is too busy for the answer on paper: %s got %.0f%% of the CPU it needs "
+          "(at least %.0f%% wanted; rerun on a quieter machine)" % (prog, 100 * share, 100 * args.min_share))
+    return True
+
+
+def mode_analytic(args, wd):
+    prog = args.prog
+    ms, answers, top = PROGRAMS[prog]
+    lines = marker_lines(os.path.join(HERE, prog + ".c"))
+    binary = os.path.join(args.bindir, "causaltest_" + prog)
+    if too_busy(args, prog, binary, ms):
+        return 77
+    profile = os.path.join(wd, "profile.coz")
+    # Each round adds a run of args.seconds, pooled with the earlier ones.
+    for rnd in range(args.rounds):
+        r = omniprof_causal(args, wd, ["-n", "1", "-s", "0,0,25,50,75,100", "--experiment-ms", "200",
+                                       "-o", profile, "-q", "-d", "db"], [binary, str(args.seconds), ms])
+        check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal (%s)" %
+              (rnd + 1, r.stderr.strip()[-300:]))
+        data = parse_coz(profile)
+        cur = curves(data)
+        per_line = experiments_per_line(data)
+        print("round %d: %d experiments: %s" % (rnd + 1, sum(per_line.values()),
+                                                 ", ".join("%s=%d" % (os.path.basename(k), v) for k, v in per_line.items())))
+        misses = []
+        for marker, answer in answers.items():
+            keys = find_line(cur, lines[marker])
+            if not keys:
+                misses.append("no curve for %s (%s)" % (marker, lines[marker]))
+                continue
+            c = cur[keys[0]]
+            for s in sorted(c):
+                if s == 0:
+                    continue
+                want = answer(s)
+                print("  %-22s speedup %3.0f%%: program %+6.1f%%, on paper %+6.1f%%" %
+                      (lines[marker], 100 * s, 100 * c[s], 100 * want))
+                if abs(c[s] - want) > 0.10:
+                    misses.append("%s at %.0f%%: %+.1f%% vs %+.1f%%" % (lines[marker], 100 * s, 100 * c[s], 100 * want))
+            if len([s for s in c if s > 0]) < 3:
+                misses.append("%s: fewer than 3 speedups measured" % marker)
+        ranked = sorted(cur.items(), key=lambda kv: slope(kv[1]), reverse=True)
+        top_ok = bool(ranked) and ranked[0][0][0].endswith("/" + lines[top])
+        if not top_ok:
+            misses.append("top line %s, expected %s" % (ranked[0][0][0] if ranked else "none", lines[top]))
+        if not misses:
+            break
+        print("round %d: %d checks off: %s" % (rnd + 1, len(misses), "; ".join(misses)))
+    for m in misses:
+        check(False, m)
+    check(top_ok, "top line by slope is %s" % lines[top])
+    if not misses:
+        check(True, "every measured speedup of both lines within 10 points of the answer on paper")
+    # the summary agrees on the top line (its own code path: the databases)
+    dbs = databases(os.path.join(wd, "db"))
+    s = subprocess.run([args.omniprof, "summary", "-i"] + dbs + ["--format", "json"], capture_output=True, text=True)
+    doc = json.loads(s.stdout) if s.returncode == 0 else []
+    causal = [e for e in doc if isinstance(e, dict) and e.get("summary") == "OMNIPROF CAUSAL PROFILE"]
+    check(len(causal) == 1, "omniprof summary --format json has a causal profile section")
+    if causal:
+        first = causal[0]["causal_profile"]["lines"][0]
+        check(first["line"].endswith("/" + lines[top]), "summary's rank 1 is %s (%s)" % (lines[top], first["line"]))
+    return 0
+
+
+def mode_coz(args, wd):
+    if not shutil.which("coz"):
+        print("SKIP: Coz (Debian package coz-profiler) is not installed")
+        return 77
+    prog = args.prog
+    ms, _, top = PROGRAMS[prog]
+    lines = marker_lines(os.path.join(HERE, prog + ".c"))
+    binary = os.path.join(args.bindir, "causaltest_" + prog)
+    if too_busy(args, prog, binary, ms):
+        return 77
+    coz_profile = os.path.join(wd, "coz.coz")
+    ours_top = coz_top = None
+    for rnd in range(args.rounds):  # Coz's experiments last 0.5 s at least: each round adds one run
+        r = subprocess.run(["coz", "run", "-o", coz_profile, "---", binary, str(args.seconds), ms], cwd=wd,
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            print("SKIP: coz cannot run here: " + r.stderr.strip()[-300:])
+            return 77
+        cur = curves(parse_coz(coz_profile))
+        ranked = sorted(cur.items(), key=lambda kv: slope(kv[1]), reverse=True)
+        coz_top = ranked[0][0][0] if ranked else None
+        print("coz round %d: %s" % (rnd + 1, ", ".join("%s slope %.2f" % (os.path.basename(k[0]), slope(c))
+                                                      for k, c in ranked)))
+        if coz_top and coz_top.endswith("/" + lines[top]):
+            break
+    check(coz_top is not None and coz_top.endswith("/" + lines[top]), "Coz's top line is %s (%s)" % (lines[top], coz_top))
+    profile = os.path.join(wd, "profile.coz")
+    for rnd in range(args.rounds):  # each round appends one more run; the pooled profile decides
+        omniprof_causal(args, wd, ["-s", "0,0,25,50,75,100", "--experiment-ms", "200", "-o", profile, "-q"],
+                        [binary, str(args.seconds), ms])
+        ranked = sorted(curves(parse_coz(profile)).items(), key=lambda kv: slope(kv[1]), reverse=True)
+        ours_top = ranked[0][0][0] if ranked else None
+        print("omniprof round %d: %s" % (rnd + 1, ", ".join("%s slope %.2f" % (os.path.basename(k[0]), slope(c))
+                                                           for k, c in ranked)))
+        if ours_top == coz_top:
+            break
+    check(ours_top == coz_top, "omniprof's top line is Coz's (%s vs %s)" % (ours_top, coz_top))
+    return 0
+
+
+def mode_viewer(args, wd):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    viewer = "/usr/share/coz-profiler/viewer"
+    if not chromium:
+        print("SKIP: chromium is not installed")
+        return 77
+    if not os.path.isfile(os.path.join(viewer, "index.htm")):
+        print("SKIP: Coz's viewer is not installed (%s)" % viewer)
+        return 77
+    profile = os.path.join(wd, "profile.coz")
+    binary = os.path.join(args.bindir, "causaltest_join_workers")
+    r = omniprof_causal(args, wd, ["-n", "2", "-s", "0,25,50,75,100", "--experiment-ms", "100", "-o", profile, "-q"],
+                        [binary, "3", "1"])
+    check(r.returncode == 0, "two runs append to profile.coz")
+    page = os.path.join(wd, "page")
+    os.makedirs(page)
+    for sub in ("css", "js", "lib"):
+        os.symlink(os.path.join(viewer, sub), os.path.join(page, sub))
+    with open(os.path.join(viewer, "index.htm")) as f:
+        html = f.read()
+    with open(profile) as f:
+        text = f.read()
+    with open(os.path.join(page, "profile_data.js"), "w") as f:
+        f.write("var OMNIPROF_PROFILE = %s;\n" % json.dumps(text))
+    load = ('<script src="profile_data.js"></script>\n<script>\n'
+            'd3.select("#minpoints_field").property("value", 2);\n'
+            'current_profile = new Profile(OMNIPROF_PROFILE, d3.select("#plot-area"), d3.select("#legend"),'
+            ' get_min_points, display_warning);\nupdate();\n</script>\n</body>')
+    with open(os.path.join(page, "test.htm"), "w") as f:
+        f.write(html.replace("</body>", load))
+    profile_dir = os.path.join(wd, "chromium-profile")
+    os.makedirs(profile_dir)
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile_dir,
+           "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
+           "file://" + os.path.join(page, "test.htm")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    dom = r.stdout
+    titles = re.findall(r'<div class="plot-title[^"]*"[^>]*>([^<]*)</div>', dom)
+    circles = len(re.findall(r"<circle", dom))
+    legend = re.findall(r'<span class="[^"]*path[^"]*"[^>]*>([^<]*)</span>', dom)
+    print("viewer: plots %s, %d points drawn, legend %s" % (titles, circles, legend))
+    lines = marker_lines(os.path.join(HERE, "join_workers.c"))
+    check(r.returncode == 0, "headless Chromium loaded the viewer (rc %d %s)" % (r.returncode, r.stderr.strip()[-200:]))
+    check("Invalid Profile" not in dom and "Empty Profile" not in dom, "the viewer accepted every line of the profile")
+    check(any(t.endswith(lines["A"]) for t in titles), "a plot of %s is drawn (titles %s)" % (lines["A"], titles))
+    check(circles >= 4, "the plots hold measured points (%d circles)" % circles)
+    check("iteration" in legend, "the legend names the progress point 'iteration'")
+    return 0
+
+
+def mode_functional(args, wd):
+    pk = os.path.join(args.bindir, "causaltest_progress_kinds")
+    bare = subprocess.run([pk, "300", "3"], capture_output=True, text=True)
+    profile = os.path.join(wd, "profile.coz")
+    r = omniprof_causal(args, wd, ["--experiment-ms", "100", "-o", profile, "-d", "db1"], [pk, "1500", "3"])
+    check(r.returncode == 3, "the program's exit status (3) is the runner's (%d)" % r.returncode)
+    check(r.stdout == bare.stdout.replace("300 iterations", "1500 iterations").replace(
+        bare.stdout.split("checksum ")[-1], r.stdout.split("checksum ")[-1]), "the program's stdout is its own: %r" % r.stdout)
+    check("OMNIPROF CAUSAL PROFILE" in r.stderr, "the runner prints the causal profile on stderr")
+    n1 = sum(1 for line in open(profile) if line.startswith("experiment\t"))
+    check(n1 >= 5, "profile.coz holds the run's experiments (%d)" % n1)
+    kinds = set()
+    for line in open(profile):
+        p = line.split("\t")
+        if p[0] in ("throughput-point", "latency-point"):
+            kinds.add((p[0], p[1]))
+    for k in [("throughput-point", "name=coz-throughput"), ("throughput-point", "name=user-throughput"),
+              ("throughput-point", "name=frame"), ("latency-point", "name=coz-latency"),
+              ("latency-point", "name=user-latency")]:
+        check(k in kinds, "profile.coz has %s %s" % k)
+    lat = [line for line in open(profile) if line.startswith("latency-point\tname=coz-latency")]
+    check(all(re.search(r"arrivals=\d+\tdepartures=\d+\tdifference=-?\d+", x) for x in lat),
+          "latency points carry arrivals, departures and difference")
+    # a second invocation appends (never truncates)
+    r2 = omniprof_causal(args, wd, ["--experiment-ms", "100", "-o", profile, "-d", "db1", "-q"], [pk, "800", "0"])
+    n2 = sum(1 for line in open(profile) if line.startswith("experiment\t"))
+    check(r2.returncode == 0 and n2 > n1, "a second run appends to profile.coz (%d -> %d experiments)" % (n1, n2))
+    # the database rows
+    dbs = databases(os.path.join(wd, "db1"))
+    check(len(dbs) == 2, "one database per run (%d)" % len(dbs))
+    total = 0
+    for db in dbs:
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        rows = con.execute("SELECT experiment, mode, selected, speedup, duration, delay FROM omniprof_causal_experiment").fetchall()
+        pts = con.execute("SELECT DISTINCT name, type FROM omniprof_causal_progress").fetchall()
+        total += len(rows)
+        work = "/" + marker_lines(os.path.join(HERE, "progress_kinds.c"))["WORK"]
+        on_work = [s for _, m, s, _, _, _ in rows if m == "line" and s.endswith(work)]
+        check(all(m == "line" and "/progress_kinds.c:" in s for _, m, s, _, _, _ in rows) and len(on_work) * 2 > len(rows),
+              "%s: line-mode experiments in progress_kinds.c, most on the work line (%d of %d)" %
+              (os.path.basename(db), len(on_work), len(rows)))
+        check(all(0 <= sp <= 1 and d >= 0 and dl >= 0 for _, _, _, sp, d, dl in rows), "speedups in 0..1, durations and delays >= 0")
+        check(set(pts) >= {("coz-throughput", "throughput"), ("coz-latency", "latency"), ("user-throughput", "throughput"),
+                           ("user-latency", "latency"), ("frame", "throughput")}, "every progress point has rows: %s" % pts)
+        con.close()
+    check(total == n2, "the databases hold the experiments of profile.coz (%d vs %d)" % (total, n2))
+    s = subprocess.run([args.omniprof, "summary", "-i"] + dbs, capture_output=True, text=True)
+    check(s.returncode == 0 and "OMNIPROF CAUSAL PROFILE" in s.stdout + s.stderr, "omniprof summary prints the causal profile")
+    # single thread: speeding the only work line by s speeds the program up by about s
+    cur = curves(parse_coz(profile))
+    c = next((v for k, v in cur.items() if k[1] == "coz-throughput"), {})
+    hi = [y for s, y in c.items() if s >= 0.5]
+    check(bool(hi) and min(hi) > 0.2, "speeding the only work line helps (%s)" % sorted(c.items()))
+    # end-to-end: one experiment per run, measured by the run
+    e2e = os.path.join(wd, "e2e.coz")
+    np = os.path.join(args.bindir, "causaltest_no_progress")
+    r = omniprof_causal(args, wd, ["-e", "-n", "2", "-o", e2e, "-d", "db2", "-q"], [np, "600"])
+    exps = [line for line in open(e2e) if line.startswith("experiment\t")] if os.path.exists(e2e) else []
+    pts = [line for line in open(e2e) if line.startswith("throughput-point\tname=end-to-end\tdelta=1")] if exps else []
+    check(r.returncode == 0 and len(exps) == 2 and len(pts) == 2, "end-to-end: one experiment and one 'end-to-end' visit per run")
+    # no progress point: a clear message suggesting end-to-end mode
+    r = omniprof_causal(args, wd, ["-o", os.path.join(wd, "none.coz"), "-d", "db3"], [np, "6500"])
+    check("no progress point" in r.stderr and "end-to-end" in r.stderr, "no progress point: the message suggests end-to-end mode")
+    # a binary without line information: named in line mode; function mode works
+    npn = os.path.join(args.bindir, "causaltest_no_progress_nodebug")
+    r = omniprof_causal(args, wd, ["-e", "-o", os.path.join(wd, "nd.coz"), "-d", "db4"], [npn, "300"])
+    check("no line information" in r.stderr and "causaltest_no_progress_nodebug" in r.stderr,
+          "line mode names the binary without line information: %s" % r.stderr.strip()[-300:])
+    fcoz = os.path.join(wd, "fn.coz")
+    r = omniprof_causal(args, wd, ["-e", "-m", "function", "-o", fcoz, "-d", "db5", "-q"], [npn, "300"])
+    sel = [line for line in open(fcoz) if line.startswith("experiment\t")] if os.path.exists(fcoz) else []
+    check(r.returncode == 0 and len(sel) == 1 and "selected=busy\t" in sel[0], "function mode selects the function 'busy': %s" % sel)
+    # fixed line and scopes
+    fixed = marker_lines(os.path.join(HERE, "progress_kinds.c"))["WORK"]
+    r = omniprof_causal(args, wd, ["-l", fixed, "-s", "50", "--experiment-ms", "100", "-o", os.path.join(wd, "fx.coz"),
+                                   "-d", "db6", "-q"], [pk, "600"])
+    fx = [line for line in open(os.path.join(wd, "fx.coz")) if line.startswith("experiment\t")]
+    check(fx and all(("/" + fixed + "\t") in x and "speedup=0.50" in x for x in fx), "--fixed-line and -s 50: every experiment")
+    r = omniprof_causal(args, wd, ["-S", "no_such_file\\.c", "-o", os.path.join(wd, "sc.coz"), "-d", "db7", "-q"], [pk, "100"])
+    check(r.returncode == 0 and "no source line in scope" in r.stderr, "an empty source scope is reported, the program still runs")
+    # bad input: exit 2, nothing run
+    for bad, what in ((["-m", "loop"], "mode"), (["-s", "0,150"], "speedups"), (["-b", "("], "regular expression"),
+                      (["-n", "0"], "runs"), (["--no-such-option"], "unknown option")):
+        r = omniprof_causal(args, wd, bad + ["-o", os.path.join(wd, "bad.coz")], [pk, "10"])
+        check(r.returncode == 2 and r.stdout == "" and what in r.stderr, "bad %s: exit 2 and a message naming it (%s)" %
+              (what, r.stderr.strip()[-160:]))
+    check(not os.path.exists(os.path.join(wd, "bad.coz")), "no profile written for bad options")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer"])
+    ap.add_argument("prog", nargs="?")
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--workdir")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=12)
+    ap.add_argument("--min-share", type=float, default=0.6)
+    args = ap.parse_args()
+    wd = args.workdir or tempfile.mkdtemp(prefix="omniprof-causal-")
+    os.makedirs(wd, exist_ok=True)
+    try:
+        rc = globals()["mode_" + args.mode](args, wd)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(wd, ignore_errors=True)
+    if rc == 77:
+        return 77
+    print("%d failure(s)" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
