@@ -355,21 +355,21 @@ static void write_text(FILE *out, const profile *p, ranked *rk, size_t nr, size_
 {
     fprintf(out, "%llu experiments; lines ranked by the slope of program speedup against line speedup\n\n",
             (unsigned long long)p->experiments);
-    fprintf(out, "%4s %7s %9s %6s  %-40s %s\n", "RANK", "SLOPE", "MAX", "EXPTS", "LINE", "PROGRESS POINT");
+    fprintf(out, "%4s %7s %9s %6s  %-20s %s\n", "RANK", "SLOPE", "MAX", "EXPTS", "PROGRESS POINT", "LINE");
     group g[101];
     for (size_t i = 0; i < nr && i < max_lines; i++) {
         const series *s = &p->s[rk[i].series];
-        fprintf(out, "%4zu %7.3f %+8.1f%% %6u  %-40s %s%s\n", i + 1, rk[i].slope, 100.0 * rk[i].max_speedup,
-                rk[i].experiments, op_strtab_str(&p->names, s->line), op_strtab_str(&p->names, s->point),
-                s->latency ? " (latency)" : "");
+        char point[200];
+        snprintf(point, sizeof point, "%s%s", op_strtab_str(&p->names, s->point), s->latency ? " (latency)" : "");
+        fprintf(out, "%4zu %7.3f %+8.1f%% %6u  %-20s %s\n", i + 1, rk[i].slope, 100.0 * rk[i].max_speedup,
+                rk[i].experiments, point, op_strtab_str(&p->names, s->line));
         int ng = groups_of(s, g);
         fprintf(out, "%18s %12s %8s %6s %8s\n", "line speedup", "program", "spread", "expts", "visits");
         for (int k = 0; k < ng; k++) {
-            if (isnan(g[k].program))
-                fprintf(out, "%17d%% %12s %8s %6u %8lld\n", g[k].pct, "-", "-", g[k].experiments, (long long)g[k].visits);
-            else
-                fprintf(out, "%17d%% %+11.1f%% %7.1f%% %6u %8lld\n", g[k].pct, 100.0 * g[k].program,
-                        100.0 * g[k].spread, g[k].experiments, (long long)g[k].visits);
+            char prog[32] = "-", spread[32] = "-";
+            if (!isnan(g[k].program)) snprintf(prog, sizeof prog, "%+.1f%%", 100.0 * g[k].program);
+            if (!isnan(g[k].program) && g[k].experiments > 1) snprintf(spread, sizeof spread, "%.1f%%", 100.0 * g[k].spread);
+            fprintf(out, "%17d%% %12s %8s %6u %8lld\n", g[k].pct, prog, spread, g[k].experiments, (long long)g[k].visits);
         }
         fputc('\n', out);
     }
@@ -403,7 +403,7 @@ static void write_json(FILE *out, const profile *p, ranked *rk, size_t nr, size_
             fprintf(out, "%s{\"line_speedup\": %.2f, \"program_speedup\": ", k ? ", " : "", g[k].pct / 100.0);
             json_number(out, g[k].program);
             fputs(", \"spread\": ", out);
-            json_number(out, isnan(g[k].program) ? NAN : g[k].spread);
+            json_number(out, isnan(g[k].program) || g[k].experiments < 2 ? NAN : g[k].spread);
             fprintf(out, ", \"experiments\": %u, \"visits\": %lld}", g[k].experiments, (long long)g[k].visits);
         }
         fputs("]}", out);
