@@ -36,7 +36,7 @@ enum op_src_table {
     T_METADATA, T_STRING, T_NODE, T_PROCESS, T_THREAD, T_AGENT, T_QUEUE, T_STREAM, T_PMC,
     T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
     T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
-    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_COUNT
+    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_COUNT
 };
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];
@@ -194,6 +194,25 @@ typedef struct op_rd_stat_row {
 } op_rd_stat_row;
 int op_rd_stats(op_src *src, op_src_set *set, const op_win *w, int by_process,
                 int (*cb)(const op_rd_stat_row *, void *), void *arg, char *err, size_t errlen);
+
+/* ---- causal profiling (reader_causal.c) --------------------------------------------------- */
+/* One (experiment, progress point) pair; the point fields are unset (point NULL) for an
+ * experiment without any point. Texts are valid until the next row. */
+typedef struct op_rd_causal_row {
+    int64_t process;                /* the experiment's pid column (its process row) */
+    uint64_t experiment;            /* its index in the process */
+    const char *mode;               /* "line", "function", "end_to_end" */
+    const char *selected;           /* "file:line" or the function */
+    double speedup;                 /* 0..1 */
+    int64_t start, end, duration, delay, selected_samples;
+    const char *point;              /* the progress point, NULL: none */
+    int latency;                    /* 1: a latency point (arrivals, departures, difference) */
+    int64_t delta, arrivals, departures, difference;
+} op_rd_causal_row;
+/* Calls cb for each row of the set's causal tables in experiment order (0 rows when the set
+ * has none); cb returns non-zero to stop (negative: a failure, reported as OP_RD_EFAIL). */
+int op_rd_causal(op_src *src, op_src_set *set, int (*cb)(const op_rd_causal_row *, void *), void *arg, char *err,
+                 size_t errlen);
 
 /* ---- CPU call-stack samples (reader_stacks.c) ---------------------------------------------- */
 /* 1 when the set holds at least one omniprof_cpu_sample row. */

@@ -21,91 +21,7 @@
 
 #define MIN_VISITS 5 /* a group counts when its point was visited this often (Coz's filter) */
 
-typedef struct causal_row {
-    int64_t process;        /* process row of the set */
-    uint64_t experiment;
-    const char *mode;       /* "line", "function", "end_to_end" */
-    const char *selected;
-    double speedup;         /* 0..1 */
-    int64_t start, end, duration, delay, selected_samples;
-    const char *point;      /* NULL: the experiment has no point */
-    int latency;
-    int64_t delta, arrivals, departures, difference;
-} causal_row;
-
-/* ---- reading ------------------------------------------------------------------------------ */
-
-static int set_has_table(op_src *s, const char *base, const op_src_set *set)
-{
-    char sql[300];
-    snprintf(sql, sizeof sql, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='%s%s'", base, set->suffix);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
-}
-
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
-/* Calls cb for each (experiment, point) row of the set, in experiment order. */
-static int causal_rows(op_src *s, op_src_set *set, int (*cb)(const causal_row *, void *), void *arg, char *err,
-                       size_t errlen)
-{
-    if (!set_has_table(s, "omniprof_causal_experiment", set)) return OP_OUT_OK;
-    bool points = set_has_table(s, "omniprof_causal_progress", set);
-    char sql[1200];
-    if (points)
-        snprintf(sql, sizeof sql,
-                 "SELECT E.pid, E.experiment, E.mode, E.selected, E.speedup, E.start, E.end, E.duration, E.delay, "
-                 "E.selected_samples, P.name, P.type, P.delta, P.arrivals, P.departures, P.difference "
-                 "FROM \"omniprof_causal_experiment%s\" E LEFT JOIN \"omniprof_causal_progress%s\" P "
-                 "ON P.pid = E.pid AND P.experiment = E.experiment ORDER BY E.id, P.id",
-                 set->suffix, set->suffix);
-    else
-        snprintf(sql, sizeof sql,
-                 "SELECT pid, experiment, mode, selected, speedup, start, end, duration, delay, selected_samples, "
-                 "NULL, NULL, 0, 0, 0, 0 FROM \"omniprof_causal_experiment%s\" ORDER BY id",
-                 set->suffix);
-    sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-    if (!st) return OP_OUT_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        causal_row r;
-        r.process = sqlite3_column_int64(st, 0);
-        r.experiment = (uint64_t)sqlite3_column_int64(st, 1);
-        r.mode = col_text(st, 2);
-        r.selected = col_text(st, 3);
-        r.speedup = sqlite3_column_double(st, 4);
-        r.start = sqlite3_column_int64(st, 5);
-        r.end = sqlite3_column_int64(st, 6);
-        r.duration = sqlite3_column_int64(st, 7);
-        r.delay = sqlite3_column_int64(st, 8);
-        r.selected_samples = sqlite3_column_int64(st, 9);
-        r.point = sqlite3_column_type(st, 10) == SQLITE_NULL ? NULL : col_text(st, 10);
-        r.latency = strcmp(col_text(st, 11), "latency") == 0;
-        r.delta = sqlite3_column_int64(st, 12);
-        r.arrivals = sqlite3_column_int64(st, 13);
-        r.departures = sqlite3_column_int64(st, 14);
-        r.difference = sqlite3_column_int64(st, 15);
-        int stop = cb(&r, arg);
-        if (stop) {
-            sqlite3_finalize(st);
-            return stop < 0 ? OP_OUT_EFAIL : OP_OUT_OK;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        op_src_failed(s, rc, err, errlen);
-        sqlite3_finalize(st);
-        return OP_OUT_EINPUT;
-    }
-    sqlite3_finalize(st);
-    return OP_OUT_OK;
-}
+typedef op_rd_causal_row causal_row;
 
 /* Every set of every input, in order; a callback per set start (may be NULL) and per row. */
 typedef struct row_walk {
@@ -123,7 +39,7 @@ static int walk_inputs(const char *const *inputs, size_t n, const row_walk *w, c
         if (rc != OP_OUT_OK) return rc;
         for (size_t k = 0; k < s->n_sets && rc == OP_OUT_OK; k++) {
             if (w->set_begin && w->set_begin(s, &s->sets[k], w->arg) != 0) rc = OP_OUT_EFAIL;
-            if (rc == OP_OUT_OK) rc = causal_rows(s, &s->sets[k], w->row, w->arg, err, errlen);
+            if (rc == OP_OUT_OK) rc = op_rd_causal(s, &s->sets[k], w->row, w->arg, err, errlen);
             if (rc == OP_OUT_OK && w->set_end && w->set_end(s, &s->sets[k], w->arg) != 0) rc = OP_OUT_EFAIL;
         }
         op_src_close(s);

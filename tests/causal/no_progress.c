@@ -16,7 +16,7 @@ __attribute__((noinline)) static uint64_t busy(long units)
 int main(int argc, char **argv)
 {
     long ms = argc > 1 ? atol(argv[1]) : 1000;
-    uint64_t x = busy(ms * causal_units_per_ms());
+    uint64_t x = busy(ms * 400000); /* about a ms each (no calibration: all the time is in busy) */
     printf("no_progress: checksum %llu\n", (unsigned long long)(x & 0xffff));
     return 0;
 }
