@@ -1,8 +1,9 @@
 /* cmd_causal.c — `omniprof causal [options] -- PROGRAM [ARGS...]`: causal profiling runs.
  *
  * Runs the program RUNS times, one after another (fork + exec, SIGINT/SIGTERM/SIGQUIT/SIGHUP
- * forwarded), under the tool, the SDK and the CPU backend with OMNIPROF_CAUSAL=true and the
- * causal settings the options give (settings.def, "causal"; docs/causal.md). Each process
+ * forwarded), under the preload library, the tool, the SDK and the CPU backend with
+ * OMNIPROF_CAUSAL=true and the causal settings the options give (settings.def, "causal";
+ * docs/causal.md). Each process
  * writes its experiments into its own database (the usual <dir>/<host>/<pid>_results.db);
  * after each run the runner appends that run's experiments to one profile in Coz's format
  * (profile.coz by default, never truncated: runs and invocations accumulate, as Coz's do), and
@@ -367,9 +368,10 @@ static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len
         fputs("omniprof causal: cannot find omniprof's libraries (../lib beside the binary)\n", stderr);
         return 1;
     }
-    char lp[3 * PATH_MAX + 200];
-    snprintf(lp, sizeof lp, "%s/libomniprof-tool.so:%s/libomniprof-sdk.so:%s/libomniprof-backend-cpu.so", libdir,
-             libdir, libdir);
+    char lp[4 * PATH_MAX + 200]; /* the libc interposers first, as `omniprof run` orders them */
+    snprintf(lp, sizeof lp,
+             "%s/libomniprof-preload.so:%s/libomniprof-tool.so:%s/libomniprof-sdk.so:%s/libomniprof-backend-cpu.so",
+             libdir, libdir, libdir, libdir);
     char probe[PATH_MAX + 40];
     snprintf(probe, sizeof probe, "%s/libomniprof-backend-cpu.so", libdir);
     if (access(probe, R_OK) != 0) {

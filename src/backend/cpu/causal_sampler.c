@@ -30,6 +30,7 @@
  *      wait for a CPU after a wake-up is left out (it does not shrink with the line);
  *   3. op_causal_on_sample() counts it and, during an experiment, adds the delay that hit
  *      stands for, then settles the thread's delay count (causal.c). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -115,21 +116,20 @@ static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
 
 static void on_signal(int signo, siginfo_t *si, void *ucv)
 {
-    op_cpu_thread *t = op_cpu_tls_thread;
-    bool ours = false;
-    uint64_t weight = 1;
-    if (si && t && atomic_load_explicit(&t->causal.armed, memory_order_acquire)) {
-        if (si->si_code == SI_TIMER) {
-            ours = si->si_value.sival_int == CAUSAL_SIGVAL_MAGIC;
-            weight = (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
-        } else if (si->si_code == POLL_IN || si->si_code == POLL_HUP) {
-            ours = si->si_fd == t->causal.perf_fd;
-        }
-    }
+    /* Ours: our timer's value, or a perf overflow notification (POLL_IN/POLL_HUP; the program
+     * would have to F_SETSIG this very signal on an fd of its own to send those). One that
+     * arrives after the thread's sampler was disarmed (a signal already queued when the thread
+     * ends) is dropped, never passed on: the next handler may be a fatal one. */
+    bool ours = si && ((si->si_code == SI_TIMER && si->si_value.sival_int == CAUSAL_SIGVAL_MAGIC) ||
+                       si->si_code == POLL_IN || si->si_code == POLL_HUP);
     if (!ours) {
         chain(signo, si, ucv);
         return;
     }
+    op_cpu_thread *t = op_cpu_tls_thread;
+    if (!t || !atomic_load_explicit(&t->causal.armed, memory_order_acquire)) return;
+    if (si->si_code != SI_TIMER && si->si_fd != t->causal.perf_fd) return;
+    uint64_t weight = si->si_code == SI_TIMER ? (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1 : 1;
     int saved_errno = errno;
     ucontext_t *uc = ucv;
     int32_t loc = -1;
@@ -171,9 +171,15 @@ int op_causal_sampler_setup(int signo, uint64_t period_ns, const char *backend)
     }
     if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
                                     : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
-        op_warn("causal: the program already handles signal SIGRTMIN+%d, which the causal sampler uses; signals "
-                "not sent by omniprof go on to the program's handler (choose another with OMNIPROF_CAUSAL_SIGNAL)",
-                signo - SIGRTMIN);
+        /* the tool's flush-then-die handler of unclaimed signals is chained silently */
+        Dl_info info;
+        void *h = (old.sa_flags & SA_SIGINFO) ? (void *)old.sa_sigaction : (void *)old.sa_handler;
+        const char *base = dladdr(h, &info) && info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+        if (!base || strncmp(base + 1, "libomniprof", 11) != 0)
+            op_warn("causal: the program already handles signal SIGRTMIN+%d, which the causal sampler uses; "
+                    "signals not sent by omniprof go on to the program's handler (choose another with "
+                    "OMNIPROF_CAUSAL_SIGNAL)",
+                    signo - SIGRTMIN);
         g_chain = old;
         g_chain_set = true;
     }
