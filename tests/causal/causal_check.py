@@ -353,8 +353,9 @@ def mode_functional(args, wd):
         total += len(rows)
         work = "/" + marker_lines(os.path.join(HERE, "progress_kinds.c"))["WORK"]
         on_work = [s for _, m, s, _, _, _ in rows if m == "line" and s.endswith(work)]
-        check(all(m == "line" and "/progress_kinds.c:" in s for _, m, s, _, _, _ in rows) and len(on_work) * 2 > len(rows),
-              "%s: line-mode experiments in progress_kinds.c, most on the work line (%d of %d)" %
+        check(all(m == "line" and re.search(r"/(progress_kinds\.c|causal_work\.h):\d+$", s) for _, m, s, _, _, _ in rows)
+              and len(on_work) * 2 > len(rows),
+              "%s: line-mode experiments in the program's sources, most on the work line (%d of %d)" %
               (os.path.basename(db), len(on_work), len(rows)))
         check(all(0 <= sp <= 1 and d >= 0 and dl >= 0 for _, _, _, sp, d, dl in rows), "speedups in 0..1, durations and delays >= 0")
         check(set(pts) >= {("coz-throughput", "throughput"), ("coz-latency", "latency"), ("user-throughput", "throughput"),
