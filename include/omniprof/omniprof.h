@@ -61,6 +61,7 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/cpu.h"
 #include "omniprof/causal.h"
 #include "omniprof/counters.h"
+#include "omniprof/pc_sampling.h"
 #include "omniprof/symbols.h"
 
 #endif /* OMNIPROF_OMNIPROF_H */

@@ -29,7 +29,8 @@ static const char *const k_table_names[] = {
     "rocpd_info_kernel_symbol", "rocpd_track", "rocpd_event", "rocpd_arg", "rocpd_pmc_event", "rocpd_region",
     "rocpd_sample", "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
     "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread", "omniprof_run_cost",
-    "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment", "omniprof_causal_progress", NULL,
+    "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment", "omniprof_causal_progress",
+    "omniprof_pc_sample", NULL,
 };
 
 const char *const *op_db_schema_table_names(void) { return k_table_names; }

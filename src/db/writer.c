@@ -293,6 +293,7 @@ static const char *const k_statements[ST__COUNT] = {
     [ST_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event%s\" (event_id, pmc_id, value, extdata) VALUES (?,?,?,?)",
     [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES (1,?,?,?,?,?,?,?,?,?,?)",
     [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES (1,?,?,?,?,?,?,?)",
+    [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };

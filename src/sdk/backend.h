@@ -191,6 +191,25 @@ int op_sdk_thread_is_internal(void);
  * with omniprof_set_api_table (public). */
 int op_sdk_intercept_requested(omniprof_intercept_table_t type);
 
+/* PC sampling (include/omniprof/pc_sampling.h). The backend that can sample registers a
+ * provider from its constructor; the SDK asks it for an agent's configurations. The backend
+ * reads the configuration the tools chose when it starts. */
+typedef struct op_pc_sampling_provider {
+    uint64_t size; /* sizeof(op_pc_sampling_provider) */
+    /* Fill up to `max` configurations of GPU `agent`; returns how many it supports. */
+    size_t (*query)(omniprof_agent_id_t agent, omniprof_pc_sampling_configuration_t *out, size_t max);
+} op_pc_sampling_provider;
+void op_sdk_pc_sampling_register_provider(const op_pc_sampling_provider *provider);
+
+typedef struct op_sdk_pc_sampling_config {
+    omniprof_pc_sampling_method_t method;
+    omniprof_pc_sampling_unit_t unit;
+    uint64_t interval; /* 0: the vendor's default */
+    omniprof_agent_id_t agent; /* handle 0: every GPU */
+} op_sdk_pc_sampling_config;
+/* 1 and *out filled when some context configured the PC sampling service, else 0. */
+int op_sdk_pc_sampling_get_config(op_sdk_pc_sampling_config *out);
+
 /* Is the SDK finalizing or finalized? Backends stop producing then. */
 int op_sdk_is_finalizing(void);
 

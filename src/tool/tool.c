@@ -682,6 +682,23 @@ static int trace_kind(int which, const char *bname, omniprof_buffer_tracing_kind
     return 0;
 }
 
+/* PC sampling on every GPU (OMNIPROF_PC_SAMPLING*), into the GPU buffer. */
+static int pc_sampling_configure(void)
+{
+    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return -1;
+    const char *m = op_setting_str(OP_SET_PC_SAMPLING_METHOD);
+    omniprof_pc_sampling_method_t method = m && !strcmp(m, "continuous") ? OMNIPROF_PC_SAMPLING_METHOD_CONTINUOUS
+                                                                         : OMNIPROF_PC_SAMPLING_METHOD_KERNEL_SERIALIZED;
+    omniprof_status_t st = omniprof_configure_pc_sampling_service(
+        g.ctx, (omniprof_agent_id_t){0}, method, OMNIPROF_PC_SAMPLING_UNIT_CYCLES,
+        op_setting_uint(OP_SET_PC_SAMPLING_INTERVAL), g.buf[TB_GPU].id, 0);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_warn("PC sampling is not available: %s", omniprof_get_status_string(st));
+        return -1;
+    }
+    return 0;
+}
+
 static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
 {
     (void)finalize_func;
@@ -736,6 +753,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT) == 0) kinds++;
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS) == 0) kinds++;
     }
+    if (op_setting_bool(OP_SET_PC_SAMPLING) && pc_sampling_configure() == 0) kinds++;
     const char *pmc = op_setting_str(OP_SET_PMC);
     if (pmc && *pmc && pmc_configure() == 0) g.pmc = true;
     if (kinds == 0 && !g.pmc) {

@@ -19,6 +19,7 @@
 #include <cupti.h>
 
 #include "omniprof/omniprof.h"
+#include "backend/cuda/cuda_backend.h"
 #include "sdk/backend.h"
 
 /* Classes of API calls (bit flags), decided once per callback id from its name. */
@@ -106,6 +107,17 @@ void op_cuda_activity_flush(int forced);
 void op_cuda_activity_finalize(void);
 /* Which CUDA activity classes are collected (OP_CUDA_CLS_* of the enabled activity kinds). */
 extern uint8_t op_cuda_activity_classes;
+
+/* cupti_pcsampling.c — PC sampling (include/omniprof/pc_sampling.h) */
+int op_cuda_pcs_start(void); /* 1 when PC sampling was configured: launch and resource callbacks needed */
+int op_cuda_pcs_enabled(void);
+void op_cuda_pcs_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
+/* at a launch's ENTER (phase 1: remember cupti_corr -> internal) and EXIT (2: read the samples) */
+void op_cuda_pcs_launch(int phase, uint32_t cupti_corr, uint64_t internal, CUcontext ctx);
+void op_cuda_pcs_finish(void); /* everything read, sampling off (exit, finalization) */
+
+/* cuda_sass.c — SASS text of an instruction (nvdisasm), "" when unknown */
+const char *op_cuda_sass_text(uint64_t crc, const void *cubin, size_t size, const char *function, uint64_t pc);
 
 /* cupti_subscriber.c */
 extern volatile int op_cuda_off; /* 1: backend turned itself off, or finalizing */

@@ -60,6 +60,7 @@ static pthread_mutex_t g_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_SubscriberHandle g_sub;
 static int g_rt_full, g_drv_full, g_nvtx_on, g_code_on;
 static int g_capture_ext; /* activity mode: launch callbacks capture external ids (a tool pushed some) */
+static int g_pcs;         /* PC sampling configured (cupti_pcsampling.c) */
 
 /* launch hook (counters); hook and data published together under g_start_lock, read racily */
 static op_cuda_launch_hook_t volatile g_hook;
@@ -87,7 +88,7 @@ omniprof_thread_id_t op_cuda_tid(void)
 typedef struct api_frame {
     omniprof_correlation_id_t corr;
     uint64_t start;
-    uint8_t buf, cbk, hook, async, runtime;
+    uint8_t buf, cbk, hook, async, runtime, pcs;
     op_sdk_callback_state cbstate;
 } api_frame;
 
@@ -152,6 +153,7 @@ static void exit_flush(void)
 {
     if (op_cuda_off) return;
     sync_launch_contexts();
+    op_cuda_pcs_finish();
     op_cuda_activity_flush(1);
 }
 static void register_exit_flush(void)
@@ -203,14 +205,16 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         const int nested = !runtime && t_runtime_depth > 0;
         const uint8_t cls = ci->cls & op_cuda_activity_classes;
         const int capture = __atomic_load_n(&g_capture_ext, __ATOMIC_ACQUIRE);
-        const int insert = !nested && (capture || (hook && cls)) && op_cuda_activity_api_recorded(dom, cbid);
-        if (!insert && !hook && !runtime) return;
+        const int pcs = g_pcs && is_launch && !nested;
+        const int insert = !nested && (capture || ((hook || pcs) && cls)) && op_cuda_activity_api_recorded(dom, cbid);
+        if (!insert && !hook && !runtime && !pcs) return;
         int idx = t_depth;
         if (idx >= MAX_FRAMES) return;
         api_frame *f = &t_frames[idx];
         t_depth = idx + 1;
         *cd->correlationData = (uint64_t)idx + 1;
         f->buf = 0, f->cbk = 0, f->hook = hook != NULL, f->async = (uint8_t)insert, f->runtime = (uint8_t)runtime;
+        f->pcs = (uint8_t)pcs;
         if (runtime) t_runtime_depth++;
         if (insert) {
             op_sdk_correlation_begin(&f->corr);
@@ -223,6 +227,7 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
             op_cuda_corr_insert(cd->correlationId, cls, &li, OP_CUDA_CORR_API_PENDING);
         }
         if (is_launch && !nested) t_launch_internal = insert && cls ? f->corr.internal : 0;
+        if (pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_ENTER, cd->correlationId, insert ? f->corr.internal : 0, cd->context);
         if (hook) {
             t_hook_domain = dom, t_hook_cbid = cbid;
             hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
@@ -243,6 +248,7 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
             hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
         }
     }
+    if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_EXIT, cd->correlationId, 0, cd->context);
     if (f->async) op_sdk_correlation_end(&f->corr); /* a failed call: its API record removes the entry */
 }
 
@@ -271,13 +277,14 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
         op_cuda_launch_hook_t hook = is_launch ? __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE) : NULL;
         int dispatch_cb = (ci->cls & OP_CUDA_CLS_LAUNCH) && async &&
                           op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE);
-        if (!buf && !cbk && !async && !hook && !(runtime && ci->cls)) return;
+        if (!buf && !cbk && !async && !hook && !(runtime && ci->cls) && !(g_pcs && is_launch)) return;
         int idx = t_depth;
         if (idx >= MAX_FRAMES) return;
         api_frame *f = &t_frames[idx];
         t_depth = idx + 1;
         *cd->correlationData = (uint64_t)idx + 1;
         f->buf = (uint8_t)buf, f->cbk = (uint8_t)cbk, f->hook = hook != NULL, f->async = (uint8_t)async;
+        f->pcs = (uint8_t)(g_pcs && is_launch && (runtime || t_runtime_depth == 0));
         f->runtime = (uint8_t)runtime;
         if (runtime) t_runtime_depth++;
         op_sdk_correlation_begin(&f->corr);
@@ -290,6 +297,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
             op_sdk_external_capture(&li.ext);
             op_cuda_corr_insert(cd->correlationId, cls, &li, 0);
         }
+        if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_ENTER, cd->correlationId, async ? f->corr.internal : 0, cd->context);
         if (hook) {
             t_hook_domain = dom, t_hook_cbid = cbid;
             hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
@@ -320,6 +328,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
     if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
     int32_t ret = cd->functionReturnValue ? *(const int32_t *)cd->functionReturnValue : 0;
     if (f->async && ret != 0) op_cuda_corr_forget(cd->correlationId);
+    if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_EXIT, cd->correlationId, 0, cd->context);
     if (f->hook) {
         op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
         if (hook) {
@@ -357,6 +366,8 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
+    if (g_pcs) op_cuda_pcs_on_resource(cbid, rd);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         /* activity mode has no API callback: contexts to synchronize at exit come from here,
          * and the exit flush is registered once the CUDA runtime initialized (invariant 8) */
@@ -717,6 +728,13 @@ static omniprof_status_t start_locked(void)
         enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
     }
 
+    g_pcs = op_cuda_pcs_start();
+    if (g_pcs) {
+        static const CUpti_CallbackId res[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                                               CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+        for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]);
+        enable_launch_callbacks_locked();
+    }
     g_code_on = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CODE_OBJECT) ||
                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
     if (g_code_on) {
@@ -756,6 +774,7 @@ static void cuda_flush(void)
 static void cuda_finalize(void)
 {
     if (g_state != ST_ON) return;
+    op_cuda_pcs_finish();
     op_cuda_activity_flush(1);
     op_cuda_off = 1; /* invariant (2); no cuptiFinalize at exit: CUDA may be tearing down */
     g_state = ST_FINALIZED;
@@ -780,7 +799,7 @@ OP_BACKEND_MANIFEST(g_manifest) = {
                      OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_BUFFER_TRACING_MEMORY_COPY,
                      OMNIPROF_BUFFER_TRACING_MEMORY_SET, OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION,
                      OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION, OMNIPROF_BUFFER_TRACING_CODE_OBJECT,
-                     OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL},
+                     OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL, OMNIPROF_BUFFER_TRACING_PC_SAMPLE},
     .counter_kinds = {OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, OMNIPROF_COUNTER_RECORD_VALUE},
     .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
 };

@@ -59,3 +59,34 @@ SELECT
     M.stream_id, M.stream_name, M.stack_id, M.corr_id
 FROM "memory_copies" M
 WHERE M.name = 'MEMORY_SET';
+
+-- GPU PC samples with their names (omniprof_pc_sample).
+CREATE VIEW IF NOT EXISTS "pc_samples" AS
+SELECT
+    S.id, S.guid, S.nid, P.pid, S.agent_id, S.timestamp, S.method, S.stack_id, S.dispatch_id, S.kernel_id,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.kernel_name_id AND RS.guid = S.guid) AS kernel,
+    S.code_object_id, S.pc_offset,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.instruction_id AND RS.guid = S.guid) AS instruction,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.file_id AND RS.guid = S.guid) AS file,
+    S.line,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.stall_reason_id AND RS.guid = S.guid) AS stall_reason,
+    S.samples, S.pc_samples
+FROM "omniprof_pc_sample" S
+    LEFT JOIN "rocpd_info_process" P ON P.id = S.pid AND P.guid = S.guid;
+
+-- Stall reasons per kernel: samples and share of the kernel's samples.
+CREATE VIEW IF NOT EXISTS "pc_sampling_stalls" AS
+SELECT
+    kernel, stall_reason, SUM(samples) AS samples,
+    100.0 * SUM(samples) / (SELECT SUM(samples) FROM "pc_samples" A WHERE A.kernel IS S.kernel) AS percent
+FROM "pc_samples" S
+GROUP BY kernel, stall_reason;
+
+-- Source lines by samples (lines known only for code built with -lineinfo).
+CREATE VIEW IF NOT EXISTS "pc_sampling_lines" AS
+SELECT
+    kernel, file, line, SUM(samples) AS samples,
+    100.0 * SUM(samples) / (SELECT SUM(samples) FROM "pc_samples" A WHERE A.kernel IS S.kernel) AS percent
+FROM "pc_samples" S
+WHERE line > 0
+GROUP BY kernel, file, line;

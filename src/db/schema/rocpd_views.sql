@@ -31,3 +31,4 @@ CREATE VIEW IF NOT EXISTS "omniprof_drops" AS SELECT * FROM "omniprof_drops{{uui
 CREATE VIEW IF NOT EXISTS "omniprof_backpressure" AS SELECT * FROM "omniprof_backpressure{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_causal_experiment" AS SELECT * FROM "omniprof_causal_experiment{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_causal_progress" AS SELECT * FROM "omniprof_causal_progress{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_pc_sample" AS SELECT * FROM "omniprof_pc_sample{{uuid}}";

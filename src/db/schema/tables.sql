@@ -329,6 +329,31 @@ CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
     "event_values" JSONB DEFAULT '[]' NOT NULL
 );
 
+-- GPU PC samples (PC_SAMPLE records, include/omniprof/pc_sampling.h): samples of one
+-- (kernel, PC offset, stall reason) taken between two reads. Names are rocpd_string ids;
+-- stack_id = the internal correlation id of the dispatch's launching call (serialized method).
+CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "timestamp" BIGINT NOT NULL,
+    "method" INTEGER NOT NULL,
+    "stack_id" INTEGER,
+    "dispatch_id" INTEGER,
+    "kernel_id" INTEGER,
+    "kernel_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "code_object_id" INTEGER,
+    "pc_offset" INTEGER NOT NULL,
+    "instruction_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "file_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "line" INTEGER,
+    "stall_reason_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "samples" INTEGER NOT NULL,
+    "pc_samples" INTEGER NOT NULL
+);
+
 -- Symbols of the addresses in omniprof_stack, filled at the end of the run: one row per
 -- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
 CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (

@@ -1,0 +1,109 @@
+/* pc_sampling.c — the PC sampling service (include/omniprof/pc_sampling.h): the query of an
+ * agent's configurations (answered by the backend's provider, backend.h) and the per-context
+ * configuration, which is the buffer tracing service of OMNIPROF_BUFFER_TRACING_PC_SAMPLE plus
+ * the method and interval that the backend reads when it starts.
+ * Invariant: one configuration per process (the first context's); a context asking for other
+ * values gets ERROR_CONTEXT_CONFLICT and nothing changes. */
+#include "sdk/sdk_internal.h"
+
+#include <string.h>
+
+static const op_pc_sampling_provider *_Atomic g_provider;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* never held across another lock */
+static op_sdk_pc_sampling_config g_config; /* under g_lock */
+static int g_configured;
+
+void op_sdk_pc_sampling_register_provider(const op_pc_sampling_provider *provider)
+{
+    if (provider && provider->size >= sizeof(op_pc_sampling_provider)) atomic_store(&g_provider, provider);
+}
+
+int op_sdk_pc_sampling_get_config(op_sdk_pc_sampling_config *out)
+{
+    pthread_mutex_lock(&g_lock);
+    int on = g_configured;
+    if (on && out) *out = g_config;
+    pthread_mutex_unlock(&g_lock);
+    return on;
+}
+
+typedef struct find_agent {
+    omniprof_agent_id_t id;
+    omniprof_agent_v0_t agent;
+    int found;
+} find_agent;
+
+static omniprof_status_t find_cb(omniprof_agent_version_t v, const void **agents, size_t n, void *data)
+{
+    (void)v;
+    find_agent *f = data;
+    for (size_t i = 0; i < n; i++) {
+        const omniprof_agent_v0_t *a = agents[i];
+        if (a->id.handle == f->id.handle) {
+            f->agent = *a;
+            f->found = 1;
+        }
+    }
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+/* A GPU agent PC sampling can run on (CUPTI: compute capability 7.0 and later). */
+static omniprof_status_t check_agent(omniprof_agent_id_t id)
+{
+    find_agent f;
+    memset(&f, 0, sizeof f);
+    f.id = id;
+    omniprof_status_t st = omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, find_cb, sizeof(omniprof_agent_v0_t), &f);
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    if (!f.found) return OMNIPROF_STATUS_ERROR_AGENT_NOT_FOUND;
+    if (f.agent.type != OMNIPROF_AGENT_TYPE_GPU || f.agent.compute_capability_major < 7)
+        return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+OMNIPROF_API omniprof_status_t omniprof_query_pc_sampling_agent_configurations(
+    omniprof_agent_id_t agent, omniprof_pc_sampling_configuration_cb_t cb, void *user_data)
+{
+    if (!cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    op_sdk_ensure_init();
+    omniprof_status_t st = check_agent(agent);
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    op_backend_load_for_kind(OMNIPROF_BUFFER_TRACING_PC_SAMPLE);
+    const op_pc_sampling_provider *p = atomic_load(&g_provider);
+    if (!p || !p->query) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    omniprof_pc_sampling_configuration_t configs[8];
+    size_t n = p->query(agent, configs, 8);
+    if (n == 0) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
+    return cb(configs, n < 8 ? n : 8, user_data);
+}
+
+OMNIPROF_API omniprof_status_t omniprof_configure_pc_sampling_service(omniprof_context_id_t context,
+                                                                      omniprof_agent_id_t agent,
+                                                                      omniprof_pc_sampling_method_t method,
+                                                                      omniprof_pc_sampling_unit_t unit,
+                                                                      uint64_t interval, omniprof_buffer_id_t buffer,
+                                                                      uint32_t flags)
+{
+    (void)flags;
+    op_sdk_ensure_init();
+    omniprof_status_t st = op_sdk_config_open();
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    if (op_context_index(context) < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    if (method <= OMNIPROF_PC_SAMPLING_METHOD_NONE || method >= OMNIPROF_PC_SAMPLING_METHOD_LAST ||
+        unit != OMNIPROF_PC_SAMPLING_UNIT_CYCLES || (interval && (interval < 32 || interval > (1ull << 31))))
+        return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!op_buffer_lookup(buffer)) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    op_sdk_pc_sampling_config want = {method, unit, interval, agent};
+    pthread_mutex_lock(&g_lock);
+    int conflict = g_configured && (g_config.method != method || g_config.interval != interval ||
+                                    g_config.agent.handle != agent.handle);
+    pthread_mutex_unlock(&g_lock);
+    if (conflict) return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
+    st = omniprof_configure_buffer_tracing_service(context, OMNIPROF_BUFFER_TRACING_PC_SAMPLE, NULL, 0, buffer);
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    pthread_mutex_lock(&g_lock);
+    g_config = want;
+    g_configured = 1;
+    pthread_mutex_unlock(&g_lock);
+    return OMNIPROF_STATUS_SUCCESS;
+}
