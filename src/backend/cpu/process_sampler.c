@@ -40,6 +40,14 @@ typedef struct {
 typedef struct {
     unsigned long long total, free, used;
 } nvml_memory_t;
+/* nvmlMemory_v2_t: `used` excludes the driver's reserved memory, as nvidia-smi's memory.used
+ * (the v1 call counts it: ~0.5 GB more on an H100, seen against nvidia-smi in tests/gpu/run.sh) */
+typedef struct {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvml_memory_v2_t;
+#define NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(nvml_memory_v2_t) | (2u << 24)))
+typedef int (*nvml_mem2_t)(nvmlDevice_t, nvml_memory_v2_t *);
 typedef int (*nvml_init_t)(void);
 typedef int (*nvml_count_t)(unsigned int *);
 typedef int (*nvml_handle_t)(unsigned int, nvmlDevice_t *);
@@ -59,6 +67,7 @@ static struct {
     void *lib;
     nvml_util_t util;
     nvml_mem_t mem;
+    nvml_mem2_t mem2;
     nvml_uint_t power;
     nvml_temp_t temp;
     nvml_clock_t clock;
@@ -95,6 +104,7 @@ static void nvml_setup(void)
     nvml_handle_t handle = (nvml_handle_t)dlsym(g_nvml.lib, "nvmlDeviceGetHandleByIndex_v2");
     g_nvml.util = (nvml_util_t)dlsym(g_nvml.lib, "nvmlDeviceGetUtilizationRates");
     g_nvml.mem = (nvml_mem_t)dlsym(g_nvml.lib, "nvmlDeviceGetMemoryInfo");
+    g_nvml.mem2 = (nvml_mem2_t)dlsym(g_nvml.lib, "nvmlDeviceGetMemoryInfo_v2");
     g_nvml.power = (nvml_uint_t)dlsym(g_nvml.lib, "nvmlDeviceGetPowerUsage");
     g_nvml.temp = (nvml_temp_t)dlsym(g_nvml.lib, "nvmlDeviceGetTemperature");
     g_nvml.clock = (nvml_clock_t)dlsym(g_nvml.lib, "nvmlDeviceGetClockInfo");
@@ -233,7 +243,9 @@ static void sample_gpus(uint64_t ts)
         nvml_memory_t m;
         unsigned int v;
         if (g_nvml.util && g_nvml.util(g->dev, &u) == 0) emit(op, ts, g->util, "%", u.gpu, g->index);
-        if (g_nvml.mem && g_nvml.mem(g->dev, &m) == 0) emit(op, ts, g->mem, "bytes", (double)m.used, g->index);
+        nvml_memory_v2_t m2 = {.version = NVML_MEMORY_V2_VERSION};
+        if (g_nvml.mem2 && g_nvml.mem2(g->dev, &m2) == 0) emit(op, ts, g->mem, "bytes", (double)m2.used, g->index);
+        else if (g_nvml.mem && g_nvml.mem(g->dev, &m) == 0) emit(op, ts, g->mem, "bytes", (double)m.used, g->index);
         if (g_nvml.power && g_nvml.power(g->dev, &v) == 0) emit(op, ts, g->power, "W", v / 1000.0, g->index);
         if (g_nvml.temp && g_nvml.temp(g->dev, 0 /* NVML_TEMPERATURE_GPU */, &v) == 0)
             emit(op, ts, g->temp, "C", v, g->index);
