@@ -5,7 +5,8 @@
  * counted and the buffers freed. OMNIPROF_CUPTI_FLOOR selects:
  *   kernel   CONCURRENT_KERNEL + MEMCPY + MEMSET activity (what any kernel trace pays)
  *   launch   kernel + API activity of the runtime and driver launch calls (= omniprof --kernel-trace)
- *   runtime  launch + every runtime API call + MEMORY2 (= omniprof --runtime-trace without NVTX)
+ *   runtime  launch + every runtime API call but cudaGetDevice, + MEMORY2 (= omniprof --runtime-trace
+ *            without NVTX, with omniprof's default OMNIPROF_CUDA_API_EXCLUDE)
  * At exit it prints "cupti_floor: MODE kernels=N api=N other=N dropped=N" on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
     if (!strcmp(g_mode, "runtime")) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+        cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
     } else if (launch) {
         static const CUpti_CallbackId rt[] = {

@@ -10,7 +10,7 @@
 # --runtime-trace --stats --summary` databases; (4) other modules' GPU checks
 # (tests/*/gpu_tests.sh, e.g. counters); (5) the launch-overhead benchmark; (6) omniprof against
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
-# GPU_PARTS="scenarios json pytorch run modules bench sdkbench torch" picks parts (default: all);
+# GPU_PARTS="scenarios json pytorch run pcs nvml modules bench sdkbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 set -u
 ROOT=$(pwd)
@@ -129,6 +129,37 @@ elif [ -x "$B/bin/omniprof" ]; then
   verdict run.pytorch $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
 else
   verdict run.omniprof 1 "$B/bin/omniprof not built"
+fi
+
+# (3b) PC sampling on kernels of known character (tests/gpu/pcsampling.cu), both methods
+if want pcs && [ -x "$B/bin/omniprof-gpu-pcsampling" ]; then
+  for m in kernel-serialized continuous; do
+    d=$OUT/run-pcs-$m; rm -rf "$d"
+    start=$(date +%s%N)
+    timeout 300 env OMNIPROF_PC_SAMPLING=true OMNIPROF_PC_SAMPLING_METHOD=$m "$B/bin/omniprof" run -d "$d" --kernel-trace \
+      -- "$B/bin/omniprof-gpu-pcsampling" >"$OUT/run-pcs-$m.out" 2>"$OUT/run-pcs-$m.err"; rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_pcsampling.py "$d" tests/gpu/pcsampling.cu "$OUT/run-pcs-$m.out" $m 2>&1); rc=$?
+    else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-pcs-$m.err" | tr '\n' ' ')"; fi
+    verdict "pcs.$m" $rc "${ms} ms; $(echo "$msg" | head -4 | tr '\n' ' ')"
+  done
+  start=$(date +%s%N); "$B/bin/omniprof-gpu-pcsampling" >/dev/null 2>&1
+  note "pcs: the same program untraced: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+fi
+
+# (3c) NVML device metrics of the process sampler against nvidia-smi in the same run
+if want nvml; then
+  d=$OUT/run-nvml; rm -rf "$d"
+  nvidia-smi --query-gpu=power.draw,temperature.gpu,utilization.gpu,memory.used,clocks.sm \
+    --format=csv,noheader,nounits -lms 200 > "$OUT/nvml-smi.csv" 2>/dev/null & smi=$!
+  timeout 200 "$B/bin/omniprof" run -d "$d" --process-sampling 0.1 -- python3 -c \
+    'import torch,time; x=torch.randn(8192,8192,device="cuda"); t=time.time()
+while time.time()-t < 4: y=x@x
+torch.cuda.synchronize()' >"$OUT/run-nvml.out" 2>"$OUT/run-nvml.err"; rc=$?
+  kill $smi 2>/dev/null; wait $smi 2>/dev/null
+  if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_nvml.py "$d" "$OUT/nvml-smi.csv" 2>&1); rc=$?
+  else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-nvml.err" | tr '\n' ' ')"; fi
+  verdict nvml.process_sampler $rc "$(echo "$msg" | head -3 | tr '\n' ' ')"
 fi
 
 # (4) other modules' GPU checks: each prints PASS/FAIL lines

@@ -13,6 +13,7 @@ Ten modes run ROUNDS (5) times, interleaved (every mode once per round, same ord
   om_runtime_sample     omniprof run --runtime-trace --sample   (1 kHz call stacks; implies --summary)
   torch_cuda            torch.profiler(activities=[CUDA])
   torch_cpu_cuda        torch.profiler(activities=[CPU, CUDA])
+Every run is pinned to the same 8 CPUs (taskset -c 2-9) so that runs differ only by the profiler.
 Cost = the loop's time (the measured steps, warm-up excluded) over `plain`'s, per round; ratios
 of omniprof's added time to torch.profiler's are taken per round and reported as median
 [min-max]. Prints TARGET lines (MET/MISSED: benchmarks, not tests), PASS/FAIL lines for the
@@ -22,6 +23,7 @@ end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json."""
 import glob
 import json
 import os
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -46,6 +48,8 @@ def run_mode(b, work, mode, rnd):
     cmd = prog
     if mode in OM_FLAGS:
         cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + ["--"] + prog
+    if shutil.which("taskset") and (os.cpu_count() or 0) >= 12:
+        cmd = ["taskset", "-c", "2-9"] + cmd
     env = dict(os.environ, **ENV.get(mode, {}))
     if mode.startswith("cupti_"):
         env["CUDA_INJECTION64_PATH"] = os.path.join(b, "lib", "libomniprof-cupti-floor.so")
@@ -137,12 +141,16 @@ def main():
     for m, k, e in errors:
         print("FAIL torch.%s: round %d: %s" % (m, k, e))
     loop = {m: {k: r["loop_s"] for k, r in res[m].items() if "loop_s" in r} for m in MODES}
-    print("| mode | loop s median [min-max] | added |")
-    print("|---|---|---|")
+    step = {m: {k: r["step_ms_median"] for k, r in res[m].items() if "step_ms_median" in r} for m in MODES}
+    print("| mode | loop s median [min-max] | added | median step ms | added |")
+    print("|---|---|---|---|---|")
     base = med(list(loop["plain"].values()))[0]
+    sbase = med(list(step["plain"].values()))[0]
     for m in MODES:
         q = med(list(loop[m].values()))
-        print("| %s | %.3f [%.3f-%.3f] | %+.1f %% |" % (m, q[0], q[1], q[2], 100 * (q[0] - base) / base))
+        qs = med(list(step[m].values()))
+        print("| %s | %.3f [%.3f-%.3f] | %+.1f %% | %.2f | %+.1f %% |" % (
+            m, q[0], q[1], q[2], 100 * (q[0] - base) / base, qs[0], 100 * (qs[0] - sbase) / sbase))
 
     def ratio(om, tm):
         rs = [(loop[om][k] - loop["plain"][k]) / (loop[tm][k] - loop["plain"][k])

@@ -632,16 +632,34 @@ int op_cuda_activity_start(int api_traced)
     return 0;
 }
 
+/* OMNIPROF_CUDA_API_EXCLUDE: calls of a traced domain CUPTI does not record (its names). */
+static void exclude_apis(CUpti_CallbackDomain dom, uint32_t n)
+{
+    const char *list = op_setting_str(OP_SET_CUDA_API_EXCLUDE);
+    if (!list || !*list) return;
+    for (uint32_t id = 1; id < n; id++) {
+        const char *name = op_cuda_cbinfo_get(dom, id)->name;
+        size_t len = name ? strlen(name) : 0;
+        for (const char *p = list; len && (p = strstr(p, name)) != NULL; p += len)
+            if ((p == list || p[-1] == ',' || p[-1] == ' ') && (p[len] == '\0' || p[len] == ',' || p[len] == ' ')) {
+                if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) cuptiActivityEnableRuntimeApi(id, 0);
+                else cuptiActivityEnableDriverApi(id, 0);
+                break;
+            }
+    }
+}
+
 /* Fine-grained API activity: the whole domain when traced, else the calls of classes `cls`
  * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). */
 static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint32_t n, int driver_launches)
 {
     const int runtime = kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     if (full) {
         enable_kind(kind, runtime ? "CUDA runtime API" : "CUDA driver API");
+        exclude_apis(dom, n);
         return;
     }
-    CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
     for (uint32_t id = 1; cls && id < n; id++)
         if (op_cuda_cbinfo_get(dom, id)->cls & cls) {
