@@ -60,6 +60,7 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/agent.h"
 #include "omniprof/cpu.h"
 #include "omniprof/causal.h"
+#include "omniprof/instrument.h"
 #include "omniprof/counters.h"
 #include "omniprof/pc_sampling.h"
 #include "omniprof/symbols.h"
