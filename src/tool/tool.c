@@ -754,6 +754,8 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS) == 0) kinds++;
     }
     if (op_setting_bool(OP_SET_PC_SAMPLING) && pc_sampling_configure() == 0) kinds++;
+    const char *instrument = op_setting_str(OP_SET_INSTRUMENT); /* docs/instrument.md */
+    if (instrument && *instrument && trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_CALL) == 0) kinds++;
     const char *pmc = op_setting_str(OP_SET_PMC);
     if (pmc && *pmc && pmc_configure() == 0) g.pmc = true;
     if (kinds == 0 && !g.pmc) {
