@@ -389,6 +389,9 @@ int run_build_settings(run_opts *ro, env_list *env, run_plan *plan)
     bad |= set_table_rows(ro, env, plan);
     bad |= set_counters(ro, env, plan);
     bad |= set_cpu(ro, env, plan);
+    /* `omniprof instrument` sets OMNIPROF_INSTRUMENT (the methods) before it calls run */
+    const char *instrument = getenv("OMNIPROF_INSTRUMENT");
+    if (instrument && *instrument) plan->any_collect = true;
     if (set_output(ro, env, plan) != 0) return -1; /* later checks would repeat its message */
     if ((plan->stats || plan->summary) && !plan->any_collect) {
         run_usage_error("--stats and --summary need something to collect: a tracing option (e.g. --runtime-trace, "

@@ -24,7 +24,7 @@ static void usage(FILE *out, const command *cmds, int n)
             "       omniprof --help | --version\n\n"
             "commands:\n");
     for (int i = 0; i < n; i++)
-        fprintf(out, "  %-9s %s%s\n", cmds[i].name, cmds[i].summary, cmds[i].fn ? "" : " (not built)");
+        fprintf(out, "  %-10s %s%s\n", cmds[i].name, cmds[i].summary, cmds[i].fn ? "" : " (not built)");
     fprintf(out,
             "\n`omniprof <command> --help` describes a command.\n"
             "Exit status: 0 ok; 1 omniprof failed; 2 bad usage or input (nothing was run);\n"
@@ -42,6 +42,7 @@ int main(int argc, char **argv)
         {"summary", op_cmd_summary, "print summary tables of databases"},
         {"query", op_cmd_query, "run read-only SQL over databases"},
         {"causal", op_cmd_causal, "causal profiling: virtual speedups of lines, appended to profile.coz"},
+        {"instrument", op_cmd_instrument, "record function calls of a program (uprobes, LD_AUDIT, -finstrument-functions)"},
     };
     const int n = (int)(sizeof(cmds) / sizeof(cmds[0]));
     if (argc < 2) {

@@ -1,0 +1,437 @@
+/* cmd_instrument.c — `omniprof instrument [options] [run options] -- program [args]`: record
+ * the entry and exit of functions of an unmodified program (and of its shared libraries) as
+ * FUNCTION_CALL regions, and `--list` of what can be instrumented (docs/instrument.md).
+ *
+ *   -i, --include REGEX       only functions whose name matches (also lifts the size limit
+ *                             and the throttle for them); several -i are OR'd
+ *   -e, --exclude REGEX       never these (wins over -i); several are OR'd
+ *   -m, --modules REGEX       shared libraries (by path) whose functions are instrumented too
+ *   --min-instructions N      leave out functions with fewer instructions (default 64)
+ *   --max-functions N         at most N functions (default 1024)
+ *   --throttle auto|off|CALLS:NS
+ *   --method auto|uprobe|audit|compiler   (auto: below)
+ *   --list                    print the available, instrumented and excluded functions (with
+ *                             the reason for each exclusion) and exit without running
+ * Every other option is an `omniprof run` option (output directory, formats, --sample, ...);
+ * the command sets the OMNIPROF_INSTRUMENT* settings and LD_AUDIT when needed, then runs
+ * `omniprof run` with the rest.
+ *
+ * --method auto chooses, and says why on stderr:
+ *   compiler  when the program calls __cyg_profile_func_enter (built with -finstrument-functions
+ *             and linked with -lomniprof-user): the hooks are there, cheaper than any probe;
+ *   uprobe    otherwise, when this user may open a uprobe with perf_event_open (root or
+ *             CAP_PERFMON);
+ *   audit     otherwise (LD_AUDIT: only calls through the PLT into shared libraries).
+ * Exit status: that of `omniprof run` (the program's), 2 for a bad option or regex. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/instrument/ins_functions.h"
+#include "cli/commands.h"
+#include "common/settings.h"
+
+#define EXIT_USAGE 2
+
+typedef struct ins_opts {
+    char include[2048], exclude[2048], modules[2048];
+    const char *min_insns, *max_functions, *throttle, *method;
+    bool list;
+} ins_opts;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: omniprof instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]\n"
+            "                           [--max-functions N] [--throttle auto|off|CALLS:NS]\n"
+            "                           [--method auto|uprobe|audit|compiler] [--list]\n"
+            "                           [omniprof run options] -- program [args]\n\n"
+            "Records each call of the selected functions (entry to return) as a FUNCTION_CALL region in\n"
+            "the database: exact call counts, inclusive and exclusive time (docs/instrument.md).\n"
+            "  -i, --include REGEX     only functions whose name matches (no size limit, no throttle for them)\n"
+            "  -e, --exclude REGEX     never functions whose name matches\n"
+            "  -m, --modules REGEX     also the shared libraries whose path matches\n"
+            "  --min-instructions N    leave out smaller functions (default 64)\n"
+            "  --max-functions N       instrument at most N functions (default 1024)\n"
+            "  --throttle T            auto (default): stop recording a function after 1000 calls shorter\n"
+            "                          than 20x the method's cost; off; or CALLS:NS\n"
+            "  --method M              auto (default), uprobe, audit (LD_AUDIT), compiler (-finstrument-functions)\n"
+            "  --list                  list available, instrumented and excluded functions; do not run\n");
+}
+
+static void append_regex(char *dst, size_t n, const char *re)
+{
+    size_t len = strlen(dst);
+    if (len == 0) snprintf(dst, n, "%s", re);
+    else if (dst[0] == '(') snprintf(dst + len, n - len, "|(%s)", re);
+    else {
+        char tmp[2048];
+        snprintf(tmp, sizeof tmp, "(%s)|(%s)", dst, re);
+        snprintf(dst, n, "%s", tmp);
+    }
+}
+
+/* May this user place a uprobe? Tried on this very binary (pid 0 = ourselves). */
+static int uprobe_permitted(char *why, size_t n)
+{
+    FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+    int type = -1;
+    if (f) {
+        if (fscanf(f, "%d", &type) != 1) type = -1;
+        fclose(f);
+    }
+    if (type < 0) {
+        snprintf(why, n, "the kernel has no uprobe PMU");
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        snprintf(why, n, "cannot read /proc/self/exe");
+        return 0;
+    }
+    self[len] = '\0';
+    op_ins_module m;
+    char err[256];
+    uint64_t off = 0;
+    if (op_ins_module_read(self, true, &m, err, sizeof err) == 0) {
+        for (size_t i = 0; i < m.n_fns && !off; i++)
+            if (m.fns[i].status == OP_INS_OK && m.fns[i].size) off = m.fns[i].file_offset;
+        op_ins_module_free(&m);
+    }
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = (uint32_t)type;
+    a.config1 = (uint64_t)(uintptr_t)self;
+    a.config2 = off;
+    a.disabled = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        snprintf(why, n, "perf_event_open may place uprobes");
+        return 1;
+    }
+    snprintf(why, n, "perf_event_open refuses uprobes (%s; needs root or CAP_PERFMON)", strerror(errno));
+    return 0;
+}
+
+static bool calls_cyg_hooks(const char *prog)
+{
+    op_ins_module m;
+    char err[256];
+    if (op_ins_module_read(prog, true, &m, err, sizeof err) != 0) return false;
+    bool yes = false;
+    for (size_t i = 0; i < m.n_imports && !yes; i++) yes = !strcmp(m.imports[i], "__cyg_profile_func_enter");
+    op_ins_module_free(&m);
+    return yes;
+}
+
+static int find_program(const char *prog, char *out, size_t n)
+{
+    if (strchr(prog, '/')) {
+        if (!realpath(prog, out)) return -1;
+        return access(out, X_OK);
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        const char *c = strchr(p, ':');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        char cand[PATH_MAX];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)l, p, prog);
+        if (access(cand, X_OK) == 0 && realpath(cand, out)) return 0;
+        p += l + (c ? 1 : 0);
+        if (!c) break;
+    }
+    (void)n;
+    return -1;
+}
+
+/* The shared libraries the program would load, as the dynamic loader resolves them
+ * (`ld.so --list`, which maps but runs nothing). */
+static int list_libraries(const char *prog, char ***out)
+{
+    int n = 0, cap = 16;
+    char **libs = calloc((size_t)cap, sizeof *libs);
+    int pipefd[2];
+    if (!libs || pipe(pipefd) != 0) {
+        free(libs);
+        return 0;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        execl("/lib64/ld-linux-x86-64.so.2", "ld.so", "--list", prog, (char *)NULL);
+        execl("/lib/ld-linux-aarch64.so.1", "ld.so", "--list", prog, (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    FILE *f = fdopen(pipefd[0], "r");
+    char line[PATH_MAX + 64];
+    while (f && fgets(line, sizeof line, f)) {
+        char *arrow = strstr(line, "=> ");
+        char *path = arrow ? arrow + 3 : line;
+        while (*path == ' ' || *path == '\t') path++;
+        if (*path != '/') continue;
+        char *end = strstr(path, " (");
+        if (end) *end = '\0';
+        path[strcspn(path, "\n")] = '\0';
+        if (n == cap) {
+            char **p = realloc(libs, (size_t)(cap *= 2) * sizeof *libs);
+            if (!p) break;
+            libs = p;
+        }
+        libs[n++] = strdup(path);
+    }
+    if (f) fclose(f);
+    if (pid > 0) waitpid(pid, NULL, 0);
+    *out = libs;
+    return n;
+}
+
+static void print_module(op_ins_module *m, size_t *n_avail, size_t *n_ins, size_t *n_exc)
+{
+    if (m->status != OP_INS_OK) {
+        printf("excluded      %-40s %s: %s\n", "(every function)", m->path, m->module_reason);
+        (*n_exc)++;
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < m->n_fns; i++) {
+            const op_ins_fn *fn = &m->fns[i];
+            bool ok = fn->status == OP_INS_OK;
+            if (ok != (pass == 0)) continue;
+            if (fn->status != OP_INS_INLINED && fn->status != OP_INS_NO_SYMBOL) (*n_avail)++;
+            if (ok) {
+                (*n_ins)++;
+                printf("instrumented  %-40s %6u insns  %s\n", fn->name, fn->insns, m->path);
+            } else {
+                (*n_exc)++;
+                printf("excluded      %-40s %6u insns  %s: %s%s%s\n", fn->name, fn->insns, m->path,
+                       op_ins_status_reason(fn->status), fn->alias_of ? " " : "", fn->alias_of ? fn->alias_of : "");
+            }
+        }
+}
+
+static int do_list(const ins_opts *o, const char *prog, op_ins_method method)
+{
+    op_ins_filter f;
+    char err[512];
+    uint64_t min = 64;
+    if (o->min_insns) op_parse_uint(o->min_insns, &min);
+    if (op_ins_filter_init(&f, o->include, o->exclude, o->modules, min, method, err, sizeof err) != 0) {
+        fprintf(stderr, "omniprof instrument: %s\n", err);
+        return EXIT_USAGE;
+    }
+    char **libs = NULL;
+    int nlibs = list_libraries(prog, &libs);
+    op_ins_module *mods = calloc((size_t)nlibs + 1, sizeof *mods);
+    int nm = 0;
+    char *paths[1 + 512];
+    paths[0] = (char *)prog;
+    for (int i = 0; i < nlibs && i < 512; i++) paths[1 + i] = libs[i];
+    /* read every module first: the audit method needs every caller's PLT imports */
+    char **imports = NULL;
+    size_t n_imports = 0;
+    for (int i = 0; i <= nlibs && i <= 512 && mods; i++) {
+        if (op_ins_module_read(paths[i], i == 0, &mods[nm], err, sizeof err) != 0) {
+            fprintf(stderr, "omniprof instrument: %s\n", err);
+            continue;
+        }
+        char **p = realloc(imports, (n_imports + mods[nm].n_imports + 1) * sizeof *p);
+        if (p) {
+            imports = p;
+            for (size_t k = 0; k < mods[nm].n_imports; k++) imports[n_imports++] = mods[nm].imports[k];
+        }
+        nm++;
+    }
+    static const char *const names[] = {[OP_INS_METHOD_UPROBE] = "uprobe", [OP_INS_METHOD_AUDIT] = "audit",
+                                        [OP_INS_METHOD_COMPILER] = "compiler"};
+    printf("# omniprof instrument --list: %s (method %s; min %llu instructions%s)\n", prog, names[method],
+           (unsigned long long)min, mods && nm && mods[0].exact_insns ? "" : ", counted as bytes/4");
+    size_t n_avail = 0, n_ins = 0, n_exc = 0;
+    for (int i = 0; i < nm; i++) {
+        op_ins_module_select(&mods[i], &f, method == OP_INS_METHOD_AUDIT ? imports : NULL, n_imports);
+        print_module(&mods[i], &n_avail, &n_ins, &n_exc);
+    }
+    printf("# %zu available, %zu instrumented, %zu excluded\n", n_avail, n_ins, n_exc);
+    free(imports);
+    for (int i = 0; i < nm; i++) op_ins_module_free(&mods[i]);
+    free(mods);
+    for (int i = 0; i < nlibs; i++) free(libs[i]);
+    free(libs);
+    op_ins_filter_fini(&f);
+    return 0;
+}
+
+static char *lib_path(const char *name, char *out, size_t n)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) return NULL;
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = '\0';
+    if ((size_t)snprintf(out, n, "%.*s/../lib/%s", (int)(n / 2), self, name) >= n) return NULL;
+    return access(out, R_OK) == 0 ? out : NULL;
+}
+
+static int value_of(int argc, char **argv, int *i, const char *lng, char shrt, const char **out)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(lng);
+    if (shrt && a[0] == '-' && a[1] == shrt && a[2] == '\0') {
+        if (*i + 1 >= argc) return -1;
+        *out = argv[++*i];
+        return 1;
+    }
+    if (strncmp(a, "--", 2) || strncmp(a + 2, lng, l)) return 0;
+    if (a[2 + l] == '=') {
+        *out = a + 3 + l;
+        return 1;
+    }
+    if (a[2 + l] != '\0') return 0;
+    if (*i + 1 >= argc) return -1;
+    *out = argv[++*i];
+    return 1;
+}
+
+int op_cmd_instrument(int argc, char **argv)
+{
+    ins_opts o;
+    memset(&o, 0, sizeof o);
+    char **fwd = calloc((size_t)argc + 4, sizeof *fwd);
+    int nf = 0;
+    if (!fwd) return 1;
+    fwd[nf++] = "run";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r;
+        if (!strcmp(a, "--")) break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(fwd);
+            return 0;
+        }
+        if (!strcmp(a, "--list")) {
+            o.list = true;
+            continue;
+        }
+#define OPT(LONG, SHORT, BODY)                                                        \
+    if ((r = value_of(argc, argv, &i, LONG, SHORT, &v)) != 0) {                       \
+        if (r < 0) {                                                                  \
+            fprintf(stderr, "omniprof instrument: --%s needs a value\n", LONG);       \
+            free(fwd);                                                                \
+            return EXIT_USAGE;                                                        \
+        }                                                                             \
+        BODY;                                                                         \
+        continue;                                                                     \
+    }
+        OPT("include", 'i', append_regex(o.include, sizeof o.include, v))
+        OPT("exclude", 'e', append_regex(o.exclude, sizeof o.exclude, v))
+        OPT("modules", 'm', append_regex(o.modules, sizeof o.modules, v))
+        OPT("min-instructions", 0, o.min_insns = v)
+        OPT("max-functions", 0, o.max_functions = v)
+        OPT("throttle", 0, o.throttle = v)
+        OPT("method", 0, o.method = v)
+#undef OPT
+        fwd[nf++] = argv[i]; /* an `omniprof run` option (its value, if any, follows as is) */
+    }
+    if (i >= argc - 1) {
+        fprintf(stderr, "omniprof instrument: no program given (omniprof instrument [options] -- program [args])\n");
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    const char *prog_arg = argv[i + 1];
+    /* check the values here, naming the option */
+    uint64_t u;
+    if ((o.min_insns && op_parse_uint(o.min_insns, &u) != 0) || (o.max_functions && op_parse_uint(o.max_functions, &u) != 0)) {
+        fprintf(stderr, "omniprof instrument: --%s '%s' is not a non-negative integer\n",
+                o.min_insns && op_parse_uint(o.min_insns, &u) != 0 ? "min-instructions" : "max-functions",
+                o.min_insns && op_parse_uint(o.min_insns, &u) != 0 ? o.min_insns : o.max_functions);
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    unsigned long long tc, tn;
+    char tail;
+    if (o.throttle && strcmp(o.throttle, "auto") && strcmp(o.throttle, "off") &&
+        sscanf(o.throttle, "%llu:%llu%c", &tc, &tn, &tail) != 2) {
+        fprintf(stderr, "omniprof instrument: --throttle '%s' is not valid; expected auto, off or CALLS:NS (e.g. 1000:20000)\n",
+                o.throttle);
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    const char *method = o.method ? o.method : "auto";
+    if (strcmp(method, "auto") && strcmp(method, "uprobe") && strcmp(method, "audit") && strcmp(method, "compiler")) {
+        fprintf(stderr, "omniprof instrument: --method '%s' is not valid; expected auto, uprobe, audit or compiler\n", method);
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    op_ins_filter f;
+    char err[512];
+    if (op_ins_filter_init(&f, o.include, o.exclude, o.modules, 0, OP_INS_METHOD_UPROBE, err, sizeof err) != 0) {
+        fprintf(stderr, "omniprof instrument: %s\n", err);
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    op_ins_filter_fini(&f);
+    char prog[PATH_MAX];
+    if (find_program(prog_arg, prog, sizeof prog) != 0) {
+        fprintf(stderr, "omniprof instrument: program '%s' not found or not executable\n", prog_arg);
+        free(fwd);
+        return EXIT_USAGE;
+    }
+    /* the method(s) */
+    char methods[64] = "", why[256] = "";
+    bool cyg = calls_cyg_hooks(prog);
+    if (!strcmp(method, "auto")) {
+        if (cyg) snprintf(methods, sizeof methods, "compiler"), snprintf(why, sizeof why, "the program calls the -finstrument-functions hooks");
+        else if (uprobe_permitted(why, sizeof why)) snprintf(methods, sizeof methods, "uprobe");
+        else snprintf(methods, sizeof methods, "audit");
+        if (!o.list) fprintf(stderr, "omniprof instrument: method %s (%s)\n", methods, why);
+    } else {
+        snprintf(methods, sizeof methods, "%s", method);
+    }
+    op_ins_method lm = !strncmp(methods, "audit", 5)      ? OP_INS_METHOD_AUDIT
+                       : !strncmp(methods, "compiler", 8) ? OP_INS_METHOD_COMPILER
+                                                          : OP_INS_METHOD_UPROBE;
+    if (o.list) {
+        int rc = do_list(&o, prog, lm);
+        free(fwd);
+        return rc;
+    }
+    setenv("OMNIPROF_INSTRUMENT", methods, 1);
+    setenv("OMNIPROF_INSTRUMENT_INCLUDE", o.include, 1);
+    setenv("OMNIPROF_INSTRUMENT_EXCLUDE", o.exclude, 1);
+    setenv("OMNIPROF_INSTRUMENT_MODULES", o.modules, 1);
+    if (o.min_insns) setenv("OMNIPROF_INSTRUMENT_MIN_INSTRUCTIONS", o.min_insns, 1);
+    if (o.max_functions) setenv("OMNIPROF_INSTRUMENT_MAX_FUNCTIONS", o.max_functions, 1);
+    if (o.throttle) setenv("OMNIPROF_INSTRUMENT_THROTTLE", o.throttle, 1);
+    if (strstr(methods, "audit")) {
+        char audit[PATH_MAX];
+        if (!lib_path("libomniprof-audit.so", audit, sizeof audit)) {
+            fprintf(stderr, "omniprof instrument: libomniprof-audit.so not found beside the omniprof libraries\n");
+            free(fwd);
+            return 1;
+        }
+        const char *old = getenv("LD_AUDIT");
+        char value[2 * PATH_MAX];
+        snprintf(value, sizeof value, "%s%s%s", audit, old && *old ? ":" : "", old && *old ? old : "");
+        setenv("LD_AUDIT", value, 1);
+    }
+    for (; i < argc; i++) fwd[nf++] = argv[i];
+    fwd[nf] = NULL;
+    int rc = op_cmd_run ? op_cmd_run(nf, fwd) : 1;
+    free(fwd);
+    return rc;
+}

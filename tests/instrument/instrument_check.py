@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""instrument_check.py — drives the tests of `omniprof instrument` (CTest names instrument.*).
+
+Each mode runs a real program under the real launcher and asserts on its output, its exit
+status and the database it wrote (sqlite3 from the standard library). Exit 0 pass, 1 fail,
+77 skip (after printing 'SKIP: <reason>').
+
+  uprobe, audit, compiler   fib(20) instrumented by that method: exactly 21,891 FUNCTION_CALL
+                            regions named fib, the program's output and status unchanged,
+                            exclusive times that add up to the outermost call's inclusive time
+  list                      --list: reasons (too small, inlined, excluded module, regexes,
+                            not reachable through the PLT), nothing run
+  not_permitted             as an unprivileged user: auto falls back to LD_AUDIT and says why;
+                            --method uprobe says uprobes are not permitted and the program
+                            still runs unchanged
+  bad_input                 bad regex, method, throttle, program: exit 2 with a message naming it
+
+usage: instrument_check.py MODE --bindir DIR
+"""
+import argparse
+import glob
+import os
+import pwd
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+FIB20_CALLS = 21891
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        FAILS.append(msg)
+
+
+def skip(reason):
+    print("SKIP: " + reason)
+    sys.exit(77)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kw)
+    return p.returncode, p.stdout, p.stderr
+
+
+def databases(d):
+    return sorted(glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True))
+
+
+def fib_calls(db):
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT R.start, R.\"end\", json_extract(E.extdata, '$.exclusive_ns'), json_extract(E.extdata, '$.depth'), "
+        "json_extract(E.extdata, '$.unfinished') FROM regions R JOIN rocpd_event E ON E.id = R.event_id "
+        "AND E.guid = R.guid WHERE R.category = 'FUNCTION_CALL' AND R.name = 'fib'").fetchall()
+    con.close()
+    return rows
+
+
+def reference(prog):
+    return run([prog, "20"])
+
+
+def check_fib_run(bindir, prog, method_args, expect_method=None, user=None, workdir=None):
+    ref_rc, ref_out, _ = reference(prog)
+    out_dir = tempfile.mkdtemp(prefix="ins-", dir=workdir)
+    os.chmod(out_dir, 0o777)
+    cmd = [os.path.join(bindir, "omniprof"), "instrument"] + method_args + ["-i", "^fib$", "-d", out_dir, "--", prog, "20"]
+    if user:
+        cmd = as_user(user) + cmd
+    rc, out, err = run(cmd)
+    print(err.strip())
+    check(rc == ref_rc == 3, "exit status kept (%d, uninstrumented %d)" % (rc, ref_rc))
+    check(out == ref_out, "program output unchanged")
+    if expect_method:
+        check(("method " + expect_method) in err, "the launcher says which method and why (%s)" % expect_method)
+    dbs = databases(out_dir)
+    check(len(dbs) == 1, "one database (%d)" % len(dbs))
+    if dbs:
+        rows = fib_calls(dbs[0])
+        check(len(rows) == FIB20_CALLS, "fib(20) recorded %d calls (expected %d)" % (len(rows), FIB20_CALLS))
+        if rows:
+            incl = [e - s for s, e, _, _, _ in rows]
+            excl = [x for _, _, x, _, _ in rows]
+            check(all(x is not None and 0 <= x <= i for x, i in zip(excl, incl)), "0 <= exclusive <= inclusive for every call")
+            check(sum(excl) == max(incl), "exclusive times add up to the outermost call (%d vs %d ns)" % (sum(excl), max(incl)))
+            check(max(d for _, _, _, d, _ in rows) == 19 and min(d for _, _, _, d, _ in rows) == 0, "depths 0..19")
+            check(not any(u for _, _, _, _, u in rows), "no call left unfinished")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return err
+
+
+def as_user(user):
+    pw = pwd.getpwnam(user)
+    return ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups"]
+
+
+def uprobes_permitted():
+    return os.geteuid() == 0 and os.path.exists("/sys/bus/event_source/devices/uprobe/type")
+
+
+def mode_uprobe(a):
+    if not uprobes_permitted():
+        skip("uprobes need root (CAP_PERFMON) and the kernel's uprobe PMU")
+    check_fib_run(a.bindir, os.path.join(a.bindir, "instest_fib"), ["--method", "uprobe"])
+    # auto picks uprobes for a plain program when permitted
+    check_fib_run(a.bindir, os.path.join(a.bindir, "instest_fib"), [], expect_method="uprobe")
+
+
+def mode_audit(a):
+    check_fib_run(a.bindir, os.path.join(a.bindir, "instest_fib_lib"), ["--method", "audit"])
+
+
+def mode_compiler(a):
+    # auto: the program calls the -finstrument-functions hooks
+    check_fib_run(a.bindir, os.path.join(a.bindir, "instest_fib_cyg"), [], expect_method="compiler")
+
+
+def listing(a, prog, *args):
+    rc, out, err = run([os.path.join(a.bindir, "omniprof"), "instrument", "--list"] + list(args) + ["--", prog])
+    check(rc == 0, "--list exit 0 (%d: %s)" % (rc, err.strip()))
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) >= 2:
+            rows.setdefault(parts[1], []).append(line)
+    return out, rows
+
+
+def mode_list(a):
+    fib = os.path.join(a.bindir, "instest_fib")
+    out, rows = listing(a, fib)
+    check("fib" in rows and "too small" in rows["fib"][0], "fib is too small by default")
+    check("twice" in rows and "inlined" in rows["twice"][0], "twice() is listed as inlined")
+    check("_start" in rows and "unsafe" in rows["_start"][0], "_start is unsafe")
+    check(any("libc.so" in l and "shared library" in l for l in out.splitlines()), "libc is an excluded module")
+    check("(every function)" in out, "excluded modules listed with their reason")
+    out, rows = listing(a, fib, "-i", "^fib$")
+    check("fib" in rows and rows["fib"][0].startswith("instrumented"), "-i forces fib despite its size")
+    check("main" in rows and "not matched by the include regex" in rows["main"][0], "main: not matched by -i")
+    out, rows = listing(a, fib, "-i", "fib", "-e", "^fib$")
+    check("fib" in rows and "excluded by regex" in rows["fib"][0], "-e wins over -i")
+    out, rows = listing(a, fib, "--min-instructions", "0")
+    check("fib" in rows and rows["fib"][0].startswith("instrumented"), "--min-instructions 0 takes fib")
+    check("# " in out and "instrumented," in out, "totals line")
+    lib = os.path.join(a.bindir, "instest_fib_lib")
+    out, rows = listing(a, lib, "--method", "audit", "--min-instructions", "0")
+    check("fib" in rows and rows["fib"][0].startswith("instrumented"), "audit: fib (imported by main) instrumented")
+    check("fib_rec" in rows and rows["fib_rec"][0].startswith("instrumented"), "audit: fib_rec (imported within the library)")
+    check("main" in rows and "PLT" in rows["main"][0], "audit: main is not reachable through a PLT")
+    check(any("printf" in k and "PLT" not in rows[k][0] for k in rows) or "printf" in out, "audit: libc functions listed")
+
+
+def mode_not_permitted(a):
+    if os.geteuid() != 0:
+        skip("needs root to run a command as another user")
+    user = "nobody"
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        skip("no user 'nobody'")
+    if shutil.which("setpriv") is None:
+        skip("setpriv not installed")
+    # the build tree must be reachable by that user
+    rc, _, _ = run(as_user(user) + [os.path.join(a.bindir, "instest_fib"), "1"])
+    if rc != 3:
+        skip("the build tree is not readable by user nobody")
+    work = tempfile.mkdtemp(prefix="ins-np-")
+    os.chmod(work, 0o777)
+    err = check_fib_run(a.bindir, os.path.join(a.bindir, "instest_fib_lib"), [], expect_method="audit", user=user,
+                        workdir=work)
+    check("refuses uprobes" in err, "auto says why uprobes were not used")
+    # --method uprobe without permission: one clear line, the program unharmed
+    ref_rc, ref_out, _ = reference(os.path.join(a.bindir, "instest_fib"))
+    out_dir = tempfile.mkdtemp(prefix="ins-", dir=work)
+    os.chmod(out_dir, 0o777)
+    rc, out, err = run(as_user(user) + [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "uprobe", "-i", "^fib$",
+                        "-d", out_dir, "--", os.path.join(a.bindir, "instest_fib"), "20"])
+    print(err.strip())
+    check(rc == ref_rc and out == ref_out, "--method uprobe not permitted: program output and status unchanged")
+    check("uprobes not permitted" in err, "--method uprobe not permitted: says so")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def mode_bad_input(a):
+    omni = os.path.join(a.bindir, "omniprof")
+    fib = os.path.join(a.bindir, "instest_fib")
+    cases = [
+        (["-i", "fib("], "include (-i) regex"),
+        (["-e", "[x"], "exclude (-e) regex"),
+        (["--method", "dyninst"], "--method 'dyninst'"),
+        (["--throttle", "often"], "--throttle 'often'"),
+        (["--min-instructions", "-3"], "--min-instructions '-3'"),
+    ]
+    for args, needle in cases:
+        rc, out, err = run([omni, "instrument"] + args + ["--", fib, "5"])
+        check(rc == 2 and needle in err, "%s -> exit 2 naming it (%d: %s)" % (" ".join(args), rc, err.strip()))
+        check("fib(" not in out, "%s -> the program was not run" % " ".join(args))
+    rc, _, err = run([omni, "instrument", "--", "/no/such/program"])
+    check(rc == 2 and "/no/such/program" in err, "missing program -> exit 2 naming it")
+    rc, _, err = run([omni, "instrument", "-i", "fib"])
+    check(rc == 2 and "no program" in err, "no program -> exit 2")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("--bindir", required=True)
+    a = ap.parse_args()
+    fn = globals().get("mode_" + a.mode)
+    if not fn:
+        print("unknown mode " + a.mode)
+        return 2
+    fn(a)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
