@@ -17,6 +17,7 @@ int op_cmd_summary(int argc, char **argv) OP_CLI_WEAK; /* cmd_summary.c (output)
 int op_cmd_query(int argc, char **argv) OP_CLI_WEAK;   /* cmd_query.c   (output) */
 int op_cmd_causal(int argc, char **argv) OP_CLI_WEAK;  /* cmd_causal.c  (causal profiling runs) */
 int op_cmd_instrument(int argc, char **argv) OP_CLI_WEAK; /* cmd_instrument.c (instrument) */
+int op_cmd_attach(int argc, char **argv) OP_CLI_WEAK;     /* cmd_attach.c, attach_inject.c */
 
 /* `omniprof avail` sections contributed by other modules (weak; NULL when not built).
  * Each prints its section to stdout and returns an exit status. */

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
         {"summary", op_cmd_summary, "print summary tables of databases"},
         {"query", op_cmd_query, "run read-only SQL over databases"},
         {"causal", op_cmd_causal, "causal profiling: virtual speedups of lines, appended to profile.coz"},
+        {"attach", op_cmd_attach, "profile a running process (and its children) for a while, leave it running"},
         {"instrument", op_cmd_instrument, "record function calls of a program (uprobes, LD_AUDIT, -finstrument-functions)"},
     };
     const int n = (int)(sizeof(cmds) / sizeof(cmds[0]));

@@ -579,6 +579,43 @@ void op_tool_flush_now(bool final, uint64_t timeout_ms)
 
 bool op_tool_active(void) { return atomic_load(&g.state) == ST_ACTIVE; }
 
+/* omniprof attach (tool_attach.c): stop collecting, deliver what the buffers hold and close
+ * the database; the process goes on and the tool stays loaded (ACTIVE) for a re-attach. */
+int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return -1;
+    flush_buffers();
+    omniprof_stop_context(g.ctx);
+    flush_buffers();
+    if (!atomic_load(&g.writer) && atomic_load(&g.need_open)) {
+        if (writer_acquire()) writer_release();
+    }
+    op_db_writer *w = writer_detach(timeout_ms);
+    if (w) {
+        drain_writer(w, timeout_ms);
+        record_costs(w);
+        int rc = op_db_writer_close(w);
+        if (rc != 0) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+    }
+    snprintf(db, n, "%s", w ? g.db_path : "");
+    return 0;
+}
+
+/* A new attach to a process whose tool is loaded: the attach's settings (output path...) are
+ * read again, a new database opens at the first delivery, collection restarts. The services
+ * are those of the first attach (configuration is locked after it). */
+int op_tool_reattach(void)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE) return -1;
+    op_settings_reset();
+    op_settings_load();
+    g.db_path[0] = '\0';
+    g.init_ns = op_now_ns();
+    atomic_store(&g.open_failed, 0);
+    atomic_store(&g.need_open, 1);
+    return omniprof_start_context(g.ctx) == OMNIPROF_STATUS_SUCCESS ? 0 : -1;
+}
+
 static void tool_fini(void *tool_data)
 {
     (void)tool_data;

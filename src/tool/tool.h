@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Flush everything collected so far into the database, from a normal thread (never from a
@@ -14,6 +15,12 @@ void op_tool_flush_now(bool final, uint64_t timeout_ms);
 
 /* True once the tool has a working configuration (database open or to be opened). */
 bool op_tool_active(void);
+
+/* omniprof attach (tool_attach.c): op_tool_detach stops collecting and closes the database
+ * (its path in db, "" if none was opened), the process goes on; op_tool_reattach restarts
+ * collection into a new database. 0, or -1 when the tool is not active. */
+int op_tool_detach(uint64_t timeout_ms, char *db, size_t n);
+int op_tool_reattach(void);
 
 /* Start a detached tool thread with every signal blocked and a 256 KiB stack. Returns 0 or
  * pthread_create's error. */

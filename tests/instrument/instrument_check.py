@@ -14,6 +14,14 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             --method uprobe says uprobes are not permitted and the program
                             still runs unchanged
   bad_input                 bad regex, method, throttle, program: exit 2 with a message naming it
+  attach_threads            attach to a running 4-thread program for 2 s: samples from every
+                            thread, the program ends with its own output and status
+  attach_again              attach, detach, attach again: two databases, the program unharmed
+  attach_children           --attach-children (default): one database per process of the tree
+  attach_refused            ptrace not permitted (another user; a non-dumpable process): exit 1,
+                            a message saying why, the program unharmed
+  attach_killed             omniprof attach killed with SIGKILL while attached: the program
+                            runs on (never stopped) and its database is closed whole
 
 usage: instrument_check.py MODE --bindir DIR
 """
@@ -26,6 +34,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 FAILS = []
 FIB20_CALLS = 21891
@@ -206,6 +215,152 @@ def mode_bad_input(a):
     check(rc == 2 and "/no/such/program" in err, "missing program -> exit 2 naming it")
     rc, _, err = run([omni, "instrument", "-i", "fib"])
     check(rc == 2 and "no program" in err, "no program -> exit 2")
+
+
+# ---------------------------------------------------------------------------------------
+# omniprof attach
+
+TARGET_SECONDS = 10
+
+
+def start_target(a, secs, threads, kids=0, extra=None, user=None):
+    cmd = [os.path.join(a.bindir, "instest_attach_target"), str(secs), str(threads), str(kids)] + ([extra] if extra else [])
+    if user:
+        cmd = as_user(user) + cmd
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    pid = int(first.split()[1])
+    return p, pid, first
+
+
+def finish_target(p, first, threads, kids):
+    out, err = p.communicate(timeout=240)
+    out = first + out
+    check(p.returncode == 7, "the program ends with its own status (%d)" % p.returncode)
+    check("done %d threads %d children 0 bad" % (threads, kids) in out, "the program's output is complete (%r)" % out.strip())
+    return err
+
+
+def attach(a, pid, args, out_dir, user=None):
+    cmd = [os.path.join(a.bindir, "omniprof"), "attach", "-p", str(pid), "-d", out_dir] + args
+    if user:
+        cmd = as_user(user) + cmd
+    rc, out, err = run(cmd)
+    print(err.strip())
+    return rc, out, err
+
+
+def sample_tids(db):
+    con = sqlite3.connect(db)
+    rows = dict(con.execute("SELECT tid, COUNT(*) FROM samples GROUP BY tid").fetchall())
+    con.close()
+    return rows
+
+
+def tids_of(pid, want):
+    """The program's threads, once all `want` of them exist (it creates them after printing)."""
+    deadline = time.time() + 10
+    while True:
+        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+        if len(tids) >= want or time.time() > deadline:
+            return tids
+        time.sleep(0.02)
+
+
+def mode_attach_threads(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS, 4)
+    tids = tids_of(pid, 4)
+    rc, out, err = attach(a, pid, ["--duration", "2", "--sample"], out_dir)
+    check(rc == 0, "attach exits 0 (%d)" % rc)
+    dbs = databases(out_dir)
+    check(len(dbs) == 1 and dbs[0] in out, "one database, named on stdout (%s)" % dbs)
+    finish_target(p, first, 4, 0)
+    if dbs:
+        per = sample_tids(dbs[0])
+        check(len(tids) == 4, "the program has 4 threads (%s)" % tids)
+        check(all(per.get(t, 0) > 0 for t in tids), "samples from every thread: %s (threads %s)" % (per, tids))
+        con = sqlite3.connect(dbs[0])
+        span = con.execute("SELECT (MAX(timestamp) - MIN(timestamp)) / 1e9 FROM samples").fetchone()[0]
+        con.close()
+        check(span is not None and span < 6, "samples only while attached (%.2f s for a 2 s attach)" % (span or -1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_attach_again(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS + 4, 3)
+    for i in range(2):
+        rc, out, err = attach(a, pid, ["--duration", "1", "--sample"], out_dir)
+        check(rc == 0, "attach %d exits 0 (%d)" % (i + 1, rc))
+    dbs = databases(out_dir)
+    check(len(dbs) == 2, "two databases (%s)" % dbs)
+    finish_target(p, first, 3, 0)
+    for db in dbs:
+        per = sample_tids(db)
+        check(len(per) == 3, "%s: samples from the 3 threads (%s)" % (os.path.basename(db), per))
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_attach_children(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS, 2, kids=2)
+    rc, out, err = attach(a, pid, ["--duration", "2", "--sample"], out_dir)
+    check(rc == 0, "attach exits 0 (%d)" % rc)
+    dbs = databases(out_dir)
+    check(len(dbs) == 3, "one database per process: parent and 2 children (%s)" % dbs)
+    finish_target(p, first, 2, 2)
+    for db in dbs:
+        check(len(sample_tids(db)) >= 1, "%s has samples" % os.path.basename(db))
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_attach_refused(a):
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        skip("needs root and setpriv to run the target or omniprof as another user")
+    user = "nobody"
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        skip("no user 'nobody'")
+    work = tempfile.mkdtemp(prefix="att-np-")
+    os.chmod(work, 0o777)
+    # (a) another user's process
+    p, pid, first = start_target(a, 4, 2)
+    rc, out, err = attach(a, pid, ["--duration", "1", "--sample"], work, user=user)
+    check(rc == 1, "another user's process: exit 1 (%d)" % rc)
+    check("not permitted" in err and "another user" in err, "another user's process: says why")
+    check(not databases(work), "no database")
+    finish_target(p, first, 2, 0)
+    # (b) a process of the same user that is not dumpable (PR_SET_DUMPABLE 0)
+    p, pid, first = start_target(a, 4, 2, extra="undumpable", user=user)
+    rc, out, err = attach(a, pid, ["--duration", "1", "--sample"], work, user=user)
+    check(rc == 1, "non-dumpable process: exit 1 (%d)" % rc)
+    check("not permitted" in err and "dumpable" in err, "non-dumpable process: says why")
+    finish_target(p, first, 2, 0)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def mode_attach_killed(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS, 3)
+    cmd = [os.path.join(a.bindir, "omniprof"), "attach", "-p", str(pid), "-d", out_dir, "--sample"]
+    att = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = att.stderr.readline()
+    check("collecting in process %d" % pid in line, "attached (%s)" % line.strip())
+    time.sleep(0.5)
+    att.kill()
+    att.wait()
+    time.sleep(0.5)
+    with open("/proc/%d/stat" % pid) as f:
+        state = f.read().rsplit(")", 1)[1].split()[0]
+    check(state not in ("T", "t"), "the program is not left stopped (state %s)" % state)
+    finish_target(p, first, 3, 0)
+    dbs = databases(out_dir)
+    check(len(dbs) == 1, "its database exists (%s)" % dbs)
+    if dbs:
+        check(len(sample_tids(dbs[0])) == 3, "and is whole: samples of the 3 threads")
+    shutil.rmtree(out_dir, ignore_errors=True)
 
 
 def main():

@@ -146,13 +146,25 @@ static omniprof_status_t cpu_start(void)
     atomic_store(&g_op_cpu_started, 1);
     if (g_op_cpu_cfg.sampling) op_cpu_threads_foreach(start_thread_cb, NULL);
     if (op_causal_configured()) op_causal_start();
+    /* loaded into a running process (omniprof attach): its threads are adopted (adopt.c) */
+    if (g_op_cpu_cfg.sampling && op_setting_bool(OP_SET_ATTACH_MODE)) op_cpu_adopt_start();
     if (g_op_cpu_cfg.process_sampling && op_cpu_process_sampler_start() != 0)
         op_warn("cpu: process sampling off: its thread could not start");
     op_cpu_tls_guard--;
     return OMNIPROF_STATUS_SUCCESS;
 }
 
-static void cpu_on_context_change(void) { update_enabled(); }
+/* Attached (omniprof attach): a detach stops the context, and the timers must not go on
+ * firing into a process we left; a re-attach starts them again. */
+static void cpu_on_context_change(void)
+{
+    update_enabled();
+    if (!g_op_cpu_cfg.sampling || !op_setting_bool(OP_SET_ATTACH_MODE)) return;
+    bool on = atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_CPUTIME]) ||
+              atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_REALTIME]);
+    if (on) op_cpu_adopt_resume();
+    else op_cpu_adopt_pause();
+}
 
 /* The SDK finalizes in this order (src/sdk/registration.c): backends flush, contexts stop,
  * buffers are delivered, tools finalize, backends finalize. So everything the run must still

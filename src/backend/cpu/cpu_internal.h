@@ -146,6 +146,13 @@ int op_cpu_sampler_setup(void);              /* handlers; 0 or -1 (sampling off,
 void op_cpu_sampler_prepare(uint64_t n_threads);  /* enough allocators for n threads */
 void op_cpu_sampler_thread_start(op_cpu_thread *t); /* ring + timers for a live thread */
 void op_cpu_sampler_thread_stop(op_cpu_thread *t);  /* on the thread itself, before exit */
+void op_cpu_sampler_rearm(op_cpu_thread *t);        /* timers made: period again (re-attach) */
+
+/* ---- adopt.c: threads of a process attached to (OMNIPROF_ATTACH_MODE) ---------------------- */
+void op_cpu_adopt_start(void);                      /* follow /proc/self/task, sample every thread */
+void op_cpu_adopt_pause(void);                      /* detach: timers disarmed */
+void op_cpu_adopt_resume(void);                     /* re-attach: timers rearmed */
+op_cpu_thread *op_cpu_adopted_find(pid_t tid);      /* async-signal-safe */
 void op_cpu_sampler_release(op_cpu_thread *t);      /* thread exited: hand to its allocator */
 void op_cpu_sampler_drain_all(void);         /* flush: emit everything buffered */
 void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spilled samples */

@@ -201,6 +201,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     }
     int saved_errno = errno;
     op_cpu_thread *t = op_cpu_tls_thread;
+    if (!t && (t = op_cpu_adopted_find((pid_t)syscall(SYS_gettid)))) op_cpu_tls_thread = t; /* adopt.c */
     if (!t || !atomic_load_explicit(&t->active, memory_order_acquire) ||
         atomic_load_explicit(&g_op_cpu_stopping, memory_order_relaxed) ||
         !atomic_load_explicit(&g_op_cpu_sampling_enabled[type], memory_order_relaxed))
@@ -552,7 +553,9 @@ void op_cpu_sampler_thread_start(op_cpu_thread *t)
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         if (!g_op_cpu_cfg.timer_on[i] || t->filtered[i]) continue;
         clockid_t clk = CLOCK_MONOTONIC;
-        if (i == OP_CPU_TIMER_CPUTIME && pthread_getcpuclockid(t->pthread, &clk) != 0) continue;
+        if (i == OP_CPU_TIMER_CPUTIME && !t->pthread) /* adopted (adopt.c): the kernel's id of its CPU clock */
+            clk = (clockid_t)((~(unsigned)t->tid << 3) | 6); /* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) */
+        else if (i == OP_CPU_TIMER_CPUTIME && pthread_getcpuclockid(t->pthread, &clk) != 0) continue;
         struct sigevent sev;
         memset(&sev, 0, sizeof sev);
         sev.sigev_notify = SIGEV_THREAD_ID;
@@ -582,6 +585,22 @@ void op_cpu_sampler_thread_start(op_cpu_thread *t)
                 its.it_value.tv_nsec = (long)(d % 1000000000u);
             }
         }
+        timer_settime(t->timers[i], 0, &its, NULL);
+    }
+}
+
+/* Set the running timers of a thread to their period again (after adopt.c disarmed them). */
+void op_cpu_sampler_rearm(op_cpu_thread *t)
+{
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        if (!t->timer_made[i]) continue;
+        double f = g_op_cpu_cfg.freq[i] > 0 ? g_op_cpu_cfg.freq[i] : 100.0;
+        uint64_t period = (uint64_t)(1e9 / f);
+        if (period < 10000) period = 10000;
+        struct itimerspec its;
+        its.it_interval.tv_sec = (time_t)(period / 1000000000u);
+        its.it_interval.tv_nsec = (long)(period % 1000000000u);
+        its.it_value = its.it_interval;
         timer_settime(t->timers[i], 0, &its, NULL);
     }
 }

@@ -112,6 +112,20 @@ static void read_config(void)
     }
 }
 
+static bool g_configured;
+
+static int start_methods(void)
+{
+    int ok = 0;
+    g_stopped = false;
+    atomic_store(&g_op_ins_active, 1);
+    if (g_methods[OMNIPROF_FUNCTION_CALL_COMPILER] && op_ins_compiler_start() == 0) ok++;
+    if (g_methods[OMNIPROF_FUNCTION_CALL_AUDIT] && op_ins_audit_start() == 0) ok++;
+    if (g_methods[OMNIPROF_FUNCTION_CALL_UPROBE] && op_ins_uprobe_start() == 0) ok++;
+    if (!ok) atomic_store(&g_op_ins_active, 0);
+    return ok;
+}
+
 static omniprof_status_t ins_start(void)
 {
     read_config();
@@ -124,17 +138,8 @@ static omniprof_status_t ins_start(void)
         op_warn("instrument: %s", err);
         return OMNIPROF_STATUS_ERROR_PARSE;
     }
-    g_started = true;
-    int ok = 0;
-    atomic_store(&g_op_ins_active, 1);
-    if (g_methods[OMNIPROF_FUNCTION_CALL_COMPILER] && op_ins_compiler_start() == 0) ok++;
-    if (g_methods[OMNIPROF_FUNCTION_CALL_AUDIT] && op_ins_audit_start() == 0) ok++;
-    if (g_methods[OMNIPROF_FUNCTION_CALL_UPROBE] && op_ins_uprobe_start() == 0) ok++;
-    if (!ok) {
-        atomic_store(&g_op_ins_active, 0);
-        return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
-    }
-    return OMNIPROF_STATUS_SUCCESS;
+    g_started = g_configured = true;
+    return start_methods() ? OMNIPROF_STATUS_SUCCESS : OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
 }
 
 static void ins_stop(void);
@@ -162,6 +167,18 @@ static void ins_stop(void)
                 (unsigned long long)op_ins_dropped_depth(), OP_INS_MAX_DEPTH);
 }
 
+/* omniprof attach: a detach stops the context — the probes and hooks go (the process is left
+ * as it was); a re-attach starts the context again — they come back. */
+static void ins_on_context_change(void)
+{
+    if (!g_configured || op_sdk_is_finalizing()) return;
+    bool on = false;
+    for (int m = 1; m < OMNIPROF_FUNCTION_CALL_LAST && !on; m++)
+        on = g_methods[m] && op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_FUNCTION_CALL, m);
+    if (!on && !g_stopped) ins_stop();
+    else if (on && g_stopped) start_methods();
+}
+
 static void ins_at_fork_child(void)
 {
     op_ins_uprobe_at_fork_child();
@@ -187,6 +204,7 @@ static const op_backend g_backend = {
     .size = sizeof(op_backend),
     .name = "instrument",
     .start = ins_start,
+    .on_context_change = ins_on_context_change,
     .flush = ins_flush,
     .finalize = ins_stop,
     .at_fork_child = ins_at_fork_child,

@@ -47,6 +47,11 @@ int op_ins_func_add(const char *name, const char *module, uint64_t address, bool
         g_table = op_calloc(g_table_cap, sizeof *g_table);
     }
     uint32_t n = atomic_load(&g_table_n);
+    for (uint32_t i = 0; g_table && i < n; i++) /* the same function placed again (re-attach) */
+        if (g_table[i]->address == address && g_table[i]->method == method) {
+            pthread_mutex_unlock(&g_table_lock);
+            return (int)i;
+        }
     if (!g_table || n >= g_table_cap) {
         pthread_mutex_unlock(&g_table_lock);
         return -1;

@@ -1,0 +1,65 @@
+/* attach_target.c — a running program for the `omniprof attach` tests: N threads (main
+ * included) spin on the CPU for S seconds, optionally K child processes do the same; it prints
+ * "pid P" at start and "done" at the end and exits with status 7 (children with 0).
+ *
+ *   attach_target SECONDS THREADS [CHILDREN] [undumpable]
+ * `undumpable` sets PR_SET_DUMPABLE 0 (what setuid programs get), which refuses ptrace from
+ * the same user without CAP_SYS_PTRACE. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static volatile double g_sink;
+static double g_secs;
+
+__attribute__((noinline)) static double spin(double secs)
+{
+    double t0 = now(), x = 0;
+    while (now() - t0 < secs)
+        for (int i = 0; i < 10000; i++) x += i * 0.5;
+    return x;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    g_sink = spin(g_secs);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    g_secs = argc > 1 ? atof(argv[1]) : 5;
+    int n = argc > 2 ? atoi(argv[2]) : 4, kids = argc > 3 ? atoi(argv[3]) : 0;
+    if (argc > 4 && !strcmp(argv[4], "undumpable")) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    printf("pid %d\n", (int)getpid());
+    fflush(stdout);
+    for (int k = 0; k < kids; k++)
+        if (fork() == 0) {
+            g_sink = spin(g_secs);
+            _exit(0);
+        }
+    pthread_t t[64];
+    for (int i = 0; i < n - 1 && i < 64; i++) pthread_create(&t[i], NULL, worker, NULL);
+    g_sink = spin(g_secs);
+    for (int i = 0; i < n - 1 && i < 64; i++) pthread_join(t[i], NULL);
+    int bad = 0;
+    for (int k = 0; k < kids; k++) {
+        int st = 0;
+        if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
+    }
+    printf("done %d threads %d children %d bad\n", n, kids, bad);
+    return 7;
+}
