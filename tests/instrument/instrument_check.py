@@ -104,8 +104,11 @@ def check_fib_run(bindir, prog, method_args, expect_method=None, user=None, work
 
 
 def as_user(user):
+    """Run as `user`, with a HOME of its own (omniprof run reads ~/.omniprof.cfg)."""
     pw = pwd.getpwnam(user)
-    return ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups"]
+    home = tempfile.mkdtemp(prefix="home-")
+    os.chmod(home, 0o777)
+    return ["env", "HOME=" + home, "setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups"]
 
 
 def uprobes_permitted():

@@ -200,9 +200,18 @@ static int ins_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), voi
     return 0;
 }
 
+/* What this backend serves (backend.h); the SDK reads it from the library file. */
+OP_BACKEND_MANIFEST(g_ins_manifest) = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "instrument",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_FUNCTION_CALL},
+};
+
 static const op_backend g_backend = {
     .size = sizeof(op_backend),
     .name = "instrument",
+    .manifest = &g_ins_manifest,
     .start = ins_start,
     .on_context_change = ins_on_context_change,
     .flush = ins_flush,
