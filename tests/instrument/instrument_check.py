@@ -307,7 +307,7 @@ def mode_attach_again(a):
 
 def mode_attach_children(a):
     out_dir = tempfile.mkdtemp(prefix="att-")
-    p, pid, first = start_target(a, TARGET_SECONDS, 2, kids=2)
+    p, pid, first = start_target(a, TARGET_SECONDS + 6, 2, kids=2)
     rc, out, err = attach(a, pid, ["--duration", "2", "--sample"], out_dir)
     check(rc == 0, "attach exits 0 (%d)" % rc)
     dbs = databases(out_dir)
