@@ -160,6 +160,7 @@ typedef struct run_plan {
     unsigned format_bits;         /* OP_OUT_FMT_* of -f (with libomniprof-output) */
     const char *summary_units;    /* -u (NULL: the default) */
     const char *summary_output;   /* --summary-output-file (NULL: stderr) */
+    char *out_dir, *out_file;     /* OMNIPROF_OUTPUT_PATH (absolute) and _FILE templates (malloc'd) */
     char *pmc_groups[RUN_MAX_PMC_GROUPS];
     int n_pmc_groups;
 } run_plan;
@@ -186,6 +187,9 @@ int run_resolve_program(const char *prog, char *out, size_t outlen);
 int run_child(const char *prog_path, char **argv);
 
 /* ---- cmd_run_post.c ---- */
+/* Before the run: refuse when a file the
+ * post-run work would write exists already. Returns 0, or -1 (printed). */
+int run_check_outputs(const run_opts *ro, const run_plan *plan);
 /* Post-run work over the databases listed in the manifest. Returns 0 or 1 (printed). */
 int run_post(const char *manifest, const run_plan *plan);
 

@@ -1066,6 +1066,43 @@ def t_extra_metrics():
     check(not os.path.exists(marker), "the program did not run")
 
 
+def t_derived_outputs():
+    # issue 11: no output replaces an existing file. A fixed -o run after run gets NAME-1, NAME-2
+    # with their own derived files; a derived file whose database is gone stops the run before
+    # it starts, naming it; so does an existing --summary-output-file.
+    d = tmpdir()
+    for _ in range(2):
+        r = omniprof("run", "--marker-trace", "-d", d, "-o", "p", "-f", "pftrace", "--", ARGS.victim, "normal", "2")
+        if "not built" in r.stderr:
+            print("SKIP: libomniprof-output is not built")
+            sys.exit(77)
+        check(r.returncode == 0, "run: %d %r" % (r.returncode, r.stderr))
+    names = sorted(os.listdir(d))
+    check("p_results.pftrace" in names and "p-1_results.pftrace" in names, "each database its own trace: %r" % names)
+    stale = os.path.join(d, "p_results.pftrace")
+    with open(stale, "rb") as f:
+        before = f.read()
+    for x in os.listdir(d):
+        if x.endswith(".db"):
+            os.unlink(os.path.join(d, x))
+    marker = os.path.join(d, "ran")
+    r = omniprof("run", "--marker-trace", "-d", d, "-o", "p", "-f", "pftrace", "--", "/bin/sh", "-c", "touch " + marker)
+    check(r.returncode == 2 and stale in r.stderr and "nothing is replaced" in r.stderr, "stale trace: %r" % r.stderr)
+    check(not os.path.exists(marker), "the program did not run")
+    with open(stale, "rb") as f:
+        check(f.read() == before, "the existing trace is unchanged")
+    summary = os.path.join(d, "summary.txt")
+    with open(summary, "w") as f:
+        f.write("mine\n")
+    r = omniprof("run", "--marker-trace", "--summary", "--summary-output-file", summary, "-d", d, "-o", "s", "--",
+                 "/bin/sh", "-c", "touch " + marker)
+    check(r.returncode == 2 and summary in r.stderr, "existing summary file: %r" % r.stderr)
+    check(not os.path.exists(marker) and open(summary).read() == "mine\n", "not run, file kept")
+    # per-process names (the default %hostname%/%pid%) are new for every process: no check needed
+    r = omniprof("run", "--marker-trace", "--stats", "-d", d, "--", ARGS.victim, "normal", "1")
+    check(r.returncode == 0, "per-process names: %d %r" % (r.returncode, r.stderr))
+
+
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
 
 
