@@ -54,6 +54,10 @@ enum {
     O_SUMMARY,
     O_SUMMARY_OUTPUT_FILE,
     O_SUMMARY_UNITS,
+    O_SUMMARY_PER_DOMAIN,
+    O_SUMMARY_GROUPS,
+    O_MINIMUM_OUTPUT_DATA,
+    O_AGENT_INDEX,
     O_KERNEL_INCLUDE_REGEX,
     O_KERNEL_EXCLUDE_REGEX,
     O_COLLECTION_PERIOD,
@@ -61,6 +65,8 @@ enum {
     O_FLUSH_INTERVAL,
     O_MANGLED_KERNELS,
     O_TRUNCATE_KERNELS,
+    O_KERNEL_RENAME,
+    O_SELECTED_REGIONS,
     O_PRELOAD,
     O_LOG_LEVEL,
     O_DISABLE_SIGNAL_HANDLERS,
@@ -160,6 +166,9 @@ typedef struct run_plan {
     unsigned format_bits;         /* OP_OUT_FMT_* of -f (with libomniprof-output) */
     const char *summary_units;    /* -u (NULL: the default) */
     const char *summary_output;   /* --summary-output-file (NULL: stderr) */
+    bool summary_per_domain;      /* -D: the table of domains after theirs */
+    const char *summary_groups;   /* --summary-groups: regexes separated by spaces (NULL: none) */
+    const char *agent_index;      /* -A: absolute, relative, type-relative (NULL: relative) */
     char *out_dir, *out_file;     /* OMNIPROF_OUTPUT_PATH (absolute) and _FILE templates (malloc'd) */
     char *pmc_groups[RUN_MAX_PMC_GROUPS];
     int n_pmc_groups;

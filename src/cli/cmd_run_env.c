@@ -19,6 +19,7 @@
 #include "cli/cmd_run.h"
 #include "common/number.h"
 #include "common/path_template.h"
+#include "common/regex_bound.h"
 
 #ifdef OMNIPROF_HAVE_OUTPUT
 #include "output/output.h"
@@ -111,7 +112,11 @@ static int set_table_rows(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, (op_setting_id)o->setting, value, spelled(o->id)) != 0;
     }
     plan->stats = run_opt_true(ro, O_STATS);
-    plan->summary = run_opt_true(ro, O_SUMMARY);
+    plan->summary_per_domain = run_opt_true(ro, O_SUMMARY_PER_DOMAIN);
+    plan->summary_groups = ro->set[O_SUMMARY_GROUPS] ? ro->value[O_SUMMARY_GROUPS] : NULL;
+    /* -D and --summary-groups shape the summary, so they ask for it */
+    plan->summary = run_opt_true(ro, O_SUMMARY) || plan->summary_per_domain || plan->summary_groups;
+    plan->agent_index = ro->set[O_AGENT_INDEX] ? ro->value[O_AGENT_INDEX] : NULL;
     plan->summary_units = ro->set[O_SUMMARY_UNITS] ? ro->value[O_SUMMARY_UNITS] : NULL;
     plan->summary_output = ro->set[O_SUMMARY_OUTPUT_FILE] ? ro->value[O_SUMMARY_OUTPUT_FILE] : NULL;
     return bad ? -1 : 0;
@@ -385,10 +390,31 @@ static int set_output(run_opts *ro, env_list *env, run_plan *plan)
     return bad ? -1 : 0;
 }
 
+/* Each regex of --summary-groups compiles (size-bounded). */
+static int check_summary_groups(const run_plan *plan)
+{
+    if (!plan->summary_groups) return 0;
+    char *copy = run_xstrdup(plan->summary_groups);
+    int bad = 0;
+    for (char *save = NULL, *g = strtok_r(copy, " ", &save); g; g = strtok_r(NULL, " ", &save)) {
+        regex_t re;
+        char why[256];
+        if (op_regex_compile(&re, g, REG_NOSUB, why, sizeof(why)) != 0) {
+            run_usage_error("--summary-groups '%s' is not a usable POSIX extended regular expression: %s", g, why);
+            bad = 1;
+        } else {
+            regfree(&re);
+        }
+    }
+    free(copy);
+    return bad ? -1 : 0;
+}
+
 int run_build_settings(run_opts *ro, env_list *env, run_plan *plan)
 {
     int bad = 0;
     bad |= set_table_rows(ro, env, plan);
+    bad |= check_summary_groups(plan);
     bad |= set_counters(ro, env, plan);
     bad |= set_cpu(ro, env, plan);
     /* `omniprof instrument` sets OMNIPROF_INSTRUMENT (the methods) before it calls run */

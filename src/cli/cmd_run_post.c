@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cmd_run.h"
 #include "common/path_template.h"
@@ -23,7 +24,7 @@
 #endif
 
 /* The distinct lines of the manifest. */
-static char **read_manifest(const char *manifest, int *n_out)
+static char **read_manifest(const char *manifest, int *n_out, int *n_removed)
 {
     FILE *f = fopen(manifest, "r");
     char **dbs = NULL;
@@ -33,6 +34,10 @@ static char **read_manifest(const char *manifest, int *n_out)
         while (fgets(line, sizeof(line), f)) {
             line[strcspn(line, "\n")] = '\0';
             if (!line[0]) continue;
+            if (access(line, F_OK) != 0) { /* not kept (--minimum-output-data) */
+                (*n_removed)++;
+                continue;
+            }
             bool dup = false;
             for (int i = 0; i < ndb && !dup; i++) dup = strcmp(dbs[i], line) == 0;
             if (dup) continue;
@@ -52,7 +57,7 @@ static char **read_manifest(const char *manifest, int *n_out)
 
 #ifdef OMNIPROF_HAVE_OUTPUT
 /* One database (one process): <dir>/<name>_results.db → <dir>/<name>_<file>. */
-static int convert_one(const char *db, unsigned fmt)
+static int convert_one(const char *db, unsigned fmt, int agent_index)
 {
     char dir[4096], name[4096], err[1024] = "";
     snprintf(dir, sizeof(dir), "%s", db);
@@ -73,6 +78,7 @@ static int convert_one(const char *db, unsigned fmt)
     oo.out_name = name;
     oo.window.size = sizeof(oo.window);
     oo.progress = 1;
+    oo.agent_index = agent_index;
     if (op_output_convert(&oo, err, sizeof(err)) != 0) {
         fprintf(stderr, "omniprof run: converting %s: %s\n", db, err[0] ? err : "failed");
         return 1;
@@ -88,8 +94,16 @@ static int summarize(char **dbs, int ndb, const run_plan *plan)
     so.format = OP_OUT_SUMMARY_CONSOLE;
     int u = op_output_parse_units(plan->summary_units ? plan->summary_units : "nsec");
     so.units = u < 0 ? OP_OUT_NSEC : (op_out_units)u;
-    so.domain_summary = 1;
+    so.domain_summary = 1; /* omniprof's summary is per domain: -D changes nothing more */
     so.window.size = sizeof(so.window);
+    /* --summary-groups: one table per regex */
+    char *groups = run_xstrdup(plan->summary_groups ? plan->summary_groups : "");
+    const char *names[64];
+    size_t n_groups = 0;
+    for (char *save = NULL, *g = strtok_r(groups, " ", &save); g && n_groups < 64; g = strtok_r(NULL, " ", &save))
+        names[n_groups++] = g;
+    so.domain_groups = names;
+    so.n_domain_groups = n_groups;
     const char *dest = plan->summary_output ? plan->summary_output : "stderr";
     const char *const *in = (const char *const *)dbs;
     char err[1024] = "";
@@ -98,6 +112,7 @@ static int summarize(char **dbs, int ndb, const run_plan *plan)
     else if (strcmp(dest, "stderr") == 0 || !*dest) r = op_output_summary(in, (size_t)ndb, &so, stderr, err, sizeof(err));
     else r = op_output_summary_path(in, (size_t)ndb, &so, dest, err, sizeof(err));
     fflush(stdout);
+    free(groups);
     if (r != 0) {
         fprintf(stderr, "omniprof run: summary: %s\n", err[0] ? err : "failed");
         return 1;
@@ -108,15 +123,18 @@ static int summarize(char **dbs, int ndb, const run_plan *plan)
 
 int run_post(const char *manifest, const run_plan *plan)
 {
-    int ndb = 0, rc = 0;
-    char **dbs = read_manifest(manifest, &ndb);
-    if (ndb == 0) {
+    int ndb = 0, removed = 0, rc = 0;
+    char **dbs = read_manifest(manifest, &ndb, &removed);
+    if (ndb == 0 && removed > 0) {
+        fprintf(stderr, "omniprof run: every database was below --minimum-output-data; nothing to post-process\n");
+    } else if (ndb == 0) {
         fprintf(stderr, "omniprof run: no database was written by the program; nothing to post-process\n");
         rc = 1;
     } else {
 #ifdef OMNIPROF_HAVE_OUTPUT
         unsigned fmt = (plan->format_bits & ~(unsigned)OP_OUT_FMT_ROCPD) | (plan->stats ? OP_OUT_FMT_STATS : 0);
-        for (int i = 0; fmt && i < ndb; i++) rc |= convert_one(dbs[i], fmt);
+        int agents = op_output_parse_agent_index(plan->agent_index);
+        for (int i = 0; fmt && i < ndb; i++) rc |= convert_one(dbs[i], fmt, agents < 0 ? 0 : agents);
         if (plan->summary) rc |= summarize(dbs, ndb, plan);
 #else
         (void)plan;

@@ -145,8 +145,12 @@ typedef struct op_db_writer_options {
      * name (the mangled one when there is none), non-zero the mangled name (--mangled-kernels). */
     uint32_t kernel_names_mangled;
     uint32_t truncate_kernel_names; /* non-zero: the bare function name, no arguments or templates */
+    /* --kernel-rename: the name a dispatch whose external correlation id is `external` is shown
+     * by (its region; the kernel symbol keeps the kernel's name), or NULL to keep the kernel's.
+     * Called on the writer's thread; the string must live as long as the writer. NULL: off. */
+    const char *(*kernel_rename)(uint64_t external, void *user);
 } op_db_writer_options;
-#define op_db_writer_options__last_field truncate_kernel_names
+#define op_db_writer_options__last_field kernel_rename
 
 typedef struct op_db_writer_stats {
     uint64_t size;

@@ -62,7 +62,10 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     const char *display = op_db_kernel_display_name(w, mangled, demangled);
     int64_t ksym = kernel_symbol_row(w, r->kernel_id, mangled, display, 0, r->static_shared_memory,
                                      r->local_memory_per_thread, r->registers_per_thread);
-    int64_t region = op_db_intern(w, display);
+    const char *renamed = w->opts.kernel_rename && r->correlation_id.external.value
+                              ? w->opts.kernel_rename(r->correlation_id.external.value, w->opts.user)
+                              : NULL; /* --kernel-rename: the range around the launch */
+    int64_t region = op_db_intern(w, renamed ? renamed : display);
     if (thread < 0 || stream < 0 || ksym < 0 || region < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, NULL, 0);
     if (ev < 0) return -1;

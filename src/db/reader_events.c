@@ -44,9 +44,11 @@ static void sql_name(op_buf *b, op_src_set *set, int kind, int text) {
         break;
     case EV_KERNEL:
         op_buf_puts(b, "X.kernel_id, ");
+        /* the dispatch's region name first: a renamed dispatch (--kernel-rename) is shown by it */
         if (text && SRC_HAS(set, T_KSYM))
-            op_buf_printf(b, "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = X.kernel_id), ",
-                          TB(T_KSYM));
+            op_buf_printf(b, "COALESCE((SELECT string FROM %s RS WHERE RS.id = X.region_name_id), "
+                             "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = X.kernel_id)), ",
+                          TB(T_STRING), TB(T_KSYM));
         else
             op_buf_puts(b, "NULL, ");
         break;

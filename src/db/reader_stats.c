@@ -32,15 +32,19 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
                       win);
         break;
     case T_KERNEL:
+        /* by kernel and region name: a renamed dispatch (--kernel-rename) counts under its region */
         if (SRC_HAS(set, T_KSYM))
             op_buf_printf(&b,
-                          "SELECT g, NULL, (SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = n), cnt, "
-                          "tot, mn, mx, sq ",
-                          set->name[T_KSYM]);
+                          "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), "
+                          "(SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = n)), cnt, tot, mn, mx, sq ",
+                          S, set->name[T_KSYM]);
         else
-            op_buf_puts(&b, "SELECT g, NULL, 'kernel ' || n, cnt, tot, mn, mx, sq ");
-        op_buf_printf(&b, "FROM (SELECT %s AS g, X.kernel_id AS n, " AGG " FROM %s X WHERE 1 %s GROUP BY 1, 2)", g,
-                      set->name[T_KERNEL], win);
+            op_buf_printf(&b, "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), 'kernel ' || n), cnt, tot, "
+                              "mn, mx, sq ", S);
+        op_buf_printf(&b,
+                      "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG " FROM %s X WHERE 1 %s "
+                      "GROUP BY 1, 2, 3)",
+                      g, set->name[T_KERNEL], win);
         break;
     case T_COPY:
         op_buf_printf(&b,

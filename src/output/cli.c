@@ -24,7 +24,7 @@ typedef struct cli_args {
     size_t n_formats;
     const char *dir, *name, *out, *sql, *units, *cpu_profile;
     op_out_window win;
-    int by_rank, domain_summary, stats, help, progress, strict;
+    int by_rank, domain_summary, stats, help, progress, strict, agent_index;
 } cli_args;
 
 /* One command being run: its name and where its first message is kept. */
@@ -59,6 +59,7 @@ static const char *const HELP_CONVERT =
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
     "      --stats                  also write NAME_<domain>_stats.csv and NAME_domain_stats.csv\n"
+    "  -A, --agent-index MODE       CSV \"Agent N\": relative (default), absolute (node id), type-relative\n"
     "  window (every conversion):\n"
     "      --start T | N%           keep events from T ns (or N% of the trace extent)\n"
     "      --end T | N%             ... up to T ns (or N%)\n"
@@ -238,6 +239,13 @@ static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
                 rc = 2;
             }
             a->win.inclusive = v;
+        } else if ((IS("-A") || IS("--agent-index")) && !strcmp(cmd, "convert")) {
+            const char *v = VALUE();
+            if (!v) return 2;
+            if ((a->agent_index = op_output_parse_agent_index(v)) < 0) {
+                fprintf(stderr, "omniprof convert: --agent-index '%s': expected absolute, relative or type-relative\n", v);
+                return 2;
+            }
         } else if (IS("--summary-by-rank")) {
             a->by_rank = 1;
         } else if (IS("-D") || IS("--domain-summary")) {
@@ -282,7 +290,8 @@ static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) 
         return 2;
     }
     op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,
-                        .out_dir = a->dir, .out_name = a->name, .window = a->win, .progress = a->progress};
+                        .out_dir = a->dir, .out_name = a->name, .window = a->win, .progress = a->progress,
+                        .agent_index = a->agent_index};
     return -op_output_convert(&o, err, errlen); /* negative: a library status, said by the caller */
 }
 

@@ -112,12 +112,12 @@ static int keep_inputs(op_out_stream *s, const op_out_inputs *in) {
 
 /* The sink of one format; part_f != NULL: a Perfetto part written into part_f (see
  * op_sink_pftrace). */
-static int make_sink(op_out_stream *s, unsigned f, const char *dir, const char *name, FILE *part_f,
+static int make_sink(op_out_stream *s, unsigned f, const char *dir, const char *name, int agent_index, FILE *part_f,
                      const char *part_path, uint32_t seq_base, int threads_desc, char *err, size_t errlen) {
     if (part_f) {
         s->sink = op_sink_pftrace(part_f, part_path, seq_base, threads_desc);
     } else if (f == OP_OUT_FMT_CSV) {
-        s->sink = op_sink_csv(dir, name, &s->ids);
+        s->sink = op_sink_csv(dir, name, &s->ids, agent_index);
     } else {
         int rc = op_outfile_open_derived(&s->of, dir, name, f == OP_OUT_FMT_PFTRACE ? "results.pftrace" : "results.json",
                                          &s->ids, err, errlen);
@@ -160,7 +160,8 @@ static op_out_stream *open_stream(const op_out_options *opts, unsigned kinds, co
         free_stream(s);
         return NULL;
     }
-    if ((*status = make_sink(s, f, dir, name, part_f, part_path, seq_base, threads_desc, err, errlen)) != 0) {
+    int agents = opts->size >= offsetof(op_out_options, agent_index) + sizeof(int) ? opts->agent_index : 0;
+    if ((*status = make_sink(s, f, dir, name, agents, part_f, part_path, seq_base, threads_desc, err, errlen)) != 0) {
         free_stream(s);
         return NULL;
     }

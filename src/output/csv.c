@@ -12,7 +12,8 @@
  *   P_agent_info.csv              agents of every set
  *   P_metric_trace.csv            omniprof process/system metrics (Name,Process_Id,Timestamp,Value)
  * Names are always quoted ("" doubled), bytes kept as they are (invariant (3)). Agent columns
- * read "Agent N" with N the agent's logical index. */
+ * read "Agent N" with N the agent's logical index, or (rocprofv3's -A) its node id or its index
+ * among the agents of its type. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ typedef struct csv_sink {
     int n_files;
     op_u64map cat_file; /* category id -> file index (per set) */
     char errpath[512];
+    int agent_mode;       /* OP_OUT_AGENT_* */
+    op_u64map agent_no;   /* logical index -> the N of "Agent N" in agent_mode (per set) */
+    op_u64map type_count; /* agent type (first bytes) -> agents of it seen (per set) */
 } csv_sink;
 
 static csv_file *csv_get(csv_sink *c, const char *file, const char *header) {
@@ -84,13 +88,35 @@ static int csv_flush(csv_sink *c, csv_file *cf) {
     return 0;
 }
 
-static void put_agent(op_buf *b, int64_t idx) {
+/* idx: the agent's logical index, mapped to the numbering asked for. */
+static void put_agent_no(const csv_sink *c, op_buf *b, int64_t idx) {
+    uint64_t n = (uint64_t)idx;
+    if (idx >= 0 && c->agent_mode != OP_OUT_AGENT_RELATIVE) op_u64map_get(&c->agent_no, (uint64_t)idx, &n);
     if (idx < 0) op_buf_puts(b, "\"\"");
-    else op_buf_printf(b, "\"Agent %lld\"", (long long)idx);
+    else op_buf_printf(b, "\"Agent %lld\"", (long long)n);
+}
+#define put_agent(b, idx) put_agent_no(c, (b), (idx))
+
+int op_output_parse_agent_index(const char *text) {
+    if (!text || !strcmp(text, "relative")) return OP_OUT_AGENT_RELATIVE;
+    if (!strcmp(text, "absolute")) return OP_OUT_AGENT_ABSOLUTE;
+    if (!strcmp(text, "type-relative")) return OP_OUT_AGENT_TYPE_RELATIVE;
+    return -1;
+}
+
+/* The agent's number in agent_mode (agents come in id order). */
+static void remember_agent(csv_sink *c, const op_agent_info *a) {
+    uint64_t type = 0, seen = 0;
+    if (a->type) memcpy(&type, a->type, strnlen((const char *)a->type, sizeof type));
+    op_u64map_get(&c->type_count, type, &seen);
+    op_u64map_put(&c->type_count, type, seen + 1);
+    uint64_t n = c->agent_mode == OP_OUT_AGENT_ABSOLUTE ? (uint64_t)a->absolute_index : seen;
+    op_u64map_put(&c->agent_no, (uint64_t)a->logical_index, n);
 }
 
 static int csv_agent_row(const op_agent_info *a, void *arg) {
     csv_sink *c = arg;
+    remember_agent(c, a);
     csv_file *cf = csv_get(c, "agent_info.csv", HDR_AGENT);
     if (!cf) return 1;
     op_buf *b = &cf->b;
@@ -233,6 +259,8 @@ static int csv_end_set(op_sink *k, char *err, size_t errlen) {
     (void)err;
     (void)errlen;
     op_u64map_free(&c->cat_file);
+    op_u64map_free(&c->agent_no);
+    op_u64map_free(&c->type_count);
     return 0;
 }
 
@@ -258,9 +286,10 @@ static int csv_finish(op_sink *k, int ok, char *err, size_t errlen) {
     return rc;
 }
 
-op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids) {
+op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids, int agent_index) {
     csv_sink *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
+    c->agent_mode = agent_index;
     c->dir = strdup(dir ? dir : ".");
     c->name = strdup(name ? name : "");
     c->ids = ids;

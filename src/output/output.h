@@ -109,7 +109,16 @@ typedef struct op_out_options {
     const char *out_name;       /* file prefix; default "out": files are <dir>/<name>_<file> */
     op_out_window window;
     int progress;               /* 1: progress on stderr (only when stderr is a terminal) */
+    /* How CSV rows name agents ("Agent N", rocprofv3's -A): OP_OUT_AGENT_RELATIVE (the logical
+     * index, default), _ABSOLUTE (the node id), _TYPE_RELATIVE (the index among agents of the
+     * same type). Read only when size covers it. */
+    int agent_index;
 } op_out_options;
+#define OP_OUT_AGENT_RELATIVE 0
+#define OP_OUT_AGENT_ABSOLUTE 1
+#define OP_OUT_AGENT_TYPE_RELATIVE 2
+/* "absolute" | "relative" | "type-relative" → OP_OUT_AGENT_*, or -1. */
+OMNIPROF_API int op_output_parse_agent_index(const char *text);
 
 /**
  * @brief **op_output_convert()** converts the inputs into every requested format.
@@ -164,6 +173,11 @@ typedef struct op_out_summary_options {
     op_out_window window;
     int cpu_profile;    /* OP_OUT_CPU_PROFILE_*: profiles of the CPU samples after the tables
                          * (read only when size covers it; 0 = AUTO) */
+    /* rocprofv3's --summary-groups: after the tables of a process group, one table per regex
+     * (POSIX extended) over the rows of every domain whose name matches it, percentages of that
+     * table's total (read only when size covers them; NULL/0 = none). */
+    const char *const *domain_groups;
+    size_t n_domain_groups;
 } op_out_summary_options;
 
 /**

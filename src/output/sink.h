@@ -26,7 +26,8 @@ op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threa
 op_sink *op_sink_json(FILE *f, const char *path);
 /* CSV files <dir>/<name>_<file>, each opened when its first row comes (outfile.c rules; ids:
  * the inputs, which no output may be). */
-op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids);
+/* agent_index: OP_OUT_AGENT_* (how "Agent N" is numbered). */
+op_sink *op_sink_csv(const char *dir, const char *name, const op_out_ids *ids, int agent_index);
 
 /* Makes process ids unique across sets: the OS pid unless another set already used it, then
  * pid + 1000000 * k (documented in docs/output.md). */

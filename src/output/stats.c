@@ -14,11 +14,13 @@
  * The summary ends with the CPU sampling profiles (flat and call tree, profile_cpu.c) when the
  * inputs hold CPU call-stack samples: text for console/md, one more list element for json. */
 #include <errno.h>
+#include <regex.h>
 #include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/regex_bound.h"
 #include "output/profile_causal.h"
 #include "output/profile_cpu.h"
 #include "output/sink.h"
@@ -470,6 +472,54 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
     return write_one_profile(0, NULL, NULL, &c);
 }
 
+/* --summary-groups: for each regex, one table over the rows ix[k0..k1) (one process group)
+ * whose domain matches, by total duration, percentages of the table's total. */
+static int write_domain_groups(const op_stats *st, const size_t *ix, size_t k0, size_t k1, const regex_t *re,
+                               const char *const *names, size_t n_re, const op_out_summary_options *opts,
+                               const char *glabel, sum_line *ls, FILE *out, int *first_json) {
+    for (size_t g = 0; g < n_re; g++) {
+        size_t nl = 0;
+        double all = 0;
+        for (size_t k = k0; k < k1; k++) {
+            const st_row *r = &st->rows[ix[k]];
+            if (regexec(&re[g], r->domain, 0, NULL, 0) != 0) continue;
+            ls[nl++] = (sum_line){r->name, r->name_len, r->domain, r->calls, r->total, r->total / (double)r->calls, 0,
+                                  (double)r->min, (double)r->max, stddev(r)};
+            all += r->total;
+        }
+        for (size_t i = 0; i < nl; i++) ls[i].pct = all > 0 ? 100.0 * ls[i].total / all : 0;
+        for (size_t i = 1; i < nl; i++) /* by total, largest first (insertion: tables are small) */
+            for (size_t j = i; j > 0 && ls[j].total > ls[j - 1].total; j--) {
+                sum_line t = ls[j];
+                ls[j] = ls[j - 1];
+                ls[j - 1] = t;
+            }
+        char title[600];
+        snprintf(title, sizeof title, "OMNIPROF SUMMARY GROUP %s%s%s", names[g], glabel[0] ? " — " : "", glabel);
+        if (write_table(out, opts->format, opts->units, title, ls, nl, first_json)) return OP_OUT_EFAIL;
+    }
+    return 0;
+}
+
+/* The regexes of opts->domain_groups, compiled (size-bounded); *n = how many. */
+static int compile_domain_groups(const op_out_summary_options *opts, regex_t **re, size_t *n, char *err,
+                                 size_t errlen) {
+    *re = NULL;
+    *n = 0;
+    if (opts->size < offsetof(op_out_summary_options, n_domain_groups) + sizeof(opts->n_domain_groups) ||
+        !opts->domain_groups || !opts->n_domain_groups)
+        return 0;
+    if (!(*re = calloc(opts->n_domain_groups, sizeof(regex_t)))) return OP_OUT_EFAIL;
+    for (; *n < opts->n_domain_groups; (*n)++) {
+        char why[256];
+        if (op_regex_compile(&(*re)[*n], opts->domain_groups[*n], REG_NOSUB, why, sizeof why) != 0) {
+            op_seterr(err, errlen, "summary group '%s': %s", opts->domain_groups[*n], why);
+            return OP_OUT_EINPUT;
+        }
+    }
+    return 0;
+}
+
 /* op_output_summary over checked inputs. */
 static int summary_checked(const char *const *inputs, size_t n_inputs, const op_out_summary_options *opts, FILE *out,
                            char *err, size_t errlen) {
@@ -485,6 +535,9 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
         op_stats_free(st);
         return rc;
     }
+    regex_t *re = NULL;
+    size_t n_re = 0;
+    rc = compile_domain_groups(opts, &re, &n_re, err, errlen);
     size_t *ix = sorted_index(st);
     sum_line *ls = calloc(st->n + 1, sizeof(sum_line));
     sum_line *dl = calloc(st->n + 1, sizeof(sum_line));
@@ -494,6 +547,7 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("[\n", out);
     size_t k = 0;
     while (!rc && k < st->n) {
+        size_t k_group = k;
         uint64_t group = st->rows[ix[k]].group;
         const char *glabel = "";
         for (size_t g = 0; g < st->n_groups; g++)
@@ -532,6 +586,9 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
             snprintf(title, sizeof title, "OMNIPROF DOMAIN SUMMARY%s%s", glabel[0] ? " — " : "", glabel);
             if (write_table(out, opts->format, opts->units, title, dl, nd, &first_json)) rc = OP_OUT_EFAIL;
         }
+        if (!rc && n_re)
+            rc = write_domain_groups(st, ix, k_group, k, re, opts->domain_groups, n_re, opts, glabel, ls, out,
+                                     &first_json);
     }
     int profiled = 0;
     if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
@@ -545,6 +602,8 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     free(ls);
     free(dl);
     free(dr);
+    for (size_t g = 0; g < n_re; g++) regfree(&re[g]);
+    free(re);
     op_stats_free(st);
     return rc;
 }

@@ -200,6 +200,12 @@ static omniprof_status_t db_symbolize(uint64_t address, omniprof_symbol_cb_t cb,
     return omniprof_query_address_symbols(address, cb, cb_data);
 }
 
+static const char *db_kernel_rename(uint64_t external, void *user)
+{
+    (void)user;
+    return op_tool_rename_name(external);
+}
+
 static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const void **agents, size_t n, void *data)
 {
     op_db_writer *w = data;
@@ -287,6 +293,7 @@ static op_db_writer *open_database(void)
     opts.symbolize = db_symbolize;
     opts.kernel_names_mangled = !op_setting_bool(OP_SET_DEMANGLE_KERNELS); /* -M */
     opts.truncate_kernel_names = op_setting_bool(OP_SET_TRUNCATE_KERNELS); /* -T */
+    if (op_setting_bool(OP_SET_KERNEL_RENAME)) opts.kernel_rename = db_kernel_rename; /* --kernel-rename */
     op_db_writer *w = NULL;
     for (int k = 0; k < 10000; k++) {
         char path[PATH_MAX];
@@ -554,8 +561,19 @@ static void finalize_tool(void)
     if (w) {
         drain_writer(w, timeout);
         record_costs(w);
+        op_db_writer_stats st;
+        memset(&st, 0, sizeof(st));
+        st.size = sizeof(st);
+        op_db_writer_get_stats(w, &st);
         int rc = op_db_writer_close(w);
         if (rc != 0) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+        /* --minimum-output-data: a database with less recorded data than asked is not kept */
+        uint64_t min_kb = op_setting_uint(OP_SET_MINIMUM_OUTPUT_DATA);
+        if (rc == 0 && min_kb && st.spool_bytes_total < min_kb * 1024) {
+            op_info("%s: %llu bytes of records, below --minimum-output-data %llu KB: not kept", g.db_path,
+                    (unsigned long long)st.spool_bytes_total, (unsigned long long)min_kb);
+            unlink(g.db_path);
+        }
     }
     atomic_store(&g.state, ST_DONE);
 }
@@ -758,6 +776,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         op_error("cannot create a context: %s; nothing is recorded", omniprof_get_status_string(st));
         return -1;
     }
+    if (op_setting_bool(OP_SET_KERNEL_RENAME)) op_tool_rename_setup(g.ctx);
     int kinds = 0;
 #define TRACE(SETTING, BUF, BNAME, KIND)                                  \
     if (op_setting_bool(OP_SET_##SETTING)) {                              \

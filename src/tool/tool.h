@@ -1,5 +1,6 @@
 /* tool.h — internal interface between the parts of libomniprof-tool.so: the SDK client
- * (tool.c) and the signal handling (tool_signals.c). Nothing here is exported. */
+ * (tool.c), the signal handling (tool_signals.c) and kernel renaming (tool_rename.c). Nothing
+ * here is exported. */
 #ifndef OMNIPROF_TOOL_TOOL_H
 #define OMNIPROF_TOOL_TOOL_H
 
@@ -35,5 +36,11 @@ void op_tool_signals_after_fork_child(void);
 /* The program's sigaction(sig, act, oldact), offered by libomniprof-preload.so: true when the
  * tool owns `sig` and answered (*rc = 0 or -1 with errno), false to pass the call on. */
 bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigaction *oldact, int *rc);
+
+/* --kernel-rename (tool_rename.c): follow the marker ranges of `ctx` (external correlation ids
+ * name the ranges); the writer names a dispatch op_tool_rename_name(its external id). */
+#include "omniprof/fwd.h"
+int op_tool_rename_setup(omniprof_context_id_t ctx);
+const char *op_tool_rename_name(uint64_t id);
 
 #endif /* OMNIPROF_TOOL_TOOL_H */

@@ -1103,6 +1103,104 @@ def t_derived_outputs():
     check(r.returncode == 0, "per-process names: %d %r" % (r.returncode, r.stderr))
 
 
+def t_selected_regions():
+    # --selected-regions starts paused: only what happens between omniprof_resume() and
+    # omniprof_pause() is recorded.
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "--selected-regions", "-d", d, "-o", "sel", "--", ARGS.victim, "selected", "4")
+    check(r.returncode == 0 and r.stdout == "selected done\n", "run: %d %r %r" % (r.returncode, r.stdout, r.stderr))
+    check_db(os.path.join(d, "sel_results.db"), marks={"before": 0, "inside": 4, "after": 0}, ranges={"r": 4})
+    r = omniprof("run", "--marker-trace", "-d", d, "-o", "all", "--", ARGS.victim, "selected", "4")
+    check(r.returncode == 0, "run without: %d" % r.returncode)
+    check_db(os.path.join(d, "all_results.db"), marks={"before": 4, "inside": 4, "after": 0}, ranges={"r": 4})
+
+
+def t_kernel_rename():
+    # --kernel-rename: a dispatch is shown by the range open around its launch (the kernel
+    # symbol keeps the kernel's name); --summary-groups and -D shape the summary after the run.
+    d = tmpdir()
+    r = omniprof("run", "--kernel-trace", "--kernel-rename", "-d", d, "-o", "k", "--", ARGS.fake_kernels, "5", "ranged")
+    if "emitted 0" in r.stdout:
+        print("SKIP: KERNEL_DISPATCH cannot be configured in this build")
+        sys.exit(77)
+    check(r.returncode == 0 and "emitted 5" in r.stdout, "run: %d %r" % (r.returncode, r.stdout))
+    con = connect(os.path.join(d, "k_results.db"))
+    rows = sorted(con.execute("SELECT region, name, count(*) FROM kernels GROUP BY 1, 2").fetchall())
+    kn = "void square<float>(float*, int)"
+    check(rows == [("step0", kn, 2), ("step1", kn, 2), (kn, kn, 1)], "renamed dispatches: %r" % rows)
+    r = omniprof("run", "--kernel-trace", "-d", d, "-o", "plain", "--", ARGS.fake_kernels, "5", "ranged")
+    rows = connect(os.path.join(d, "plain_results.db")).execute("SELECT region, count(*) FROM kernels GROUP BY 1").fetchall()
+    check(rows == [(kn, 5)], "without --kernel-rename the kernel's name: %r" % rows)
+    r = omniprof("summary", "-i", os.path.join(d, "k_results.db"))
+    if r.returncode == 0:
+        check("| step0 | KERNEL_DISPATCH | 2 |" in r.stdout, "the summary shows the ranges: %r" % r.stdout[:400])
+    # summary groups after the run: one table per regex over the matching domains
+    r = omniprof("run", "--kernel-trace", "--marker-trace", "--kernel-rename", "--summary-groups", "KERNEL.*|MARKER.*",
+                 "MARKER.*", "--summary-output-file", "stdout", "-d", d, "-o", "g", "--", ARGS.fake_kernels, "5",
+                 "ranged")
+    if "not built" in r.stderr:
+        return
+    check(r.returncode == 0, "summary groups run: %d %r" % (r.returncode, r.stderr))
+    out = r.stdout
+    both = out.split("OMNIPROF SUMMARY GROUP KERNEL.*|MARKER.*")[-1].split("OMNIPROF SUMMARY GROUP MARKER.*")[0]
+    check("| KERNEL_DISPATCH |" in both and "| MARKER_API |" in both, "group of both domains: %r" % both)
+    marker_only = out.split("OMNIPROF SUMMARY GROUP MARKER.*")[-1]
+    check("| MARKER_API |" in marker_only and "KERNEL_DISPATCH" not in marker_only, "group of markers only")
+    check("OMNIPROF DOMAIN SUMMARY" in out, "the domain table")
+    r = omniprof("run", "--kernel-trace", "-D", "--summary-output-file", "stdout", "-d", d, "-o", "dd", "--",
+                 ARGS.fake_kernels, "2")
+    check(r.returncode == 0 and "OMNIPROF KERNEL_DISPATCH SUMMARY" in r.stdout, "-D asks for the summary: %r" % r.stdout)
+    r = omniprof("run", "--kernel-trace", "--summary-groups", "(", "--", ARGS.fake_kernels, "2")
+    check(r.returncode == 2 and "--summary-groups '('" in r.stderr, "bad group regex refused: %r" % r.stderr)
+
+
+def t_minimum_output_data():
+    # A process that recorded less than --minimum-output-data KB keeps no database; post-run
+    # work skips it.
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "--minimum-output-data", "8", "-d", d, "-o", "small", "--", ARGS.victim,
+                 "normal", "2")
+    check(r.returncode == 0 and r.stdout == "normal done\n", "small run: %d" % r.returncode)
+    r = omniprof("run", "--marker-trace", "--minimum-output-data", "8", "-d", d, "-o", "big", "--", ARGS.victim,
+                 "normal", "200")
+    check(r.returncode == 0, "big run: %d" % r.returncode)
+    check(dbs_in(d) == [os.path.join(d, "big_results.db")], "only the big database kept: %r" % dbs_in(d))
+    check_db(os.path.join(d, "big_results.db"), marks={"m": 200})
+    r = omniprof("run", "--marker-trace", "--stats", "--minimum-output-data", "1000", "-d", d, "-o", "s", "--",
+                 ARGS.victim, "exit7", "2")
+    check(r.returncode == 7 and "below --minimum-output-data" in r.stderr, "post-run: %d %r" % (r.returncode, r.stderr))
+    r = omniprof("run", "--marker-trace", "--minimum-output-data", "-1", "--", "/bin/true")
+    check(r.returncode == 2 and "OMNIPROF_MINIMUM_OUTPUT_DATA" in r.stderr, "bad value: %r" % r.stderr)
+
+
+def t_agent_index():
+    # -A numbers agents as rocprofv3 does: relative (logical index), absolute (node id),
+    # type-relative (index among agents of the same type); on run and convert.
+    gen = os.path.join(os.path.dirname(os.path.realpath(ARGS.omniprof)), "omniprof-gen-db")
+    if not os.path.exists(gen):
+        print("SKIP: omniprof-gen-db not built")
+        sys.exit(77)
+    d = tmpdir()
+    db = os.path.join(d, "a.db")
+    run([gen, db, "--events", "200"])
+    want = {"relative": "Agent 1", "absolute": "Agent 1", "type-relative": "Agent 0"}
+    for mode, agent in want.items():
+        r = omniprof("convert", "-i", db, "-f", "csv", "-A", mode, "-d", d, "-o", mode)
+        if "not built" in r.stderr:
+            print("SKIP: libomniprof-output is not built")
+            sys.exit(77)
+        check(r.returncode == 0, "convert -A %s: %r" % (mode, r.stderr))
+        with open(os.path.join(d, mode + "_kernel_trace.csv")) as f:
+            agents = {line.split(",")[1] for line in f.readlines()[1:]}
+        check(agents == {'"%s"' % agent}, "-A %s: %r" % (mode, agents))
+    r = omniprof("convert", "-i", db, "-f", "csv", "-A", "sideways", "-d", d)
+    check(r.returncode == 2 and "absolute, relative or type-relative" in r.stderr, "bad -A: %r" % r.stderr)
+    r = omniprof("run", "--marker-trace", "-A", "sideways", "--", "/bin/true")
+    check(r.returncode == 2 and "absolute|relative|type-relative" in r.stderr, "run -A checked: %r" % r.stderr)
+    r = omniprof("run", "--marker-trace", "-A", "absolute", "--echo", "-d", d, "--", "/bin/true")
+    check("export OMNIPROF_AGENT_INDEX=absolute" in r.stderr, "run -A: %r" % r.stderr)
+
+
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
 
 

@@ -8,6 +8,8 @@
  *   segv_fault  N marks, then a real invalid write (SIGSEGV from the hardware)
  *   wait_term   N marks, print "ready", then wait (the test sends SIGTERM)
  *   wait_pid    N marks, print "pid <its pid>", then wait (the test kills the launcher)
+ *   selected    N marks "before", omniprof_resume(), N marks "inside" and N ranges "r",
+ *               omniprof_pause(), N marks "after"
  *   handler     install SIGTERM and SIGINT handlers, N marks, print "ready", wait until both
  *               arrived (each prints "handled <sig>"), N more marks, exit 0
  *   exit_thread N marks, then a second thread calls exit(3) while main sleeps
@@ -108,6 +110,16 @@ int main(int argc, char **argv)
         marks("m", n);
         volatile int *p = (volatile int *)(uintptr_t)strtoul(argc > 3 ? argv[3] : "8", NULL, 0);
         *p = 1;
+        return 0;
+    }
+    if (strcmp(mode, "selected") == 0) { /* marks around a resume/pause pair */
+        marks("before", n);
+        omniprof_resume();
+        marks("inside", n);
+        ranges("r", n);
+        omniprof_pause();
+        marks("after", n);
+        printf("selected done\n");
         return 0;
     }
     if (strcmp(mode, "wait_pid") == 0) { /* like wait_term, and says who it is */
