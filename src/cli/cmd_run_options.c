@@ -45,7 +45,7 @@ const run_option run_options[] = {
     {O_PMC, "pmc", 0, K_MULTI, "COUNTER...", NULL, "Counters and CPU sampling",
      "hardware counters per kernel dispatch (`omniprof avail --counters`); repeat --pmc to run the "
      "program once per group", OP_SET_PMC, M_NONE, 0},
-    {O_EXTRA_METRICS, "extra-metrics", 0, K_VALUE, "FILE.xml", NULL, NULL,
+    {O_EXTRA_METRICS, "extra-metrics", 'E', K_VALUE, "FILE.xml", NULL, NULL,
      "add or override metric definitions (':'-separated files)", OP_SET_EXTRA_METRICS, M_NONE, 0},
     {O_KERNEL_ITERATION_RANGE, "kernel-iteration-range", 0, K_VALUE, "RANGE", NULL, NULL,
      "which launches of each kernel are counted, 1-based: '[1, [3-5]]' or '1,3-5'",
