@@ -225,7 +225,6 @@ static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan 
     plan->post = plan->stats || plan->summary || plan->non_rocpd;
 #endif
     if (plan->n_pmc_groups > 1) plan->post = true; /* one run per --pmc group: the launcher stays */
-    if (plan->post && run_check_outputs(ro, plan) != 0) return RUN_EXIT_USAGE;
     rc = run_build_preload(ro, plan, env);
     return rc == 0 ? -1 : rc;
 }
@@ -261,8 +260,6 @@ static int run_main(int argc, char **argv)
     }
     if (manifest[0]) unlink(manifest);
     for (int i = 0; i < plan.n_pmc_groups; i++) free(plan.pmc_groups[i]);
-    free(plan.out_dir);
-    free(plan.out_file);
     run_env_free(&env);
     run_free_opts(&ro);
     return rc;

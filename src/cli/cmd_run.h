@@ -169,7 +169,6 @@ typedef struct run_plan {
     bool summary_per_domain;      /* -D: the table of domains after theirs */
     const char *summary_groups;   /* --summary-groups: regexes separated by spaces (NULL: none) */
     const char *agent_index;      /* -A: absolute, relative, type-relative (NULL: relative) */
-    char *out_dir, *out_file;     /* OMNIPROF_OUTPUT_PATH (absolute) and _FILE templates (malloc'd) */
     char *pmc_groups[RUN_MAX_PMC_GROUPS];
     int n_pmc_groups;
 } run_plan;
@@ -196,9 +195,6 @@ int run_resolve_program(const char *prog, char *out, size_t outlen);
 int run_child(const char *prog_path, char **argv);
 
 /* ---- cmd_run_post.c ---- */
-/* Before the run: refuse when a file the
- * post-run work would write exists already. Returns 0, or -1 (printed). */
-int run_check_outputs(const run_opts *ro, const run_plan *plan);
 /* Post-run work over the databases listed in the manifest. Returns 0 or 1 (printed). */
 int run_post(const char *manifest, const run_plan *plan);
 

@@ -366,8 +366,6 @@ static int set_output(run_opts *ro, env_list *env, run_plan *plan)
     const char *file_tmpl = ro->set[O_OUTPUT_FILE] ? ro->value[O_OUTPUT_FILE] : "%hostname%/%pid%";
     char abs_dir[8448];
     if (check_output(dir_tmpl, file_tmpl, &ctx, abs_dir, sizeof(abs_dir)) != 0) return -1;
-    plan->out_dir = run_xstrdup(abs_dir);
-    plan->out_file = run_xstrdup(file_tmpl);
     int bad = run_set(env, OP_SET_OUTPUT_PATH, abs_dir, "--output-directory") != 0;
     bad |= run_set(env, OP_SET_OUTPUT_FILE, file_tmpl, "--output-file") != 0;
     plan->formats = ro->set[O_OUTPUT_FORMAT] ? ro->value[O_OUTPUT_FORMAT] : "rocpd";

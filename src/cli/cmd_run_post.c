@@ -3,21 +3,13 @@
  * process appends the path of its database, one line per O_APPEND write) and converted by
  * libomniprof-output, each beside its database (DIR/NAME_results.db → DIR/NAME_<file>); the
  * summary covers them all.
- *
- * Before the run, run_check_outputs makes sure that no file the post-run work would write
- * exists already (nothing is ever replaced): when the output name is the same for every
- * process, the database the first process will take is predicted as the tool picks it (NAME,
- * else the first NAME-k whose database does not exist), and a file of that name from an
- * earlier run (its database removed since) stops the run before it starts, named. */
-#include <dirent.h>
-#include <errno.h>
+ * Nothing is replaced: the output library writes a derived file (or the summary file) that
+ * exists already under the next free NAME-N name and says so (src/output/outfile.c). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cmd_run.h"
-#include "common/path_template.h"
 
 #ifdef OMNIPROF_HAVE_OUTPUT
 #include "output/output.h"
@@ -144,86 +136,4 @@ int run_post(const char *manifest, const run_plan *plan)
     for (int i = 0; i < ndb; i++) free(dbs[i]);
     free(dbs);
     return rc;
-}
-
-/* ---- before the run: no derived output may replace a file ------------------------------- */
-
-/* Is `rest` (what follows "<base>_") the name of a file the post-run work writes? The names are
- * the output library's: results.pftrace, results.json, <table>.csv (rocprofv3's CSV names,
- * *_trace.csv, *_stats.csv), folded.txt, and the CPU backend's wall_clock.txt/.json. */
-static bool is_derived(const char *rest)
-{
-    static const char *const exact[] = {"results.pftrace", "results.json", "folded.txt", "wall_clock.txt",
-                                        "wall_clock.json", "agent_info.csv", "counter_collection.csv",
-                                        "domain_stats.csv"};
-    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-        if (strcmp(rest, exact[i]) == 0) return true;
-    size_t n = strlen(rest);
-    if (strspn(rest, "abcdefghijklmnopqrstuvwxyz_") != n - 4 || n < 10 || strcmp(rest + n - 4, ".csv") != 0) return false;
-    return (n > 10 && strncmp(rest + n - 10, "_trace.csv", 10) == 0) || strncmp(rest + n - 10, "_stats.csv", 10) == 0;
-}
-
-/* The first derived file of `base` in `dir`, into found; false when there is none. */
-static bool derived_exists(const char *dir, const char *base, char *found, size_t len)
-{
-    DIR *d = opendir(dir);
-    if (!d) return false;
-    size_t bl = strlen(base);
-    bool hit = false;
-    for (struct dirent *e; !hit && (e = readdir(d));) {
-        if (strncmp(e->d_name, base, bl) == 0 && e->d_name[bl] == '_' && is_derived(e->d_name + bl + 1)) {
-            snprintf(found, len, "%.8200s/%s", dir, e->d_name);
-            hit = true;
-        }
-    }
-    closedir(d);
-    return hit;
-}
-
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 || errno != ENOENT;
-}
-
-int run_check_outputs(const run_opts *ro, const run_plan *plan)
-{
-    const char *sum = plan->summary_output;
-    if (plan->summary && sum && strcmp(sum, "stdout") != 0 && strcmp(sum, "stderr") != 0 && exists(sum)) {
-        run_usage_error("--summary-output-file '%s' exists; nothing is replaced: remove it or name another file", sum);
-        return -1;
-    }
-    if (!plan->non_rocpd && !plan->stats) return 0;
-    const char *dir_tmpl = plan->out_dir, *file_tmpl = plan->out_file;
-    if (!dir_tmpl || !file_tmpl || op_path_has_process_keys(dir_tmpl) || op_path_has_process_keys(file_tmpl))
-        return 0; /* one name per process: each is new (the tool picks it when it starts) */
-    op_path_context ctx;
-    memset(&ctx, 0, sizeof(ctx));
-    op_path_context_init_self(&ctx);
-    ctx.argv = ro->program;
-    ctx.argc = ro->program_argc;
-    char dir[4096], file[4096], err[512], path[8200], found[8600];
-    if (op_path_expand(dir_tmpl, &ctx, dir, sizeof(dir), err, sizeof(err)) != 0 ||
-        op_path_expand(file_tmpl, &ctx, file, sizeof(file), err, sizeof(err)) != 0)
-        return 0; /* checked before; the tool reports */
-    /* NAME may hold directories: DIR/a/b → directory DIR/a, base b */
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    const char *base_name = slash + 1;
-    for (int k = 0; k < 100000; k++) {
-        char base[4200], db[12500];
-        if (k) snprintf(base, sizeof(base), "%s-%d", base_name, k);
-        else snprintf(base, sizeof(base), "%s", base_name);
-        snprintf(db, sizeof(db), "%s/%s_results.db", path, base);
-        if (exists(db)) continue; /* the tool will take a later name */
-        if (derived_exists(path, base, found, sizeof(found))) {
-            run_usage_error("'%s' exists (from an earlier run whose database is gone) and this run would write it "
-                            "again; nothing is replaced: move it away or choose another -o",
-                            found);
-            return -1;
-        }
-        return 0;
-    }
-    return 0;
 }

@@ -239,12 +239,11 @@ static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
                 rc = 2;
             }
             a->win.inclusive = v;
-        } else if ((IS("-A") || IS("--agent-index")) && !strcmp(cmd, "convert")) {
-            const char *v = VALUE();
-            if (!v) return 2;
-            if ((a->agent_index = op_output_parse_agent_index(v)) < 0) {
-                fprintf(stderr, "omniprof convert: --agent-index '%s': expected absolute, relative or type-relative\n", v);
-                return 2;
+        } else if ((IS("-A") || IS("--agent-index")) && !strcmp(c->cmd, "convert")) {
+            const char *v = eq ? eq : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || (a->agent_index = op_output_parse_agent_index(v)) < 0) {
+                cli_msg(c, "--agent-index '%s': expected absolute, relative or type-relative", v ? v : "");
+                rc = 2;
             }
         } else if (IS("--summary-by-rank")) {
             a->by_rank = 1;
