@@ -1,7 +1,7 @@
 /* cmd_causal.c — `omniprof causal [options] -- PROGRAM [ARGS...]`: causal profiling runs.
  *
- * Runs the program RUNS times, one after another (fork + exec, SIGINT/SIGTERM/SIGQUIT/SIGHUP
- * forwarded), under the preload library, the tool, the SDK and the CPU backend with
+ * Runs the program RUNS times, one after another (run_child of the launcher: fork + exec,
+ * SIGINT/SIGTERM/SIGQUIT/SIGHUP forwarded, the program dies with the runner), under the preload library, the tool, the SDK and the CPU backend with
  * OMNIPROF_CAUSAL=true and the causal settings the options give (settings.def, "causal";
  * docs/causal.md). Each process
  * writes its experiments into its own database (the usual <dir>/<host>/<pid>_results.db);
@@ -14,20 +14,19 @@
  * when signal N ended it), and a failing run stops the sequence. Bad options, values,
  * regular expressions or a missing program: one message naming them, exit 2, nothing run. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cli_lib.h"
+#include "cli/cmd_run.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 #ifdef OMNIPROF_HAVE_OUTPUT
@@ -260,86 +259,6 @@ static int parse(causal_opts *o, int argc, char **argv)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static volatile sig_atomic_t g_child;
-
-/* A signal sent to the runner by another process goes on to the program (a terminal's ^C
- * already reached the whole foreground process group). */
-static void forward(int sig, siginfo_t *info, void *uc)
-{
-    (void)uc;
-    if (g_child > 0 && (!info || info->si_code != SI_KERNEL)) kill((pid_t)g_child, sig);
-}
-
-/* fork + execvp with the signals forwarded; the status (128+N for signal N), or -1 when the
- * program could not be started (errno_out set). */
-static int run_once(char **argv, int *errno_out)
-{
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
-    const int fwd[4] = {SIGINT, SIGTERM, SIGQUIT, SIGHUP};
-    struct sigaction sa, saved[4];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        *errno_out = errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(pipefd[0]);
-        execvp(argv[0], argv);
-        int e = errno; /* tell the runner why, through the close-on-exec pipe */
-        ssize_t w = write(pipefd[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    close(pipefd[1]);
-    g_child = pid;
-    for (int k = 0; k < 4; k++) sigaction(fwd[k], &sa, &saved[k]);
-    int exec_errno = 0;
-    ssize_t r;
-    while ((r = read(pipefd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {}
-    close(pipefd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    g_child = 0;
-    for (int k = 0; k < 4; k++) sigaction(fwd[k], &saved[k], NULL);
-    if (r == (ssize_t)sizeof exec_errno) {
-        *errno_out = exec_errno;
-        return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-}
-
-/* omniprof's library directory: ../lib beside this binary (holding libomniprof-tool.so). */
-static int lib_dir(char *out, size_t len)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return -1;
-    *slash = '\0';
-    static const char *const rel[] = {"../lib", "../lib64", "../lib/x86_64-linux-gnu", "../lib/aarch64-linux-gnu"};
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char probe[PATH_MAX + 64];
-        snprintf(probe, sizeof probe, "%s/%s/libomniprof-tool.so", exe, rel[i]);
-        if (access(probe, R_OK) != 0) continue;
-        snprintf(probe, sizeof probe, "%s/%s", exe, rel[i]);
-        if (!realpath(probe, out)) continue;
-        (void)len;
-        return 0;
-    }
-    return -1;
-}
-
 /* The databases the run's processes wrote (one path per line of the manifest). */
 static int read_manifest(const char *path, char ***dbs, int *n, int *cap)
 {
@@ -364,7 +283,7 @@ static int read_manifest(const char *path, char ***dbs, int *n, int *cap)
 static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len)
 {
     char libdir[PATH_MAX];
-    if (lib_dir(libdir, sizeof libdir) != 0) {
+    if (cli_lib_dir(libdir, sizeof libdir) != 0) {
         fputs("omniprof causal: cannot find omniprof's libraries (../lib beside the binary)\n", stderr);
         return 1;
     }
@@ -419,6 +338,12 @@ static int causal_main(causal_opts *o, int argc, char **argv)
         usage_error("--output '%s' is not a regular file", o->output);
         return EXIT_USAGE;
     }
+    char prog_path[PATH_MAX];
+    if (run_resolve_program(o->program[0], prog_path, sizeof prog_path) != 0) {
+        usage_error("cannot run '%s': %s", o->program[0],
+                    strchr(o->program[0], '/') ? "no such executable file" : "not found in PATH");
+        return EXIT_USAGE;
+    }
     char manifest[PATH_MAX];
     int rc = setup_environment(o, manifest, sizeof manifest);
     if (rc != 0) return rc;
@@ -427,11 +352,10 @@ static int causal_main(causal_opts *o, int argc, char **argv)
     uint64_t total = 0;
     for (long run = 0; run < o->runs; run++) {
         truncate(manifest, 0);
-        int start_db = ndb, err_no = 0;
-        status = run_once(o->program, &err_no);
+        int start_db = ndb;
+        status = run_child(prog_path, o->program); /* signals forwarded, dies with the runner */
         if (status < 0) {
-            usage_error("cannot run '%s': %s", o->program[0], strerror(err_no));
-            status = err_no == ENOENT || err_no == EACCES ? EXIT_USAGE : 1;
+            status = 1;
             break;
         }
         read_manifest(manifest, &dbs, &ndb, &cap);

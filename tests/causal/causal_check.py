@@ -402,6 +402,8 @@ def mode_functional(args, wd):
         r = omniprof_causal(args, wd, bad + ["-o", os.path.join(wd, "bad.coz")], [pk, "10"])
         check(r.returncode == 2 and r.stdout == "" and what in r.stderr, "bad %s: exit 2 and a message naming it (%s)" %
               (what, r.stderr.strip()[-160:]))
+    r = omniprof_causal(args, wd, ["-o", os.path.join(wd, "bad.coz")], [os.path.join(wd, "no-such-program")])
+    check(r.returncode == 2 and "no-such-program" in r.stderr, "a missing program: exit 2, named (%s)" % r.stderr.strip()[-120:])
     check(not os.path.exists(os.path.join(wd, "bad.coz")), "no profile written for bad options")
     return 0
 
