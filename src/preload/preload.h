@@ -7,6 +7,9 @@
  *     execve, execv, execvp, execvpe, execl, execlp, execle
  *     signal, sigaction                       (signal_interpose.c)
  *     close, closefrom, close_range, fclose, dup2, dup3   (fd_interpose.c)
+ *     pthread_mutex_unlock, pthread_rwlock_unlock, pthread_cond_*, sem_wait/timedwait/post,
+ *     sleep, usleep, nanosleep, clock_nanosleep, read, recv*, accept*, write, send*, poll,
+ *     ppoll, select, pselect, epoll_wait/pwait, MPI waits, __libc_start_main (sync_interpose.c)
  * Each interposer keeps the program's view exact (same return value and errno as the libc
  * call would give without the profiler) and does no profiling work itself: it calls the hooks
  * its clients registered, which forward into the SDK, the tool and the backends. The fd
@@ -22,6 +25,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -69,7 +73,22 @@ typedef struct op_preload_hooks {
      * client owns `sig` and answered the call itself (*rc = its result, errno set on -1);
      * false to let the next client, then libc, answer. */
     bool (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old, int *rc);
+    /* ---- appended: waits and wake-ups (sync_interpose.c), for the causal profiler's delay
+     * accounting (docs/causal.md). wait_begin/wait_end bracket a call that may wait for another
+     * thread; wait_end's `woken`: 1 another thread ended the wait, 0 it ended by itself (a
+     * timeout, a timed sleep), -1 a read-like call on `fd` returned (the client decides from
+     * the fd's type). wake comes before a call that may wake another thread. */
+    void (*wait_begin)(void);
+    void (*wait_end)(int woken, int fd);
+    void (*wake)(void);
+    /* main returned with `status`, before exit's atexit handlers run. main is wrapped (through
+     * __libc_start_main) only when a client registered before main sets this hook. */
+    void (*main_end)(int status);
 } op_preload_hooks;
+
+/* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */
+#define OP_PRELOAD_HAS(c, field) \
+    ((c)->size >= offsetof(op_preload_hooks, field) + sizeof((c)->field) && (c)->field)
 
 /**
  * @brief **omniprof_preload_register** adds a client's hooks (the struct must live as long as

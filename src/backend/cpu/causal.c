@@ -14,8 +14,9 @@
  *   local > global   the thread is ahead: global rises to local (the others owe the difference);
  *   local < global   the thread is behind: it sleeps the difference (in the signal handler)
  *                    and adds it (pause_ns: what it slept, not its wait for a CPU afterwards).
- * A thread that blocks (lock, condition, join, pipe read, MPI wait: causal_wrappers.c and the
- * lock wrappers of wrappers.c) notes global at the start; if another thread wakes it, the delay
+ * A thread that blocks (lock, condition, join, pipe read, MPI wait: the preload library's
+ * sync_interpose.c, through the hooks registered below, and the lock wrappers of wrappers.c)
+ * notes global at the start; if another thread wakes it, the delay
  * inserted meanwhile is credited (block_end(true)): the waker paid its own debt before waking
  * it (op_causal_wake_others), so the woken thread inherits a settled count. A thread whose
  * wait ended by itself (timeout, timed sleep) is not credited: it pays at once. A new thread
@@ -49,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +61,7 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "omniprof/causal.h"
+#include "preload/preload.h"
 #include "sdk/backend.h"
 
 #define COOL_OFF_NS 10000000ull        /* between experiments (Coz: 10 ms) */
@@ -196,12 +199,39 @@ void op_causal_block_end(bool woken)
     t->causal.in_use = 0;
 }
 
-uint64_t op_causal_blocked_delay(void)
+/* The preload library's wait_end (sync_interpose.c): woken -1 is a read-like call that got
+ * data: credited when delays were inserted meanwhile (else there is nothing to credit and no
+ * fstat is spent) and the fd is a pipe or socket another thread can fill; a file or a terminal
+ * is fed by no thread of ours. */
+static void preload_wait_end(int woken, int fd)
 {
-    op_cpu_thread *t = hook_thread();
-    uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_acquire);
-    return t && g > t->causal.block_global ? g - t->causal.block_global : 0;
+    if (woken < 0) {
+        op_cpu_thread *t = hook_thread();
+        uint64_t g = atomic_load_explicit(&g_global_delay, memory_order_acquire);
+        struct stat st;
+        woken = t && g > t->causal.block_global && fd >= 0 && fstat(fd, &st) == 0 &&
+                (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+    }
+    op_causal_block_end(woken != 0);
 }
+
+static void preload_main_end(int status)
+{
+    (void)status;
+    op_causal_flush(true); /* experiments end with main; the end-to-end one is emitted now */
+}
+
+/* Registered only in causal mode: without it the preload library's wait interposers stay
+ * plain calls and main is not wrapped. */
+static const op_preload_hooks g_causal_preload_hooks = {
+    .size = sizeof(op_preload_hooks),
+    .name = "causal",
+    .order = 1,
+    .wait_begin = op_causal_block_begin,
+    .wait_end = preload_wait_end,
+    .wake = op_causal_wake_others,
+    .main_end = preload_main_end,
+};
 
 void op_causal_wake_others(void)
 {
@@ -530,6 +560,8 @@ void op_causal_start(void)
     pthread_cond_init(&g_cond, &ca);
     pthread_condattr_destroy(&ca);
     op_causal_progress_enable(op_setting_bool(OP_SET_CAUSAL_RANGE_PROGRESS));
+    if (omniprof_preload_register(&g_causal_preload_hooks) != 0)
+        op_warn("causal: cannot register with the preload library (%s); waits are not credited", strerror(errno));
     g_start_ns = op_now_ns();
     atomic_store(&g_op_causal_on, 1);
     op_cpu_threads_foreach(begin_cb, NULL);

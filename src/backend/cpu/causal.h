@@ -8,9 +8,10 @@
  *   causal_sampler.c   per-thread sampling of CPU time (perf task-clock overflow signals, or a
  *                      thread CPU-time timer) and the handler that charges the delays
  *   causal_progress.c  progress points: Coz's `_coz_get_counter`, the user API, ranges
- *   causal_wrappers.c  blocking and waking calls (condition variables, sleeps, pipes, MPI
- *                      waits) that credit or pay delays; the lock and join wrappers of
- *                      wrappers.c call the same hooks
+ * Blocking and waking calls reach the engine from the preload library's interposers
+ * (src/preload/sync_interpose.c: condition variables, semaphores, sleeps, pipes and sockets,
+ * poll, MPI waits, the end of main), through the hooks causal.c registers in causal mode, and
+ * from the CPU backend's own lock and join wrappers (wrappers.c).
  *
  * Nothing here runs unless causal profiling is configured (g_op_causal_on): every hook first
  * tests that flag, so normal runs take one predictable branch per wrapped call. */
@@ -60,8 +61,6 @@ void op_causal_thread_end(struct op_cpu_thread *t);    /* on the exiting thread 
 void op_causal_block_begin(void);
 void op_causal_block_end(bool woken);
 void op_causal_wake_others(void);
-/* Between block_begin and block_end: delay inserted since the calling thread began to wait. */
-uint64_t op_causal_blocked_delay(void);
 
 /* The program's sigaction on the causal signal: remember it and chain to it (1 = handled). */
 int op_causal_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);

@@ -35,7 +35,7 @@
  *                    ref/rocprof-sys.md §10 #4); each call becomes a FUNCTION_WRAPPER region and
  *                    a node of the region profile (components.c). In causal mode they
  *                    also call the causal engine's block/wake hooks (causal.h; a no-op
- *                    otherwise), as do the other blocking calls of causal_wrappers.c.
+ *                    otherwise), as do the preload library's other blocking calls (sync_interpose.c).
  *   setitimer        for ITIMER_PROF/ITIMER_VIRTUAL, and sigaction/signal for SIGPROF: one
  *                    warning that the program profiles itself too (both work: omniprof uses
  *                    its own real-time signals). */
