@@ -29,4 +29,8 @@ else run sh "$here/output/bench_output.sh" "$BUILD"; fi
 section "CPU sampling overhead (bench/cpu)"
 run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 
+section "causal profiling against Coz (bench/causal)"
+if [ "$quick" = 1 ]; then run python3 "$here/causal/bench_causal.py" "$BUILD" 1 0.5
+else run python3 "$here/causal/bench_causal.py" "$BUILD" 3; fi
+
 exit $status

@@ -417,7 +417,7 @@ def main():
     ap.add_argument("--workdir")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=12)
-    ap.add_argument("--min-share", type=float, default=0.6)
+    ap.add_argument("--min-share", type=float, default=0.8)
     args = ap.parse_args()
     wd = args.workdir or tempfile.mkdtemp(prefix="omniprof-causal-")
     os.makedirs(wd, exist_ok=True)

@@ -3,7 +3,8 @@
  *
  * On paper (the two workers run in parallel): an iteration lasts max(2W, W) = 2W. Speeding
  * A's loop by s gives max(2W(1-s), W), so the program speeds up by min(s, 50 %); speeding B's
- * loop changes nothing (0 %). Usage: join_workers [seconds to run] [ms of B's work]. */
+ * loop changes nothing (0 %). Usage: join_workers [seconds to run, or -N for N iterations] [ms of B's
+ * work]. */
 #include <coz.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,8 +38,8 @@ int main(int argc, char **argv)
     double seconds = argc > 1 ? atof(argv[1]) : 10.0;
     double ms = argc > 2 ? atof(argv[2]) : 2.0;
     g_units = (long)(ms * (double)causal_units_per_ms());
-    long iterations = 0;
-    for (causal_elapsed(); causal_elapsed() < seconds; iterations++) {
+    long iterations = 0, fixed = seconds < 0 ? (long)-seconds : 0; /* negative: that many iterations */
+    for (causal_elapsed(); fixed ? iterations < fixed : causal_elapsed() < seconds; iterations++) {
         pthread_t a, b;
         pthread_create(&a, NULL, worker_a, NULL);
         pthread_create(&b, NULL, worker_b, NULL);

@@ -4,7 +4,8 @@
  *
  * On paper (the workers run in parallel, P = 2S): an iteration lasts S + P = 3S. Speeding
  * the serial loop by s saves sS: the program speeds up by s/3 (33 % at most); speeding the
- * parallel loop by s saves sP: 2s/3 (67 % at most). Usage: serial_phase [seconds to run] [ms of S]. */
+ * parallel loop by s saves sP: 2s/3 (67 % at most). Usage: serial_phase [seconds to run, or -N for N
+ * iterations] [ms of S]. */
 #include <coz.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,8 +42,8 @@ int main(int argc, char **argv)
     pthread_barrier_init(&g_done, NULL, 3);
     pthread_t w[2];
     for (int k = 0; k < 2; k++) pthread_create(&w[k], NULL, worker, (void *)(intptr_t)k);
-    long it;
-    for (it = 0; causal_elapsed() < seconds; it++) {
+    long it, fixed = seconds < 0 ? (long)-seconds : 0; /* negative: that many iterations */
+    for (it = 0; fixed ? it < fixed : causal_elapsed() < seconds; it++) {
         uint64_t x = (uint64_t)it;
         for (long i = 0; i < g_units; i++) CAUSAL_STEP(x); /* LINE_SERIAL */
         g_sink[2] += x;
