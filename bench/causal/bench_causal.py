@@ -40,6 +40,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     scale = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+    build = os.path.abspath(build)
     omniprof = os.path.join(build, "bin", "omniprof")
     if not shutil.which("coz"):
         print("bench_causal: coz is not installed (package coz-profiler); nothing to compare with")
