@@ -368,7 +368,8 @@ def mode_functional(args, wd):
     cur = curves(parse_coz(profile))
     c = next((v for k, v in cur.items() if k[1] == "coz-throughput"), {})
     hi = [y for s, y in c.items() if s >= 0.5]
-    check(bool(hi) and min(hi) > 0.2, "speeding the only work line helps (%s)" % sorted(c.items()))
+    check(bool(hi) and sum(hi) / len(hi) > 0.15, "speeding the only work line helps (mean %.2f at >= 50 %%: %s)" %
+          (sum(hi) / len(hi) if hi else 0, sorted(c.items())))
     # end-to-end: one experiment per run, measured by the run
     e2e = os.path.join(wd, "e2e.coz")
     np = os.path.join(args.bindir, "causaltest_no_progress")
