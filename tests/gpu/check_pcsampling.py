@@ -26,7 +26,8 @@ def main():
     if len(dbs) != 1:
         print("FAIL: expected one database under %s, found %s" % (d, dbs))
         return 1
-    hot = [i + 1 for i, l in enumerate(open(src)) if "PCS-HOT-LINE" in l and "//" in l][0]
+    # the loop's line: code before the marker comment (the header comment names the marker too)
+    hot = [i + 1 for i, l in enumerate(open(src)) if "// PCS-HOT-LINE" in l and l.split("//")[0].strip()][0]
     exp = json.loads([l[7:] for l in open(out) if l.startswith("EXPECT ")][0])
     con = sqlite3.connect(dbs[0])
     errors, notes = [], []
