@@ -318,6 +318,21 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
 /* ------------------------------------------------------------------------------------------ */
 /* Producers                                                                                   */
 
+/* Write one reserved record at `at`: header, payload, the external-id patch, then the flag that
+ * tells the consumer it is complete (store-release). */
+static inline void put_record(char *at, size_t len, uint32_t category, uint32_t kind, const void *payload, size_t size,
+                              size_t patch_off, uint64_t patch_val, uint64_t gen)
+{
+    op_rec *r = (op_rec *)at;
+    r->len = (uint32_t)len;
+    r->category = category;
+    r->kind = kind;
+    char *dst = at + OP_REC_HDR;
+    memcpy(dst, payload, size);
+    if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
+    atomic_store_explicit(&r->flag, (uint32_t)gen + 1, memory_order_release);
+}
+
 __attribute__((noinline)) static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
                                                      const void *payload, size_t size, size_t len, size_t patch_off,
                                                      uint64_t patch_val, bool from_signal);
@@ -346,14 +361,8 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
         if ((s >> 39) == lane->tag && (s & OP_COUNT_MASK) + len <= lane->cap &&
             atomic_compare_exchange_strong_explicit(lane->state, &s, s + len, memory_order_acquire,
                                                     memory_order_relaxed)) {
-            op_rec *r = (op_rec *)(lane->base + (s & OP_COUNT_MASK)); /* invariant (1) */
-            r->len = (uint32_t)len;
-            r->category = category;
-            r->kind = kind;
-            char *dst = (char *)r + OP_REC_HDR;
-            memcpy(dst, payload, size);
-            if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
-            atomic_store_explicit(&r->flag, (uint32_t)lane->gen + 1, memory_order_release);
+            put_record(lane->base + (s & OP_COUNT_MASK), len, category, kind, payload, size, patch_off, patch_val,
+                       lane->gen); /* invariant (1) */
             t->emit_nesting--;
             return 1;
         }
@@ -378,14 +387,8 @@ static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t 
                     uint64_t used = s & OP_COUNT_MASK; /* invariant (1) */
                     testcase(used + len == lane->cap);  /* chunk exactly full */
                     testcase(lane->seal_at && used + len == lane->seal_at); /* watermark hit exactly */
-                    op_rec *r = (op_rec *)(sb->data + (size_t)lane->chunk * b->chunk_bytes + used);
-                    r->len = (uint32_t)len;
-                    r->category = category;
-                    r->kind = kind;
-                    char *dst = (char *)r + OP_REC_HDR;
-                    memcpy(dst, payload, size);
-                    if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
-                    atomic_store_explicit(&r->flag, (uint32_t)lane->gen + 1, memory_order_release);
+                    put_record(sb->data + (size_t)lane->chunk * b->chunk_bytes + used, len, category, kind, payload,
+                               size, patch_off, patch_val, lane->gen);
                     if (lane->seal_at && used + len >= lane->seal_at) {
                         uint64_t gen = lane->gen;
                         lane->seal_at = 0;

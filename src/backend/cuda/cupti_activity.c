@@ -406,19 +406,26 @@ static CUpti_Activity **g_pend;
 static uint32_t g_pend_n, g_pend_cap;
 static uint64_t g_pend_overflow, g_unresolved;
 
-/* Emit records without their launching call (oldest first). */
+/* Emit a pending record (and free it) if its call is known now or `always` (then without its
+ * launching call, counted). Returns 1 when emitted. */
+static int emit_pending(CUpti_Activity *rec, int always)
+{
+    op_cuda_corr_result r;
+    op_cuda_corr_resolve(&(uint32_t){record_correlation(rec)}, 1, &r);
+    if (!r.found && !always) return 0;
+    if (!r.found) __atomic_add_fetch(&g_unresolved, 1, __ATOMIC_RELAXED);
+    op_cuda_corr_set_current(&r);
+    handle_record(rec);
+    op_cuda_corr_set_current(NULL);
+    if (r.ready && r.release) op_sdk_correlation_release(r.release);
+    free(rec);
+    return 1;
+}
+
+/* Emit records without their launching call (oldest first; a last lookup first). */
 static void emit_unresolved(CUpti_Activity **recs, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        op_cuda_corr_result r;
-        op_cuda_corr_resolve(&(uint32_t){record_correlation(recs[i])}, 1, &r); /* a last try */
-        if (!r.found) __atomic_add_fetch(&g_unresolved, 1, __ATOMIC_RELAXED);
-        op_cuda_corr_set_current(&r);
-        handle_record(recs[i]);
-        op_cuda_corr_set_current(NULL);
-        if (r.ready && r.release) op_sdk_correlation_release(r.release);
-        free(recs[i]);
-    }
+    for (uint32_t i = 0; i < n; i++) emit_pending(recs[i], 1);
 }
 
 /* Add a copied record to the pending list (the list owns it from here). */
@@ -474,20 +481,8 @@ static void retry_pending(int all)
         return;
     }
     uint32_t keep = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        op_cuda_corr_result r;
-        op_cuda_corr_resolve(&(uint32_t){record_correlation(list[i])}, 1, &r);
-        if (!r.found && !all) {
-            list[keep++] = list[i];
-            continue;
-        }
-        if (!r.found) __atomic_add_fetch(&g_unresolved, 1, __ATOMIC_RELAXED);
-        op_cuda_corr_set_current(&r);
-        handle_record(list[i]);
-        op_cuda_corr_set_current(NULL);
-        if (r.ready && r.release) op_sdk_correlation_release(r.release);
-        free(list[i]);
-    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!emit_pending(list[i], all)) list[keep++] = list[i];
     for (uint32_t i = 0; i < keep; i++) pend_copy(list[i]);
     free(list);
 }

@@ -189,6 +189,28 @@ static void notify_dispatch_enqueue(const CUpti_CallbackData *cd, const omniprof
                            OMNIPROF_CALLBACK_PHASE_ENTER, corr, &r);
 }
 
+/* A hook call (counters): phase OP_CUDA_LAUNCH_ENTER/EXIT, on the launching thread. */
+static void call_hook(int phase, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+    op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
+    if (!hook) return;
+    t_hook_domain = dom, t_hook_cbid = cbid;
+    hook(phase, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
+}
+
+/* At EXIT: the frame the call's ENTER pushed, popped; NULL when ENTER skipped it (inv. 3). */
+static api_frame *pop_frame(int runtime, const CUpti_CallbackData *cd)
+{
+    if (runtime && !g_exit_flush_registered) register_exit_flush();
+    uint64_t slot = *cd->correlationData;
+    if (slot == 0 || slot > MAX_FRAMES) return NULL;
+    int idx = (int)slot - 1;
+    api_frame *f = &t_frames[idx];
+    t_depth = idx;
+    if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
+    return f;
+}
+
 /* Activity mode (invariant 8): the launch path runs this only while a tool pushes external ids
  * or the counters hook is installed. A call CUPTI writes an API record for gets a map entry
  * marked API_PENDING with its internal id, thread and external ids, taken here at launch; the
@@ -228,26 +250,12 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         }
         if (is_launch && !nested) t_launch_internal = insert && cls ? f->corr.internal : 0;
         if (pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_ENTER, cd->correlationId, insert ? f->corr.internal : 0, cd->context);
-        if (hook) {
-            t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
-        }
+        if (hook) call_hook(OP_CUDA_LAUNCH_ENTER, dom, cbid, cd);
         return;
     }
-    if (runtime && !g_exit_flush_registered) register_exit_flush();
-    uint64_t slot = *cd->correlationData;
-    if (slot == 0 || slot > MAX_FRAMES) return; /* invariant (3) */
-    int idx = (int)slot - 1;
-    api_frame *f = &t_frames[idx];
-    t_depth = idx;
-    if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
-    if (f->hook) {
-        op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
-        if (hook) {
-            t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
-        }
-    }
+    api_frame *f = pop_frame(runtime, cd);
+    if (!f) return;
+    if (f->hook) call_hook(OP_CUDA_LAUNCH_EXIT, dom, cbid, cd);
     if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_EXIT, cd->correlationId, 0, cd->context);
     if (f->async) op_sdk_correlation_end(&f->corr); /* a failed call: its API record removes the entry */
 }
@@ -298,10 +306,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
             op_cuda_corr_insert(cd->correlationId, cls, &li, 0);
         }
         if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_ENTER, cd->correlationId, async ? f->corr.internal : 0, cd->context);
-        if (hook) {
-            t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_ENTER, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
-        }
+        if (hook) call_hook(OP_CUDA_LAUNCH_ENTER, dom, cbid, cd);
         if (cbk || dispatch_cb) {
             omniprof_arg_t args[MAX_ARGS];
             uint32_t n = op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, 0, args, MAX_ARGS);
@@ -318,24 +323,13 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
     }
 
     /* EXIT */
-    if (runtime && !g_exit_flush_registered) register_exit_flush();
-    uint64_t slot = *cd->correlationData;
-    if (slot == 0 || slot > MAX_FRAMES) return; /* invariant (3) */
-    int idx = (int)slot - 1;
-    api_frame *f = &t_frames[idx];
+    api_frame *f = pop_frame(runtime, cd);
+    if (!f) return;
     uint64_t end = f->buf ? op_now_ns() : 0;
-    t_depth = idx;
-    if (f->runtime && t_runtime_depth > 0) t_runtime_depth--;
     int32_t ret = cd->functionReturnValue ? *(const int32_t *)cd->functionReturnValue : 0;
     if (f->async && ret != 0) op_cuda_corr_forget(cd->correlationId);
     if (f->pcs) op_cuda_pcs_launch(OP_CUDA_LAUNCH_EXIT, cd->correlationId, 0, cd->context);
-    if (f->hook) {
-        op_cuda_launch_hook_t hook = __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE);
-        if (hook) {
-            t_hook_domain = dom, t_hook_cbid = cbid;
-            hook(OP_CUDA_LAUNCH_EXIT, cd, cd->context, __atomic_load_n(&g_hook_data, __ATOMIC_ACQUIRE));
-        }
-    }
+    if (f->hook) call_hook(OP_CUDA_LAUNCH_EXIT, dom, cbid, cd);
     if (f->buf || f->cbk) {
         api_rec_storage st;
         omniprof_buffer_tracing_api_record_t *r = &st.rec;
