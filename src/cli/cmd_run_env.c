@@ -186,6 +186,16 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, OP_SET_SAMPLE, *ro->value[O_SAMPLE] ? ro->value[O_SAMPLE] : "cputime", "--sample");
         plan->any_collect = plan->cpu_backend = true;
     }
+    if (run_opt_true(ro, O_PC_SAMPLING) || ro->set[O_PC_SAMPLING_INTERVAL] || ro->set[O_PC_SAMPLING_METHOD]) {
+        bad |= run_set(env, OP_SET_PC_SAMPLING, "true", "--pc-sampling");
+        plan->any_collect = true;
+    }
+    if (run_opt_true(ro, O_LITE)) { /* docs/cuda.md, "lite" */
+        bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--lite");
+        bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--lite");
+        bad |= run_set(env, OP_SET_CUDA_KERNEL_CORRELATION, "false", "--lite");
+        plan->any_collect = true;
+    }
     const char *ps = ro->set[O_PROCESS_SAMPLING] ? ro->value[O_PROCESS_SAMPLING] : NULL;
     if (ps && strcmp(ps, "false") != 0) {
         bad |= run_set(env, OP_SET_PROCESS_SAMPLING, "true", "--process-sampling");

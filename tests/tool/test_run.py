@@ -125,7 +125,8 @@ def t_help():
                 "--kernel-include-regex", "--kernel-exclude-regex", "--collection-period", "--collection-period-unit",
                 "--flush-interval", "--mangled-kernels", "--truncate-kernels", "--preload", "--log-level",
                 "--disable-signal-handlers", "--echo", "--input", "--pmc", "--sample", "--sampling-freq",
-                "--process-sampling", "--kernel-iteration-range", "--extra-metrics"]:
+                "--process-sampling", "--kernel-iteration-range", "--extra-metrics", "--pc-sampling",
+                "--pc-sampling-interval", "--pc-sampling-method", "--lite"]:
         check(opt in r.stdout, "run --help lists %s" % opt)
     r = omniprof("--version")
     check(r.returncode == 0 and r.stdout.startswith("omniprof "), "--version: %r" % r.stdout)
@@ -1196,6 +1197,23 @@ def t_agent_index():
     check(r.returncode == 2 and "absolute|relative|type-relative" in r.stderr, "run -A checked: %r" % r.stderr)
     r = omniprof("run", "--marker-trace", "-A", "absolute", "--echo", "-d", d, "--", "/bin/true")
     check("export OMNIPROF_AGENT_INDEX=absolute" in r.stderr, "run -A: %r" % r.stderr)
+
+
+def t_gpu_options():
+    """--pc-sampling* and --lite become their settings; a bad method stops the launch."""
+    d = tmpdir()
+    r = omniprof("run", "--pc-sampling-interval", "4096", "--pc-sampling-method", "continuous", "--lite", "--echo",
+                 "-d", d, "--", "/bin/true")
+    env = dict(l[7:].partition("=")[::2] for l in r.stderr.splitlines() if l.startswith("export "))
+    check(r.returncode == 0, "gpu options run: %d %r" % (r.returncode, r.stderr[-300:]))
+    for k, v in (("OMNIPROF_PC_SAMPLING", "true"), ("OMNIPROF_PC_SAMPLING_INTERVAL", "4096"),
+                 ("OMNIPROF_PC_SAMPLING_METHOD", "continuous"), ("OMNIPROF_KERNEL_TRACE", "true"),
+                 ("OMNIPROF_MARKER_TRACE", "true"), ("OMNIPROF_CUDA_KERNEL_CORRELATION", "false")):
+        check(env.get(k) == v, "%s=%r, expected %s" % (k, env.get(k), v))
+    r = omniprof("run", "--pc-sampling", "--echo", "-d", d, "--", "/bin/true")
+    check(r.returncode == 0 and "export OMNIPROF_PC_SAMPLING=true" in r.stderr, "--pc-sampling alone collects")
+    r = omniprof("run", "--pc-sampling-method", "sideways", "--", "/bin/true")
+    check(r.returncode == 2 and "kernel-serialized|continuous" in r.stderr, "bad method: %r" % r.stderr)
 
 
 TESTS = {k[2:]: v for k, v in globals().items() if k.startswith("t_")}
