@@ -441,7 +441,11 @@ static const char *attr_message(const nvtxEventAttributes_t *a)
 static void emit_marker(uint32_t kind, int32_t op, uint64_t start, uint64_t end, omniprof_thread_id_t tid,
                         omniprof_thread_id_t end_tid, uint64_t range_id, int32_t level, uint64_t domain, const char *msg)
 {
-    if (!op_sdk_buffer_enabled(kind, op)) return;
+    /* per-call records also go to MARKER_API callbacks (the tool's --kernel-rename follows them) */
+    bool to_buffer = op_sdk_buffer_enabled(kind, op) != 0;
+    bool to_callback = kind == OMNIPROF_BUFFER_TRACING_MARKER_API &&
+                       op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_MARKER_API, op);
+    if (!to_buffer && !to_callback) return;
     union {
         omniprof_buffer_tracing_marker_record_t r;
         unsigned char b[sizeof(omniprof_buffer_tracing_marker_record_t) + NVTX_MSG + 8];
@@ -467,7 +471,10 @@ static void emit_marker(uint32_t kind, int32_t op, uint64_t start, uint64_t end,
     r->domain_id = domain;
     r->message_length = (uint32_t)len;
     memcpy(r->message, tmp, len + 1);
-    op_sdk_emit(kind, op, r, NULL);
+    op_sdk_callback_state cs;
+    if (to_callback) op_sdk_callback_enter(OMNIPROF_CALLBACK_TRACING_MARKER_API, op, &corr, r, &cs);
+    if (to_buffer) op_sdk_emit(kind, op, r, NULL);
+    if (to_callback) op_sdk_callback_exit(OMNIPROF_CALLBACK_TRACING_MARKER_API, op, &corr, r, &cs);
     op_sdk_correlation_end(&corr);
 }
 
@@ -737,7 +744,8 @@ static omniprof_status_t start_locked(void)
     }
     g_nvtx_on = op_setting_bool(OP_SET_CUDA_NVTX) &&
                 (op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_API) ||
-                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API));
+                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API) ||
+                 op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_MARKER_API));
     if (g_nvtx_on) {
         set_nvtx_injection();
         r = cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
