@@ -11,7 +11,11 @@
  *   slope = (0.5 * 0.35484 + 1 * 0.5) / (0.25 + 1) = 0.54194
  * Line A, latency point "lat": 0 %: 10 arrivals, difference 2 in 100 ms -> 2 / (10 / 100 ms) =
  *   20 ms; 100 %: 20 arrivals, difference 2 -> 10 ms -> +50 % (shorter latency shown positive).
- * Line B, point "it": 0 % and 50 %: 10 visits in 100 ms each -> +0 %, slope 0. */
+ * Line B, point "it": 0 % and 50 %: 10 visits in 100 ms each -> +0 %, slope 0.
+ *
+ * One source, two programs: built with CAUSAL_MAKE_DB it writes the database (it links the
+ * static writer); without, it runs that program first (argv[1]) and reads through
+ * libomniprof-output alone — one copy of the common code per process. */
 #include <math.h>
 #include <sys/stat.h>
 
@@ -19,6 +23,7 @@
 #include "omniprof/causal.h"
 #include "output/profile_causal.h"
 
+#ifdef CAUSAL_MAKE_DB
 static uint64_t g_index;
 
 static void experiment(op_db_writer *w, const char *line, uint32_t speedup, uint64_t duration_ms,
@@ -56,7 +61,9 @@ static void experiment(op_db_writer *w, const char *line, uint32_t speedup, uint
     CHECK(append1(w, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS, &p) == 1);
     g_index++;
 }
+#endif
 
+#ifndef CAUSAL_MAKE_DB
 /* The number after `"key": ` that follows `anchor` in `text` (NAN when absent). */
 static double json_number_after(const char *text, const char *anchor, const char *key)
 {
@@ -88,16 +95,16 @@ static int count_lines(const char *path, const char *prefix)
     fclose(f);
     return n;
 }
+#endif
 
-int main(void)
+#ifdef CAUSAL_MAKE_DB
+int main(int argc, char **argv)
 {
-    char dir[512], path[600], coz[600], err[1024] = "";
-    test_tmpdir(dir, sizeof dir, "causal");
-    snprintf(path, sizeof path, "%s/c_results.db", dir);
-    snprintf(coz, sizeof coz, "%s/profile.coz", dir);
+    char err[1024] = "";
+    if (argc < 2) return 2;
     op_db_process_info info = test_process_info();
     OMNIPROF_OPTS(op_db_writer_options, opts, .flush_interval_ms = 20);
-    op_db_writer *w = op_db_writer_open(path, &info, &opts, err, sizeof err);
+    op_db_writer *w = op_db_writer_open(argv[1], &info, &opts, err, sizeof err);
     CHECK(w != NULL);
     if (!w) return CHECK_DONE();
     experiment(w, "/src/a.c:10", 0, 100, "it", 10, 0, 0);
@@ -110,7 +117,18 @@ int main(void)
     experiment(w, "/src/b.c:20", 0, 100, "it", 10, 0, 0);
     experiment(w, "/src/b.c:20", 50, 100, "it", 10, 0, 0);
     CHECK(op_db_writer_close(w) == 0);
-
+    return CHECK_DONE();
+}
+#else
+int main(int argc, char **argv)
+{
+    char dir[512], path[600], coz[600], err[1024] = "", cmd[1400];
+    if (argc < 2) return 2;
+    test_tmpdir(dir, sizeof dir, "causal");
+    snprintf(path, sizeof path, "%s/c_results.db", dir);
+    snprintf(coz, sizeof coz, "%s/profile.coz", dir);
+    snprintf(cmd, sizeof cmd, "'%s' '%s'", argv[1], path);
+    CHECK(system(cmd) == 0);
     const char *in[1] = {path};
     CHECK(op_causal_has_experiments(in, 1) == 1);
 
@@ -181,3 +199,4 @@ int main(void)
     test_rmtree(dir);
     return CHECK_DONE();
 }
+#endif
