@@ -102,6 +102,34 @@ typedef enum omniprof_function_wrapper_operation_t {
     OMNIPROF_FUNCTION_WRAPPER_LAST
 } omniprof_function_wrapper_operation_t;
 
+/* REGION_PROFILE (docs/cpu.md "Components"): the statistics of one node of a thread's region
+ * call tree for one measurement component, emitted by the CPU backend once, when the run ends
+ * (the SDK's final flush). A node is a region (user-API range, wrapped call) under its parent
+ * path on one thread; node ids are unique in the process, parent_id 0 is the thread's root. */
+typedef enum omniprof_region_profile_operation_t {
+    OMNIPROF_REGION_PROFILE_NONE = 0,
+    OMNIPROF_REGION_PROFILE_NODE,
+    OMNIPROF_REGION_PROFILE_LAST
+} omniprof_region_profile_operation_t;
+
+typedef struct omniprof_region_profile_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation; /* OMNIPROF_REGION_PROFILE_NODE */
+    omniprof_thread_id_t thread_id;
+    uint64_t thread_index; /* the thread's sequent value (rocprof-sys's |NN>>> prefix) */
+    uint64_t node_id;
+    uint64_t parent_id;
+    int32_t depth;         /* 0 for a top-level region */
+    uint32_t reserved;
+    const char *label;     /* the region's name */
+    const char *component; /* "wall_clock", "thread_cpu_clock", ... (OMNIPROF_COMPONENTS) */
+    const char *units;     /* "ns", "bytes", "count" */
+    uint64_t count;        /* times the region was closed */
+    double sum, sum_squares, min, max;
+    double self;           /* sum minus the children's values (the level itself for levels) */
+} omniprof_region_profile_record_t;
+
 /* Event names of omniprof_cpu_sample_record_t.event_values, in the sampler's order, are
  * listed by `omniprof avail --cpu-events` and given by OMNIPROF_SAMPLING_PERF_EVENTS; an event
  * the kernel refused is left out of the list (and of the values). */

@@ -255,3 +255,29 @@ int op_db_ingest_backpressure(op_db_writer *w, const op_db_int_backpressure *r, 
     sqlite3_bind_int64(s, 3, (int64_t)r->wait_ns);
     return op_db_step(w, ST_BACKPRESSURE, "inserting a back-pressure row");
 }
+
+/* REGION_PROFILE: one omniprof_region_profile row per (node, component). */
+int op_db_ingest_region_profile(op_db_writer *w, const omniprof_region_profile_record_t *r, uint64_t psize)
+{
+    (void)psize;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
+    if (thread < 0) return -1;
+    const char *label = op_db_str(w, &r->label), *component = op_db_str(w, &r->component);
+    const char *units = op_db_str(w, &r->units);
+    sqlite3_stmt *s = w->st[ST_REGION_PROFILE];
+    sqlite3_bind_int64(s, 1, thread);
+    sqlite3_bind_int64(s, 2, (int64_t)r->thread_index);
+    sqlite3_bind_int64(s, 3, (int64_t)r->node_id);
+    sqlite3_bind_int64(s, 4, (int64_t)r->parent_id);
+    sqlite3_bind_int64(s, 5, r->depth);
+    sqlite3_bind_text(s, 6, label ? label : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 7, component ? component : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 8, units ? units : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 9, (int64_t)r->count);
+    sqlite3_bind_double(s, 10, r->sum);
+    sqlite3_bind_double(s, 11, r->sum_squares);
+    sqlite3_bind_double(s, 12, r->min);
+    sqlite3_bind_double(s, 13, r->max);
+    sqlite3_bind_double(s, 14, r->self);
+    return op_db_step(w, ST_REGION_PROFILE, "inserting a region-profile row");
+}

@@ -36,7 +36,8 @@ enum op_src_table {
     T_METADATA, T_STRING, T_NODE, T_PROCESS, T_THREAD, T_AGENT, T_QUEUE, T_STREAM, T_PMC,
     T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
     T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
-    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_COUNT
+    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_OP_REGION_PROFILE,
+    T_COUNT
 };
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];
@@ -238,6 +239,20 @@ int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, 
  * samples with window[0] <= timestamp <= window[1] (window NULL: all). */
 int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
                        int (*cb)(int64_t stack, uint64_t count, void *), void *arg, char *err, size_t errlen);
+
+/* The region profile (omniprof_region_profile): one row per (thread, region node, component),
+ * in the order they were recorded (per thread, parents before children). */
+typedef struct op_rd_region_row {
+    int64_t tid;          /* the OS thread id */
+    int64_t thread_index; /* creation order of the thread (|NN>>>) */
+    int64_t node_id, parent_id; /* parent_id 0: the thread's root */
+    int depth;
+    const char *label, *component, *units;
+    uint64_t count;
+    double sum, sum_squares, min, max, self;
+} op_rd_region_row;
+int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_region_row *, void *), void *arg,
+                         char *err, size_t errlen);
 
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
 /* Copies every table set of every input into the new database file `tmp_path` (which must not

@@ -1,5 +1,6 @@
 /* reader_stacks.c — CPU call-stack samples of a table set: each stack as text for the trace
- * sinks (pftrace.c, json.c), and the rows the CPU profiles aggregate (profile_cpu.c).
+ * sinks (pftrace.c, json.c), and the rows the CPU profiles aggregate (profile_cpu.c); and the
+ * CPU backend's region profile (omniprof_region_profile, for wall_clock.c).
  * op_rd_lookup_stack (reader.h) walks omniprof_stack from a sample's innermost node outwards
  * and names each address from omniprof_symbol (inlined callees first, then the physical
  * frame), giving the innermost function and the frames innermost first, one per line.
@@ -204,4 +205,43 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
              set->name[T_OP_CPU_SAMPLE], where);
     count_cb c = {cb, arg};
     return each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
+}
+
+typedef struct region_cb {
+    int (*cb)(const op_rd_region_row *, void *);
+    void *arg;
+} region_cb;
+
+static int region_row(sqlite3_stmt *st, void *arg) {
+    region_cb *c = arg;
+    op_rd_region_row r;
+    r.tid = sqlite3_column_int64(st, 0);
+    r.thread_index = sqlite3_column_int64(st, 1);
+    r.node_id = sqlite3_column_int64(st, 2);
+    r.parent_id = sqlite3_column_int64(st, 3);
+    r.depth = sqlite3_column_int(st, 4);
+    r.label = (const char *)sqlite3_column_text(st, 5);
+    r.component = (const char *)sqlite3_column_text(st, 6);
+    r.units = (const char *)sqlite3_column_text(st, 7);
+    r.count = (uint64_t)sqlite3_column_int64(st, 8);
+    r.sum = sqlite3_column_double(st, 9);
+    r.sum_squares = sqlite3_column_double(st, 10);
+    r.min = sqlite3_column_double(st, 11);
+    r.max = sqlite3_column_double(st, 12);
+    r.self = sqlite3_column_double(st, 13);
+    return c->cb(&r, c->arg);
+}
+
+int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_region_row *, void *), void *arg,
+                         char *err, size_t errlen) {
+    if (!SRC_HAS(set, T_OP_REGION_PROFILE)) return 0;
+    char sql[1000], thread[260];
+    if (SRC_HAS(set, T_THREAD)) snprintf(thread, sizeof thread, "%s", set->name[T_THREAD]);
+    else snprintf(thread, sizeof thread, "(SELECT 0 AS id, 0 AS tid)");
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(t.tid, 0), r.thread_index, r.node_id, r.parent_id, r.depth, r.label, r.component, r.units, "
+             "r.count, r.sum, r.sum_squares, r.min, r.max, r.self FROM %s r LEFT JOIN %s t ON t.id = r.tid ORDER BY r.id",
+             set->name[T_OP_REGION_PROFILE], thread);
+    region_cb c = {cb, arg};
+    return each_row(src, op_src_prepare(src, sql, err, errlen), region_row, &c, err, errlen);
 }

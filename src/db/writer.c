@@ -294,6 +294,7 @@ static const char *const k_statements[ST__COUNT] = {
     [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES (1,?,?,?,?,?,?,?,?,?,?)",
     [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES (1,?,?,?,?,?,?,?)",
     [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_REGION_PROFILE] = "INSERT INTO \"omniprof_region_profile%s\" (pid, tid, thread_index, node_id, parent_id, depth, label, component, units, count, sum, sum_squares, min, max, self) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };

@@ -471,6 +471,10 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         int rc = convert_folded(opts, si, err, errlen);
         if (rc) return rc;
     }
+    if (opts->formats & OP_OUT_FMT_WALL_CLOCK) {
+        int rc = op_out_wall_clock(si->in, opts->out_dir, opts->out_name ? opts->out_name : "out", err, errlen);
+        if (rc) return rc;
+    }
     if (opts->formats & OP_OUT_FMT_STATS)
         return op_out_stats_csv(si->in, si->win, opts->out_dir, opts->out_name ? opts->out_name : "out", err, errlen);
     return 0;
@@ -482,7 +486,7 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         return OP_OUT_EINPUT;
     }
     if (!(opts->formats & OP_OUT_FMT_CONVERT)) {
-        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded (or stats)");
+        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded, wall_clock (or stats)");
         return OP_OUT_EINPUT;
     }
     op_out_inputs in;

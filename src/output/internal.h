@@ -147,6 +147,9 @@ void op_out_inputs_end(op_out_inputs *in);
 int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,
                      size_t errlen);
 
+/* The wall_clock files of checked inputs (op_output_wall_clock after its checks). */
+int op_out_wall_clock(const op_out_inputs *in, const char *out_dir, const char *out_name, char *err, size_t errlen);
+
 /* Create a directory and its parents; 0 or -1. */
 int op_mkdirs(const char *path);
 /* Builds <dir>/<name>_<file> into a malloc'ed string. */

@@ -52,12 +52,15 @@ OMNIPROF_EXTERN_C_BEGIN
 #define OP_OUT_FMT_STATS 0x8u /* the *_stats.csv files and domain_stats.csv */
 #define OP_OUT_FMT_FOLDED 0x10u /* <name>_folded.txt: folded CPU call stacks (profile_cpu.h) */
 #define OP_OUT_FMT_ROCPD 0x20u  /* the rocpd database itself (what `omniprof run` writes); converters ignore it */
-#define OP_OUT_FMT_CONVERT (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED)
-#define OP_OUT_FMT_RUN (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED)
+#define OP_OUT_FMT_WALL_CLOCK 0x40u /* <name>_wall_clock.txt/.json: the region profile (wall_clock.c) */
+#define OP_OUT_FMT_CONVERT \
+    (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK)
+#define OP_OUT_FMT_RUN \
+    (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK)
 
 /**
  * @brief **op_output_parse_formats()** — the one parser of output format names, used by
- * `omniprof convert -f` and `omniprof run -f`: names rocpd, pftrace, json, csv, folded, stats,
+ * `omniprof convert -f` and `omniprof run -f`: names rocpd, pftrace, json, csv, folded, stats, wall_clock,
  * separated by spaces or commas (case-sensitive, as rocprofv3's). Each name must be in
  * `allowed` (OP_OUT_FMT_* bits: OP_OUT_FMT_CONVERT, OP_OUT_FMT_RUN, ...).
  * @param text the list (one argument, or several joined with spaces)
@@ -149,6 +152,15 @@ OMNIPROF_API uint64_t op_output_events(const op_out_stream *s);
 /** @brief **op_output_close()** finishes the files and frees the handle (NULL is fine).
  *  @return 0 or OP_OUT_EFAIL when finishing a file failed. */
 OMNIPROF_API int op_output_close(op_out_stream *s, char *err, size_t errlen);
+
+/**
+ * @brief **op_output_wall_clock()** writes <dir>/<name>_wall_clock.txt and .json: the region
+ * profile (omniprof_region_profile rows of every input) as rocprof-sys's wall_clock files, one
+ * row per thread, region node and component, each with its process's pid.
+ * @return 0, OP_OUT_EINPUT (a bad input, named in err) or OP_OUT_EFAIL.
+ */
+OMNIPROF_API int op_output_wall_clock(const char *const *inputs, size_t n_inputs, const char *dir, const char *name,
+                                      char *err, size_t errlen);
 
 /**
  * @brief **op_output_stats_csv()** writes <dir>/<name>_<domain>_stats.csv for every domain

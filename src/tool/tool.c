@@ -578,11 +578,20 @@ static void finalize_tool(void)
     atomic_store(&g.state, ST_DONE);
 }
 
+/* The process ends: the SDK's finalization flushes every backend one last time while the
+ * context still delivers (the CPU backend's final samples, THREAD and REGION_PROFILE records),
+ * then calls tool_fini, which closes the database. Where the SDK refuses (called from inside
+ * one of its callbacks), the tool closes what it has itself. */
+static void finalize_through_sdk(void)
+{
+    if (omniprof_finalize() != OMNIPROF_STATUS_SUCCESS || atomic_load(&g.state) == ST_ACTIVE) finalize_tool();
+}
+
 void op_tool_flush_now(bool final, uint64_t timeout_ms)
 {
     if (atomic_load(&g.state) != ST_ACTIVE) return;
     if (final) {
-        finalize_tool();
+        finalize_through_sdk();
         return;
     }
     flush_buffers();
@@ -640,7 +649,7 @@ static void tool_fini(void *tool_data)
     finalize_tool();
 }
 
-static void tool_atexit(void) { finalize_tool(); }
+static void tool_atexit(void) { finalize_through_sdk(); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* fork and exec.                                                                              */
@@ -804,6 +813,9 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
             kinds++;
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_THREAD) == 0) kinds++;
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER) == 0) kinds++;
+        if (op_setting_bool(OP_SET_REGION_PROFILE) &&
+            trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_REGION_PROFILE) == 0)
+            kinds++;
     }
     if (op_setting_bool(OP_SET_CAUSAL)) { /* causal profiling (docs/causal.md): the CPU backend's engine */
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT) == 0) kinds++;

@@ -26,7 +26,7 @@ def check(cond, msg):
 
 
 def parse(path):
-    out = {"S": [], "T": [], "P": [], "W": [], "A": {}, "E": {}}
+    out = {"S": [], "T": [], "P": [], "W": [], "R": [], "A": {}, "E": {}}
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -52,6 +52,13 @@ def parse(path):
             elif t == "W":
                 p = line.split(" ")
                 out["W"].append({"op": int(p[1]), "start": int(p[2]), "end": int(p[3]), "tid": int(p[4])})
+            elif t == "R":
+                head, _, label = line.partition("\t")
+                p = head.split(" ")
+                out["R"].append({"thread": int(p[1]), "node": int(p[2]), "parent": int(p[3]), "depth": int(p[4]),
+                                 "count": int(p[5]), "sum": float(p[6]), "sqr": float(p[7]), "min": float(p[8]),
+                                 "max": float(p[9]), "self": float(p[10]), "component": p[11], "units": p[12],
+                                 "label": label})
             elif t == "A":
                 head, _, rest = line.partition("\t")
                 p = head.split(" ", 5)
@@ -451,15 +458,55 @@ def mode_options(args, wd):
     return 0
 
 
+def region_nodes(records):
+    """REGION_PROFILE records -> nodes shaped as wall_clock.json's: one per (thread, node), its
+    components side by side, the parent's label."""
+    label = {r["node"]: r["label"] for r in records}
+    nodes = {}
+    for r in records:
+        n = nodes.setdefault(r["node"], {"thread": r["thread"], "depth": r["depth"], "label": r["label"],
+                                         "parent": label.get(r["parent"]), "components": {}})
+        mean = r["sum"] / r["count"] if r["count"] else 0.0
+        n["components"][r["component"]] = {"count": r["count"], "sum": r["sum"], "mean": mean, "min": r["min"],
+                                           "max": r["max"], "self": r["self"], "units": r["units"]}
+    return list(nodes.values())
+
+
+def check_region_nodes(nodes, where):
+    outer = [n for n in nodes if n["label"] == "outer"]
+    inner = [n for n in nodes if n["label"] == "inner"]
+    check(len(outer) == 2 and len(inner) == 2, "%s: one outer and one inner node per worker thread" % where)
+    for o in outer:
+        wc = o["components"]["wall_clock"]
+        check(wc["count"] == 3, "%s: outer count 3 (%d)" % (where, wc["count"]))
+        check(wc["min"] <= wc["mean"] <= wc["max"] and wc["sum"] > 0, "%s: outer min <= mean <= max" % where)
+    for i in inner:
+        check(i["depth"] == 1 and i["parent"] == "outer", "%s: inner nests under outer" % where)
+        check(i["components"]["wall_clock"]["count"] == 3, "%s: inner count 3" % where)
+    for t in {n["thread"] for n in outer}:
+        o = [n for n in outer if n["thread"] == t][0]["components"]["thread_cpu_clock"]
+        i = [n for n in inner if n["thread"] == t][0]["components"]["thread_cpu_clock"]
+        check(abs(o["self"] - (o["sum"] - i["sum"])) <= 1e-6 * o["sum"] + 1,
+              "%s: outer self = outer - inner (thread %d)" % (where, t))
+        check(0.5 < i["sum"] / o["sum"] < 0.8, "%s: inner is about 2/3 of outer's CPU time (%.2f)" % (where, i["sum"] / o["sum"]))
+    joins = [n for n in nodes if n["label"] == "pthread_join"]
+    check(len(joins) == 1 and joins[0]["components"]["wall_clock"]["count"] == 2,
+          "%s: pthread_join node on main, count 2" % where)
+
+
 def mode_regions(args, wd):
+    """The region profile: REGION_PROFILE records from the backend (through the test tool), and
+    end to end: `omniprof run --sample` stores them in the database, `omniprof convert -f
+    wall_clock` writes wall_clock.txt/.json from it; the run itself writes no file beside the
+    database (issue 10 item 7)."""
     prog = os.path.join(args.bindir, "cputest_regions")
     if not os.path.exists(prog):
         print("SKIP: libomniprof-user is not built in this tree")
         return 77
     out = os.path.join(wd, "regions.txt")
-    r = run(args, prog, [], {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_TRACE_THREAD_JOIN": "true",
-                             "OMNIPROF_TRACE_THREAD_BARRIERS": "true", "OMNIPROF_OUTPUT_PATH": wd,
-                             "OMNIPROF_OUTPUT_FILE": "regions"}, out)
+    env = {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_TRACE_THREAD_JOIN": "true", "OMNIPROF_TRACE_THREAD_BARRIERS": "true",
+           "OMNIPROF_OUTPUT_PATH": wd, "OMNIPROF_OUTPUT_FILE": "regions"}
+    r = run(args, prog, [], env, out)
     check(r.returncode == 0 and "regions done" in r.stdout, "program runs unchanged (%s)" % r.stderr.strip()[-300:])
     rec = parse(out)
     ops = {}
@@ -468,32 +515,35 @@ def mode_regions(args, wd):
     check(ops.get(2, 0) == 2, "2 pthread_join FUNCTION_WRAPPER records (%s)" % ops)
     check(ops.get(14, 0) == 2, "2 pthread_barrier_wait FUNCTION_WRAPPER records")
     check(all(w["end"] >= w["start"] for w in rec["W"]), "wrapper records end after they start")
-    txt = os.path.join(wd, "regions_wall_clock.txt")
-    js = os.path.join(wd, "regions_wall_clock.json")
-    check(os.path.exists(txt) and os.path.exists(js), "wall_clock profile written (txt and json)")
+    comps = []
+    for x in rec["R"]:
+        if x["component"] not in comps:
+            comps.append(x["component"])
+    check(comps[:2] == ["wall_clock", "thread_cpu_clock"], "components recorded (%s)" % comps)
+    check_region_nodes(region_nodes(rec["R"]), "records")
+    check(not [f for f in os.listdir(wd) if "wall_clock" in f], "the backend wrote no file beside the records")
+
+    omniprof = os.path.join(args.bindir, "omniprof")
+    if not os.path.exists(omniprof):
+        return 0
+    d = os.path.join(wd, "run")
+    renv = dict(os.environ, OMNIPROF_TRACE_THREAD_JOIN="true", OMNIPROF_TRACE_THREAD_BARRIERS="true")
+    renv.pop("LD_PRELOAD", None)
+    r = subprocess.run([omniprof, "run", "--sample", "cputime", "-d", d, "-o", "regions", "--", prog], env=renv,
+                       capture_output=True, text=True, timeout=240)
+    check(r.returncode == 0 and "regions done" in r.stdout, "omniprof run: %d %s" % (r.returncode, r.stderr[-300:]))
+    check(os.listdir(d) == ["regions_results.db"], "the run wrote only its database (%s)" % os.listdir(d))
+    r = subprocess.run([omniprof, "convert", "-i", os.path.join(d, "regions_results.db"), "-f", "wall_clock", "-d", d,
+                        "-o", "regions"], capture_output=True, text=True, timeout=240)
+    txt, js = os.path.join(d, "regions_wall_clock.txt"), os.path.join(d, "regions_wall_clock.json")
+    check(r.returncode == 0 and os.path.exists(txt) and os.path.exists(js),
+          "convert -f wall_clock writes txt and json (%d %s)" % (r.returncode, r.stderr[-300:]))
     if not os.path.exists(js):
         return 0
     import json
     doc = json.load(open(js))["omniprof_region_profile"]
     check(doc["components"][:2] == ["wall_clock", "thread_cpu_clock"], "components listed (%s)" % doc["components"])
-    nodes = doc["nodes"]
-    outer = [n for n in nodes if n["label"] == "outer"]
-    inner = [n for n in nodes if n["label"] == "inner"]
-    check(len(outer) == 2 and len(inner) == 2, "one outer and one inner node per worker thread")
-    for o in outer:
-        wc = o["components"]["wall_clock"]
-        check(wc["count"] == 3, "outer count 3 (%d)" % wc["count"])
-        check(wc["min"] <= wc["mean"] <= wc["max"] and wc["sum"] > 0, "outer min <= mean <= max")
-    for i in inner:
-        check(i["depth"] == 1 and i["parent"] == "outer", "inner nests under outer")
-        check(i["components"]["wall_clock"]["count"] == 3, "inner count 3")
-    for t in {n["thread"] for n in outer}:
-        o = [n for n in outer if n["thread"] == t][0]["components"]["thread_cpu_clock"]
-        i = [n for n in inner if n["thread"] == t][0]["components"]["thread_cpu_clock"]
-        check(abs(o["self"] - (o["sum"] - i["sum"])) <= 1e-6 * o["sum"] + 1, "outer self = outer - inner (thread %d)" % t)
-        check(0.5 < i["sum"] / o["sum"] < 0.8, "inner is about 2/3 of outer's CPU time (%.2f)" % (i["sum"] / o["sum"]))
-    joins = [n for n in nodes if n["label"] == "pthread_join"]
-    check(len(joins) == 1 and joins[0]["components"]["wall_clock"]["count"] == 2, "pthread_join node on main, count 2")
+    check_region_nodes(doc["nodes"], "wall_clock.json")
     text = open(txt).read()
     check("|01>>> outer" in text or "|02>>> outer" in text, "text profile labels carry the thread prefix")
     return 0

@@ -119,6 +119,12 @@ static void rw_record(uint32_t kind, const void *payload)
         const omniprof_buffer_tracing_api_record_t *r = payload;
         fprintf(f, "W %d %llu %llu %llu %d\n", r->operation, (unsigned long long)r->start_timestamp,
                 (unsigned long long)r->end_timestamp, (unsigned long long)r->thread_id, r->return_value);
+    } else if (kind == OMNIPROF_BUFFER_TRACING_REGION_PROFILE) {
+        const omniprof_region_profile_record_t *r = payload;
+        fprintf(f, "R %llu %llu %llu %d %llu %.17g %.17g %.17g %.17g %.17g %s %s\t%s\n",
+                (unsigned long long)r->thread_index, (unsigned long long)r->node_id, (unsigned long long)r->parent_id,
+                r->depth, (unsigned long long)r->count, r->sum, r->sum_squares, r->min, r->max, r->self, r->component,
+                r->units, r->label);
     }
     pthread_mutex_unlock(&g_rw.lock);
 }

@@ -1,6 +1,6 @@
 /* cpu_test_tool.c — a minimal omniprof tool for the CPU tests, written against the public API
- * only: one context with one LOSSLESS buffer tracing CPU_SAMPLE, PROCESS_SAMPLE, THREAD and
- * FUNCTION_WRAPPER (the kinds in $OMNIPROF_CPUTEST_KINDS, default all four); the buffer
+ * only: one context with one LOSSLESS buffer tracing CPU_SAMPLE, PROCESS_SAMPLE, THREAD,
+ * FUNCTION_WRAPPER and REGION_PROFILE (the kinds in $OMNIPROF_CPUTEST_KINDS, default all five); the buffer
  * callback writes each record as a text line (cpu_record_writer.h); at finalization every
  * distinct frame address is resolved with omniprof_query_address_symbols. LD_PRELOADed after
  * libomniprof-backend-cpu.so by tests/cpu/cpu_check.py. */
@@ -28,7 +28,7 @@ static void on_records(omniprof_context_id_t ctx, omniprof_buffer_id_t buf, omni
 static int want(const char *what)
 {
     const char *k = getenv("OMNIPROF_CPUTEST_KINDS");
-    if (!k || !*k) k = "sample,process,wrapper,thread";
+    if (!k || !*k) k = "sample,process,wrapper,thread,region";
     return strstr(k, what) != NULL;
 }
 
@@ -46,7 +46,8 @@ static int tool_init(omniprof_client_finalize_t fin, void *data)
     } kinds[] = {{"sample", OMNIPROF_BUFFER_TRACING_CPU_SAMPLE},
                  {"process", OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE},
                  {"thread", OMNIPROF_BUFFER_TRACING_THREAD},
-                 {"wrapper", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER}};
+                 {"wrapper", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER},
+                 {"region", OMNIPROF_BUFFER_TRACING_REGION_PROFILE}};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (want(kinds[i].name)) omniprof_configure_buffer_tracing_service(g_ctx, kinds[i].kind, NULL, 0, g_buf);
     return omniprof_start_context(g_ctx) == OMNIPROF_STATUS_SUCCESS ? 0 : 1;

@@ -17,14 +17,14 @@
  * barrier and join wrappers of wrappers.c) is a node of its thread's call tree, keyed by
  * (parent, name). Per node and component: count, sum, min, max, sum of squares (for mean and
  * stddev) and self (value minus its children's values). Trees are per thread (no lock on the
- * hot path); a thread's tree joins the global list when the thread ends, and the whole list is
- * written at finalization as <OUTPUT_PATH>/<OUTPUT_FILE>_wall_clock.txt and .json, labels
- * prefixed `|NN>>> ` with the thread's creation index, like rocprof-sys's wall_clock.txt.
+ * hot path); a thread's tree joins the global list when the thread ends, and at the final flush
+ * every node becomes REGION_PROFILE records (one per component) in the run's database, from
+ * which `omniprof convert -f wall_clock` writes wall_clock.txt and .json (labels prefixed
+ * `|NN>>> ` with the thread's creation index, like rocprof-sys's wall_clock.txt).
  * Memory: one node per distinct (thread, path); depth is capped at 64 (deeper pushes are
  * counted in the depth-64 node's parent-less overflow and not profiled). */
 #include <dlfcn.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -35,10 +35,9 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "common/escape.h"
 #include "common/log.h"
-#include "common/path_template.h"
 #include "common/settings.h"
+#include "sdk/backend.h"
 
 /* ---- components ------------------------------------------------------------------------- */
 
@@ -146,6 +145,7 @@ typedef struct frame {
 typedef struct op_cpu_region_stack {
     struct op_cpu_region_stack *next_done; /* finished trees, under g_done_lock */
     uint64_t thread_index;
+    pid_t tid;
     region_node root;
     int depth;
     int overflow;
@@ -161,7 +161,10 @@ static op_cpu_region_stack *my_stack(void)
     if (!t) return NULL;
     if (!t->regions) {
         t->regions = op_calloc(1, sizeof *t->regions);
-        if (t->regions) t->regions->thread_index = t->sequent_value;
+        if (t->regions) {
+            t->regions->thread_index = t->sequent_value;
+            t->regions->tid = t->tid;
+        }
     }
     return t->regions;
 }
@@ -290,95 +293,53 @@ static void collect_live(op_cpu_thread *t, void *data)
     t->regions = NULL;
 }
 
-static void write_text_node(FILE *f, const region_node *n, uint64_t tid, int ci)
+/* One REGION_PROFILE record per (node, active component), depth first, parents before
+ * children; node ids count up from 1 in the process. */
+static void emit_nodes(const region_node *n, const op_cpu_region_stack *s, uint64_t parent_id, uint64_t *next_id)
 {
     for (const region_node *c = n->child; c; c = c->sibling) {
-        const stat_acc *a = &c->stats[ci];
-        double mean = a->count ? a->sum / (double)a->count : 0;
-        double var = a->count ? a->sqr / (double)a->count - mean * mean : 0;
-        double sd = var > 0 ? sqrt(var) : 0;
-        char label[192];
-        snprintf(label, sizeof label, "|%02llu>>> %*s%s", (unsigned long long)tid, c->depth * 2, "", c->name);
-        double pct_self = a->sum > 0 ? 100.0 * a->self / a->sum : 0;
-        fprintf(f, "| %-48s | %8llu | %5d | %-16s | %-5s | %14.0f | %14.1f | %14.0f | %14.0f | %14.1f | %7.1f | %14.0f |\n",
-                label, (unsigned long long)a->count, c->depth, g_components[g_active[ci]].name,
-                g_components[g_active[ci]].units, a->sum, mean, a->count ? a->min : 0, a->max, sd, pct_self,
-                a->self);
-        write_text_node(f, c, tid, ci);
-    }
-}
-
-static void write_json_node(FILE *f, const region_node *n, uint64_t tid, bool *first)
-{
-    for (const region_node *c = n->child; c; c = c->sibling) {
-        fprintf(f, "%s\n    {\"thread\": %llu, \"depth\": %d, \"label\": ", *first ? "" : ",",
-                (unsigned long long)tid, c->depth);
-        op_json_fputs(f, c->name);
-        fprintf(f, ", \"parent\": ");
-        op_json_fputs(f, c->parent ? c->parent->name : NULL);
-        fprintf(f, ", \"components\": {");
+        uint64_t id = (*next_id)++;
         for (int i = 0; i < g_n_active; i++) {
+            const op_cpu_component *comp = &g_components[g_active[i]];
             const stat_acc *a = &c->stats[i];
-            double mean = a->count ? a->sum / (double)a->count : 0;
-            double var = a->count ? a->sqr / (double)a->count - mean * mean : 0;
-            fprintf(f,
-                    "%s\"%s\": {\"units\": \"%s\", \"count\": %llu, \"sum\": %.17g, \"mean\": %.17g, \"min\": %.17g, "
-                    "\"max\": %.17g, \"stddev\": %.17g, \"self\": %.17g}",
-                    i ? ", " : "", g_components[g_active[i]].name, g_components[g_active[i]].units,
-                    (unsigned long long)a->count, a->sum, mean, a->count ? a->min : 0, a->max, var > 0 ? sqrt(var) : 0,
-                    a->self);
+            omniprof_region_profile_record_t r;
+            memset(&r, 0, sizeof r);
+            r.size = sizeof r;
+            r.kind = OMNIPROF_BUFFER_TRACING_REGION_PROFILE;
+            r.operation = OMNIPROF_REGION_PROFILE_NODE;
+            r.thread_id = (omniprof_thread_id_t)s->tid;
+            r.thread_index = s->thread_index;
+            r.node_id = id;
+            r.parent_id = parent_id;
+            r.depth = c->depth;
+            r.label = c->name;
+            r.component = comp->name;
+            r.units = comp->units;
+            r.count = a->count;
+            r.sum = a->sum;
+            r.sum_squares = a->sqr;
+            r.min = a->count ? a->min : 0;
+            r.max = a->max;
+            r.self = a->self;
+            op_sdk_emit(OMNIPROF_BUFFER_TRACING_REGION_PROFILE, OMNIPROF_REGION_PROFILE_NODE, &r, NULL);
         }
-        fprintf(f, "}}");
-        *first = false;
-        write_json_node(f, c, tid, first);
+        emit_nodes(c, s, id, next_id);
     }
 }
 
-void op_cpu_components_write_profile(void)
+/* The region profile becomes records in the run's database (issue 10 item 7): the backend
+ * writes no file; `omniprof convert -f wall_clock` writes wall_clock.txt/.json from them.
+ * Called once, from the final flush (while the buffers still deliver to the tool). */
+void op_cpu_components_emit_profile(void)
 {
-    if (!g_n_active || !op_setting_bool(OP_SET_REGION_PROFILE)) return;
+    if (!g_n_active || !op_setting_bool(OP_SET_REGION_PROFILE) ||
+        !op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_REGION_PROFILE, OMNIPROF_REGION_PROFILE_NODE))
+        return;
     op_cpu_threads_foreach(collect_live, NULL);
     pthread_mutex_lock(&g_done_lock);
     op_cpu_region_stack *list = g_done;
+    g_done = NULL;
     pthread_mutex_unlock(&g_done_lock);
-    if (!list) return;
-    op_path_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    op_path_context_init_self(&ctx);
-    char dir[4096], file[4096], err[256];
-    if (op_path_expand(op_setting_str(OP_SET_OUTPUT_PATH), &ctx, dir, sizeof dir, err, sizeof err) != 0 ||
-        op_path_expand(op_setting_str(OP_SET_OUTPUT_FILE), &ctx, file, sizeof file, err, sizeof err) != 0) {
-        op_warn("cpu: region profile not written: %s", err);
-        return;
-    }
-    char path[8400];
-    snprintf(path, sizeof path, "%s/%s_wall_clock.txt", dir, file);
-    char *slash = strrchr(path, '/');
-    if (slash) {
-        *slash = 0;
-        op_path_mkdirs(path, err, sizeof err);
-        *slash = '/';
-    }
-    FILE *f = fopen(path, "we");
-    if (!f) {
-        op_warn("cpu: cannot write the region profile '%s'", path);
-        return;
-    }
-    fprintf(f, "# omniprof region profile (per thread call tree; values per component; self = minus children)\n");
-    fprintf(f, "| %-48s | %8s | %5s | %-16s | %-5s | %14s | %14s | %14s | %14s | %14s | %7s | %14s |\n", "LABEL",
-            "COUNT", "DEPTH", "METRIC", "UNITS", "SUM", "MEAN", "MIN", "MAX", "STDDEV", "% SELF", "SELF");
-    for (int ci = 0; ci < g_n_active; ci++)
-        for (op_cpu_region_stack *s = list; s; s = s->next_done) write_text_node(f, &s->root, s->thread_index, ci);
-    fclose(f);
-    size_t len = strlen(path);
-    strcpy(path + len - 4, ".json");
-    f = fopen(path, "we");
-    if (!f) return;
-    fprintf(f, "{\"omniprof_region_profile\": {\"pid\": %d, \"components\": [", (int)getpid());
-    for (int i = 0; i < g_n_active; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", g_components[g_active[i]].name);
-    fprintf(f, "], \"nodes\": [");
-    bool first = true;
-    for (op_cpu_region_stack *s = list; s; s = s->next_done) write_json_node(f, &s->root, s->thread_index, &first);
-    fprintf(f, "\n  ]}}\n");
-    fclose(f);
+    uint64_t next_id = 1;
+    for (op_cpu_region_stack *s = list; s; s = s->next_done) emit_nodes(&s->root, s, 0, &next_id);
 }

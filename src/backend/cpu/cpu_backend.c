@@ -5,7 +5,8 @@
  * must come before libc; pthread_create, fork, exit and the program's signals reach it through
  * the hooks it registers with libomniprof-preload.so). Its constructor
  * registers the main thread and the op_backend "cpu", serving the buffer kinds CPU_SAMPLE,
- * PROCESS_SAMPLE, FUNCTION_WRAPPER, THREAD, CAUSAL_EXPERIMENT and CAUSAL_PROGRESS, and the symbol queries
+ * PROCESS_SAMPLE, FUNCTION_WRAPPER, THREAD, CAUSAL_EXPERIMENT, CAUSAL_PROGRESS and REGION_PROFILE, and the
+ * symbol queries
  * (omniprof_query_address_symbols). Nothing else happens until the SDK calls start(), after
  * the tools configured their services:
  *
@@ -170,7 +171,8 @@ static void cpu_on_context_change(void)
  * buffers are delivered, tools finalize, backends finalize. So everything the run must still
  * deliver happens in the flush that sees op_sdk_is_finalizing(): timers stop, the process
  * sampler stops, every ring and spill file is emitted, queued THREAD records too; finalize()
- * itself only writes the region profile (a file of its own) and the drop count. */
+ * (the region profile included, as REGION_PROFILE records); finalize() itself only reports the
+ * drop count. */
 static _Atomic int g_final_flush_done;
 
 static void final_flush(void)
@@ -180,6 +182,7 @@ static void final_flush(void)
     op_cpu_sampler_finalize();      /* timers disarmed, rings and spill files emitted */
     op_cpu_process_sampler_stop();  /* bounded wait */
     op_cpu_threads_emit_pending();
+    op_cpu_components_emit_profile(); /* REGION_PROFILE records: the region statistics */
     atomic_store(&g_op_cpu_stopping, 1);
 }
 
@@ -201,7 +204,6 @@ static void cpu_finalize(void)
     if (!atomic_load(&g_op_cpu_started)) return;
     op_cpu_tls_guard++;
     final_flush(); /* in case the SDK did not flush first */
-    op_cpu_components_write_profile();
     uint64_t dropped = op_cpu_sampler_dropped();
     if (dropped)
         op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full (raise "
@@ -263,6 +265,7 @@ static const char *cpu_operation_name(uint32_t kind, int32_t op)
         return op == OMNIPROF_CAUSAL_PROGRESS_THROUGHPUT ? "throughput"
              : op == OMNIPROF_CAUSAL_PROGRESS_LATENCY    ? "latency"
                                                          : NULL;
+    case OMNIPROF_BUFFER_TRACING_REGION_PROFILE: return op == OMNIPROF_REGION_PROFILE_NODE ? "node" : NULL;
     default: return NULL;
     }
 }
@@ -277,6 +280,7 @@ static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), voi
     case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: last = OMNIPROF_FUNCTION_WRAPPER_LAST; break;
     case OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT: last = OMNIPROF_CAUSAL_EXPERIMENT_LAST; break;
     case OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS: last = OMNIPROF_CAUSAL_PROGRESS_LAST; break;
+    case OMNIPROF_BUFFER_TRACING_REGION_PROFILE: last = OMNIPROF_REGION_PROFILE_LAST; break;
     default: return -1;
     }
     for (int32_t op = 1; op < last; op++)
@@ -291,7 +295,8 @@ OP_BACKEND_MANIFEST(g_cpu_manifest) = {
     .name = "cpu",
     .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
                      OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD,
-                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS},
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
+                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE},
 };
 
 static const op_backend g_cpu_backend = {

@@ -218,7 +218,7 @@ void op_cpu_components_setup(void);
 void op_cpu_region_push(const char *name);
 void op_cpu_region_pop(void);
 void op_cpu_region_thread_exit(op_cpu_thread *t);
-void op_cpu_components_write_profile(void);
+void op_cpu_components_emit_profile(void); /* final flush: REGION_PROFILE records */
 
 /* ---- symbols.c ---------------------------------------------------------------------------- */
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);

@@ -32,3 +32,4 @@ CREATE VIEW IF NOT EXISTS "omniprof_backpressure" AS SELECT * FROM "omniprof_bac
 CREATE VIEW IF NOT EXISTS "omniprof_causal_experiment" AS SELECT * FROM "omniprof_causal_experiment{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_causal_progress" AS SELECT * FROM "omniprof_causal_progress{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_pc_sample" AS SELECT * FROM "omniprof_pc_sample{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_region_profile" AS SELECT * FROM "omniprof_region_profile{{uuid}}";

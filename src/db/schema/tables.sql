@@ -413,6 +413,29 @@ CREATE TABLE IF NOT EXISTS "omniprof_drops{{uuid}}" (
     "count" INTEGER NOT NULL
 );
 
+-- The region profile (REGION_PROFILE records, docs/cpu.md "Components"): per thread, per node of
+-- its region call tree (node_id, parent_id: 0 = the thread's root) and per measurement component,
+-- the statistics of the region's values; `omniprof convert -f wall_clock` prints them.
+CREATE TABLE IF NOT EXISTS "omniprof_region_profile{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "thread_index" INTEGER NOT NULL,
+    "node_id" INTEGER NOT NULL,
+    "parent_id" INTEGER NOT NULL,
+    "depth" INTEGER NOT NULL,
+    "label" TEXT NOT NULL,
+    "component" TEXT NOT NULL,
+    "units" TEXT NOT NULL,
+    "count" INTEGER NOT NULL,
+    "sum" REAL NOT NULL,
+    "sum_squares" REAL NOT NULL,
+    "min" REAL NOT NULL,
+    "max" REAL NOT NULL,
+    "self" REAL NOT NULL
+);
+
 -- LOSSLESS buffers: how often and how long the program's threads waited for space.
 CREATE TABLE IF NOT EXISTS "omniprof_backpressure{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
