@@ -174,7 +174,7 @@ def mode_analytic(args, wd):
     profile = os.path.join(wd, "profile.coz")
     # Each round adds a run of args.seconds, pooled with the earlier ones.
     for rnd in range(args.rounds):
-        r = omniprof_causal(args, wd, ["-n", "1", "-s", "0,0,25,50,75,100", "--experiment-ms", "200",
+        r = omniprof_causal(args, wd, ["-n", "1", "-s", "0,0,25,50,75,100", "--experiment-ms", "400",
                                        "-o", profile, "-q", "-d", "db"], [binary, str(args.seconds), ms])
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal (%s)" %
               (rnd + 1, r.stderr.strip()[-300:]))
@@ -417,7 +417,7 @@ def main():
     ap.add_argument("--bindir", required=True)
     ap.add_argument("--workdir")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=12)
+    ap.add_argument("--seconds", type=int, default=15)
     ap.add_argument("--min-share", type=float, default=0.8)
     args = ap.parse_args()
     wd = args.workdir or tempfile.mkdtemp(prefix="omniprof-causal-")
