@@ -238,9 +238,12 @@ typedef int (*waitsome_fn)(int, mpi_handle *, int *, int *, void *);
 typedef int (*recv_fn)(void *, int, mpi_handle, int, int, mpi_handle, void *);
 typedef int (*probe_fn)(int, int, mpi_handle, void *);
 typedef int (*barrier_fn)(mpi_handle);
+/* The MPI library's entry: its PMPI_ twin, else the next definition of the name itself (an
+ * MPI stub library without a profiling interface). */
 #define PMPI(name, type)                                                  \
     static type pmpi_##name;                                              \
     if (!pmpi_##name) pmpi_##name = (type)dlsym(RTLD_DEFAULT, "P" #name); \
+    if (!pmpi_##name) pmpi_##name = (type)dlsym(RTLD_NEXT, #name);        \
     if (!pmpi_##name) return 1 /* MPI_ERR_OTHER-ish: no MPI library in the process */
 
 OMNIPROF_API int MPI_Wait(mpi_handle *req, void *status)
