@@ -10,7 +10,9 @@
  * cudaMalloc with an allocation row, every 64th a driver API call; marker ranges enclose
  * 16 iterations, a mark (sample on the thread's MARKER track) every 32nd; CPU call-stack samples
  * (sample on the CPU_SAMPLE track) every 4th; a metric value every 128th; a hardware counter
- * value on every 16th kernel. --weird adds names with quotes, commas, newlines, non-UTF-8 bytes
+ * value on every 16th kernel. Ids follow the writer's conventions (docs/database.md): the process
+ * row's id is the pid, a thread row's id its tid, one queue per stream, memsets have their device
+ * as both agents, marker ranges carry their text as extdata "message". --weird adds names with quotes, commas, newlines, non-UTF-8 bytes
  * and a 10 KB template kernel name. Timestamps are disjoint and nested as a real run's are.
  *
  * The last line printed is the exact row counts: "regions=R samples=S kernels=K copies=C
@@ -26,6 +28,7 @@
 
 static sqlite3 *g_db;
 static char g_suffix[80];
+static long long g_pid;
 
 static void die(const char *what) {
     fprintf(stderr, "gen_db: %s: %s\n", what, sqlite3_errmsg(g_db));
@@ -34,8 +37,8 @@ static void die(const char *what) {
 
 static sqlite3_stmt *prep(const char *fmt) {
     char sql[2048];
-    /* fmt holds %1$s for the suffix (possibly several times) */
-    snprintf(sql, sizeof sql, fmt, g_suffix);
+    /* fmt holds %1$s for the suffix (possibly several times), %2$lld for the process row id */
+    snprintf(sql, sizeof sql, fmt, g_suffix, g_pid);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(g_db, sql, -1, &st, NULL) != SQLITE_OK) die(sql);
     return st;
@@ -100,6 +103,8 @@ int main(int argc, char **argv) {
         }
     }
     if (threads < 1) threads = 1;
+    g_pid = pid;
+#define TID(t) ((int64_t)(pid + (t))) /* thread row id = OS tid */
     if (streams < 1) streams = 1;
     remove(out);
     if (sqlite3_open(out, &g_db) != SQLITE_OK) die(out);
@@ -120,8 +125,8 @@ int main(int argc, char **argv) {
     snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_node%s\" (id, hash, machine_id, hostname, system_name) VALUES (1, 7, 'machine-gen', 'gen-host', 'Linux')", g_suffix);
     if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
     snprintf(sql, sizeof sql,
-             "INSERT INTO \"rocpd_info_process%s\" (id, nid, ppid, pid, init, start, command, extdata) VALUES (1, 1, 1, %lld, %lld, %lld, 'gen_app --synthetic', '%s')",
-             g_suffix, (long long)pid, (long long)start, (long long)start, rank >= 0 ? "{\"rank\":RANK}" : "{}");
+             "INSERT INTO \"rocpd_info_process%s\" (id, nid, ppid, pid, init, start, command, extdata) VALUES (%lld, 1, 1, %lld, %lld, %lld, 'gen_app --synthetic', '%s')",
+             g_suffix, (long long)pid, (long long)pid, (long long)start, (long long)start, rank >= 0 ? "{\"rank\":RANK}" : "{}");
     if (rank >= 0) {
         char tmp[1024];
         char *p = strstr(sql, "RANK");
@@ -130,31 +135,36 @@ int main(int argc, char **argv) {
     }
     if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
     for (int t = 0; t < threads; t++) {
-        snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_thread%s\" (id, nid, ppid, pid, tid, name) VALUES (%d, 1, 1, 1, %lld, 'worker-%d')",
-                 g_suffix, t + 1, (long long)(pid + t), t);
+        snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_thread%s\" (id, nid, ppid, pid, tid, name) VALUES (%lld, 1, 1, %lld, %lld, 'worker-%d')",
+                 g_suffix, (long long)TID(t), (long long)pid, (long long)TID(t), t);
         if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
     }
     snprintf(sql, sizeof sql,
              "INSERT INTO \"rocpd_info_agent%1$s\" (id, nid, pid, type, absolute_index, logical_index, type_index, name, vendor_name, product_name, model_name) VALUES "
-             "(1, 1, 1, 'CPU', 0, 0, 0, 'cpu0', 'GenuineIntel', 'Synthetic CPU', 'x86'), "
-             "(2, 1, 1, 'GPU', 1, 1, 0, 'gpu0', 'NVIDIA', 'Synthetic GPU', 'sm_90')",
-             g_suffix);
+             "(1, 1, %2$lld, 'CPU', 0, 0, 0, 'cpu0', 'GenuineIntel', 'Synthetic CPU', 'x86'), "
+             "(2, 1, %2$lld, 'GPU', 1, 1, 0, 'gpu0', 'NVIDIA', 'Synthetic GPU', 'sm_90')",
+             g_suffix, (long long)pid);
     if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
     for (int s = 0; s < streams; s++) {
-        snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_stream%s\" (id, nid, pid, name) VALUES (%d, 1, 1, 'stream %d')", g_suffix, s + 1, s + 1);
+        snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_stream%s\" (id, nid, pid, name) VALUES (%d, 1, %lld, 'stream %d')", g_suffix, s + 1, (long long)pid, s + 1);
+        if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
+        snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_queue%s\" (id, nid, pid, name, extdata) VALUES (%d, 1, %lld, 'stream %d', '{\"stream_id\":%d,\"agent_id\":2}')",
+                 g_suffix, s + 1, (long long)pid, s + 1, s + 1);
         if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
     }
-    snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_pmc%s\" (id, nid, pid, agent_id, target_arch, name, symbol) VALUES (1, 1, 1, 2, 'GPU', 'sm__cycles_elapsed.sum', 'cycles')", g_suffix);
+    snprintf(sql, sizeof sql, "INSERT INTO \"rocpd_info_pmc%s\" (id, nid, pid, agent_id, target_arch, name, symbol) VALUES (1, 1, %lld, 2, 'GPU', 'sm__cycles_elapsed.sum', 'cycles')", g_suffix, (long long)pid);
     if (sqlite3_exec(g_db, sql, 0, 0, 0)) die(sql);
 
     /* kernels */
     static const char *const knames[] = {"vector_add(float*, float const*, int)", "gemm_kernel<float, 128>", "reduce_sum", "softmax_fwd"};
     int nk = 4;
-    sqlite3_stmt *s_ks = prep("INSERT INTO \"rocpd_info_kernel_symbol%1$s\" (id, nid, pid, kernel_name, display_name, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, 1, 1, ?2, ?2, 1024, 0, 16, 32, 0)");
+    int64_t kname_id[8]; /* rocpd_string id of each kernel's name: its dispatches' region_name_id */
+    sqlite3_stmt *s_ks = prep("INSERT INTO \"rocpd_info_kernel_symbol%1$s\" (id, nid, pid, kernel_name, display_name, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, 1, %2$lld, ?2, ?2, 1024, 0, 16, 32, 0)");
     for (int k = 0; k < nk; k++) {
         sqlite3_bind_int(s_ks, 1, k + 1);
         sqlite3_bind_text(s_ks, 2, knames[k], -1, SQLITE_STATIC);
         run(s_ks);
+        kname_id[k] = str_id(knames[k], -1);
     }
     if (weird) {
         /* 10 KB template name */
@@ -172,11 +182,13 @@ int main(int argc, char **argv) {
         sqlite3_bind_int(s_ks, 1, nk + 1);
         sqlite3_bind_text(s_ks, 2, big, -1, SQLITE_TRANSIENT);
         run(s_ks);
+        kname_id[nk] = str_id(big, -1);
         /* non-UTF-8 bytes and quotes */
         static const char bad[] = "k_\xff\xfe_bytes_\"quoted\",comma\nnewline";
         sqlite3_bind_int(s_ks, 1, nk + 2);
         sqlite3_bind_text(s_ks, 2, bad, (int)sizeof bad - 1, SQLITE_STATIC);
         run(s_ks);
+        kname_id[nk + 1] = str_id(bad, (int)sizeof bad - 1);
         free(big);
         nk += 2;
     }
@@ -190,18 +202,29 @@ int main(int argc, char **argv) {
     int64_t n_drv = str_id("cuCtxSynchronize", -1);
     int64_t n_h2d = str_id("MEMORY_COPY_HOST_TO_DEVICE", -1), n_set = str_id("MEMORY_SET", -1);
     int64_t n_rss = str_id("process.rss_bytes", -1);
-    int64_t n_range[3] = {str_id("step", -1), str_id(weird ? "phase \"one\", \xc3\xa9t\xe9" : "phase one", -1), str_id("iteration", -1)};
+    const char *range_text[3] = {"step", weird ? "phase \"one\", \xc3\xa9t\xe9" : "phase one", "iteration"};
+    int64_t n_range[3];
+    char range_ext[3][96]; /* {"message": text}, as the writer stores a range's text */
+    for (int i = 0; i < 3; i++) {
+        n_range[i] = str_id(range_text[i], -1);
+        char *o = range_ext[i] + sprintf(range_ext[i], "{\"message\":\"");
+        for (const char *c = range_text[i]; *c; c++) {
+            if (*c == '"' || *c == '\\') *o++ = '\\';
+            *o++ = *c;
+        }
+        strcpy(o, "\"}");
+    }
 
     /* tracks: per thread MARKER_CORE_API and CPU_SAMPLE; one metric track */
-    sqlite3_stmt *s_tr = prep("INSERT INTO \"rocpd_track%1$s\" (id, nid, pid, tid, name_id, extdata) VALUES (?1, 1, 1, ?2, ?3, ?4)");
+    sqlite3_stmt *s_tr = prep("INSERT INTO \"rocpd_track%1$s\" (id, nid, pid, tid, name_id, extdata) VALUES (?1, 1, %2$lld, ?2, ?3, ?4)");
     for (int t = 0; t < threads; t++) {
         sqlite3_bind_int(s_tr, 1, 2 * t + 1);
-        sqlite3_bind_int(s_tr, 2, t + 1);
+        sqlite3_bind_int64(s_tr, 2, TID(t));
         sqlite3_bind_int64(s_tr, 3, c_mk);
         sqlite3_bind_text(s_tr, 4, "{}", -1, SQLITE_STATIC);
         run(s_tr);
         sqlite3_bind_int(s_tr, 1, 2 * t + 2);
-        sqlite3_bind_int(s_tr, 2, t + 1);
+        sqlite3_bind_int64(s_tr, 2, TID(t));
         sqlite3_bind_int64(s_tr, 3, c_cpu);
         run(s_tr);
     }
@@ -213,15 +236,15 @@ int main(int argc, char **argv) {
     run(s_tr);
 
     sqlite3_stmt *s_ev = prep("INSERT INTO \"rocpd_event%1$s\" (id, category_id, stack_id, correlation_id, extdata) VALUES (?1, ?2, ?3, 0, ?4)");
-    sqlite3_stmt *s_rg = prep("INSERT INTO \"rocpd_region%1$s\" (id, nid, pid, tid, start, \"end\", name_id, event_id) VALUES (?1, 1, 1, ?2, ?3, ?4, ?5, ?6)");
+    sqlite3_stmt *s_rg = prep("INSERT INTO \"rocpd_region%1$s\" (id, nid, pid, tid, start, \"end\", name_id, event_id) VALUES (?1, 1, %2$lld, ?2, ?3, ?4, ?5, ?6)");
     sqlite3_stmt *s_sm = prep("INSERT INTO \"rocpd_sample%1$s\" (id, track_id, timestamp, event_id) VALUES (?1, ?2, ?3, ?4)");
     sqlite3_stmt *s_kd = prep("INSERT INTO \"rocpd_kernel_dispatch%1$s\" (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, \"end\", "
-                              "private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id) "
-                              "VALUES (?1, 1, 1, ?2, 2, ?3, ?1, NULL, ?4, ?5, ?6, 0, 1024, 256, 1, 1, ?7, 1, 1, ?8)");
-    sqlite3_stmt *s_mc = prep("INSERT INTO \"rocpd_memory_copy%1$s\" (id, nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, size, stream_id, event_id) "
-                              "VALUES (?1, 1, 1, ?2, ?3, ?4, ?5, 2, ?6, ?7, ?8, ?9)");
+                              "private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id, region_name_id) "
+                              "VALUES (?1, 1, %2$lld, ?2, 2, ?3, ?1, ?4, ?4, ?5, ?6, 0, 1024, 256, 1, 1, ?7, 1, 1, ?8, ?9)");
+    sqlite3_stmt *s_mc = prep("INSERT INTO \"rocpd_memory_copy%1$s\" (id, nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, size, stream_id, event_id, queue_id) "
+                              "VALUES (?1, 1, %2$lld, ?2, ?3, ?4, ?5, 2, ?6, ?7, ?8, ?9, ?8)");
     sqlite3_stmt *s_ma = prep("INSERT INTO \"rocpd_memory_allocate%1$s\" (id, nid, pid, tid, agent_id, type, level, start, \"end\", address, size, event_id) "
-                              "VALUES (?1, 1, 1, ?2, 2, ?3, 'REAL', ?4, ?5, ?6, ?7, ?8)");
+                              "VALUES (?1, 1, %2$lld, ?2, 2, ?3, 'REAL', ?4, ?5, ?6, ?7, ?8)");
     sqlite3_stmt *s_mt = prep("INSERT INTO \"omniprof_metric%1$s\" (id, track_id, timestamp, value) VALUES (?1, ?2, ?3, ?4)");
     sqlite3_stmt *s_pe = prep("INSERT INTO \"rocpd_pmc_event%1$s\" (id, event_id, pmc_id, value) VALUES (?1, ?2, 1, ?3)");
 
@@ -267,7 +290,7 @@ int main(int argc, char **argv) {
         ++corr;
         EVENT(what == 4 ? c_drv : c_rt, corr, "{}");
         sqlite3_bind_int64(s_rg, 1, ++n_rg);
-        sqlite3_bind_int(s_rg, 2, t + 1);
+        sqlite3_bind_int64(s_rg, 2, TID(t));
         sqlite3_bind_int64(s_rg, 3, now + 10);
         sqlite3_bind_int64(s_rg, 4, now + 10 + d);
         sqlite3_bind_int64(s_rg, 5, api_name);
@@ -281,13 +304,14 @@ int main(int argc, char **argv) {
             EVENT(c_kd, corr, "{}");
             int k = (int)(rnd() % (uint64_t)nk);
             sqlite3_bind_int64(s_kd, 1, ++n_kd);
-            sqlite3_bind_int(s_kd, 2, t + 1);
+            sqlite3_bind_int64(s_kd, 2, TID(t));
             sqlite3_bind_int(s_kd, 3, k + 1);
             sqlite3_bind_int(s_kd, 4, s + 1);
             sqlite3_bind_int64(s_kd, 5, gstart);
             sqlite3_bind_int64(s_kd, 6, gstart + gdur);
             sqlite3_bind_int64(s_kd, 7, 256 * (1 + (int64_t)(rnd() % 64)));
             sqlite3_bind_int64(s_kd, 8, n_ev);
+            sqlite3_bind_int64(s_kd, 9, kname_id[k]);
             run(s_kd);
             scur[s] = gstart + gdur;
             total++;
@@ -301,12 +325,11 @@ int main(int argc, char **argv) {
         } else if (what == 1 || what == 2) {
             EVENT(c_mc, corr, "{}");
             sqlite3_bind_int64(s_mc, 1, ++n_mc);
-            sqlite3_bind_int(s_mc, 2, t + 1);
+            sqlite3_bind_int64(s_mc, 2, TID(t));
             sqlite3_bind_int64(s_mc, 3, gstart);
             sqlite3_bind_int64(s_mc, 4, gstart + gdur);
             sqlite3_bind_int64(s_mc, 5, what == 1 ? n_h2d : n_set);
-            if (what == 1) sqlite3_bind_int(s_mc, 6, 1);
-            else sqlite3_bind_null(s_mc, 6);
+            sqlite3_bind_int(s_mc, 6, what == 1 ? 1 : 2); /* a memset's source is its device */
             sqlite3_bind_int64(s_mc, 7, 4096 * (1 + (int64_t)(rnd() % 256)));
             sqlite3_bind_int(s_mc, 8, s + 1);
             sqlite3_bind_int64(s_mc, 9, n_ev);
@@ -316,7 +339,7 @@ int main(int argc, char **argv) {
         } else if (what == 3) {
             EVENT(c_ma, corr, "{}");
             sqlite3_bind_int64(s_ma, 1, ++n_ma);
-            sqlite3_bind_int(s_ma, 2, t + 1);
+            sqlite3_bind_int64(s_ma, 2, TID(t));
             sqlite3_bind_text(s_ma, 3, (n_ma % 2) ? "ALLOC" : "FREE", -1, SQLITE_STATIC);
             sqlite3_bind_int64(s_ma, 4, now + 20);
             sqlite3_bind_int64(s_ma, 5, now + 10 + d - 10);
@@ -342,9 +365,9 @@ int main(int argc, char **argv) {
             now += 20;
         }
         if (it % 16 == 15) {
-            EVENT(c_mk, 0, "{}");
+            EVENT(c_mk, 0, range_ext[(it / 16) % 3]);
             sqlite3_bind_int64(s_rg, 1, ++n_rg);
-            sqlite3_bind_int(s_rg, 2, t + 1);
+            sqlite3_bind_int64(s_rg, 2, TID(t));
             sqlite3_bind_int64(s_rg, 3, range_start[t]);
             sqlite3_bind_int64(s_rg, 4, now);
             sqlite3_bind_int64(s_rg, 5, n_range[(it / 16) % 3]);
@@ -367,9 +390,9 @@ int main(int argc, char **argv) {
     /* close open marker ranges so every range is complete */
     for (int t = 0; t < threads; t++) {
         if (iter[t] % 16 == 0) continue;
-        EVENT(c_mk, 0, "{}");
+        EVENT(c_mk, 0, range_ext[0]);
         sqlite3_bind_int64(s_rg, 1, ++n_rg);
-        sqlite3_bind_int(s_rg, 2, t + 1);
+        sqlite3_bind_int64(s_rg, 2, TID(t));
         sqlite3_bind_int64(s_rg, 3, range_start[t]);
         sqlite3_bind_int64(s_rg, 4, tcur[t] + 10);
         sqlite3_bind_int64(s_rg, 5, n_range[0]);

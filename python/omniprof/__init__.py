@@ -28,7 +28,7 @@ import os
 import sqlite3
 import tempfile
 
-__all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path"]
+__all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path", "unescape_text"]
 __version__ = "0.1.0"
 
 
@@ -227,6 +227,33 @@ class _Connection(sqlite3.Connection):
 
 def _text(b):
     return b.decode("utf-8", "surrogateescape")
+
+
+def unescape_text(text):
+    """The original bytes of a text column omniprof's writer stored (docs/database.md: bytes that
+    are not valid UTF-8 are stored as \\xHH, a run of backslashes before an escape or before
+    literal "xHH" doubled). Text without escapes gives its UTF-8 bytes."""
+    data, out, i, n = text.encode("utf-8"), bytearray(), 0, 0
+    n = len(data)
+    hexd = b"0123456789abcdefABCDEF"
+    while i < n:
+        if data[i] != 0x5C:
+            out.append(data[i])
+            i += 1
+            continue
+        j = i
+        while j < n and data[j] == 0x5C:
+            j += 1
+        run = j - i
+        if j + 3 <= n and data[j] == 0x78 and data[j + 1] in hexd and data[j + 2] in hexd:
+            out += b"\\" * (run // 2)
+            if run % 2:
+                out.append(int(data[j + 1:j + 3], 16))
+                j += 3
+        else:
+            out += b"\\" * run
+        i = j
+    return bytes(out)
 
 
 def _union_sql(paths):

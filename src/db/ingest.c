@@ -148,7 +148,8 @@ int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread
         sqlite3_bind_int64(s, 5, event_id);
         return op_db_step(w, ST_REGION, "inserting a region");
     }
-    int64_t track = op_db_instant_track(w, thread, kind);
+    int marker = kind == OMNIPROF_BUFFER_TRACING_MARKER_API || kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+    int64_t track = op_db_instant_track(w, thread, kind, marker ? 0 : name_id);
     if (track < 0) return -1;
     sqlite3_stmt *s = w->st[ST_SAMPLE];
     sqlite3_bind_int64(s, 1, track);

@@ -18,8 +18,8 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     if (op_db_map_get(&w->kernels, kernel_id, &id)) return id;
     sqlite3_stmt *s = w->st[ST_KSYM];
     op_db_bind_id_or_null(s, 1, code_object);
-    sqlite3_bind_text(s, 2, mangled ? mangled : display, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, display, -1, SQLITE_STATIC);
+    op_db_bind_text(s, 2, mangled ? mangled : display, -1, SQLITE_STATIC);
+    op_db_bind_text(s, 3, display, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 4, (int64_t)kernel_id);
     sqlite3_bind_int64(s, 5, shared);
     sqlite3_bind_int64(s, 6, local);
@@ -57,7 +57,7 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     if (de && de->dispatch_id == r->dispatch_id && de->from_counters) return 0; /* row made from its counters */
     const char *mangled = op_db_str(w, &r->kernel_name);
     const char *demangled = op_db_str(w, &r->kernel_name_demangled);
-    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
     int64_t stream = op_db_stream_row(w, r->stream_id.handle);
     const char *display = op_db_kernel_display_name(w, mangled, demangled);
     int64_t ksym = kernel_symbol_row(w, r->kernel_id, mangled, display, 0, r->static_shared_memory,
@@ -66,12 +66,14 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
                               ? w->opts.kernel_rename(r->correlation_id.external.value, w->opts.user)
                               : NULL; /* --kernel-rename: the range around the launch */
     int64_t region = op_db_intern(w, renamed ? renamed : display);
-    if (thread < 0 || stream < 0 || ksym < 0 || region < 0) return -1;
+    int64_t agent = op_db_agent_row(w, r->agent_id.handle);
+    int64_t queue = stream < 0 ? -1 : op_db_queue_row(w, r->stream_id.handle, stream, agent);
+    if (thread < 0 || queue < 0 || ksym < 0 || region < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, NULL, 0);
     if (ev < 0) return -1;
     sqlite3_stmt *s = w->st[ST_KERNEL];
     op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    op_db_bind_id_or_null(s, 2, agent);
     sqlite3_bind_int64(s, 3, ksym);
     sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
     sqlite3_bind_int64(s, 5, stream);
@@ -88,6 +90,7 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
                       (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
     w->scratch[n++] = '}';
     sqlite3_bind_text(s, 18, w->scratch, n, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 19, queue);
     if (op_db_step(w, ST_KERNEL, "inserting a kernel dispatch") != 0) return -1;
     if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
     return 0;
@@ -101,11 +104,13 @@ int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter
     dispatch_entry *de = dispatch_slot(w, r->dispatch_id);
     if (r->dispatch_id && de->dispatch_id == r->dispatch_id) return 0;
     const char *name = op_db_str(w, &r->kernel_name);
-    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
     int64_t ksym = kernel_symbol_row(w, r->kernel_id, name, name ? name : "", 0, 0, 0, 0);
     int64_t region = op_db_intern(w, name ? name : "");
+    int64_t agent = op_db_agent_row(w, r->agent_id.handle);
+    int64_t queue = op_db_queue_row(w, OP_DB_UNKNOWN_STREAM, 0, agent); /* the header names no stream */
     if (!w->cat_counter_id) w->cat_counter_id = op_db_intern_n(w, "COUNTER_COLLECTION", 18);
-    if (thread < 0 || ksym < 0 || region < 0 || w->cat_counter_id < 0) return -1;
+    if (thread < 0 || ksym < 0 || region < 0 || queue < 0 || w->cat_counter_id < 0) return -1;
     int n = snprintf(w->scratch, w->scratch_len, "{\"source\":\"counter_collection\",\"num_passes\":%u,\"config_id\":%llu}",
                      r->num_passes, (unsigned long long)r->config_id.handle);
     sqlite3_stmt *s = w->st[ST_EVENT_EXT];
@@ -118,7 +123,7 @@ int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter
     int64_t ev = op_db_last_id(w);
     s = w->st[ST_KERNEL];
     op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    op_db_bind_id_or_null(s, 2, agent);
     sqlite3_bind_int64(s, 3, ksym);
     sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
     sqlite3_bind_null(s, 5);
@@ -128,6 +133,7 @@ int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter
     sqlite3_bind_null(s, 9);
     bind_launch(s, r->block_size, r->grid_size, region, ev);
     sqlite3_bind_text(s, 18, "{\"source\":\"counter_collection\"}", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 19, queue);
     if (op_db_step(w, ST_KERNEL, "inserting a counted kernel dispatch") != 0) return -1;
     if (r->dispatch_id) *de = (dispatch_entry){r->dispatch_id, ev, 1};
     return 0;
@@ -144,8 +150,8 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
         sqlite3_stmt *s = w->st[ST_PMC_INFO];
         op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
         sqlite3_bind_int64(s, 2, (int64_t)r->counter_id.handle);
-        sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, name ? name : "", -1, SQLITE_STATIC);
+        op_db_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
+        op_db_bind_text(s, 4, name ? name : "", -1, SQLITE_STATIC);
         int n = snprintf(w->scratch, w->scratch_len, "{\"counter_id\":%llu}", (unsigned long long)r->counter_id.handle);
         sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
         if (op_db_step(w, ST_PMC_INFO, "inserting a counter") != 0) return -1;
@@ -182,14 +188,22 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
     return op_db_step(w, ST_PMC_EVENT, "inserting a counter value");
 }
 
+/* A copy (has_src) or a memset (!has_src) row. The host side of a copy (agent handle 0) is the
+ * process's CPU agent; a memset's source is its device, as the fill runs there: AMD's views join
+ * both agents INNER, so neither may be NULL. The queue is the stream's on the device doing the
+ * work (the destination, or the source of a device-to-host copy). */
 static int insert_copy(op_db_writer *w, uint32_t kind, int32_t op, const omniprof_async_correlation_id_t *corr,
                        uint64_t tid, uint64_t start, uint64_t end, uint64_t dst_agent, uint64_t src_agent, int has_src,
                        uint64_t bytes, uint64_t stream_handle, const char *ext, size_t extlen)
 {
-    int64_t thread = tid ? op_db_thread_row(w, tid) : 0;
+    int64_t thread = op_db_thread_row(w, tid);
     int64_t stream = op_db_stream_row(w, stream_handle);
     int64_t name = op_db_op_name_id(w, kind, op);
-    if (thread < 0 || stream < 0 || name < 0) return -1;
+    int64_t dst = dst_agent ? op_db_agent_row(w, dst_agent) : has_src ? w->cpu_agent_row : 0;
+    int64_t src = !has_src ? dst : src_agent ? op_db_agent_row(w, src_agent) : w->cpu_agent_row;
+    int64_t device = dst_agent ? dst : src_agent ? src : 0; /* 0: host to host, the stream's device */
+    int64_t queue = stream < 0 ? -1 : op_db_queue_row(w, stream_handle, stream, device);
+    if (thread < 0 || queue < 0 || name < 0) return -1;
     int64_t ev = op_db_insert_event(w, kind, corr->internal, 0, corr->external.value, NULL, 0);
     if (ev < 0) return -1;
     sqlite3_stmt *s = w->st[ST_COPY];
@@ -197,12 +211,13 @@ static int insert_copy(op_db_writer *w, uint32_t kind, int32_t op, const omnipro
     sqlite3_bind_int64(s, 2, (int64_t)start);
     sqlite3_bind_int64(s, 3, (int64_t)end);
     sqlite3_bind_int64(s, 4, name);
-    op_db_bind_id_or_null(s, 5, op_db_agent_row(w, dst_agent));
-    op_db_bind_id_or_null(s, 6, has_src ? op_db_agent_row(w, src_agent) : 0);
+    op_db_bind_id_or_null(s, 5, dst);
+    op_db_bind_id_or_null(s, 6, src);
     sqlite3_bind_int64(s, 7, (int64_t)bytes);
     sqlite3_bind_int64(s, 8, stream);
     sqlite3_bind_int64(s, 9, ev);
     sqlite3_bind_text(s, 10, ext, (int)extlen, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 11, queue);
     return op_db_step(w, ST_COPY, "inserting a memory copy");
 }
 
@@ -229,9 +244,11 @@ int op_db_ingest_memory_set(op_db_writer *w, const omniprof_buffer_tracing_memor
 int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracing_memory_allocation_record_t *r, uint64_t psize)
 {
     (void)psize;
-    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t thread = op_db_thread_row(w, r->thread_id);
     int64_t stream = r->stream_id.handle ? op_db_stream_row(w, r->stream_id.handle) : 0;
-    if (thread < 0 || stream < 0) return -1;
+    int64_t agent = op_db_agent_row(w, r->agent_id.handle);
+    int64_t queue = stream > 0 ? op_db_queue_row(w, r->stream_id.handle, stream, agent) : 0;
+    if (thread < 0 || stream < 0 || queue < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, r->correlation_id.ancestor,
                               r->correlation_id.external.value, NULL, 0);
     if (ev < 0) return -1;
@@ -244,7 +261,7 @@ int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracin
     }
     sqlite3_stmt *s = w->st[ST_ALLOC];
     op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, op_db_agent_row(w, r->agent_id.handle));
+    op_db_bind_id_or_null(s, 2, agent);
     sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 4, level, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 5, (int64_t)r->start_timestamp);
@@ -256,6 +273,7 @@ int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracin
     int n = snprintf(w->scratch, w->scratch_len, "{\"memory_kind\":\"%s\",\"device_id\":%u}", op_db_mem_kind_name(r->memory_kind),
                      r->device_id);
     sqlite3_bind_text(s, 11, w->scratch, n, SQLITE_STATIC);
+    op_db_bind_id_or_null(s, 12, queue);
     return op_db_step(w, ST_ALLOC, "inserting a memory allocation");
 }
 
@@ -282,7 +300,7 @@ int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code
     const char *uri = op_db_str(w, &r->uri);
     sqlite3_stmt *s = w->st[ST_CODE_OBJECT];
     op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
-    if (uri) sqlite3_bind_text(s, 2, uri, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 2);
+    op_db_bind_text(s, 2, uri, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, (int64_t)r->load_base);
     sqlite3_bind_int64(s, 4, (int64_t)r->load_size);
     sqlite3_bind_text(s, 5, uri && strncmp(uri, "memory://", 9) == 0 ? "MEMORY" : "FILE", -1, SQLITE_STATIC);

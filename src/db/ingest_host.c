@@ -40,8 +40,8 @@ int op_db_ingest_api(op_db_writer *w, const omniprof_buffer_tracing_api_record_t
         sqlite3_bind_int64(s, 1, ev);
         sqlite3_bind_int(s, 2, (int)i);
         sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, aname ? aname : "", -1, SQLITE_STATIC);
-        if (v) sqlite3_bind_text(s, 5, v, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 5);
+        op_db_bind_text(s, 4, aname ? aname : "", -1, SQLITE_STATIC);
+        op_db_bind_text(s, 5, v, -1, SQLITE_STATIC);
         if (op_db_step(w, ST_ARG, "inserting an argument") != 0) return -1;
     }
     return 0;
@@ -77,7 +77,7 @@ int op_db_ingest_cpu_sample(op_db_writer *w, const omniprof_cpu_sample_record_t 
         node = op_db_stack_node(w, node, r->frames[nf - 1 - i], (int)i);
         if (node < 0) return -1;
     }
-    int64_t track = op_db_instant_track(w, thread, r->kind);
+    int64_t track = op_db_instant_track(w, thread, r->kind, 0);
     if (track < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, 0, 0, 0, NULL, 0);
     if (ev < 0) return -1;
@@ -165,7 +165,7 @@ int op_db_ingest_thread(op_db_writer *w, const omniprof_thread_record_t *r, uint
     }
     if (nlen && (r->operation == OMNIPROF_THREAD_NAME || r->operation == OMNIPROF_THREAD_CREATE)) {
         sqlite3_stmt *s = w->st[ST_THREAD_NAME];
-        sqlite3_bind_text(s, 1, r->name, (int)nlen, SQLITE_STATIC);
+        op_db_bind_text(s, 1, r->name, (int)nlen, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, thread);
         if (op_db_step(w, ST_THREAD_NAME, "naming a thread") != 0) return -1;
     }
@@ -205,10 +205,10 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
     sqlite3_bind_int64(s, 2, (int64_t)a->id.handle);
     sqlite3_bind_int64(s, 3, a->logical_index);
     sqlite3_bind_int64(s, 4, a->type_index);
-    sqlite3_bind_text(s, 5, name ? name : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 6, model ? model : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 7, vendor ? vendor : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 8, product ? product : "", -1, SQLITE_STATIC);
+    op_db_bind_text(s, 5, name ? name : "", -1, SQLITE_STATIC);
+    op_db_bind_text(s, 6, model ? model : "", -1, SQLITE_STATIC);
+    op_db_bind_text(s, 7, vendor ? vendor : "", -1, SQLITE_STATIC);
+    op_db_bind_text(s, 8, product ? product : "", -1, SQLITE_STATIC);
     char uuid[sizeof a->uuid + 1], bus[sizeof a->pci_bus_id + 1];
     memcpy(uuid, a->uuid, sizeof a->uuid);
     uuid[sizeof a->uuid] = 0;
@@ -230,6 +230,7 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
     sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
     if (op_db_step(w, ST_AGENT, "inserting an agent") != 0) return -1;
     if (op_db_remember(w, &w->agents, a->id.handle, op_db_last_id(w), "an agent") < 0) return -1;
+    if (a->type != OMNIPROF_AGENT_TYPE_GPU && !w->cpu_agent_row) w->cpu_agent_row = op_db_last_id(w);
     return 0;
 }
 

@@ -21,6 +21,7 @@ extern const char op_db_sql_tables[];
 extern const char op_db_sql_rocpd_views[];
 extern const char op_db_sql_data_views[];
 extern const char op_db_sql_summary_views[];
+extern const char op_db_sql_marker_views[];
 extern const char op_db_sql_omniprof_views[];
 
 static const char *const k_table_names[] = {
@@ -36,7 +37,8 @@ static const char *const k_table_names[] = {
 const char *const *op_db_schema_table_names(void) { return k_table_names; }
 const char *op_db_schema_tables_sql(void) { return op_db_sql_tables; }
 
-/* The three view files, concatenated once (static storage; the text never changes). */
+/* The view files (data, summary, marker, omniprof), concatenated once (static storage; the text
+ * never changes). */
 static char *g_views_sql;
 static char g_views_sql_fallback[] = "";
 
@@ -44,15 +46,19 @@ const char *op_db_schema_views_sql(void)
 {
     char *cur = __atomic_load_n(&g_views_sql, __ATOMIC_ACQUIRE);
     if (cur) return cur;
-    size_t a = strlen(op_db_sql_data_views), b = strlen(op_db_sql_summary_views),
-           c = strlen(op_db_sql_omniprof_views);
-    char *text = op_malloc(a + b + c + 3);
+    const char *parts[] = {op_db_sql_data_views, op_db_sql_summary_views, op_db_sql_marker_views,
+                           op_db_sql_omniprof_views};
+    size_t len = 1;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) len += strlen(parts[i]) + 1;
+    char *text = op_malloc(len), *o = text;
     if (!text) return g_views_sql_fallback;
-    memcpy(text, op_db_sql_data_views, a);
-    text[a] = '\n';
-    memcpy(text + a + 1, op_db_sql_summary_views, b);
-    text[a + 1 + b] = '\n';
-    memcpy(text + a + b + 2, op_db_sql_omniprof_views, c + 1);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        size_t n = strlen(parts[i]);
+        memcpy(o, parts[i], n);
+        o += n;
+        *o++ = '\n';
+    }
+    *o = '\0';
     char *expected = NULL;
     if (!__atomic_compare_exchange_n(&g_views_sql, &expected, text, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         op_free(text);

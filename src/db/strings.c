@@ -8,6 +8,7 @@
 
 #include "common/alloc.h"
 #include "common/kinds.h"
+#include "common/text.h"
 #include "db/writer_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -47,7 +48,38 @@ const char *op_db_mem_kind_name(uint32_t k) { return k < NELEM(k_mem_kinds) ? k_
 /* ------------------------------------------------------------------------------------------ */
 /* Interning and shared rows                                                                   */
 
-/* The rocpd_string id of s[0..n): cache, then database, then insert. -1 on failure. */
+void op_db_bind_text(sqlite3_stmt *st, int i, const char *s, int n, sqlite3_destructor_type d)
+{
+    if (!s) {
+        sqlite3_bind_null(st, i);
+        return;
+    }
+    size_t len = n < 0 ? strlen(s) : (size_t)n;
+    if (op_text_is_clean(s, len)) {
+        sqlite3_bind_text(st, i, s, (int)len, d);
+        return;
+    }
+    char *t = op_malloc(OP_TEXT_ESCAPED_MAX(len) + 1);
+    if (!t) { /* out of memory: the text is lost, never stored invalid */
+        sqlite3_bind_text(st, i, "", 0, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_bind_text(st, i, t, (int)op_text_escape(t, s, len), op_free);
+}
+
+size_t op_db_json_text(char *dst, size_t at, size_t cap, const char *s, size_t n)
+{
+    if (at + 8 >= cap) return at;
+    if (op_text_is_clean(s, n)) return at + op_json_escape(dst + at, cap - 8 - at, s, n, NULL);
+    char *t = op_malloc(OP_TEXT_ESCAPED_MAX(n) + 1);
+    if (!t) return at;
+    at += op_json_escape(dst + at, cap - 8 - at, t, op_text_escape(t, s, n), NULL);
+    op_free(t);
+    return at;
+}
+
+/* The rocpd_string id of s[0..n): cache, then database, then insert. -1 on failure. The cache
+ * holds the bytes as given; the table their text (op_db_bind_text). */
 int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
 {
     uint64_t h = op_hash_bytes(s, n);
@@ -56,7 +88,7 @@ int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
         return e->id;
     int64_t id = -1;
     sqlite3_stmt *sel = w->st[ST_STRING_SEL];
-    sqlite3_bind_text(sel, 1, s, (int)n, SQLITE_STATIC);
+    op_db_bind_text(sel, 1, s, (int)n, SQLITE_STATIC);
     int rc = sqlite3_step(sel);
     if (rc == SQLITE_ROW) id = sqlite3_column_int64(sel, 0);
     sqlite3_reset(sel);
@@ -66,7 +98,7 @@ int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
         return -1;
     }
     if (id < 0) {
-        sqlite3_bind_text(w->st[ST_STRING_INS], 1, s, (int)n, SQLITE_STATIC);
+        op_db_bind_text(w->st[ST_STRING_INS], 1, s, (int)n, SQLITE_STATIC);
         if (op_db_step(w, ST_STRING_INS, "inserting a string") != 0) return -1;
         id = op_db_last_id(w);
     }
@@ -130,16 +162,24 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
     return id;
 }
 
-/* rocpd_info_thread row of an OS thread, created at first sight (W2). */
+/* rocpd_info_thread row of an OS thread, created at first sight (W2). Its id is the OS tid, as in
+ * rocprofv3's databases (AMD's views join threads without the guid, so ids must not collide
+ * across the processes of a merged database). tid 0 — GPU work whose launching thread is unknown
+ * (CUPTI reported no launching call) — gets one row per process: id OP_DB_NO_THREAD_ID + pid,
+ * tid 0, named "(unknown launching thread)", so that every GPU row has a thread (AMD's views
+ * join it INNER) and no real thread is blamed for it. */
 int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
 {
     int64_t id;
     if (op_db_map_get(&w->threads, tid, &id)) return id;
+    id = tid ? (int64_t)tid : OP_DB_NO_THREAD_ID + w->pid;
     sqlite3_stmt *s = w->st[ST_THREAD_INS];
-    sqlite3_bind_int64(s, 1, w->ppid);
-    sqlite3_bind_int64(s, 2, (int64_t)tid);
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, w->ppid);
+    sqlite3_bind_int64(s, 3, (int64_t)tid);
+    if (tid) sqlite3_bind_null(s, 4); else sqlite3_bind_text(s, 4, "(unknown launching thread)", -1, SQLITE_STATIC);
     if (op_db_step(w, ST_THREAD_INS, "inserting a thread") != 0) return -1;
-    return op_db_remember(w, &w->threads, tid, op_db_last_id(w), "a thread");
+    return op_db_remember(w, &w->threads, tid, id, "a thread");
 }
 
 int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
@@ -154,6 +194,34 @@ int64_t op_db_stream_row(op_db_writer *w, uint64_t handle)
     sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
     if (op_db_step(w, ST_STREAM, "inserting a stream") != 0) return -1;
     return op_db_remember(w, &w->streams, handle, op_db_last_id(w), "a stream");
+}
+
+int64_t op_db_queue_row(op_db_writer *w, uint64_t stream_handle, int64_t stream_row, int64_t agent_row)
+{
+    /* work with no device of its own (a host-to-host copy) joins its stream's device queue */
+    if (!agent_row) op_db_map_get(&w->stream_agents, stream_handle, &agent_row);
+    uint64_t key = op_hash64(stream_handle) + (uint64_t)agent_row * 0x9e3779b97f4a7c15ull;
+    int64_t id;
+    if (op_db_map_get(&w->queues, key, &id)) return id;
+    if (agent_row && op_db_map_put(&w->stream_agents, stream_handle, agent_row) != 0) {
+        op_db_writer_fail(w, "keeping a stream's agent", SQLITE_NOMEM);
+        return -1;
+    }
+    char name[48];
+    if (stream_handle == OP_DB_UNKNOWN_STREAM)
+        snprintf(name, sizeof name, "(unknown stream)");
+    else
+        snprintf(name, sizeof name, "stream %llu", (unsigned long long)stream_handle);
+    sqlite3_stmt *s = w->st[ST_QUEUE];
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+    char ext[128]; /* not w->scratch: callers hold a record's extdata there */
+    int n = snprintf(ext, sizeof ext, "{\"stream_id\":%lld,\"agent_id\":%lld", (long long)stream_row, (long long)agent_row);
+    if (stream_handle != OP_DB_UNKNOWN_STREAM)
+        n += snprintf(ext + n, sizeof ext - (size_t)n, ",\"handle\":%llu", (unsigned long long)stream_handle);
+    ext[n++] = '}';
+    sqlite3_bind_text(s, 2, ext, n, SQLITE_TRANSIENT);
+    if (op_db_step(w, ST_QUEUE, "inserting a queue") != 0) return -1;
+    return op_db_remember(w, &w->queues, key, op_db_last_id(w), "a queue");
 }
 
 /* Agent row id, or 0 (bound as NULL) when the agent was never added. */
@@ -171,13 +239,15 @@ void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id)
         sqlite3_bind_null(s, i);
 }
 
-/* Track for instants of (thread row, kind), named by the kind's category name. */
-int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
+/* Track for instants of (thread row, kind, name): named by name_id, or by the kind's category
+ * name when name_id is 0. A zero-length API call lands on a track named by its function, so the
+ * samples view (whose name is the track's) keeps the function's name. */
+int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind, int64_t name_id)
 {
-    uint64_t key = ((uint64_t)thread << 8) | (kind & 0xff);
+    uint64_t key = op_hash64(((uint64_t)thread << 8) | (kind & 0xff)) + (uint64_t)name_id * 0x9e3779b97f4a7c15ull;
     int64_t id;
     if (op_db_map_get(&w->tracks, key, &id)) return id;
-    int64_t name_id = w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0];
+    if (!name_id) name_id = w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0];
     sqlite3_stmt *s = w->st[ST_TRACK];
     sqlite3_bind_int64(s, 1, thread);
     sqlite3_bind_int64(s, 2, name_id);
@@ -185,8 +255,6 @@ int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind)
     if (op_db_step(w, ST_TRACK, "inserting a track") != 0) return -1;
     return op_db_remember(w, &w->tracks, key, op_db_last_id(w), "a track");
 }
-
-
 
 int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth)
 {

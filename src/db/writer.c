@@ -259,42 +259,44 @@ static void *ingest_main(void *arg)
 /* ------------------------------------------------------------------------------------------ */
 /* Open / flush / close                                                                       */
 
+/* "%s": the table suffix; "$PID": the process row's id, the OS pid (expand_statement). */
 static const char *const k_statements[ST__COUNT] = {
     [ST_STRING_INS] = "INSERT INTO \"rocpd_string%s\" (string) VALUES (?)",
     [ST_STRING_SEL] = "SELECT id FROM \"rocpd_string%s\" WHERE string = ?",
     [ST_EVENT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id) VALUES (?,?,?,?)",
     [ST_EVENT_EXT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id, extdata) VALUES (?,?,?,?,?)",
-    [ST_REGION] = "INSERT INTO \"rocpd_region%s\" (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,1,?,?,?,?,?)",
+    [ST_REGION] = "INSERT INTO \"rocpd_region%s\" (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,$PID,?,?,?,?,?)",
     [ST_SAMPLE] = "INSERT INTO \"rocpd_sample%s\" (track_id, timestamp, event_id) VALUES (?,?,?)",
     [ST_ARG] = "INSERT INTO \"rocpd_arg%s\" (event_id, position, type, name, value) VALUES (?,?,?,?,?)",
-    [ST_THREAD_INS] = "INSERT INTO \"rocpd_info_thread%s\" (nid, ppid, pid, tid) VALUES (1,?,1,?)",
+    [ST_THREAD_INS] = "INSERT INTO \"rocpd_info_thread%s\" (id, nid, ppid, pid, tid, name) VALUES (?,1,?,$PID,?,?)",
     [ST_THREAD_START] = "UPDATE \"rocpd_info_thread%s\" SET start = ? WHERE id = ?",
     [ST_THREAD_END] = "UPDATE \"rocpd_info_thread%s\" SET \"end\" = ? WHERE id = ?",
     [ST_THREAD_NAME] = "UPDATE \"rocpd_info_thread%s\" SET name = ? WHERE id = ?",
     [ST_OTHREAD] = "INSERT OR REPLACE INTO \"omniprof_thread%s\" (thread_id, tid, parent_tid, internal_value, sequent_value, is_profiler_thread) VALUES (?,?,?,?,?,?)",
-    [ST_TRACK] = "INSERT INTO \"rocpd_track%s\" (nid, pid, tid, name_id, extdata) VALUES (1,1,?,?,?)",
-    [ST_STREAM] = "INSERT INTO \"rocpd_info_stream%s\" (nid, pid, name, extdata) VALUES (1,1,?,?)",
-    [ST_AGENT] = "INSERT INTO \"rocpd_info_agent%s\" (nid, pid, type, absolute_index, logical_index, type_index, name, model_name, vendor_name, product_name, extdata) VALUES (1,1,?,?,?,?,?,?,?,?,?)",
-    [ST_CODE_OBJECT] = "INSERT INTO \"rocpd_info_code_object%s\" (nid, pid, agent_id, uri, load_base, load_size, load_delta, storage_type, extdata) VALUES (1,1,?,?,?,?,0,?,?)",
-    [ST_KSYM] = "INSERT INTO \"rocpd_info_kernel_symbol%s\" (nid, pid, code_object_id, kernel_name, display_name, kernel_object, group_segment_size, private_segment_size, arch_vgpr_count, sgpr_count, accum_vgpr_count, extdata) VALUES (1,1,?,?,?,?,?,?,?,0,0,?)",
+    [ST_TRACK] = "INSERT INTO \"rocpd_track%s\" (nid, pid, tid, name_id, extdata) VALUES (1,$PID,?,?,?)",
+    [ST_STREAM] = "INSERT INTO \"rocpd_info_stream%s\" (nid, pid, name, extdata) VALUES (1,$PID,?,?)",
+    [ST_QUEUE] = "INSERT INTO \"rocpd_info_queue%s\" (nid, pid, name, extdata) VALUES (1,$PID,?,?)",
+    [ST_AGENT] = "INSERT INTO \"rocpd_info_agent%s\" (nid, pid, type, absolute_index, logical_index, type_index, name, model_name, vendor_name, product_name, extdata) VALUES (1,$PID,?,?,?,?,?,?,?,?,?)",
+    [ST_CODE_OBJECT] = "INSERT INTO \"rocpd_info_code_object%s\" (nid, pid, agent_id, uri, load_base, load_size, load_delta, storage_type, extdata) VALUES (1,$PID,?,?,?,?,0,?,?)",
+    [ST_KSYM] = "INSERT INTO \"rocpd_info_kernel_symbol%s\" (nid, pid, code_object_id, kernel_name, display_name, kernel_object, group_segment_size, private_segment_size, arch_vgpr_count, sgpr_count, accum_vgpr_count, extdata) VALUES (1,$PID,?,?,?,?,?,?,?,0,0,?)",
     [ST_KSYM_UPD] = "UPDATE \"rocpd_info_kernel_symbol%s\" SET code_object_id = ? WHERE id = ?",
-    [ST_KERNEL] = "INSERT INTO \"rocpd_kernel_dispatch%s\" (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata) VALUES (1,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_COPY] = "INSERT INTO \"rocpd_memory_copy%s\" (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, size, stream_id, event_id, extdata) VALUES (1,1,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ALLOC] = "INSERT INTO \"rocpd_memory_allocate%s\" (nid, pid, tid, agent_id, type, level, start, \"end\", address, size, stream_id, event_id, extdata) VALUES (1,1,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_KERNEL] = "INSERT INTO \"rocpd_kernel_dispatch%s\" (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_COPY] = "INSERT INTO \"rocpd_memory_copy%s\" (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, size, stream_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ALLOC] = "INSERT INTO \"rocpd_memory_allocate%s\" (nid, pid, tid, agent_id, type, level, start, \"end\", address, size, stream_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_METRIC] = "INSERT INTO \"omniprof_metric%s\" (track_id, timestamp, value) VALUES (?,?,?)",
-    [ST_CPU_SAMPLE] = "INSERT INTO \"omniprof_cpu_sample%s\" (nid, pid, tid, timestamp, clock, stack_id, sample_id, num_frames, thread_internal_value, peak_rss_bytes, event_values) VALUES (1,1,?,?,?,?,?,?,?,?,?)",
+    [ST_CPU_SAMPLE] = "INSERT INTO \"omniprof_cpu_sample%s\" (nid, pid, tid, timestamp, clock, stack_id, sample_id, num_frames, thread_internal_value, peak_rss_bytes, event_values) VALUES (1,$PID,?,?,?,?,?,?,?,?,?)",
     [ST_STACK_INS] = "INSERT INTO \"omniprof_stack%s\" (parent_id, address, depth) VALUES (?,?,?)",
     [ST_STACK_SEL] = "SELECT id FROM \"omniprof_stack%s\" WHERE parent_id = ? AND address = ?",
     [ST_SYMBOL] = "INSERT OR IGNORE INTO \"omniprof_symbol%s\" (address, inline_depth, function, function_mangled, file, line, module, module_offset) VALUES (?,?,?,?,?,?,?,?)",
-    [ST_RUN_COST] = "INSERT INTO \"omniprof_run_cost%s\" (pid, name, value, units) VALUES (1,?,?,?)",
-    [ST_DROPS] = "INSERT INTO \"omniprof_drops%s\" (pid, buffer, cause, count) VALUES (1,?,?,?)",
-    [ST_BACKPRESSURE] = "INSERT INTO \"omniprof_backpressure%s\" (pid, buffer, waits, wait_ns) VALUES (1,?,?,?)",
-    [ST_PMC_INFO] = "INSERT INTO \"rocpd_info_pmc%s\" (nid, pid, agent_id, target_arch, event_code, instance_id, name, symbol, description, long_description, component, units, value_type, block, expression, extdata) VALUES (1,1,?,'GPU',?,0,?,?,'','','','','ABS','','',?)",
+    [ST_RUN_COST] = "INSERT INTO \"omniprof_run_cost%s\" (pid, name, value, units) VALUES ($PID,?,?,?)",
+    [ST_DROPS] = "INSERT INTO \"omniprof_drops%s\" (pid, buffer, cause, count) VALUES ($PID,?,?,?)",
+    [ST_BACKPRESSURE] = "INSERT INTO \"omniprof_backpressure%s\" (pid, buffer, waits, wait_ns) VALUES ($PID,?,?,?)",
+    [ST_PMC_INFO] = "INSERT INTO \"rocpd_info_pmc%s\" (nid, pid, agent_id, target_arch, event_code, instance_id, name, symbol, description, long_description, component, units, value_type, block, expression, extdata) VALUES (1,$PID,?,'GPU',?,0,?,?,'','','','','ABS','','',?)",
     [ST_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event%s\" (event_id, pmc_id, value, extdata) VALUES (?,?,?,?)",
-    [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES (1,?,?,?,?,?,?,?,?,?,?)",
-    [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES (1,?,?,?,?,?,?,?)",
-    [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_REGION_PROFILE] = "INSERT INTO \"omniprof_region_profile%s\" (pid, tid, thread_index, node_id, parent_id, depth, label, component, units, count, sum, sum_squares, min, max, self) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES ($PID,?,?,?,?,?,?,?,?,?,?)",
+    [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES ($PID,?,?,?,?,?,?,?)",
+    [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_REGION_PROFILE] = "INSERT INTO \"omniprof_region_profile%s\" (pid, tid, thread_index, node_id, parent_id, depth, label, component, units, count, sum, sum_squares, min, max, self) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };
@@ -314,7 +316,7 @@ static void writer_free(op_db_writer *w)
     close_database(w, 0);
     op_spool_close(w->spool);
     if (w->efd >= 0) op_fd_close(w->efd);
-    op_u64map *maps[] = {&w->threads, &w->streams, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
+    op_u64map *maps[] = {&w->threads, &w->streams, &w->queues, &w->stream_agents, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
                       &w->metric_tracks, &w->pmcs};
     for (size_t i = 0; i < NELEM(maps); i++) op_u64map_free(maps[i]);
     if (w->strcache)
@@ -552,12 +554,34 @@ static int open_connection(op_db_writer *w, char *err, size_t errlen)
 
 /* Prepared statements, category strings (schema and identity rows came with the image). 0 or an
  * errno value. */
+/* A statement of k_statements with "%s" -> the table suffix and "$PID" -> the process row id
+ * (the OS pid, docs/database.md). 0, or -1 when it does not fit. */
+static int expand_statement(char *out, size_t cap, const char *tmpl, const char *suffix, int64_t pid)
+{
+    size_t at = 0;
+    for (const char *p = tmpl; *p; p++) {
+        char num[24];
+        const char *put = NULL;
+        size_t n = 1;
+        if (p[0] == '%' && p[1] == 's') put = suffix, n = strlen(suffix), p++;
+        else if (!strncmp(p, "$PID", 4)) n = (size_t)snprintf(num, sizeof num, "%lld", (long long)pid), put = num, p += 3;
+        if (at + n + 1 > cap) return -1;
+        memcpy(out + at, put ? put : p, n);
+        at += n;
+    }
+    out[at] = 0;
+    return 0;
+}
+
 static int prepare_database(op_db_writer *w, char *err, size_t errlen)
 {
     int rc;
     for (int i = 0; i < ST__COUNT; i++) {
         char sql[1024];
-        snprintf(sql, sizeof sql, k_statements[i], w->suffix);
+        if (expand_statement(sql, sizeof sql, k_statements[i], w->suffix, w->pid) != 0) {
+            op_db_seterr(err, errlen, "database '%s': statement %d too long", w->path, i);
+            return EIO;
+        }
         rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
         if (rc != SQLITE_OK) {
             op_db_seterr(err, errlen, "database '%s': preparing a statement failed: %s (%s)", w->path,

@@ -44,6 +44,7 @@
 #define OP_DB_STACKCACHE 16384     /* direct-mapped stack-node cache entries */
 #define OP_DB_DISPATCHCACHE 8192   /* direct-mapped dispatch id -> event cache (counters) */
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define OP_DB_NO_THREAD_ID (1ll << 32) /* + pid: the thread row of GPU work without a launching thread */
 
 /* Internal record category: writer-side entries that travel through the spool so that they
  * are ordered with the records (agents, run cost, drops, back-pressure): ingest_kinds.def. */
@@ -104,7 +105,7 @@ typedef struct stack_entry {
 /* Prepared statements (their text: k_statements in writer.c). */
 enum {
     ST_STRING_INS, ST_STRING_SEL, ST_EVENT, ST_EVENT_EXT, ST_REGION, ST_SAMPLE, ST_ARG, ST_THREAD_INS,
-    ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_AGENT, ST_CODE_OBJECT,
+    ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_QUEUE, ST_AGENT, ST_CODE_OBJECT,
     ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
     ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
     ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_BEGIN, ST_COMMIT, ST__COUNT
@@ -146,7 +147,8 @@ struct op_db_writer {
     int txn_open;
     uint64_t txn_start_ns, txn_rows;
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
-    op_u64map threads, streams, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
+    op_u64map threads, streams, queues, stream_agents, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
+    int64_t cpu_agent_row; /* the first CPU agent's row: the host side of copies */
     dispatch_entry *dispatchcache;
     int64_t cat_counter_id, cat_counter_device_id;
     strcache_entry *strcache;
@@ -188,7 +190,8 @@ const char *op_db_str(const op_db_writer *w, const char *const *field);
 /* An event row; extdata NULL means '{}'. Returns its id or -1. */
 int64_t op_db_insert_event(op_db_writer *w, uint32_t kind, uint64_t stack_id, uint64_t parent, uint64_t corr,
                            const char *extdata, size_t extlen);
-/* A region (start != end) or an instant on the thread's track of the kind. */
+/* A region (start != end) or an instant: marks on the thread's track of their kind (the message
+ * is in the event's extdata), other zero-length calls on a track named by the call. */
 int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread, uint64_t start, uint64_t end,
                                   int64_t name_id, int64_t event_id);
 
@@ -216,14 +219,26 @@ int64_t op_db_remember(op_db_writer *w, op_u64map *m, uint64_t key, int64_t id, 
 int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op); /* cached per (kind, op) */
 int64_t op_db_thread_row(op_db_writer *w, uint64_t tid);               /* created at first sight (W2) */
 int64_t op_db_stream_row(op_db_writer *w, uint64_t handle);
+/* The rocpd_info_queue row of (stream handle, agent row): one queue per CUDA stream and device,
+ * as AMD models a HSA queue. agent_row 0: the device of the stream's first queue (work that names
+ * no device, e.g. a host-to-host copy). OP_DB_UNKNOWN_STREAM: work whose stream is not known. */
+#define OP_DB_UNKNOWN_STREAM UINT64_MAX
+int64_t op_db_queue_row(op_db_writer *w, uint64_t stream_handle, int64_t stream_row, int64_t agent_row);
 int64_t op_db_agent_row(op_db_writer *w, uint64_t handle);             /* 0 when never added */
 void op_db_bind_id_or_null(sqlite3_stmt *s, int i, int64_t id);        /* id <= 0: NULL */
-int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind);
+int64_t op_db_instant_track(op_db_writer *w, int64_t thread, uint32_t kind, int64_t name_id);
 int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int depth);
-/* JSON string escaping (common/escape.h) into w->scratch at offset `at`; the new end offset. */
+/* Text columns hold valid UTF-8 (common/text.h: invalid bytes escaped reversibly). Binds s[0..n)
+ * (n < 0: up to its NUL; s NULL: SQL NULL) as text, escaped when it must be; `d` as for
+ * sqlite3_bind_text when it needs no escaping. */
+void op_db_bind_text(sqlite3_stmt *st, int i, const char *s, int n, sqlite3_destructor_type d);
+/* The text of s[0..n) JSON-escaped (common/escape.h) into dst[0..cap) at `at`, keeping 8 bytes
+ * free; the new end offset. */
+size_t op_db_json_text(char *dst, size_t at, size_t cap, const char *s, size_t n);
+/* op_db_json_text into w->scratch. */
 static inline size_t op_db_json_escape(op_db_writer *w, size_t at, const char *s, size_t n)
 {
-    return at >= w->scratch_len - 8 ? at : at + op_json_escape(w->scratch + at, w->scratch_len - 8 - at, s, n, NULL);
+    return op_db_json_text(w->scratch, at, w->scratch_len, s, n);
 }
 /* The name a kernel is shown by (opts.kernel_names, opts.truncate_kernel_names). */
 const char *op_db_kernel_display_name(op_db_writer *w, const char *mangled, const char *demangled);

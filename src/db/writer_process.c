@@ -1,5 +1,6 @@
 /* writer_process.c — the rows the database writer writes about its process rather than from
- * records: the node and process rows at open (rocpd_info_node, rocpd_info_process, ids 1), and
+ * records: the node and process rows at open (rocpd_info_node id 1; rocpd_info_process, whose id
+ * is the OS pid as in rocprofv3's databases, docs/database.md), and
  * at close the process end time, the writer's own run cost and drop counts, and the symbols of
  * every distinct CPU stack address (omniprof_symbol, through opts.symbolize). */
 #include <errno.h>
@@ -49,9 +50,9 @@ static int write_node(op_db_writer *w, const op_db_process_info *info, char *err
     int rc = sqlite3_prepare_v2(w->db, sql, -1, &s, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(s, 1, (int64_t)(op_hash_bytes(mid, strlen(mid)) & 0x7fffffffffffffffull));
-        sqlite3_bind_text(s, 2, mid, -1, SQLITE_TRANSIENT);
+        op_db_bind_text(s, 2, mid, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 3, u.sysname, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(s, 4, host, -1, SQLITE_TRANSIENT);
+        op_db_bind_text(s, 4, host, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 5, u.release, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 6, u.version, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 7, u.machine, -1, SQLITE_TRANSIENT);
@@ -73,10 +74,10 @@ static int write_node(op_db_writer *w, const op_db_process_info *info, char *err
 /* s JSON-escaped into dst at `at`, keeping 8 bytes of dst[cap] free; the new end. */
 static size_t escape_into(char *dst, size_t at, size_t cap, const char *s)
 {
-    return at + 8 >= cap ? at : at + op_json_escape(dst + at, cap - 8 - at, s, strlen(s), NULL);
+    return op_db_json_text(dst, at, cap, s, strlen(s));
 }
 
-/* The process row (id 1): command, a subset of the environment and extdata, both JSON. */
+/* The process row (id = OS pid): command, a subset of the environment and extdata, both JSON. */
 static int write_process(op_db_writer *w, const op_db_process_info *info, char *err, size_t errlen)
 {
     char sql[512];
@@ -125,8 +126,8 @@ static int write_process(op_db_writer *w, const op_db_process_info *info, char *
     ext[xa++] = '}';
     ext[xa] = 0;
     snprintf(sql, sizeof sql,
-             "INSERT INTO \"rocpd_info_process%s\" (id, nid, ppid, pid, init, start, command, environment, extdata) "
-             "VALUES (1,1,?,?,?,?,?,?,?)",
+             "INSERT INTO \"rocpd_info_process%s\" (nid, ppid, pid, init, start, command, environment, extdata, id) "
+             "VALUES (1,?,?,?,?,?,?,?,?2)",
              w->suffix);
     rc = sqlite3_prepare_v2(w->db, sql, -1, &s, NULL);
     if (rc == SQLITE_OK) {
@@ -134,7 +135,7 @@ static int write_process(op_db_writer *w, const op_db_process_info *info, char *
         sqlite3_bind_int64(s, 2, info->pid);
         sqlite3_bind_int64(s, 3, (int64_t)info->init_ns);
         sqlite3_bind_int64(s, 4, (int64_t)(info->start_ns ? info->start_ns : info->init_ns));
-        sqlite3_bind_text(s, 5, info->command ? info->command : "", -1, SQLITE_TRANSIENT);
+        op_db_bind_text(s, 5, info->command ? info->command : "", -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 6, env, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 7, ext, -1, SQLITE_TRANSIENT);
         rc = sqlite3_step(s);
@@ -152,7 +153,7 @@ static int write_process(op_db_writer *w, const op_db_process_info *info, char *
 }
 
 
-/* Node and process rows (ids 1). */
+/* Node and process rows. */
 int op_db_write_identity(op_db_writer *w, const op_db_process_info *info, char *err, size_t errlen)
 {
     int rc = write_node(w, info, err, errlen);
@@ -175,11 +176,11 @@ static int symbol_cb(const omniprof_symbol_info_t *info, void *data)
     sqlite3_stmt *s = w->st[ST_SYMBOL];
     sqlite3_bind_int64(s, 1, (int64_t)info->address);
     sqlite3_bind_int(s, 2, (int)info->inline_depth);
-    if (info->function) sqlite3_bind_text(s, 3, info->function, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 3);
-    if (info->function_mangled) sqlite3_bind_text(s, 4, info->function_mangled, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 4);
-    if (info->file) sqlite3_bind_text(s, 5, info->file, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 5);
+    op_db_bind_text(s, 3, info->function, -1, SQLITE_TRANSIENT);
+    op_db_bind_text(s, 4, info->function_mangled, -1, SQLITE_TRANSIENT);
+    op_db_bind_text(s, 5, info->file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(s, 6, (int)info->line);
-    if (info->module) sqlite3_bind_text(s, 7, info->module, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 7);
+    op_db_bind_text(s, 7, info->module, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 8, (int64_t)info->module_offset);
     c->rc = op_db_step(w, ST_SYMBOL, "inserting a symbol");
     return c->rc != 0;
@@ -219,7 +220,8 @@ void op_db_write_final_rows(op_db_writer *w)
 {
     if (op_db_txn_begin(w) != 0) return;
     char sql[256];
-    snprintf(sql, sizeof sql, "UPDATE \"rocpd_info_process%s\" SET fini = ?, \"end\" = ? WHERE id = 1", w->suffix);
+    snprintf(sql, sizeof sql, "UPDATE \"rocpd_info_process%s\" SET fini = ?, \"end\" = ? WHERE id = %lld", w->suffix,
+             (long long)w->pid);
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(w->db, sql, -1, &s, NULL);
     if (rc == SQLITE_OK) {

@@ -94,7 +94,7 @@ FROM "rocpd_sample" R
 CREATE VIEW IF NOT EXISTS "sample_regions" AS
 SELECT
     S.id, S.guid, S.category, S.name, S.nid, S.pid, S.tid,
-    S.timestamp AS start, S.timestamp AS "end", 0 AS duration,
+    S.timestamp AS start, S.timestamp AS "END", 0 AS duration,
     S.event_id, S.stack_id, S.parent_stack_id, S.corr_id,
     S.extdata, S.call_stack, S.line_info
 FROM "samples" S;
@@ -254,7 +254,7 @@ SELECT
     A.type AS agent_type,
     M.queue_id, T.tid,
     json_extract(M.extdata, '$.flags') AS alloc_flags,
-    M.start, M.end, M.size, M.address,
+    M.start, M.end, (M.end - M.start) AS duration, M.size, M.address,
     E.correlation_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
     (SELECT string FROM "rocpd_string" RS WHERE RS.id = E.category_id AND RS.guid = E.guid) AS category,
     E.extdata AS event_extdata

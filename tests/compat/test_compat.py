@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Tests that omniprof databases are rocpd databases AMD's tools read (issue 13): the invariants
+AMD's views rely on, stated in our words, on databases written by the real writer
+(tests/compat/compat_db.c), by the synthetic generator (bench/output/gen_db.c), by a real run
+and by `omniprof merge`. tests/compat/CMakeLists.txt runs one case per CTest test (compat.<case>).
+
+usage: test_compat.py CASE --omniprof BIN --compat-db GEN --gen GEN --demo PROG --python PYDIR --lib LIB
+
+The case `amd_views` runs AMD's own view SQL and Python package (tests/compat/amd_rocpd_check.py)
+when OMNIPROF_AMD_ROCPD names a folder with AMD's files, and skips (exit 77) with the reason
+otherwise: AMD's files are never part of omniprof.
+"""
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+A = None
+SKIP = 77
+
+
+def run(argv, rc=0, env=None):
+    p = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if rc is not None and p.returncode != rc:
+        raise AssertionError("%s: exit %d (expected %d)\nstdout: %s\nstderr: %s" % (
+            " ".join(map(str, argv)), p.returncode, rc, p.stdout[-3000:], p.stderr[-3000:]))
+    return p
+
+
+def eq(a, b, what):
+    if a != b:
+        raise AssertionError("%s: %r != %r" % (what, a, b))
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def q(db, sql, *params):
+    con = sqlite3.connect(db)
+    con.text_factory = bytes
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def q1(db, sql, *params):
+    return q(db, sql, *params)[0][0]
+
+
+def compat_db(d, name="w.db", *args):
+    path = os.path.join(d, name)
+    expect = json.loads(run([A.compat_db, path] + list(args)).stdout.decode().strip().splitlines()[-1])
+    return path, expect
+
+
+def gen_db(d, name="g.db", *args):
+    path = os.path.join(d, name)
+    run([A.gen, path, "--events", 3000] + list(args))
+    return path
+
+
+def run_db(d):
+    """A database of a real run: the demo program under markers and sampling."""
+    run([A.omniprof, "run", "--marker-trace", "--sample", "-d", d, "-o", "run", "--", A.demo])
+    return os.path.join(d, "run_results.db")
+
+
+# ------------------------------------------------------------------------------------------
+# Invariants AMD's views rely on.
+
+def gpu_invariants(db, what):
+    """Every GPU row resolves to its process, thread, agents and (for stream work) queue."""
+    # every dispatch has a queue of its own process and agent
+    eq(q1(db, "SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE queue_id IS NULL"), 0, what + ": dispatches without queue")
+    eq(q1(db, """SELECT COUNT(*) FROM rocpd_kernel_dispatch K JOIN rocpd_info_queue Q ON Q.id = K.queue_id AND Q.guid = K.guid
+                 WHERE Q.pid = K.pid AND coalesce(json_extract(Q.extdata, '$.agent_id'), K.agent_id) = K.agent_id"""),
+       q1(db, "SELECT COUNT(*) FROM rocpd_kernel_dispatch"), what + ": dispatches whose queue is of their process and agent")
+    # one queue per (stream, agent): no two queues for the same pair, no queue shared by two pairs
+    eq(q1(db, """SELECT COUNT(*) FROM (SELECT queue_id FROM (SELECT queue_id, stream_id, agent_id FROM rocpd_kernel_dispatch
+                 UNION SELECT queue_id, stream_id, dst_agent_id FROM rocpd_memory_copy WHERE queue_id IS NOT NULL)
+                 GROUP BY queue_id HAVING COUNT(DISTINCT coalesce(stream_id, -1)) > 1)"""), 0, what + ": a queue spans streams")
+    # copies and memsets: both agents known, queue of the same process
+    eq(q1(db, "SELECT COUNT(*) FROM rocpd_memory_copy WHERE src_agent_id IS NULL OR dst_agent_id IS NULL"), 0,
+       what + ": copies without an agent")
+    eq(q1(db, """SELECT COUNT(*) FROM rocpd_memory_copy M LEFT JOIN rocpd_info_queue Q ON Q.id = M.queue_id AND Q.guid = M.guid
+                 WHERE M.stream_id IS NOT NULL AND (Q.id IS NULL OR Q.pid != M.pid)"""), 0, what + ": copies without their queue")
+    # every GPU row has a thread row of its process
+    for t in ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate"):
+        eq(q1(db, f"""SELECT COUNT(*) FROM {t} X LEFT JOIN rocpd_info_thread T ON T.id = X.tid AND T.guid = X.guid
+                      WHERE T.id IS NULL OR T.pid != X.pid"""), 0, f"{what}: {t} rows without a thread of their process")
+    # natural keys: the process row's id is the OS pid, a thread row's id its tid (or the
+    # per-process row of unknown launching threads)
+    eq(q1(db, "SELECT COUNT(*) FROM rocpd_info_process WHERE id != pid"), 0, what + ": process id != pid")
+    eq(q1(db, "SELECT COUNT(*) FROM rocpd_info_thread WHERE id != tid AND NOT (tid = 0 AND id = (1 << 32) + pid)"), 0,
+       what + ": thread id != tid")
+    # every row's pid is its process row's id (a statement writing 1 there would break joins)
+    con = sqlite3.connect(db)
+    plain = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'view' AND "
+                                       "(name LIKE 'rocpd\\_%' ESCAPE '\\' OR name LIKE 'omniprof\\_%' ESCAPE '\\')")]
+    for v in plain:
+        cols = [c[1] for c in con.execute(f'PRAGMA table_info("{v}")')]
+        if "pid" in cols and "guid" in cols and v != "rocpd_info_process":
+            n = con.execute(f'SELECT COUNT(*) FROM "{v}" X WHERE X.pid IS NOT NULL AND NOT EXISTS '
+                            f'(SELECT 1 FROM rocpd_info_process P WHERE P.id = X.pid AND P.guid = X.guid)').fetchone()[0]
+            eq(n, 0, f"{what}: {v} rows whose pid is no process row")
+    con.close()
+    # the views keep every row
+    for view, table in (("kernels", "rocpd_kernel_dispatch"), ("memory_copies", "rocpd_memory_copy"),
+                        ("memory_allocations", "rocpd_memory_allocate")):
+        eq(q1(db, f"SELECT COUNT(*) FROM {view}"), q1(db, f"SELECT COUNT(*) FROM {table}"), f"{what}: {view} rows")
+
+
+def case_queues():
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        gpu_invariants(w, "writer")
+        # 3 streams on GPU0 and one on GPU1 carry kernels; the counted dispatch has no stream
+        eq(sorted(r[0] for r in q(w, "SELECT name FROM rocpd_info_queue")),
+           [b"(unknown stream)", b"stream 40", b"stream 7", b"stream 8", b"stream 9"], "queue names")
+        eq(q1(w, "SELECT COUNT(*) FROM kernels"), e["kernels"], "kernels")
+        eq(q1(w, "SELECT COUNT(*) FROM kernels WHERE queue IS NOT NULL"), e["kernels"], "kernels with a queue")
+        eq(q1(w, "SELECT COUNT(DISTINCT queue_id) FROM kernels WHERE agent_abs_index = 3"), 1, "GPU1's queues")
+        gpu_invariants(gen_db(d), "gen_db")
+
+
+def case_memsets():
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        eq(q1(w, "SELECT COUNT(*) FROM memory_copies WHERE name = 'MEMORY_SET'"), e["memsets"], "memsets in memory_copies")
+        eq(q1(w, "SELECT COUNT(*) FROM rocpd_memory_copy M JOIN rocpd_string S ON S.id = M.name_id WHERE S.string = "
+                 "'MEMORY_SET' AND M.src_agent_id = M.dst_agent_id"), e["memsets"], "memsets with their device as source")
+        eq(q1(w, "SELECT COUNT(*) FROM omniprof_memory_sets"), e["memsets"], "omniprof_memory_sets")
+        eq(q1(w, "SELECT COUNT(*) FROM memory_copies WHERE name != 'MEMORY_SET'"), e["copies"], "copies")
+        # the host side of a copy is the CPU agent
+        eq(q1(w, "SELECT COUNT(*) FROM memory_copies WHERE name = 'MEMORY_COPY_HOST_TO_DEVICE' AND src_agent_type = 'CPU' "
+                 "AND dst_agent_type = 'GPU'"),
+           q1(w, "SELECT COUNT(*) FROM memory_copies WHERE name = 'MEMORY_COPY_HOST_TO_DEVICE'"), "H2D source is the CPU")
+        check(q1(w, "SELECT COUNT(*) FROM memory_copies WHERE name = 'MEMORY_COPY_HOST_TO_DEVICE'") > 0, "H2D copies")
+        g = gen_db(d)
+        eq(q1(g, "SELECT COUNT(*) FROM memory_copies WHERE name = 'MEMORY_SET' AND src_agent_type = 'GPU'"),
+           q1(g, "SELECT COUNT(*) FROM omniprof_memory_sets"), "gen_db memsets")
+
+
+def case_threads():
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d, "w.db", "--pid", 31337)
+        eq(q1(w, "SELECT id FROM rocpd_info_process"), 31337, "process id")
+        eq(q(w, "SELECT id, tid, name FROM rocpd_info_thread WHERE tid = 0"),
+           [((1 << 32) + 31337, 0, b"(unknown launching thread)")], "the thread row of unknown launching threads")
+        eq(q1(w, "SELECT COUNT(*) FROM kernels WHERE tid = 0") + q1(w, "SELECT COUNT(*) FROM memory_copies WHERE tid = 0")
+           + q1(w, "SELECT COUNT(*) FROM memory_allocations WHERE tid = 0"),
+           e["no_thread"] + q1(w, "SELECT COUNT(*) FROM rocpd_memory_copy M JOIN rocpd_info_thread T ON T.id = M.tid "
+                                  "WHERE T.tid = 0"), "rows of unknown launching threads")
+        eq(q1(w, "SELECT COUNT(*) FROM threads"), 3, "threads: two real, one for unknown launchers")
+        gpu_invariants(w, "writer")
+
+
+def case_instants():
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        eq(q1(w, "SELECT COUNT(*) FROM samples WHERE name = 'cudaGetLastError' AND category = 'CUDA_RUNTIME_API'"),
+           e["api_instants"], "zero-length calls keep their function name")
+        eq(q1(w, "SELECT COUNT(*) FROM samples WHERE category = 'CUDA_RUNTIME_API'"), e["api_instants"], "API instants")
+        eq(q1(w, "SELECT COUNT(*) FROM single_markers WHERE name = 'checkpoint'"), e["marks"], "marks by their text")
+        eq(q1(w, "SELECT COUNT(*) FROM samples WHERE category = 'CPU_SAMPLE' AND name = 'CPU_SAMPLE'"), e["cpu_samples"],
+           "CPU samples")
+        # a mark's track is the thread's marker track (one per thread, not one per text; all marks
+        # of compat_db come from its first thread)
+        eq(q1(w, "SELECT COUNT(DISTINCT T.id) FROM rocpd_sample S JOIN rocpd_track T ON T.id = S.track_id "
+                 "JOIN rocpd_event E ON E.id = S.event_id JOIN rocpd_string C ON C.id = E.category_id "
+                 "WHERE C.string = 'MARKER_API'"), 1, "marker tracks")
+
+
+def case_views():
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        con = sqlite3.connect(w)
+        cols = lambda v: [c[0] for c in con.execute(f'SELECT * FROM "{v}" LIMIT 0').description]
+        check("duration" in cols("scratch_memory"), "scratch_memory has duration")
+        eq(cols("sample_regions")[8], "END", "sample_regions' end column is spelled END")
+        eq(cols("regions_and_samples"), cols("regions"), "regions_and_samples has the columns of regions")
+        con.close()
+        eq(q1(w, "SELECT COUNT(*) FROM memory_allocations"), e["allocations"], "allocations")
+        eq(q1(w, "SELECT COUNT(*) FROM range_markers"), e["ranges"], "range markers")
+        eq(q1(w, "SELECT COUNT(*) FROM markers"), e["ranges"] + e["marks"], "markers")
+        eq(sorted(r[0] for r in q(w, "SELECT name FROM single_marker_summary")), [b"checkpoint"], "single marker summary")
+        eq(q1(w, "SELECT calls FROM marker_summary WHERE name = 'checkpoint'"), e["marks"], "marker summary calls")
+        eq(q1(w, "SELECT SUM(calls) FROM range_marker_summary"), e["ranges"], "range marker summary calls")
+        eq(q1(w, "SELECT COUNT(*) FROM regions"), e["regions"], "regions")
+
+
+def case_text():
+    """Every text of every view is valid UTF-8 (Python's sqlite3 decodes it) and gives its original
+    bytes back through omniprof.unescape_text."""
+    sys.path.insert(0, A.python)
+    import omniprof
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        con = sqlite3.connect(w)  # default text factory: raises on invalid UTF-8
+        views = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
+        for v in views:
+            con.execute(f'SELECT * FROM "{v}"').fetchall()
+        names = {r[0] for r in con.execute("SELECT display_name FROM kernel_symbols")}
+        check(r"fill\xFF\xFE(char*)" in names, "the invalid bytes of a kernel name are escaped: %r" % names)
+        eq(omniprof.unescape_text(r"fill\xFF\xFE(char*)"), b"fill\xff\xfe(char*)", "unescape")
+        eq({omniprof.unescape_text(r[0]) for r in con.execute("SELECT name FROM range_markers")},
+           {b"phase one", b"phase \xe9t\xe9"}, "marker texts, from extdata and back to their bytes")
+        eq({r[0] for r in con.execute("SELECT name FROM regions WHERE category = 'MARKER_RANGE_API'")},
+           {r[0] for r in con.execute("SELECT name FROM range_markers")}, "a range's name is its message")
+        eq(q1(w, "SELECT COUNT(*) FROM kernels WHERE name = ?", r"fill\xFF\xFE(char*)"),
+           q1(w, "SELECT COUNT(*) FROM kernels WHERE kernel_id = 3"), "kernels by their escaped name")
+        con.close()
+
+
+def case_merge_attach():
+    """A merged database attaches beside another: SQLite, omniprof merge/query, the Python package."""
+    with tempfile.TemporaryDirectory() as d:
+        a, ea = compat_db(d, "a.db", "--pid", 11000)
+        b, eb = compat_db(d, "b.db", "--pid", 12000)
+        c, ec = compat_db(d, "c.db", "--pid", 13000)
+        ab = os.path.join(d, "ab.db")
+        run([A.omniprof, "merge", "-o", ab, "-i", a, b])
+        gpu_invariants(ab, "merged")
+        con = sqlite3.connect(":memory:")
+        con.execute("ATTACH ? AS m", (ab,))
+        con.execute("ATTACH ? AS o", (c,))
+        eq(con.execute("SELECT COUNT(*) FROM m.kernels").fetchone()[0], ea["kernels"] + eb["kernels"], "kernels of the merge")
+        eq(con.execute("SELECT COUNT(*) FROM o.kernels").fetchone()[0], ec["kernels"], "kernels beside it")
+        view_sql = con.execute("SELECT group_concat(sql, ' ') FROM m.sqlite_master WHERE type = 'view'").fetchone()[0]
+        check("main." not in view_sql.lower(), "the merged file's views name no schema")
+        con.close()
+        abc = os.path.join(d, "abc.db")
+        run([A.omniprof, "merge", "-o", abc, "-i", ab, c])  # a merged file as one of several inputs
+        eq(q1(abc, "SELECT COUNT(*) FROM kernels"), ea["kernels"] + eb["kernels"] + ec["kernels"], "merge of a merge")
+        eq(q1(abc, "SELECT COUNT(*) FROM processes"), 3, "processes of the merge of a merge")
+        gpu_invariants(abc, "merge of a merge")
+        out = run([A.omniprof, "query", "-i", ab, c, "-q", "SELECT COUNT(*) AS n FROM kernels", "-f", "csv"]).stdout.decode()
+        check(str(ea["kernels"] + eb["kernels"] + ec["kernels"]) in out.split(), "query over a merge and a database: " + out)
+        env = dict(os.environ, PYTHONPATH=A.python, OMNIPROF_OUTPUT_LIB=A.lib)
+        py = ("import omniprof,sys; c = omniprof.connect(*sys.argv[1:]); "
+              "print(c.execute('SELECT COUNT(*) FROM kernels').fetchone()[0])")
+        out = run([sys.executable, "-c", py, ab, c], env=env).stdout.decode().split()
+        eq(int(out[-1]), ea["kernels"] + eb["kernels"] + ec["kernels"], "Python connect() over a merge and a database")
+
+
+def case_amd_views():
+    amd = os.environ.get("OMNIPROF_AMD_ROCPD", "")
+    check_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "amd_rocpd_check.py")
+    with tempfile.TemporaryDirectory() as d:
+        # (gen_db --weird is left out: it stores raw non-UTF-8 bytes on purpose, as a database
+        # of another writer may, to test omniprof's readers; omniprof's writer never does)
+        # (pids far apart: a thread row's id is its tid, unique among a host's live threads, and
+        # the fake processes' threads are pid, pid + 1, ...)
+        dbs = [compat_db(d, "w1.db", "--pid", 21000)[0], compat_db(d, "w2.db", "--pid", 22000)[0],
+               gen_db(d, "g.db", "--pid", 23000), run_db(d)]
+        p = subprocess.run([sys.executable, check_script, "--amd", amd, "--union", "--omniprof", A.omniprof] + dbs,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = p.stdout.decode(errors="replace")
+        print(out)
+        if p.returncode == SKIP:
+            return SKIP
+        eq(p.returncode, 0, "AMD's views and package on omniprof databases")
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--compat-db", dest="compat_db", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--demo", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--lib", required=True)
+    A = ap.parse_args()
+    rc = globals()["case_" + A.case]()
+    if rc == SKIP:
+        print("SKIP: AMD's rocpd files not found: set OMNIPROF_AMD_ROCPD to a folder with AMD's data_views.sql, "
+              "summary_views.sql, marker_views.sql (and rocpd/*.py) to run this case")
+        return SKIP
+    print("PASS", A.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
