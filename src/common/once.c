@@ -6,10 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define OP_ONCE_SLOTS 1024 /* a power of two; the same in every copy (one build) */
+#define OP_ONCE_SLOTS 1024 /* a power of two */
 
-/* Default visibility on purpose: every shared object's copy binds to one table (once.h). */
-__attribute__((visibility("default"))) _Atomic uint64_t op_common_once_table[OP_ONCE_SLOTS];
+static _Atomic uint64_t g_table[OP_ONCE_SLOTS];
 
 static uint64_t fnv1a(const char *s)
 {
@@ -18,11 +17,14 @@ static uint64_t fnv1a(const char *s)
     return h ? h : 1; /* 0 marks a free slot */
 }
 
-bool op_once(const char *text)
+/* Default visibility on purpose: every shared object's copy of this module calls the first
+ * definition the dynamic linker finds (calls to it go through the PLT), so one table serves
+ * the process (once.h). A function, not a shared variable: a variable defined in several
+ * objects is an ODR violation to AddressSanitizer. Returns true when `h` was not there yet. */
+__attribute__((visibility("default"))) bool op_common_once_claim(uint64_t h)
 {
-    uint64_t h = fnv1a(text ? text : "");
     for (unsigned k = 0; k < OP_ONCE_SLOTS; k++) {
-        _Atomic uint64_t *slot = &op_common_once_table[(h + k) & (OP_ONCE_SLOTS - 1)];
+        _Atomic uint64_t *slot = &g_table[(h + k) & (OP_ONCE_SLOTS - 1)];
         uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
         if (cur == h) return false;
         if (cur == 0) {
@@ -33,6 +35,8 @@ bool op_once(const char *text)
     }
     return true; /* full: say it again rather than never */
 }
+
+bool op_once(const char *text) { return op_common_once_claim(fnv1a(text ? text : "")); }
 
 void op_log_once(op_log_level level, const char *fmt, ...)
 {

@@ -226,6 +226,7 @@ static void load_once(void)
 {
     for (int i = 0; i < OP_SET__COUNT; i++) {
         setting_value *sv = &g_values[i];
+        free(sv->text); /* a reload (op_settings_reset, tests): the previous snapshot's text */
         memset(sv, 0, sizeof(*sv));
         /* The default always parses (checked by the settings unit test). */
         parse_value((op_setting_id)i, g_info[i].default_value, sv, NULL, 0);

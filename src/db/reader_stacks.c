@@ -194,7 +194,7 @@ static int count_row(sqlite3_stmt *st, void *arg) {
 int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
                        int (*cb)(int64_t stack, uint64_t count, void *), void *arg, char *err, size_t errlen) {
     if (!SRC_HAS(set, T_OP_CPU_SAMPLE)) return 0;
-    char where[160] = "", sql[400];
+    char where[160] = "", sql[512]; /* name (200) + where (160) + the statement */
     size_t wl = 0;
     if (clock == 1) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'CPUTIME'");
     else if (clock == 2) wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'REALTIME'");
