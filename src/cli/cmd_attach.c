@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cli/attach_inject.h"
+#include "cli/cli_lib.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 
@@ -262,19 +263,13 @@ static bool all_stopped(attach_ctx *a)
 
 static bool stop_requested(attach_ctx *a) { return g_stop || all_stopped(a); }
 
+/* `name` in omniprof's library directory (cli_lib.c: the one lookup). */
 static int lib_dir_file(const char *name, char *out, size_t n)
 {
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return -1;
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash) *slash = '\0';
-    if ((size_t)snprintf(out, n, "%.*s/../lib/%s", (int)(n / 2), self, name) >= n) return -1;
-    char real[PATH_MAX];
-    if (!realpath(out, real)) return -1;
-    snprintf(out, n, "%s", real);
-    return 0;
+    char dir[PATH_MAX];
+    if (cli_lib_dir(dir, sizeof dir) != 0) return -1;
+    if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return -1;
+    return access(out, F_OK) == 0 ? 0 : -1;
 }
 
 static void cleanup_dir(const char *dir)

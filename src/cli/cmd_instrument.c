@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "backend/instrument/ins_functions.h"
+#include "cli/cli_lib.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 
@@ -273,15 +274,12 @@ static int do_list(const ins_opts *o, const char *prog, op_ins_method method)
     return 0;
 }
 
+/* `name` in omniprof's library directory (cli_lib.c: the one lookup). */
 static char *lib_path(const char *name, char *out, size_t n)
 {
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return NULL;
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash) *slash = '\0';
-    if ((size_t)snprintf(out, n, "%.*s/../lib/%s", (int)(n / 2), self, name) >= n) return NULL;
+    char dir[PATH_MAX];
+    if (cli_lib_dir(dir, sizeof dir) != 0) return NULL;
+    if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return NULL;
     return access(out, R_OK) == 0 ? out : NULL;
 }
 

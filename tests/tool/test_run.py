@@ -759,6 +759,10 @@ def t_bad_numbers():
             check(w in r.stderr, "%s: %r not in %r" % (what, w, r.stderr))
         check(r.stderr.count("\n") == 1, "%s: one message, got %r" % (what, r.stderr))
         check(not os.path.exists(marker), "%s: the program ran" % what)
+    # an hour of delay is kept in ns, not wrapped to 0
+    r = omniprof("run", "--marker-trace", "--echo", "-P", "1:0.5:2", "--collection-period-unit", "hour", "-d", d, "--",
+                 "/bin/true")
+    check("export OMNIPROF_COLLECTION_PERIOD=3600000000000:1800000000000:2" in r.stderr, "-P in hours: %r" % r.stderr)
     # A regex whose repetitions expand to ten million elements: refused at once, in bounded memory.
     if os.path.exists(marker):
         os.unlink(marker)
