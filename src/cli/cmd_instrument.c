@@ -61,7 +61,7 @@ static void usage(FILE *out)
             "  -m, --modules REGEX     also the shared libraries whose path matches\n"
             "  --min-instructions N    leave out smaller functions (default 64)\n"
             "  --max-functions N       instrument at most N functions (default 1024)\n"
-            "  --throttle T            auto (default): stop recording a function after 1000 calls shorter\n"
+            "  --throttle T            auto (default): stop recording a function after 100 calls shorter\n"
             "                          than 20x the method's cost; off; or CALLS:NS\n"
             "  --method M              auto (default), uprobe, audit (LD_AUDIT), compiler (-finstrument-functions)\n"
             "  --list                  list available, instrumented and excluded functions; do not run\n");

@@ -97,7 +97,7 @@ static void read_config(void)
     g_methods[OMNIPROF_FUNCTION_CALL_UPROBE] = op_setting_list_has(OP_SET_INSTRUMENT, "uprobe");
     g_methods[OMNIPROF_FUNCTION_CALL_AUDIT] = op_setting_list_has(OP_SET_INSTRUMENT, "audit");
     g_methods[OMNIPROF_FUNCTION_CALL_COMPILER] = op_setting_list_has(OP_SET_INSTRUMENT, "compiler");
-    /* throttle: "auto" (20x the costliest method in use, after 1000 calls), "off", "CALLS:NS" */
+    /* throttle: "auto" (20x the costliest method in use, after 100 calls), "off", "CALLS:NS" */
     const char *t = op_setting_str(OP_SET_INSTRUMENT_THROTTLE);
     unsigned long long calls = 0, ns = 0;
     if (!strcasecmp(t, "off") || !strcmp(t, "0")) {
@@ -106,7 +106,7 @@ static void read_config(void)
         c->throttle_calls = calls;
         c->throttle_ns = ns;
     } else {
-        c->throttle_calls = 1000;
+        c->throttle_calls = 100;
         for (int m = 1; m < OMNIPROF_FUNCTION_CALL_LAST; m++)
             if (g_methods[m] && 20 * g_cost_ns[m] > c->throttle_ns) c->throttle_ns = 20 * g_cost_ns[m];
     }
