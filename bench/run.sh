@@ -32,6 +32,7 @@ run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 section "causal profiling against Coz (bench/causal)"
 if [ "$quick" = 1 ]; then run python3 "$here/causal/bench_causal.py" "$BUILD" 1 0.5
 else run python3 "$here/causal/bench_causal.py" "$BUILD" 3; fi
+
 section "function instrumentation (bench/instrument)"
 run python3 "$here/instrument/bench_instrument.py" "$BUILD"
 

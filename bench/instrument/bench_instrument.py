@@ -7,7 +7,8 @@
   mix_slowdown.<method>     the call-heavy program (`bench_calls mix N`) under the defaults
                             (no -i: size limit and throttle on), as a ratio to uninstrumented;
                             the target is <= 1.05
-Each figure is the median of interleaved rounds (BENCH_REPS, default 3). Prints
+Each figure is the median of interleaved rounds (BENCH_REPS, default 3); BENCH_METHODS=a,b
+picks methods. Prints
 `metric=<name> value=<n> unit=<u>` lines; exit 0.
 
 usage: bench_instrument.py BUILD_DIR
@@ -37,10 +38,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-ins-")
     methods = []
     if os.geteuid() == 0 and os.path.exists("/sys/bus/event_source/devices/uprobe/type"):
-        methods.append(("uprobe", "bench_calls", 20000, 10000000))
-    methods.append(("audit", "bench_calls_lib", 400000, 10000000))
+        methods.append(("uprobe", "bench_calls", 20000, 2000000))
+    methods.append(("audit", "bench_calls_lib", 400000, 4000000))
     if os.path.exists(os.path.join(b, "bench_calls_cyg")):
-        methods.append(("compiler", "bench_calls_cyg", 2000000, 10000000))
+        methods.append(("compiler", "bench_calls_cyg", 2000000, 4000000))
+    only = os.environ.get("BENCH_METHODS")
+    if only:
+        methods = [m for m in methods if m[0] in only.split(",")]
     print("machine: %s, %d CPUs" % (os.uname().release, os.cpu_count()))
     for method, prog, n_leaf, n_mix in methods:
         p = os.path.join(b, prog)

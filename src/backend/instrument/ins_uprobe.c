@@ -454,24 +454,48 @@ int op_ins_uprobe_start(void)
     return 0;
 }
 
+typedef struct closer {
+    int n;
+    int fds[];
+} closer;
+
+/* Closing a uprobe event waits for an SRCU grace period (the kernel unregisters the probe),
+ * which takes milliseconds to seconds on a loaded machine: done on a helper thread so that the
+ * reader goes on draining meanwhile. */
+static void *close_fds(void *arg)
+{
+    closer *c = arg;
+    for (int i = 0; i < c->n; i++) close(c->fds[i]);
+    op_free(c);
+    return NULL;
+}
+
 void op_ins_uprobe_disable_func(op_ins_func *f)
 {
-    /* called from the reader (holding U.lock) through the throttle, or at start (a failed probe) */
+    /* called from the reader (holding U.lock) through the throttle */
     if (f->probe_index < 0 || f->probe_index >= U.nprobes) return;
-    int closed = 0;
-    /* Both events are closed, not disabled: a disabled event keeps its uprobe registered, and the
-     * breakpoint then still traps on every call (measured: 6 us per call for nothing); a
-     * uretprobe is a breakpoint at the entry too. A call of the function still open loses its
-     * return and is dropped by the next outer return (ins_calls.c (1)). */
+    /* Both events are closed, not only disabled: a disabled event keeps its uprobe registered,
+     * and the breakpoint then still traps on every call (measured: 6 us per call for nothing);
+     * a uretprobe is a breakpoint at the entry too. Disabled at once (no more samples), closed
+     * by a helper thread. A call of the function still open loses its return and is dropped by
+     * the next outer return (ins_calls.c (1)). */
+    closer *c = op_malloc(sizeof *c + (size_t)U.nthreads * 2 * sizeof(int));
+    int n = 0;
     for (thr *t = U.threads; t; t = t->next)
-        for (int r = 0; r < 2; r++)
-            if (t->fds && t->fds[f->probe_index * 2 + r] >= 0) {
-                close(t->fds[f->probe_index * 2 + r]);
-                t->fds[f->probe_index * 2 + r] = -1;
-                U.fd_budget++;
-                closed++;
-            }
-    op_info("instrument: %s: %d probe events removed", f->name, closed);
+        for (int r = 0; r < 2; r++) {
+            int *fd = t->fds ? &t->fds[f->probe_index * 2 + r] : NULL;
+            if (!fd || *fd < 0) continue;
+            ioctl(*fd, PERF_EVENT_IOC_DISABLE, 0);
+            if (c && n < U.nthreads * 2) c->fds[n++] = *fd;
+            else close(*fd);
+            *fd = -1;
+            U.fd_budget++;
+        }
+    pthread_t th;
+    if (c) {
+        c->n = n;
+        if (op_sdk_create_thread(&th, close_fds, c, OMNIPROF_LIBRARY, "omniprof-unprobe") != 0) close_fds(c);
+    }
 }
 
 void op_ins_uprobe_flush(void)
