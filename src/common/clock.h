@@ -22,5 +22,8 @@ static inline uint64_t op_realtime_ns(void)
 
 /* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, sampled tightly (the smallest of a few tries). */
 int64_t op_realtime_offset_ns(void);
+/* CLOCK_BOOTTIME - CLOCK_MONOTONIC in ns (the time the machine was suspended; the clock of
+ * Perfetto's system traces is BOOTTIME), sampled the same way. */
+int64_t op_boottime_offset_ns(void);
 
 #endif /* OMNIPROF_COMMON_CLOCK_H */

@@ -482,19 +482,22 @@ int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, 
 }
 
 int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info) {
+    memset(info, 0, sizeof *info);
     info->os_pid = process_row;
     info->rank = -1;
-    info->host[0] = 0;
     if (!SRC_HAS(set, T_PROCESS)) return 0;
-    char sql[700], err[8];
+    char sql[900], err[8];
+#define X_JSON(key) "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$." key "')"
     if (SRC_HAS(set, T_NODE))
         snprintf(sql, sizeof sql,
-                 "SELECT P.pid, (SELECT hostname FROM %s N WHERE N.id = P.nid), "
-                 "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank') "
-                 "FROM %s P WHERE P.id = ?1",
+                 "SELECT P.pid, (SELECT hostname FROM %s N WHERE N.id = P.nid), " X_JSON("rank") ", "
+                 X_JSON("realtime_offset_ns") ", " X_JSON("boottime_offset_ns") " FROM %s P WHERE P.id = ?1",
                  set->name[T_NODE], set->name[T_PROCESS]);
     else
-        snprintf(sql, sizeof sql, "SELECT P.pid, NULL, NULL FROM %s P WHERE P.id = ?1", set->name[T_PROCESS]);
+        snprintf(sql, sizeof sql,
+                 "SELECT P.pid, NULL, NULL, " X_JSON("realtime_offset_ns") ", " X_JSON("boottime_offset_ns")
+                 " FROM %s P WHERE P.id = ?1", set->name[T_PROCESS]);
+#undef X_JSON
     sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, process_row);
@@ -503,6 +506,10 @@ int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_
         if (sqlite3_column_text(st, 1)) snprintf(info->host, sizeof info->host, "%s", (const char *)sqlite3_column_text(st, 1));
         if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_int64(st, 2) >= 0)
             info->rank = sqlite3_column_int64(st, 2);
+        if ((info->has_realtime = sqlite3_column_type(st, 3) == SQLITE_INTEGER))
+            info->realtime_offset_ns = sqlite3_column_int64(st, 3);
+        if ((info->has_boottime = sqlite3_column_type(st, 4) == SQLITE_INTEGER))
+            info->boottime_offset_ns = sqlite3_column_int64(st, 4);
     }
     sqlite3_finalize(st);
     return 0;

@@ -43,6 +43,7 @@ enum op_src_table {
 extern const char *const op_src_table_base[T_COUNT];
 
 typedef struct op_src_set {
+    int flows_built;         /* reader_events.c made its flow tables for this set */
     char suffix[96];         /* "_0190..." (validated: [A-Za-z0-9_]) */
     char guid[96];           /* from rocpd_metadata guid/uuid, may be "" */
     uint64_t have;           /* bit i: table i exists */
@@ -116,6 +117,7 @@ typedef struct op_ev {
     double value;                  /* pmc, metrics */
     int cpu_sample;                /* samples: 1 when an omniprof_cpu_sample row is this sample (a CPU call-stack sample) */
     int64_t cpu_stack;             /* ... its omniprof_cpu_sample.stack_id (0: empty stack) */
+    int flow;                      /* OP_RD_FLOWS: this region starts, this kernel or copy ends the flow of corr */
 } op_ev;
 
 typedef struct op_rd {
@@ -124,11 +126,19 @@ typedef struct op_rd {
     struct sqlite3_stmt *st;
     int kind;
     int text;
+    int flows;
 } op_rd;
 
+/* Flags of op_rd_open. OP_RD_FLOWS sets op_ev.flow on regions, kernels and copies: a flow joins
+ * an API call to the GPU work it caused exactly when both are read (within the window): its start
+ * is the first non-marker region with the correlation id, its end the earliest-starting kernel or
+ * copy with it; every start has its end and every end its start (reader_events.c). */
+#define OP_RD_TEXT 1
+#define OP_RD_FLOWS 2
 /* Prepares the reader of `kind` over `set` (returns 1 when the set has no such table: *rd is
- * then empty and op_rd_next returns 0). text: join names. Negative status on failure. */
-int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *w, int text,
+ * then empty and op_rd_next returns 0). flags: OP_RD_TEXT joins names, OP_RD_FLOWS. Negative
+ * status on failure. */
+int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *w, int flags,
                char *err, size_t errlen);
 /* 1 row, 0 end, -OP_RD_EINPUT on a read failure (err filled). */
 int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen);
@@ -159,6 +169,8 @@ typedef struct op_process_info {
     int64_t os_pid;  /* the process row itself when the set has no process table */
     int64_t rank;    /* MPI rank recorded in the process's extdata, -1 when none */
     char host[128];  /* "" when unknown */
+    int has_realtime, has_boottime;         /* the offsets below were recorded */
+    int64_t realtime_offset_ns, boottime_offset_ns; /* CLOCK_REALTIME / CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 } op_process_info;
 /* The process of row `process_row` in the set (0 and info filled even when it is absent). */
 int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info);

@@ -247,7 +247,8 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
                 s->i_set++;
                 continue;
             }
-            int rc = op_rd_open(&s->rd, s->src, set, s->kind, &s->win, (s->sink->text >> s->kind) & 1, err, errlen);
+            int flags = (((s->sink->text >> s->kind) & 1) ? OP_RD_TEXT : 0) | (((s->sink->flows >> s->kind) & 1) ? OP_RD_FLOWS : 0);
+            int rc = op_rd_open(&s->rd, s->src, set, s->kind, &s->win, flags, err, errlen);
             if (rc < 0) {
                 s->failed = 1;
                 return rc;
@@ -321,23 +322,32 @@ int op_output_close(op_out_stream *s, char *err, size_t errlen) {
     return rc ? rc : crc;
 }
 
-/* ---- Perfetto in two threads ----------------------------------------------------------------
+/* ---- Perfetto in several threads ----------------------------------------------------------
  * A Perfetto trace is a concatenation of packets, and packets of different sequences are
- * independent; so host events (regions, samples: thread A) and device/counter events (kernels,
- * copies, allocations, counters, metrics: thread B, sequence ids offset by 2^20) are written by
- * two threads with their own SQLite connections into two files, and B's file is appended to
- * A's at the end (copy_file_range: no copy through user space). Track uuids and flow ids are
- * the same functions of (process, row) in both, so flows still join API calls to kernels.
- * OMNIPROF_OUTPUT_THREADS=1 (settings.def) turns this off. */
+ * independent; so the event kinds are dealt out to OMNIPROF_OUTPUT_THREADS parts in groups (at
+ * most one part per group, k_part_groups: the biggest first, round robin; kernels and copies
+ * share one group because they share the GPU stream tracks, whose descriptor one part writes).
+ * Each part has
+ * its own SQLite connection, its own sequences (ids offset by part << 20) and its own file;
+ * part 0 writes into the output and describes the processes and threads, the others' files are
+ * appended to it at the end (copy_file_range: no copy through user space). Track uuids and flow
+ * ids are the same functions of (set, row) in every part, so flows join API calls to kernels
+ * across parts and every track has one descriptor. OMNIPROF_OUTPUT_THREADS=1 is one thread. */
 
-static int parallel_ok(void) {
-    if (op_setting_uint(OP_SET_OUTPUT_THREADS) == 1) return 0;
-    return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+#define PART_GROUPS 6
+static const unsigned k_part_groups[PART_GROUPS] = {1u << EV_REGION, (1u << EV_KERNEL) | (1u << EV_COPY),
+                                                    1u << EV_SAMPLE, 1u << EV_ALLOC, 1u << EV_PMC, 1u << EV_METRIC};
+
+static unsigned conversion_parts(void) {
+    unsigned n = (unsigned)op_setting_uint(OP_SET_OUTPUT_THREADS);
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return 1;
+    return n < 1 ? 1 : n > PART_GROUPS ? PART_GROUPS : n;
 }
 
 typedef struct part_job {
     op_out_stream *s;
-    int rc;
+    op_outfile file;
+    int rc, opened;
     char err[512];
     uint64_t events;
 } part_job;
@@ -347,6 +357,7 @@ static void *part_main(void *arg) {
     int r = op_output_write(j->s, 0, j->err, sizeof j->err);
     j->events = op_output_events(j->s);
     int rc = op_output_close(j->s, r < 0 ? NULL : j->err, sizeof j->err);
+    j->s = NULL;
     j->rc = r < 0 ? -r : rc;
     return NULL;
 }
@@ -375,58 +386,67 @@ static int append_file(const char *dst, const char *src) {
     return rc;
 }
 
-/* The Perfetto trace in two threads (head comment of this section). */
-static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si, char *err, size_t errlen) {
-    int status;
-    unsigned host = (1u << EV_REGION) | (1u << EV_SAMPLE);
-    unsigned dev = ((1u << EV_KINDS) - 1) & ~host;
-    op_out_stream *a = open_stream(o, host, si, NULL, NULL, 0, 1, &status, err, errlen);
-    if (!a) return status;
-    /* thread B's packets go to a temporary file of their own, appended to A's at the end */
-    op_outfile part;
-    size_t pl = strlen(a->of.final) + 8;
+/* Opens part k (k >= 1) of a conversion whose part 0 is `a`: its file beside a's output. */
+static int open_part(part_job *j, unsigned k, unsigned kinds, const op_out_options *o, const stream_in *si,
+                     op_out_stream *a, char *err, size_t errlen) {
+    size_t pl = strlen(a->of.final) + 24;
     char *part_name = malloc(pl);
-    if (!part_name) {
-        close_stream(a, 0, NULL, 0);
-        return OP_OUT_EFAIL;
-    }
-    snprintf(part_name, pl, "%s.part", a->of.final);
-    int rc = op_outfile_open(&part, part_name, strlen(part_name), &a->ids, err, errlen);
+    if (!part_name) return OP_OUT_EFAIL;
+    snprintf(part_name, pl, "%s.part%u", a->of.final, k);
+    int rc = op_outfile_open(&j->file, part_name, strlen(part_name), &a->ids, err, errlen);
     free(part_name);
-    if (rc) {
-        close_stream(a, 0, NULL, 0);
-        return rc;
-    }
-    part_job jb = {0};
+    if (rc) return rc;
+    j->opened = 1;
     op_out_options ob = *o;
-    ob.progress = 0; /* one progress line: thread A's */
-    jb.s = open_stream(&ob, dev, si, part.f, a->of.final, 1u << 20, 0, &status, err, errlen);
-    if (!jb.s) {
-        op_outfile_close(&part, 0, NULL, 0);
-        close_stream(a, 0, NULL, 0);
-        return status;
+    ob.progress = 0; /* one progress line: part 0's */
+    j->s = open_stream(&ob, kinds, si, j->file.f, a->of.final, k << 20, 0, &rc, err, errlen);
+    return j->s ? 0 : rc;
+}
+
+/* The Perfetto trace in several threads (head comment of this section). */
+static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si, unsigned parts, char *err,
+                                    size_t errlen) {
+    unsigned kinds[PART_GROUPS] = {0};
+    for (unsigned i = 0; i < PART_GROUPS; i++) kinds[i % parts] |= k_part_groups[i];
+    int status;
+    op_out_stream *a = open_stream(o, kinds[0], si, NULL, NULL, 0, 1, &status, err, errlen);
+    if (!a) return status;
+    part_job jobs[PART_GROUPS];
+    pthread_t th[PART_GROUPS];
+    int threaded[PART_GROUPS] = {0};
+    memset(jobs, 0, sizeof jobs);
+    int rc = 0;
+    for (unsigned k = 1; k < parts && !rc; k++) rc = open_part(&jobs[k], k, kinds[k], o, si, a, err, errlen);
+    for (unsigned k = 1; k < parts && !rc; k++) {
+        threaded[k] = pthread_create(&th[k], NULL, part_main, &jobs[k]) == 0;
+        if (!threaded[k]) part_main(&jobs[k]);
     }
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, part_main, &jb) == 0;
-    if (!threaded) part_main(&jb);
-    int r = op_output_write(a, 0, err, errlen);
-    uint64_t events = op_output_events(a);
-    rc = finish_sink(a, r < 0 ? NULL : err, errlen);
-    if (r < 0) rc = -r;
-    if (threaded) pthread_join(th, NULL);
-    if (!rc && jb.rc) {
-        rc = jb.rc;
-        op_seterr(err, errlen, "%s", jb.err);
+    uint64_t events = 0;
+    if (!rc) {
+        int r = op_output_write(a, 0, err, errlen);
+        events = op_output_events(a);
+        rc = finish_sink(a, r < 0 ? NULL : err, errlen);
+        if (r < 0) rc = -r;
     }
-    if (!rc && (fflush(part.f) != 0 || fflush(a->of.f) != 0 || append_file(a->of.tmp, part.tmp) != 0)) {
-        op_seterr(err, errlen, "%s: write failed: %s", a->of.final, strerror(errno));
-        rc = OP_OUT_EFAIL;
+    for (unsigned k = 1; k < parts; k++) {
+        if (threaded[k]) pthread_join(th[k], NULL);
+        if (jobs[k].s) op_output_close(jobs[k].s, NULL, 0); /* opened, never run */
+        if (!rc && jobs[k].rc) {
+            rc = jobs[k].rc;
+            op_seterr(err, errlen, "%s", jobs[k].err);
+        }
+        if (!rc && jobs[k].opened && (fflush(jobs[k].file.f) != 0 || fflush(a->of.f) != 0 ||
+                                      append_file(a->of.tmp, jobs[k].file.tmp) != 0)) {
+            op_seterr(err, errlen, "%s: write failed: %s", a->of.final, strerror(errno));
+            rc = OP_OUT_EFAIL;
+        }
+        if (jobs[k].opened) op_outfile_close(&jobs[k].file, 0, NULL, 0);
+        events += jobs[k].events;
     }
-    op_outfile_close(&part, 0, NULL, 0);
+    if (rc && a->sink) finish_sink(a, NULL, 0);
     int crc = close_stream(a, rc == 0, err, errlen);
     if (op_setting_bool(OP_SET_OUTPUT_TIMING))
-        fprintf(stderr, "omniprof: pftrace: %llu host + %llu device events\n", (unsigned long long)events,
-                (unsigned long long)jb.events);
+        fprintf(stderr, "omniprof: pftrace: %llu events in %u parts\n", (unsigned long long)events, parts);
     return rc ? rc : crc;
 }
 
@@ -456,8 +476,9 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         op_out_options o = *opts;
         o.formats = fmts[i];
         int rc;
-        if (fmts[i] == OP_OUT_FMT_PFTRACE && parallel_ok()) {
-            rc = convert_pftrace_parallel(&o, si, err, errlen);
+        unsigned parts = fmts[i] == OP_OUT_FMT_PFTRACE ? conversion_parts() : 1;
+        if (parts > 1) {
+            rc = convert_pftrace_parallel(&o, si, parts, err, errlen);
         } else {
             op_out_stream *s = open_stream(&o, (1u << EV_KINDS) - 1, si, NULL, NULL, 0, 1, &rc, err, errlen);
             if (!s) return rc;

@@ -184,8 +184,7 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
             js_str(b, (const unsigned char *)text, (int)strlen(text));
         }
         op_buf_puts(b, "}}");
-        if (ev->kind == EV_REGION && ev->corr && !op_category_is_marker(ev->category, ev->category_len))
-            js_flow(j, ev, pid, ev->tid, 0);
+        if (ev->kind == EV_REGION && ev->flow) js_flow(j, ev, pid, ev->tid, 0);
         break;
     }
     case EV_KERNEL:
@@ -210,7 +209,7 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         else
             op_buf_printf(b, ",\"cat\":\"MEMORY_COPY\",\"args\":{\"bytes\":%lld,\"corr_id\":%lld}}", (long long)ev->size,
                           (long long)ev->corr);
-        if (ev->corr) js_flow(j, ev, pid, tid, 1);
+        if (ev->flow) js_flow(j, ev, pid, tid, 1);
         break;
     }
     case EV_ALLOC: {
@@ -293,6 +292,7 @@ op_sink *op_sink_json(FILE *f, const char *path) {
     op_buf_puts(&j->out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"omniprof\"},\"traceEvents\":[\n");
     j->base.name = "json";
     j->base.text = (1 << EV_KINDS) - 1;
+    j->base.flows = (1 << EV_REGION) | (1 << EV_KERNEL) | (1 << EV_COPY);
     j->base.begin_set = js_begin_set;
     j->base.event = js_event;
     j->base.end_set = js_end_set;

@@ -1,14 +1,21 @@
 /* pftrace.c — the Perfetto sink: a `perfetto.protos.Trace` file of TrackEvent packets.
  *
  * Layout of the file: a sequence of `Trace.packet` fields (tag 0x0A, length, TracePacket).
- * Each table set (one profiled process) is one packet sequence (trusted_packet_sequence_id =
- * 1 + set index over all inputs). On each sequence:
- *   1. a first packet with sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED, first_packet_on_sequence
- *      and the interned debug-annotation names;
- *   2. TrackDescriptors: the process (pid, name = command), one per thread (pid, tid, name);
- *      later, when first used, one per GPU stream ("GPU <agent> Stream <id>", child of the
- *      process) and one per counter (memory allocated per agent, hardware counter per agent,
- *      process/system metric) — a CounterDescriptor track;
+ * A conversion may run in several parts at once (convert.c: each part writes some event kinds
+ * into a file of its own; the files concatenate). Each table set (one profiled process) is one
+ * packet sequence per part (trusted_packet_sequence_id = seq_base of the part + 1 + set index
+ * over all inputs). On each sequence:
+ *   1. a first packet with sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED, first_packet_on_sequence,
+ *      trace_packet_defaults (timestamps are CLOCK_MONOTONIC) and the interned debug-annotation
+ *      names;
+ *   2. in the part that describes (threads_desc): TrackDescriptors of the process (pid, name =
+ *      command) — exactly one per process in the trace — and of each thread (pid, tid, name);
+ *      the trace's first packet is a ClockSnapshot (MONOTONIC, REALTIME and BOOTTIME, Perfetto's
+ *      own trace clock, as the first process recorded them), so the trace lines up with other
+ *      Perfetto traces of the machine; in every part, when first
+ *      used, one descriptor per GPU stream ("GPU <agent> Stream <id>", child of the process) and
+ *      per counter (memory allocated per agent, hardware counter per agent, process/system
+ *      metric) — a CounterDescriptor track;
  *   3. events, sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE: slices as a SLICE_BEGIN/SLICE_END
  *      pair with absolute timestamps (the trace processor sorts), instants, counter values.
  *      Names are interned (InternedData.event_names, in the packet that first uses them):
@@ -19,9 +26,12 @@
  * `stack` holding the frames innermost first, one per line. Both are interned per distinct
  * stack: event name iid = 4 * stack id + 2, debug_annotation_string_values iid = stack id + 1
  * (stack id 0, an empty stack, is named "[no stack]").
- * Flows: an API call region (category not a marker) carries flow_ids = H(seq, correlation id);
- * the kernel or copy it caused carries terminating_flow_ids with the same id.
- * Track uuids are H(seq, kind, row id): unique across sets and inputs (invariant (2)).
+ * Flows: the reader marks (OP_RD_FLOWS) the API call region that starts a flow and the kernel or
+ * copy that ends it, only where both are in the output; the region carries flow_ids = H(set,
+ * correlation id), the GPU record terminating_flow_ids with the same id: every start has its end,
+ * whichever parts wrote them.
+ * Track uuids are H(set, kind, row id), set = 1 + set index over all inputs, the same in every
+ * part: unique across sets and inputs (invariant (2)), equal for one track in all parts.
  * Strings are written as bytes (invariant (3)): Perfetto's proto2 `string` fields are not
  * checked for UTF-8 by the decoder. */
 #include <errno.h>
@@ -45,20 +55,22 @@ typedef struct pf_sink {
     op_buf tmp;  /* nested scratch */
     op_pidmap pids;
     /* per set */
+    op_src *src;
     op_src_set *set;
     op_rd_lookup *lk;   /* names, kernel names, agent indexes, stacks of the set */
     uint32_t seq;
     op_u64map names;    /* iid -> 1 (emitted) */
     op_u64map tracks;   /* uuid -> 1 (descriptor emitted) */
     op_u64map procs;    /* process row -> unique pid */
-    op_u64map cats;     /* category id -> 1 marker / 2 not marker */
     op_u64map alloc_total; /* agent -> bytes (as uint64) */
     op_u64map agents;      /* agent row -> logical index */
     op_u64map stacks;      /* CPU stack id -> 1 (leaf name and stack text interned) */
     op_buf stk;                    /* scratch: the stack text */
     int64_t first_pid;
     uint32_t seq_base;  /* sequence ids are seq_base + 1 + set index */
-    int threads_desc;   /* 0: describe processes only (a second writer does the threads) */
+    uint32_t setno;     /* 1 + set index: names tracks and flows, the same in every part */
+    int threads_desc;   /* 1: this part writes the process and thread descriptors and the clock snapshot */
+    int clock_done;     /* the ClockSnapshot was written */
 } pf_sink;
 
 static int pf_flush(pf_sink *p, int force) {
@@ -92,9 +104,9 @@ static uint64_t track_id(uint32_t seq, unsigned kind, uint64_t row) {
     if (row < (1u << 28) && seq < (1u << 30)) return ((uint64_t)seq << 32) | ((uint64_t)kind << 28) | row;
     return op_hash64x3(seq, kind, row) | (1ull << 63);
 }
-static uint64_t proc_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 1, (uint64_t)row); }
-static uint64_t thread_uuid(pf_sink *p, int64_t row) { return track_id(p->seq, 2, (uint64_t)row); }
-static uint64_t flow_id(pf_sink *p, int64_t corr) { return op_hash64x3(p->seq, 9, (uint64_t)corr); }
+static uint64_t proc_uuid(pf_sink *p, int64_t row) { return track_id(p->setno, 1, (uint64_t)row); }
+static uint64_t thread_uuid(pf_sink *p, int64_t row) { return track_id(p->setno, 2, (uint64_t)row); }
+static uint64_t flow_id(pf_sink *p, int64_t corr) { return op_hash64x3(p->setno, 9, (uint64_t)corr); }
 
 static int64_t unique_pid(pf_sink *p, int64_t process_row, int64_t os_pid) {
     uint64_t v;
@@ -104,10 +116,45 @@ static int64_t unique_pid(pf_sink *p, int64_t process_row, int64_t os_pid) {
     return u;
 }
 
+static int first_process_cb(const op_thread_info *ti, void *arg) {
+    *(int64_t *)arg = ti->process_row;
+    return 1;
+}
+
+/* The trace's ClockSnapshot: its first packet. The monotonic clock of the records against the
+ * wall clock and boot time recorded for the first process; Perfetto converts every timestamp
+ * through it (BOOTTIME is its trace clock). Without recorded offsets (a database of another
+ * writer) MONOTONIC alone, made the trace clock. */
+static int emit_clock_snapshot(pf_sink *p) {
+    p->clock_done = 1;
+    int64_t row = -1, t0 = INT64_MAX, t1 = INT64_MIN; /* op_rd_extent widens them */
+    char e[8];
+    op_rd_threads(p->src, p->set, first_process_cb, &row, e, sizeof e);
+    op_process_info pi;
+    memset(&pi, 0, sizeof pi);
+    if (row >= 0) op_rd_process(p->src, p->set, row, &pi);
+    if (op_rd_extent(p->src, p->set, &t0, &t1, e, sizeof e) != 0 || t0 == INT64_MAX) t0 = 0;
+    pf_packet_start(p, -1, 0);
+    size_t cs = pb_begin(&p->pkt, 6);
+    static const int builtin[3] = {3, 1, 6}; /* BUILTIN_CLOCK_MONOTONIC, _REALTIME, _BOOTTIME */
+    int64_t at[3] = {t0, t0 + pi.realtime_offset_ns, t0 + pi.boottime_offset_ns};
+    int have[3] = {1, pi.has_realtime, pi.has_realtime && pi.has_boottime};
+    for (int i = 0; i < 3; i++) {
+        if (!have[i]) continue;
+        size_t c = pb_begin(&p->pkt, 1);
+        pb_uint(&p->pkt, 1, (uint64_t)builtin[i]);
+        pb_uint(&p->pkt, 2, (uint64_t)at[i]);
+        pb_end(&p->pkt, c);
+    }
+    if (!have[2]) pb_uint(&p->pkt, 2, 3); /* primary_trace_clock = MONOTONIC */
+    pb_end(&p->pkt, cs);
+    return pf_emit(p);
+}
+
 static int emit_process(pf_sink *p, int64_t process_row, int64_t os_pid, const unsigned char *command,
                         const unsigned char *host) {
     uint64_t uuid = proc_uuid(p, process_row);
-    if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
+    if (!p->threads_desc || op_u64map_get(&p->tracks, uuid, NULL)) return 0;
     op_u64map_put(&p->tracks, uuid, 1);
     int64_t pid = unique_pid(p, process_row, os_pid);
     pf_packet_start(p, -1, 0);
@@ -131,7 +178,7 @@ static int emit_thread_cb(const op_thread_info *ti, void *arg) {
     pf_sink *p = arg;
     if (emit_process(p, ti->process_row, ti->pid, ti->command, ti->hostname)) return 1;
     uint64_t uuid = thread_uuid(p, ti->thread_row);
-    if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
+    if (!p->threads_desc || op_u64map_get(&p->tracks, uuid, NULL)) return 0;
     op_u64map_put(&p->tracks, uuid, 1);
     pf_packet_start(p, -1, 0);
     size_t td = pb_begin(&p->pkt, 60);
@@ -147,19 +194,13 @@ static int emit_thread_cb(const op_thread_info *ti, void *arg) {
     return pf_emit(p) ? 1 : 0;
 }
 
-static int emit_process_cb(const op_thread_info *ti, void *arg) {
-    pf_sink *p = arg;
-    return emit_process(p, ti->process_row, ti->pid, ti->command, ti->hostname) ? 1 : 0;
-}
-
 /* A plain named track (GPU stream, counter) under the process; counter != 0 makes it a counter track. */
 static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int counter, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int counter, const char *fmt, ...) {
     if (op_u64map_get(&p->tracks, uuid, NULL)) return 0;
     op_u64map_put(&p->tracks, uuid, 1);
-    if (!op_u64map_get(&p->tracks, proc_uuid(p, process_row), NULL))
-        if (emit_process(p, process_row, process_row, NULL, NULL)) return -1;
+    if (emit_process(p, process_row, process_row, NULL, NULL)) return -1; /* once, in the describing part */
     char name[600];
     va_list ap;
     va_start(ap, fmt);
@@ -181,15 +222,21 @@ static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int coun
 static int pf_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
     p->set = set;
-    p->seq = p->seq_base + set_index + 1;
+    p->src = src;
+    p->setno = set_index + 1;
+    p->seq = p->seq_base + p->setno;
     if (!(p->lk = op_rd_lookup_new(src, set))) {
         op_seterr(err, errlen, "out of memory");
         return OP_OUT_EFAIL;
     }
+    if (p->threads_desc && !p->clock_done && emit_clock_snapshot(p)) goto io;
     /* first packet: clear incremental state, intern the annotation names */
     pf_packet_start(p, -1, 0);
     pb_uint(&p->pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
     pb_uint(&p->pkt, 87, 1); /* first_packet_on_sequence */
+    size_t dflt = pb_begin(&p->pkt, 59); /* trace_packet_defaults: timestamps are CLOCK_MONOTONIC */
+    pb_uint(&p->pkt, 58, 3);
+    pb_end(&p->pkt, dflt);
     size_t id = pb_begin(&p->pkt, 12);
     for (int i = 1; i < DA_COUNT; i++) {
         size_t n = pb_begin(&p->pkt, 3);
@@ -199,7 +246,7 @@ static int pf_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_i
     }
     pb_end(&p->pkt, id);
     if (pf_emit(p)) goto io;
-    if (op_rd_threads(src, set, p->threads_desc ? emit_thread_cb : emit_process_cb, p, err, errlen)) return OP_OUT_EINPUT;
+    if (p->threads_desc && op_rd_threads(src, set, emit_thread_cb, p, err, errlen)) return OP_OUT_EINPUT;
     if (p->pkt.oom || p->out.oom) goto io;
     return 0;
 io:
@@ -254,16 +301,6 @@ static void da_str(op_buf *b, int name_iid, const char *s) {
     pb_uint(b, 1, (uint64_t)name_iid);
     pb_str(b, 6, s);
     pb_end(b, d);
-}
-
-static int is_marker_cat(pf_sink *p, int64_t cat_id) {
-    uint64_t v;
-    if (op_u64map_get(&p->cats, (uint64_t)cat_id, &v)) return v == 1;
-    int len;
-    const unsigned char *s = op_rd_lookup_string(p->lk, cat_id, &len);
-    int m = op_category_is_marker(s, len);
-    op_u64map_put(&p->cats, (uint64_t)cat_id, m ? 1 : 2);
-    return m;
 }
 
 /* "(x,y,z)" without printf (this runs once per kernel). */
@@ -353,7 +390,7 @@ static int64_t agent_index(pf_sink *p, int64_t agent_id) {
 }
 
 static uint64_t stream_track(pf_sink *p, const op_ev *ev) {
-    uint64_t uuid = track_id(p->seq, 3, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->stream_id);
+    uint64_t uuid = track_id(p->setno, 3, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->stream_id);
     if (!op_u64map_get(&p->tracks, uuid, NULL))
         ensure_track(p, uuid, ev->process_row, 0, "GPU %lld Stream %lld", (long long)agent_index(p, ev->agent_id),
                      (long long)ev->stream_id);
@@ -365,8 +402,7 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     int rc = 0;
     switch (ev->kind) {
     case EV_REGION: {
-        uint64_t flow = 0;
-        if (ev->corr && !is_marker_cat(p, ev->category_id)) flow = flow_id(p, ev->corr);
+        uint64_t flow = ev->flow ? flow_id(p, ev->corr) : 0;
         rc = slice(p, ev, thread_track(p, ev), (uint64_t)ev->name_id * 4, 0, ev->name_id, flow, 0);
         break;
     }
@@ -394,14 +430,14 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     }
     case EV_KERNEL:
         rc = slice(p, ev, stream_track(p, ev), (uint64_t)ev->kernel_id * 4 + 1, 1, ev->kernel_id,
-                   ev->corr ? flow_id(p, ev->corr) : 0, 1);
+                   ev->flow ? flow_id(p, ev->corr) : 0, 1);
         break;
     case EV_COPY:
         rc = slice(p, ev, stream_track(p, ev), (uint64_t)ev->name_id * 4, 0, ev->name_id,
-                   ev->corr ? flow_id(p, ev->corr) : 0, 1);
+                   ev->flow ? flow_id(p, ev->corr) : 0, 1);
         break;
     case EV_ALLOC: {
-        uint64_t uuid = track_id(p->seq, 4, (uint64_t)ev->agent_id & 0xFFFFFFF);
+        uint64_t uuid = track_id(p->setno, 4, (uint64_t)ev->agent_id & 0xFFFFFFF);
         if (ensure_track(p, uuid, ev->process_row, 1, "Memory allocated (agent %lld) [bytes]",
                          (long long)agent_index(p, ev->agent_id)))
             return -1;
@@ -416,7 +452,7 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         break;
     }
     case EV_PMC: {
-        uint64_t uuid = track_id(p->seq, 5, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->name_id);
+        uint64_t uuid = track_id(p->setno, 5, ((uint64_t)(ev->agent_id & 0xFFF) << 16) ^ (uint64_t)ev->name_id);
         if (ensure_track(p, uuid, ev->process_row, 1, "Agent %lld PMC %.400s", (long long)agent_index(p, ev->agent_id),
                          ev->name ? (const char *)ev->name : "?"))
             return -1;
@@ -424,7 +460,7 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         break;
     }
     case EV_METRIC: {
-        uint64_t uuid = track_id(p->seq, 6, (uint64_t)ev->name_id);
+        uint64_t uuid = track_id(p->setno, 6, (uint64_t)ev->name_id);
         if (ensure_track(p, uuid, ev->process_row, 1, "%.500s", ev->name ? (const char *)ev->name : "metric")) return -1;
         rc = counter(p, ev->start, uuid, ev->value);
         break;
@@ -449,7 +485,6 @@ static int pf_end_set(op_sink *k, char *err, size_t errlen) {
     op_u64map_free(&p->names);
     op_u64map_free(&p->tracks);
     op_u64map_free(&p->procs);
-    op_u64map_free(&p->cats);
     op_u64map_free(&p->alloc_total);
     op_u64map_free(&p->agents);
     return 0;
@@ -485,6 +520,7 @@ op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threa
     }
     p->base.name = "pftrace";
     p->base.text = (1 << EV_SAMPLE) | (1 << EV_PMC) | (1 << EV_METRIC);
+    p->base.flows = (1 << EV_REGION) | (1 << EV_KERNEL) | (1 << EV_COPY);
     p->base.begin_set = pf_begin_set;
     p->base.event = pf_event;
     p->base.end_set = pf_end_set;

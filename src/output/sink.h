@@ -10,6 +10,7 @@ typedef struct op_sink op_sink;
 struct op_sink {
     const char *name;
     int text; /* the sink wants names joined in (reader text mode) for these kinds (bit per kind) */
+    int flows; /* ... and op_ev.flow (OP_RD_FLOWS) for these kinds */
     /* Called once per set before its events (src stays open until end_set). */
     int (*begin_set)(op_sink *k, op_src *src, op_src_set *set, uint32_t set_index, char *err, size_t errlen);
     int (*event)(op_sink *k, const op_ev *ev, char *err, size_t errlen);
@@ -20,8 +21,9 @@ struct op_sink {
 };
 
 /* Constructors; `path` names the file in messages. NULL when out of memory. */
-/* A Perfetto writer into f: sequence ids start at seq_base + 1; threads_desc 0 describes
- * processes but not threads (another part does). Files of parts concatenate. */
+/* A Perfetto writer into f: sequence ids start at seq_base + 1; threads_desc 1 writes the
+ * process and thread descriptors, 0 none (the part that has them does: files of parts
+ * concatenate, and every part names tracks and flows by the same functions of the set). */
 op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threads_desc);
 op_sink *op_sink_json(FILE *f, const char *path);
 /* CSV files <dir>/<name>_<file>, each opened when its first row comes (outfile.c rules; ids:

@@ -250,6 +250,62 @@ def case_merge_attach():
         eq(int(out[-1]), ea["kernels"] + eb["kernels"] + ec["kernels"], "Python connect() over a merge and a database")
 
 
+def expected_flows(db):
+    """API calls (non-marker regions) whose kernel or copy is in the database: one flow each."""
+    return q1(db, """SELECT COUNT(*) FROM (SELECT DISTINCT E.guid, E.stack_id FROM rocpd_region R
+                       JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid
+                       JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
+                     WHERE E.stack_id > 0 AND C.string NOT LIKE '%MARKER%' AND C.string NOT LIKE '%NVTX%'
+                       AND E.stack_id IN (SELECT E2.stack_id FROM rocpd_event E2 WHERE E2.guid = E.guid AND E2.id IN
+                         (SELECT event_id FROM rocpd_kernel_dispatch WHERE guid = E.guid
+                          UNION SELECT event_id FROM rocpd_memory_copy WHERE guid = E.guid)))""")
+
+
+def case_perfetto():
+    """Perfetto traces at 1, 2 and 8 conversion threads: every flow start has its end and the
+    other way round, one descriptor per process and track, sequences well formed, one clock
+    snapshot first (pftrace_check.py); the same flows in the JSON trace; the trace decodes with
+    protoc against Perfetto's schema."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pftrace_check
+    proto = None
+    for cand in (os.path.join(A.source, "..", "shared", "ref", "perfetto", "perfetto_trace.proto"),
+                 os.path.join(A.source, "tests", "output", "data", "perfetto_trace.proto")):
+        if os.path.isfile(cand):
+            proto = os.path.abspath(cand)
+            break
+    check(proto is not None, "Perfetto's schema (tests/output/data/perfetto_trace.proto)")
+    with tempfile.TemporaryDirectory() as d:
+        w1 = compat_db(d, "w1.db", "--pid", 41000)[0]
+        w2 = compat_db(d, "w2.db", "--pid", 42000)[0]
+        g = gen_db(d, "g.db", "--pid", 43000, "--threads", 4, "--streams", 3)
+        m = os.path.join(d, "m.db")
+        run([A.omniprof, "merge", "-o", m, "-i", w2, g])
+        inputs = [w1, m]
+        flows = expected_flows(w1) + expected_flows(m)
+        check(flows > 100, "enough flows to test: %d" % flows)
+        for threads in (1, 2, 8):
+            env = dict(os.environ, OMNIPROF_OUTPUT_THREADS=str(threads))
+            run([A.omniprof, "convert", "-i"] + inputs + ["-f", "pftrace", "json", "-d", d, "-o", f"t{threads}"], env=env)
+            trace = os.path.join(d, f"t{threads}_results.pftrace")
+            got = pftrace_check.check(trace)
+            print(f"{threads} thread(s): {got}")
+            eq(got["flows"], flows, f"{threads} threads: flows")
+            eq(got["processes"], 3, f"{threads} threads: process descriptors")
+            eq(got["sequences"], 3 * min(threads, 6), f"{threads} threads: sequences (one per process and part)")
+            eq(got["clocks"], [1, 3, 6], f"{threads} threads: clocks of the snapshot (MONOTONIC, REALTIME, BOOTTIME)")
+            p = subprocess.run(["protoc", "--proto_path=" + os.path.dirname(proto), "--decode=perfetto.protos.Trace",
+                                proto], stdin=open(trace, "rb"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            eq(p.returncode, 0, "protoc decodes the trace: " + p.stderr.decode()[-500:])
+            check(b"clock_snapshot" in p.stdout and b"timestamp_clock_id: 3" in p.stdout, "snapshot and clock defaults")
+            with open(os.path.join(d, f"t{threads}_results.json"), "rb") as f:
+                ev = json.loads(f.read().decode("utf-8"))["traceEvents"]
+            s_ids = [e["id"] for e in ev if e.get("ph") == "s"]
+            f_ids = [e["id"] for e in ev if e.get("ph") == "f"]
+            eq(sorted(s_ids), sorted(f_ids), "JSON flow starts and ends pair up")
+            eq(len(set(s_ids)), flows, "JSON flows")
+
+
 def case_amd_views():
     amd = os.environ.get("OMNIPROF_AMD_ROCPD", "")
     check_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "amd_rocpd_check.py")
@@ -279,6 +335,7 @@ def main():
     ap.add_argument("--demo", required=True)
     ap.add_argument("--python", required=True)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--source", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     A = ap.parse_args()
     rc = globals()["case_" + A.case]()
     if rc == SKIP:
