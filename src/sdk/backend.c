@@ -62,21 +62,32 @@ omniprof_status_t op_sdk_register_backend(const op_backend *backend)
 uint32_t op_backend_count(void) { return (uint32_t)atomic_load_explicit(&g_nbackends, memory_order_acquire); }
 const op_backend *op_backend_at(uint32_t i) { return i < op_backend_count() ? g_backends[i] : NULL; }
 
-/* The registered backend whose manifest lists (category, kind), or provides table_bit. */
-static const op_backend *registered_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
+/* The nth (from 0) registered backend whose manifest lists (category, kind), or provides
+ * table_bit. */
+static const op_backend *registered_serving_nth(uint32_t category, uint32_t kind, uint32_t table_bit, int nth)
 {
     int n = atomic_load_explicit(&g_nbackends, memory_order_acquire);
     for (int i = 0; i < n; i++) {
         const op_backend_manifest *m = g_backends[i]->manifest;
-        if (table_bit ? (m->intercept_tables & table_bit) != 0 : op_manifest_serves(m, category, kind))
+        if ((table_bit ? (m->intercept_tables & table_bit) != 0 : op_manifest_serves(m, category, kind)) && nth-- == 0)
             return g_backends[i];
     }
     return NULL;
 }
 
+static const op_backend *registered_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
+{
+    return registered_serving_nth(category, kind, table_bit, 0);
+}
+
 const op_backend *op_backend_for_buffer_kind(uint32_t kind)
 {
     return registered_serving(OMNIPROF_RECORD_CATEGORY_TRACING, kind, 0);
+}
+
+const op_backend *op_backend_for_buffer_kind_nth(uint32_t kind, int nth)
+{
+    return registered_serving_nth(OMNIPROF_RECORD_CATEGORY_TRACING, kind, 0, nth);
 }
 
 const op_backend *op_backend_for_table(uint32_t table_bit) { return registered_serving(0, 0, table_bit); }
@@ -87,7 +98,15 @@ const char *op_sdk_backend_for_kind(uint32_t buffer_kind)
     const op_backend *be = op_backend_for_buffer_kind(buffer_kind);
     if (be) return be->name;
     const op_backend_manifest *m = NULL;
-    return op_manifest_find(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0, &m) ? m->name : NULL;
+    return op_manifest_find(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0, 0, &m) ? m->name : NULL;
+}
+
+static bool registered_named(const char *name)
+{
+    int n = atomic_load_explicit(&g_nbackends, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (strcmp(g_backends[i]->name, name) == 0) return true;
+    return false;
 }
 
 /* dlopen the backend library at `path` (once per backend name). */
@@ -107,23 +126,20 @@ static void load_library(const char *path, const char *name)
         op_warn("%s backend not available (%s); its tracing kinds stay silent", name, err ? err : path);
         return;
     }
-    int n = atomic_load_explicit(&g_nbackends, memory_order_acquire);
-    for (int i = 0; i < n; i++)
-        if (strcmp(g_backends[i]->name, name) == 0) return;
-    op_warn("%s backend loaded from %s but did not register", name, path);
+    if (!registered_named(name)) op_warn("%s backend loaded from %s but did not register", name, path);
 }
 
-/* Load the backend that serves (category, kind), or provides table_bit, unless one is
- * registered or the core serves it. */
+/* Load every backend that serves (category, kind), or provides table_bit, and is not
+ * registered yet (a GPU activity kind may be served by several: CUDA and OpenCL kernels both
+ * come as KERNEL_DISPATCH). */
 static void load_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
 {
-    if (registered_serving(category, kind, table_bit)) return;
     const op_backend_manifest *m = NULL;
-    const char *path = op_manifest_find(category, kind, table_bit, &m);
-    if (path) {
-        load_library(path, m->name);
-        return;
-    }
+    const char *path;
+    int found = 0;
+    for (int i = 0; (path = op_manifest_find(category, kind, table_bit, i, &m)) != NULL; i++, found = 1)
+        if (!registered_named(m->name)) load_library(path, m->name);
+    if (found || registered_serving(category, kind, table_bit)) return;
     const char *what = table_bit ? op_intercept_table_name(table_bit)
                        : category == OMNIPROF_RECORD_CATEGORY_COUNTERS ? "hardware counters"
                                                                         : op_buffer_kind_name(kind);

@@ -133,12 +133,14 @@ bool op_manifest_serves(const op_backend_manifest *m, uint32_t category, uint32_
     return false;
 }
 
-const char *op_manifest_find(uint32_t category, uint32_t kind, uint32_t table_bit, const op_backend_manifest **m)
+const char *op_manifest_find(uint32_t category, uint32_t kind, uint32_t table_bit, int nth,
+                             const op_backend_manifest **m)
 {
     pthread_once(&g_scan_once, scan);
     for (int i = 0; i < g_nfound; i++) {
         const op_backend_manifest *f = &g_found[i].m;
-        if ((table_bit && (f->intercept_tables & table_bit)) || (!table_bit && op_manifest_serves(f, category, kind))) {
+        if (((table_bit && (f->intercept_tables & table_bit)) || (!table_bit && op_manifest_serves(f, category, kind))) &&
+            nth-- == 0) {
             if (m) *m = f;
             return g_found[i].path;
         }

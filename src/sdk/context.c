@@ -225,9 +225,11 @@ void op_context_deactivate_client(int client)
 static int operation_known(uint32_t kind, int32_t op)
 {
     if (op_core_serves(kind)) return op_core_operation_name(kind, op) != NULL;
-    const op_backend *be = op_backend_for_buffer_kind(kind);
-    if (!be || !be->operation_name) return 2;
-    return be->operation_name(kind, op) != NULL;
+    const op_backend *be;
+    int asked = 0;
+    for (int i = 0; (be = op_backend_for_buffer_kind_nth(kind, i)) != NULL; i++) /* known to any of them */
+        if (be->operation_name && (asked = 1, be->operation_name(kind, op) != NULL)) return 1;
+    return asked ? 0 : 2;
 }
 
 static omniprof_status_t build_filter(uint32_t buffer_kind, const omniprof_tracing_operation_t *ops, size_t n,

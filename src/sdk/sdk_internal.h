@@ -153,9 +153,11 @@ bool op_core_serves(uint32_t buffer_kind);
 /* ---------------------------------------------------------------- backend_manifest.c */
 int op_manifest_read(const char *path, op_backend_manifest *out); /* 0, or -1: none valid */
 bool op_manifest_serves(const op_backend_manifest *m, uint32_t category, uint32_t kind);
-/* The path of the backend library whose manifest lists (category, kind), or provides table_bit
- * when it is non-zero (*m set); NULL when none beside the SDK does. Scans once. */
-const char *op_manifest_find(uint32_t category, uint32_t kind, uint32_t table_bit, const op_backend_manifest **m);
+/* The path of the nth (from 0) backend library whose manifest lists (category, kind), or
+ * provides table_bit when it is non-zero (*m set); NULL when no more beside the SDK do (several
+ * device backends serve the GPU activity kinds). Scans once. */
+const char *op_manifest_find(uint32_t category, uint32_t kind, uint32_t table_bit, int nth,
+                             const op_backend_manifest **m);
 
 /* ---------------------------------------------------------------- correlation.c */
 bool op_ext_top(int ci, omniprof_user_data_t *out); /* the calling thread's top for context ci */
@@ -166,6 +168,9 @@ void op_correlation_postfork(void);
 
 /* ---------------------------------------------------------------- backend.c */
 const op_backend *op_backend_for_buffer_kind(uint32_t kind); /* registered, serving it */
+/* The nth (from 0) registered backend serving buffer kind `kind` (the GPU activity kinds may
+ * have several: ask each in turn), NULL past the last. */
+const op_backend *op_backend_for_buffer_kind_nth(uint32_t kind, int nth);
 const op_backend *op_backend_for_table(uint32_t table_bit);  /* registered, providing it */
 void op_backend_load_for_kind(uint32_t buffer_kind);         /* load what serves it, once */
 void op_backend_load_for_table(uint32_t table_bit);

@@ -113,9 +113,11 @@ static omniprof_status_t operation_name(uint32_t kind, int32_t op, const char **
         s = op_core_operation_name(kind, op);
     } else {
         op_backend_load_for_kind(kind);
-        const op_backend *be = op_backend_for_buffer_kind(kind);
-        if (!be || !be->operation_name) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
-        s = be->operation_name(kind, op);
+        const op_backend *be = NULL;
+        s = NULL;
+        for (int i = 0; !s && (be = op_backend_for_buffer_kind_nth(kind, i)) != NULL; i++) /* the first that knows */
+            if (be->operation_name) s = be->operation_name(kind, op);
+        if (!s && !op_backend_for_buffer_kind(kind)) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
     }
     if (!s) return OMNIPROF_STATUS_ERROR_OPERATION_NOT_FOUND;
     return put_name(s, name, name_len);
@@ -177,10 +179,10 @@ static omniprof_status_t iterate_ops(uint32_t buffer_kind, iter_ctx *ic)
         return OMNIPROF_STATUS_SUCCESS;
     }
     op_backend_load_for_kind(buffer_kind);
-    const op_backend *be = op_backend_for_buffer_kind(buffer_kind);
-    if (!be || !be->iterate_operations) return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
-    if (be->iterate_operations(buffer_kind, iter_one, ic) < 0) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    return OMNIPROF_STATUS_SUCCESS;
+    const op_backend *be;
+    for (int i = 0; (be = op_backend_for_buffer_kind_nth(buffer_kind, i)) != NULL; i++) /* the first that knows */
+        if (be->iterate_operations && be->iterate_operations(buffer_kind, iter_one, ic) >= 0) return OMNIPROF_STATUS_SUCCESS;
+    return op_backend_for_buffer_kind(buffer_kind) ? OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND : OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
 }
 
 OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_kind_operations(
@@ -235,8 +237,12 @@ OMNIPROF_API omniprof_status_t omniprof_iterate_buffer_tracing_record_args(const
     if (header->category != OMNIPROF_RECORD_CATEGORY_TRACING) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
     uint32_t kind = header->kind;
     if (kind == 0 || kind >= OMNIPROF_BUFFER_TRACING_LAST) return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    const op_backend *be = op_backend_for_buffer_kind(kind);
-    if (be && be->iterate_record_args) return be->iterate_record_args(header, callback, data);
+    const op_backend *be;
+    for (int i = 0; (be = op_backend_for_buffer_kind_nth(kind, i)) != NULL; i++) { /* the first that knows */
+        omniprof_status_t st = be->iterate_record_args ? be->iterate_record_args(header, callback, data)
+                                                       : OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
+        if (st != OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND) return st;
+    }
     const op_kind_info *info = op_kind_info_get(header->category, kind);
     if (info && info->layout == OP_KIND_LAYOUT_ARGS) { /* inline omniprof_arg_t tail (kinds.def) */
         const omniprof_buffer_tracing_api_record_t *r = header->payload;
