@@ -160,9 +160,9 @@ int main(void)
     CK(clGetCommandQueueInfo(qa, CL_QUEUE_PROPERTIES, sizeof pa, &pa, NULL));
     CK(clGetCommandQueueInfo(qb, CL_QUEUE_PROPERTIES, sizeof pb, &pb, NULL));
     size_t arr_size = 99;
-    CK(clGetCommandQueueInfo(qa, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &arr_size));
-    printf("queue A properties 0x%llx (array %zu bytes), queue B properties 0x%llx\n", (unsigned long long)pa,
-           arr_size, (unsigned long long)pb);
+    cl_int ae = clGetCommandQueueInfo(qa, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &arr_size); /* OpenCL 3.0 */
+    printf("queue A properties 0x%llx (array: status %d, %zu bytes), queue B properties 0x%llx\n",
+           (unsigned long long)pa, ae, ae == CL_SUCCESS ? arr_size : 0, (unsigned long long)pb);
 
     cl_mem a = buffer(), b = buffer(), c = buffer(), d = buffer();
     float ha[N], hb[N], hc[N];
