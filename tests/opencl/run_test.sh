@@ -7,6 +7,7 @@
 #   intercept_only  the intercept table alone (no tracing kind): the wrapper still chains
 #   sdk_loads  no OPENCL_LAYERS: the SDK loads the backend, which puts itself into OPENCL_LAYERS
 #   program_view  the program's stdout and exit status are the same traced and untraced
+#   linked     the tool linked into the program (no LD_PRELOAD: runs in sanitizer builds too)
 # Exit 77 (skip) when there is no OpenCL device.
 set -u
 B=$1; S=$2
@@ -47,5 +48,9 @@ case $S in
          check; same_output ;;
   program_view) run OPENCL_LAYERS="$LAYER" OCL_TEST_KINDS=gpu || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
          same_output; echo "OK: stdout identical traced and untraced:"; cat "$T/plain.out" ;;
+  linked) env OCL_TEST_OUTPUT="$T/trace.jsonl" OCL_WORKLOAD_REPORT="$T/report.json" OPENCL_LAYERS="$LAYER" \
+           "$B/bin/omniprof-ocl-workload-linked" > "$T/traced.out" 2> "$T/traced.err" ||
+           { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
+         check; same_output ;;
   *) echo "unknown scenario $S"; exit 2 ;;
 esac

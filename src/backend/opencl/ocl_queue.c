@@ -27,6 +27,7 @@
 #include "backend/opencl/ocl_internal.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/u64map.h"
 
 #define MAX_DEVICES 64
 #define QUEUE_SLOTS 1024
@@ -54,10 +55,7 @@ static inline _Atomic uintptr_t *slot_key(const table *t, uint32_t i)
     return (_Atomic uintptr_t *)((char *)t->slots + (size_t)i * t->stride);
 }
 
-static uint32_t slot_hash(uintptr_t key, uint32_t n)
-{
-    return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 40) & (n - 1);
-}
+static uint32_t slot_hash(uintptr_t key, uint32_t n) { return (uint32_t)op_hash64((uint64_t)key) & (n - 1); }
 
 /* The slot holding `key`, or NULL. Lock-free. */
 static void *table_find(const table *t, const void *handle)
@@ -345,12 +343,7 @@ ocl_device *ocl_context_device(cl_context ctx)
     return d;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+static uint64_t name_id(const char *s) { return op_hash_bytes(s, strlen(s)); }
 
 void ocl_kernel_remember(cl_kernel k, const char *name)
 {
@@ -361,7 +354,7 @@ void ocl_kernel_remember(cl_kernel k, const char *name)
     kernel_slot *s = table_claim(&g_kernels, k, &fresh);
     if (s) {
         s->name = iname;
-        s->id = fnv1a(iname);
+        s->id = name_id(iname);
         table_publish(s, k);
     }
     pthread_mutex_unlock(&g_lock);
@@ -388,7 +381,7 @@ const char *ocl_kernel_name(cl_kernel k, uint64_t *kernel_id)
         return s->name;
     }
     const char *iname = op_sdk_intern(name);
-    *kernel_id = fnv1a(iname);
+    *kernel_id = name_id(iname);
     return iname;
 }
 

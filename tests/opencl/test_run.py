@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""test_run.py — `omniprof run --opencl-trace --kernel-trace ...` on tests/opencl's workload: the
+OpenCL kernels show in the database views, `omniprof summary` and the Perfetto trace the way CUDA
+kernels do (tests/gpu/check_omniprof_run.py checks the same for CUDA).
+
+usage: test_run.py BUILD_DIR [PERFETTO_PROTO]
+Exit 0 ok, 1 failure, 77 no OpenCL device.
+"""
+import glob
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+KERNELS = {"vadd": 11, "scale": 14}
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    here = os.path.dirname(os.path.abspath(__file__))
+    proto = sys.argv[2] if len(sys.argv) > 2 else ""
+    if not proto:
+        for p in (os.path.join(here, "..", "..", "..", "shared", "ref", "perfetto", "perfetto_trace.proto"),
+                  os.path.join(here, "..", "output", "data", "perfetto_trace.proto")):
+            if os.path.exists(p):
+                proto = p
+                break
+    omniprof = os.path.join(build, "bin", "omniprof")
+    prog = os.path.join(build, "bin", "omniprof-ocl-workload")
+    env = dict(os.environ, POCL_CACHE_DIR=os.environ.get("POCL_CACHE_DIR", os.path.join(build, "pocl-cache")))
+    plain = run([prog], env=env)
+    if plain.returncode == 77:
+        print(plain.stdout.strip())
+        return 77
+    if plain.returncode != 0:
+        fail("the workload fails untraced: %s" % plain.stderr[-300:])
+    tmp = tempfile.mkdtemp(prefix="omniprof-ocl-run-")
+    p = run([omniprof, "run", "-d", tmp, "-o", "w", "--opencl-trace", "--kernel-trace", "--memory-copy-trace",
+             "--memory-set-trace", "--memory-allocation-trace", "--", prog], env=env)
+    if p.returncode != 0:
+        fail("omniprof run exit %d: %s" % (p.returncode, p.stderr[-500:]))
+    if p.stdout != plain.stdout:
+        fail("the program's output differs under omniprof run:\n%s\n---\n%s" % (plain.stdout, p.stdout))
+    dbs = glob.glob(os.path.join(tmp, "*_results.db"))
+    if len(dbs) != 1:
+        fail("expected one database, found %s" % dbs)
+    db = dbs[0]
+    con = sqlite3.connect(db)
+
+    # kernels view: names, counts, agent, geometry
+    rows = con.execute("SELECT name, agent_type, grid_x, workgroup_x, stack_id, tid, start, end FROM kernels").fetchall()
+    count = {}
+    for name, agent_type, grid, wg, _, _, s, e in rows:
+        count[name] = count.get(name, 0) + 1
+        if agent_type != "GPU" or grid != 4096 or wg != (64 if name == "vadd" else 1) or not s <= e:
+            fail("kernel row %s" % (rows[0],))
+    if count != KERNELS:
+        fail("kernels view %s, expected %s" % (count, KERNELS))
+    api = {sid: (name, tid, s) for name, sid, tid, s in
+           con.execute("SELECT name, stack_id, tid, start FROM regions WHERE category = 'OPENCL_API'")}
+    for name, _, _, _, sid, tid, s, _ in rows:
+        a = api.get(sid)
+        if not a or a[0] != "clEnqueueNDRangeKernel" or a[1] != tid or a[2] > s:
+            fail("kernel %s (correlation %s) does not resolve to its clEnqueueNDRangeKernel: %s" % (name, sid, a))
+    n_copies = con.execute("SELECT count(*) FROM memory_copies").fetchone()[0]
+    n_sets = con.execute("SELECT count(*) FROM omniprof_memory_sets").fetchone()[0]
+    n_alloc = con.execute("SELECT count(*) FROM memory_allocations").fetchone()[0]
+    if (n_copies, n_sets, n_alloc) != (8, 1, 8):
+        fail("memory_copies %d (7 copies + 1 fill), memory sets %d, allocations %d; expected 8, 1, 8" % (n_copies, n_sets, n_alloc))
+    top = dict(con.execute("SELECT name, total_calls FROM top_kernels"))
+    if top != KERNELS:
+        fail("top_kernels %s" % top)
+    print("database: kernels %s resolve to their clEnqueueNDRangeKernel; %d API regions, %d copies+fill, %d allocations"
+          % (count, len(api), n_copies, n_alloc))
+
+    # omniprof summary
+    s = run([omniprof, "summary", "-i", db], env=env)
+    if s.returncode != 0:
+        fail("omniprof summary exit %d: %s" % (s.returncode, s.stderr[-300:]))
+    text = s.stdout + s.stderr
+    for k, n in KERNELS.items():
+        if not re.search(r"\|\s*%s\s*\|\s*KERNEL_DISPATCH\s*\|\s*%d\s*\|" % (k, n), text):
+            fail("omniprof summary has no '%s | KERNEL_DISPATCH | %d' row:\n%s" % (k, n, text[:2000]))
+    if not re.search(r"\|\s*clEnqueueNDRangeKernel\s*\|\s*OPENCL_API\s*\|\s*25\s*\|", text):
+        fail("omniprof summary has no clEnqueueNDRangeKernel OPENCL_API row")
+    print("summary: vadd 11, scale 14 under KERNEL_DISPATCH; clEnqueueNDRangeKernel 25 under OPENCL_API")
+
+    # Perfetto
+    c = run([omniprof, "convert", "-i", db, "-f", "pftrace", "-d", tmp, "-o", "t"], env=env)
+    if c.returncode != 0:
+        fail("omniprof convert exit %d: %s" % (c.returncode, c.stderr[-300:]))
+    if not proto:
+        print("perfetto: trace written (no perfetto_trace.proto here to decode it)")
+        return 0
+    with open(os.path.join(tmp, "t_results.pftrace"), "rb") as f:
+        d = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(proto),
+                            os.path.basename(proto)], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if d.returncode != 0:
+        fail("protoc cannot decode the trace: %s" % d.stderr[-300:])
+    t = d.stdout.decode("utf-8", "replace")
+    begins = t.count("type: TYPE_SLICE_BEGIN")
+    flows_in = len(re.findall(r"^\s+terminating_flow_ids:", t, re.M))
+    want_begins = len(api) + len(rows) + n_copies
+    if begins != want_begins or flows_in != len(rows) + n_copies:
+        fail("Perfetto: %d slices (expected %d), %d terminating flows (expected %d)" % (begins, want_begins, flows_in, len(rows) + n_copies))
+    for k in KERNELS:
+        if 'name: "%s"' % k not in t:
+            fail("Perfetto: no event named %s" % k)
+    if not re.search(r'name: "GPU \d+ Stream \d+"', t):
+        fail("Perfetto: no GPU queue track")
+    print("perfetto: %d slices, every kernel and copy ends a flow from its API call, GPU queue tracks" % begins)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
