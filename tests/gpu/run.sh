@@ -162,7 +162,7 @@ torch.cuda.synchronize()' >"$OUT/run-nvml.out" 2>"$OUT/run-nvml.err"; rc=$?
   verdict nvml.process_sampler $rc "$(echo "$msg" | head -3 | tr '\n' ' ')"
 fi
 
-# (4) other modules' GPU checks: each prints PASS/FAIL lines
+# (4) other modules' GPU checks: each prints PASS/FAIL lines (SKIP lines, with their reason, count as neither)
 for f in tests/*/gpu_tests.sh; do
   [ -f "$f" ] && want modules || continue
   m=$(basename "$(dirname "$f")")
@@ -172,8 +172,9 @@ for f in tests/*/gpu_tests.sh; do
     case $line in
       PASS*) PASS=$((PASS + 1)); note "$line"; n=$((n + 1)) ;;
       FAIL*) FAIL=$((FAIL + 1)); note "$line"; n=$((n + 1)) ;;
+      SKIP*) note "$line"; n=$((n + 1)) ;;
     esac
-  done < <(grep -E '^(PASS|FAIL)' "$OUT/$m-gpu.log")
+  done < <(grep -E '^(PASS|FAIL|SKIP)' "$OUT/$m-gpu.log")
   [ $n = 0 ] && verdict "$m.gpu_tests" 1 "exit $rc, no PASS/FAIL lines ($(tail -2 "$OUT/$m-gpu.log" | tr '\n' ' '))"
 done
 
