@@ -43,6 +43,7 @@ typedef struct ocl_cmd {
     cl_event event;
     cl_command_queue queue;
     ocl_device *dev;
+    omniprof_agent_id_t agent; /* resolved at the enqueue, never on a driver thread */
     uint64_t queue_id;
     uint64_t enqueue_ns;
     uint64_t internal;
@@ -119,7 +120,7 @@ static void emit_kernel(const ocl_cmd *c, uint64_t start, uint64_t end)
     r.thread_id = c->tid;
     r.start_timestamp = start;
     r.end_timestamp = end;
-    r.agent_id = ocl_device_agent(c->dev);
+    r.agent_id = c->agent;
     r.device_id = c->dev ? c->dev->ordinal : 0;
     r.stream_id.handle = c->queue_id;
     r.kernel_id = c->kernel_id;
@@ -142,9 +143,8 @@ static void emit_copy(const ocl_cmd *c, uint64_t start, uint64_t end)
     r.thread_id = c->tid;
     r.start_timestamp = start;
     r.end_timestamp = end;
-    omniprof_agent_id_t agent = ocl_device_agent(c->dev);
-    if (c->operation != OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE) r.src_agent_id = agent;
-    if (c->operation != OMNIPROF_MEMORY_COPY_DEVICE_TO_HOST) r.dst_agent_id = agent;
+    if (c->operation != OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE) r.src_agent_id = c->agent;
+    if (c->operation != OMNIPROF_MEMORY_COPY_DEVICE_TO_HOST) r.dst_agent_id = c->agent;
     r.bytes = c->bytes;
     r.src_memory_kind = c->operation == OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE ? OMNIPROF_MEMORY_KIND_PAGEABLE
                                                                              : OMNIPROF_MEMORY_KIND_DEVICE;
@@ -167,7 +167,7 @@ static void emit_set(const ocl_cmd *c, uint64_t start, uint64_t end)
     r.thread_id = c->tid;
     r.start_timestamp = start;
     r.end_timestamp = end;
-    r.agent_id = ocl_device_agent(c->dev);
+    r.agent_id = c->agent;
     r.bytes = c->bytes;
     r.value = c->value;
     r.memory_kind = OMNIPROF_MEMORY_KIND_DEVICE;
@@ -238,6 +238,7 @@ static int track_begin(ocl_track *t, ocl_frame *f, int act_bit, uint32_t kind, i
     c->operation = op;
     c->queue = queue;
     c->dev = q ? q->dev : NULL;
+    c->agent = ocl_device_agent(c->dev);
     c->queue_id = q ? q->queue_id : 0;
     c->internal = f->corr.internal;
     c->tid = ocl_tid();
