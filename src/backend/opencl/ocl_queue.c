@@ -537,9 +537,13 @@ cl_int ocl_impl_clGetCommandQueueInfo(ocl_frame *f, cl_command_queue command_que
     ocl_queue *q = ocl_queue_get(command_queue);
     if (q && q->forced && param_name == CL_QUEUE_PROPERTIES)
         return put_info(&q->app_props, sizeof q->app_props, param_value_size, param_value, param_value_size_ret);
-    if (q && q->forced && param_name == CL_QUEUE_PROPERTIES_ARRAY)
+    if (q && q->forced && param_name == CL_QUEUE_PROPERTIES_ARRAY) {
+        size_t n = 0; /* a driver that does not know the query (before OpenCL 3.0) still refuses it */
+        cl_int r = ocl_next.clGetCommandQueueInfo(command_queue, param_name, 0, NULL, &n);
+        if (r != CL_SUCCESS) return r;
         return put_info(q->app_array, q->n_app_array * sizeof(cl_queue_properties), param_value_size, param_value,
                         param_value_size_ret);
+    }
     return ocl_next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
 }
 
