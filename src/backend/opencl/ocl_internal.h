@@ -83,6 +83,8 @@ extern _Atomic int ocl_layer_ready; /* clInitLayer ran: ocl_next is valid */
 /* >0 while the backend itself calls OpenCL through the loader (agents): not traced */
 extern __thread int ocl_internal_calls;
 omniprof_thread_id_t ocl_tid(void);
+/* Loaded by the SDK, not (yet) by the loader: add this library to OPENCL_LAYERS. */
+void ocl_join_loader_chain(void);
 
 /* ocl_api.c */
 extern const cl_icd_dispatch ocl_trace; /* the traced wrappers, ocl_table's initial entries */

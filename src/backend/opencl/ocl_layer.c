@@ -140,7 +140,7 @@ static int list_has(const char *list, const char *path)
  * loader, when the program first calls OpenCL, inserts it. The loader calls the layers in
  * reverse order of the list (the last is outermost): ours goes last, to see the program's
  * calls as made. */
-static void join_loader_chain(void)
+void ocl_join_loader_chain(void)
 {
     if (atomic_load(&ocl_layer_ready)) return;
     char path[4096];
@@ -191,7 +191,7 @@ static omniprof_status_t ocl_start(void)
     if (op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_SET)) act |= OCL_ACT_SET;
     if (op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION)) act |= OCL_ACT_ALLOC;
     atomic_store(&ocl_activity, act);
-    join_loader_chain();
+    ocl_join_loader_chain();
     hand_over_table();
     atomic_store(&ocl_on, 1);
     pthread_mutex_unlock(&g_start_lock);

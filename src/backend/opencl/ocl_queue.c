@@ -204,10 +204,12 @@ ocl_device *ocl_device_get(cl_device_id id)
 }
 
 /* The SDK builds its agent list before the program may have called OpenCL: if the program
- * links libOpenCL, one call through it initializes the loader (which initializes this layer). */
+ * links libOpenCL, one call through it initializes the loader (which initializes this layer,
+ * once it is in OPENCL_LAYERS: the tool may have loaded us without the launcher). */
 static void init_loader_if_linked(void)
 {
     if (atomic_load(&ocl_layer_ready)) return;
+    ocl_join_loader_chain();
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!h) return;
     cl_int (*get)(cl_uint, cl_platform_id *, cl_uint *) =
