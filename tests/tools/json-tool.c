@@ -124,6 +124,7 @@ static void write_record(FILE *f, omniprof_record_header_t *h)
     }
     case OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API:
     case OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API:
+    case OMNIPROF_BUFFER_TRACING_OPENCL_API:
     case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: {
         const omniprof_buffer_tracing_api_record_t *r = h->payload;
         put_corr(f, &r->correlation_id);
