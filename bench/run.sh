@@ -36,4 +36,10 @@ else run python3 "$here/causal/bench_causal.py" "$BUILD" 3; fi
 section "function instrumentation (bench/instrument)"
 run python3 "$here/instrument/bench_instrument.py" "$BUILD"
 
+section "OpenCL enqueue cost, traced vs untraced (bench/opencl, PoCL)"
+if [ -x "$BUILD/bin/bench_opencl_enqueue" ]; then
+  if [ "$quick" = 1 ]; then run python3 "$here/opencl/run_bench.py" "$BUILD" 5000 3
+  else run python3 "$here/opencl/run_bench.py" "$BUILD" 20000 5; fi
+else echo "skipped: the OpenCL backend is not built"; fi
+
 exit $status
