@@ -26,7 +26,7 @@ static const char *const g_names[OCL_NUM_ENTRIES] = {
 #undef OCL_API_NONE
 };
 
-#define OP_OF(NAME) ((int32_t)(offsetof(cl_icd_dispatch, NAME) / sizeof(void *)) + 1)
+#define OP_OF(NAME) OMNIPROF_OPENCL_OPERATION(NAME) /* omniprof/opencl.h */
 
 const char *ocl_api_name(int32_t op)
 {
@@ -36,12 +36,52 @@ const char *ocl_api_name(int32_t op)
 /* ------------------------------------------------------------------------------------------ */
 /* Frames.                                                                                     */
 
-int ocl_enter(ocl_frame *f, int32_t op, int special)
+/* The activity kind (OCL_ACT_*) a call can produce records of; 0 for most calls. */
+static int op_activity(int32_t op)
+{
+    switch (op) {
+    case OP_OF(clEnqueueNDRangeKernel):
+    case OP_OF(clEnqueueTask): return OCL_ACT_KERNEL;
+    case OP_OF(clEnqueueReadBuffer):
+    case OP_OF(clEnqueueWriteBuffer):
+    case OP_OF(clEnqueueCopyBuffer):
+    case OP_OF(clEnqueueReadBufferRect):
+    case OP_OF(clEnqueueWriteBufferRect):
+    case OP_OF(clEnqueueCopyBufferRect):
+    case OP_OF(clEnqueueReadImage):
+    case OP_OF(clEnqueueWriteImage):
+    case OP_OF(clEnqueueCopyImage):
+    case OP_OF(clEnqueueCopyImageToBuffer):
+    case OP_OF(clEnqueueCopyBufferToImage):
+    case OP_OF(clEnqueueSVMMemcpy):
+    case OP_OF(clEnqueueMapBuffer):
+    case OP_OF(clEnqueueMapImage):
+    case OP_OF(clEnqueueUnmapMemObject):
+    case OP_OF(clEnqueueSVMMap):
+    case OP_OF(clEnqueueSVMUnmap): return OCL_ACT_COPY;
+    case OP_OF(clEnqueueFillBuffer):
+    case OP_OF(clEnqueueFillImage):
+    case OP_OF(clEnqueueSVMMemFill): return OCL_ACT_SET;
+    case OP_OF(clCreateBuffer):
+    case OP_OF(clCreateBufferWithProperties):
+    case OP_OF(clCreateImage):
+    case OP_OF(clCreateImage2D):
+    case OP_OF(clCreateImage3D):
+    case OP_OF(clCreateImageWithProperties):
+    case OP_OF(clReleaseMemObject):
+    case OP_OF(clSVMAlloc):
+    case OP_OF(clSVMFree):
+    case OP_OF(clEnqueueSVMFree): return OCL_ACT_ALLOC;
+    default: return 0;
+    }
+}
+
+int ocl_enter(ocl_frame *f, int32_t op)
 {
     if (!atomic_load_explicit(&ocl_on, memory_order_relaxed) || ocl_internal_calls) return 0;
     int buf = op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_OPENCL_API, op);
     int cbk = op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_OPENCL_API, op);
-    int act = special && atomic_load_explicit(&ocl_activity, memory_order_relaxed);
+    int act = op_activity(op) & atomic_load_explicit(&ocl_activity, memory_order_relaxed);
     if (!buf && !cbk && !act) return 0;
     f->op = op;
     f->buf = (uint8_t)buf;
@@ -145,8 +185,6 @@ static void ocl_exit(ocl_frame *f, uint64_t end, const void *const *addrs, const
 #define OCL_P(x) arg_p(&a_[n_++], #x, (const void *)(uintptr_t)(x));
 #define OCL_S(x) arg_s(&a_[n_++], #x, (x));
 
-#define OCL_SPECIAL_G 0
-#define OCL_SPECIAL_S 1
 #define OCL_CALL_G(NAME, F, ARGS) ocl_next.NAME ARGS
 #define OCL_CALL_S(NAME, F, ARGS) ocl_impl_##NAME(F, OCL_UNPAREN ARGS)
 
@@ -185,7 +223,7 @@ static void ocl_exit(ocl_frame *f, uint64_t end, const void *const *addrs, const
     static RET CL_API_CALL trace_##NAME PARAMS                                                     \
     {                                                                                              \
         ocl_frame f_;                                                                              \
-        if (!ocl_enter(&f_, IDX + 1, OCL_SPECIAL_##S)) OCL_FAST_##RK(OCL_CALL_##S(NAME, NULL, ARGS)) \
+        if (!ocl_enter(&f_, IDX + 1)) OCL_FAST_##RK(OCL_CALL_##S(NAME, NULL, ARGS)) \
         OCL_PRE_##RK                                                                               \
         const void *const p_[] = {OCL_UNPAREN ADDRS};                                              \
         omniprof_arg_t a_[OCL_MAX_ARGS + OCL_MAX_EXTRA];                                           \

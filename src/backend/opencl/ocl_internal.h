@@ -89,7 +89,7 @@ void ocl_join_loader_chain(void);
 /* ocl_api.c */
 extern const cl_icd_dispatch ocl_trace; /* the traced wrappers, ocl_table's initial entries */
 const char *ocl_api_name(int32_t op);
-int ocl_enter(ocl_frame *f, int32_t op, int special);
+int ocl_enter(ocl_frame *f, int32_t op);
 void ocl_end(ocl_frame *f);
 void ocl_add_arg_u(ocl_frame *f, const char *name, uint64_t v);
 void ocl_add_arg_s(ocl_frame *f, const char *name, const char *s);
