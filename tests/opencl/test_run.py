@@ -121,6 +121,21 @@ def main():
     if not re.search(r'name: "GPU \d+ Stream \d+"', t):
         fail("Perfetto: no GPU queue track")
     print("perfetto: %d slices, every kernel and copy ends a flow from its API call, GPU queue tracks" % begins)
+    return kernel_trace_only(omniprof, prog, env, plain.stdout)
+
+
+def kernel_trace_only(omniprof, prog, env, plain_out):
+    """--kernel-trace alone (no --opencl-trace): the SDK loads the OpenCL backend for
+    KERNEL_DISPATCH beside the CUDA one; the kernels have their device as agent."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-ocl-run-k-")
+    p = run([omniprof, "run", "-d", tmp, "-o", "k", "--kernel-trace", "--", prog], env=env)
+    if p.returncode != 0 or p.stdout != plain_out:
+        fail("omniprof run --kernel-trace: exit %d, output %s" % (p.returncode, "same" if p.stdout == plain_out else "differs"))
+    con = sqlite3.connect(os.path.join(tmp, "k_results.db"))
+    rows = dict(con.execute("SELECT name, count(*) FROM kernels WHERE agent_type = 'GPU' GROUP BY name"))
+    if rows != KERNELS or con.execute("SELECT count(*) FROM regions").fetchone()[0] != 0:
+        fail("--kernel-trace alone: kernels with an agent %s, expected %s and no API regions" % (rows, KERNELS))
+    print("--kernel-trace alone: %s, each on its device's agent" % rows)
     return 0
 
 
