@@ -7,7 +7,8 @@
  *            2 writes (H2D), 1 fill, 8 vadd (no events), 4 scale (own events: profiling must be
  *            unavailable), 1 copy (D2D), 1 blocking read (D2H), 1 map (D2H) + unmap (H2D)
  *   phase 2, queue B (profiling asked, clCreateCommandQueue): 3 vadd and 1 read with own events,
- *            whose profiling times it reads (printed to the report file, not to stdout)
+ *            whose profiling times it reads (printed to the report file, not to stdout), then
+ *            1 vadd whose event it releases at once
  *   phase 3, two threads, each its own queue (no profiling asked): 5 scale each, no events
  *   4 buffers allocated and released (4 ALLOCATE + 4 FREE)
  * Before each phase it pushes an external correlation id (1000 + phase) on the test tool's
@@ -211,7 +212,11 @@ int main(void)
     cl_event ev[4];
     for (int i = 0; i < 3; i++) CK(clEnqueueNDRangeKernel(qb, vadd, 1, NULL, &global, &local, 0, NULL, &ev[i]));
     CK(clEnqueueReadBuffer(qb, c, CL_FALSE, 0, sizeof hc, hc, 0, NULL, &ev[3]));
+    cl_event dropped; /* released before it completes: the layer's callback must still come */
+    CK(clEnqueueNDRangeKernel(qb, vadd, 1, NULL, &global, &local, 0, NULL, &dropped));
+    CK(clReleaseEvent(dropped));
     CK(clWaitForEvents(4, ev));
+    CK(clFinish(qb));
     pop_external();
     uint64_t t2_done = now_ns();
     int profiled = 0;
@@ -247,7 +252,7 @@ int main(void)
     if (g_report) {
         fprintf(g_report,
                 "\"phases\":[[%llu,%llu],[%llu,%llu],[%llu,%llu]],"
-                "\"expect\":{\"vadd\":11,\"scale\":14,\"h2d\":3,\"d2h\":3,\"d2d\":1,\"fill\":1,\"alloc\":4,\"free\":4}}\n",
+                "\"expect\":{\"vadd\":12,\"scale\":14,\"h2d\":3,\"d2h\":3,\"d2d\":1,\"fill\":1,\"alloc\":4,\"free\":4}}\n",
                 (unsigned long long)t1, (unsigned long long)t1_done, (unsigned long long)t2, (unsigned long long)t2_done,
                 (unsigned long long)t3, (unsigned long long)t3_done);
         fclose(g_report);

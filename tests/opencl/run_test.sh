@@ -41,9 +41,9 @@ case $S in
   callbacks) run OPENCL_LAYERS="$LAYER" OCL_TEST_CALLBACKS=1 || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
          check --callbacks; same_output ;;
   intercept) run OPENCL_LAYERS="$LAYER" OCL_TEST_INTERCEPT=1 || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
-         check --intercept 25; same_output ;;
+         check --intercept 26; same_output ;;
   intercept_only) run OCL_TEST_INTERCEPT=1 OCL_TEST_KINDS=none || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
-         check --intercept 25 --kinds none; same_output ;;
+         check --intercept 26 --kinds none; same_output ;;
   sdk_loads) run || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
          check; same_output ;;
   program_view) run OPENCL_LAYERS="$LAYER" OCL_TEST_KINDS=gpu || { echo "FAIL: exit $?"; tail -5 "$T/traced.err"; exit 1; }
