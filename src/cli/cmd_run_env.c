@@ -473,6 +473,32 @@ static void lp_add(char **lp, const char *s)
     }
 }
 
+/* The OpenCL layer (docs/opencl.md) goes into OPENCL_LAYERS for OpenCL API tracing and for the
+ * GPU activity kinds: last in the list, so that it is the outermost layer and sees the calls as
+ * the program made them. */
+static int add_opencl_layer(const run_opts *ro, const char *libdir, env_list *env)
+{
+    static const int wanting[] = {O_OPENCL_TRACE, O_KERNEL_TRACE, O_MEMORY_COPY_TRACE, O_MEMORY_SET_TRACE,
+                                  O_MEMORY_ALLOCATION_TRACE, O_RUNTIME_TRACE, O_SYS_TRACE};
+    char layer[PATH_MAX + 40];
+    snprintf(layer, sizeof(layer), "%s/libomniprof-backend-opencl.so", libdir);
+    if (run_opt_true(ro, O_OPENCL_TRACE) && !file_exists(layer)) {
+        run_usage_error("--opencl-trace needs the OpenCL backend, which is not built (%s is missing)", layer);
+        return RUN_EXIT_USAGE;
+    }
+    bool wanted = false;
+    for (size_t i = 0; i < sizeof wanting / sizeof wanting[0]; i++) wanted |= run_opt_true(ro, wanting[i]);
+    if (!wanted || !file_exists(layer)) return 0;
+    const char *old = getenv("OPENCL_LAYERS");
+    char *layers = malloc((old ? strlen(old) : 0) + strlen(layer) + 2);
+    if (!layers) return 1;
+    if (old && *old) sprintf(layers, "%s:%s", old, layer);
+    else strcpy(layers, layer);
+    run_env_add(env, "OPENCL_LAYERS", layers);
+    free(layers);
+    return 0;
+}
+
 int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
 {
     char libdir[PATH_MAX];
@@ -525,7 +551,7 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
         if (*c == ' ') *c = ':';
     run_env_add(env, "LD_PRELOAD", lp ? lp : "");
     free(lp);
-    return 0;
+    return add_opencl_layer(ro, libdir, env);
 }
 
 /* ---- --output-config ---------------------------------------------------------------------- */

@@ -35,10 +35,12 @@ const run_option run_options[] = {
      OP_SET_CUDA_RUNTIME_API_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
     {O_CUDA_DRIVER_TRACE, "cuda-driver-trace", 0, K_BOOL, NULL, NULL, NULL, "CUDA driver API calls",
      OP_SET_CUDA_DRIVER_API_TRACE, M_DIRECT, IMPLIED_BY_SYS},
+    {O_OPENCL_TRACE, "opencl-trace", 0, K_BOOL, NULL, NULL, NULL, "OpenCL API calls (docs/opencl.md)",
+     OP_SET_OPENCL_API_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
     {O_SYNC_TRACE, "sync-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU synchronization waits (stream, event, device)",
      OP_SET_SYNC_TRACE, M_DIRECT, IMPLIED_BY_SYS},
     {O_RUNTIME_TRACE, "runtime-trace", 'r', K_BOOL, NULL, NULL, NULL,
-     "= --cuda-runtime-trace --kernel-trace --memory-copy-trace --memory-set-trace "
+     "= --cuda-runtime-trace --opencl-trace --kernel-trace --memory-copy-trace --memory-set-trace "
      "--memory-allocation-trace --marker-trace", -1, M_NONE, 0},
     {O_SYS_TRACE, "sys-trace", 's', K_BOOL, NULL, NULL, NULL, "= --runtime-trace --cuda-driver-trace --sync-trace",
      -1, M_NONE, 0},
