@@ -347,7 +347,7 @@ static cl_int dispatch(ocl_frame *f, cl_command_queue command_queue, cl_kernel k
     f->symbol = name;
     if (f->buf || f->cbk) {
         static const char *const gn[3] = {"global_x", "global_y", "global_z"}, *const ln[3] = {"local_x", "local_y", "local_z"};
-        ocl_add_arg_s(f, "kernel", name);
+        ocl_add_arg_interned(f, "kernel", name); /* ocl_kernel_name interned it */
         for (cl_uint i = 0; i < dim && i < 3; i++) ocl_add_arg_u(f, gn[i], gws ? gws[i] : 1);
         for (cl_uint i = 0; lws && i < dim && i < 3; i++) ocl_add_arg_u(f, ln[i], lws[i]);
     }

@@ -124,9 +124,11 @@ void ocl_add_arg_u(ocl_frame *f, const char *name, uint64_t v)
 {
     if (f && f->nextra < OCL_MAX_EXTRA) arg_u(&f->extra[f->nextra++], name, v);
 }
-void ocl_add_arg_s(ocl_frame *f, const char *name, const char *s)
+void ocl_add_arg_interned(ocl_frame *f, const char *name, const char *interned)
 {
-    if (f && f->nextra < OCL_MAX_EXTRA) arg_s(&f->extra[f->nextra++], name, s);
+    if (!f || f->nextra >= OCL_MAX_EXTRA) return;
+    omniprof_arg_t *a = &f->extra[f->nextra++];
+    a->name = name, a->type = OMNIPROF_ARG_TYPE_STRING, a->reserved = 0, a->value.str = interned;
 }
 
 /* The kernel a dispatch runs (its second parameter), for ENTER callbacks. */

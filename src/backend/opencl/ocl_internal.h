@@ -92,7 +92,7 @@ const char *ocl_api_name(int32_t op);
 int ocl_enter(ocl_frame *f, int32_t op);
 void ocl_end(ocl_frame *f);
 void ocl_add_arg_u(ocl_frame *f, const char *name, uint64_t v);
-void ocl_add_arg_s(ocl_frame *f, const char *name, const char *s);
+void ocl_add_arg_interned(ocl_frame *f, const char *name, const char *interned); /* op_sdk_intern'ed */
 const char *ocl_operation_name(uint32_t kind, int32_t op);
 int ocl_iterate_operations(uint32_t kind, int (*cb)(int32_t op, void *data), void *data);
 
