@@ -119,7 +119,7 @@ static void on_buffer(omniprof_context_id_t ctx, omniprof_buffer_id_t buf, omnip
     (void)ctx, (void)buf, (void)data;
     pthread_mutex_lock(&g_lock);
     g_drops += drops;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; g_out && i < n; i++) { /* g_out: NULL once finalized */
         if (headers[i]->category != OMNIPROF_RECORD_CATEGORY_TRACING) continue;
         g_records++;
         write_record(headers[i]);
@@ -142,7 +142,8 @@ static void on_callback(omniprof_callback_tracing_record_t rec, omniprof_user_da
         sym = r->kernel_name ? r->kernel_name : "";
     }
     pthread_mutex_lock(&g_lock);
-    fprintf(g_out, "{\"k\":\"cb\",\"kind\":\"%s\",\"phase\":%d,\"op\":%d,\"corr\":%" PRIu64 ",\"tid\":%" PRIu64
+    if (g_out)
+        fprintf(g_out, "{\"k\":\"cb\",\"kind\":\"%s\",\"phase\":%d,\"op\":%d,\"corr\":%" PRIu64 ",\"tid\":%" PRIu64
                    ",\"fn\":\"%s\",\"sym\":\"%s\"}\n",
             rec.kind == OMNIPROF_CALLBACK_TRACING_OPENCL_API ? "api" : "dispatch", (int)rec.phase, rec.operation,
             rec.correlation_id.internal, rec.thread_id, fn, sym);

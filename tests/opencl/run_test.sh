@@ -17,7 +17,8 @@ LAYER=$B/lib/libomniprof-backend-opencl.so
 TOOL=$B/lib/libomniprof-ocl-test-tool.so
 T=$(mktemp -d "${TMPDIR:-/tmp}/omniprof-ocl-$S.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$B/pocl-cache}
+# PoCL's kernel cache: one per scenario, so that tests running at once never build into one cache
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$B/pocl-cache/$S}
 
 # untraced first: skips without a device, and gives the reference output
 "$W" > "$T/plain.out" 2> "$T/plain.err"; rc=$?

@@ -39,7 +39,7 @@ def main():
                 break
     omniprof = os.path.join(build, "bin", "omniprof")
     prog = os.path.join(build, "bin", "omniprof-ocl-workload")
-    env = dict(os.environ, POCL_CACHE_DIR=os.environ.get("POCL_CACHE_DIR", os.path.join(build, "pocl-cache")))
+    env = dict(os.environ, POCL_CACHE_DIR=os.environ.get("POCL_CACHE_DIR", os.path.join(build, "pocl-cache", "run")))
     plain = run([prog], env=env)
     if plain.returncode == 77:
         print(plain.stdout.strip())
