@@ -565,8 +565,13 @@ static void finalize_tool(void)
         memset(&st, 0, sizeof(st));
         st.size = sizeof(st);
         op_db_writer_get_stats(w, &st);
+        op_db_writer_stats ws;
+        memset(&ws, 0, sizeof(ws));
+        ws.size = sizeof(ws);
+        op_db_writer_get_stats(w, &ws);
         int rc = op_db_writer_close(w);
-        if (rc != 0) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+        /* a writer that turned itself off already said why, in one line (W5) */
+        if (rc != 0 && !ws.failed) op_warn("closing %s: %s", g.db_path, strerror(-rc));
         /* --minimum-output-data: a database with less recorded data than asked is not kept */
         uint64_t min_kb = op_setting_uint(OP_SET_MINIMUM_OUTPUT_DATA);
         if (rc == 0 && min_kb && st.spool_bytes_total < min_kb * 1024) {
@@ -621,8 +626,13 @@ int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
     if (w) {
         drain_writer(w, timeout_ms);
         record_costs(w);
+        op_db_writer_stats ws;
+        memset(&ws, 0, sizeof(ws));
+        ws.size = sizeof(ws);
+        op_db_writer_get_stats(w, &ws);
         int rc = op_db_writer_close(w);
-        if (rc != 0) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+        /* a writer that turned itself off already said why, in one line (W5) */
+        if (rc != 0 && !ws.failed) op_warn("closing %s: %s", g.db_path, strerror(-rc));
     }
     snprintf(db, n, "%s", w ? g.db_path : "");
     return 0;
