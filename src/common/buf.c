@@ -3,6 +3,7 @@
 #include "common/buf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,22 @@ void op_seterr(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+int op_grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2) return -1;
+        n *= 2;
+    }
+    if (size && n > SIZE_MAX / size) return -1;
+    void *p = realloc(*(void **)arr, n * size);
+    if (!p) return -1;
+    *(void **)arr = p;
+    *cap = n;
+    return 0;
 }
 
 void op_buf_reserve(op_buf *b, size_t extra)

@@ -1,5 +1,6 @@
-/* buf.h — a growable byte buffer (op_buf) for building text, SQL and binary records, and the
- * formatter of the one-line error messages that functions return in a caller's buffer.
+/* buf.h — a growable byte buffer (op_buf) for building text, SQL and binary records, growable
+ * arrays (op_grow), and the formatter of the one-line error messages that functions return in a
+ * caller's buffer.
  *
  * op_buf: a zeroed struct is an empty buffer (`op_buf b = {0};`). Appends never fail loudly:
  * when memory runs out the buffer sets `oom` and ignores later appends, so a caller checks once
@@ -28,6 +29,11 @@ int op_buf_write(op_buf *b, FILE *f);
 /* Ends the text with a NUL and hands it over (free() it); NULL when oom. The buffer is empty. */
 char *op_buf_take(op_buf *b);
 void op_buf_free(op_buf *b);
+
+/* Growable arrays: makes room for `need` elements of `size` bytes in the malloc'ed array at
+ * *(void **)arr whose capacity is *cap (doubled as needed, at least 16). 0, or -1 when out of
+ * memory (the array and *cap unchanged). Usage: if (op_grow(&v, &cap, n + 1, sizeof *v)) fail; */
+int op_grow(void *arr, size_t *cap, size_t need, size_t size);
 
 /* snprintf into err[0..errlen) when err is not NULL (the one-line messages of every
  * `char *err, size_t errlen` function). */

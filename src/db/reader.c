@@ -410,45 +410,75 @@ int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int
 
 /* ---- descriptions of a set ---------------------------------------------------------------- */
 
+int op_src_each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
+                    size_t errlen) {
+    if (!st) return OP_RD_EINPUT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (row(st, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    if (rc != SQLITE_DONE) op_src_failed(src, rc, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? OP_RD_OK : OP_RD_EINPUT;
+}
+
+typedef struct thread_cb {
+    int (*cb)(const op_thread_info *, void *);
+    void *arg;
+} thread_cb;
+
+static int thread_row(sqlite3_stmt *st, void *arg) {
+    thread_cb *c = arg;
+    op_thread_info ti = {
+        .thread_row = sqlite3_column_int64(st, 0),
+        .process_row = sqlite3_column_int64(st, 1),
+        .pid = sqlite3_column_int64(st, 2),
+        .tid = sqlite3_column_int64(st, 3),
+        .thread_name = sqlite3_column_text(st, 4),
+        .command = sqlite3_column_text(st, 5),
+        .hostname = sqlite3_column_text(st, 6),
+    };
+    return c->cb(&ti, c->arg);
+}
+
 int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
                   char *err, size_t errlen) {
     if (!SRC_HAS(set, T_THREAD)) return 0;
     char sql[1200];
-    if (SRC_HAS(set, T_PROCESS))
-        snprintf(sql, sizeof sql,
-                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, %s FROM %s T LEFT JOIN %s P ON P.id = T.pid "
-                 "AND P.guid = T.guid ORDER BY T.id",
-                 SRC_HAS(set, T_NODE) ? "(SELECT hostname FROM " : "NULL", set->name[T_THREAD], set->name[T_PROCESS]);
-    else
-        snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
-                 set->name[T_THREAD]);
     if (SRC_HAS(set, T_PROCESS) && SRC_HAS(set, T_NODE))
         snprintf(sql, sizeof sql,
                  "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, (SELECT hostname FROM %s N WHERE N.id = P.nid) "
                  "FROM %s T LEFT JOIN %s P ON P.id = T.pid AND P.guid = T.guid ORDER BY T.id",
                  set->name[T_NODE], set->name[T_THREAD], set->name[T_PROCESS]);
-    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
-    if (!st) return OP_RD_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        op_thread_info ti = {
-            .thread_row = sqlite3_column_int64(st, 0),
-            .process_row = sqlite3_column_int64(st, 1),
-            .pid = sqlite3_column_int64(st, 2),
-            .tid = sqlite3_column_int64(st, 3),
-            .thread_name = sqlite3_column_text(st, 4),
-            .command = sqlite3_column_text(st, 5),
-            .hostname = sqlite3_column_text(st, 6),
-        };
-        if (cb(&ti, arg)) break;
+    else if (SRC_HAS(set, T_PROCESS))
+        snprintf(sql, sizeof sql,
+                 "SELECT T.id, T.pid, P.pid, T.tid, T.name, P.command, NULL FROM %s T LEFT JOIN %s P ON P.id = T.pid "
+                 "AND P.guid = T.guid ORDER BY T.id",
+                 set->name[T_THREAD], set->name[T_PROCESS]);
+    else
+        snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
+                 set->name[T_THREAD]);
+    thread_cb c = {cb, arg};
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), thread_row, &c, err, errlen);
+}
+
+typedef struct agent_cb {
+    int (*cb)(const op_agent_info *, void *);
+    void *arg;
+} agent_cb;
+
+static int agent_row(sqlite3_stmt *st, void *arg) {
+    agent_cb *c = arg;
+    op_agent_info a = {.absolute_index = sqlite3_column_int64(st, 0),
+                       .logical_index = sqlite3_column_int64(st, 1),
+                       .type = sqlite3_column_text(st, 2)};
+    for (int i = 0; i < 4; i++) {
+        a.text[i] = sqlite3_column_text(st, 3 + i);
+        a.text_len[i] = sqlite3_column_bytes(st, 3 + i);
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        op_src_failed(src, rc, err, errlen);
-        sqlite3_finalize(st);
-        return OP_RD_EINPUT;
-    }
-    sqlite3_finalize(st);
-    return 0;
+    return c->cb(&a, c->arg);
 }
 
 int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, void *), void *arg, char *err,
@@ -459,26 +489,8 @@ int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, 
              "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, product_name, "
              "model_name FROM %s ORDER BY id",
              set->name[T_AGENT]);
-    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
-    if (!st) return OP_RD_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        op_agent_info a = {.absolute_index = sqlite3_column_int64(st, 0),
-                           .logical_index = sqlite3_column_int64(st, 1),
-                           .type = sqlite3_column_text(st, 2)};
-        for (int i = 0; i < 4; i++) {
-            a.text[i] = sqlite3_column_text(st, 3 + i);
-            a.text_len[i] = sqlite3_column_bytes(st, 3 + i);
-        }
-        if (cb(&a, arg)) break;
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        op_src_failed(src, rc, err, errlen);
-        sqlite3_finalize(st);
-        return OP_RD_EINPUT;
-    }
-    sqlite3_finalize(st);
-    return 0;
+    agent_cb c = {cb, arg};
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), agent_row, &c, err, errlen);
 }
 
 int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info) {

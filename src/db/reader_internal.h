@@ -22,6 +22,11 @@ int op_src_open_db(const char *path, sqlite3 **out, char *err, size_t errlen);
 sqlite3_stmt *op_src_prepare(op_src *s, const char *sql, char *err, size_t errlen);
 /* Message for an SQLite failure while reading: says "corrupt"/"truncated"/"not a database". */
 void op_src_failed(op_src *s, int rc, char *err, size_t errlen);
+/* Steps `st` (NULL: a failed prepare, err already filled) to the end, calling row(st, arg) for
+ * each row until it returns non-zero; finalizes it. OP_RD_OK or OP_RD_EINPUT (a read failure,
+ * err filled). */
+int op_src_each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
+                    size_t errlen);
 /* SQL predicate text ("" when inactive) over columns s and e, e.g. " AND (R.start>=...)".
  * Written into buf (>= 200 bytes). */
 void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t n);

@@ -115,22 +115,6 @@ void op_rd_cpu_process(op_src *src, op_src_set *set, int64_t *pid, int64_t *rank
     }
 }
 
-/* Steps `st` to the end, calling row(st, arg) for each row until it returns non-zero; the
- * statement is finalized. OP_RD_OK or OP_RD_EINPUT (a read failure, err filled). */
-static int each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
-                    size_t errlen) {
-    if (!st) return OP_RD_EINPUT;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (row(st, arg)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    if (rc != SQLITE_DONE) op_src_failed(src, rc, err, errlen);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? OP_RD_OK : OP_RD_EINPUT;
-}
-
 typedef struct node_cb {
     int (*cb)(int64_t, int64_t, uint64_t, void *);
     void *arg;
@@ -147,7 +131,7 @@ int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_
     char sql[300];
     snprintf(sql, sizeof sql, "SELECT id, parent_id, address FROM %s", set->name[T_OP_STACK]);
     node_cb c = {cb, arg};
-    return each_row(src, op_src_prepare(src, sql, err, errlen), node_row, &c, err, errlen);
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), node_row, &c, err, errlen);
 }
 
 typedef struct sym_cb {
@@ -178,7 +162,7 @@ int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, 
              "ORDER BY address, inline_depth",
              set->name[T_OP_SYMBOL]);
     sym_cb c = {cb, arg};
-    return each_row(src, op_src_prepare(src, sql, err, errlen), sym_row, &c, err, errlen);
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), sym_row, &c, err, errlen);
 }
 
 typedef struct count_cb {
@@ -204,7 +188,7 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
     snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM %s WHERE 1%s GROUP BY stack_id",
              set->name[T_OP_CPU_SAMPLE], where);
     count_cb c = {cb, arg};
-    return each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
 }
 
 typedef struct region_cb {

@@ -144,13 +144,7 @@ static int parse_bool(const char *v) {
 }
 
 static int add_input(cli_args *a, const char *v) {
-    if (a->n_inputs == a->cap_inputs) {
-        size_t cap = a->cap_inputs ? a->cap_inputs * 2 : 16;
-        const char **n = realloc(a->inputs, cap * sizeof(char *));
-        if (!n) return -1;
-        a->inputs = n;
-        a->cap_inputs = cap;
-    }
+    if (op_grow(&a->inputs, &a->cap_inputs, a->n_inputs + 1, sizeof *a->inputs)) return -1;
     a->inputs[a->n_inputs++] = v;
     return 0;
 }

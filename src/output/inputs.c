@@ -63,3 +63,16 @@ void op_out_inputs_end(op_out_inputs *in) {
     op_out_ids_free(&in->ids);
     memset(in, 0, sizeof *in);
 }
+
+int op_out_each_set(const char *const *inputs, size_t n,
+                    int (*fn)(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen),
+                    void *arg, char *err, size_t errlen) {
+    for (size_t i = 0; i < n; i++) {
+        op_src *src;
+        int rc = op_src_open(inputs[i], &src, err, errlen);
+        for (size_t k = 0; !rc && k < src->n_sets; k++) rc = fn(src, &src->sets[k], i, arg, err, errlen);
+        op_src_close(src);
+        if (rc) return rc;
+    }
+    return 0;
+}

@@ -123,6 +123,9 @@ int op_outfile_close(op_outfile *o, int keep, char *err, size_t errlen);
 
 /* Temporary files removed by SIGINT/SIGTERM/SIGHUP while op_out_signals_install() is in force. */
 int op_out_tmp_register(const char *path);
+/* A new empty file <dir>/<prefix><pid>-<n><suffix> (dir "" : the current one), created
+ * exclusively and registered; malloc'ed path, or NULL with errno set. */
+char *op_out_tmp_new(const char *dir, const char *prefix, const char *suffix);
 void op_out_tmp_unregister(const char *path);
 void op_out_signals_install(void);
 void op_out_signals_restore(void);
@@ -142,6 +145,11 @@ typedef struct op_out_inputs {
  * OP_OUT_EFAIL with err naming the input. Free with op_out_inputs_end in every case. */
 int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, char *err, size_t errlen);
 void op_out_inputs_end(op_out_inputs *in);
+/* Opens each input in turn (one open at a time) and calls fn for each of its table sets, in input
+ * then set order; stops at the first non-zero status, which it returns. */
+int op_out_each_set(const char *const *inputs, size_t n,
+                    int (*fn)(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen),
+                    void *arg, char *err, size_t errlen);
 
 /* The *_stats.csv files of checked inputs (op_output_stats_csv after its checks). */
 int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,

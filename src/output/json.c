@@ -49,13 +49,7 @@ static const char *js_stack(js_sink *j, int64_t stack) {
     char leaf[4200];
     op_rd_lookup_stack(j->lk, stack, &j->stk, leaf, sizeof leaf);
     if (j->stk.oom) return NULL;
-    if (j->n_stack == j->cap_stack) {
-        size_t nc = j->cap_stack ? j->cap_stack * 2 : 256;
-        char **n = realloc(j->stack_txt, nc * sizeof *n);
-        if (!n) return NULL;
-        j->stack_txt = n;
-        j->cap_stack = nc;
-    }
+    if (op_grow(&j->stack_txt, &j->cap_stack, j->n_stack + 1, sizeof *j->stack_txt)) return NULL;
     size_t ll = strlen(leaf);
     char *e = malloc(ll + 1 + j->stk.len + 1);
     if (!e) return NULL;

@@ -173,17 +173,15 @@ static char *numbered(const char *path, size_t at, unsigned k) {
     return op_buf_take(&b);
 }
 
-/* A new empty temporary file beside `final`, registered; malloc'ed path or NULL (errno). */
-static char *make_temp(const char *final) {
+char *op_out_tmp_new(const char *dir, const char *prefix, const char *suffix) {
     static atomic_uint counter;
-    const char *slash = strrchr(final, '/');
-    size_t dl = slash ? (size_t)(slash - final + 1) : 0;
-    for (int tries = 0; tries < 100; tries++) {
+    for (int tries = 0; tries < 1000; tries++) {
         op_buf b = {0};
-        op_buf_printf(&b, "%.*s.%s.tmp-%ld-%u", (int)dl, final, final + dl, (long)getpid(), atomic_fetch_add(&counter, 1));
+        op_buf_printf(&b, "%s%s%s%ld-%u%s", dir, dir[0] && dir[strlen(dir) - 1] != '/' ? "/" : "", prefix,
+                      (long)getpid(), atomic_fetch_add(&counter, 1), suffix);
         char *tmp = op_buf_take(&b);
         if (!tmp) return NULL;
-        op_out_tmp_register(tmp);
+        op_out_tmp_register(tmp); /* before it exists: a signal never leaves it behind */
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0) {
             close(fd);
@@ -192,13 +190,23 @@ static char *make_temp(const char *final) {
         int e = errno;
         op_out_tmp_unregister(tmp);
         free(tmp);
-        if (e != EEXIST) {
-            errno = e;
-            return NULL;
-        }
+        if ((errno = e) != EEXIST) return NULL;
     }
     errno = EEXIST;
     return NULL;
+}
+
+/* A new temporary file beside `final`: <dir>/.<base>.tmp-<pid>-<n>. */
+static char *make_temp(const char *final) {
+    const char *slash = strrchr(final, '/');
+    op_buf d = {0}, p = {0};
+    op_buf_put(&d, final, slash ? (size_t)(slash - final + 1) : 0);
+    op_buf_printf(&p, ".%s.tmp-", slash ? slash + 1 : final);
+    char *dir = op_buf_take(&d), *prefix = op_buf_take(&p);
+    char *tmp = dir && prefix ? op_out_tmp_new(dir, prefix, "") : NULL;
+    free(dir);
+    free(prefix);
+    return tmp;
 }
 
 int op_outfile_open(op_outfile *o, const char *path, size_t number_at, const op_out_ids *ids, char *err, size_t errlen) {

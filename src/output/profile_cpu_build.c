@@ -30,13 +30,7 @@ static uint32_t tree_child(cp_profile *p, uint32_t parent, uint32_t name)
 {
     uint64_t key = ((uint64_t)parent << 32) | name, idx;
     if (op_u64map_get(&p->child_index, key, &idx)) return (uint32_t)idx;
-    if (p->n_nodes == p->cap_nodes) {
-        size_t nc = p->cap_nodes ? p->cap_nodes * 2 : 1024;
-        cp_node *nn = realloc(p->nodes, nc * sizeof *nn);
-        if (!nn) return UINT32_MAX;
-        p->nodes = nn;
-        p->cap_nodes = nc;
-    }
+    if (op_grow(&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof *p->nodes)) return UINT32_MAX;
     uint32_t id = (uint32_t)p->n_nodes++;
     cp_node *n = &p->nodes[id];
     memset(n, 0, sizeof *n);
@@ -53,13 +47,7 @@ static cp_flat *flat_entry(cp_profile *p, uint32_t name)
 {
     uint64_t idx;
     if (op_u64map_get(&p->flat_index, name, &idx)) return &p->flat[idx];
-    if (p->n_flat == p->cap_flat) {
-        size_t nc = p->cap_flat ? p->cap_flat * 2 : 256;
-        cp_flat *nf = realloc(p->flat, nc * sizeof *nf);
-        if (!nf) return NULL;
-        p->flat = nf;
-        p->cap_flat = nc;
-    }
+    if (op_grow(&p->flat, &p->cap_flat, p->n_flat + 1, sizeof *p->flat)) return NULL;
     cp_flat *f = &p->flat[p->n_flat];
     memset(f, 0, sizeof *f);
     f->name = name;
@@ -100,15 +88,10 @@ static const char *base_name(const char *path)
 static int node_cb(int64_t id, int64_t parent, uint64_t address, void *arg)
 {
     set_dict *d = arg;
-    if (d->n_nodes == d->cap_nodes) {
-        size_t cap = d->cap_nodes ? d->cap_nodes * 2 : 4096;
-        uint64_t *a = realloc(d->parent, cap * sizeof *a);
-        if (a) d->parent = a;
-        uint64_t *b = realloc(d->address, cap * sizeof *b);
-        if (b) d->address = b;
-        if (!a || !b) return d->oom = 1;
-        d->cap_nodes = cap;
-    }
+    size_t cap = d->cap_nodes;
+    if (op_grow(&d->parent, &cap, d->n_nodes + 1, sizeof *d->parent) ||
+        op_grow(&d->address, &d->cap_nodes, d->n_nodes + 1, sizeof *d->address))
+        return d->oom = 1;
     d->parent[d->n_nodes] = (uint64_t)parent;
     d->address[d->n_nodes] = address;
     if (op_u64map_put(&d->stack, (uint64_t)id, d->n_nodes)) return d->oom = 1;
@@ -121,13 +104,7 @@ static addr_frames *frames_of(set_dict *d, uint64_t addr)
 {
     uint64_t idx;
     if (op_u64map_get(&d->addr_idx, addr, &idx)) return &d->frames[idx];
-    if (d->n_frames == d->cap_frames) {
-        size_t cap = d->cap_frames ? d->cap_frames * 2 : 1024;
-        addr_frames *n = realloc(d->frames, cap * sizeof *n);
-        if (!n) return NULL;
-        d->frames = n;
-        d->cap_frames = cap;
-    }
+    if (op_grow(&d->frames, &d->cap_frames, d->n_frames + 1, sizeof *d->frames)) return NULL;
     idx = d->n_frames;
     if (op_u64map_put(&d->addr_idx, addr, idx)) return NULL;
     d->n_frames++;
@@ -273,6 +250,21 @@ static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const
 
 /* ---- building ------------------------------------------------------------------------------ */
 
+typedef struct build_arg {
+    cp_profile *p;
+    const char *only_sfx;
+    int clock;
+    const int64_t *window;
+} build_arg;
+
+static int build_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen)
+{
+    build_arg *a = arg;
+    (void)input;
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE) || (a->only_sfx && strcmp(a->only_sfx, set->suffix) != 0)) return 0;
+    return add_set(a->p, src, set, a->clock, a->window, err, errlen);
+}
+
 int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock, char *err, size_t errlen)
 {
     return cp_profile_build_window(p, inputs, n_inputs, clock, NULL, err, errlen);
@@ -296,19 +288,8 @@ int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inpu
     p->nodes[0].first_child = UINT32_MAX;
     p->nodes[0].next_sibling = UINT32_MAX;
     p->n_nodes = 1;
-    for (size_t i = 0; i < n_inputs; i++) {
-        op_src *src;
-        int rc = op_src_open(inputs[i], &src, err, errlen);
-        if (rc) return rc;
-        for (size_t k = 0; k < src->n_sets && !rc; k++) {
-            op_src_set *set = &src->sets[k];
-            if (!SRC_HAS(set, T_OP_CPU_SAMPLE) || (only_sfx && strcmp(only_sfx, set->suffix) != 0)) continue;
-            rc = add_set(p, src, set, clock, window, err, errlen);
-        }
-        op_src_close(src);
-        if (rc) return rc;
-    }
-    return 0;
+    build_arg a = {p, only_sfx, clock, window};
+    return op_out_each_set(inputs, n_inputs, build_set, &a, err, errlen);
 }
 
 void cp_profile_free(cp_profile *p)
@@ -338,26 +319,30 @@ OMNIPROF_API int op_cpu_profile_has_samples(const char *const *inputs, size_t n_
     return 0;
 }
 
+typedef struct label_arg {
+    int (*cb)(size_t input, const char *sfx, const char *label, void *arg);
+    void *arg;
+} label_arg;
+
+/* A set with samples, labelled "RANK r (pid p)" when its process recorded an MPI rank, else
+ * "PROCESS p". */
+static int label_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen)
+{
+    label_arg *a = arg;
+    (void)err, (void)errlen;
+    if (!op_rd_has_cpu_samples(src, set)) return 0;
+    int64_t pid, rank;
+    char label[300];
+    op_rd_cpu_process(src, set, &pid, &rank);
+    if (rank >= 0) snprintf(label, sizeof label, "RANK %lld (pid %lld)", (long long)rank, (long long)pid);
+    else snprintf(label, sizeof label, "PROCESS %lld", (long long)pid);
+    return a->cb(input, set->suffix, label, a->arg);
+}
+
 int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
                            int (*cb)(size_t input, const char *sfx, const char *label, void *arg), void *arg,
                            char *err, size_t errlen)
 {
-    for (size_t i = 0; i < n_inputs; i++) {
-        op_src *src;
-        int rc = op_src_open(inputs[i], &src, err, errlen);
-        if (rc) return rc;
-        for (size_t k = 0; k < src->n_sets && !rc; k++) {
-            op_src_set *set = &src->sets[k];
-            if (!op_rd_has_cpu_samples(src, set)) continue;
-            int64_t pid, rank;
-            char label[300];
-            op_rd_cpu_process(src, set, &pid, &rank);
-            if (rank >= 0) snprintf(label, sizeof label, "RANK %lld (pid %lld)", (long long)rank, (long long)pid);
-            else snprintf(label, sizeof label, "PROCESS %lld", (long long)pid);
-            rc = cb(i, set->suffix, label, arg);
-        }
-        op_src_close(src);
-        if (rc) return rc;
-    }
-    return 0;
+    label_arg a = {cb, arg};
+    return op_out_each_set(inputs, n_inputs, label_set, &a, err, errlen);
 }

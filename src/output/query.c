@@ -203,23 +203,7 @@ static int print_rows(op_db_stmt *st, int format, FILE *out, int r, int *any_jso
  * (malloc'ed path; NULL with errno set). */
 static char *temp_db(void) {
     const char *dir = getenv("TMPDIR");
-    for (int k = 0; k < 1000; k++) {
-        op_buf b = {0};
-        op_buf_printf(&b, "%s/omniprof-query-%ld-%d.db", dir && *dir ? dir : "/tmp", (long)getpid(), k);
-        char *path = op_buf_take(&b);
-        if (!path) return NULL;
-        op_out_tmp_register(path); /* before it exists: a signal never leaves it behind */
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            close(fd);
-            return path;
-        }
-        int e = errno;
-        op_out_tmp_unregister(path);
-        free(path);
-        if ((errno = e) != EEXIST) return NULL;
-    }
-    return NULL;
+    return op_out_tmp_new(dir && *dir ? dir : "/tmp", "omniprof-query-", ".db");
 }
 
 int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql, int format, FILE *out, char *err,

@@ -70,13 +70,7 @@ static int st_add(op_stats *st, uint64_t group, const char *domain, const unsign
     for (uint64_t probe = h;; probe = op_hash64x3(probe, 7, 7)) {
         uint64_t v;
         if (!op_u64map_get(&st->index, probe, &v)) {
-            if (st->n == st->cap) {
-                size_t cap = st->cap ? st->cap * 2 : 64;
-                st_row *r = realloc(st->rows, cap * sizeof(*r));
-                if (!r) return -1;
-                st->rows = r;
-                st->cap = cap;
-            }
+            if (op_grow(&st->rows, &st->cap, st->n + 1, sizeof *st->rows)) return -1;
             st_row *r = &st->rows[st->n];
             memset(r, 0, sizeof(*r));
             r->group = group;
@@ -166,25 +160,25 @@ static int collect_row(const op_rd_stat_row *r, void *arg) {
     return 0;
 }
 
-static int collect_set(op_stats *st, op_src *src, op_src_set *set, const op_win *w, int by_process, char *err,
-                       size_t errlen) {
-    collect_ctx c = {st, src, set, by_process};
-    int rc = op_rd_stats(src, set, w, by_process, collect_row, &c, err, errlen);
+typedef struct collect_arg {
+    op_stats *st;
+    const op_win *w;
+    int by_process;
+} collect_arg;
+
+static int collect_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen) {
+    collect_arg *a = arg;
+    collect_ctx c = {a->st, src, set, a->by_process};
+    (void)input;
+    int rc = op_rd_stats(src, set, a->w, a->by_process, collect_row, &c, err, errlen);
     if (rc == OP_OUT_EFAIL) op_seterr(err, errlen, "out of memory");
     return rc;
 }
 
 int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w, int by_process, char *err,
                      size_t errlen) {
-    for (size_t i = 0; i < n; i++) {
-        op_src *src;
-        int rc = op_src_open(inputs[i], &src, err, errlen);
-        if (rc) return rc;
-        for (size_t k = 0; k < src->n_sets && !rc; k++) rc = collect_set(st, src, &src->sets[k], w, by_process, err, errlen);
-        op_src_close(src);
-        if (rc) return rc;
-    }
-    return 0;
+    collect_arg a = {st, w, by_process};
+    return op_out_each_set(inputs, n, collect_set, &a, err, errlen);
 }
 
 /* ---- reporting -------------------------------------------------------------------------------- */

@@ -7,6 +7,22 @@
 
 #include "output/internal.h"
 
+/* What one pass over the sets looks for. */
+typedef struct win_scan {
+    const op_out_window *w;
+    int need_extent, end_pass;
+    int64_t lo, hi, m0, m1, after;
+} win_scan;
+
+static int scan_set(op_src *s, op_src_set *set, size_t input, void *arg, char *err, size_t errlen) {
+    win_scan *ws = arg;
+    (void)input;
+    if (ws->end_pass) return op_rd_marker(s, set, ws->w->end_marker, 1, ws->after, &ws->m1, err, errlen);
+    int rc = ws->need_extent ? op_rd_extent(s, set, &ws->lo, &ws->hi, err, errlen) : 0;
+    if (!rc && ws->w->start_marker) rc = op_rd_marker(s, set, ws->w->start_marker, 0, INT64_MIN, &ws->m0, err, errlen);
+    return rc;
+}
+
 int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
                    char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
@@ -15,8 +31,8 @@ int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, 
     if (!w || (!w->has_start && !w->has_end && !w->start_marker && !w->end_marker)) return 0;
     out->active = 1;
     out->inclusive = w->inclusive;
-    int need_extent = (w->has_start && w->start_pct) || (w->has_end && w->end_pct);
-    int64_t lo = INT64_MAX, hi = INT64_MIN, m0 = INT64_MAX, m1 = INT64_MAX;
+    win_scan ws = {.w = w, .need_extent = (w->has_start && w->start_pct) || (w->has_end && w->end_pct),
+                   .lo = INT64_MAX, .hi = INT64_MIN, .m0 = INT64_MAX, .m1 = INT64_MAX};
     if (w->has_start && w->start_pct && (w->start < 0 || w->start > 100)) {
         op_seterr(err, errlen, "--start %g%%: a percentage must be within 0..100", w->start);
         return OP_OUT_EINPUT;
@@ -25,43 +41,29 @@ int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, 
         op_seterr(err, errlen, "--end %g%%: a percentage must be within 0..100", w->end);
         return OP_OUT_EINPUT;
     }
-    for (size_t i = 0; i < n; i++) {
-        op_src *s;
-        int rc = op_src_open(inputs[i], &s, err, errlen);
-        if (rc) return rc;
-        for (size_t k = 0; k < s->n_sets && !rc; k++) {
-            if (need_extent) rc = op_rd_extent(s, &s->sets[k], &lo, &hi, err, errlen);
-            if (!rc && w->start_marker)
-                rc = op_rd_marker(s, &s->sets[k], w->start_marker, 0, INT64_MIN, &m0, err, errlen);
-        }
-        op_src_close(s);
-        if (rc) return rc;
-    }
+    int rc = op_out_each_set(inputs, n, scan_set, &ws, err, errlen);
+    if (rc) return rc;
     if (w->start_marker) {
-        if (m0 == INT64_MAX) {
+        if (ws.m0 == INT64_MAX) {
             op_seterr(err, errlen, "--start-marker '%s': no region or mark of that name in the inputs",
                       w->start_marker);
             return OP_OUT_EINPUT;
         }
-        out->t0 = m0;
+        out->t0 = ws.m0;
     }
     if (w->end_marker) { /* the end of the first such marker that ends after the start */
-        for (size_t i = 0; i < n; i++) {
-            op_src *s;
-            int rc = op_src_open(inputs[i], &s, err, errlen);
-            if (rc) return rc;
-            for (size_t k = 0; k < s->n_sets && !rc; k++)
-                rc = op_rd_marker(s, &s->sets[k], w->end_marker, 1, out->t0, &m1, err, errlen);
-            op_src_close(s);
-            if (rc) return rc;
-        }
-        if (m1 == INT64_MAX) {
+        ws.end_pass = 1;
+        ws.after = out->t0;
+        if ((rc = op_out_each_set(inputs, n, scan_set, &ws, err, errlen)) != 0) return rc;
+        if (ws.m1 == INT64_MAX) {
             op_seterr(err, errlen, "--end-marker '%s': no region or mark of that name in the inputs",
                       w->end_marker);
             return OP_OUT_EINPUT;
         }
-        out->t1 = m1;
+        out->t1 = ws.m1;
     }
+    int64_t lo = ws.lo, hi = ws.hi;
+    int need_extent = ws.need_extent;
     if (need_extent && lo > hi) lo = hi = 0;
     if (w->has_start)
         out->t0 = w->start_pct ? lo + (int64_t)((double)(hi - lo) * w->start / 100.0) : (int64_t)w->start;
