@@ -227,5 +227,5 @@ int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_reg
              "r.count, r.sum, r.sum_squares, r.min, r.max, r.self FROM %s r LEFT JOIN %s t ON t.id = r.tid ORDER BY r.id",
              set->name[T_OP_REGION_PROFILE], thread);
     region_cb c = {cb, arg};
-    return each_row(src, op_src_prepare(src, sql, err, errlen), region_row, &c, err, errlen);
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), region_row, &c, err, errlen);
 }
