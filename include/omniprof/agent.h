@@ -32,6 +32,12 @@ typedef struct omniprof_agent_v0_t {
     uint32_t warp_size;
     uint32_t max_shared_memory_per_block;
     uint32_t reserved;
+    /* Fields below exist when size covers them (added after the first release). GPUs: */
+    uint32_t max_threads_per_cu;       /* resident threads per SM */
+    uint32_t max_shared_memory_per_cu; /* bytes per SM */
+    uint32_t async_engine_count;       /* copy engines */
+    uint32_t max_block_dim[3];         /* threads per block, per dimension */
+    uint32_t max_grid_dim[3];          /* blocks per grid, per dimension */
 } omniprof_agent_v0_t;
 
 typedef enum omniprof_agent_version_t {

@@ -5,6 +5,8 @@
  * and the writer's internal kinds: agents, run cost, drops, back-pressure. Each function is
  * named in include/omniprof/kinds.def or ingest_kinds.def and returns 0, or -1 when the writer
  * turned off. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -193,9 +195,92 @@ int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, u
     return op_db_step(w, ST_DROPS, "inserting a drops row");
 }
 
+/* The later fields of an agent record exist when its size covers them. */
+#define AGENT_HAS(a, psize, field) ((psize) >= offsetof(omniprof_agent_v0_t, field) + sizeof((a)->field))
+
+/* An agent's extdata: every key AMD's agent loader reads (the fields of rocprofiler_agent_v0_t
+ * and gpu_index, in its order — its reader stops at the first missing one), with the CUDA
+ * meaning where there is one and 0 (empty lists) where there is none (docs/database.md lists
+ * which), then omniprof's own keys. Into w->scratch; the length. */
+static size_t agent_extdata(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t psize, const char *name,
+                            const char *vendor, const char *product, const char *model)
+{
+    int gpu = a->type == OMNIPROF_AGENT_TYPE_GPU;
+    uint32_t tpc = AGENT_HAS(a, psize, max_threads_per_cu) ? a->max_threads_per_cu : 0;
+    uint32_t copy_engines = AGENT_HAS(a, psize, async_engine_count) ? a->async_engine_count : 0;
+    uint32_t block[3] = {0, 0, 0}, grid[3] = {0, 0, 0};
+    if (AGENT_HAS(a, psize, max_grid_dim))
+        for (int i = 0; i < 3; i++) block[i] = a->max_block_dim[i], grid[i] = a->max_grid_dim[i];
+    unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+    char bus_id[sizeof a->pci_bus_id + 1], uuid[sizeof a->uuid + 1];
+    memcpy(bus_id, a->pci_bus_id, sizeof a->pci_bus_id);
+    bus_id[sizeof a->pci_bus_id] = 0;
+    memcpy(uuid, a->uuid, sizeof a->uuid);
+    uuid[sizeof a->uuid] = 0;
+    if (sscanf(bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) dom = bus = dev = fn = 0;
+    uint64_t waves_cu = gpu && a->warp_size ? tpc / a->warp_size : 0;
+    uint64_t grid_max = (uint64_t)grid[0] * a->max_threads_per_block;
+    char *o = w->scratch;
+    size_t cap = w->scratch_len, at = 0;
+#define PUT(...) (at += (size_t)snprintf(o + at, at < cap ? cap - at : 0, __VA_ARGS__))
+    PUT("{\"size\":%zu,\"id\":{\"handle\":%llu},\"type\":%d,\"cpu_cores_count\":%u,\"simd_count\":%llu,"
+        "\"mem_banks_count\":0,\"caches_count\":0,\"io_links_count\":0,\"cpu_core_id_base\":0,\"simd_id_base\":0,"
+        "\"max_waves_per_simd\":%llu,\"lds_size_in_kb\":%u,\"gds_size_in_kb\":0,\"num_gws\":0,"
+        "\"wave_front_size\":%u,\"num_xcc\":%d,\"cu_count\":%u,\"array_count\":0,\"num_shader_banks\":0,"
+        "\"simd_arrays_per_engine\":0,\"cu_per_simd_array\":0,\"simd_per_cu\":%u,\"max_slots_scratch_cu\":0,",
+        sizeof *a, (unsigned long long)a->id.handle, gpu ? 2 : 1, gpu ? 0 : a->cu_count,
+        gpu ? (unsigned long long)a->cu_count * a->simd_per_cu : 0ull,
+        gpu && a->simd_per_cu ? (unsigned long long)(waves_cu / a->simd_per_cu) : 0ull,
+        gpu ? a->max_shared_memory_per_block / 1024 : 0, gpu ? a->warp_size : 0, gpu ? 1 : 0, a->cu_count,
+        gpu ? a->simd_per_cu : 0);
+    PUT("\"gfx_target_version\":%u,\"vendor_id\":%u,\"device_id\":0,\"location_id\":%u,\"domain\":%u,"
+        "\"drm_render_minor\":0,\"num_sdma_engines\":%u,\"num_sdma_xgmi_engines\":0,\"num_sdma_queues_per_engine\":0,"
+        "\"num_cp_queues\":0,\"max_engine_clk_ccompute\":%llu,\"max_engine_clk_fcompute\":%llu,"
+        "\"sdma_fw_version\":{\"uCodeSDMA\":0,\"uCodeRes\":0},"
+        "\"fw_version\":{\"uCode\":0,\"Major\":0,\"Minor\":0,\"Stepping\":0},\"capability\":{",
+        gpu ? a->compute_capability_major * 10000 + a->compute_capability_minor * 100 : 0, gpu ? 0x10deu : 0u,
+        (bus << 8) | (dev << 3) | fn, dom, copy_engines, gpu ? 0ull : (unsigned long long)a->core_clock_khz / 1000,
+        gpu ? (unsigned long long)a->core_clock_khz / 1000 : 0ull);
+    static const char *const caps[] = {"HotPluggable", "HSAMMUPresent", "SharedWithGraphics", "QueueSizePowerOfTwo",
+                                       "QueueSize32bit", "QueueIdleEvent", "VALimit", "WatchPointsSupported",
+                                       "WatchPointsTotalBits", "DoorbellType", "AQLQueueDoubleMap",
+                                       "DebugTrapSupported", "WaveLaunchTrapOverrideSupported",
+                                       "WaveLaunchModeSupported", "PreciseMemoryOperationsSupported",
+                                       "DEPRECATED_SRAM_EDCSupport", "Mem_EDCSupport", "RASEventNotify", "ASICRevision",
+                                       "SRAM_EDCSupport", "SVMAPISupported", "CoherentHostAccess",
+                                       "DebugSupportedFirmware"};
+    for (size_t i = 0; i < NELEM(caps); i++) PUT("%s\"%s\":0", i ? "," : "", caps[i]);
+    PUT("},\"cu_per_engine\":0,\"max_waves_per_cu\":%llu,\"family_id\":0,\"workgroup_max_size\":%u,"
+        "\"grid_max_size\":%llu,\"local_mem_size\":%llu,\"hive_id\":0,\"gpu_id\":0,"
+        "\"workgroup_max_dim\":{\"x\":%u,\"y\":%u,\"z\":%u},\"grid_max_dim\":{\"x\":%u,\"y\":%u,\"z\":%u},\"name\":\"",
+        (unsigned long long)waves_cu, gpu ? a->max_threads_per_block : 0,
+        (unsigned long long)(grid_max > UINT32_MAX ? UINT32_MAX : grid_max), gpu ? (unsigned long long)a->memory_bytes : 0ull,
+        block[0], block[1], block[2], grid[0], grid[1], grid[2]);
+    const char *names[4] = {name, vendor, product, model};
+    static const char *const keys[4] = {"name", "vendor_name", "product_name", "model_name"};
+    for (int i = 0; i < 4; i++) {
+        if (i) PUT("\",\"%s\":\"", keys[i]);
+        if (at < cap) at = op_db_json_text(o, at, cap, names[i] ? names[i] : "", names[i] ? strlen(names[i]) : 0);
+    }
+    PUT("\",\"node_id\":%llu,\"logical_node_id\":%u,\"logical_node_type_id\":%u,\"mem_banks\":[],\"caches\":[],"
+        "\"io_links\":[],\"gpu_index\":%lld,\"uuid\":\"",
+        (unsigned long long)a->id.handle, a->logical_index, a->type_index, gpu ? (long long)a->type_index : -1ll);
+    if (at < cap) at = op_db_json_text(o, at, cap, uuid, strlen(uuid));
+    PUT("\",\"pci_bus_id\":\"");
+    if (at < cap) at = op_db_json_text(o, at, cap, bus_id, strlen(bus_id));
+    PUT("\",\"numa_node\":%u,\"compute_capability\":\"%u.%u\",\"memory_bytes\":%llu,\"core_clock_khz\":%llu,"
+        "\"memory_clock_khz\":%llu,\"memory_bus_width_bits\":%u,\"l2_cache_bytes\":%u,\"max_threads_per_block\":%u,"
+        "\"warp_size\":%u,\"max_shared_memory_per_block\":%u,\"max_threads_per_cu\":%u,\"max_shared_memory_per_cu\":%u}",
+        a->node_id, a->compute_capability_major, a->compute_capability_minor, (unsigned long long)a->memory_bytes,
+        (unsigned long long)a->core_clock_khz, (unsigned long long)a->memory_clock_khz, a->memory_bus_width_bits,
+        a->l2_cache_bytes, a->max_threads_per_block, a->warp_size, a->max_shared_memory_per_block, tpc,
+        AGENT_HAS(a, psize, max_shared_memory_per_cu) ? a->max_shared_memory_per_cu : 0);
+#undef PUT
+    return at < cap ? at : cap - 1;
+}
+
 int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t psize)
 {
-    (void)psize;
     const char *name = op_db_str(w, &a->name), *vendor = op_db_str(w, &a->vendor_name);
     const char *product = op_db_str(w, &a->product_name), *model = op_db_str(w, &a->model_name);
     int64_t id;
@@ -209,25 +294,8 @@ int op_db_ingest_agent(op_db_writer *w, const omniprof_agent_v0_t *a, uint64_t p
     op_db_bind_text(s, 6, model ? model : "", -1, SQLITE_STATIC);
     op_db_bind_text(s, 7, vendor ? vendor : "", -1, SQLITE_STATIC);
     op_db_bind_text(s, 8, product ? product : "", -1, SQLITE_STATIC);
-    char uuid[sizeof a->uuid + 1], bus[sizeof a->pci_bus_id + 1];
-    memcpy(uuid, a->uuid, sizeof a->uuid);
-    uuid[sizeof a->uuid] = 0;
-    memcpy(bus, a->pci_bus_id, sizeof a->pci_bus_id);
-    bus[sizeof a->pci_bus_id] = 0;
-    size_t at = (size_t)snprintf(w->scratch, w->scratch_len, "{\"uuid\":\"");
-    at = op_db_json_escape(w, at, uuid, strlen(uuid));
-    at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "\",\"pci_bus_id\":\"");
-    at = op_db_json_escape(w, at, bus, strlen(bus));
-    at += (size_t)snprintf(w->scratch + at, w->scratch_len - at,
-                           "\",\"node_id\":%u,\"compute_capability\":\"%u.%u\",\"cu_count\":%u,\"simd_per_cu\":%u,"
-                           "\"memory_bytes\":%llu,\"core_clock_khz\":%llu,\"memory_clock_khz\":%llu,"
-                           "\"memory_bus_width_bits\":%u,\"l2_cache_bytes\":%u,\"max_threads_per_block\":%u,"
-                           "\"warp_size\":%u,\"max_shared_memory_per_block\":%u}",
-                           a->node_id, a->compute_capability_major, a->compute_capability_minor, a->cu_count,
-                           a->simd_per_cu, (unsigned long long)a->memory_bytes, (unsigned long long)a->core_clock_khz,
-                           (unsigned long long)a->memory_clock_khz, a->memory_bus_width_bits, a->l2_cache_bytes,
-                           a->max_threads_per_block, a->warp_size, a->max_shared_memory_per_block);
-    sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
+    size_t n = agent_extdata(w, a, psize, name, vendor, product, model);
+    sqlite3_bind_text(s, 9, w->scratch, (int)n, SQLITE_STATIC);
     if (op_db_step(w, ST_AGENT, "inserting an agent") != 0) return -1;
     if (op_db_remember(w, &w->agents, a->id.handle, op_db_last_id(w), "an agent") < 0) return -1;
     if (a->type != OMNIPROF_AGENT_TYPE_GPU && !w->cpu_agent_row) w->cpu_agent_row = op_db_last_id(w);

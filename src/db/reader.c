@@ -478,19 +478,77 @@ static int agent_row(sqlite3_stmt *st, void *arg) {
         a.text[i] = sqlite3_column_text(st, 3 + i);
         a.text_len[i] = sqlite3_column_bytes(st, 3 + i);
     }
+    for (int i = 0; i < OP_AGENT_PROPS; i++) a.prop[i] = sqlite3_column_int64(st, 7 + i);
     return c->cb(&a, c->arg);
 }
+
+/* rocprofv3's agent_info.csv columns (lib/output/generateCSV.cpp) and the extdata keys they read
+ * (rocprofiler_agent_v0_t's fields; sdma_fw_version, fw_version and capability are bit-field
+ * records there, read as their "Value" when a writer stores one). */
+const op_agent_prop op_agent_props[OP_AGENT_PROPS] = {
+    {"Cpu_Cores_Count", "cpu_cores_count"},
+    {"Simd_Count", "simd_count"},
+    {"Cpu_Core_Id_Base", "cpu_core_id_base"},
+    {"Simd_Id_Base", "simd_id_base"},
+    {"Max_Waves_Per_Simd", "max_waves_per_simd"},
+    {"Lds_Size_In_Kb", "lds_size_in_kb"},
+    {"Gds_Size_In_Kb", "gds_size_in_kb"},
+    {"Num_Gws", "num_gws"},
+    {"Wave_Front_Size", "wave_front_size"},
+    {"Num_Xcc", "num_xcc"},
+    {"Cu_Count", "cu_count"},
+    {"Array_Count", "array_count"},
+    {"Num_Shader_Banks", "num_shader_banks"},
+    {"Simd_Arrays_Per_Engine", "simd_arrays_per_engine"},
+    {"Cu_Per_Simd_Array", "cu_per_simd_array"},
+    {"Simd_Per_Cu", "simd_per_cu"},
+    {"Max_Slots_Scratch_Cu", "max_slots_scratch_cu"},
+    {"Gfx_Target_Version", "gfx_target_version"},
+    {"Vendor_Id", "vendor_id"},
+    {"Device_Id", "device_id"},
+    {"Location_Id", "location_id"},
+    {"Domain", "domain"},
+    {"Drm_Render_Minor", "drm_render_minor"},
+    {"Num_Sdma_Engines", "num_sdma_engines"},
+    {"Num_Sdma_Xgmi_Engines", "num_sdma_xgmi_engines"},
+    {"Num_Sdma_Queues_Per_Engine", "num_sdma_queues_per_engine"},
+    {"Num_Cp_Queues", "num_cp_queues"},
+    {"Max_Engine_Clk_Ccompute", "max_engine_clk_ccompute"},
+    {"Max_Engine_Clk_Fcompute", "max_engine_clk_fcompute"},
+    {"Sdma_Fw_Version", "sdma_fw_version.Value"},
+    {"Fw_Version", "fw_version.Value"},
+    {"Capability", "capability.Value"},
+    {"Cu_Per_Engine", "cu_per_engine"},
+    {"Max_Waves_Per_Cu", "max_waves_per_cu"},
+    {"Family_Id", "family_id"},
+    {"Workgroup_Max_Size", "workgroup_max_size"},
+    {"Grid_Max_Size", "grid_max_size"},
+    {"Local_Mem_Size", "local_mem_size"},
+    {"Hive_Id", "hive_id"},
+    {"Gpu_Id", "gpu_id"},
+    {"Workgroup_Max_Dim_X", "workgroup_max_dim.x"},
+    {"Workgroup_Max_Dim_Y", "workgroup_max_dim.y"},
+    {"Workgroup_Max_Dim_Z", "workgroup_max_dim.z"},
+    {"Grid_Max_Dim_X", "grid_max_dim.x"},
+    {"Grid_Max_Dim_Y", "grid_max_dim.y"},
+    {"Grid_Max_Dim_Z", "grid_max_dim.z"},
+};
 
 int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, void *), void *arg, char *err,
                  size_t errlen) {
     if (!SRC_HAS(set, T_AGENT)) return 0;
-    char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, product_name, "
-             "model_name FROM %s ORDER BY id",
-             set->name[T_AGENT]);
+    op_buf b = {0};
+    op_buf_puts(&b, "SELECT absolute_index, COALESCE(logical_index, absolute_index), type, name, vendor_name, "
+                    "product_name, model_name");
+    for (int i = 0; i < OP_AGENT_PROPS; i++)
+        op_buf_printf(&b, ", COALESCE(CAST(json_extract(CASE WHEN json_valid(extdata) THEN extdata END, '$.%s') AS INTEGER), 0)",
+                      op_agent_props[i].json);
+    op_buf_printf(&b, " FROM %s ORDER BY id", set->name[T_AGENT]);
+    char *sql = op_buf_take(&b);
+    sqlite3_stmt *st = sql ? op_src_prepare(src, sql, err, errlen) : NULL;
+    free(sql);
     agent_cb c = {cb, arg};
-    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), agent_row, &c, err, errlen);
+    return op_src_each_row(src, st, agent_row, &c, err, errlen);
 }
 
 int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_info *info) {

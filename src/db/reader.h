@@ -155,11 +155,21 @@ typedef struct op_thread_info {
 int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
                   char *err, size_t errlen);
 
+/* The numeric properties of an agent that rocprofv3's agent_info.csv lists between Agent_Type
+ * and Name, in its order: the CSV column name and the key of the agent's extdata JSON (the
+ * fields of rocprofiler_agent_v0_t, which omniprof's writer and rocprofv3's both store). */
+#define OP_AGENT_PROPS 46
+typedef struct op_agent_prop {
+    const char *csv, *json;
+} op_agent_prop;
+extern const op_agent_prop op_agent_props[OP_AGENT_PROPS];
+
 typedef struct op_agent_info {
     int64_t absolute_index, logical_index; /* logical_index: the absolute one when unset */
     const unsigned char *type;             /* "GPU", "CPU", ... (may be NULL) */
     const unsigned char *text[4];          /* name, vendor_name, product_name, model_name (may be NULL) */
     int text_len[4];
+    int64_t prop[OP_AGENT_PROPS];          /* op_agent_props from extdata (0 when absent) */
 } op_agent_info;
 /* Calls cb for each agent of the set in id order; stops at a non-zero return. */
 int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, void *), void *arg, char *err,

@@ -130,16 +130,17 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
         op_buf_puts(b, "X.stream_id, X.queue_id, X.size, X.address, X.type, X.level ");
         break;
     case EV_PMC:
-        /* 14 value 15 dispatch 16 stream 17 queue 18 kernel id */
+        /* 14 value 15 dispatch 16 stream 17 queue 18 kernel id 19 grid 20 block 21 lds 22 scratch
+         * 23 kernel name 24..26 vgpr, accum vgpr, sgpr */
         op_buf_puts(b, "X.value, K.dispatch_id, K.stream_id, K.queue_id, K.kernel_id, "
                        "K.grid_size_x * K.grid_size_y * K.grid_size_z, "
                        "K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z, K.group_segment_size, "
                        "K.private_segment_size, ");
         if (SRC_HAS(set, T_KSYM))
-            op_buf_printf(b, "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = K.kernel_id) ",
-                          TB(T_KSYM));
+            op_buf_puts(b, "COALESCE(KS.display_name, KS.kernel_name), KS.arch_vgpr_count, KS.accum_vgpr_count, "
+                           "KS.sgpr_count ");
         else
-            op_buf_puts(b, "NULL ");
+            op_buf_puts(b, "NULL, NULL, NULL, NULL ");
         break;
     case EV_METRIC:
         op_buf_puts(b, "X.value ");
@@ -238,6 +239,8 @@ static void sql_from(op_buf *b, op_src_set *set, int kind, int text, const char 
         op_buf_printf(b, "LEFT JOIN %s CS ON CS.sample_id = X.id ", TB(T_OP_CPU_SAMPLE));
     if (kind == EV_KERNEL && SRC_HAS(set, T_KSYM) && text)
         op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KSYM));
+    if (kind == EV_PMC && SRC_HAS(set, T_KSYM))
+        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = K.kernel_id ", TB(T_KSYM));
     if (has_ev && kind != EV_METRIC && kind != EV_PMC)
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = X.event_id ", TB(T_EVENT));
     if (has_ev && kind == EV_PMC)
@@ -378,6 +381,9 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         ev->scratch = sqlite3_column_int64(st, 22);
         ev->category = sqlite3_column_text(st, 23); /* PMC: the kernel's name */
         ev->category_len = sqlite3_column_bytes(st, 23);
+        ev->vgpr = sqlite3_column_int64(st, 24); /* ... and its register counts */
+        ev->accum_vgpr = sqlite3_column_int64(st, 25);
+        ev->sgpr = sqlite3_column_int64(st, 26);
         break;
     case EV_METRIC:
         ev->value = sqlite3_column_double(st, 14);

@@ -11,9 +11,11 @@
  *   P_counter_collection.csv      hardware counters, one row per (dispatch, counter)
  *   P_agent_info.csv              agents of every set
  *   P_metric_trace.csv            omniprof process/system metrics (Name,Process_Id,Timestamp,Value)
- * Names are always quoted ("" doubled), bytes kept as they are (invariant (3)). Agent columns
- * read "Agent N" with N the agent's logical index, or (rocprofv3's -A) its node id or its index
- * among the agents of its type. */
+ * Headers and names are always quoted, as rocprofv3 writes them ("" doubled), bytes kept as they
+ * are (invariant (3)); numbers are not. Agent columns read "Agent N" with N the agent's logical
+ * index, or (rocprofv3's -A) its node id or its index among the agents of its type.
+ * agent_info.csv has rocprofv3's 53 columns: node ids, type, the 46 numeric properties of
+ * op_agent_props (what has no CUDA meaning is 0: docs/output.md lists them) and the names. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,6 @@
     "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,"  \
     "Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,"     \
     "Counter_Value,Start_Timestamp,End_Timestamp"
-#define HDR_AGENT "Node_Id,Logical_Node_Id,Agent_Type,Cpu_Cores_Count,Simd_Count,Name,Vendor_Name,Product_Name,Model_Name"
 #define HDR_METRIC "Name,Process_Id,Timestamp,Value"
 
 #define CSV_MAX_FILES 64
@@ -73,9 +74,25 @@ static csv_file *csv_get(csv_sink *c, const char *file, const char *header) {
         return NULL;
     }
     c->n_files++;
-    op_buf_puts(&cf->b, header);
+    for (const char *h = header, *comma; *h; h = *comma ? comma + 1 : comma) { /* each name quoted */
+        comma = strchr(h, ',');
+        if (!comma) comma = h + strlen(h);
+        op_buf_printf(&cf->b, "%s\"%.*s\"", h == header ? "" : ",", (int)(comma - h), h);
+    }
     op_buf_putc(&cf->b, '\n');
     return cf;
+}
+
+/* agent_info.csv's header: Node_Id, Logical_Node_Id, Agent_Type, op_agent_props, the names. */
+static const char *agent_header(void) {
+    static char hdr[1400];
+    if (!hdr[0]) {
+        size_t at = (size_t)snprintf(hdr, sizeof hdr, "Node_Id,Logical_Node_Id,Agent_Type");
+        for (int i = 0; i < OP_AGENT_PROPS && at < sizeof hdr; i++)
+            at += (size_t)snprintf(hdr + at, sizeof hdr - at, ",%s", op_agent_props[i].csv);
+        if (at < sizeof hdr) snprintf(hdr + at, sizeof hdr - at, ",Name,Vendor_Name,Product_Name,Model_Name");
+    }
+    return hdr;
 }
 
 static int csv_flush(csv_sink *c, csv_file *cf) {
@@ -117,12 +134,12 @@ static void remember_agent(csv_sink *c, const op_agent_info *a) {
 static int csv_agent_row(const op_agent_info *a, void *arg) {
     csv_sink *c = arg;
     remember_agent(c, a);
-    csv_file *cf = csv_get(c, "agent_info.csv", HDR_AGENT);
+    csv_file *cf = csv_get(c, "agent_info.csv", agent_header());
     if (!cf) return 1;
     op_buf *b = &cf->b;
     op_buf_printf(b, "%lld,%lld,", (long long)a->absolute_index, (long long)a->logical_index);
-    op_buf_puts(b, a->type && !strcmp((const char *)a->type, "GPU") ? "GPU" : "CPU");
-    op_buf_puts(b, ",0,0");
+    op_buf_puts(b, a->type && !strcmp((const char *)a->type, "GPU") ? "\"GPU\"" : "\"CPU\"");
+    for (int i = 0; i < OP_AGENT_PROPS; i++) op_buf_printf(b, ",%lld", (long long)a->prop[i]);
     for (int i = 0; i < 4; i++) {
         op_buf_putc(b, ',');
         const unsigned char *s = a->text[i];
@@ -225,7 +242,8 @@ static int csv_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld,", (long long)ev->queue_id, (long long)ev->pid, (long long)ev->tid,
                       (long long)ev->grid[0], (long long)ev->kernel_id);
         op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
-        op_buf_printf(b, ",%lld,%lld,%lld,0,0,0,", (long long)ev->block[0], (long long)ev->lds, (long long)ev->scratch);
+        op_buf_printf(b, ",%lld,%lld,%lld,%lld,%lld,%lld,", (long long)ev->block[0], (long long)ev->lds,
+                      (long long)ev->scratch, (long long)ev->vgpr, (long long)ev->accum_vgpr, (long long)ev->sgpr);
         op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
         char d[40];
         op_buf_printf(b, ",%s,%lld,%lld\n", op_fmt_double(d, sizeof d, ev->value), (long long)ev->start, (long long)ev->end);

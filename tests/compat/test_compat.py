@@ -12,6 +12,8 @@ otherwise: AMD's files are never part of omniprof.
 """
 
 import argparse
+import csv
+import io
 import json
 import os
 import sqlite3
@@ -248,6 +250,77 @@ def case_merge_attach():
               "print(c.execute('SELECT COUNT(*) FROM kernels').fetchone()[0])")
         out = run([sys.executable, "-c", py, ab, c], env=env).stdout.decode().split()
         eq(int(out[-1]), ea["kernels"] + eb["kernels"] + ec["kernels"], "Python connect() over a merge and a database")
+
+
+AGENT_INFO_HEADER = (
+    "Node_Id,Logical_Node_Id,Agent_Type,Cpu_Cores_Count,Simd_Count,Cpu_Core_Id_Base,Simd_Id_Base,Max_Waves_Per_Simd,"
+    "Lds_Size_In_Kb,Gds_Size_In_Kb,Num_Gws,Wave_Front_Size,Num_Xcc,Cu_Count,Array_Count,Num_Shader_Banks,"
+    "Simd_Arrays_Per_Engine,Cu_Per_Simd_Array,Simd_Per_Cu,Max_Slots_Scratch_Cu,Gfx_Target_Version,Vendor_Id,Device_Id,"
+    "Location_Id,Domain,Drm_Render_Minor,Num_Sdma_Engines,Num_Sdma_Xgmi_Engines,Num_Sdma_Queues_Per_Engine,"
+    "Num_Cp_Queues,Max_Engine_Clk_Ccompute,Max_Engine_Clk_Fcompute,Sdma_Fw_Version,Fw_Version,Capability,"
+    "Cu_Per_Engine,Max_Waves_Per_Cu,Family_Id,Workgroup_Max_Size,Grid_Max_Size,Local_Mem_Size,Hive_Id,Gpu_Id,"
+    "Workgroup_Max_Dim_X,Workgroup_Max_Dim_Y,Workgroup_Max_Dim_Z,Grid_Max_Dim_X,Grid_Max_Dim_Y,Grid_Max_Dim_Z,"
+    "Name,Vendor_Name,Product_Name,Model_Name").split(",")
+
+# The keys of an agent's extdata that AMD's agent loader reads, in its order: the fields of
+# rocprofiler_agent_v0_t and gpu_index.
+AGENT_KEYS = ("size id type cpu_cores_count simd_count mem_banks_count caches_count io_links_count cpu_core_id_base "
+              "simd_id_base max_waves_per_simd lds_size_in_kb gds_size_in_kb num_gws wave_front_size num_xcc cu_count "
+              "array_count num_shader_banks simd_arrays_per_engine cu_per_simd_array simd_per_cu max_slots_scratch_cu "
+              "gfx_target_version vendor_id device_id location_id domain drm_render_minor num_sdma_engines "
+              "num_sdma_xgmi_engines num_sdma_queues_per_engine num_cp_queues max_engine_clk_ccompute "
+              "max_engine_clk_fcompute sdma_fw_version fw_version capability cu_per_engine max_waves_per_cu family_id "
+              "workgroup_max_size grid_max_size local_mem_size hive_id gpu_id workgroup_max_dim grid_max_dim name "
+              "vendor_name product_name model_name node_id logical_node_id logical_node_type_id mem_banks caches "
+              "io_links gpu_index").split()
+
+
+def case_csv():
+    """CSV as rocprofv3 writes it: quoted headers, agent_info.csv's 53 columns with the CUDA values,
+    real register counts in counter_collection.csv; the agent extdata has every key of AMD's loader."""
+    with tempfile.TemporaryDirectory() as d:
+        w, e = compat_db(d)
+        g = gen_db(d)
+        for db, name in ((w, "w"), (g, "g")):
+            run([A.omniprof, "convert", "-i", db, "-f", "csv", "-d", d, "-o", name])
+        files = [f for f in os.listdir(d) if f.endswith(".csv")]
+        check(len(files) >= 12, "CSV files: %s" % files)
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                head = fh.readline().decode().rstrip("\n")
+            fields = head.split(",")
+            check(all(x.startswith('"') and x.endswith('"') and len(x) > 2 for x in fields), f"{f}: header quoted: {head}")
+        rows = lambda f: list(csv.reader(io.StringIO(open(os.path.join(d, f), encoding="utf-8").read(), newline="")))
+        agents = rows("w_agent_info.csv")
+        eq(agents[0], AGENT_INFO_HEADER, "agent_info header")
+        eq({len(r) for r in agents}, {53}, "53 columns in every row")
+        col = {name: i for i, name in enumerate(AGENT_INFO_HEADER)}
+        cpu = [r for r in agents[1:] if r[col["Agent_Type"]] == "CPU"]
+        gpus = [r for r in agents[1:] if r[col["Agent_Type"]] == "GPU"]
+        eq((len(cpu), len(gpus)), (1, 2), "agents")
+        eq(int(cpu[0][col["Cpu_Cores_Count"]]), 8, "Cpu_Cores_Count of the CPU agent")
+        for r in gpus:
+            eq(int(r[col["Simd_Count"]]), 132 * 4, "Simd_Count = SMs x SM sub-partitions")
+            eq(int(r[col["Cu_Count"]]), 132, "Cu_Count = SMs")
+            eq(int(r[col["Wave_Front_Size"]]), 32, "Wave_Front_Size = warp size")
+            eq(int(r[col["Vendor_Id"]]), 0x10DE, "Vendor_Id")
+            eq(int(r[col["Gfx_Target_Version"]]), 90000, "Gfx_Target_Version = compute capability 9.0")
+            eq(int(r[col["Local_Mem_Size"]]), 80 << 30, "Local_Mem_Size = device memory")
+            eq(int(r[col["Workgroup_Max_Size"]]), 1024, "Workgroup_Max_Size")
+            eq(int(r[col["Lds_Size_In_Kb"]]), 48, "Lds_Size_In_Kb = shared memory per block")
+            eq(r[col["Name"]], "NVIDIA H100 80GB HBM3", "Name")
+        eq([int(r[col["Location_Id"]]) for r in gpus], [0x10 << 8, 0x11 << 8], "Location_Id from the PCI bus id")
+        # register counts: the kernel symbol's, as in kernel_trace.csv
+        for name, vgpr, sgpr in (("w", 32, 0), ("g", 32, 16)):
+            pmc = rows(f"{name}_counter_collection.csv")
+            c = {n: i for i, n in enumerate(pmc[0])}
+            check(len(pmc) > 1, f"{name}: counter rows")
+            eq({(r[c["VGPR_Count"]], r[c["Accum_VGPR_Count"]], r[c["SGPR_Count"]]) for r in pmc[1:]},
+               {(str(vgpr), "0", str(sgpr))}, f"{name}: register counts in counter_collection.csv")
+        # AMD's agent loader reads these keys in this order and stops at a missing one
+        for (ext,) in q(w, "SELECT extdata FROM rocpd_info_agent"):
+            keys = list(json.loads(ext).keys())
+            eq(keys[:len(AGENT_KEYS)], AGENT_KEYS, "agent extdata keys")
 
 
 def expected_flows(db):

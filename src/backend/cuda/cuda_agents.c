@@ -84,6 +84,15 @@ size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max)
         a->max_threads_per_block = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
         a->warp_size = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
         a->max_shared_memory_per_block = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+        a->max_threads_per_cu = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+        a->max_shared_memory_per_cu = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+        a->async_engine_count = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);
+        a->max_block_dim[0] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+        a->max_block_dim[1] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+        a->max_block_dim[2] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+        a->max_grid_dim[0] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+        a->max_grid_dim[1] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+        a->max_grid_dim[2] = (uint32_t)ATTR(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
         int dom = ATTR(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID), bus = ATTR(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
             dev = ATTR(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
 #undef ATTR
