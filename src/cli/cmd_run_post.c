@@ -124,10 +124,14 @@ int run_post(const char *manifest, const run_plan *plan)
         rc = 1;
     } else {
 #ifdef OMNIPROF_HAVE_OUTPUT
+        /* The program has ended: a SIGINT/SIGTERM/SIGHUP now stops the launcher, and removes the
+         * output it was writing (never a finished file, never a database). */
+        op_output_remove_temps_on_signals(1);
         unsigned fmt = (plan->format_bits & ~(unsigned)OP_OUT_FMT_ROCPD) | (plan->stats ? OP_OUT_FMT_STATS : 0);
         int agents = op_output_parse_agent_index(plan->agent_index);
         for (int i = 0; fmt && i < ndb; i++) rc |= convert_one(dbs[i], fmt, agents < 0 ? 0 : agents);
         if (plan->summary) rc |= summarize(dbs, ndb, plan);
+        op_output_remove_temps_on_signals(0);
 #else
         (void)plan;
         for (int i = 0; i < ndb; i++) fprintf(stderr, "omniprof run: database: %s\n", dbs[i]);

@@ -327,6 +327,27 @@ def case_convert_interrupted(tmp):
     check(os.listdir(d) == [], "no merged database and no temporary file: %s" % os.listdir(d))
 
 
+def case_launcher_interrupted(tmp):
+    """SIGINT to the launcher while it converts after the run: the launcher stops, the output it
+    was writing and its temporary file are gone, the database is kept whole."""
+    if not A.victim or not os.path.exists(A.victim):
+        print("SKIP: omniprof run / tool_victim not built")
+        sys.exit(77)
+    d = os.path.join(tmp, "run")
+    os.makedirs(d)
+    rc, err = interrupt([A.omniprof, "run", "--marker-trace", "-f", "rocpd", "json", "-d", d, "-o", "n", "--",
+                         A.victim, "normal", 300000], os.path.join(d, ".n_results.json.tmp-*"), signal.SIGINT)
+    check(rc == -signal.SIGINT, "the launcher died of SIGINT (status %d): %s" % (rc, err[-300:]))
+    left = sorted(f for f in os.listdir(d) if not f.startswith("n_results.db"))
+    check(left == [], "no JSON output and no temporary file left: %s" % left)
+    check(os.path.getsize(os.path.join(d, "n_results.db")) > 0, "the database is kept")
+    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(d, "n_results.db"), uri=True)
+    try:
+        check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "the database is whole")
+    finally:
+        con.close()
+
+
 # ---- the Python package ---------------------------------------------------------------------------
 
 def case_python_refusals(tmp):
