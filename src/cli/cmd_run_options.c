@@ -76,7 +76,7 @@ const run_option run_options[] = {
     {O_OUTPUT_FILE, "output-file", 'o', K_VALUE, "NAME", NULL, NULL,
      "file name prefix (default %hostname%/%pid%); the database is DIR/NAME_results.db", OP_SET_OUTPUT_FILE, M_NONE, 0},
     {O_OUTPUT_FORMAT, "output-format", 'f', K_MULTI, "FORMAT...", NULL, NULL,
-     "rocpd (default), pftrace, json, csv, folded; several allowed; non-rocpd formats are converted after the run",
+     "rocpd (default), pftrace, json, csv, folded, otf2; several allowed; non-rocpd formats are converted after the run",
      OP_SET_OUTPUT_FORMAT, M_NONE, 0},
     {O_STATS, "stats", 0, K_BOOL, NULL, NULL, NULL, "after the run, write DIR/NAME_<domain>_stats.csv",
      OP_SET_STATS, M_DIRECT, 0},

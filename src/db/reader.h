@@ -127,6 +127,7 @@ typedef struct op_rd {
     int kind;
     int text;
     int flows;
+    int sorted;
 } op_rd;
 
 /* Flags of op_rd_open. OP_RD_FLOWS sets op_ev.flow on regions, kernels and copies: a flow joins
@@ -135,6 +136,12 @@ typedef struct op_rd {
  * copy with it; every start has its end and every end its start (reader_events.c). */
 #define OP_RD_TEXT 1
 #define OP_RD_FLOWS 2
+/* OP_RD_SORTED: rows in the order of their timeline — regions by (thread row, start, end
+ * descending: an enclosing region before those it encloses), kernels and copies by (queue id,
+ * stream id, start) with NULL ids as 0, allocations and counter values by (agent row, start),
+ * samples by (track, timestamp), metric values by timestamp. SQLite sorts in its temporary store
+ * (bounded memory, O(n log n)). For writers whose format needs ordered events (OTF2). */
+#define OP_RD_SORTED 4
 /* Prepares the reader of `kind` over `set` (returns 1 when the set has no such table: *rd is
  * then empty and op_rd_next returns 0). flags: OP_RD_TEXT joins names, OP_RD_FLOWS. Negative
  * status on failure. */

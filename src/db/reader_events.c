@@ -247,7 +247,21 @@ static void sql_from(op_buf *b, op_src_set *set, int kind, int text, const char 
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = K.event_id ", TB(T_EVENT));
 }
 
-static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, op_buf *b) {
+/* OP_RD_SORTED's order (reader.h). */
+static void sql_order(op_buf *b, int kind) {
+    static const char *const order[EV_KINDS] = {
+        [EV_REGION] = "X.tid, X.start, X.\"end\" DESC",
+        [EV_SAMPLE] = "X.track_id, X.timestamp",
+        [EV_KERNEL] = "COALESCE(X.queue_id, 0), COALESCE(X.stream_id, 0), X.start",
+        [EV_COPY] = "COALESCE(X.queue_id, 0), COALESCE(X.stream_id, 0), X.start",
+        [EV_ALLOC] = "X.agent_id, X.start",
+        [EV_PMC] = "K.agent_id, K.start",
+        [EV_METRIC] = "X.timestamp",
+    };
+    op_buf_printf(b, " ORDER BY %s", order[kind]);
+}
+
+static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, int sorted, op_buf *b) {
     static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC};
     if (kind < 0 || kind >= EV_KINDS || !SRC_HAS(set, tables[kind])) return 1;
     if ((kind == EV_SAMPLE || kind == EV_METRIC) && !SRC_HAS(set, T_TRACK)) return 1;
@@ -266,6 +280,7 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int fl
     sql_from(b, set, kind, text, TB(tables[kind]));
     if (flows) sql_flow_joins(b, set, kind);
     op_buf_printf(b, "WHERE 1 %s", win);
+    if (sorted) sql_order(b, kind);
     return 0;
 }
 #undef TB
@@ -277,13 +292,14 @@ int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *
     rd->set = set;
     rd->kind = kind;
     rd->text = flags & OP_RD_TEXT;
+    rd->sorted = (flags & OP_RD_SORTED) != 0;
     rd->flows = (flags & OP_RD_FLOWS) && kind >= 0 && kind < EV_KINDS && flows_possible(set, kind);
     if (rd->flows) {
         int frc = make_flow_tables(src, set, w, err, errlen);
         if (frc) return frc;
     }
     op_buf b = {0};
-    int rc = make_sql(set, kind, w, rd->text, rd->flows, &b);
+    int rc = make_sql(set, kind, w, rd->text, rd->flows, rd->sorted, &b);
     if (rc == 1) {
         op_buf_free(&b);
         return 1;

@@ -54,7 +54,7 @@ static const char *const HELP_CONVERT =
     "\n"
     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
     "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv, folded (several allowed); folded:\n"
+    "  -f, --output-format F...     pftrace, json, csv, folded, otf2 (several allowed); folded:\n"
     "                               NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope\n"
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
@@ -279,7 +279,7 @@ static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) 
         }
     }
     if (!f) {
-        cli_msg(c, "no output format (-f pftrace|json|csv|folded)");
+        cli_msg(c, "no output format (-f pftrace|json|csv|folded|otf2)");
         return 2;
     }
     op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,

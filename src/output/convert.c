@@ -492,6 +492,10 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         int rc = convert_folded(opts, si, err, errlen);
         if (rc) return rc;
     }
+    if (opts->formats & OP_OUT_FMT_OTF2) {
+        int rc = op_out_otf2(si->in, si->win, opts->out_dir, opts->out_name ? opts->out_name : "out", err, errlen);
+        if (rc) return rc;
+    }
     if (opts->formats & OP_OUT_FMT_WALL_CLOCK) {
         int rc = op_out_wall_clock(si->in, opts->out_dir, opts->out_name ? opts->out_name : "out", err, errlen);
         if (rc) return rc;
@@ -507,7 +511,7 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         return OP_OUT_EINPUT;
     }
     if (!(opts->formats & OP_OUT_FMT_CONVERT)) {
-        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded, wall_clock (or stats)");
+        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded, wall_clock, otf2 (or stats)");
         return OP_OUT_EINPUT;
     }
     op_out_inputs in;

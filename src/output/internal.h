@@ -157,6 +157,10 @@ int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_d
 
 /* The wall_clock files of checked inputs (op_output_wall_clock after its checks). */
 int op_out_wall_clock(const op_out_inputs *in, const char *out_dir, const char *out_name, char *err, size_t errlen);
+/* <out_dir>/<out_name>_results.otf2 (+ .def and the folder of location files): the OTF2 archive
+ * of the inputs within the window (otf2.c); OP_OUT_EINPUT when the build has no libotf2. */
+int op_out_otf2(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,
+                size_t errlen);
 
 /* Create a directory and its parents; 0 or -1. */
 int op_mkdirs(const char *path);

@@ -53,14 +53,17 @@ OMNIPROF_EXTERN_C_BEGIN
 #define OP_OUT_FMT_FOLDED 0x10u /* <name>_folded.txt: folded CPU call stacks (profile_cpu.h) */
 #define OP_OUT_FMT_ROCPD 0x20u  /* the rocpd database itself (what `omniprof run` writes); converters ignore it */
 #define OP_OUT_FMT_WALL_CLOCK 0x40u /* <name>_wall_clock.txt/.json: the region profile (wall_clock.c) */
+#define OP_OUT_FMT_OTF2 0x80u /* <name>_results.otf2 + .def + folder: the OTF2 archive (otf2.c) */
 #define OP_OUT_FMT_CONVERT \
-    (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK)
+    (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK | \
+     OP_OUT_FMT_OTF2)
 #define OP_OUT_FMT_RUN \
-    (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK)
+    (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK | \
+     OP_OUT_FMT_OTF2)
 
 /**
  * @brief **op_output_parse_formats()** — the one parser of output format names, used by
- * `omniprof convert -f` and `omniprof run -f`: names rocpd, pftrace, json, csv, folded, stats, wall_clock,
+ * `omniprof convert -f` and `omniprof run -f`: names rocpd, pftrace, json, csv, folded, stats, wall_clock, otf2,
  * separated by spaces or commas (case-sensitive, as rocprofv3's). Each name must be in
  * `allowed` (OP_OUT_FMT_* bits: OP_OUT_FMT_CONVERT, OP_OUT_FMT_RUN, ...).
  * @param text the list (one argument, or several joined with spaces)

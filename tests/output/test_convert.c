@@ -104,9 +104,9 @@ int main(int argc, char **argv) {
     CHECK(op_output_parse_formats("rocpd json", OP_OUT_FMT_RUN, &fm, err, sizeof err) == 0 &&
               fm == (OP_OUT_FMT_ROCPD | OP_OUT_FMT_JSON), "run formats: %s", err);
     CHECK(op_output_parse_formats("rocpd", OP_OUT_FMT_CONVERT, &fm, err, sizeof err) == OP_OUT_EINPUT &&
-              strstr(err, "'rocpd'") && strstr(err, "pftrace, json, csv, folded, stats or wall_clock"), "rocpd refused by convert: %s", err);
+              strstr(err, "'rocpd'") && strstr(err, "pftrace, json, csv, folded, stats, wall_clock or otf2"), "rocpd refused by convert: %s", err);
     CHECK(op_output_parse_formats("json,pftrce", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT &&
-              strstr(err, "'pftrce'") && strstr(err, "rocpd, pftrace, json, csv, folded or wall_clock"), "typo named: %s", err);
+              strstr(err, "'pftrce'") && strstr(err, "rocpd, pftrace, json, csv, folded, wall_clock or otf2"), "typo named: %s", err);
     CHECK(op_output_parse_formats(" , ", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT, "empty list");
     CHECK(op_output_parse_table_format("md") == OP_OUT_SUMMARY_MD && op_output_parse_table_format("xml") == -1,
           "table formats");
