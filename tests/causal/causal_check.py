@@ -377,8 +377,8 @@ def mode_functional(args, wd):
     exps = [line for line in open(e2e) if line.startswith("experiment\t")] if os.path.exists(e2e) else []
     pts = [line for line in open(e2e) if line.startswith("throughput-point\tname=end-to-end\tdelta=1")] if exps else []
     check(r.returncode == 0 and len(exps) == 2 and len(pts) == 2, "end-to-end: one experiment and one 'end-to-end' visit per run")
-    # no progress point: a clear message suggesting end-to-end mode
-    r = omniprof_causal(args, wd, ["-o", os.path.join(wd, "none.coz"), "-d", "db3"], [np, "6500"])
+    # no progress point: a clear message suggesting end-to-end mode (said at the end of a short run)
+    r = omniprof_causal(args, wd, ["-o", os.path.join(wd, "none.coz"), "-d", "db3"], [np, "1500"])
     check("no progress point" in r.stderr and "end-to-end" in r.stderr, "no progress point: the message suggests end-to-end mode")
     # a binary without line information: named in line mode; function mode works
     npn = os.path.join(args.bindir, "causaltest_no_progress_nodebug")

@@ -97,6 +97,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cond;
 static _Atomic int g_stop;
 static _Atomic int g_thread_running;
+static _Atomic int g_warned_no_progress; /* the 'no progress point' line is said once a run */
 static uint64_t g_index;                /* experiments emitted (experiment thread, then finalize) */
 static uint64_t g_rng;
 
@@ -426,7 +427,7 @@ static void *experiment_main(void *arg)
     (void)arg;
     uint64_t length = g_cfg.min_length_ns, waited_since = op_now_ns();
     int doublings = 0;
-    bool warned_rare = false, warned_none = false;
+    bool warned_rare = false;
     if (wait_until(g_start_ns + g_cfg.delay_ns)) goto out;
     if (g_cfg.end_to_end) {
         end_to_end_main();
@@ -434,13 +435,11 @@ static void *experiment_main(void *arg)
     }
     while (!atomic_load(&g_stop) && !past_window()) {
         if (!op_causal_progress_seen()) {
-            if (!warned_none && op_now_ns() - waited_since > NO_PROGRESS_WARN_NS) {
+            if (op_now_ns() - waited_since > NO_PROGRESS_WARN_NS && !atomic_exchange(&g_warned_no_progress, 1))
                 op_warn("causal: no progress point has been visited after %llu s; experiments wait for one (add "
                         "COZ_PROGRESS or omniprof_progress() where the program completes work, or measure the whole "
                         "run with end-to-end mode: omniprof causal -e)",
                         (unsigned long long)(NO_PROGRESS_WARN_NS / 1000000000ull));
-                warned_none = true;
-            }
             if (wait_until(op_now_ns() + 10000000)) break;
             continue;
         }
@@ -602,6 +601,11 @@ void op_causal_flush(bool final)
                         g_e2e_speedup, loc, g_e2e_points, g_e2e_n, after, n);
     } else if (g_cfg.end_to_end) {
         op_warn("causal: end-to-end mode: no sample of the run fell in scope; no experiment");
+    } else if (!op_causal_progress_seen() && !atomic_exchange(&g_warned_no_progress, 1)) {
+        /* A short run ends before the warning above is due: say it at the end instead. */
+        op_warn("causal: the run visited no progress point, so no experiment ran (add COZ_PROGRESS or "
+                "omniprof_progress() where the program completes work, or measure the whole run with end-to-end "
+                "mode: omniprof causal -e)");
     }
 }
 
