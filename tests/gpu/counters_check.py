@@ -12,7 +12,7 @@ import csv, glob, os, sqlite3, sys
 
 
 def load(path):
-    """{corr: {"kernel":..., "passes":..., "start":..., "end":..., counter: value}} in launch order."""
+    """{dispatch id: {"kernel":..., "passes":..., "start":..., "end":..., counter: value}} in launch order."""
     d = {}
     with open(path) as f:
         for line in f:
@@ -23,8 +23,9 @@ def load(path):
             tail = head[2].rsplit(",", 5)
             if len(tail) != 6:
                 continue
-            corr = int(head[0])
-            e = d.setdefault(corr, {"kernel": tail[0], "passes": int(tail[1]), "start": int(tail[2]),
+            # one entry per dispatch id: the correlation id is 0 when no API tracing is on
+            dispatch = int(head[1])
+            e = d.setdefault(dispatch, {"kernel": tail[0], "passes": int(tail[1]), "start": int(tail[2]),
                                     "end": int(tail[3])})
             e[tail[4]] = float(tail[5])
     return [d[k] for k in sorted(d)]

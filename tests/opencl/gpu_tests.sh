@@ -35,12 +35,23 @@ elif [ -f "$B/lib/ocl-icd/libOpenCL.so.1" ]; then
   export LD_LIBRARY_PATH=$B/lib/ocl-icd:${LD_LIBRARY_PATH:-}; loader="ocl-icd carried in $B/lib/ocl-icd"
 else skip_all "no OpenCL ICD loader (libOpenCL.so.1) on this machine and none carried in $B/lib/ocl-icd"; fi
 echo "opencl: ICD vendors $OCL_ICD_VENDORS, loader: $loader"
+# what a failure needs to be understood on a machine we reach rarely: the loader's file and package
+ldconfig -p 2>/dev/null | grep -E 'libOpenCL|libnvidia-opencl' | sed 's/^/opencl: /'
+for f in $(ldconfig -p 2>/dev/null | awk '/libOpenCL\.so\.1 / {print $NF}'); do
+  echo "opencl: $f -> $(readlink -f "$f"); $(dpkg -S "$(readlink -f "$f")" 2>/dev/null | head -1)"
+done
 export OCL_WORKLOAD_PLATFORM=NVIDIA
 
 for s in $SCEN; do
   if [ "$s" = run ]; then out=$(python3 "$HERE/test_run.py" "$B" 2>&1); rc=$?
   else out=$(bash "$HERE/run_test.sh" "$B" "$s" 2>&1); rc=$?; fi
-  msg=$(echo "$out" | tail -4 | tr '\n' ' ' | cut -c1-400)
+  msg=$(echo "$out" | head -4 | tr '\n' ' ' | cut -c1-400)
+  [ $rc = 0 ] || { echo "--- opencl.gpu.$s output:"; echo "$out"; echo "---"; }
+  if [ $rc != 0 ] && [ "$s" = trace ]; then # the loader's own account of the layer (ocl-icd, Khronos)
+    echo "--- the workload with OPENCL_LAYERS and the loader's debug output:"
+    OPENCL_LAYERS=$B/lib/libomniprof-backend-opencl.so OCL_ICD_DEBUG=15 OCL_ICD_ENABLE_TRACE=1 \
+      timeout 60 "$B/bin/omniprof-ocl-workload" 2>&1 >/dev/null | head -40; echo "---"
+  fi
   case $rc in
     0) echo "PASS opencl.gpu.$s: $msg" ;;
     77) echo "SKIP opencl.gpu.$s: $msg" ;;

@@ -30,7 +30,7 @@ run() { # run ENV... : the workload under the tool
     > "$T/traced.out" 2> "$T/traced.err"
 }
 check() {
-  python3 "$HERE/check_trace.py" "$T/trace.jsonl" "$T/report.json" "$@" || { echo "--- stderr:"; tail -5 "$T/traced.err"; exit 1; }
+  python3 "$HERE/check_trace.py" "$T/trace.jsonl" "$T/report.json" "$@" || { echo "--- stderr:"; tail -20 "$T/traced.err"; exit 1; }
 }
 same_output() {
   cmp -s "$T/plain.out" "$T/traced.out" || { echo "FAIL: stdout differs traced vs untraced:"; diff "$T/plain.out" "$T/traced.out"; exit 1; }
