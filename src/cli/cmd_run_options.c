@@ -404,10 +404,11 @@ void run_print_help(FILE *out)
         else fprintf(out, "  %-34s %s\n", left, o->help);
     }
     fprintf(out,
-            "\nPlaceholders in -d and -o: %%hostname%% %%pid%% %%ppid%% %%pgid%% %%psid%% %%rank%% %%size%% %%job%%\n"
-            "  %%nid%% %%cwd%% %%argv%% %%argt%% %%args%% %%arg<N>%% %%tag%% %%launch_date%% %%launch_time%% "
-            "%%env{VAR}%%\n"
-            "  (rank/size from OMPI_COMM_WORLD_*, PMI_*, SLURM_PROCID/SLURM_NTASKS, MPI_RANK/MPI_SIZE, ...)\n"
+            "\nPlaceholders in -d and -o: %%hostname%% %%pid%% %%ppid%% %%pgid%% %%psid%% %%rank%% %%local_rank%% "
+            "%%size%%\n  %%job%% %%nid%% %%cwd%% %%argv%% %%argt%% %%args%% %%arg<N>%% %%tag%% %%launch_date%% "
+            "%%launch_time%% %%env{VAR}%%\n"
+            "  (rank, local rank, size from Open MPI, MPICH/PMI, PMIx, Slurm SLURM_PROCID/SLURM_LOCALID,\n"
+            "  torchrun RANK/LOCAL_RANK/WORLD_SIZE; docs/multinode.md)\n"
             "\nExit status: the program's (128+N if signal N ended it); 2 for bad options (the program\n"
             "is not run); 1 if omniprof itself failed. Every OMNIPROF_* setting: `omniprof avail --settings`.\n");
 }

@@ -17,32 +17,86 @@
 
 #include "common/number.h"
 
-#define KEY_LIST                                                                                     \
-    "%hostname% %pid% %ppid% %pgid% %psid% %rank% %size% %job% %nid% %cwd% %argv% %argt% %args% "   \
-    "%arg<N>% %tag% %launch_date% %launch_time% %env{VAR}% $ENV{VAR} %q{VAR}% (short: %h %p %j %r " \
+#define KEY_LIST                                                                                  \
+    "%hostname% %pid% %ppid% %pgid% %psid% %rank% %local_rank% %size% %job% %nid% %cwd% %argv% " \
+    "%argt% %args% %arg<N>% %tag% %launch_date% %launch_time% %env{VAR}% $ENV{VAR} %q{VAR}% (short: %h %p %j %r " \
     "%s), %% for a literal '%'"
 
-static const char *const g_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
-                                          "MV2_COMM_WORLD_RANK", "MPI_RANK", "MPI_LOCALRANKID", "PALS_RANKID",
-                                          NULL};
-static const char *const g_size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-                                          "MV2_COMM_WORLD_SIZE", "MPI_SIZE", "MPI_NRANKS", "MPI_LOCALNRANKS",
-                                          NULL};
+/* Rank, local rank and size from the job launcher's variables, first match wins
+ * (docs/multinode.md, "Ranks"). OMNIPROF_MPI_* are the MPI backend's (the rank MPI_Comm_rank
+ * gave after MPI_Init, exported for %rank% in names chosen later). torchrun's RANK/LOCAL_RANK/
+ * WORLD_SIZE come first when TORCHELASTIC_RUN_ID says torchrun started the process (under srun
+ * its workers also inherit SLURM_PROCID and PMI_RANK, which number the nodes); otherwise the MPI
+ * launchers' (Open MPI, MPICH/Hydra and Cray PALS through PMI and their own names, MVAPICH,
+ * PMIx), then Slurm's (SLURM_PROCID is also set, to the batch step's 0, for every process that
+ * mpirun starts inside an allocation, so it must not win over the MPI launcher's), then a bare
+ * RANK/LOCAL_RANK (torch.distributed without torchrun). */
+typedef struct id_source {
+    const char *rank, *local_rank, *size;
+} id_source;
 
-static long env_long(const char *const *names)
+static const id_source g_omniprof = {"OMNIPROF_MPI_RANK", "OMNIPROF_MPI_LOCAL_RANK", "OMNIPROF_MPI_SIZE"};
+static const id_source g_torchrun = {"RANK", "LOCAL_RANK", "WORLD_SIZE"};
+static const id_source g_id_sources[] = {
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
+    {"PMIX_RANK", "PMIX_LOCAL_RANK", "PMIX_SIZE"},
+    {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_SIZE"},
+    {"PALS_RANKID", "PALS_LOCAL_RANKID", "PALS_SIZE"},
+    {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
+    {"MPI_RANK", "MPI_LOCALRANKID", "MPI_SIZE"},
+    {"RANK", "LOCAL_RANK", "WORLD_SIZE"},
+};
+
+static long env_num(const char *name)
 {
-    for (int i = 0; names[i]; i++) {
-        const char *v = getenv(names[i]);
-        if (!v || !*v) continue;
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end == '\0' && n >= 0) return n;
-    }
-    return -1;
+    const char *v = name ? getenv(name) : NULL;
+    if (!v || !*v) return -1;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 ? n : -1;
 }
 
-long op_path_mpi_rank(void) { return env_long(g_rank_vars); }
-long op_path_mpi_size(void) { return env_long(g_size_vars); }
+/* The launcher that set a rank: its variables. NULL when none did. */
+static const id_source *id_launcher(void)
+{
+    if (env_num(g_omniprof.rank) >= 0) return &g_omniprof;
+    const char *torchrun = getenv("TORCHELASTIC_RUN_ID");
+    if (torchrun && *torchrun && env_num(g_torchrun.rank) >= 0) return &g_torchrun;
+    for (size_t i = 0; i < sizeof g_id_sources / sizeof g_id_sources[0]; i++)
+        if (env_num(g_id_sources[i].rank) >= 0) return &g_id_sources[i];
+    return NULL;
+}
+
+long op_path_mpi_rank(void)
+{
+    const id_source *s = id_launcher();
+    return s ? env_num(s->rank) : -1;
+}
+
+long op_path_mpi_size(void)
+{
+    const id_source *s = id_launcher();
+    long n = s ? env_num(s->size) : -1;
+    return n > 0 ? n : -1;
+}
+
+/* The launcher's own local rank, else the first other launcher variable that has one (srun
+ * with PMI sets PMI_RANK but numbers the node's tasks in SLURM_LOCALID). */
+long op_path_local_rank(void)
+{
+    const id_source *s = id_launcher();
+    long n = s ? env_num(s->local_rank) : -1;
+    for (size_t i = 0; s && n < 0 && i < sizeof g_id_sources / sizeof g_id_sources[0]; i++)
+        n = env_num(g_id_sources[i].local_rank);
+    return n;
+}
+
+const char *op_path_rank_source(void)
+{
+    const id_source *s = id_launcher();
+    return s ? s->rank : NULL;
+}
 
 void op_path_context_init_self(op_path_context *ctx)
 {
@@ -149,6 +203,9 @@ static int expand_key(sink *s, const char *k, size_t n, const op_path_context *c
         put_long(s, (long)ctx->psid);
     } else if (IS("rank") || IS("r")) {
         long r = op_path_mpi_rank();
+        put_long(s, r < 0 ? 0 : r);
+    } else if (IS("local_rank")) {
+        long r = op_path_local_rank();
         put_long(s, r < 0 ? 0 : r);
     } else if (IS("size") || IS("s")) {
         long z = op_path_mpi_size();

@@ -8,6 +8,7 @@
  *   %hostname% %h        host name                 %pid% %p      process id
  *   %ppid% %pgid% %psid% parent, group, session    %job% %j      SLURM_JOB_ID (else "0")
  *   %rank% %r            MPI/Slurm rank (else 0)   %size% %s     MPI/Slurm size (else 1)
+ *   %local_rank%         rank on this node (else 0)
  *   %nid%                rank if known, else pid   %cwd%         working directory
  *   %argv%               whole command line        %argt%        same, argv[0] as basename
  *   %args%               arguments after argv[0]   %arg<N>%      the N-th argument (0 = program)
@@ -62,10 +63,16 @@ int op_path_expand(const char *tmpl, const op_path_context *ctx, char *out, size
  *  %psid% %nid% and their short forms). */
 bool op_path_has_process_keys(const char *tmpl);
 
-/** MPI rank and size from the usual launcher variables (OMPI_COMM_WORLD_*, PMI_*, PMIX_RANK,
- *  SLURM_PROCID/NTASKS, MV2_COMM_WORLD_*, MPI_RANK/MPI_SIZE, ...). -1 when unknown. */
+/** Rank, size and rank on the node from the job launcher's variables: OMNIPROF_MPI_* (the MPI
+ *  backend's, after MPI_Init), torchrun (RANK, LOCAL_RANK, WORLD_SIZE when TORCHELASTIC_RUN_ID
+ *  is set), Open MPI (OMPI_COMM_WORLD_*), MPICH/Hydra and Cray (PMI_RANK/PMI_SIZE,
+ *  MPI_LOCALRANKID), PMIx, MVAPICH, PALS, Slurm (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS),
+ *  then a bare RANK/LOCAL_RANK/WORLD_SIZE. All three come from the first launcher that set a
+ *  rank. -1 when unknown. op_path_rank_source names the variable the rank came from (NULL). */
 long op_path_mpi_rank(void);
 long op_path_mpi_size(void);
+long op_path_local_rank(void);
+const char *op_path_rank_source(void);
 
 /** mkdir -p `dir` (mode 0777 & ~umask). Returns 0, or -1 with errno set and, in err, which
  *  component failed and why. */

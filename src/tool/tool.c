@@ -278,6 +278,12 @@ static op_db_writer *open_database(void)
     info.environment = envs;
     info.rank = (int32_t)rank;
     info.world_size = (int32_t)size;
+    /* the rank on the node and the launcher variable the rank came from (docs/multinode.md) */
+    char ext[160];
+    const char *rank_src = op_path_rank_source();
+    snprintf(ext, sizeof ext, "{\"local_rank\":%ld,\"rank_source\":\"%s\"}", op_path_local_rank(),
+             rank_src ? rank_src : "");
+    info.extdata_json = ext;
     op_db_writer_options opts;
     memset(&opts, 0, sizeof(opts));
     opts.size = sizeof(opts);

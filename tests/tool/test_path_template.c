@@ -49,7 +49,12 @@ int main(void)
                                                         "MV2_COMM_WORLD_RANK", "MPI_RANK", "MPI_LOCALRANKID",
                                                         "PALS_RANKID", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                                         "SLURM_NTASKS", "MV2_COMM_WORLD_SIZE", "MPI_SIZE",
-                                                        "MPI_NRANKS", "MPI_LOCALNRANKS", "SLURM_JOB_ID", NULL};
+                                                        "MPI_NRANKS", "MPI_LOCALNRANKS", "SLURM_JOB_ID",
+                                                        "OMNIPROF_MPI_RANK", "OMNIPROF_MPI_SIZE", "OMNIPROF_MPI_LOCAL_RANK",
+                                                        "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "RANK",
+                                                        "LOCAL_RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID",
+                                                        "PMIX_LOCAL_RANK", "PMIX_SIZE", "PALS_LOCAL_RANKID",
+                                                        "PALS_SIZE", "MV2_COMM_WORLD_LOCAL_RANK", NULL};
          *v; v++)
         unsetenv(*v);
 
@@ -70,6 +75,44 @@ int main(void)
     setenv("PMI_RANK", "6", 1);
     EXPECT("%rank%", "6");
     unsetenv("PMI_RANK");
+    /* issue 17: local ranks; the launcher that set the rank wins over Slurm's batch-step
+     * variables (mpirun inside an allocation), torchrun over the node ranks srun gives it */
+    EXPECT("%rank%.%local_rank%", "0.0");
+    setenv("OMPI_COMM_WORLD_RANK", "9", 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_LOCALID", "0", 1);
+    setenv("SLURM_NTASKS", "1", 1);
+    EXPECT("%rank%.%local_rank%.%size%", "9.1.8");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    setenv("SLURM_PROCID", "12", 1);
+    setenv("SLURM_LOCALID", "3", 1);
+    setenv("SLURM_NTASKS", "16", 1);
+    EXPECT("%rank%.%local_rank%.%size%.%nid%", "12.3.16.12");
+    setenv("PMI_RANK", "13", 1); /* srun --mpi=pmi2: PMI's rank, Slurm's local id */
+    EXPECT("%rank%.%local_rank%", "13.3");
+    unsetenv("PMI_RANK");
+    setenv("RANK", "5", 1);
+    setenv("LOCAL_RANK", "1", 1);
+    setenv("WORLD_SIZE", "8", 1);
+    EXPECT("%rank%.%local_rank%.%size%", "12.3.16"); /* a bare RANK loses to the launcher's */
+    setenv("TORCHELASTIC_RUN_ID", "job1", 1);
+    EXPECT("%rank%.%local_rank%.%size%", "5.1.8"); /* torchrun under srun */
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_LOCALID");
+    unsetenv("SLURM_NTASKS");
+    unsetenv("TORCHELASTIC_RUN_ID");
+    EXPECT("%rank%.%local_rank%.%size%", "5.1.8"); /* torch.distributed's own variables */
+    setenv("OMNIPROF_MPI_RANK", "2", 1);            /* the MPI backend's, after MPI_Init */
+    setenv("OMNIPROF_MPI_SIZE", "4", 1);
+    EXPECT("%rank%.%size%", "2.4");
+    for (const char *const *v = (const char *const[]){"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMNIPROF_MPI_RANK",
+                                                        "OMNIPROF_MPI_SIZE", NULL};
+         *v; v++)
+        unsetenv(*v);
+    CHECK(strstr(expand("%foo%"), "%local_rank%") != NULL);
     EXPECT("%tag%", "my_app");
     EXPECT("%argv%", "usr_bin_my_app_--flag_a_b");
     EXPECT("%argt%", "my_app_--flag_a_b");
