@@ -64,5 +64,6 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/counters.h"
 #include "omniprof/pc_sampling.h"
 #include "omniprof/symbols.h"
+#include "omniprof/comm.h"
 
 #endif /* OMNIPROF_OMNIPROF_H */

@@ -297,6 +297,11 @@ static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len
         usage_error("causal profiling needs the CPU backend, which is not built (%s is missing)", probe);
         return EXIT_USAGE;
     }
+    snprintf(probe, sizeof probe, "%s/libomniprof-backend-mpi.so", libdir); /* owns the MPI waits */
+    if (access(probe, R_OK) == 0 && strlen(lp) + strlen(probe) + 2 < sizeof lp) {
+        strcat(lp, ":");
+        strcat(lp, probe);
+    }
     const char *old = getenv("LD_PRELOAD");
     if (old && *old && strlen(lp) + strlen(old) + 2 < sizeof lp) {
         strcat(lp, ":");

@@ -40,6 +40,8 @@ enum {
     O_CUDA_DRIVER_TRACE,
     O_OPENCL_TRACE,
     O_SYNC_TRACE,
+    O_MPI_TRACE,
+    O_NCCL_TRACE,
     O_RUNTIME_TRACE,
     O_SYS_TRACE,
     O_PMC,
@@ -166,6 +168,7 @@ typedef struct run_plan {
     bool stats, summary;          /* post-run work asked for */
     bool non_rocpd;               /* a format converted after the run */
     bool cpu_backend;             /* the CPU backend must be preloaded */
+    bool mpi_backend;             /* the MPI backend must be preloaded (--mpi-trace, --nccl-trace) */
     bool post;                    /* fork+wait: post-run work or several --pmc groups */
     const char *formats;          /* -f, space-separated */
     unsigned format_bits;         /* OP_OUT_FMT_* of -f (with libomniprof-output) */
@@ -189,7 +192,8 @@ int run_build_settings(run_opts *ro, env_list *env, run_plan *plan);
  * value came from), for --output-config. */
 void run_print_config(FILE *out, const run_opts *ro, const env_list *env, const run_file_setting *fs, int n_fs);
 /* LD_PRELOAD: --preload libraries (checked), libomniprof-preload.so (the libc interposers),
- * the tool, the SDK, the CPU backend when needed, then what was already there. Returns 0, RUN_EXIT_USAGE or 1 (printed). */
+ * the tool, the SDK, the CPU backend when needed, the MPI backend with it or when MPI/NCCL
+ * tracing asks for it, then what was already there. Returns 0, RUN_EXIT_USAGE or 1 (printed). */
 int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env);
 /* Find `prog` as execvp would. Returns 0 and the path, or -1. */
 int run_resolve_program(const char *prog, char *out, size_t outlen);

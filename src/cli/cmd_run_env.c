@@ -206,6 +206,22 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
     return bad ? -1 : 0;
 }
 
+/* ---- MPI and NCCL (docs/multinode.md) ------------------------------------------------------- */
+
+static int set_comm(run_opts *ro, env_list *env, run_plan *plan)
+{
+    int bad = 0;
+    if (run_opt_true(ro, O_MPI_TRACE)) plan->any_collect = plan->mpi_backend = true;
+    if (run_opt_true(ro, O_NCCL_TRACE)) {
+        /* the kernels NCCL launches are found through the CUDA calls made inside its calls */
+        plan->any_collect = plan->mpi_backend = true;
+        bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--nccl-trace");
+        bad |= run_set(env, OP_SET_CUDA_RUNTIME_API_TRACE, "true", "--nccl-trace");
+        bad |= run_set(env, OP_SET_CUDA_DRIVER_API_TRACE, "true", "--nccl-trace");
+    }
+    return bad ? -1 : 0;
+}
+
 /* ---- collection periods ------------------------------------------------------------------- */
 
 #define PERIOD_MAX_SEC 31536000.0 /* a year: DELAY and DURATION */
@@ -425,6 +441,7 @@ int run_build_settings(run_opts *ro, env_list *env, run_plan *plan)
     bad |= check_summary_groups(plan);
     bad |= set_counters(ro, env, plan);
     bad |= set_cpu(ro, env, plan);
+    bad |= set_comm(ro, env, plan);
     /* `omniprof instrument` sets OMNIPROF_INSTRUMENT (the methods) before it calls run */
     const char *instrument = getenv("OMNIPROF_INSTRUMENT");
     if (instrument && *instrument) plan->any_collect = true;
@@ -506,11 +523,12 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
         fprintf(stderr, "omniprof run: cannot find omniprof's library directory (../lib beside the binary)\n");
         return 1;
     }
-    char tool[PATH_MAX + 32], sdk[PATH_MAX + 32], cpu[PATH_MAX + 40], pre[PATH_MAX + 40];
+    char tool[PATH_MAX + 32], sdk[PATH_MAX + 32], cpu[PATH_MAX + 40], pre[PATH_MAX + 40], mpi[PATH_MAX + 40];
     snprintf(pre, sizeof(pre), "%s/libomniprof-preload.so", libdir); /* the libc interposers: first */
     snprintf(tool, sizeof(tool), "%s/libomniprof-tool.so", libdir);
     snprintf(sdk, sizeof(sdk), "%s/libomniprof-sdk.so", libdir);
     snprintf(cpu, sizeof(cpu), "%s/libomniprof-backend-cpu.so", libdir);
+    snprintf(mpi, sizeof(mpi), "%s/libomniprof-backend-mpi.so", libdir);
     if (!file_exists(tool) || !file_exists(sdk)) {
         fprintf(stderr, "omniprof run: %s is not built (looked in %s); build the targets omniprof-tool and omniprof-sdk\n",
                 file_exists(tool) ? "libomniprof-sdk.so" : "libomniprof-tool.so", libdir);
@@ -518,6 +536,10 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
     }
     if (plan->cpu_backend && !file_exists(cpu)) {
         run_usage_error("--sample/--process-sampling need the CPU backend, which is not built (%s is missing)", cpu);
+        return RUN_EXIT_USAGE;
+    }
+    if (plan->mpi_backend && !file_exists(mpi)) {
+        run_usage_error("--mpi-trace/--nccl-trace need the MPI backend, which is not built (%s is missing)", mpi);
         return RUN_EXIT_USAGE;
     }
     /* Words separated by spaces while building; ':' in LD_PRELOAD at the end. */
@@ -539,11 +561,15 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
     lp_add(&lp, tool);
     lp_add(&lp, sdk);
     if (plan->cpu_backend) lp_add(&lp, cpu);
+    /* the MPI backend owns the MPI symbols: with the CPU backend too (MPI_Init names the rank,
+     * the causal profiler's MPI waits) */
+    if ((plan->mpi_backend || plan->cpu_backend) && file_exists(mpi)) lp_add(&lp, mpi);
     const char *old = getenv("LD_PRELOAD");
     if (old && *old) {
         char *copy = run_xstrdup(old);
         for (char *save = NULL, *w = strtok_r(copy, " :", &save); w; w = strtok_r(NULL, " :", &save))
-            if (strcmp(w, tool) != 0 && strcmp(w, sdk) != 0 && strcmp(w, cpu) != 0 && strcmp(w, pre) != 0)
+            if (strcmp(w, tool) != 0 && strcmp(w, sdk) != 0 && strcmp(w, cpu) != 0 && strcmp(w, pre) != 0 &&
+                strcmp(w, mpi) != 0)
                 lp_add(&lp, w);
         free(copy);
     }

@@ -39,6 +39,12 @@ const run_option run_options[] = {
      OP_SET_OPENCL_API_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
     {O_SYNC_TRACE, "sync-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU synchronization waits (stream, event, device)",
      OP_SET_SYNC_TRACE, M_DIRECT, IMPLIED_BY_SYS},
+    {O_MPI_TRACE, "mpi-trace", 0, K_BOOL, NULL, NULL, NULL,
+     "MPI calls (point-to-point, collectives, waits, one-sided, communicators) with bytes, peers, tags; "
+     "clocks measured against rank 0 (docs/multinode.md)", OP_SET_MPI_TRACE, M_DIRECT, 0},
+    {O_NCCL_TRACE, "nccl-trace", 0, K_BOOL, NULL, NULL, NULL,
+     "NCCL collectives and point-to-point operations, with the kernels they launch (implies --kernel-trace, "
+     "--cuda-runtime-trace, --cuda-driver-trace)", OP_SET_NCCL_TRACE, M_DIRECT, 0},
     {O_RUNTIME_TRACE, "runtime-trace", 'r', K_BOOL, NULL, NULL, NULL,
      "= --cuda-runtime-trace --opencl-trace --kernel-trace --memory-copy-trace --memory-set-trace "
      "--memory-allocation-trace --marker-trace", -1, M_NONE, 0},

@@ -167,7 +167,8 @@ int op_setting_validate(op_setting_id id, const char *value, char *err, size_t e
 /* OMNIPROF_* variables that are not settings: set by omniprof for its children, or read by
  * omniprof's own scripts and test tools ("X*" = a prefix). Not reported as unknown. */
 static const char *const g_not_settings[] = {
-    "MPI_RANK", "MPI_SIZE", "OUTPUT_LIB", "BENCH_*", "DEMO_*", "TEST_*", "JSON_TOOL_*", "GPU_TEST_*", "CPUTEST_*",
+    "MPI_RANK", "MPI_SIZE", "MPI_LOCAL_RANK", "OUTPUT_LIB", "BENCH_*", "DEMO_*", "TEST_*", "JSON_TOOL_*",
+    "GPU_TEST_*", "CPUTEST_*",
 };
 
 static bool is_known_other(const char *bare, size_t n)

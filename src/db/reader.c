@@ -31,7 +31,7 @@ const char *const op_src_table_base[T_COUNT] = {
     "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
     "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread",
     "omniprof_run_cost", "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment",
-    "omniprof_causal_progress", "omniprof_region_profile",
+    "omniprof_causal_progress", "omniprof_region_profile", "omniprof_pc_sample", "omniprof_comm", "omniprof_clock",
 };
 
 /* file:PATH?mode=ro, percent-encoded. A database in WAL mode (header bytes 18-19 = 2) with no

@@ -37,7 +37,7 @@ enum op_src_table {
     T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
     T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
     T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_OP_REGION_PROFILE,
-    T_COUNT
+    T_OP_PC_SAMPLE, T_OP_COMM, T_OP_CLOCK, T_COUNT
 };
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];

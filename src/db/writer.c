@@ -297,6 +297,9 @@ static const char *const k_statements[ST__COUNT] = {
     [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES ($PID,?,?,?,?,?,?,?)",
     [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_REGION_PROFILE] = "INSERT INTO \"omniprof_region_profile%s\" (pid, tid, thread_index, node_id, parent_id, depth, label, component, units, count, sum, sum_squares, min, max, self) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_COMM] = "INSERT INTO \"omniprof_comm%s\" (pid, tid, event_id, api, name, class, phase, start, \"end\", rank, comm, comm_rank, comm_size, dest, source, root, send_tag, recv_tag, count, datatype, reduce_op, bytes_sent, bytes_received, new_comm, request, sequence, stream, device, return_value) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_CLOCK] = "INSERT INTO \"omniprof_clock%s\" (pid, phase, rank, reference_rank, local_timestamp, \"offset\", error, round_trip, round_trips) VALUES ($PID,?,?,?,?,?,?,?,?)",
+    [ST_PROCESS_RANK] = "UPDATE \"rocpd_info_process%s\" SET extdata = json_set(extdata, '$.rank', ?, '$.size', ?) WHERE id = $PID",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };

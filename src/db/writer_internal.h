@@ -11,6 +11,7 @@
  *   ingest_host.c     API calls, markers, CPU and process samples, threads, agents, the
  *                     writer's internal kinds
  *   ingest_causal.c   causal-profiling experiments and progress points
+ *   ingest_comm.c     MPI and NCCL calls, clock estimates
  *   strings.c         interning (rocpd_string), names, the caches and rows that many kinds
  *                     share (threads, streams, agents, tracks, stack nodes), JSON escaping
  *
@@ -108,7 +109,7 @@ enum {
     ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_QUEUE, ST_AGENT, ST_CODE_OBJECT,
     ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
     ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
-    ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_BEGIN, ST_COMMIT, ST__COUNT
+    ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_COMM, ST_CLOCK, ST_PROCESS_RANK, ST_BEGIN, ST_COMMIT, ST__COUNT
 };
 
 struct op_db_writer {

@@ -9,7 +9,8 @@
  *     close, closefrom, close_range, fclose, dup2, dup3   (fd_interpose.c)
  *     pthread_mutex_unlock, pthread_rwlock_unlock, pthread_cond_*, sem_wait/timedwait/post,
  *     sleep, usleep, nanosleep, clock_nanosleep, read, recv*, accept*, write, send*, poll,
- *     ppoll, select, pselect, epoll_wait/pwait, MPI waits, __libc_start_main (sync_interpose.c)
+ *     ppoll, select, pselect, epoll_wait/pwait, __libc_start_main (sync_interpose.c)
+ * (MPI_* belong to the MPI backend, src/backend/mpi/, which calls the wait hooks below.)
  * Each interposer keeps the program's view exact (same return value and errno as the libc
  * call would give without the profiler) and does no profiling work itself: it calls the hooks
  * its clients registered, which forward into the SDK, the tool and the backends. The fd
@@ -100,6 +101,14 @@ OMNIPROF_API int omniprof_preload_register(const op_preload_hooks *hooks);
 /** @brief **omniprof_preload_real_sigaction**: libc's sigaction, for the profiler's own handlers
  * (never goes through the clients' hooks). */
 OMNIPROF_API int omniprof_preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/** @brief The clients' wait hooks (op_preload_hooks.wait_begin/wait_end/wake) for blocking calls
+ * that another library interposes (the MPI backend's MPI waits). No-ops, one test each, unless
+ * some client has wait hooks (causal profiling); omniprof_preload_waits_hooked says whether. */
+OMNIPROF_API bool omniprof_preload_waits_hooked(void);
+OMNIPROF_API void omniprof_preload_wait_begin(void);
+OMNIPROF_API void omniprof_preload_wait_end(int woken, int fd);
+OMNIPROF_API void omniprof_preload_wake(void);
 
 /** @brief **omniprof_preload_active**: true when this library's interposers are the ones the
  * program calls (it was preloaded), false when it was only loaded as a dependency. */

@@ -10,7 +10,8 @@
  *            poll, ppoll, select, pselect, epoll_wait/pwait    woken when an fd became ready;
  *            read, recv, recvfrom, recvmsg, accept, accept4    woken = -1 (data came: the
  *                                                              client decides by the fd's type);
- *            MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier (through PMPI_*) woken = 1;
+ *            MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier woken = 1: owned by the MPI
+ *            backend (src/backend/mpi/), which calls omniprof_preload_wait_begin/end and _wake;
  *   timed    sleep, usleep, nanosleep, clock_nanosleep         woken = 0: a timer is not sped
  *                                                              up by an experiment;
  *   main     __libc_start_main: when a client has a main_end hook (the causal engine registers
@@ -226,61 +227,22 @@ OMNIPROF_API int epoll_pwait(int epfd, struct epoll_event *ev, int n, int timeou
     WAIT(REAL(epoll_pwait)(epfd, ev, n, timeout, mask), rc > 0, -1);
 }
 
-/* ---- MPI waits (through the profiling interface; this library does not link MPI) ----------- *
- * Handles are passed through untouched: MPI_Comm/MPI_Datatype/MPI_Request are pointers in Open
- * MPI and ints in MPICH; either travels in one integer register, which is forwarded as is. */
+/* ---- for other interposers: the MPI backend's waits --------------------------------------- *
+ * MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier are interposed by the MPI backend
+ * (src/backend/mpi/, one owner per symbol), which brackets them with these. */
 
-typedef void *mpi_handle;
-typedef int (*wait_fn)(mpi_handle *, void *);
-typedef int (*waitall_fn)(int, mpi_handle *, void *);
-typedef int (*waitany_fn)(int, mpi_handle *, int *, void *);
-typedef int (*waitsome_fn)(int, mpi_handle *, int *, int *, void *);
-typedef int (*recv_fn)(void *, int, mpi_handle, int, int, mpi_handle, void *);
-typedef int (*probe_fn)(int, int, mpi_handle, void *);
-typedef int (*barrier_fn)(mpi_handle);
-/* The MPI library's entry: its PMPI_ twin, else the next definition of the name itself (an
- * MPI stub library without a profiling interface). */
-#define PMPI(name, type)                                                  \
-    static type pmpi_##name;                                              \
-    if (!pmpi_##name) pmpi_##name = (type)dlsym(RTLD_DEFAULT, "P" #name); \
-    if (!pmpi_##name) pmpi_##name = (type)dlsym(RTLD_NEXT, #name);        \
-    if (!pmpi_##name) return 1 /* MPI_ERR_OTHER-ish: no MPI library in the process */
-
-OMNIPROF_API int MPI_Wait(mpi_handle *req, void *status)
+OMNIPROF_API bool omniprof_preload_waits_hooked(void) { return sync_on(); }
+OMNIPROF_API void omniprof_preload_wait_begin(void)
 {
-    PMPI(MPI_Wait, wait_fn);
-    WAIT(pmpi_MPI_Wait(req, status), 1, -1);
+    if (sync_on()) wait_begin();
 }
-OMNIPROF_API int MPI_Waitall(int n, mpi_handle *reqs, void *statuses)
+OMNIPROF_API void omniprof_preload_wait_end(int woken, int fd)
 {
-    PMPI(MPI_Waitall, waitall_fn);
-    WAIT(pmpi_MPI_Waitall(n, reqs, statuses), 1, -1);
+    if (sync_on()) wait_end(woken, fd);
 }
-OMNIPROF_API int MPI_Waitany(int n, mpi_handle *reqs, int *index, void *status)
+OMNIPROF_API void omniprof_preload_wake(void)
 {
-    PMPI(MPI_Waitany, waitany_fn);
-    WAIT(pmpi_MPI_Waitany(n, reqs, index, status), 1, -1);
-}
-OMNIPROF_API int MPI_Waitsome(int n, mpi_handle *reqs, int *outcount, int *indices, void *statuses)
-{
-    PMPI(MPI_Waitsome, waitsome_fn);
-    WAIT(pmpi_MPI_Waitsome(n, reqs, outcount, indices, statuses), 1, -1);
-}
-OMNIPROF_API int MPI_Recv(void *buf, int count, mpi_handle type, int source, int tag, mpi_handle comm, void *status)
-{
-    PMPI(MPI_Recv, recv_fn);
-    WAIT(pmpi_MPI_Recv(buf, count, type, source, tag, comm, status), 1, -1);
-}
-OMNIPROF_API int MPI_Probe(int source, int tag, mpi_handle comm, void *status)
-{
-    PMPI(MPI_Probe, probe_fn);
-    WAIT(pmpi_MPI_Probe(source, tag, comm, status), 1, -1);
-}
-OMNIPROF_API int MPI_Barrier(mpi_handle comm)
-{
-    PMPI(MPI_Barrier, barrier_fn);
-    if (sync_on()) wake(); /* the last to arrive wakes the others */
-    WAIT(pmpi_MPI_Barrier(comm), 1, -1);
+    if (sync_on()) wake();
 }
 
 /* ---- the end of main ------------------------------------------------------------------------ */

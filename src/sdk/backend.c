@@ -211,6 +211,7 @@ void op_backends_flush(void)
 {
     FOR_LIVE(be) if (be->flush) be->flush();
 }
+void op_sdk_flush_backends(void) { op_backends_flush(); }
 void op_backends_finalize(void)
 {
     FOR_LIVE(be) if (be->finalize) be->finalize();

@@ -114,6 +114,10 @@ uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind);
  * call, else 0. */
 int op_sdk_load_backend_for_counters(uint32_t counter_kind);
 
+/* Every started backend pushes what it holds into the SDK buffers now (its flush hook): for a
+ * backend that sees the process about to end abruptly (MPI_Finalize). */
+void op_sdk_flush_backends(void);
+
 /* Registers a backend (its constructor calls this). The descriptor and its manifest must stay
  * valid for the process. Returns SUCCESS; ERROR_INVALID_ARGUMENT for a duplicate name, a
  * missing manifest or one whose magic, size or name does not match the descriptor. */

@@ -820,6 +820,9 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     TRACE(MEMORY_SET_TRACE, TB_GPU, "gpu", MEMORY_SET)
     TRACE(MEMORY_ALLOCATION_TRACE, TB_GPU, "gpu", MEMORY_ALLOCATION)
     TRACE(SYNC_TRACE, TB_GPU, "gpu", SYNCHRONIZATION)
+    TRACE(MPI_TRACE, TB_API, "api", MPI_API) /* docs/multinode.md: the MPI backend */
+    TRACE(MPI_TRACE, TB_API, "api", CLOCK_SYNC)
+    TRACE(NCCL_TRACE, TB_API, "api", NCCL_API)
 #undef TRACE
     const char *sample = op_setting_str(OP_SET_SAMPLE);
     bool cpu = (sample && *sample) || op_setting_bool(OP_SET_PROCESS_SAMPLING);

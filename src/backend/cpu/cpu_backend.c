@@ -1,7 +1,7 @@
 /* cpu_backend.c — the CPU backend's registration with the SDK and its life cycle.
  *
  * libomniprof-backend-cpu.so is LD_PRELOADed by the launcher when CPU features are asked for
- * (it interposes setitimer, MPI_*, pthread_setname_np and the optional lock functions, and
+ * (it interposes setitimer, pthread_setname_np and the optional lock functions, and
  * must come before libc; pthread_create, fork, exit and the program's signals reach it through
  * the hooks it registers with libomniprof-preload.so). Its constructor
  * registers the main thread and the op_backend "cpu", serving the buffer kinds CPU_SAMPLE,

@@ -7,7 +7,7 @@
  *   perf_events.c     per-thread perf_event counter groups read by the handler
  *   time_window.c     OMNIPROF_TRACE_DELAY/DURATION/PERIODS: the collection window
  *   process_sampler.c background thread: RSS, CPU time, frequencies, NVML GPU metrics
- *   wrappers.c        fork, exit/_exit/abort, MPI_Init/MPI_Finalize (PMPI), lock wrappers,
+ *   wrappers.c        fork, exit/_exit/abort, lock wrappers,
  *                     sigaction/signal/setitimer checks
  *   components.c      component model (wall clock, thread CPU, peak RSS, ...) and the
  *                     per-region call-tree profile written at the end (wall_clock-<pid>.txt)
@@ -210,8 +210,6 @@ void op_cpu_wrappers_init(void);
 void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
                          uint32_t nargs);
 const char *op_cpu_wrapper_op_name(int32_t op);
-int op_cpu_mpi_rank(void);
-int op_cpu_mpi_size(void);
 
 /* ---- components.c ------------------------------------------------------------------------- */
 void op_cpu_components_setup(void);

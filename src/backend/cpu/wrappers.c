@@ -21,14 +21,10 @@
  *                    even the dlsym of a wrapper — could allocate and hang the program; the
  *                    SIGABRT it raises is where the tool flushes, with a bounded wait
  *                    (OMNIPROF_SIGNAL_FLUSH_TIMEOUT_MS, src/tool/tool_signals.c).
- *   MPI_Init, MPI_Init_thread, MPI_Finalize   through PMPI_* (found with dlsym at the call,
- *                    the backend does not link MPI). After init the rank and size come from
- *                    PMPI_Comm_rank/size on MPI_COMM_WORLD (Open MPI: &ompi_mpi_comm_world;
- *                    MPICH family: 0x44000000), else from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/
- *                    SIZE, SLURM_PROCID/NTASKS. They are exported to the environment as
- *                    OMNIPROF_MPI_RANK and OMNIPROF_MPI_SIZE (the same variables are set at
- *                    load time when the launcher's environment already tells them), which the
- *                    tool's %rank%/%size% placeholders can read.
+ *   MPI_*            NOT here: the MPI backend (src/backend/mpi/) owns every MPI symbol; the
+ *                    launcher preloads it with this backend, and it emits the MPI_Init/
+ *                    MPI_Finalize FUNCTION_WRAPPER records (operation names from this file's
+ *                    table) and exports the rank (OMNIPROF_MPI_RANK/SIZE, common/path_template.h).
  *   pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock, pthread_barrier_wait,
  *   pthread_join     only when OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN} are on
  *                    (all off by default: lock wrappers are where profilers deadlock, see
@@ -58,7 +54,6 @@
 void op_cpu_backend_at_fork_child(void);
 
 static bool g_wrap_locks, g_wrap_rwlocks, g_wrap_barriers, g_wrap_join;
-static int g_mpi_rank = -1, g_mpi_size = -1;
 
 static const char *const g_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
     [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_CREATE] = "pthread_create",
@@ -81,9 +76,6 @@ const char *op_cpu_wrapper_op_name(int32_t op)
 {
     return op > 0 && op < OMNIPROF_FUNCTION_WRAPPER_LAST ? g_op_names[op] : NULL;
 }
-
-int op_cpu_mpi_rank(void) { return g_mpi_rank; }
-int op_cpu_mpi_size(void) { return g_mpi_size; }
 
 void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
                          uint32_t nargs)
@@ -115,106 +107,6 @@ void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, 
 #define REAL(name)                                                                        \
     static __typeof__(&name) real_##name;                                                 \
     if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
-
-/* ---------------------------------------------------------------------------------------- */
-/* MPI rank discovery.                                                                      */
-
-static void set_rank_env(void)
-{
-    char buf[32];
-    if (g_mpi_rank >= 0) {
-        snprintf(buf, sizeof buf, "%d", g_mpi_rank);
-        setenv("OMNIPROF_MPI_RANK", buf, 1);
-    }
-    if (g_mpi_size > 0) {
-        snprintf(buf, sizeof buf, "%d", g_mpi_size);
-        setenv("OMNIPROF_MPI_SIZE", buf, 1);
-    }
-}
-
-static void rank_from_env(void)
-{
-    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
-    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
-    for (int i = 0; ranks[i] && g_mpi_rank < 0; i++) {
-        const char *v = getenv(ranks[i]);
-        if (v && *v) g_mpi_rank = atoi(v);
-    }
-    for (int i = 0; sizes[i] && g_mpi_size < 0; i++) {
-        const char *v = getenv(sizes[i]);
-        if (v && *v) g_mpi_size = atoi(v);
-    }
-}
-
-static void rank_from_mpi(void)
-{
-    typedef int (*comm_q)(void *, int *);
-    comm_q rank = (comm_q)dlsym(RTLD_DEFAULT, "PMPI_Comm_rank");
-    comm_q size = (comm_q)dlsym(RTLD_DEFAULT, "PMPI_Comm_size");
-    void *world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world"); /* Open MPI: MPI_COMM_WORLD = &it */
-    if (!world && dlsym(RTLD_DEFAULT, "MPIR_Err_return_comm")) world = (void *)(intptr_t)0x44000000; /* MPICH */
-    int r = -1, s = -1;
-    if (rank && size && world) {
-        if (world == (void *)(intptr_t)0x44000000) { /* MPICH: MPI_Comm is an int */
-            typedef int (*comm_qi)(int, int *);
-            ((comm_qi)(void *)rank)(0x44000000, &r);
-            ((comm_qi)(void *)size)(0x44000000, &s);
-        } else {
-            rank(world, &r);
-            size(world, &s);
-        }
-    }
-    if (r >= 0) g_mpi_rank = r;
-    if (s > 0) g_mpi_size = s;
-    if (g_mpi_rank < 0) rank_from_env();
-    set_rank_env();
-}
-
-OMNIPROF_API int MPI_Init(int *argc, char ***argv)
-{
-    typedef int (*fn_t)(int *, char ***);
-    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Init");
-    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Init");
-    if (!pmpi) return 1; /* MPI_ERR_OTHER-ish: no MPI library in the process */
-    uint64_t t0 = op_now_ns();
-    int rc = pmpi(argc, argv);
-    rank_from_mpi();
-    omniprof_arg_t args[2] = {{.name = "rank", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_rank},
-                              {.name = "size", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_size}};
-    if (atomic_load(&g_op_cpu_started)) op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_INIT, t0, op_now_ns(), rc, args, 2);
-    return rc;
-}
-
-OMNIPROF_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    typedef int (*fn_t)(int *, char ***, int, int *);
-    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Init_thread");
-    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Init_thread");
-    if (!pmpi) return 1;
-    uint64_t t0 = op_now_ns();
-    int rc = pmpi(argc, argv, required, provided);
-    rank_from_mpi();
-    omniprof_arg_t args[3] = {{.name = "rank", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_rank},
-                              {.name = "size", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = g_mpi_size},
-                              {.name = "required", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = required}};
-    if (atomic_load(&g_op_cpu_started))
-        op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD, t0, op_now_ns(), rc, args, 3);
-    return rc;
-}
-
-OMNIPROF_API int MPI_Finalize(void)
-{
-    typedef int (*fn_t)(void);
-    fn_t pmpi = (fn_t)dlsym(RTLD_DEFAULT, "PMPI_Finalize");
-    if (!pmpi) pmpi = (fn_t)dlsym(RTLD_NEXT, "MPI_Finalize");
-    if (!pmpi) return 1;
-    /* push this rank's samples into the SDK before the MPI runtime winds down */
-    if (atomic_load(&g_op_cpu_started)) op_cpu_sampler_drain_all();
-    uint64_t t0 = op_now_ns();
-    int rc = pmpi();
-    if (atomic_load(&g_op_cpu_started)) op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE, t0, op_now_ns(), rc, NULL, 0);
-    return rc;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* fork, process end and the program's sigaction: hooks of libomniprof-preload.so, which owns  */
@@ -405,6 +297,4 @@ void op_cpu_wrappers_init(void)
     g_wrap_rwlocks = g_op_cpu_cfg.trace_rwlocks;
     g_wrap_barriers = g_op_cpu_cfg.trace_barriers;
     g_wrap_join = g_op_cpu_cfg.trace_join;
-    if (g_mpi_rank < 0) rank_from_env();
-    set_rank_env();
 }

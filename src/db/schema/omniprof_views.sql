@@ -90,3 +90,64 @@ SELECT
 FROM "pc_samples" S
 WHERE line > 0
 GROUP BY kernel, file, line;
+
+-- MPI calls (omniprof_comm rows of api 'MPI', docs/multinode.md) with the OS thread and the
+-- correlation ids of their events (a request completion's parent_stack_id is the wait or test).
+CREATE VIEW IF NOT EXISTS "mpi_calls" AS
+SELECT
+    C.id, C.guid, C.pid, T.tid, C.rank, C.name, C.class, C.phase, C.start, C."end", C."end" - C.start AS duration,
+    C.comm, C.comm_rank, C.comm_size, C.dest, C.source, C.root, C.send_tag, C.recv_tag, C.count, C.datatype,
+    C.reduce_op, C.bytes_sent, C.bytes_received, C.new_comm, C.request, C.sequence, C.return_value, C.event_id,
+    E.stack_id, E.parent_stack_id
+FROM "omniprof_comm" C
+    LEFT JOIN "rocpd_info_thread" T ON T.id = C.tid AND T.guid = C.guid
+    LEFT JOIN "rocpd_event" E ON E.id = C.event_id AND E.guid = C.guid
+WHERE C.api = 'MPI';
+
+-- Point-to-point messages, once the senders' and receivers' rows are together (a merged database,
+-- or databases attached and unioned): by MPI's non-overtaking rule the k-th message rank A sent to
+-- rank B on communicator C with tag T is the one B's k-th receive for it (in posting order)
+-- matched. Receives: MPI_Recv and MPI_Sendrecv(_replace) calls (the status named the sender) and
+-- completed nonblocking receives. Times are each process's own (not clock-aligned).
+CREATE VIEW IF NOT EXISTS "mpi_messages" AS
+WITH
+    S AS (SELECT id, guid, rank, dest, comm, send_tag AS tag, bytes_sent AS bytes, start, "end", event_id,
+                 row_number() OVER (PARTITION BY rank, dest, comm, send_tag ORDER BY sequence) AS k
+            FROM "omniprof_comm"
+           WHERE api = 'MPI' AND phase = 'call' AND class IN ('send', 'sendrecv') AND dest >= 0),
+    R AS (SELECT id, guid, rank, source, comm, recv_tag AS tag, bytes_received AS bytes, start, "end", event_id,
+                 row_number() OVER (PARTITION BY rank, source, comm, recv_tag ORDER BY sequence) AS k
+            FROM "omniprof_comm"
+           WHERE api = 'MPI' AND source >= 0
+             AND ((phase = 'call' AND name IN ('MPI_Recv', 'MPI_Sendrecv', 'MPI_Sendrecv_replace')) OR phase = 'complete'))
+SELECT
+    S.rank AS src_rank, R.rank AS dst_rank, S.comm, S.tag, S.bytes AS bytes_sent, R.bytes AS bytes_received,
+    S.start AS send_start, S."end" AS send_end, R."end" AS recv_end,
+    S.id AS send_id, S.guid AS send_guid, S.event_id AS send_event_id,
+    R.id AS recv_id, R.guid AS recv_guid, R.event_id AS recv_event_id
+FROM S JOIN R ON R.rank = S.dest AND R.source = S.rank AND R.comm = S.comm AND R.tag = S.tag AND R.k = S.k;
+
+-- NCCL calls (api 'NCCL') and the GPU kernels each launched: the kernels whose launching CUDA
+-- call ran inside the NCCL call on its thread (grouped operations launch in ncclGroupEnd). Needs
+-- the kernel and CUDA API traces (--nccl-trace turns them on).
+CREATE VIEW IF NOT EXISTS "nccl_calls" AS
+SELECT
+    C.id, C.guid, C.pid, T.tid, C.rank, C.name, C.class, C.start, C."end", C."end" - C.start AS duration,
+    C.comm, C.comm_rank, C.comm_size, C.root, C.dest, C.source, C.count, C.datatype, C.reduce_op,
+    C.bytes_sent, C.bytes_received, C.stream, C.device, C.return_value, C.event_id
+FROM "omniprof_comm" C
+    LEFT JOIN "rocpd_info_thread" T ON T.id = C.tid AND T.guid = C.guid
+WHERE C.api = 'NCCL';
+
+CREATE VIEW IF NOT EXISTS "nccl_kernels" AS
+SELECT
+    C.id AS call_id, C.guid, C.pid, C.name AS call, C.comm, C.comm_rank, C.device,
+    K.id AS kernel_id, RS.string AS kernel, K.start, K."end", K."end" - K.start AS duration, K.stream_id,
+    LE.stack_id AS launch_stack_id
+FROM "omniprof_comm" C
+    JOIN "rocpd_region" L ON L.guid = C.guid AND L.tid = C.tid AND L.start >= C.start AND L.start <= C."end"
+    JOIN "rocpd_event" LE ON LE.id = L.event_id AND LE.guid = L.guid
+    JOIN "rocpd_kernel_dispatch" K ON K.guid = LE.guid AND K.event_id IN
+        (SELECT KE.id FROM "rocpd_event" KE WHERE KE.guid = LE.guid AND KE.stack_id = LE.stack_id)
+    LEFT JOIN "rocpd_string" RS ON RS.id = K.region_name_id AND RS.guid = K.guid
+WHERE C.api = 'NCCL' AND C.phase = 'call';

@@ -33,3 +33,5 @@ CREATE VIEW IF NOT EXISTS "omniprof_causal_experiment" AS SELECT * FROM "omnipro
 CREATE VIEW IF NOT EXISTS "omniprof_causal_progress" AS SELECT * FROM "omniprof_causal_progress{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_pc_sample" AS SELECT * FROM "omniprof_pc_sample{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_region_profile" AS SELECT * FROM "omniprof_region_profile{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_comm" AS SELECT * FROM "omniprof_comm{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_clock" AS SELECT * FROM "omniprof_clock{{uuid}}";

@@ -482,3 +482,62 @@ CREATE TABLE IF NOT EXISTS "omniprof_causal_progress{{uuid}}" (
     "departures" INTEGER NOT NULL,
     "difference" INTEGER NOT NULL
 );
+
+-- Communication calls (MPI_API and NCCL_API records, include/omniprof/comm.h; docs/multinode.md):
+-- one row per traced call (phase 'call'; its rocpd_region is the event's) and per receive request
+-- completed inside a wait or test (phase 'complete': no region; `start` = `end` = that call's
+-- end). Ranks (rank, dest, source, root) are world ranks; comm is a communicator id shared by all
+-- its members. `sequence` orders a process's point-to-point calls: the k-th send from A to B on
+-- (comm, tag) is received by the k-th receive B posted for it (view mpi_messages).
+CREATE TABLE IF NOT EXISTS "omniprof_comm{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "api" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "class" TEXT NOT NULL,
+    "phase" TEXT NOT NULL,
+    "start" INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    "rank" INTEGER,
+    "comm" INTEGER,
+    "comm_rank" INTEGER,
+    "comm_size" INTEGER,
+    "dest" INTEGER,
+    "source" INTEGER,
+    "root" INTEGER,
+    "send_tag" INTEGER,
+    "recv_tag" INTEGER,
+    "count" INTEGER,
+    "datatype" TEXT,
+    "reduce_op" TEXT,
+    "bytes_sent" INTEGER NOT NULL,
+    "bytes_received" INTEGER NOT NULL,
+    "new_comm" INTEGER,
+    "request" INTEGER,
+    "sequence" INTEGER,
+    "stream" INTEGER,
+    "device" INTEGER,
+    "return_value" INTEGER
+);
+
+-- Clock estimates (CLOCK_SYNC records): this process's CLOCK_MONOTONIC against the reference
+-- rank's, measured over MPI round trips at init and at finalize. At local time local_timestamp
+-- the reference clock read local_timestamp - offset (+/- error). `applied` = 1 once a merge has
+-- moved this process's times onto the reference clock (readers then apply nothing).
+CREATE TABLE IF NOT EXISTS "omniprof_clock{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "phase" TEXT NOT NULL,
+    "rank" INTEGER NOT NULL,
+    "reference_rank" INTEGER NOT NULL,
+    "local_timestamp" INTEGER NOT NULL,
+    "offset" INTEGER NOT NULL,
+    "error" INTEGER NOT NULL,
+    "round_trip" INTEGER NOT NULL,
+    "round_trips" INTEGER NOT NULL,
+    "applied" INTEGER NOT NULL DEFAULT 0
+);

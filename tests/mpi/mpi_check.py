@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Tests of MPI tracing (src/backend/mpi/, docs/multinode.md) with the real Open MPI: mpirun starts
+the ranks, each under `omniprof run --mpi-trace`.
+
+  trace4    4 ranks of tests/mpi/mpi_calls.c: every call's count, bytes, peers (world ranks), tags
+            and communicator ids are exactly the program's (expected() restates them); receive
+            requests completed in waits and tests name the actual sender; each rank records its
+            clock offset at init and finalize; merged, the 19 point-to-point messages all pair
+            up (view mpi_messages) with equal bytes; `omniprof summary` shows the MPI calls
+  cpu       a CPU-only run (--sample) of the same program: the MPI backend is preloaded with the
+            CPU backend, MPI_Init/MPI_Finalize are FUNCTION_WRAPPER regions, the rank names the
+            database, no MPI_API record is written
+  nompi     --mpi-trace on a program without MPI: it runs unchanged, one database, no records
+
+usage: mpi_check.py MODE --omniprof BIN --bindir DIR
+Skips (exit 77) with a reason when mpirun or the test program is missing."""
+import argparse
+import glob
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+FAILED = []
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        FAILED.append(msg)
+
+
+def mpirun_env():
+    env = dict(os.environ)
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    env["OMPI_MCA_btl"] = "self,vader,tcp"  # no InfiniBand probing on test machines
+    return env
+
+
+def run_ranks(a, n, outdir, opts, prog_args=()):
+    cmd = [shutil.which("mpirun"), "-np", str(n), "--oversubscribe", "--allow-run-as-root", a.omniprof, "run"] + opts + [
+        "-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, "mpitest_calls")] + list(prog_args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpirun_env())
+    check(r.returncode == 0, "mpirun exits 0 (%s)" % r.stderr.strip()[-800:])
+    check(sorted(l.split(":")[0] for l in r.stdout.splitlines() if l.startswith("rank ")) ==
+          ["rank %d of %d" % (i, n) for i in range(n)], "the program's output is unchanged: %s" % r.stdout.strip())
+    return r
+
+
+def expected(r, n=4):
+    """{(name, phase): (calls, bytes_sent, bytes_received)} for rank r of mpi_calls.c (header there)."""
+    right, left = (r + 1) % n, (r + n - 1) % n
+    e = {}
+
+    def add(name, sent=0, recv=0, calls=1, phase="call"):
+        c, s, v = e.get((name, phase), (0, 0, 0))
+        e[(name, phase)] = (c + calls, s + sent, v + recv)
+
+    add("MPI_Init")
+    add("MPI_Send", 8000)                      # 1
+    add("MPI_Recv", 0, 8000)
+    add("MPI_Irecv")                           # 2
+    add("MPI_Isend", 1024)
+    add("MPI_Waitall")
+    add("MPI_Irecv", 0, 1024, phase="complete")
+    add("MPI_Sendrecv", 40, 40)                # 3
+    add("MPI_Bcast", 400 if r == 1 else 0, 0 if r == 1 else 400)  # 4
+    add("MPI_Allreduce", 512, 512)
+    add("MPI_Reduce", 128, 128 if r == 2 else 0)
+    add("MPI_Gather", 16, 64 if r == 0 else 0)
+    add("MPI_Allgather", 8, 32)
+    add("MPI_Alltoall", 48, 48)
+    add("MPI_Barrier")
+    add("MPI_Comm_split")                      # 5
+    add("MPI_Allreduce", 20, 20)
+    if r in (0, 1):
+        add("MPI_Send", 48)
+    else:
+        add("MPI_Recv", 0, 48)
+    add("MPI_Comm_free")
+    add("MPI_Win_create")                      # 6
+    add("MPI_Win_fence", calls=3)
+    add("MPI_Put", 16)
+    add("MPI_Get", 0, 8)
+    add("MPI_Win_free")
+    if r == 0:                                 # 7
+        add("MPI_Send", 7)
+    if r == 3:
+        add("MPI_Probe")
+        add("MPI_Recv", 0, 7)
+    add("MPI_Irecv")                           # 8
+    add("MPI_Isend", 12)
+    add("MPI_Irecv", 0, 12, phase="complete")
+    add("MPI_Wait")
+    add("MPI_Finalize")
+    return e
+
+
+def dbs_of(outdir, n):
+    return [os.path.join(outdir, "rank%d_results.db" % i) for i in range(n)]
+
+
+def case_trace4(a, tmp):
+    n = 4
+    out = os.path.join(tmp, "trace4")
+    run_ranks(a, n, out, ["--mpi-trace"])
+    dbs = dbs_of(out, n)
+    check(all(os.path.exists(d) for d in dbs), "one database per rank: %s" % sorted(os.listdir(out)))
+    sub_ids = {}
+    for r, db in enumerate(dbs):
+        con = sqlite3.connect(db)
+        q = lambda s, *p: con.execute(s, p).fetchall()
+        got = {(name, phase): (c, s, v) for name, phase, c, s, v in
+               q("SELECT name, phase, count(*), sum(bytes_sent), sum(bytes_received) FROM mpi_calls GROUP BY name, phase")}
+        tests = got.pop(("MPI_Test", "call"), (0, 0, 0))
+        check(tests[0] >= 1, "rank %d: MPI_Test called until the receive completed (%d calls)" % (r, tests[0]))
+        exp = expected(r, n)
+        for key in sorted(set(exp) | set(got)):
+            check(got.get(key) == exp.get(key), "rank %d: %s %s calls/bytes sent/received %s (expected %s)" %
+                  (r, key[0], key[1], got.get(key), exp.get(key)))
+        right, left = (r + 1) % n, (r + n - 1) % n
+        check(q("SELECT DISTINCT dest, send_tag FROM mpi_calls WHERE name = 'MPI_Send' AND comm = 1 AND send_tag = 7") ==
+              [(right, 7)], "rank %d: the ring send goes to world rank %d, tag 7" % (r, right))
+        check(q("SELECT source, recv_tag, bytes_received FROM mpi_calls WHERE phase = 'complete' AND recv_tag = 11") ==
+              [(left, 11, 1024)], "rank %d: the MPI_ANY_SOURCE receive completed from rank %d" % (r, left))
+        check(q("SELECT count(*) FROM mpi_calls WHERE phase = 'complete' AND parent_stack_id IN "
+                "(SELECT stack_id FROM mpi_calls WHERE name IN ('MPI_Waitall', 'MPI_Test'))")[0][0] == 2,
+              "rank %d: both completions belong to the wait or test that completed them" % r)
+        check(q("SELECT root FROM mpi_calls WHERE name = 'MPI_Bcast'") == [(1,)], "rank %d: Bcast root 1" % r)
+        check(q("SELECT root, reduce_op, datatype FROM mpi_calls WHERE name = 'MPI_Reduce'") == [(2, "MPI_MAX", "MPI_FLOAT")],
+              "rank %d: Reduce root 2, MPI_MAX, MPI_FLOAT" % r)
+        check(q("SELECT datatype, count FROM mpi_calls WHERE name = 'MPI_Send' AND send_tag = 7") == [("MPI_DOUBLE", 1000)],
+              "rank %d: the ring send is 1000 MPI_DOUBLE" % r)
+        check(q("SELECT dest FROM mpi_calls WHERE name = 'MPI_Put'") == [(right,)] and
+              q("SELECT source FROM mpi_calls WHERE name = 'MPI_Get'") == [(left,)], "rank %d: Put to %d, Get from %d" %
+              (r, right, left))
+        sub = q("SELECT DISTINCT comm, comm_size FROM mpi_calls WHERE name = 'MPI_Allreduce' AND comm != 1")
+        check(len(sub) == 1 and sub[0][1] == 2, "rank %d: the split communicator has 2 members (%s)" % (r, sub))
+        new = q("SELECT new_comm FROM mpi_calls WHERE name = 'MPI_Comm_split'")
+        check(sub and new == [(sub[0][0],)], "rank %d: MPI_Comm_split names the communicator the Allreduce used" % r)
+        sub_ids[r] = sub[0][0] if sub else None
+        if r in (0, 1):
+            check(q("SELECT dest FROM mpi_calls WHERE name = 'MPI_Send' AND send_tag = 5") == [(r + 2,)],
+                  "rank %d: sub-rank 1 of its split is world rank %d" % (r, r + 2))
+        regions = q("SELECT count(*) FROM regions WHERE category = 'MPI_API'")[0][0]
+        calls = q("SELECT count(*) FROM mpi_calls WHERE phase = 'call'")[0][0]
+        check(regions == calls, "rank %d: every call is a region of category MPI_API (%d, %d)" % (r, regions, calls))
+        clocks = q("SELECT phase, rank, error FROM omniprof_clock ORDER BY id")
+        check([c[:2] for c in clocks] == [("init", r), ("finalize", r)] and all(c[2] >= 0 for c in clocks),
+              "rank %d: clock estimates at init and finalize (%s)" % (r, clocks))
+        ext = json.loads(q("SELECT extdata FROM rocpd_info_process")[0][0])
+        check(ext.get("rank") == r and ext.get("size") == n and ext.get("local_rank") == r,
+              "rank %d: process rank %s, size %s, local rank %s" % (r, ext.get("rank"), ext.get("size"), ext.get("local_rank")))
+        con.close()
+    check(sub_ids[0] == sub_ids[2] and sub_ids[1] == sub_ids[3] and sub_ids[0] != sub_ids[1],
+          "the split communicators' ids agree among their members and differ between them: %s" % sub_ids)
+    merged = os.path.join(tmp, "merged.db")
+    r = subprocess.run([a.omniprof, "merge", "-i"] + dbs + ["-o", merged], capture_output=True, text=True)
+    check(r.returncode == 0, "merge (%s)" % r.stderr.strip()[-300:])
+    con = sqlite3.connect(merged)
+    msgs = con.execute("SELECT src_rank, dst_rank, tag, bytes_sent, bytes_received FROM mpi_messages").fetchall()
+    check(len(msgs) == 19, "19 point-to-point messages pair up after the merge (%d)" % len(msgs))
+    check(all(m[3] == m[4] for m in msgs), "every message arrives whole: %s" % [m for m in msgs if m[3] != m[4]])
+    ring = sorted((m[0], m[1]) for m in msgs if m[2] == 7)
+    check(ring == [(i, (i + 1) % n) for i in range(n)], "the ring's messages: %s" % ring)
+    sends = con.execute("SELECT count(*) FROM mpi_calls WHERE class IN ('send', 'sendrecv') AND dest >= 0").fetchone()[0]
+    check(sends == 19, "every send was matched (%d sends)" % sends)
+    con.close()
+    r = subprocess.run([a.omniprof, "summary", "-i"] + dbs, capture_output=True, text=True)
+    check(r.returncode == 0 and "MPI_Allreduce" in r.stdout + r.stderr and "MPI_API" in r.stdout + r.stderr,
+          "summary shows the MPI calls")
+
+
+def case_cpu(a, tmp):
+    out = os.path.join(tmp, "cpu")
+    run_ranks(a, 4, out, ["--sample", "cputime"])
+    for r, db in enumerate(dbs_of(out, 4)):
+        check(os.path.exists(db), "rank %d named its database" % r)
+        if not os.path.exists(db):
+            continue
+        con = sqlite3.connect(db)
+        names = [x[0] for x in con.execute("SELECT name FROM regions WHERE category = 'FUNCTION_WRAPPER' AND name LIKE 'MPI%'")]
+        check(sorted(names) == ["MPI_Finalize", "MPI_Init"], "rank %d: MPI_Init and MPI_Finalize wrapped (%s)" % (r, names))
+        check(con.execute("SELECT count(*) FROM omniprof_comm").fetchone()[0] == 0, "rank %d: no MPI_API record" % r)
+        con.close()
+
+
+def case_nompi(a, tmp):
+    out = os.path.join(tmp, "nompi")
+    r = subprocess.run([a.omniprof, "run", "--mpi-trace", "-d", out, "-o", "p", "--", "/bin/echo", "plain"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and r.stdout == "plain\n", "a program without MPI runs unchanged (%r, %s)" %
+          (r.stdout, r.stderr.strip()[-300:]))
+    dbs = glob.glob(os.path.join(out, "*.db"))
+    check(len(dbs) == 1, "one database (%s)" % dbs)
+    if dbs:
+        con = sqlite3.connect(dbs[0])
+        check(con.execute("SELECT count(*) FROM omniprof_comm").fetchone()[0] == 0, "no MPI record")
+        con.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    if a.mode != "nompi":
+        if not shutil.which("mpirun"):
+            print("SKIP: mpirun (Open MPI) is not installed")
+            return 77
+        if not os.path.exists(os.path.join(a.bindir, "mpitest_calls")):
+            print("SKIP: no MPI compiler wrapper (mpicc) was found at build time")
+            return 77
+    tmp = tempfile.mkdtemp(prefix="omniprof-mpi-")
+    try:
+        {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi}[a.mode](a, tmp)
+    finally:
+        if a.keep:
+            print("kept", tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if FAILED:
+        print("%d check(s) failed" % len(FAILED))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
