@@ -17,6 +17,8 @@ else OMNIPROF_LOG_LEVEL=error run "$BUILD/bin/bench_sdk_buffer"; fi
 
 section "database ingest (bench/db)"
 run "$BUILD/bin/bench_db_ingest"
+if [ "$quick" = 1 ]; then BENCH_DB_GPU_RECORDS=300000 run "$BUILD/bin/bench_db_gpu"
+else run "$BUILD/bin/bench_db_gpu"; fi
 
 section "capture through omniprof run (bench/tool)"
 if [ "$quick" = 1 ]; then n=2000000; m=10000000; else n=10000000; m=100000000; fi

@@ -1,0 +1,585 @@
+/* bench_db_gpu.c — sustained ingest of GPU-like records through the real database writer (issue
+ * 12), beside bare SQLite inserting the same rows, in one run on one machine.
+ *
+ * The records imitate a launch-bound PyTorch training step as the CUDA backend delivers it: per
+ * kernel launch a CUDA_RUNTIME_API record (cudaLaunchKernel) and the KERNEL_DISPATCH record with
+ * the same correlation id, on one of 48 kernels with PyTorch-like names (mangled and demangled,
+ * some demangled names longer than 256 bytes); every 16th launch a cudaMemcpyAsync with its
+ * MEMORY_COPY record; between launches runtime calls without GPU work (cudaStreamIsCapturing,
+ * cudaEventRecord, ...); a second thread (autograd's) making a quarter of the launches. Records
+ * come in buffers of 256 of one kind family, as the SDK's buffers deliver them.
+ *
+ * Runs, interleaved ROUNDS times (so a burst of load from the other users of the machine hits
+ * both sides alike):
+ *   bare    a prepared-statement loop writing exactly the writer's rows for those records into
+ *           the same schema (op_db_schema_create), same pragmas, same rows per transaction:
+ *           rocpd_event + rocpd_region per API call, rocpd_event + rocpd_kernel_dispatch per
+ *           kernel, rocpd_event + rocpd_memory_copy per copy, the same extdata texts;
+ *   writer  op_db_writer_append (buffers of 256) -> spool -> ingest thread -> SQLite, timed from
+ *           the first append to op_db_writer_flush returning (the producer keeps at most 64 MB of
+ *           backlog, as LOSSLESS buffers would); then op_db_writer_close is timed on its own.
+ * Prints `metric=<name> value=<number> unit=<unit>` lines: records/s and rows/s of both, their
+ * ratio, the ingest thread's own rate (records per second of its busy time), the database's
+ * bytes per record and per row after close, and the close time.
+ * Sizes: BENCH_DB_GPU_RECORDS (default 2,000,000 per round), BENCH_DB_GPU_ROUNDS (5; the writer/bare
+ * ratio printed is the median of the rounds' ratios, with their min and max).
+ * BENCH_DB_GPU_ONLY=writer|bare runs one side (for profilers). Files go to BENCH_DB_DIR (default
+ * a fresh directory under /tmp), removed at the end. */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "db/db.h"
+#include "omniprof/agent.h"
+#include "omniprof/gpu.h"
+#include "omniprof/tracing.h"
+
+#define BUF 256        /* records per delivered buffer */
+#define NKERNELS 48
+#define MAIN_TID 41230 /* OS thread ids of the Python thread and autograd's */
+#define AUTOGRAD_TID 41263
+#define GPU_AGENT 0x100
+#define CPU_AGENT 0x1
+#define STREAM 0x55d1c0a0ull
+#define UUID "0195b6a1-2c3d-7e4f-8a9b-0123456789ab"
+#define SFX "_0195b6a1_2c3d_7e4f_8a9b_0123456789ab"
+
+static const char *g_dir;
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
+static void die(const char *what, sqlite3 *db)
+{
+    fprintf(stderr, "bench_db_gpu: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
+    exit(1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The workload                                                                               */
+
+/* CUDA runtime operations of the workload (the tool names them through the SDK; here the
+ * writer's operation_name callback does). */
+enum { OP_LAUNCH = 1, OP_MEMCPY_ASYNC, OP_IS_CAPTURING, OP_EVENT_RECORD, OP_GET_LAST_ERROR, OP_STREAM_SYNC, OP__N };
+static const char *const k_ops[OP__N] = {NULL, "cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamIsCapturing",
+                                         "cudaEventRecord", "cudaGetLastError", "cudaStreamSynchronize"};
+
+static char g_mangled[NKERNELS][512], g_demangled[NKERNELS][1024];
+
+static void make_kernel_names(void)
+{
+    static const char *const functors[] = {"CUDAFunctor_add<float>", "MulFunctor<float>", "FillFunctor<float>",
+                                           "AbsFunctor<float>", "sqrt_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}",
+                                           "GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda(float)#1}",
+                                           "DivFunctor<float>", "lerp_kernel_scalar_weight(at::TensorIteratorBase&, c10::Scalar const&)::{lambda(float, float)#1}"};
+    for (int k = 0; k < NKERNELS; k++) {
+        const char *f = functors[k % 8];
+        switch (k / 8) {
+        case 0: /* elementwise with a lambda: long (> 256 bytes) demangled names */
+            snprintf(g_demangled[k], sizeof g_demangled[k],
+                     "void at::native::elementwise_kernel<128, %d, at::native::gpu_kernel_impl_nocast<at::native::%s >"
+                     "(at::TensorIteratorBase&, at::native::%s const&)::{lambda(int)#1}>(int, at::native::"
+                     "gpu_kernel_impl_nocast<at::native::%s >(at::TensorIteratorBase&, at::native::%s const&)::"
+                     "{lambda(int)#1})", 2 + k % 3, f, f, f, f);
+            snprintf(g_mangled[k], sizeof g_mangled[k],
+                     "_ZN2at6native18elementwise_kernelILi128ELi%dEZNS0_22gpu_kernel_impl_nocastINS0_%zu%.40sEEEvRNS_18"
+                     "TensorIteratorBaseERKT_EUliE_EEviT1_", 2 + k % 3, strlen(f), f);
+            break;
+        case 1:
+            snprintf(g_demangled[k], sizeof g_demangled[k],
+                     "void at::native::vectorized_elementwise_kernel<4, at::native::%s, std::array<char*, %d> >(int, "
+                     "at::native::%s, std::array<char*, %d>)", f, 2 + k % 2, f, 2 + k % 2);
+            snprintf(g_mangled[k], sizeof g_mangled[k],
+                     "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_%zu%.40sESt5arrayIPcLm%dEEEEviT0_T1_", strlen(f),
+                     f, 2 + k % 2);
+            break;
+        case 2:
+            snprintf(g_demangled[k], sizeof g_demangled[k], "ampere_sgemm_%dx%d_%s", 32 << (k % 4), 64 << (k / 4 % 2),
+                     k % 2 ? "tn" : "nn");
+            snprintf(g_mangled[k], sizeof g_mangled[k], "%s", g_demangled[k]);
+            break;
+        case 3:
+            snprintf(g_demangled[k], sizeof g_demangled[k],
+                     "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<"
+                     "float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::"
+                     "{lambda(float, float)#%d}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::"
+                     "func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)"
+                     "::{lambda(float, float)#%d}>, unsigned int, float, 4>)", k, k);
+            snprintf(g_mangled[k], sizeof g_mangled[k],
+                     "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11sum_functorIfff"
+                     "EclERNS_14TensorIteratorEEUlffE%d_EEjfLi4EEEEEvT1_", k);
+            break;
+        case 4:
+            snprintf(g_demangled[k], sizeof g_demangled[k],
+                     "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_%dx%d_16x5_tn_align4>(cutlass_80_tensorop_"
+                     "s1688gemm_%dx%d_16x5_tn_align4::Params)", 64 << (k % 4), 128 >> (k / 4 % 2), 64 << (k % 4), 128 >> (k / 4 % 2));
+            snprintf(g_mangled[k], sizeof g_mangled[k],
+                     "_ZN7cutlass7Kernel2I50cutlass_80_tensorop_s1688gemm_%dx%d_16x5_tn_align4EEvNT_6ParamsE", 64 << (k % 4),
+                     128 >> (k / 4 % 2));
+            break;
+        default:
+            snprintf(g_demangled[k], sizeof g_demangled[k],
+                     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)"
+                     "::TensorListMetadata<%d>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, %d, "
+                     "(at::native::ADAM_MODE)1, false>, float*, double, float*>(at::native::(anonymous namespace)::"
+                     "TensorListMetadata<%d>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, %d, "
+                     "(at::native::ADAM_MODE)1, false>, float*, double, float*)", 1 + k % 8, 4 + k % 2, 1 + k % 8, 4 + k % 2);
+            snprintf(g_mangled[k], sizeof g_mangled[k],
+                     "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi%dEEENS1_20Fused"
+                     "AdamMathFunctorIfLi%dELNS0_9ADAM_MODEE1ELb0EEEJPfdS7_EEEvT_T0_DpT1_%d", 4 + k % 2, 4 + k % 2, k);
+            break;
+        }
+    }
+}
+
+/* The generator: a deterministic sequence of (API, GPU) record pairs. Records are produced in
+ * buffers, as the SDK delivers them: API buffers and GPU-activity buffers alternate. */
+typedef struct gen {
+    uint64_t corr, dispatch, t, n;
+    omniprof_buffer_tracing_api_record_t api[BUF];
+    omniprof_buffer_tracing_kernel_dispatch_record_t kd[BUF];
+    omniprof_buffer_tracing_memory_copy_record_t mc[BUF];
+    omniprof_record_header_t api_h[BUF], gpu_h[BUF];
+    const omniprof_record_header_t *api_p[BUF], *gpu_p[BUF];
+    size_t n_api, n_gpu;
+} gen;
+
+/* One step of the program: fills g->api/g->kd/g->mc for up to BUF API records; returns the
+ * number of records made (API + GPU). */
+static size_t gen_fill(gen *g)
+{
+    g->n_api = g->n_gpu = 0;
+    while (g->n_api < BUF && g->n_gpu < BUF) {
+        uint64_t c = ++g->corr;
+        uint64_t i = c;
+        int tid = (i % 4 == 3) ? AUTOGRAD_TID : MAIN_TID;
+        int op;
+        if (i % 3 == 2) op = (int)(OP_IS_CAPTURING + (i / 3) % 3); /* a call without GPU work */
+        else if (i % 48 == 0) op = OP_MEMCPY_ASYNC;
+        else op = OP_LAUNCH;
+        omniprof_buffer_tracing_api_record_t *a = &g->api[g->n_api];
+        memset(a, 0, sizeof *a);
+        a->size = sizeof *a;
+        a->kind = OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API;
+        a->operation = op;
+        a->correlation_id.internal = c;
+        a->thread_id = (uint64_t)tid;
+        g->t += 1500 + (i % 7) * 130;
+        a->start_timestamp = g->t;
+        a->end_timestamp = g->t + 2100 + (i % 5) * 40;
+        g->api_h[g->n_api] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = a->kind, .payload = a};
+        g->n_api++;
+        if (op == OP_LAUNCH) {
+            omniprof_buffer_tracing_kernel_dispatch_record_t *k = &g->kd[g->n_gpu];
+            int kid = (int)((i * 7) % NKERNELS);
+            memset(k, 0, sizeof *k);
+            k->size = sizeof *k;
+            k->kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
+            k->operation = OMNIPROF_KERNEL_DISPATCH_COMPLETE;
+            k->correlation_id.internal = c;
+            k->thread_id = (uint64_t)tid;
+            k->start_timestamp = a->end_timestamp + 5000;
+            k->end_timestamp = k->start_timestamp + 3000 + (uint64_t)kid * 211;
+            k->agent_id.handle = GPU_AGENT;
+            k->device_id = 0;
+            k->context_id = 1;
+            k->stream_id.handle = STREAM;
+            k->kernel_id = (uint64_t)kid + 1;
+            k->dispatch_id = ++g->dispatch;
+            k->kernel_name = g_mangled[kid];
+            k->kernel_name_demangled = g_demangled[kid];
+            k->grid_size = (omniprof_dim3_t){(uint32_t)(1 + kid * 37), 1, 1};
+            k->block_size = (omniprof_dim3_t){kid % 3 ? 128u : 256u, 1, 1};
+            k->static_shared_memory = kid % 5 ? 0 : 4096;
+            k->registers_per_thread = 32 + (uint32_t)(kid % 4) * 8;
+            g->gpu_h[g->n_gpu] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = k->kind, .payload = k};
+            g->n_gpu++;
+        } else if (op == OP_MEMCPY_ASYNC) {
+            omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[g->n_gpu];
+            memset(m, 0, sizeof *m);
+            m->size = sizeof *m;
+            m->kind = OMNIPROF_BUFFER_TRACING_MEMORY_COPY;
+            int h2d = (i / 48) % 2;
+            m->operation = h2d ? OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE : OMNIPROF_MEMORY_COPY_DEVICE_TO_DEVICE;
+            m->correlation_id.internal = c;
+            m->thread_id = (uint64_t)tid;
+            m->start_timestamp = a->end_timestamp + 4000;
+            m->end_timestamp = m->start_timestamp + 9000;
+            m->src_agent_id.handle = h2d ? CPU_AGENT : GPU_AGENT;
+            m->dst_agent_id.handle = GPU_AGENT;
+            m->bytes = 4096u << (i % 8);
+            m->src_memory_kind = h2d ? OMNIPROF_MEMORY_KIND_PINNED : OMNIPROF_MEMORY_KIND_DEVICE;
+            m->dst_memory_kind = OMNIPROF_MEMORY_KIND_DEVICE;
+            m->stream_id.handle = STREAM;
+            m->is_async = 1;
+            g->gpu_h[g->n_gpu] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = m->kind, .payload = m};
+            g->n_gpu++;
+        }
+    }
+    for (size_t k = 0; k < g->n_api; k++) g->api_p[k] = &g->api_h[k];
+    for (size_t k = 0; k < g->n_gpu; k++) g->gpu_p[k] = &g->gpu_h[k];
+    return g->n_api + g->n_gpu;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bare SQLite: the writer's rows, written directly                                          */
+
+typedef struct bare {
+    sqlite3 *db;
+    sqlite3_stmt *ev, *ev_ext, *rg, *kd, *mc;
+    int64_t op_name[OP__N], kname[NKERNELS], copy_name[2], cat_rt, cat_kd, cat_mc;
+} bare;
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) die(sql, db);
+    return s;
+}
+
+static int64_t bare_string(bare *b, const char *s)
+{
+    sqlite3_stmt *st = prep(b->db, "INSERT INTO rocpd_string" SFX " (string) VALUES (?)");
+    sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) die("string", b->db);
+    sqlite3_finalize(st);
+    return sqlite3_last_insert_rowid(b->db);
+}
+
+static void bare_open(bare *b, const char *path)
+{
+    memset(b, 0, sizeof *b);
+    if (sqlite3_open(path, &b->db) != SQLITE_OK) die("open", b->db);
+    sqlite3_exec(b->db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                        "PRAGMA cache_size=-8192;", 0, 0, 0);
+    char err[256];
+    if (op_db_schema_create(b->db, UUID, err, sizeof err) != 0) die(err, NULL);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO rocpd_info_node" SFX " (id, hash, machine_id) VALUES (1, 1, 'm');"
+             "INSERT INTO rocpd_info_process" SFX " (id, nid, pid) VALUES (%d, 1, %d);"
+             "INSERT INTO rocpd_info_thread" SFX " (id, nid, pid, tid) VALUES (%d, 1, %d, %d), (%d, 1, %d, %d);"
+             "INSERT INTO rocpd_info_agent" SFX " (nid, pid, type) VALUES (1, %d, 'CPU'), (1, %d, 'GPU');"
+             "INSERT INTO rocpd_info_stream" SFX " (nid, pid, name, extdata) VALUES (1, %d, 'stream 1', '{}');"
+             "INSERT INTO rocpd_info_queue" SFX " (nid, pid, name, extdata) VALUES (1, %d, 'stream 1', '{}');",
+             getpid(), getpid(), MAIN_TID, getpid(), MAIN_TID, AUTOGRAD_TID, getpid(), AUTOGRAD_TID, getpid(), getpid(),
+             getpid(), getpid());
+    if (sqlite3_exec(b->db, sql, 0, 0, 0) != SQLITE_OK) die("setup", b->db);
+    sqlite3_exec(b->db, "BEGIN", 0, 0, 0);
+    b->cat_rt = bare_string(b, "CUDA_RUNTIME_API");
+    b->cat_kd = bare_string(b, "KERNEL_DISPATCH");
+    b->cat_mc = bare_string(b, "MEMORY_COPY");
+    for (int k = 1; k < OP__N; k++) b->op_name[k] = bare_string(b, k_ops[k]);
+    b->copy_name[0] = bare_string(b, "MEMORY_COPY_DEVICE_TO_DEVICE");
+    b->copy_name[1] = bare_string(b, "MEMORY_COPY_HOST_TO_DEVICE");
+    for (int k = 0; k < NKERNELS; k++) {
+        b->kname[k] = bare_string(b, g_demangled[k]);
+        sqlite3_stmt *st = prep(b->db, "INSERT INTO rocpd_info_kernel_symbol" SFX " (id, nid, pid, kernel_name, "
+                                       "display_name, kernel_object, group_segment_size, private_segment_size, "
+                                       "arch_vgpr_count, sgpr_count, accum_vgpr_count, extdata) VALUES "
+                                       "(?,1,?,?,?,?,0,0,32,0,0,'{}')");
+        sqlite3_bind_int64(st, 1, k + 1);
+        sqlite3_bind_int64(st, 2, getpid());
+        sqlite3_bind_text(st, 3, g_mangled[k], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, g_demangled[k], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, k + 1);
+        if (sqlite3_step(st) != SQLITE_DONE) die("ksym", b->db);
+        sqlite3_finalize(st);
+    }
+    sqlite3_exec(b->db, "COMMIT", 0, 0, 0);
+    b->ev = prep(b->db, "INSERT INTO rocpd_event" SFX " (category_id, stack_id, parent_stack_id, correlation_id) "
+                        "VALUES (?,?,?,?)");
+    snprintf(sql, sizeof sql,
+             "INSERT INTO rocpd_region" SFX " (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,%d,?,?,?,?,?)",
+             getpid());
+    b->rg = prep(b->db, sql);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO rocpd_kernel_dispatch" SFX " (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, "
+             "start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, "
+             "workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata, queue_id) "
+             "VALUES (1,%d,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", getpid());
+    b->kd = prep(b->db, sql);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO rocpd_memory_copy" SFX " (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, "
+             "size, stream_id, event_id, extdata, queue_id) VALUES (1,%d,?,?,?,?,?,?,?,?,?,?,?)", getpid());
+    b->mc = prep(b->db, sql);
+}
+
+static void step(bare *b, sqlite3_stmt *s)
+{
+    if (sqlite3_step(s) != SQLITE_DONE) die("step", b->db);
+    sqlite3_reset(s);
+}
+
+static int64_t bare_event(bare *b, int64_t cat, uint64_t corr)
+{
+    sqlite3_bind_int64(b->ev, 1, cat);
+    sqlite3_bind_int64(b->ev, 2, (int64_t)corr);
+    sqlite3_bind_null(b->ev, 3);
+    sqlite3_bind_int64(b->ev, 4, 0);
+    step(b, b->ev);
+    return sqlite3_last_insert_rowid(b->db);
+}
+
+/* The same rows and texts the writer makes (ingest_host.c, ingest_gpu.c). */
+static void bare_records(bare *b, const gen *g)
+{
+    char ext[256];
+    for (size_t i = 0; i < g->n_api; i++) {
+        const omniprof_buffer_tracing_api_record_t *a = &g->api[i];
+        int64_t ev = bare_event(b, b->cat_rt, a->correlation_id.internal);
+        sqlite3_bind_int64(b->rg, 1, (int64_t)a->thread_id);
+        sqlite3_bind_int64(b->rg, 2, (int64_t)a->start_timestamp);
+        sqlite3_bind_int64(b->rg, 3, (int64_t)a->end_timestamp);
+        sqlite3_bind_int64(b->rg, 4, b->op_name[a->operation]);
+        sqlite3_bind_int64(b->rg, 5, ev);
+        step(b, b->rg);
+    }
+    for (size_t i = 0; i < g->n_gpu; i++) {
+        if (g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
+            const omniprof_buffer_tracing_kernel_dispatch_record_t *k = &g->kd[i];
+            int64_t ev = bare_event(b, b->cat_kd, k->correlation_id.internal);
+            sqlite3_stmt *s = b->kd;
+            sqlite3_bind_int64(s, 1, (int64_t)k->thread_id);
+            sqlite3_bind_int64(s, 2, 2);
+            sqlite3_bind_int64(s, 3, (int64_t)k->kernel_id);
+            sqlite3_bind_int64(s, 4, (int64_t)k->dispatch_id);
+            sqlite3_bind_int64(s, 5, 1);
+            sqlite3_bind_int64(s, 6, (int64_t)k->start_timestamp);
+            sqlite3_bind_int64(s, 7, (int64_t)k->end_timestamp);
+            sqlite3_bind_int64(s, 8, k->local_memory_per_thread);
+            sqlite3_bind_int64(s, 9, (int64_t)k->static_shared_memory + k->dynamic_shared_memory);
+            sqlite3_bind_int64(s, 10, k->block_size.x);
+            sqlite3_bind_int64(s, 11, k->block_size.y);
+            sqlite3_bind_int64(s, 12, k->block_size.z);
+            sqlite3_bind_int64(s, 13, (int64_t)k->grid_size.x * k->block_size.x);
+            sqlite3_bind_int64(s, 14, (int64_t)k->grid_size.y * k->block_size.y);
+            sqlite3_bind_int64(s, 15, (int64_t)k->grid_size.z * k->block_size.z);
+            sqlite3_bind_int64(s, 16, b->kname[k->kernel_id - 1]);
+            sqlite3_bind_int64(s, 17, ev);
+            int n = snprintf(ext, sizeof ext,
+                             "{\"device_id\":%u,\"context_id\":%u,\"dynamic_shared_memory\":%u,\"registers_per_thread\":%u}",
+                             k->device_id, k->context_id, k->dynamic_shared_memory, k->registers_per_thread);
+            sqlite3_bind_text(s, 18, ext, n, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 19, 1);
+            step(b, s);
+        } else {
+            const omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[i];
+            int64_t ev = bare_event(b, b->cat_mc, m->correlation_id.internal);
+            sqlite3_stmt *s = b->mc;
+            int h2d = m->operation == OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE;
+            sqlite3_bind_int64(s, 1, (int64_t)m->thread_id);
+            sqlite3_bind_int64(s, 2, (int64_t)m->start_timestamp);
+            sqlite3_bind_int64(s, 3, (int64_t)m->end_timestamp);
+            sqlite3_bind_int64(s, 4, b->copy_name[h2d]);
+            sqlite3_bind_int64(s, 5, 2);
+            sqlite3_bind_int64(s, 6, h2d ? 1 : 2);
+            sqlite3_bind_int64(s, 7, (int64_t)m->bytes);
+            sqlite3_bind_int64(s, 8, 1);
+            sqlite3_bind_int64(s, 9, ev);
+            int n = snprintf(ext, sizeof ext,
+                             "{\"src_memory_kind\":\"%s\",\"dst_memory_kind\":\"DEVICE\",\"is_async\":1,\"device_id\":0}",
+                             h2d ? "PINNED" : "DEVICE");
+            sqlite3_bind_text(s, 10, ext, n, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 11, 1);
+            step(b, s);
+        }
+    }
+}
+
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+typedef struct result {
+    double secs, busy_secs, close_secs;
+    uint64_t records, rows, bytes;
+} result;
+
+static result run_bare(uint64_t n, const char *path)
+{
+    static gen g;
+    memset(&g, 0, sizeof g);
+    bare b;
+    bare_open(&b, path);
+    result r = {0};
+    uint64_t t0 = op_now_ns(), rows_txn = 0;
+    sqlite3_exec(b.db, "BEGIN", 0, 0, 0);
+    while (r.records < n) {
+        size_t m = gen_fill(&g);
+        bare_records(&b, &g);
+        r.records += m;
+        rows_txn += 2 * m;
+        if (rows_txn >= 200000) { /* the writer's batch_rows */
+            sqlite3_exec(b.db, "COMMIT", 0, 0, 0);
+            sqlite3_exec(b.db, "BEGIN", 0, 0, 0);
+            rows_txn = 0;
+        }
+    }
+    sqlite3_exec(b.db, "COMMIT", 0, 0, 0);
+    r.secs = (double)(op_now_ns() - t0) / 1e9;
+    r.busy_secs = r.secs;
+    r.rows = 2 * r.records;
+    sqlite3_stmt *all[] = {b.ev, b.ev_ext, b.rg, b.kd, b.mc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sqlite3_finalize(all[i]);
+    uint64_t c0 = op_now_ns();
+    sqlite3_close(b.db); /* checkpoints the WAL into the file, as the writer's close does */
+    r.close_secs = (double)(op_now_ns() - c0) / 1e9;
+    r.bytes = file_bytes(path);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The writer                                                                                  */
+
+static const char *op_name(uint32_t kind, int32_t op, void *user)
+{
+    (void)user;
+    return kind == OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API && op > 0 && op < OP__N ? k_ops[op] : NULL;
+}
+
+static void add_agents(op_db_writer *w)
+{
+    omniprof_agent_v0_t cpu = {.size = sizeof cpu, .id = {CPU_AGENT}, .type = OMNIPROF_AGENT_TYPE_CPU,
+                               .name = "AMD EPYC", .vendor_name = "AuthenticAMD", .product_name = "AMD EPYC",
+                               .model_name = "AMD EPYC", .cu_count = 2};
+    omniprof_agent_v0_t gpu = {.size = sizeof gpu, .id = {GPU_AGENT}, .type = OMNIPROF_AGENT_TYPE_GPU,
+                               .logical_index = 1, .name = "NVIDIA H100 80GB HBM3", .vendor_name = "NVIDIA",
+                               .product_name = "NVIDIA H100 80GB HBM3", .model_name = "GH100",
+                               .uuid = "GPU-5e1c2a44-1b7e-3c9a-8f0d-7a6b5c4d3e2f", .pci_bus_id = "0000:19:00.0",
+                               .compute_capability_major = 9, .cu_count = 132};
+    if (op_db_writer_add_agent(w, &cpu) != 0 || op_db_writer_add_agent(w, &gpu) != 0) die("add agent", NULL);
+}
+
+static result run_writer(uint64_t n, const char *path)
+{
+    static gen g;
+    memset(&g, 0, sizeof g);
+    char err[512];
+    op_db_process_info info = {.size = sizeof info, .pid = getpid(), .ppid = getppid(), .command = "bench_db_gpu",
+                               .rank = -1, .world_size = -1, .uuid = UUID};
+    OMNIPROF_OPTS(op_db_writer_options, opts, .spool_dir = g_dir, .operation_name = op_name);
+    op_db_writer *w = op_db_writer_open(path, &info, &opts, err, sizeof err);
+    if (!w) die(err, NULL);
+    add_agents(w);
+    result r = {0};
+    uint64_t t0 = op_now_ns();
+    while (r.records < n) {
+        size_t m = gen_fill(&g);
+        op_db_writer_stats st = {.size = sizeof st};
+        op_db_writer_get_stats(w, &st);
+        while (st.spool_bytes > (64u << 20)) { /* LOSSLESS buffers: the producer waits */
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            op_db_writer_get_stats(w, &st);
+        }
+        if (op_db_writer_append(w, g.api_p, g.n_api) != (int)g.n_api ||
+            op_db_writer_append(w, g.gpu_p, g.n_gpu) != (int)g.n_gpu)
+            die("append dropped records", NULL);
+        r.records += m;
+    }
+    if (op_db_writer_flush(w, 600000) != 0) die("flush", NULL);
+    r.secs = (double)(op_now_ns() - t0) / 1e9;
+    op_db_writer_stats st = {.size = sizeof st};
+    op_db_writer_get_stats(w, &st);
+    r.busy_secs = (double)st.ingest_busy_ns / 1e9;
+    r.rows = st.rows_written;
+    uint64_t c0 = op_now_ns();
+    if (op_db_writer_close(w) != 0) die("close", NULL);
+    r.close_secs = (double)(op_now_ns() - c0) / 1e9;
+    r.bytes = file_bytes(path);
+    return r;
+}
+
+static void add(result *sum, result r)
+{
+    sum->secs += r.secs;
+    sum->busy_secs += r.busy_secs;
+    sum->close_secs += r.close_secs;
+    sum->records += r.records;
+    sum->rows += r.rows;
+    sum->bytes += r.bytes;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(void)
+{
+    char dir[512];
+    const char *d = getenv("BENCH_DB_DIR");
+    snprintf(dir, sizeof dir, "%s/omniprof-bench-dbgpu-XXXXXX", d && *d ? d : "/tmp");
+    if (!mkdtemp(dir)) die("mkdtemp", NULL);
+    g_dir = dir;
+    uint64_t n = env_u64("BENCH_DB_GPU_RECORDS", 2000000);
+    int rounds = (int)env_u64("BENCH_DB_GPU_ROUNDS", 5);
+    const char *only = getenv("BENCH_DB_GPU_ONLY");
+    int do_bare = !only || !strcmp(only, "bare"), do_writer = !only || !strcmp(only, "writer");
+    make_kernel_names();
+    result sb = {0}, sw = {0};
+    double ratios[64];
+    int nratios = 0;
+    if (rounds > 64) rounds = 64;
+    if (rounds < 1) rounds = 1;
+    for (int r = 0; r < rounds; r++) {
+        char path[1024];
+        result b = {0}, w = {0};
+        if (do_bare) {
+            snprintf(path, sizeof path, "%s/bare_%d.db", dir, r);
+            b = run_bare(n, path);
+            add(&sb, b);
+            unlink(path);
+        }
+        if (do_writer) {
+            snprintf(path, sizeof path, "%s/writer_%d.db", dir, r);
+            w = run_writer(n, path);
+            add(&sw, w);
+            unlink(path);
+        }
+        if (do_bare && do_writer) {
+            ratios[nratios++] = ((double)w.records / w.secs) / ((double)b.records / b.secs);
+        }
+        fprintf(stderr, "round %d: bare %.0f records/s, writer %.0f records/s (busy %.0f), close %.3f s\n", r,
+                b.secs > 0 ? (double)b.records / b.secs : 0, w.secs > 0 ? (double)w.records / w.secs : 0,
+                w.busy_secs > 0 ? (double)w.records / w.busy_secs : 0, w.close_secs);
+    }
+    if (do_bare) {
+        printf("metric=db_gpu_bare_records value=%.0f unit=records/s\n", (double)sb.records / sb.secs);
+        printf("metric=db_gpu_bare_rows value=%.0f unit=rows/s\n", (double)sb.rows / sb.secs);
+        printf("metric=db_gpu_bare_bytes_per_record value=%.1f unit=bytes\n", (double)sb.bytes / (double)sb.records);
+    }
+    if (do_writer) {
+        printf("metric=db_gpu_writer_records value=%.0f unit=records/s\n", (double)sw.records / sw.secs);
+        printf("metric=db_gpu_writer_rows value=%.0f unit=rows/s\n", (double)sw.rows / sw.secs);
+        printf("metric=db_gpu_writer_records_per_busy_second value=%.0f unit=records/s\n",
+               (double)sw.records / sw.busy_secs);
+        printf("metric=db_gpu_writer_bytes_per_record value=%.1f unit=bytes\n", (double)sw.bytes / (double)sw.records);
+        printf("metric=db_gpu_writer_bytes_per_row value=%.1f unit=bytes\n", (double)sw.bytes / (double)sw.rows);
+        printf("metric=db_gpu_writer_close value=%.3f unit=s\n", sw.close_secs / rounds);
+    }
+    if (nratios) { /* per round: median and spread */
+        qsort(ratios, (size_t)nratios, sizeof ratios[0], cmp_double);
+        double med = nratios % 2 ? ratios[nratios / 2] : (ratios[nratios / 2 - 1] + ratios[nratios / 2]) / 2;
+        printf("metric=db_gpu_writer_vs_bare value=%.3f unit=ratio\n", med);
+        printf("metric=db_gpu_writer_vs_bare_rounds_min value=%.3f unit=ratio\n", ratios[0]);
+        printf("metric=db_gpu_writer_vs_bare_rounds_max value=%.3f unit=ratio\n", ratios[nratios - 1]);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return 0;
+}
