@@ -72,15 +72,39 @@ void op_stats_free(op_stats *st);
 /* Accumulates every domain of every set of every input (group key optional: by process). */
 int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w,
                      int by_process, char *err, size_t errlen);
+/* One collected row: its group (0 without by_process; else the process group, labelled "RANK r
+ * (pid p, host)" or "PROCESS p (host)", ordered by rank then pid), domain and name. */
+typedef struct op_stats_view {
+    uint64_t group;
+    const char *group_label;
+    int64_t group_order;
+    const char *domain;
+    const unsigned char *name;
+    size_t name_len;
+    uint64_t calls;
+    double total, sumsq;
+    int64_t min, max;
+} op_stats_view;
+/* Calls fn for every collected row (in no particular order); stops at a non-zero return. */
+int op_stats_each(const op_stats *st, int (*fn)(const op_stats_view *, void *), void *arg);
+/* Sample standard deviation (n - 1) from a count, a sum and a sum of squares; 0 for one call. */
+double op_stats_stddev(uint64_t calls, double total, double sumsq);
 
 /* ---- progress --------------------------------------------------------------------------- */
+/* One line on stderr rewritten in place (at most every 100 ms; only when stderr is a terminal;
+ * colours per common/term.h): "omniprof: WHAT [STAGE] DONE/TOTAL (PCT) ELAPSED". */
 typedef struct op_progress {
-    int on;
-    uint64_t total, done, next;
+    int on, shown;
+    uint64_t total, done;
     const char *what;
+    int64_t t0, last;   /* CLOCK_MONOTONIC ns: start, last line */
+    char stage[160];
 } op_progress;
 void op_progress_init(op_progress *p, int enabled, const char *what, uint64_t total);
 void op_progress_tick(op_progress *p, uint64_t n);
+/* Names the step in progress (a step without a count) and shows the line now. */
+void op_progress_stage(op_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Leaves "omniprof: WHAT [N] done in T s" when a line was shown. */
 void op_progress_done(op_progress *p);
 
 /* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
@@ -120,6 +144,8 @@ int op_outfile_open_path(op_outfile *o, const char *path, const op_out_ids *ids,
 /* Closes the file; keep: publish it under its final name (0, or OP_OUT_EFAIL), else remove it.
  * The struct is cleared; closing a cleared one does nothing. */
 int op_outfile_close(op_outfile *o, int keep, char *err, size_t errlen);
+/* The same, copying the path the file appeared under into final[0..final_len) when kept. */
+int op_outfile_close_named(op_outfile *o, int keep, char *final, size_t final_len, char *err, size_t errlen);
 
 /* Temporary files removed by SIGINT/SIGTERM/SIGHUP while op_out_signals_install() is in force. */
 int op_out_tmp_register(const char *path);

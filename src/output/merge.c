@@ -54,7 +54,6 @@ int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_
         close(fd);
         op_progress prog;
         op_progress_init(&prog, progress, "merge: databases", in.n);
-        prog.next = 1;
         rc = op_db_merge(in.v, in.n, tmp, merge_tick, &prog, err, errlen);
         if (!rc && link(tmp, out_path) != 0) {
             op_seterr(err, errlen, "%s: cannot create: %s", out_path, strerror(errno));

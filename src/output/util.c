@@ -11,12 +11,14 @@
  * offset is never behind a moved body. One nested message is bounded to 2^28 - 1 bytes, far
  * above any packet written here (a packet holds one event). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/term.h"
 #include "output/internal.h"
 
 void pb_text(op_buf *b, uint32_t field, const unsigned char *s, size_t n) {
@@ -142,31 +144,66 @@ void pb_end(op_buf *b, size_t off) {
     p[3] = (unsigned char)((n >> 21) & 0x7F);
 }
 
-/* ---- progress ----------------------------------------------------------------------------- */
+/* ---- progress -----------------------------------------------------------------------------
+ * One line on stderr, rewritten in place at most every 100 ms, only when stderr is a terminal;
+ * colours per common/term.h. A stage names a step without a count (report passes, summary
+ * inputs); ticks count events or inputs. The closing line stays when anything was shown. */
+
+static int64_t progress_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 void op_progress_init(op_progress *p, int enabled, const char *what, uint64_t total) {
     memset(p, 0, sizeof(*p));
     p->on = enabled && isatty(2);
     p->what = what;
     p->total = total;
-    p->next = 1u << 16;
+    p->t0 = progress_now();
+}
+
+static void progress_line(op_progress *p, int64_t now) {
+    const char *c = op_term_sgr(stderr, OP_TERM_CYAN), *b = op_term_sgr(stderr, OP_TERM_BOLD),
+               *r = op_term_sgr(stderr, OP_TERM_RESET), *d = op_term_sgr(stderr, OP_TERM_DIM);
+    fprintf(stderr, "\r\033[Komniprof: %s%s%s", c, p->what, r);
+    if (p->stage[0]) fprintf(stderr, " %s", p->stage);
+    if (p->total)
+        fprintf(stderr, " %s%llu/%llu%s (%.0f%%)", b, (unsigned long long)p->done, (unsigned long long)p->total, r,
+                100.0 * (double)p->done / (double)p->total);
+    else if (p->done)
+        fprintf(stderr, " %s%llu%s", b, (unsigned long long)p->done, r);
+    fprintf(stderr, " %s%.1f s%s", d, (double)(now - p->t0) / 1e9, r);
+    fflush(stderr);
+    p->last = now;
+    p->shown = 1;
 }
 
 void op_progress_tick(op_progress *p, uint64_t n) {
     p->done += n;
-    if (!p->on || p->done < p->next) return;
-    p->next = p->done + (1u << 18);
-    if (p->total)
-        fprintf(stderr, "\romniprof: %s %llu/%llu (%.0f%%)", p->what, (unsigned long long)p->done,
-                (unsigned long long)p->total, 100.0 * (double)p->done / (double)p->total);
-    else
-        fprintf(stderr, "\romniprof: %s %llu", p->what, (unsigned long long)p->done);
-    fflush(stderr);
+    if (!p->on) return;
+    int64_t now = progress_now();
+    if (now - p->last >= 100000000) progress_line(p, now);
+}
+
+void op_progress_stage(op_progress *p, const char *fmt, ...) {
+    if (!p->on) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->stage, sizeof p->stage, fmt, ap);
+    va_end(ap);
+    progress_line(p, progress_now());
 }
 
 void op_progress_done(op_progress *p) {
-    if (p->on && p->done >= (1u << 16)) fprintf(stderr, "\romniprof: %s %llu done%20s\n", p->what,
-                                                (unsigned long long)p->done, "");
+    if (!p->on || !p->shown) return;
+    int64_t now = progress_now();
+    fprintf(stderr, "\r\033[Komniprof: %s%s%s ", op_term_sgr(stderr, OP_TERM_CYAN), p->what,
+            op_term_sgr(stderr, OP_TERM_RESET));
+    if (p->done) fprintf(stderr, "%llu ", (unsigned long long)p->done);
+    fprintf(stderr, "%sdone%s in %.1f s\n", op_term_sgr(stderr, OP_TERM_GREEN), op_term_sgr(stderr, OP_TERM_RESET),
+            (double)(now - p->t0) / 1e9);
+    p->shown = 0;
 }
 
 /* ---- paths -------------------------------------------------------------------------------- */
