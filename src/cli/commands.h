@@ -15,6 +15,7 @@ int op_cmd_convert(int argc, char **argv) OP_CLI_WEAK; /* cmd_convert.c (output)
 int op_cmd_merge(int argc, char **argv) OP_CLI_WEAK;   /* cmd_merge.c   (output) */
 int op_cmd_summary(int argc, char **argv) OP_CLI_WEAK; /* cmd_summary.c (output) */
 int op_cmd_query(int argc, char **argv) OP_CLI_WEAK;   /* cmd_query.c   (output) */
+int op_cmd_report(int argc, char **argv) OP_CLI_WEAK;  /* cmd_report.c  (output: op_output_report) */
 int op_cmd_causal(int argc, char **argv) OP_CLI_WEAK;  /* cmd_causal.c  (causal profiling runs) */
 int op_cmd_instrument(int argc, char **argv) OP_CLI_WEAK; /* cmd_instrument.c (instrument) */
 int op_cmd_attach(int argc, char **argv) OP_CLI_WEAK;     /* cmd_attach.c, attach_inject.c */

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
         {"merge", op_cmd_merge, "merge databases into one"},
         {"summary", op_cmd_summary, "print summary tables of databases"},
         {"query", op_cmd_query, "run read-only SQL over databases"},
+        {"report", op_cmd_report, "write one HTML page: tables, timeline, flame graph, causal profile"},
         {"causal", op_cmd_causal, "causal profiling: virtual speedups of lines, appended to profile.coz"},
         {"attach", op_cmd_attach, "profile a running process (and its children) for a while, leave it running"},
         {"instrument", op_cmd_instrument, "record function calls of a program (uprobes, LD_AUDIT, -finstrument-functions)"},

@@ -308,6 +308,10 @@ static int publish(op_outfile *o, char *err, size_t errlen) {
 }
 
 int op_outfile_close(op_outfile *o, int keep, char *err, size_t errlen) {
+    return op_outfile_close_named(o, keep, NULL, 0, err, errlen);
+}
+
+int op_outfile_close_named(op_outfile *o, int keep, char *final, size_t final_len, char *err, size_t errlen) {
     int rc = 0;
     if (o->f && fclose(o->f) != 0 && keep) {
         op_seterr(err, errlen, "%s: write failed: %s", o->final, strerror(errno));
@@ -319,6 +323,7 @@ int op_outfile_close(op_outfile *o, int keep, char *err, size_t errlen) {
         rc = OP_OUT_EFAIL;
     }
     if (keep && !rc && o->tmp) rc = publish(o, err, errlen);
+    if (keep && !rc && final && final_len && o->final) snprintf(final, final_len, "%s", o->final);
     if (o->tmp) {
         unlink(o->tmp);
         op_out_tmp_unregister(o->tmp);

@@ -54,9 +54,10 @@ OMNIPROF_EXTERN_C_BEGIN
 #define OP_OUT_FMT_ROCPD 0x20u  /* the rocpd database itself (what `omniprof run` writes); converters ignore it */
 #define OP_OUT_FMT_WALL_CLOCK 0x40u /* <name>_wall_clock.txt/.json: the region profile (wall_clock.c) */
 #define OP_OUT_FMT_OTF2 0x80u /* <name>_results.otf2 + .def + folder: the OTF2 archive (otf2.c) */
+#define OP_OUT_FMT_SVG 0x100u /* <name>_flamegraph.svg: the CPU samples as a flame graph (report_flame.c) */
 #define OP_OUT_FMT_CONVERT \
     (OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_STATS | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK | \
-     OP_OUT_FMT_OTF2)
+     OP_OUT_FMT_OTF2 | OP_OUT_FMT_SVG)
 #define OP_OUT_FMT_RUN \
     (OP_OUT_FMT_ROCPD | OP_OUT_FMT_PFTRACE | OP_OUT_FMT_JSON | OP_OUT_FMT_CSV | OP_OUT_FMT_FOLDED | OP_OUT_FMT_WALL_CLOCK | \
      OP_OUT_FMT_OTF2)
@@ -219,6 +220,32 @@ OMNIPROF_API int op_output_summary_path(const char *const *inputs, size_t n_inpu
  */
 OMNIPROF_API int op_output_merge(const char *const *inputs, size_t n_inputs,
                                  const char *out_path, int progress, char *err, size_t errlen);
+
+/* Options of op_output_report. */
+typedef struct op_out_report_options {
+    size_t size;               /* sizeof(op_out_report_options) */
+    const char *const *inputs; /* database paths */
+    size_t n_inputs;
+    const char *output;        /* the HTML file (NULL: "report.html"); never an input, an existing
+                                * file is kept and the report takes the -N suffix (report-1.html) */
+    const char *title;         /* the page's title (NULL: "omniprof report — <command>") */
+    int progress;              /* 1: progress on stderr (only when stderr is a terminal) */
+    int strict;                /* 1: refuse an input that holds no rocpd tables (else: skipped) */
+} op_out_report_options;
+#define op_out_report_options__last_field strict
+
+/**
+ * @brief **op_output_report()** writes one self-contained HTML page (inline script and style,
+ * no network, works from file://) summarizing the inputs: overview, the largest kernels, API
+ * calls, regions, MPI calls and counters, a timeline per process/thread/stream, the CPU
+ * profile as a flame graph and flat profile, causal profiles and per-rank imbalance
+ * (docs/report.md). The page holds aggregates, never one entry per event: its size is bounded
+ * whatever the number of events.
+ * @param written receives the path the report was written to (may be NULL)
+ * @return 0, OP_OUT_EINPUT (bad input), OP_OUT_EFAIL (read or write failure), err filled.
+ */
+OMNIPROF_API int op_output_report(const op_out_report_options *opts, char *written, size_t written_len, char *err,
+                                  size_t errlen);
 
 /* Query output formats. */
 #define OP_OUT_QUERY_CONSOLE 0

@@ -207,11 +207,30 @@ static size_t *sorted_index(op_stats *st) {
     return ix;
 }
 
-static double stddev(const st_row *r) {
-    if (r->calls < 2) return 0;
-    double n = (double)r->calls, mean = r->total / n;
-    double var = (r->sumsq - n * mean * mean) / (n - 1);
+double op_stats_stddev(uint64_t calls, double total, double sumsq) {
+    if (calls < 2) return 0;
+    double n = (double)calls, mean = total / n;
+    double var = (sumsq - n * mean * mean) / (n - 1);
     return var > 0 ? sqrt(var) : 0;
+}
+
+static double stddev(const st_row *r) { return op_stats_stddev(r->calls, r->total, r->sumsq); }
+
+int op_stats_each(const op_stats *st, int (*fn)(const op_stats_view *, void *), void *arg) {
+    for (size_t i = 0; i < st->n; i++) {
+        const st_row *r = &st->rows[i];
+        op_stats_view v = {.group = r->group, .group_label = "", .group_order = 0, .domain = r->domain,
+                           .name = r->name, .name_len = r->name_len, .calls = r->calls, .total = r->total,
+                           .sumsq = r->sumsq, .min = r->min, .max = r->max};
+        for (size_t g = 0; g < st->n_groups; g++)
+            if (st->groups[g].key == r->group) {
+                v.group_label = st->groups[g].label;
+                v.group_order = st->groups[g].order;
+            }
+        int rc = fn(&v, arg);
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 static double domain_total(const op_stats *st, const st_row *r) {

@@ -1,0 +1,260 @@
+/* reader_report.c — the queries behind `omniprof report` (reader_report.h): process and host
+ * descriptions, run cost, losses, lean activity rows for the timeline, counters and metric
+ * series. Each statement scans one table of one set once; aggregation happens in SQLite
+ * (GROUP BY over few groups: costs, losses, counters, metric bins) or in the caller (the
+ * timeline's bins, which need an event's time spread over the bins it covers). */
+#include <stdio.h>
+#include <string.h>
+
+#include "db/reader_internal.h"
+#include "db/reader_report.h"
+
+static const char *text_or_empty(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+/* Steps `sql` over the input, calling row(st, arg) per row; stops at a non-zero return. */
+static int each_row(op_src *src, const char *sql, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
+                    size_t errlen)
+{
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
+    if (!st) return OP_RD_EINPUT;
+    int rc, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) stop = row(st, arg);
+    if (!stop && rc != SQLITE_DONE) {
+        op_src_failed(src, rc, err, errlen);
+        stop = OP_RD_EINPUT;
+    }
+    sqlite3_finalize(st);
+    return stop;
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+/* A caller's callback and argument (a generic function pointer: each row function casts it back
+ * to its own type). */
+typedef struct cb_ctx {
+    void (*cb)(void);
+    void *arg;
+} cb_ctx;
+
+static int proc_row(sqlite3_stmt *st, void *arg)
+{
+    cb_ctx *c = arg;
+    op_rd_proc_desc d = {
+        .process_row = sqlite3_column_int64(st, 0),
+        .pid = sqlite3_column_int64(st, 1),
+        .ppid = sqlite3_column_int64(st, 2),
+        .start = sqlite3_column_int64(st, 3),
+        .end = sqlite3_column_int64(st, 4),
+        .command = text_or_empty(st, 5),
+        .rank = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
+        .size = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7),
+        .threads = sqlite3_column_int64(st, 8),
+        .host = text_or_empty(st, 9),
+        .system = text_or_empty(st, 10),
+        .release = text_or_empty(st, 11),
+        .hardware = text_or_empty(st, 12),
+    };
+    return ((int (*)(const op_rd_proc_desc *, void *))c->cb)(&d, c->arg);
+}
+
+int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_proc_desc *, void *), void *arg,
+                           char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_PROCESS)) return 0;
+    char threads[300], node[700], sql[2400];
+    if (SRC_HAS(set, T_THREAD))
+        snprintf(threads, sizeof threads, "(SELECT count(*) FROM %s T WHERE T.pid = P.id)", set->name[T_THREAD]);
+    else
+        snprintf(threads, sizeof threads, "0");
+    if (SRC_HAS(set, T_NODE))
+        snprintf(node, sizeof node, "N.hostname, N.system_name, N.release, N.hardware_name FROM %s P LEFT JOIN %s N "
+                 "ON N.id = P.nid", set->name[T_PROCESS], set->name[T_NODE]);
+    else
+        snprintf(node, sizeof node, "NULL, NULL, NULL, NULL FROM %s P", set->name[T_PROCESS]);
+    snprintf(sql, sizeof sql,
+             "SELECT P.id, P.pid, P.ppid, COALESCE(P.start, P.init, 0), COALESCE(P.\"end\", P.fini, 0), P.command, "
+             "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank'), "
+             "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.size'), %s, %s ORDER BY P.id",
+             threads, node);
+    cb_ctx c = {(void (*)(void))cb, arg};
+    return each_row(src, sql, proc_row, &c, err, errlen);
+}
+
+/* ---- run cost and losses ------------------------------------------------------------------- */
+static int cost_row(sqlite3_stmt *st, void *arg)
+{
+    cb_ctx *c = arg;
+    op_rd_cost_row r = {text_or_empty(st, 0), text_or_empty(st, 1), sqlite3_column_double(st, 2)};
+    return ((int (*)(const op_rd_cost_row *, void *))c->cb)(&r, c->arg);
+}
+
+int op_rd_report_cost(op_src *src, op_src_set *set, int (*cb)(const op_rd_cost_row *, void *), void *arg, char *err,
+                      size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_RUN_COST)) return 0;
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT name, units, total(value) FROM %s GROUP BY name, units ORDER BY name",
+             set->name[T_OP_RUN_COST]);
+    cb_ctx c = {(void (*)(void))cb, arg};
+    return each_row(src, sql, cost_row, &c, err, errlen);
+}
+
+static int loss_row(sqlite3_stmt *st, void *arg)
+{
+    cb_ctx *c = arg;
+    op_rd_loss_row r = {text_or_empty(st, 0), sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : text_or_empty(st, 1),
+                        sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+    return ((int (*)(const op_rd_loss_row *, void *))c->cb)(&r, c->arg);
+}
+
+int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss_row *, void *), void *arg,
+                        char *err, size_t errlen)
+{
+    cb_ctx c = {(void (*)(void))cb, arg};
+    char sql[400];
+    int rc = 0;
+    if (SRC_HAS(set, T_OP_DROPS)) {
+        snprintf(sql, sizeof sql, "SELECT buffer, cause, sum(count), 0, 0 FROM %s GROUP BY buffer, cause "
+                 "ORDER BY buffer, cause", set->name[T_OP_DROPS]);
+        rc = each_row(src, sql, loss_row, &c, err, errlen);
+    }
+    if (!rc && SRC_HAS(set, T_OP_BACKPRESSURE)) {
+        snprintf(sql, sizeof sql, "SELECT buffer, NULL, 0, sum(waits), sum(wait_ns) FROM %s GROUP BY buffer "
+                 "ORDER BY buffer", set->name[T_OP_BACKPRESSURE]);
+        rc = each_row(src, sql, loss_row, &c, err, errlen);
+    }
+    return rc;
+}
+
+/* ---- activity rows ------------------------------------------------------------------------ */
+static int span_row(sqlite3_stmt *st, void *arg)
+{
+    cb_ctx *c = arg;
+    op_rd_span s = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+    return ((int (*)(const op_rd_span *, void *))c->cb)(&s, c->arg);
+}
+
+int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const op_rd_span *, void *), void *arg,
+                       char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, table)) return 0;
+    char sql[1000];
+    switch (table) {
+    case T_REGION:
+        if (SRC_HAS(set, T_EVENT))
+            snprintf(sql, sizeof sql,
+                     "SELECT X.tid, COALESCE(E.category_id, 0), X.name_id, X.start, X.\"end\" FROM %s X "
+                     "LEFT JOIN %s E ON E.id = X.event_id",
+                     set->name[T_REGION], set->name[T_EVENT]);
+        else
+            snprintf(sql, sizeof sql, "SELECT tid, 0, name_id, start, \"end\" FROM %s", set->name[T_REGION]);
+        break;
+    case T_KERNEL:
+        snprintf(sql, sizeof sql,
+                 "SELECT COALESCE(stream_id, -1 - COALESCE(agent_id, 0)), COALESCE(agent_id, 0), "
+                 "CASE WHEN region_name_id IS NOT NULL THEN -1 - region_name_id ELSE kernel_id END, start, \"end\" "
+                 "FROM %s",
+                 set->name[T_KERNEL]);
+        break;
+    case T_COPY:
+        snprintf(sql, sizeof sql,
+                 "SELECT COALESCE(stream_id, -1 - COALESCE(dst_agent_id, src_agent_id, 0)), "
+                 "COALESCE(dst_agent_id, src_agent_id, 0), name_id, start, \"end\" FROM %s",
+                 set->name[T_COPY]);
+        break;
+    case T_OP_CPU_SAMPLE:
+        snprintf(sql, sizeof sql, "SELECT tid, 0, 0, timestamp, timestamp FROM %s", set->name[T_OP_CPU_SAMPLE]);
+        break;
+    default:
+        op_seterr(err, errlen, "op_rd_report_spans: table %d has no activity rows", table);
+        return OP_RD_EFAIL;
+    }
+    cb_ctx c = {(void (*)(void))cb, arg};
+    return each_row(src, sql, span_row, &c, err, errlen);
+}
+
+void op_rd_report_stream_name(op_src *src, op_src_set *set, int64_t id, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (!SRC_HAS(set, T_STREAM)) return;
+    char sql[300], err[8];
+    snprintf(sql, sizeof sql, "SELECT name FROM %s WHERE id = ?1", set->name[T_STREAM]);
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
+    if (!st) return;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) snprintf(buf, n, "%s", text_or_empty(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* ---- counters ----------------------------------------------------------------------------- */
+static int counter_row(sqlite3_stmt *st, void *arg)
+{
+    cb_ctx *c = arg;
+    op_rd_counter_row r = {
+        .kind = sqlite3_column_int(st, 0),
+        .track = sqlite3_column_int64(st, 1),
+        .name = text_or_empty(st, 2),
+        .units = text_or_empty(st, 3),
+        .count = (uint64_t)sqlite3_column_int64(st, 4),
+        .sum = sqlite3_column_double(st, 5),
+        .min = sqlite3_column_double(st, 6),
+        .max = sqlite3_column_double(st, 7),
+    };
+    return ((int (*)(const op_rd_counter_row *, void *))c->cb)(&r, c->arg);
+}
+
+int op_rd_report_counters(op_src *src, op_src_set *set, int (*cb)(const op_rd_counter_row *, void *), void *arg,
+                          char *err, size_t errlen)
+{
+    cb_ctx c = {(void (*)(void))cb, arg};
+    char sql[1200];
+    int rc = 0;
+    if (SRC_HAS(set, T_PMC_EVENT) && SRC_HAS(set, T_PMC)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT 0, 0, P.name, COALESCE(P.units, ''), count(*), total(E.value), min(E.value), max(E.value) "
+                 "FROM %s E JOIN %s P ON P.id = E.pmc_id GROUP BY P.name, P.units ORDER BY P.name",
+                 set->name[T_PMC_EVENT], set->name[T_PMC]);
+        rc = each_row(src, sql, counter_row, &c, err, errlen);
+    }
+    if (!rc && SRC_HAS(set, T_OP_METRIC) && SRC_HAS(set, T_TRACK) && SRC_HAS(set, T_STRING)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT 1, K.id, (SELECT string FROM %s WHERE id = K.name_id) || "
+                 "COALESCE(' [' || json_extract(CASE WHEN json_valid(K.extdata) THEN K.extdata END, '$.device_index') "
+                 "|| ']', ''), "
+                 "COALESCE(json_extract(CASE WHEN json_valid(K.extdata) THEN K.extdata END, '$.units'), ''), "
+                 "count(*), total(M.value), min(M.value), max(M.value) FROM %s M JOIN %s K ON K.id = M.track_id "
+                 "GROUP BY K.id ORDER BY K.id",
+                 set->name[T_STRING], set->name[T_OP_METRIC], set->name[T_TRACK]);
+        rc = each_row(src, sql, counter_row, &c, err, errlen);
+    }
+    return rc;
+}
+
+typedef struct series_ctx {
+    int (*cb)(int64_t, double, void *);
+    void *arg;
+} series_ctx;
+
+static int series_row(sqlite3_stmt *st, void *arg)
+{
+    series_ctx *c = arg;
+    return c->cb((int64_t)sqlite3_column_double(st, 0), sqlite3_column_double(st, 1), c->arg);
+}
+
+int op_rd_report_metric_series(op_src *src, op_src_set *set, int64_t track, int64_t t0, int64_t t1, int bins,
+                               int (*cb)(int64_t t, double value, void *), void *arg, char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_METRIC) || bins < 1) return 0;
+    double width = (double)(t1 > t0 ? t1 - t0 : 1) / bins;
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "SELECT avg(timestamp), avg(value) FROM %s WHERE track_id = %lld "
+             "GROUP BY CAST((timestamp - %lld) / %.17g AS INTEGER) ORDER BY 1",
+             set->name[T_OP_METRIC], (long long)track, (long long)t0, width);
+    series_ctx c = {cb, arg};
+    return each_row(src, sql, series_row, &c, err, errlen);
+}

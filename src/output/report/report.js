@@ -1,0 +1,787 @@
+/* report.js — the page of `omniprof report`: reads the summaries that the C side aggregated
+ * (the JSON in <script id="omniprof-data">, its layout in docs/report.md) and draws the
+ * overview, sortable tables with bars, the timeline, the flame graph, causal plots and the
+ * per-rank imbalance. No library and no network: plain DOM, SVG and canvas.
+ *
+ * Self-check: once everything is drawn, the page writes what it drew (sections, tables, rows,
+ * charts with their painted pixels, errors caught) as JSON into the hidden element with id
+ * omniprof-selfcheck and sets the body's data-selfcheck attribute to "ok" or "fail"; the tests
+ * read it with Chromium's --dump-dom. */
+"use strict";
+var OP_ERRORS = [];
+window.addEventListener("error", function (e) { OP_ERRORS.push(String(e.message || e)); });
+(function () {
+  var origError = console.error;
+  console.error = function () {
+    OP_ERRORS.push(Array.prototype.map.call(arguments, String).join(" "));
+    origError.apply(console, arguments);
+  };
+})();
+
+var CHECK = { sections: [], tables: 0, table_rows: 0, charts: 0, painted: 0, flame_nodes: 0,
+              timeline_lanes: 0, causal_points: 0, rank_bars: 0 };
+var PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+               "#9c755f", "#bab0ac", "#2f6690", "#d37295"];
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+function el(tag, attrs, children) {
+  var e = document.createElement(tag);
+  if (attrs) for (var k in attrs) {
+    if (k === "text") e.textContent = attrs[k];
+    else if (k === "cls") e.className = attrs[k];
+    else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), attrs[k]);
+    else e.setAttribute(k, attrs[k]);
+  }
+  (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+  return e;
+}
+function fmtNs(ns) {
+  if (ns == null || isNaN(ns)) return "";
+  var a = Math.abs(ns);
+  if (a >= 1e9) return (ns / 1e9).toFixed(a >= 1e11 ? 0 : 3) + " s";
+  if (a >= 1e6) return (ns / 1e6).toFixed(a >= 1e8 ? 1 : 3) + " ms";
+  if (a >= 1e3) return (ns / 1e3).toFixed(a >= 1e5 ? 1 : 2) + " µs";
+  return Math.round(ns) + " ns";
+}
+function fmtInt(n) { return n == null ? "" : Math.round(n).toLocaleString("en-US"); }
+function fmtNum(v) {
+  if (v == null || isNaN(v)) return "";
+  var a = Math.abs(v);
+  if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(3);
+  return a >= 100 ? fmtInt(v) : (+v.toPrecision(5)).toString();
+}
+function fmtPct(v) { return (v == null || isNaN(v)) ? "" : v.toFixed(v >= 10 ? 1 : 2) + " %"; }
+function fmtBytes(b) {
+  var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
+  while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return (i ? b.toFixed(1) : Math.round(b)) + " " + u[i];
+}
+function fmtValue(v, units) {
+  if (units === "ns") return fmtNs(v);
+  if (units === "bytes") return fmtBytes(v);
+  return fmtNum(v) + (units && units !== "count" ? " " + units : "");
+}
+function hashColor(s) {
+  var h = 2166136261;
+  for (var i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+  var hue = 10 + ((h >>> 0) % 50);          /* warm flame colours */
+  var light = 55 + ((h >>> 8) % 15);
+  return "hsl(" + hue + ",85%," + light + "%)";
+}
+var tip = null;
+function showTip(ev, text) {
+  if (!tip) tip = document.getElementById("tooltip");
+  tip.textContent = text;
+  tip.hidden = false;
+  var x = ev.clientX + 14, y = ev.clientY + 14;
+  if (x + 420 > window.innerWidth) x = Math.max(4, ev.clientX - 420);
+  if (y + 80 > window.innerHeight) y = ev.clientY - 60;
+  tip.style.left = x + "px";
+  tip.style.top = y + "px";
+}
+function hideTip() { if (tip) tip.hidden = true; }
+
+/* A canvas sized for the device's pixels; returns its 2D context scaled to CSS pixels. */
+function setupCanvas(cv, cssW, cssH) {
+  var r = window.devicePixelRatio || 1;
+  cv.width = Math.max(1, Math.round(cssW * r));
+  cv.height = Math.max(1, Math.round(cssH * r));
+  cv.style.height = cssH + "px";
+  var g = cv.getContext("2d");
+  g.setTransform(r, 0, 0, r, 0, 0);
+  return g;
+}
+/* Counts a drawn chart for the self-check: painted when any pixel is not transparent. */
+function chartDrawn(cv) {
+  CHECK.charts++;
+  try {
+    var g = cv.getContext("2d"), d = g.getImageData(0, 0, cv.width, cv.height).data;
+    for (var i = 3; i < d.length; i += 4 * 7) if (d[i] !== 0) { CHECK.painted++; return; }
+  } catch (e) { OP_ERRORS.push("chart check: " + e); }
+}
+function svgEl(tag, attrs) {
+  var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (var k in attrs) e.setAttribute(k, attrs[k]);
+  return e;
+}
+
+/* ---- sortable tables with bars ------------------------------------------------------------
+ * cols: [{key, title, num, fmt, bar}] over row objects; the bar column draws the value of
+ * `bar` relative to the largest. Renders the first 200 rows (a button shows all). */
+function dataTable(parent, cols, rows, opt) {
+  opt = opt || {};
+  var wrap = el("div", { cls: "tablewrap" });
+  var tools = el("div", { cls: "tools" });
+  var filter = el("input", { type: "search", placeholder: "filter names…" });
+  var more = el("button", { text: "" });
+  var info = el("span", { cls: "note" });
+  tools.appendChild(filter); tools.appendChild(info); tools.appendChild(more);
+  parent.appendChild(tools);
+  parent.appendChild(wrap);
+  var table = el("table", { cls: "data" });
+  var thead = el("thead"), tbody = el("tbody"), hr = el("tr");
+  thead.appendChild(hr); table.appendChild(thead); table.appendChild(tbody); wrap.appendChild(table);
+  var sortKey = opt.sort || cols[0].key, desc = opt.desc !== false, limit = opt.limit || 200, showAll = false;
+  var barCol = cols.filter(function (c) { return c.bar; })[0];
+  var ths = cols.map(function (c) {
+    var th = el("th", { cls: c.num ? "num" : "", text: c.title, title: "sort by " + c.title });
+    th.addEventListener("click", function () {
+      if (sortKey === c.key) desc = !desc; else { sortKey = c.key; desc = !!c.num; }
+      render();
+    });
+    hr.appendChild(th);
+    return th;
+  });
+  if (barCol) hr.appendChild(el("th", { text: barCol.barTitle || "" }));
+  filter.addEventListener("input", render);
+  more.addEventListener("click", function () { showAll = !showAll; render(); });
+  function render() {
+    var q = filter.value.toLowerCase();
+    var rs = q ? rows.filter(function (r) { return String(r[cols[0].key]).toLowerCase().indexOf(q) >= 0; }) : rows.slice();
+    rs.sort(function (a, b) {
+      var x = a[sortKey], y = b[sortKey];
+      if (x === y) return 0;
+      if (typeof x === "string" || typeof y === "string") return desc ? String(y).localeCompare(String(x)) : String(x).localeCompare(String(y));
+      return desc ? (y - x) : (x - y);
+    });
+    var max = 0;
+    if (barCol) rs.forEach(function (r) { if (r[barCol.bar] > max) max = r[barCol.bar]; });
+    var n = showAll ? rs.length : Math.min(rs.length, limit);
+    var frag = document.createDocumentFragment();
+    for (var i = 0; i < n; i++) {
+      var r = rs[i], tr = el("tr");
+      cols.forEach(function (c) {
+        var v = r[c.key];
+        tr.appendChild(el("td", { cls: c.num ? "num" : (c.mono === false ? "" : "name"), text: c.fmt ? c.fmt(v, r) : (v == null ? "" : String(v)) }));
+      });
+      if (barCol) {
+        var w = max > 0 ? 100 * r[barCol.bar] / max : 0;
+        var bar = el("div", { cls: "bar" });
+        bar.style.width = w.toFixed(1) + "%";
+        if (opt.barColor) bar.style.background = opt.barColor(r);
+        tr.appendChild(el("td", { cls: "barcell" }, [bar]));
+      }
+      frag.appendChild(tr);
+    }
+    tbody.textContent = "";
+    tbody.appendChild(frag);
+    ths.forEach(function (th, i) {
+      th.className = (cols[i].num ? "num " : "") + (cols[i].key === sortKey ? (desc ? "sorted-desc" : "sorted-asc") : "");
+    });
+    info.textContent = rs.length === rows.length ? rows.length + " rows" : rs.length + " of " + rows.length + " rows";
+    more.hidden = rs.length <= limit;
+    more.textContent = showAll ? "show the first " + limit : "show all " + rs.length;
+  }
+  render();
+  CHECK.tables++;
+  CHECK.table_rows += rows.length;
+  return table;
+}
+
+/* ---- sections ---------------------------------------------------------------------------- */
+var D = null, MAIN = null, NAV = null;
+function section(id, title) {
+  var s = el("section", { id: id }, [el("h2", { text: title })]);
+  MAIN.appendChild(s);
+  NAV.appendChild(el("a", { href: "#" + id, text: title }));
+  CHECK.sections.push(id);
+  return s;
+}
+function procLabel(p) {
+  return (p.rank >= 0 ? "rank " + p.rank + " · " : "") + "pid " + p.pid + (p.host ? " · " + p.host : "");
+}
+
+function renderOverview() {
+  var o = D.overview, s = section("overview", "Overview");
+  var procs = o.processes || [];
+  var cmds = [];
+  procs.forEach(function (p) { if (p.command && cmds.indexOf(p.command) < 0) cmds.push(p.command); });
+  var ranks = procs.filter(function (p) { return p.rank >= 0; }).length;
+  var hosts = o.hosts || [];
+  var cards = el("div", { cls: "cards" });
+  function card(v, label) { cards.appendChild(el("div", { cls: "card" }, [el("b", { text: v }), el("span", { text: label })])); }
+  card(fmtNs(o.duration_ns), "duration");
+  card(fmtInt(procs.length), ranks ? "processes (" + ranks + " ranks)" : "processes");
+  card(fmtInt(hosts.length), hosts.length === 1 ? "host" : "hosts");
+  card(fmtInt((o.agents || []).filter(function (a) { return a.type === "GPU"; }).length), "GPUs");
+  card(fmtInt(o.threads), "threads");
+  var ev = 0;
+  for (var k in o.counts) ev += o.counts[k];
+  card(fmtInt(ev), "events");
+  var dropped = (o.drops || []).reduce(function (a, d) { return a + d.count; }, 0);
+  card(fmtInt(dropped), "records dropped");
+  s.appendChild(cards);
+  var kv = el("dl", { cls: "kv" });
+  function row(k, v, cls) { kv.appendChild(el("dt", { text: k })); kv.appendChild(el("dd", { text: v, cls: cls || "" })); }
+  row(cmds.length > 1 ? "commands" : "command", cmds.join("\n") || "(not recorded)");
+  row("inputs", (D.inputs || []).join(", "));
+  row("hosts", hosts.map(function (h) { return h.name + (h.system ? " (" + [h.system, h.release, h.hardware].filter(Boolean).join(" ") + ")" : ""); }).join(", ") || "(unknown)");
+  row("time span", fmtNs(o.duration_ns) + " from " + o.t0 + " to " + o.t1 + " ns (CLOCK_MONOTONIC)");
+  var cnt = [];
+  for (var c in o.counts) if (o.counts[c]) cnt.push(fmtInt(o.counts[c]) + " " + c.replace(/_/g, " "));
+  row("recorded", cnt.join(", ") || "nothing");
+  row("generated", D.generator + ", " + D.created);
+  s.appendChild(kv);
+  if (procs.length) {
+    s.appendChild(el("h3", { text: "Processes" + (ranks ? " and ranks" : "") }));
+    dataTable(s, [
+      { key: "pid", title: "pid", num: true, fmt: String },
+      { key: "rank", title: "rank", num: true, fmt: function (v) { return v >= 0 ? String(v) : ""; } },
+      { key: "host", title: "host", mono: false },
+      { key: "threads", title: "threads", num: true, fmt: fmtInt },
+      { key: "duration", title: "duration", num: true, fmt: fmtNs, bar: "duration" },
+      { key: "command", title: "command" }
+    ], procs.map(function (p) {
+      return { pid: p.pid, rank: p.rank, host: p.host, threads: p.threads, command: p.command,
+               duration: (p.end > p.start) ? p.end - p.start : 0 };
+    }), { sort: "rank", desc: false, limit: 50 });
+  }
+  if ((o.agents || []).length) {
+    s.appendChild(el("h3", { text: "Agents" }));
+    dataTable(s, [
+      { key: "type", title: "type", mono: false },
+      { key: "index", title: "index", num: true, fmt: String },
+      { key: "name", title: "name" },
+      { key: "process", title: "process", mono: false }
+    ], o.agents.map(function (a) {
+      return { type: a.type, index: a.index, name: a.name, process: procs[a.process] ? procLabel(procs[a.process]) : "" };
+    }), { sort: "type", desc: false, limit: 50 });
+  }
+  s.appendChild(el("h3", { text: "What profiling cost" }));
+  var cost = o.cost || [];
+  if (!cost.length) s.appendChild(el("p", { cls: "note", text: "The inputs record no run cost (omniprof_run_cost)." }));
+  else dataTable(s, [
+    { key: "name", title: "measure" },
+    { key: "value", title: "value (all processes)", num: true, fmt: function (v, r) { return fmtValue(v, r.units); } },
+    { key: "units", title: "units", mono: false }
+  ], cost, { sort: "name", desc: false, limit: 60 });
+  var drops = o.drops || [];
+  s.appendChild(el("h3", { text: "Records dropped" }));
+  if (!drops.length || !dropped) s.appendChild(el("p", { cls: "ok", text: "No record was dropped." }));
+  else {
+    s.appendChild(el("p", { cls: "warn", text: fmtInt(dropped) + " records were dropped: the profile is incomplete." }));
+    dataTable(s, [
+      { key: "buffer", title: "buffer" }, { key: "cause", title: "cause" },
+      { key: "count", title: "records", num: true, fmt: fmtInt, bar: "count" }
+    ], drops, { sort: "count" });
+  }
+  var bp = (o.backpressure || []).filter(function (b) { return b.waits > 0; });
+  if (bp.length) {
+    s.appendChild(el("h3", { text: "Back-pressure (program threads waiting for buffer space)" }));
+    dataTable(s, [
+      { key: "buffer", title: "buffer" }, { key: "waits", title: "waits", num: true, fmt: fmtInt },
+      { key: "wait_ns", title: "time waited", num: true, fmt: fmtNs, bar: "wait_ns" }
+    ], bp, { sort: "wait_ns" });
+  }
+}
+
+/* Which section a summary domain belongs to. */
+function domainClass(d) {
+  if (/^(MPI|NCCL|RCCL|OSHMEM|SHMEM)/.test(d)) return "mpi";
+  if (d === "KERNEL_DISPATCH") return "kernels";
+  if (/^MEMORY_/.test(d)) return "memory";
+  if (/MARKER|ROCTX|NVTX|USER/.test(d)) return "regions";
+  return "api";
+}
+function statRows(t) {
+  return t.rows.map(function (r) {
+    return { name: r[0], calls: r[1], total: r[2], avg: r[1] ? r[2] / r[1] : 0, min: r[3], max: r[4], sd: r[5],
+             pct: t.total > 0 ? 100 * r[2] / t.total : 0, domain: t.domain };
+  });
+}
+var STAT_COLS = [
+  { key: "name", title: "name" },
+  { key: "calls", title: "calls", num: true, fmt: fmtInt },
+  { key: "total", title: "total", num: true, fmt: fmtNs, bar: "total", barTitle: "share of total" },
+  { key: "pct", title: "%", num: true, fmt: fmtPct },
+  { key: "avg", title: "average", num: true, fmt: fmtNs },
+  { key: "min", title: "min", num: true, fmt: fmtNs },
+  { key: "max", title: "max", num: true, fmt: fmtNs },
+  { key: "sd", title: "stddev", num: true, fmt: fmtNs }
+];
+function renderStatSection(id, title, tables, blurb) {
+  if (!tables.length) return;
+  var s = section(id, title);
+  if (blurb) s.appendChild(el("p", { cls: "note", text: blurb }));
+  tables.forEach(function (t) {
+    s.appendChild(el("h3", { text: t.domain + " — " + fmtInt(t.calls) + " calls, " + fmtNs(t.total) }));
+    if (t.rows_total > t.rows.length)
+      s.appendChild(el("p", { cls: "note", text: "The " + t.rows.length + " largest of " + fmtInt(t.rows_total) + " names." }));
+    dataTable(s, STAT_COLS, statRows(t), { sort: "total" });
+  });
+}
+function renderTables() {
+  var by = { kernels: [], api: [], regions: [], mpi: [], memory: [] };
+  (D.tables || []).forEach(function (t) { by[domainClass(t.domain)].push(t); });
+  renderStatSection("kernels", "Top kernels", by.kernels, "GPU kernels by total time on the device.");
+  renderStatSection("api", "API calls", by.api, "Host API calls (CUDA runtime and driver, OpenCL, wrapped functions, ...), by total time.");
+  renderStatSection("regions", "Regions", by.regions, "User-API and NVTX ranges, by total time (ranges nest: totals include what runs inside).");
+  renderStatSection("mpi", "MPI calls", by.mpi, "MPI and collective-library calls, by total time.");
+  renderStatSection("memory", "Memory operations", by.memory, "Copies, memsets and allocations, by total time.");
+}
+
+function renderCounters() {
+  var cs = D.counters || [];
+  if (!cs.length) return;
+  (D.counter_series || []).forEach(function (x) { if (cs[x[0]]) cs[x[0]].series = x[1]; });
+  var s = section("counters", "Counters");
+  s.appendChild(el("p", { cls: "note", text: "Hardware counters (one value per kernel dispatch or device read) and process/system metrics (sampled over time)." }));
+  dataTable(s, [
+    { key: "name", title: "counter" },
+    { key: "kind", title: "kind", mono: false },
+    { key: "units", title: "units", mono: false },
+    { key: "count", title: "values", num: true, fmt: fmtInt },
+    { key: "sum", title: "sum", num: true, fmt: fmtNum, bar: "sum", barTitle: "sum (relative)" },
+    { key: "mean", title: "mean", num: true, fmt: fmtNum },
+    { key: "min", title: "min", num: true, fmt: fmtNum },
+    { key: "max", title: "max", num: true, fmt: fmtNum }
+  ], cs.map(function (c) {
+    return { name: c.name, kind: c.kind, units: c.units || "", count: c.count, sum: c.sum, mean: c.count ? c.sum / c.count : 0,
+             min: c.min, max: c.max };
+  }), { sort: "sum" });
+  var series = cs.filter(function (c) { return c.series && c.series.length > 1; });
+  if (!series.length) return;
+  s.appendChild(el("h3", { text: "Metrics over time" }));
+  var box = el("div", { cls: "plots" });
+  s.appendChild(box);
+  series.slice(0, 24).forEach(function (c) {
+    var p = el("div", { cls: "plot" }, [el("div", { cls: "title", text: c.name + (c.units ? " (" + c.units + ")" : "") })]);
+    var cv = el("canvas");
+    p.appendChild(cv);
+    box.appendChild(p);
+    var W = 316, H = 90, g = setupCanvas(cv, W, H);
+    var t0 = D.overview.t0, span = Math.max(1, D.overview.t1 - t0);
+    var lo = Infinity, hi = -Infinity;
+    c.series.forEach(function (pt) { lo = Math.min(lo, pt[1]); hi = Math.max(hi, pt[1]); });
+    if (hi === lo) { hi = lo + 1; }
+    g.strokeStyle = "#4e79a7"; g.lineWidth = 1.5; g.beginPath();
+    c.series.forEach(function (pt, i) {
+      var x = 4 + (W - 8) * (pt[0] - t0) / span, y = H - 14 - (H - 24) * (pt[1] - lo) / (hi - lo);
+      if (i) g.lineTo(x, y); else g.moveTo(x, y);
+    });
+    g.stroke();
+    g.fillStyle = "#667085"; g.font = "10px sans-serif";
+    g.fillText(fmtValue(hi, c.units), 4, 10);
+    g.fillText(fmtValue(lo, c.units), 4, H - 2);
+    chartDrawn(cv);
+  });
+}
+
+/* ---- timeline ----------------------------------------------------------------------------
+ * Each lane holds `busy` bins over [t0, t1] (per mille of the bin's time covered by its
+ * events, or sample counts for CPU-sample lanes) and its longest spans (start offset,
+ * duration, name index). The view re-bins to screen pixels; zoom with the wheel or the
+ * buttons, drag to pan, double-click to reset. Spans wider than 2 px are drawn and named. */
+function renderTimeline() {
+  var T = D.timeline;
+  if (!T || !T.lanes || !T.lanes.length) return;
+  var s = section("timeline", "Timeline");
+  s.appendChild(el("p", { cls: "note", text: "Activity per process, thread and stream (" + T.lanes.length + " lanes, " + T.bins +
+    " bins over the run; bar height = share of the time busy, or sample density). The longest events are drawn and named when zoomed in. " +
+    "Wheel or +/− to zoom, drag to pan, double-click to reset. Every event is in the Perfetto trace (see below)." }));
+  var tools = el("div", { cls: "tools" });
+  var label = el("span", { cls: "note" });
+  var bIn = el("button", { text: "+" }), bOut = el("button", { text: "−" }), bReset = el("button", { text: "reset" });
+  tools.appendChild(bIn); tools.appendChild(bOut); tools.appendChild(bReset); tools.appendChild(label);
+  s.appendChild(tools);
+  var box = el("div", { cls: "chartbox" }), cv = el("canvas");
+  box.appendChild(cv); s.appendChild(box);
+  var lanes = T.lanes, span = Math.max(1, T.t1 - T.t0), LH = 18, LABEL = 230, AXIS = 22;
+  var kinds = [];
+  lanes.forEach(function (l) { if (kinds.indexOf(l.kind) < 0) kinds.push(l.kind); });
+  var colorOf = {};
+  kinds.forEach(function (k, i) { colorOf[k] = PALETTE[i % PALETTE.length]; });
+  var legend = el("div", { cls: "legend" });
+  kinds.forEach(function (k) { legend.appendChild(el("span", {}, [el("i", { style: "background:" + colorOf[k] }), k])); });
+  s.appendChild(legend);
+  /* rows: a process header then its lanes */
+  var rows = [], lastP = -1;
+  lanes.forEach(function (l, i) {
+    if (l.p !== lastP) { rows.push({ header: true, p: l.p }); lastP = l.p; }
+    rows.push({ lane: i });
+  });
+  var v0 = 0, v1 = span, W = 0, H = AXIS + rows.length * LH + 4;
+  var maxBusy = lanes.map(function (l) {
+    var m = 0;
+    for (var i = 0; i < l.busy.length; i++) if (l.busy[i] > m) m = l.busy[i];
+    return l.kind === "CPU samples" ? Math.max(1, m) : 1000;
+  });
+  function draw() {
+    W = Math.max(400, box.clientWidth || 900);
+    var g = setupCanvas(cv, W, H), plotW = W - LABEL - 8;
+    g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
+    var per = (v1 - v0) / plotW, binW = span / T.bins;
+    /* axis */
+    g.fillStyle = "#667085"; g.font = "11px sans-serif"; g.strokeStyle = "#e3e6ec";
+    for (var k = 0; k <= 8; k++) {
+      var x = LABEL + plotW * k / 8;
+      g.beginPath(); g.moveTo(x + 0.5, AXIS - 4); g.lineTo(x + 0.5, H); g.stroke();
+      g.fillText(fmtNs(v0 + (v1 - v0) * k / 8), Math.min(x + 2, W - 60), 12);
+    }
+    var procs = D.overview.processes || [];
+    rows.forEach(function (r, ri) {
+      var y = AXIS + ri * LH;
+      if (r.header) {
+        g.fillStyle = "#eef1f6"; g.fillRect(0, y, W, LH);
+        g.fillStyle = "#1d2330"; g.font = "bold 11px sans-serif";
+        g.fillText(procs[r.p] ? procLabel(procs[r.p]) + "  " + (procs[r.p].command || "").slice(0, 80) : "process", 4, y + 13);
+        return;
+      }
+      var l = lanes[r.lane], col = colorOf[l.kind], mb = maxBusy[r.lane];
+      g.fillStyle = "#1d2330"; g.font = "11px sans-serif";
+      g.save(); g.beginPath(); g.rect(0, y, LABEL - 6, LH); g.clip();
+      g.fillText(l.label, 10, y + 13); g.restore();
+      g.fillStyle = col;
+      /* re-bin: per pixel column, the largest value among the bins it covers */
+      var b = l.busy, nb = b.length;
+      for (var px = 0; px < plotW; px++) {
+        var ta = v0 + px * per, tb = ta + per;
+        var i0 = Math.floor(ta / binW), i1 = Math.min(nb - 1, Math.floor((tb - 1e-9) / binW));
+        if (i1 < 0 || i0 >= nb) continue;
+        var m = 0;
+        for (var i = Math.max(0, i0); i <= i1; i++) if (b[i] > m) m = b[i];
+        if (m <= 0) continue;
+        var h = Math.max(1, Math.min(1, m / mb) * (LH - 4));
+        g.fillRect(LABEL + px, y + LH - 2 - h, 1, h);
+      }
+      /* the longest spans, when wide enough */
+      var sp = l.spans || [];
+      g.font = "10px sans-serif";
+      for (var j = 0; j + 2 < sp.length; j += 3) {
+        var s0 = sp[j], d = sp[j + 1];
+        if (s0 + d < v0 || s0 > v1) continue;
+        var xa = LABEL + (s0 - v0) / per, xw = d / per;
+        if (xw < 2) continue;
+        if (xa < LABEL) { xw -= LABEL - xa; xa = LABEL; }
+        if (xa + xw > W - 8) xw = W - 8 - xa;
+        g.fillStyle = col; g.globalAlpha = 0.85;
+        g.fillRect(xa, y + 2, xw, LH - 4);
+        g.globalAlpha = 1;
+        g.strokeStyle = "#fff"; g.strokeRect(xa + 0.5, y + 2.5, Math.max(0, xw - 1), LH - 5);
+        if (xw > 40) {
+          g.fillStyle = "#fff";
+          g.save(); g.beginPath(); g.rect(xa, y, xw - 2, LH); g.clip();
+          g.fillText(T.names[sp[j + 2]] || "", xa + 3, y + 13); g.restore();
+        }
+      }
+    });
+    label.textContent = "showing " + fmtNs(v1 - v0) + " from +" + fmtNs(v0);
+    CHECK.timeline_lanes = lanes.length;
+  }
+  function zoom(f, at) {
+    var c = v0 + (v1 - v0) * (at == null ? 0.5 : at);
+    var w = Math.max(span / (T.bins * 50), Math.min(span, (v1 - v0) * f));
+    v0 = Math.max(0, c - w * (at == null ? 0.5 : at)); v1 = Math.min(span, v0 + w); v0 = Math.max(0, v1 - w);
+    draw();
+  }
+  bIn.addEventListener("click", function () { zoom(0.5); });
+  bOut.addEventListener("click", function () { zoom(2); });
+  bReset.addEventListener("click", function () { v0 = 0; v1 = span; draw(); });
+  cv.addEventListener("dblclick", function () { v0 = 0; v1 = span; draw(); });
+  cv.addEventListener("wheel", function (e) {
+    var r = cv.getBoundingClientRect(), plotW = W - LABEL - 8;
+    var at = Math.min(1, Math.max(0, (e.clientX - r.left - LABEL) / plotW));
+    e.preventDefault();
+    zoom(e.deltaY < 0 ? 0.8 : 1.25, at);
+  }, { passive: false });
+  var drag = null;
+  cv.addEventListener("mousedown", function (e) { drag = { x: e.clientX, v0: v0, v1: v1 }; });
+  window.addEventListener("mouseup", function () { drag = null; });
+  cv.addEventListener("mousemove", function (e) {
+    var r = cv.getBoundingClientRect(), plotW = W - LABEL - 8, per = (v1 - v0) / plotW;
+    if (drag) {
+      var dt = (drag.x - e.clientX) * per, w = drag.v1 - drag.v0;
+      v0 = Math.max(0, Math.min(span - w, drag.v0 + dt)); v1 = v0 + w;
+      draw(); hideTip(); return;
+    }
+    var ri = Math.floor((e.clientY - r.top - AXIS) / LH), x = e.clientX - r.left - LABEL;
+    if (ri < 0 || ri >= rows.length || x < 0 || rows[ri].header) { hideTip(); return; }
+    var l = lanes[rows[ri].lane], t = v0 + x * per, binW = span / T.bins;
+    var bi = Math.floor(t / binW), txt = l.label + " · " + l.kind + "\nat +" + fmtNs(t);
+    if (bi >= 0 && bi < l.busy.length)
+      txt += l.kind === "CPU samples" ? "\n" + l.busy[bi] + " samples in " + fmtNs(binW) : "\nbusy " + (l.busy[bi] / 10).toFixed(1) + " % of " + fmtNs(binW);
+    var sp = l.spans || [];
+    for (var j = 0; j + 2 < sp.length; j += 3)
+      if (sp[j] <= t && t <= sp[j] + sp[j + 1] && sp[j + 1] / per >= 2) { txt += "\n" + T.names[sp[j + 2]] + " — " + fmtNs(sp[j + 1]); break; }
+    showTip(e, txt);
+  });
+  cv.addEventListener("mouseleave", hideTip);
+  window.addEventListener("resize", draw);
+  draw();
+  chartDrawn(cv);
+}
+
+/* ---- flame graph (icicle) -----------------------------------------------------------------
+ * nodes: flat [name, parent, self, total] in depth-first order (parents first, children by
+ * total). Click a frame to zoom into it, click an ancestor row (or reset) to zoom out;
+ * search highlights matching frames and says which share of the samples they hold. */
+function buildFlame(F) {
+  var n = F.nodes.length / 4, name = new Int32Array(n), parent = new Int32Array(n), total = new Float64Array(n),
+      self = new Float64Array(n), depth = new Int32Array(n), x = new Float64Array(n), next = new Float64Array(n);
+  var maxDepth = 0;
+  for (var i = 0; i < n; i++) {
+    name[i] = F.nodes[4 * i]; parent[i] = F.nodes[4 * i + 1]; self[i] = F.nodes[4 * i + 2]; total[i] = F.nodes[4 * i + 3];
+    if (i === 0) { depth[i] = 0; x[i] = 0; next[i] = 0; continue; }
+    var p = parent[i];
+    depth[i] = depth[p] + 1;
+    x[i] = x[p] + next[p];  /* children follow each other left to right inside the parent */
+    next[p] += total[i];
+    next[i] = 0;
+    if (depth[i] > maxDepth) maxDepth = depth[i];
+  }
+  return { n: n, name: name, parent: parent, total: total, self: self, depth: depth, x: x, maxDepth: maxDepth, names: F.names };
+}
+function renderFlame(parent, F, flat) {
+  var T = buildFlame(F), root = 0, query = "", RH = 17;
+  var tools = el("div", { cls: "tools" });
+  var search = el("input", { type: "search", placeholder: "search functions (regex)…" });
+  var reset = el("button", { text: "reset zoom" }), info = el("span", { cls: "note" });
+  tools.appendChild(search); tools.appendChild(reset); tools.appendChild(info);
+  parent.appendChild(tools);
+  var box = el("div", { cls: "chartbox" }), cv = el("canvas");
+  box.appendChild(cv); parent.appendChild(box);
+  var W = 0, H = (T.maxDepth + 1) * RH + 4;
+  function inSub(i, r) { while (i > 0 && i !== r) i = T.parent[i]; return i === r; }
+  var re = null;
+  function matches(i) {
+    var nm = T.names[T.name[i]];
+    return re ? re.test(nm) : nm.indexOf(query) >= 0;
+  }
+  var hit = null;
+  function draw() {
+    W = Math.max(400, box.clientWidth || 800);
+    var g = setupCanvas(cv, W, H);
+    g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
+    var rx = T.x[root], rt = Math.max(1, T.total[root]), sc = W / rt, matched = 0;
+    try { re = query ? new RegExp(query, "i") : null; } catch (e) { re = null; }
+    hit = [];
+    var anc = {};
+    for (var a = root; ; a = T.parent[a]) { anc[a] = 1; if (a === 0) break; }
+    g.font = "11px sans-serif";
+    var drawn = 0, mset = query ? new Uint8Array(T.n) : null;
+    for (var i = 0; i < T.n; i++) {
+      var xx, ww;
+      if (anc[i]) { xx = 0; ww = W; }
+      else {
+        if (T.x[i] + T.total[i] <= rx || T.x[i] >= rx + rt || T.depth[i] <= T.depth[root]) continue;
+        ww = T.total[i] * sc;
+        if (ww < 0.4) continue;
+        xx = (T.x[i] - rx) * sc;
+        if (!inSub(i, root)) continue;
+      }
+      var y = T.depth[i] * RH, nm = T.names[T.name[i]], m = mset && matches(i);
+      if (m) {
+        mset[i] = 1;
+        if (!mset[T.parent[i]] || i === 0) matched += T.total[i]; /* outermost matches only */
+      } else if (mset && mset[T.parent[i]] && i !== 0) mset[i] = 1;
+      g.fillStyle = anc[i] && i !== root ? "#d9dde5" : (i === 0 ? "#c9d3e6" : (m ? "#c026d3" : hashColor(nm)));
+      if (query && !m && !anc[i] && !(mset && mset[i])) g.globalAlpha = 0.45;
+      g.fillRect(xx, y, Math.max(0.5, ww - 0.5), RH - 1);
+      g.globalAlpha = 1;
+      if (ww > 30) {
+        g.fillStyle = m ? "#fff" : "#1d2330";
+        g.save(); g.beginPath(); g.rect(xx, y, ww - 2, RH); g.clip();
+        g.fillText(nm, xx + 3, y + 12); g.restore();
+      }
+      hit.push([xx, y, ww, i]);
+      drawn++;
+    }
+    CHECK.flame_nodes = Math.max(CHECK.flame_nodes, drawn);
+    var tot = Math.max(1, T.total[0]);
+    info.textContent = fmtInt(T.total[0]) + " samples, " + fmtInt(T.n) + " frames" +
+      (F.pruned ? " (" + fmtInt(F.pruned) + " tiny frames left out)" : "") +
+      (root ? " · zoomed into " + T.names[T.name[root]] : "") +
+      (query ? " · '" + query + "' matches " + fmtPct(100 * matched / tot) + " of the samples" : "");
+  }
+  function at(e) {
+    var r = cv.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top;
+    for (var k = hit.length - 1; k >= 0; k--) {
+      var h = hit[k];
+      if (px >= h[0] && px <= h[0] + h[2] && py >= h[1] && py < h[1] + RH) return h[3];
+    }
+    return -1;
+  }
+  cv.addEventListener("click", function (e) { var i = at(e); if (i >= 0) { root = i; draw(); } });
+  cv.addEventListener("mousemove", function (e) {
+    var i = at(e);
+    if (i < 0) { hideTip(); return; }
+    var tot = Math.max(1, T.total[0]);
+    showTip(e, T.names[T.name[i]] + "\n" + fmtInt(T.total[i]) + " samples (" + fmtPct(100 * T.total[i] / tot) + "), self " +
+      fmtInt(T.self[i]) + " (" + fmtPct(100 * T.self[i] / tot) + ")");
+  });
+  cv.addEventListener("mouseleave", hideTip);
+  reset.addEventListener("click", function () { root = 0; draw(); });
+  search.addEventListener("input", function () { query = search.value; draw(); });
+  window.addEventListener("resize", draw);
+  draw();
+  chartDrawn(cv);
+  return { search: function (q) { search.value = q; query = q; draw(); return info.textContent; },
+           zoom: function (i) { root = i; draw(); } };
+}
+var FLAME = null;
+function renderCpuProfile() {
+  var F = D.flame;
+  if (!F || !F.nodes || F.nodes.length < 8) return;
+  var s = section("cpu", "CPU profile");
+  s.appendChild(el("p", { cls: "note", text: "Call-stack samples as an icicle flame graph (callers on top, callees below; width = samples). " +
+    "Click a frame to zoom, search to highlight. The flat profile lists functions by their own (self) samples." }));
+  var split = el("div", { cls: "split" }), left = el("div"), right = el("div");
+  split.appendChild(left); split.appendChild(right); s.appendChild(split);
+  FLAME = renderFlame(left, F);
+  right.appendChild(el("h3", { text: "Flat profile" }));
+  var tot = Math.max(1, F.total);
+  dataTable(right, [
+    { key: "function", title: "function" },
+    { key: "self", title: "self", num: true, fmt: function (v) { return fmtInt(v) + " (" + fmtPct(100 * v / tot) + ")"; }, bar: "self", barTitle: "self samples" },
+    { key: "total", title: "total", num: true, fmt: function (v) { return fmtInt(v) + " (" + fmtPct(100 * v / tot) + ")"; } },
+    { key: "location", title: "location" },
+    { key: "module", title: "module" }
+  ], (D.flat || []).map(function (r) { return { function: r[0], self: r[1], total: r[2], location: r[3], module: r[4] }; }),
+  { sort: "self", limit: 100 });
+}
+
+/* ---- causal profile: program speedup against line speedup, one plot per line ------------- */
+function renderCausal() {
+  var C = D.causal;
+  if (!C || !C.lines || !C.lines.length) return;
+  var s = section("causal", "Causal profile");
+  s.appendChild(el("p", { cls: "note", text: fmtInt(C.experiments) + " experiments. Each plot shows how much the program would speed up " +
+    "(progress-point rate) if one line were sped up by the given amount; lines are ranked by the slope of that curve." }));
+  var plots = el("div", { cls: "plots" });
+  s.appendChild(plots);
+  C.lines.slice(0, 12).forEach(function (L) {
+    var p = el("div", { cls: "plot" }, [el("div", { cls: "title", text: L.line }),
+      el("div", { cls: "note", text: L.progress_point + " (" + L.type + ") · slope " + fmtNum(L.slope) + " · max " + fmtPct(100 * L.max_speedup) })]);
+    var W = 316, H = 190, m = { l: 40, r: 8, t: 8, b: 26 };
+    var svg = svgEl("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H });
+    var ys = L.points.map(function (q) { return q.program_speedup; });
+    var lo = Math.min(-0.1, Math.min.apply(null, ys)), hi = Math.max(0.1, Math.max.apply(null, ys));
+    function X(v) { return m.l + (W - m.l - m.r) * v; }
+    function Y(v) { return m.t + (H - m.t - m.b) * (hi - v) / (hi - lo); }
+    svg.appendChild(svgEl("line", { x1: X(0), x2: X(1), y1: Y(0), y2: Y(0), stroke: "#98a2b3" }));
+    svg.appendChild(svgEl("line", { x1: X(0), x2: X(0), y1: Y(hi), y2: Y(lo), stroke: "#98a2b3" }));
+    [0, 0.5, 1].forEach(function (v) {
+      var t = svgEl("text", { x: X(v), y: H - 8, "font-size": 10, "text-anchor": "middle", fill: "#667085" });
+      t.textContent = (v * 100) + "%"; svg.appendChild(t);
+    });
+    [lo, 0, hi].forEach(function (v) {
+      var t = svgEl("text", { x: m.l - 4, y: Y(v) + 3, "font-size": 10, "text-anchor": "end", fill: "#667085" });
+      t.textContent = Math.round(v * 100) + "%"; svg.appendChild(t);
+    });
+    var lx = Math.min(1, hi / Math.max(1e-9, L.slope));
+    if (L.slope > 0) svg.appendChild(svgEl("line", { x1: X(0), y1: Y(0), x2: X(lx), y2: Y(L.slope * lx), stroke: "#f28e2b", "stroke-dasharray": "4 3" }));
+    L.points.forEach(function (q) {
+      var c = svgEl("circle", { cx: X(q.line_speedup), cy: Y(q.program_speedup), r: 3.5, fill: "#4e79a7" });
+      var t = svgEl("title", {});
+      t.textContent = "line +" + Math.round(q.line_speedup * 100) + "% → program " + fmtPct(100 * q.program_speedup) + " (" + q.experiments + " experiments)";
+      c.appendChild(t); svg.appendChild(c);
+      CHECK.causal_points++;
+    });
+    p.appendChild(svg);
+    plots.appendChild(p);
+    CHECK.charts++; CHECK.painted++;
+  });
+  s.appendChild(el("h3", { text: "Lines ranked" }));
+  dataTable(s, [
+    { key: "line", title: "line" }, { key: "point", title: "progress point" },
+    { key: "slope", title: "slope", num: true, fmt: fmtNum, bar: "slope" },
+    { key: "max", title: "max program speedup", num: true, fmt: function (v) { return fmtPct(100 * v); } },
+    { key: "experiments", title: "experiments", num: true, fmt: fmtInt }
+  ], C.lines.map(function (L) {
+    return { line: L.line, point: L.progress_point + " (" + L.type + ")", slope: L.slope, max: L.max_speedup, experiments: L.experiments };
+  }), { sort: "slope" });
+}
+
+/* ---- per-rank imbalance ------------------------------------------------------------------ */
+function renderRanks() {
+  var R = D.ranks;
+  if (!R || !R.labels || R.labels.length < 2) return;
+  var s = section("ranks", "Per-rank imbalance");
+  s.appendChild(el("p", { cls: "note", text: R.labels.length + " processes. Time per domain and process, then the largest names with their spread over the processes " +
+    "(imbalance = max / mean − 1: the time the slowest process costs the others at the next synchronization)." }));
+  var legend = el("div", { cls: "legend" });
+  R.domains.forEach(function (d, i) { legend.appendChild(el("span", {}, [el("i", { style: "background:" + PALETTE[i % PALETTE.length] }), d])); });
+  s.appendChild(legend);
+  var box = el("div", { cls: "chartbox" }), cv = el("canvas");
+  box.appendChild(cv); s.appendChild(box);
+  var LW = 230, BH = 16, n = R.labels.length, H = n * (BH + 4) + 24;
+  function draw() {
+    var W = Math.max(400, box.clientWidth || 800), g = setupCanvas(cv, W, H), max = 0;
+    R.busy.forEach(function (row) { var t = row.reduce(function (a, b) { return a + b; }, 0); if (t > max) max = t; });
+    g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
+    g.font = "11px sans-serif";
+    R.busy.forEach(function (row, i) {
+      var y = 4 + i * (BH + 4), x = LW;
+      g.fillStyle = "#1d2330"; g.fillText(R.labels[i].slice(0, 36), 4, y + 12);
+      row.forEach(function (v, d) {
+        var w = max > 0 ? (W - LW - 90) * v / max : 0;
+        g.fillStyle = PALETTE[d % PALETTE.length]; g.fillRect(x, y, w, BH); x += w;
+      });
+      g.fillStyle = "#667085"; g.fillText(fmtNs(row.reduce(function (a, b) { return a + b; }, 0)), x + 4, y + 12);
+      CHECK.rank_bars++;
+    });
+  }
+  draw();
+  window.addEventListener("resize", draw);
+  chartDrawn(cv);
+  s.appendChild(el("h3", { text: "Largest names across processes" }));
+  dataTable(s, [
+    { key: "name", title: "name" }, { key: "domain", title: "domain", mono: false },
+    { key: "min", title: "min", num: true, fmt: fmtNs }, { key: "mean", title: "mean", num: true, fmt: fmtNs },
+    { key: "max", title: "max", num: true, fmt: fmtNs },
+    { key: "slowest", title: "slowest", mono: false },
+    { key: "imb", title: "imbalance", num: true, fmt: fmtPct, bar: "imb", barTitle: "imbalance" }
+  ], R.top.map(function (t) {
+    var mn = Infinity, mx = -Infinity, sum = 0, arg = 0;
+    t.per_rank.forEach(function (v, i) { if (v < mn) mn = v; if (v > mx) { mx = v; arg = i; } sum += v; });
+    var mean = sum / t.per_rank.length;
+    return { name: t.name, domain: t.domain, min: mn, mean: mean, max: mx, slowest: R.labels[arg], imb: mean > 0 ? 100 * (mx / mean - 1) : 0 };
+  }), { sort: "imb" });
+}
+
+/* ---- the full trace in Perfetto ---------------------------------------------------------- */
+function renderPerfetto() {
+  var s = section("perfetto", "Full trace in Perfetto");
+  var ins = (D.inputs || []).map(function (p) { return "'" + p.replace(/'/g, "'\\''") + "'"; }).join(" ");
+  s.appendChild(el("p", { text: "This page shows summaries. Every event is in the database; to browse them one by one, convert it to a Perfetto trace:" }));
+  s.appendChild(el("pre", { cls: "cmd", text: "omniprof convert -i " + ins + " -f pftrace -d . -o trace\n# then open https://ui.perfetto.dev and drop ./trace_results.pftrace on it\n# (the trace stays on your machine: the Perfetto UI loads it in the browser)" }));
+  (D.perfetto || []).forEach(function (p) { s.appendChild(el("p", { cls: "note", text: "Already converted beside an input: " + p })); });
+  s.appendChild(el("p", { cls: "note", text: "Offline: trace_processor_shell or the Perfetto UI served locally (`tools/open_trace_in_ui` in the Perfetto sources) open the same file." }));
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+function selfCheck(t0) {
+  CHECK.errors = OP_ERRORS.slice();
+  CHECK.render_ms = Math.round(performance.now() - t0);
+  CHECK.load_ms = Math.round(performance.now());
+  CHECK.ok = CHECK.errors.length === 0 && CHECK.sections.indexOf("overview") >= 0 && CHECK.tables > 0 && CHECK.charts === CHECK.painted;
+  var pre = document.getElementById("omniprof-selfcheck") || el("pre", { id: "omniprof-selfcheck" });
+  pre.textContent = JSON.stringify(CHECK);
+  document.body.appendChild(pre);
+  document.body.setAttribute("data-selfcheck", CHECK.ok ? "ok" : "fail");
+}
+function main() {
+  var t0 = performance.now();
+  MAIN = document.getElementById("main");
+  NAV = document.getElementById("nav");
+  try {
+    D = JSON.parse(document.getElementById("omniprof-data").textContent);
+    var procs = D.overview.processes || [];
+    var cmd = procs.length && procs[0].command ? procs[0].command : (D.inputs || []).join(" ");
+    document.getElementById("subtitle").textContent = cmd.slice(0, 160) + " · " + fmtNs(D.overview.duration_ns);
+    renderOverview();
+    renderTables();
+    renderTimeline();
+    renderCpuProfile();
+    renderCausal();
+    renderRanks();
+    renderCounters();
+    renderPerfetto();
+  } catch (e) {
+    OP_ERRORS.push("report: " + (e && e.stack ? e.stack : e));
+    MAIN.appendChild(el("p", { cls: "warn", text: "The report could not be drawn: " + e }));
+  }
+  selfCheck(t0);
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);
+else main();

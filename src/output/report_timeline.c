@@ -1,0 +1,386 @@
+/* report_timeline.c — the report's timeline (report.h): one lane per (process, thread, region
+ * category), per (process, thread) of CPU samples and per (process, stream) of kernels and of
+ * copies. Each lane keeps `bins` equal bins over the run's extent, holding the time its events
+ * cover in each bin (an event spread over the bins it spans) or its sample count, and its
+ * longest events in a min-heap of fixed size, named once the set's rows are read.
+ *
+ * Rows come from op_rd_report_spans (reader_report.c), one table of one set at a time, in row
+ * order. Memory: lanes x bins floats and lanes x heap-size spans, both fixed up front from the
+ * number of threads (report.h's budgets); never one entry per event. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/reader_report.h"
+#include "output/report.h"
+
+typedef struct tl_span {
+    int64_t start, dur;
+    int64_t name;      /* set-local name id until resolved, then the index in tl.names */
+} tl_span;
+
+typedef struct tl_lane {
+    size_t set, proc;
+    int table;
+    int64_t lane, group;
+    float *busy;       /* ns covered (or samples) per bin */
+    double sum;        /* ns covered (or samples) in all */
+    tl_span *heap;     /* the longest events: a min-heap on dur */
+    size_t n_heap;
+    char *label, *kind;
+} tl_lane;
+
+typedef struct tl_ctx {
+    rp_report *r;
+    int bins;
+    size_t heap_cap;
+    double bin_ns;
+    tl_lane *lanes;
+    size_t n_lanes, cap_lanes;
+    op_u64map index;   /* hash(set, table, lane, group) -> lane + 1 (probing on collisions) */
+    size_t last;       /* the previous row's lane + 1 (rows of one lane come in runs) */
+    op_strtab names;
+    /* the set being read */
+    size_t set;
+    int table;
+    int oom;
+} tl_ctx;
+
+static uint64_t lane_hash(size_t set, int table, int64_t lane, int64_t group)
+{
+    return op_hash64x3(((uint64_t)set << 8) | (uint64_t)table, (uint64_t)lane, (uint64_t)group);
+}
+
+static int lane_is(const tl_lane *l, size_t set, int table, int64_t lane, int64_t group)
+{
+    return l->set == set && l->table == table && l->lane == lane && l->group == group;
+}
+
+static tl_lane *lane_get(tl_ctx *c, int64_t lane, int64_t group)
+{
+    if (c->last && lane_is(&c->lanes[c->last - 1], c->set, c->table, lane, group)) return &c->lanes[c->last - 1];
+    uint64_t h = lane_hash(c->set, c->table, lane, group), v;
+    for (;; h = op_hash64x3(h, 1, 1)) {
+        if (!op_u64map_get(&c->index, h, &v)) break;
+        if (lane_is(&c->lanes[v - 1], c->set, c->table, lane, group)) {
+            c->last = v;
+            return &c->lanes[v - 1];
+        }
+    }
+    if (c->n_lanes == c->cap_lanes) {
+        size_t cap = c->cap_lanes ? c->cap_lanes * 2 : 64;
+        tl_lane *nl = realloc(c->lanes, cap * sizeof *nl);
+        if (!nl) return NULL;
+        c->lanes = nl;
+        c->cap_lanes = cap;
+    }
+    tl_lane *l = &c->lanes[c->n_lanes];
+    memset(l, 0, sizeof *l);
+    l->set = c->set;
+    l->table = c->table;
+    l->lane = lane;
+    l->group = group;
+    l->busy = calloc((size_t)c->bins, sizeof *l->busy);
+    l->heap = c->table == T_OP_CPU_SAMPLE ? NULL : malloc(c->heap_cap * sizeof *l->heap);
+    if (!l->busy || (c->table != T_OP_CPU_SAMPLE && !l->heap) || op_u64map_put(&c->index, h, c->n_lanes + 1)) {
+        free(l->busy);
+        free(l->heap);
+        return NULL;
+    }
+    c->last = ++c->n_lanes;
+    return l;
+}
+
+/* Keeps the heap_cap longest events: a min-heap on duration. */
+static void heap_offer(tl_lane *l, size_t cap, int64_t start, int64_t dur, int64_t name)
+{
+    tl_span s = {start, dur, name};
+    size_t i;
+    if (l->n_heap < cap) {
+        i = l->n_heap++;
+        while (i > 0 && l->heap[(i - 1) / 2].dur > dur) {
+            l->heap[i] = l->heap[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        l->heap[i] = s;
+        return;
+    }
+    if (dur <= l->heap[0].dur) return;
+    i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= l->n_heap) break;
+        if (k + 1 < l->n_heap && l->heap[k + 1].dur < l->heap[k].dur) k++;
+        if (l->heap[k].dur >= dur) break;
+        l->heap[i] = l->heap[k];
+        i = k;
+    }
+    l->heap[i] = s;
+}
+
+static int on_span(const op_rd_span *s, void *arg)
+{
+    tl_ctx *c = arg;
+    tl_lane *l = lane_get(c, s->lane, c->table == T_REGION || c->table == T_OP_CPU_SAMPLE ? s->group : 0);
+    if (!l) {
+        c->oom = 1;
+        return OP_OUT_EFAIL;
+    }
+    double x0 = (double)(s->start - c->r->t0) / c->bin_ns;
+    int i0 = (int)floor(x0);
+    if (c->table == T_OP_CPU_SAMPLE) {
+        if (i0 >= c->bins) i0 = c->bins - 1;
+        if (i0 >= 0) l->busy[i0] += 1;
+        l->sum += 1;
+        return 0;
+    }
+    if (s->end <= s->start) return 0;
+    double x1 = (double)(s->end - c->r->t0) / c->bin_ns;
+    int i1 = (int)floor(x1);
+    if (i0 < 0) {
+        i0 = 0;
+        x0 = 0;
+    }
+    if (i1 >= c->bins) {
+        i1 = c->bins - 1;
+        x1 = c->bins;
+    }
+    if (i0 == i1) {
+        l->busy[i0] += (float)(s->end - s->start);
+    } else if (i0 < i1) {
+        l->busy[i0] += (float)((i0 + 1 - x0) * c->bin_ns);
+        for (int i = i0 + 1; i < i1; i++) l->busy[i] += (float)c->bin_ns;
+        l->busy[i1] += (float)((x1 - i1) * c->bin_ns);
+    }
+    l->sum += (double)(s->end - s->start);
+    heap_offer(l, c->heap_cap, s->start - c->r->t0, s->end - s->start, s->name);
+    return 0;
+}
+
+/* ---- labels and names of the set's lanes --------------------------------------------------- */
+
+typedef struct thread_label {
+    int64_t row, tid, process_row;
+    char name[64];
+} thread_label;
+
+typedef struct threads_ctx {
+    thread_label *v;
+    size_t n, cap;
+    op_u64map by_row; /* thread row -> index + 1 */
+} threads_ctx;
+
+static int on_thread(const op_thread_info *t, void *arg)
+{
+    threads_ctx *c = arg;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        thread_label *v = realloc(c->v, cap * sizeof *v);
+        if (!v) return -1;
+        c->v = v;
+        c->cap = cap;
+    }
+    if (op_u64map_put(&c->by_row, (uint64_t)t->thread_row, c->n + 1)) return -1;
+    thread_label *l = &c->v[c->n++];
+    l->row = t->thread_row;
+    l->tid = t->tid;
+    l->process_row = t->process_row;
+    snprintf(l->name, sizeof l->name, "%s", t->thread_name ? (const char *)t->thread_name : "");
+    return 0;
+}
+
+static int intern(tl_ctx *c, const char *s, size_t n, int64_t *id)
+{
+    uint32_t v;
+    if (op_strtab_intern(&c->names, s, n, &v)) return -1;
+    *id = v;
+    return 0;
+}
+
+/* Names the set's lanes and resolves their spans' names. */
+static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
+{
+    threads_ctx th = {0};
+    char err[8];
+    op_rd_threads(src, set, on_thread, &th, err, sizeof err);
+    op_rd_lookup *lk = op_rd_lookup_new(src, set);
+    if (!lk) {
+        op_u64map_free(&th.by_row);
+        free(th.v);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = first; i < c->n_lanes && !rc; i++) {
+        tl_lane *l = &c->lanes[i];
+        char label[200], kind[200];
+        int len;
+        const unsigned char *t;
+        l->proc = c->r->set_first_proc[c->set];
+        if (l->table == T_REGION || l->table == T_OP_CPU_SAMPLE) {
+            snprintf(label, sizeof label, "thread row %lld", (long long)l->lane);
+            uint64_t k;
+            if (op_u64map_get(&th.by_row, (uint64_t)l->lane, &k)) {
+                const thread_label *tl = &th.v[k - 1];
+                snprintf(label, sizeof label, "%s%stid %lld", tl->name, tl->name[0] ? " · " : "", (long long)tl->tid);
+                l->proc = rp_proc_of(c->r, c->set, tl->process_row);
+            }
+            if (l->table == T_OP_CPU_SAMPLE) snprintf(kind, sizeof kind, "CPU samples");
+            else if (l->group && (t = op_rd_lookup_string(lk, l->group, &len)) && len)
+                snprintf(kind, sizeof kind, "%.*s", len, (const char *)t);
+            else snprintf(kind, sizeof kind, "regions");
+        } else {
+            char stream[120] = "";
+            if (l->lane >= 0) op_rd_report_stream_name(src, set, l->lane, stream, sizeof stream);
+            int64_t agent = op_rd_lookup_agent_index(lk, l->group);
+            if (stream[0]) snprintf(label, sizeof label, "GPU %lld · %s", (long long)agent, stream);
+            else if (l->lane >= 0) snprintf(label, sizeof label, "GPU %lld · stream %lld", (long long)agent, (long long)l->lane);
+            else snprintf(label, sizeof label, "GPU %lld", (long long)agent);
+            snprintf(kind, sizeof kind, "%s", l->table == T_KERNEL ? "GPU kernels" : "GPU memory copies");
+        }
+        if (!(l->label = strdup(label)) || !(l->kind = strdup(kind))) rc = -1;
+        for (size_t k = 0; k < l->n_heap && !rc; k++) {
+            tl_span *s = &l->heap[k];
+            if (l->table == T_KERNEL && s->name >= 0) t = op_rd_lookup_kernel(lk, s->name, &len);
+            else t = op_rd_lookup_string(lk, s->name < 0 ? -1 - s->name : s->name, &len);
+            rc = intern(c, t ? (const char *)t : "", t ? (size_t)len : 0, &s->name);
+        }
+    }
+    op_rd_lookup_free(lk);
+    op_u64map_free(&th.by_row);
+    free(th.v);
+    return rc;
+}
+
+static int timeline_set(rp_report *r, op_src *src, op_src_set *set, size_t ordinal, void *arg, char *err,
+                        size_t errlen)
+{
+    (void)r;
+    tl_ctx *c = arg;
+    static const int tables[] = {T_REGION, T_OP_CPU_SAMPLE, T_KERNEL, T_COPY};
+    size_t first = c->n_lanes;
+    c->set = ordinal;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        c->table = tables[i];
+        c->last = 0;
+        int rc = op_rd_report_spans(src, set, tables[i], on_span, c, err, errlen);
+        if (rc) {
+            if (c->oom) op_seterr(err, errlen, "out of memory");
+            return rc;
+        }
+    }
+    if (name_lanes(c, src, set, first)) {
+        op_seterr(err, errlen, "out of memory");
+        return OP_OUT_EFAIL;
+    }
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+/* How much of the run a lane shows: its busy share, or the share of bins with samples. */
+static double lane_score(const tl_ctx *c, const tl_lane *l)
+{
+    if (l->table != T_OP_CPU_SAMPLE) return l->sum / (c->bin_ns * c->bins);
+    int n = 0;
+    for (int i = 0; i < c->bins; i++) n += l->busy[i] > 0;
+    return (double)n / c->bins;
+}
+
+static int by_score(const void *a, const void *b, void *ctx)
+{
+    const tl_ctx *c = ctx;
+    double x = lane_score(c, &c->lanes[*(const size_t *)a]), y = lane_score(c, &c->lanes[*(const size_t *)b]);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Page order: by process, then region lanes, CPU samples, kernels, copies, each by lane id. */
+static int by_place(const void *a, const void *b, void *ctx)
+{
+    const tl_ctx *c = ctx;
+    const tl_lane *x = &c->lanes[*(const size_t *)a], *y = &c->lanes[*(const size_t *)b];
+    static const int rank[T_COUNT] = {[T_REGION] = 0, [T_OP_CPU_SAMPLE] = 1, [T_KERNEL] = 2, [T_COPY] = 3};
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    if (x->table != y->table) return rank[x->table] - rank[y->table];
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static void write_lane(const tl_ctx *c, const tl_lane *l, op_buf *b)
+{
+    op_buf_printf(b, "{\"p\":%lld,\"label\":", l->proc == SIZE_MAX ? -1LL : (long long)l->proc);
+    rp_json_str(b, l->label, strlen(l->label));
+    op_buf_puts(b, ",\"kind\":");
+    rp_json_str(b, l->kind, strlen(l->kind));
+    op_buf_puts(b, ",\"busy\":[");
+    for (int i = 0; i < c->bins; i++) {
+        double v = l->busy[i];
+        if (l->table != T_OP_CPU_SAMPLE) { /* per mille of the bin (nested ranges: capped at all of it) */
+            v = 1000.0 * v / c->bin_ns;
+            if (v > 1000) v = 1000;
+        }
+        op_buf_printf(b, i ? ",%.0f" : "%.0f", v);
+    }
+    op_buf_puts(b, "],\"spans\":[");
+    for (size_t k = 0; k < l->n_heap; k++)
+        op_buf_printf(b, "%s%lld,%lld,%lld", k ? "," : "", (long long)l->heap[k].start, (long long)l->heap[k].dur,
+                      (long long)l->heap[k].name);
+    op_buf_puts(b, "]}");
+}
+
+static void write_timeline(tl_ctx *c, op_buf *b)
+{
+    size_t *ix = malloc((c->n_lanes + 1) * sizeof *ix);
+    if (!ix) {
+        b->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < c->n_lanes; i++) ix[i] = i;
+    size_t keep = c->n_lanes;
+    if (keep > RP_MAX_LANES) { /* the lanes that show the most of the run */
+        qsort_r(ix, c->n_lanes, sizeof *ix, by_score, c);
+        keep = RP_MAX_LANES;
+    }
+    qsort_r(ix, keep, sizeof *ix, by_place, c);
+    op_buf_printf(b, "{\"t0\":%lld,\"t1\":%lld,\"bins\":%d,\"omitted\":%zu,\"names\":[", (long long)c->r->t0,
+                  (long long)c->r->t1, c->bins, c->n_lanes - keep);
+    for (size_t i = 0; i < op_strtab_count(&c->names); i++) {
+        if (i) op_buf_putc(b, ',');
+        rp_json_str(b, op_strtab_str(&c->names, (uint32_t)i), op_strtab_len(&c->names, (uint32_t)i));
+    }
+    op_buf_puts(b, "],\"lanes\":[");
+    for (size_t i = 0; i < keep; i++) {
+        if (i) op_buf_puts(b, ",\n");
+        write_lane(c, &c->lanes[ix[i]], b);
+    }
+    op_buf_puts(b, "]}");
+    free(ix);
+}
+
+int rp_timeline(rp_report *r, char *err, size_t errlen)
+{
+    tl_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    /* budgets from the lanes expected: two per thread (regions, samples) and some streams */
+    size_t expect = (size_t)(r->threads > 0 ? r->threads : 1) * 2 + 8 * (r->n_procs + 1);
+    size_t bins = RP_BIN_BUDGET / expect;
+    c.bins = bins > RP_MAX_BINS ? RP_MAX_BINS : bins < RP_MIN_BINS ? RP_MIN_BINS : (int)bins;
+    size_t heap = RP_SPAN_BUDGET / expect;
+    c.heap_cap = heap > 2000 ? 2000 : heap < 16 ? 16 : heap;
+    c.bin_ns = (double)(r->t1 > r->t0 ? r->t1 - r->t0 : 1) / c.bins;
+    int rc = rp_each_set(r, "timeline", timeline_set, &c, err, errlen);
+    if (!rc) {
+        write_timeline(&c, &r->timeline);
+        if (r->timeline.oom) rc = OP_OUT_EFAIL;
+    }
+    for (size_t i = 0; i < c.n_lanes; i++) {
+        free(c.lanes[i].busy);
+        free(c.lanes[i].heap);
+        free(c.lanes[i].label);
+        free(c.lanes[i].kind);
+    }
+    free(c.lanes);
+    op_u64map_free(&c.index);
+    op_strtab_free(&c.names);
+    return rc;
+}
