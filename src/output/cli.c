@@ -54,8 +54,9 @@ static const char *const HELP_CONVERT =
     "\n"
     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
     "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv, folded, otf2 (several allowed); folded:\n"
-    "                               NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope\n"
+    "  -f, --output-format F...     pftrace, json, csv, folded, otf2, svg (several allowed); folded:\n"
+    "                               NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope;\n"
+    "                               svg: NAME_flamegraph.svg, the CPU samples as a flame graph\n"
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
     "      --stats                  also write NAME_<domain>_stats.csv and NAME_domain_stats.csv\n"
@@ -279,7 +280,7 @@ static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) 
         }
     }
     if (!f) {
-        cli_msg(c, "no output format (-f pftrace|json|csv|folded|otf2)");
+        cli_msg(c, "no output format (-f pftrace|json|csv|folded|otf2|svg)");
         return 2;
     }
     op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,

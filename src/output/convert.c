@@ -1,5 +1,6 @@
 /* convert.c — the conversion driver: op_output_open / write / close and op_output_convert
- * (which also writes the folded CPU stacks of OP_OUT_FMT_FOLDED through folded.c).
+ * (which also writes the folded CPU stacks of OP_OUT_FMT_FOLDED through folded.c and the flame
+ * graph SVG of OP_OUT_FMT_SVG through report_flame.c).
  *
  * State machine of a stream (one sink):
  *
@@ -24,6 +25,7 @@
 
 #include "common/settings.h"
 #include "output/profile_cpu.h"
+#include "output/report.h"
 #include "output/sink.h"
 
 struct op_out_stream {
@@ -450,20 +452,23 @@ static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si
     return rc ? rc : crc;
 }
 
-/* <dir>/<name>_folded.txt: folded CPU call stacks of the samples inside the window
- * (profile_cpu.h); inputs without CPU samples give an empty file. */
-static int convert_folded(const op_out_options *opts, const stream_in *si, char *err, size_t errlen) {
+/* <dir>/<name>_<file> from the CPU call stacks of the samples inside the window: folded.txt
+ * (profile_cpu.h) or flamegraph.svg (report_flame.c); inputs without CPU samples give an empty
+ * file (folded) or a page saying so (svg). */
+static int convert_stacks(const op_out_options *opts, const stream_in *si, const char *file,
+                          int (*write)(const char *const *, size_t, FILE *, const int64_t *, char *, size_t), char *err,
+                          size_t errlen) {
     const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
     if (op_mkdirs(dir) != 0) {
         op_seterr(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
         return OP_OUT_EFAIL;
     }
     op_outfile of;
-    int rc = op_outfile_open_derived(&of, dir, opts->out_name ? opts->out_name : "out", "folded.txt", &si->in->ids,
-                                     err, errlen);
+    int rc = op_outfile_open_derived(&of, dir, opts->out_name ? opts->out_name : "out", file, &si->in->ids, err,
+                                     errlen);
     if (rc) return rc;
     int64_t win[2] = {si->win->t0, si->win->t1};
-    rc = cp_folded_write_window(si->in->v, si->in->n, of.f, si->win->active ? win : NULL, err, errlen);
+    rc = write(si->in->v, si->in->n, of.f, si->win->active ? win : NULL, err, errlen);
     int crc = op_outfile_close(&of, rc == 0, err, errlen);
     return rc ? rc : crc;
 }
@@ -489,7 +494,11 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_FOLDED) {
-        int rc = convert_folded(opts, si, err, errlen);
+        int rc = convert_stacks(opts, si, "folded.txt", cp_folded_write_window, err, errlen);
+        if (rc) return rc;
+    }
+    if (opts->formats & OP_OUT_FMT_SVG) {
+        int rc = convert_stacks(opts, si, "flamegraph.svg", op_flame_svg_write_window, err, errlen);
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_OTF2) {
@@ -511,7 +520,7 @@ int op_output_convert(const op_out_options *opts, char *err, size_t errlen) {
         return OP_OUT_EINPUT;
     }
     if (!(opts->formats & OP_OUT_FMT_CONVERT)) {
-        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded, wall_clock, otf2 (or stats)");
+        op_seterr(err, errlen, "no output format: expected pftrace, json, csv, folded, wall_clock, otf2, svg (or stats)");
         return OP_OUT_EINPUT;
     }
     op_out_inputs in;

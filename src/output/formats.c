@@ -10,7 +10,7 @@ static const struct {
 } g_formats[] = {
     {"rocpd", OP_OUT_FMT_ROCPD}, {"pftrace", OP_OUT_FMT_PFTRACE}, {"json", OP_OUT_FMT_JSON},
     {"csv", OP_OUT_FMT_CSV},     {"folded", OP_OUT_FMT_FOLDED},   {"stats", OP_OUT_FMT_STATS},
-    {"wall_clock", OP_OUT_FMT_WALL_CLOCK}, {"otf2", OP_OUT_FMT_OTF2},
+    {"wall_clock", OP_OUT_FMT_WALL_CLOCK}, {"otf2", OP_OUT_FMT_OTF2}, {"svg", OP_OUT_FMT_SVG},
 };
 #define N_FORMATS (sizeof g_formats / sizeof g_formats[0])
 

@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     CHECK(op_output_parse_formats("rocpd json", OP_OUT_FMT_RUN, &fm, err, sizeof err) == 0 &&
               fm == (OP_OUT_FMT_ROCPD | OP_OUT_FMT_JSON), "run formats: %s", err);
     CHECK(op_output_parse_formats("rocpd", OP_OUT_FMT_CONVERT, &fm, err, sizeof err) == OP_OUT_EINPUT &&
-              strstr(err, "'rocpd'") && strstr(err, "pftrace, json, csv, folded, stats, wall_clock or otf2"), "rocpd refused by convert: %s", err);
+              strstr(err, "'rocpd'") && strstr(err, "pftrace, json, csv, folded, stats, wall_clock, otf2 or svg"), "rocpd refused by convert: %s", err);
     CHECK(op_output_parse_formats("json,pftrce", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT &&
               strstr(err, "'pftrce'") && strstr(err, "rocpd, pftrace, json, csv, folded, wall_clock or otf2"), "typo named: %s", err);
     CHECK(op_output_parse_formats(" , ", OP_OUT_FMT_RUN, &fm, err, sizeof err) == OP_OUT_EINPUT, "empty list");
