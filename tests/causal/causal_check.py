@@ -34,6 +34,8 @@ import time
 
 FAILS = []
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+from headless_chromium import find_chromium, load_page  # noqa: E402  (tests/tools: the one Chromium driver)
 
 
 def check(cond, msg):
@@ -265,7 +267,7 @@ def mode_coz(args, wd):
 
 
 def mode_viewer(args, wd):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = find_chromium()
     viewer = "/usr/share/coz-profiler/viewer"
     if not chromium:
         print("SKIP: chromium is not installed")
@@ -294,20 +296,15 @@ def mode_viewer(args, wd):
             ' get_min_points, display_warning);\nupdate();\n</script>\n</body>')
     with open(os.path.join(page, "test.htm"), "w") as f:
         f.write(html.replace("</body>", load))
-    profile_dir = os.path.join(wd, "chromium-profile")
-    os.makedirs(profile_dir)
-    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile_dir,
-           "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
-           "file://" + os.path.join(page, "test.htm")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    dom = r.stdout
+    r = load_page(chromium, os.path.join(page, "test.htm"), wd,
+                  extra=["--allow-file-access-from-files", "--virtual-time-budget=3000"])
+    dom = r.dom
     titles = re.findall(r'<div class="plot-title[^"]*"[^>]*>([^<]*)</div>', dom)
     circles = len(re.findall(r"<circle", dom))
     legend = re.findall(r'<span class="[^"]*path[^"]*"[^>]*>([^<]*)</span>', dom)
     print("viewer: plots %s, %d points drawn, legend %s" % (titles, circles, legend))
     lines = marker_lines(os.path.join(HERE, "join_workers.c"))
-    check(r.returncode == 0, "headless Chromium loaded the viewer (rc %d %s)" % (r.returncode, r.stderr.strip()[-200:]))
+    check(r.rc == 0, "headless Chromium loaded the viewer (rc %d %s)" % (r.rc, r.stderr.strip()[-200:]))
     check("Invalid Profile" not in dom and "Empty Profile" not in dom, "the viewer accepted every line of the profile")
     check(any(t.endswith(lines["A"]) for t in titles), "a plot of %s is drawn (titles %s)" % (lines["A"], titles))
     check(circles >= 4, "the plots hold measured points (%d circles)" % circles)
