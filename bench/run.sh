@@ -28,6 +28,10 @@ section "post-processing (bench/output)"
 if [ "$quick" = 1 ]; then run sh "$here/output/bench_output.sh" "$BUILD" 1000000
 else run sh "$here/output/bench_output.sh" "$BUILD"; fi
 
+section "HTML report (bench/output/bench_report.py)"
+if [ "$quick" = 1 ]; then run python3 "$here/output/bench_report.py" "$BUILD" 1000000
+else run python3 "$here/output/bench_report.py" "$BUILD"; fi
+
 section "CPU sampling overhead (bench/cpu)"
 run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 

@@ -68,7 +68,20 @@ static void usage(FILE *out)
             "                       [--kernel-trace] [--memory-copy-trace] [--runtime-trace]\n"
             "                       [--instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]]\n"
             "Loads the profiler into running process PID (and, by default, its child processes), collects\n"
-            "for S seconds or until Ctrl-C, writes one database per process and leaves them running.\n");
+            "for S seconds or until Ctrl-C, writes one database per process and leaves them running.\n"
+            "  -p, --pid PID                the process to attach to\n"
+            "      --duration S             collect for S seconds (default: until Ctrl-C)\n"
+            "      --attach-children, --no-attach-children   also attach to its child processes (default on)\n"
+            "  -d, --output-directory DIR   where the databases go\n"
+            "  -o, --output-file NAME       database name template (placeholders as for omniprof run)\n"
+            "      --sample [cputime|realtime], --sampling-freq HZ   call-stack sampling\n"
+            "      --marker-trace, --kernel-trace, --memory-copy-trace, --runtime-trace   tracing, as omniprof run\n"
+            "      --instrument             record function calls; -i, --include REGEX and -e, --exclude REGEX\n"
+            "                               pick the functions, -m, --modules REGEX the modules,\n"
+            "                               --min-instructions N, --throttle T, --method uprobe|compiler as for\n"
+            "                               omniprof instrument\n"
+            "      --log-level LEVEL        the profiler's log level in the process\n"
+            "  -h, --help                   this text\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */

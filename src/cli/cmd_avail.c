@@ -70,7 +70,16 @@ static void avail_usage(FILE *out)
             "  --counters     hardware counters and derived metrics%s\n"
             "  --pmc-check    how many passes a set of counters needs%s\n"
             "  --components   CPU measurement components%s\n"
-            "  --cpu-events   CPU perf events%s\n",
+            "  --cpu-events   CPU perf events%s\n"
+            "  --format text|json, --json   the listing as JSON (--settings, --components, --cpu-events)\n"
+            "with --counters or --pmc-check:\n"
+            "  --chip NAME            the GPU chip (GH100, ...; default: the GPU present, else GH100)\n"
+            "  --list-chips           the chips the metrics files describe\n"
+            "  --base, --derived, --constants   list only base metrics, derived metrics or constants\n"
+            "  --grep TEXT            only names containing TEXT\n"
+            "  --replay-mode kernel|none   pass planning with or without kernel replay (--pmc-check)\n"
+            "  --extra-metrics FILE.xml    load more metric definitions first\n"
+            "  -h, --help             this text\n",
             op_avail_counters ? "" : " (not built)", op_avail_counters ? "" : " (not built)",
             op_avail_components ? "" : " (not built)", op_avail_components ? "" : " (not built)");
 }

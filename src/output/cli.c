@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/term.h"
 #include "output/internal.h"
 
 typedef struct cli_args {
@@ -43,8 +44,8 @@ static void cli_msg(cli_ctx *c, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (c->cmd[0]) fprintf(stderr, "omniprof %s: %s\n", c->cmd, line);
-    else fprintf(stderr, "omniprof: %s\n", line);
+    const char *red = op_term_sgr(stderr, OP_TERM_RED), *reset = op_term_sgr(stderr, OP_TERM_RESET);
+    fprintf(stderr, "%somniprof%s%s:%s %s\n", red, c->cmd[0] ? " " : "", c->cmd, reset, line);
     if (!c->said && c->err && c->errlen) snprintf(c->err, c->errlen, "%s", line);
     c->said = 1;
 }
@@ -54,8 +55,14 @@ static const char *const HELP_CONVERT =
     "\n"
     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
     "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv, folded, otf2, svg (several allowed); folded:\n"
-    "                               NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope;\n"
+    "  -f, --output-format F...     pftrace, json, csv, folded, wall_clock, otf2, svg (several
+"
+    "                               allowed); folded: NAME_folded.txt, CPU call stacks for
+"
+    "                               flamegraph.pl/speedscope; wall_clock: NAME_wall_clock.txt/.json,
+"
+    "                               the region profile; otf2: NAME_results.otf2, an OTF2 archive;
+"
     "                               svg: NAME_flamegraph.svg, the CPU samples as a flame graph\n"
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
@@ -70,6 +77,7 @@ static const char *const HELP_CONVERT =
     "      --no-progress            no progress line on stderr (shown only on a terminal anyway)\n"
     "      --strict                 refuse an input that holds no rocpd tables (default: skip it\n"
     "                               with a warning)\n"
+    "  -h, --help                   this text\n"
     "outputs never replace an input or an existing file: an existing NAME_<file> makes the output\n"
     "NAME-1_<file> (then -2, ...); each file appears only once it is whole.\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
@@ -83,6 +91,8 @@ static const char *const HELP_MERGE =
     "  -i, --input DB...     input databases\n"
     "  -o, --output FILE     the merged database (must not exist)\n"
     "      --strict          refuse an input that holds no rocpd tables (default: skip it)\n"
+    "      --no-progress     no progress line on stderr (shown only on a terminal anyway)\n"
+    "  -h, --help            this text\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
 static const char *const HELP_SUMMARY =
@@ -96,12 +106,14 @@ static const char *const HELP_SUMMARY =
     "  -f, --format F           console (default), csv, json, md\n"
     "      --summary-by-rank    one set of tables per process (MPI rank when known, else pid)\n"
     "  -D, --domain-summary     add a table with one row per domain\n"
-    "  -u, --units U            sec, msec, usec, nsec (default nsec)\n"
+    "  -u, --units U            sec, msec, usec, nsec (default nsec); also --summary-units\n"
     "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
     "                           existing FILE is kept and the summary goes to FILE-1 (then -2, ...)\n"
     "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
     "      --cpu-profile P      CPU sampling profiles after the tables when the inputs hold\n"
     "                           samples: flat, tree, both (default) or none (not in csv)\n"
+    "      --no-progress        no progress line on stderr (shown only on a terminal anyway)\n"
+    "  -h, --help               this text\n"
     "  window options as for convert (--start, --end, --start-marker, --end-marker, --inclusive)\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
@@ -118,6 +130,7 @@ static const char *const HELP_QUERY =
     "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
     "                           existing FILE is kept and the result goes to FILE-1 (then -2, ...)\n"
     "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
+    "  -h, --help               this text\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
 static int parse_time(cli_ctx *c, const char *opt, const char *v, double *out, int *pct) {
@@ -202,6 +215,29 @@ static int takes_value(const char *cmd, const char *key) {
     return 0;
 }
 
+/* The options of each command (its --help lists exactly these): an option of another command is
+ * refused as unknown rather than ignored. */
+static int option_of(const char *cmd, const char *key) {
+    static const char *const common[] = {"-h", "--help", "-i", "--input", "--strict", NULL};
+    static const char *const window[] = {"--start", "--end", "--start-marker", "--end-marker", "--inclusive", NULL};
+    static const char *const convert[] = {"-f", "--output-format", "-d", "--output-directory", "-o", "--output-file",
+                                          "--stats", "-A", "--agent-index", "--no-progress", NULL};
+    static const char *const merge[] = {"-o", "--output", "--no-progress", NULL};
+    static const char *const summary[] = {"-f", "--format", "--summary-by-rank", "-D", "--domain-summary", "-u",
+                                          "--units", "--summary-units", "-o", "--output", "--cpu-profile",
+                                          "--no-progress", NULL};
+    static const char *const query[] = {"-q", "--sql", "--query", "-f", "--format", "-o", "--output", NULL};
+    const char *const *lists[3] = {common, NULL, NULL};
+    if (!strcmp(cmd, "convert")) lists[1] = convert, lists[2] = window;
+    else if (!strcmp(cmd, "merge")) lists[1] = merge;
+    else if (!strcmp(cmd, "summary")) lists[1] = summary, lists[2] = window;
+    else if (!strcmp(cmd, "query")) lists[1] = query;
+    for (int l = 0; l < 3; l++)
+        for (int k = 0; lists[l] && lists[l][k]; k++)
+            if (!strcmp(key, lists[l][k])) return 1;
+    return 0;
+}
+
 /* Returns 0, 1 (out of memory) or 2 on a usage error (message said). */
 static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof(*a));
@@ -218,7 +254,10 @@ static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
             snprintf(key, sizeof key, "%s", arg);
 #define IS(s) (!strcmp(key, s))
         int rc = 0;
-        if (IS("-h") || IS("--help")) {
+        if (!option_of(c->cmd, key)) {
+            cli_msg(c, "unknown option '%s' (see omniprof %s --help)", arg, c->cmd);
+            rc = 2;
+        } else if (IS("-h") || IS("--help")) {
             a->help = 1;
         } else if (IS("-i") || IS("--input") || IS("-f") || IS("--output-format") || IS("--format")) {
             rc = parse_list(c, a, argc, argv, &i, key, eq);
@@ -299,7 +338,7 @@ static int table_format(cli_ctx *c, const cli_args *a, int *fmt) {
 
 static int run_summary(cli_ctx *c, const cli_args *a, char *err, size_t errlen) {
     op_out_summary_options so = {.size = sizeof so, .by_rank = a->by_rank, .domain_summary = a->domain_summary,
-                                 .window = a->win};
+                                 .window = a->win, .progress = a->progress};
     int fmt;
     if (table_format(c, a, &fmt)) return 2;
     so.format = fmt;

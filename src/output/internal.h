@@ -72,6 +72,9 @@ void op_stats_free(op_stats *st);
 /* Accumulates every domain of every set of every input (group key optional: by process). */
 int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w,
                      int by_process, char *err, size_t errlen);
+/* Progress: a stage per input of op_stats_collect (p NULL: none). */
+typedef struct op_progress op_progress;
+void op_stats_progress(op_stats *st, op_progress *p);
 /* One collected row: its group (0 without by_process; else the process group, labelled "RANK r
  * (pid p, host)" or "PROCESS p (host)", ordered by rank then pid), domain and name. */
 typedef struct op_stats_view {
@@ -106,6 +109,8 @@ void op_progress_tick(op_progress *p, uint64_t n);
 void op_progress_stage(op_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Leaves "omniprof: WHAT [N] done in T s" when a line was shown. */
 void op_progress_done(op_progress *p);
+/* Erases the line (before writing to the terminal the line is on). */
+void op_progress_clear(op_progress *p);
 
 /* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
 const char *op_fmt_double(char *buf, size_t n, double v);

@@ -194,6 +194,8 @@ typedef struct op_out_summary_options {
      * table's total (read only when size covers them; NULL/0 = none). */
     const char *const *domain_groups;
     size_t n_domain_groups;
+    int progress; /* 1: a progress line on stderr while the inputs are read (only on a terminal; read
+                   * only when size covers it) */
 } op_out_summary_options;
 
 /**

@@ -255,10 +255,10 @@ static int write_ranks(tb_ctx *c, const size_t *ix, const op_stats *st, op_buf *
 
 int rp_tables(rp_report *r, char *err, size_t errlen)
 {
-    op_progress_stage(&r->progress, "statistics");
     op_stats *st = op_stats_new();
     if (!st) return OP_OUT_EFAIL;
     op_win w = {0};
+    op_stats_progress(st, &r->progress);
     int rc = op_stats_collect(st, r->inputs, r->n_inputs, &w, 1, err, errlen);
     tb_ctx c;
     memset(&c, 0, sizeof c);

@@ -48,9 +48,12 @@ struct op_stats {
     op_u64map index; /* hash -> row index + 1 (chained by linear scan on collision) */
     st_group *groups;
     size_t n_groups;
+    op_progress *progress; /* a stage per input when set (op_stats_progress) */
 };
 
 op_stats *op_stats_new(void) { return calloc(1, sizeof(op_stats)); }
+
+void op_stats_progress(op_stats *st, op_progress *p) { st->progress = p; }
 
 void op_stats_free(op_stats *st) {
     if (!st) return;
@@ -164,12 +167,13 @@ typedef struct collect_arg {
     op_stats *st;
     const op_win *w;
     int by_process;
+    size_t n_inputs;
 } collect_arg;
 
 static int collect_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen) {
     collect_arg *a = arg;
     collect_ctx c = {a->st, src, set, a->by_process};
-    (void)input;
+    if (a->st->progress) op_progress_stage(a->st->progress, "statistics, input %zu/%zu", input + 1, a->n_inputs);
     int rc = op_rd_stats(src, set, a->w, a->by_process, collect_row, &c, err, errlen);
     if (rc == OP_OUT_EFAIL) op_seterr(err, errlen, "out of memory");
     return rc;
@@ -177,7 +181,7 @@ static int collect_set(op_src *src, op_src_set *set, size_t input, void *arg, ch
 
 int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op_win *w, int by_process, char *err,
                      size_t errlen) {
-    collect_arg a = {st, w, by_process};
+    collect_arg a = {st, w, by_process, n};
     return op_out_each_set(inputs, n, collect_set, &a, err, errlen);
 }
 
@@ -543,7 +547,12 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     if (rc) return rc;
     op_stats *st = op_stats_new();
     if (!st) return OP_OUT_EFAIL;
+    op_progress prog;
+    op_progress_init(&prog, opts->size >= offsetof(op_out_summary_options, progress) + sizeof(opts->progress) &&
+                                opts->progress, "summary:", 0);
+    op_stats_progress(st, &prog);
     rc = op_stats_collect(st, inputs, n_inputs, &w, opts->by_rank, err, errlen);
+    op_progress_clear(&prog); /* the tables may go to the same terminal */
     if (rc) {
         op_stats_free(st);
         return rc;

@@ -195,6 +195,13 @@ void op_progress_stage(op_progress *p, const char *fmt, ...) {
     progress_line(p, progress_now());
 }
 
+void op_progress_clear(op_progress *p) {
+    if (!p->on || !p->shown) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    p->shown = 0;
+}
+
 void op_progress_done(op_progress *p) {
     if (!p->on || !p->shown) return;
     int64_t now = progress_now();

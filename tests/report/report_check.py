@@ -14,6 +14,8 @@ the databases.
   merged     two runs merged into one database: processes, per-rank imbalance
   causal     an `omniprof causal` run: the causal plots (skips without the causal test programs)
   inputs     bad inputs, the output rules, --help
+  terminal   progress lines of report, convert, merge and summary on a pseudo-terminal, colours
+             there and not with NO_COLOR, --no-progress
   page DB... report of any databases, their data checked, and the page's self-check when
              Chromium is there; --gpu: kernels, GPU lanes, agents (tests/report/gpu_tests.sh)
 
@@ -292,6 +294,65 @@ def mode_inputs():
     return 0
 
 
+def on_terminal(args, env):
+    """Runs omniprof with stderr on a pseudo-terminal (stdout a pipe); returns (rc, stdout, stderr)."""
+    import pty
+    master, slave = pty.openpty()
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    e["TERM"] = "xterm"
+    e.update(env)
+    p = subprocess.Popen([ARGS.omniprof] + args, stdout=subprocess.PIPE, stderr=slave, env=e)
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    out = p.stdout.read()
+    p.wait()
+    os.close(master)
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def mode_terminal():
+    """Progress on a terminal for report, convert, merge and summary; colours unless NO_COLOR."""
+    wd = ARGS.workdir
+    dbs = []
+    for k in range(2):
+        db = os.path.join(wd, "t%d.db" % k)
+        subprocess.run([ARGS.gen, db, "--events", "30000", "--threads", "2", "--streams", "2", "--pid", str(4000 + k),
+                        "--seed", str(k)], check=True, capture_output=True)
+        dbs.append(db)
+    cyan, green = "\033[36m", "\033[32m"
+    cmds = {"report": ["report", "-i"] + dbs + ["-o", os.path.join(wd, "t.html")],
+            "convert": ["convert", "-i"] + dbs + ["-f", "json", "-d", wd, "-o", "t"],
+            "merge": ["merge", "-i"] + dbs + ["-o", os.path.join(wd, "t-merged.db")],
+            "summary": ["summary", "-i"] + dbs + ["-o", os.path.join(wd, "t-summary.txt")]}
+    for name, args in cmds.items():
+        rc, out, err = on_terminal(args, {})
+        check(rc == 0, "%s on a terminal: exit %d" % (name, rc))
+        check("\romniprof: " in err or "\r\033[Komniprof: " in err, "%s shows a progress line: %r" % (name, err[-200:]))
+        check(cyan in err, "%s colours it on a terminal" % name)
+        if name != "summary":  # summary erases its line before the tables
+            check("done" in err and "in " in err, "%s closes with 'done in N s'" % name)
+        if name == "report":
+            check("input 1/2" in err and "input 2/2" in err and "timeline" in err, "report names its steps and inputs")
+            check(green not in out, "the result line has no colour when stdout is not a terminal")
+    rc, out, err = on_terminal(["report", "-i"] + dbs + ["-o", os.path.join(wd, "nc.html")], {"NO_COLOR": "1"})
+    check(rc == 0 and "omniprof: " in err and "\033[3" not in err and "\033[1m" not in err,
+          "NO_COLOR: the progress line has no colour: %r" % err[-120:])
+    rc, out, err = on_terminal(["report", "-i"] + dbs + ["-o", os.path.join(wd, "np.html"), "--no-progress"], {})
+    check(rc == 0 and "omniprof: " not in err, "--no-progress: no progress line (%r)" % err[-120:])
+    rc, out, err = on_terminal(["report", "-i", os.path.join(wd, "missing.db"), "-o", os.path.join(wd, "m.html")], {})
+    check(rc == 2 and "\033[31m" in err, "an error message is red on a terminal (%r)" % err[-160:])
+    return 0
+
+
 def mode_page():
     """Any databases (tests/report/gpu_tests.sh: a GPU run's). --gpu: the GPU parts must be
     there. Without Chromium (the GPU machine has none) the browser part says SKIP and the data
@@ -335,7 +396,7 @@ def main():
     if not ARGS.workdir:
         tmp = ARGS.workdir = tempfile.mkdtemp(prefix="omniprof-report-")
     modes = {"cpu": mode_cpu, "gpu_synth": mode_gpu_synth, "merged": mode_merged, "causal": mode_causal,
-             "inputs": mode_inputs, "page": mode_page}
+             "inputs": mode_inputs, "terminal": mode_terminal, "page": mode_page}
     try:
         rc = modes[ARGS.mode]()
     finally:

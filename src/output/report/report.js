@@ -59,7 +59,7 @@ function fmtBytes(b) {
 function fmtValue(v, units) {
   if (units === "ns") return fmtNs(v);
   if (units === "bytes") return fmtBytes(v);
-  return fmtNum(v) + (units && units !== "count" ? " " + units : "");
+  return fmtNum(v);
 }
 function hashColor(s) {
   var h = 2166136261;
@@ -152,7 +152,9 @@ function dataTable(parent, cols, rows, opt) {
       var r = rs[i], tr = el("tr");
       cols.forEach(function (c) {
         var v = r[c.key];
-        tr.appendChild(el("td", { cls: c.num ? "num" : (c.mono === false ? "" : "name"), text: c.fmt ? c.fmt(v, r) : (v == null ? "" : String(v)) }));
+        var td = el("td", { cls: c.num ? "num" : (c.mono === false ? "" : "name"), text: c.fmt ? c.fmt(v, r) : (v == null ? "" : String(v)) });
+        if (c.sub && r[c.sub]) { td.appendChild(el("div", { cls: "sub", text: r[c.sub] })); td.title = String(v) + "\n" + r[c.sub]; }
+        tr.appendChild(td);
       });
       if (barCol) {
         var w = max > 0 ? 100 * r[barCol.bar] / max : 0;
@@ -248,13 +250,27 @@ function renderOverview() {
     }), { sort: "type", desc: false, limit: 50 });
   }
   s.appendChild(el("h3", { text: "What profiling cost" }));
-  var cost = o.cost || [];
+  var cost = o.cost || [], cv = {};
+  cost.forEach(function (c) { cv[c.name] = c.value; });
   if (!cost.length) s.appendChild(el("p", { cls: "note", text: "The inputs record no run cost (omniprof_run_cost)." }));
-  else dataTable(s, [
-    { key: "name", title: "measure" },
-    { key: "value", title: "value (all processes)", num: true, fmt: function (v, r) { return fmtValue(v, r.units); } },
-    { key: "units", title: "units", mono: false }
-  ], cost, { sort: "name", desc: false, limit: 60 });
+  else {
+    var parts = [];
+    if (cv.tool_init_ns != null) parts.push("start-up " + fmtNs(cv.tool_init_ns));
+    if (cv.tool_callback_ns != null) parts.push("delivering records " + fmtNs(cv.tool_callback_ns));
+    if (cv.db_ingest_busy_ns != null) parts.push("writing the database " + fmtNs(cv.db_ingest_busy_ns) + " (its own thread)");
+    var line = parts.length ? "The profiler's own work: " + parts.join(", ") : "";
+    if (cv.tool_memory_bytes != null) line += (line ? "; " : "") + fmtBytes(cv.tool_memory_bytes) + " of memory";
+    if (cv.tool_records != null) line += (line ? "; " : "") + fmtInt(cv.tool_records) + " records";
+    if (cv.db_rows_written != null) line += " → " + fmtInt(cv.db_rows_written) + " rows";
+    if (line) s.appendChild(el("p", { text: line + " (all processes)." }));
+    var det = el("details", {}, [el("summary", { text: "every measure (" + cost.length + ")" })]);
+    s.appendChild(det);
+    dataTable(det, [
+      { key: "name", title: "measure" },
+      { key: "value", title: "value (all processes)", num: true, fmt: function (v, r) { return fmtValue(v, r.units); } },
+      { key: "units", title: "units", mono: false }
+    ], cost, { sort: "name", desc: false, limit: 60 });
+  }
   var drops = o.drops || [];
   s.appendChild(el("h3", { text: "Records dropped" }));
   if (!drops.length || !dropped) s.appendChild(el("p", { cls: "ok", text: "No record was dropped." }));
@@ -630,14 +646,15 @@ function renderCpuProfile() {
   FLAME = renderFlame(left, F);
   right.appendChild(el("h3", { text: "Flat profile" }));
   var tot = Math.max(1, F.total);
+  right.appendChild(el("p", { cls: "note", text: "Samples in the function itself (self) and in it or its callees (total); under each name its hottest line and its module." }));
   dataTable(right, [
-    { key: "function", title: "function" },
-    { key: "self", title: "self", num: true, fmt: function (v) { return fmtInt(v) + " (" + fmtPct(100 * v / tot) + ")"; }, bar: "self", barTitle: "self samples" },
-    { key: "total", title: "total", num: true, fmt: function (v) { return fmtInt(v) + " (" + fmtPct(100 * v / tot) + ")"; } },
-    { key: "location", title: "location" },
-    { key: "module", title: "module" }
-  ], (D.flat || []).map(function (r) { return { function: r[0], self: r[1], total: r[2], location: r[3], module: r[4] }; }),
-  { sort: "self", limit: 100 });
+    { key: "function", title: "function", sub: "where" },
+    { key: "self", title: "self", num: true, fmt: function (v) { return fmtPct(100 * v / tot); }, bar: "self", barTitle: "self samples" },
+    { key: "total", title: "total", num: true, fmt: function (v) { return fmtPct(100 * v / tot); } }
+  ], (D.flat || []).map(function (r) {
+    var loc = r[3] ? r[3].replace(/^.*\//, "") : "";
+    return { function: r[0], self: r[1], total: r[2], where: [loc, r[4]].filter(Boolean).join(" · ") };
+  }), { sort: "self", limit: 100 });
 }
 
 /* ---- causal profile: program speedup against line speedup, one plot per line ------------- */
@@ -754,6 +771,11 @@ function selfCheck(t0) {
   CHECK.errors = OP_ERRORS.slice();
   CHECK.render_ms = Math.round(performance.now() - t0);
   CHECK.load_ms = Math.round(performance.now());
+  CHECK.layout = {};  /* where each section is (CSS px from the top): for screenshots of one part */
+  CHECK.sections.forEach(function (id) {
+    var e = document.getElementById(id), r = e.getBoundingClientRect();
+    CHECK.layout[id] = [Math.round(r.top + window.scrollY), Math.round(r.height)];
+  });
   CHECK.ok = CHECK.errors.length === 0 && CHECK.sections.indexOf("overview") >= 0 && CHECK.tables > 0 && CHECK.charts === CHECK.painted;
   var pre = document.getElementById("omniprof-selfcheck") || el("pre", { id: "omniprof-selfcheck" });
   pre.textContent = JSON.stringify(CHECK);
@@ -782,6 +804,9 @@ function main() {
     MAIN.appendChild(el("p", { cls: "warn", text: "The report could not be drawn: " + e }));
   }
   selfCheck(t0);
+  /* a link to a section (report.html#cpu): the sections exist only now */
+  var target = location.hash && document.getElementById(location.hash.slice(1));
+  if (target) target.scrollIntoView();
 }
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);
 else main();
