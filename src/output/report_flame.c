@@ -31,10 +31,7 @@ static void select_walk(select_ctx *c, uint32_t id, uint32_t parent_at, int dept
     if (n && !kids) c->oom = 1;
     for (size_t i = 0; i < n; i++) {
         const cp_node *k = &c->p->nodes[kids[i]];
-        if (k->total < c->min_total || f->n >= c->max_nodes || depth >= 4096) {
-            f->pruned++;
-            continue;
-        }
+        if (k->total < c->min_total || f->n >= c->max_nodes || depth >= 4096) continue;
         select_walk(c, kids[i], (uint32_t)at, depth + 1);
     }
     free(kids);
@@ -65,6 +62,7 @@ int rp_flame_select(cp_profile *p, size_t max_nodes, rp_flame *f)
     }
     select_ctx c = {p, f, min_total, cap, 0};
     select_walk(&c, 0, 0, 0);
+    f->pruned = p->n_nodes - f->n; /* a frame left out takes its callees with it */
     return c.oom ? -1 : 0;
 }
 

@@ -12,6 +12,7 @@
 
 typedef struct tb_entry {
     uint32_t domain, name; /* ids in names */
+    int slot;              /* the domain's index in tb_ctx.domains */
     uint64_t calls;
     double total, sumsq;
     int64_t min, max;
@@ -96,7 +97,7 @@ static int collect(const op_stats_view *v, void *arg)
         if (grow(&c->e, &c->cap, c->n + 1, sizeof *c->e) || op_u64map_put(&c->index, key, c->n + 1))
             return OP_OUT_EFAIL;
         e = &c->e[c->n++];
-        *e = (tb_entry){.domain = d, .name = nm, .min = v->min, .max = v->max};
+        *e = (tb_entry){.domain = d, .name = nm, .slot = domain_slot(c, d), .min = v->min, .max = v->max};
     }
     e->calls += v->calls;
     e->total += v->total;
@@ -117,8 +118,8 @@ static int per_group(const op_stats_view *v, void *arg)
         !op_u64map_get(&c->group_index, v->group, &gx))
         return 0;
     size_t gi = gx - 1;
-    c->busy[gi * c->n_domains + (size_t)domain_slot(c, d)] += v->total;
     if (!op_u64map_get(&c->index, (uint64_t)d << 32 | nm, &ex)) return 0;
+    c->busy[gi * c->n_domains + (size_t)c->e[ex - 1].slot] += v->total;
     for (size_t t = 0; t < c->n_top; t++)
         if (c->top[t] == ex - 1) c->per_group[t * c->n_groups + gi] += v->total;
     return 0;
@@ -147,15 +148,16 @@ static void write_tables(tb_ctx *c, const size_t *ix, op_buf *b)
 {
     double *dtot = calloc(c->n_domains + 1, sizeof *dtot);
     uint64_t *dcalls = calloc(c->n_domains + 1, sizeof *dcalls);
-    size_t *dorder = calloc(c->n_domains + 1, sizeof *dorder), *drows = calloc(c->n_domains + 1, sizeof *drows);
-    if (!dtot || !dcalls || !dorder || !drows) {
+    size_t *dorder = calloc(c->n_domains + 1, sizeof *dorder), *dnames = calloc(c->n_domains + 1, sizeof *dnames);
+    if (!dtot || !dcalls || !dorder || !dnames) {
         b->oom = 1;
         goto out;
     }
     for (size_t i = 0; i < c->n; i++) {
-        int s = domain_slot(c, c->e[i].domain);
+        int s = c->e[i].slot;
         dtot[s] += c->e[i].total;
         dcalls[s] += c->e[i].calls;
+        dnames[s]++;
     }
     for (size_t i = 0; i < c->n_domains; i++) dorder[i] = i;
     for (size_t i = 1; i < c->n_domains; i++) /* domains by total: few, insertion sort */
@@ -166,16 +168,15 @@ static void write_tables(tb_ctx *c, const size_t *ix, op_buf *b)
         }
     op_buf_putc(b, '[');
     for (size_t k = 0; k < c->n_domains; k++) {
-        size_t s = dorder[k], rows = 0, all = 0;
-        for (size_t i = 0; i < c->n; i++) all += domain_slot(c, c->e[i].domain) == (int)s;
+        size_t s = dorder[k], rows = 0;
         op_buf_puts(b, k ? ",\n{\"domain\":" : "{\"domain\":");
         rp_json_str(b, NAME(c, c->domains[s]));
         op_buf_printf(b, ",\"calls\":%llu,\"total\":", (unsigned long long)dcalls[s]);
         rp_json_num(b, dtot[s]);
-        op_buf_printf(b, ",\"rows_total\":%zu,\"rows\":[", all);
+        op_buf_printf(b, ",\"rows_total\":%zu,\"rows\":[", dnames[s]);
         for (size_t i = 0; i < c->n && rows < RP_MAX_TABLE_ROWS; i++) {
             const tb_entry *e = &c->e[ix[i]];
-            if (domain_slot(c, e->domain) != (int)s) continue;
+            if (e->slot != (int)s) continue;
             op_buf_puts(b, rows++ ? ",[" : "[");
             rp_json_str(b, NAME(c, e->name));
             op_buf_printf(b, ",%llu,", (unsigned long long)e->calls);
@@ -191,7 +192,7 @@ out:
     free(dtot);
     free(dcalls);
     free(dorder);
-    free(drows);
+    free(dnames);
 }
 
 /* ranks: {"labels", "domains", "busy": [[ns per domain]...], "top": [{"domain", "name",

@@ -23,6 +23,7 @@ typedef struct tl_lane {
     size_t set, proc;
     int table;
     int64_t lane, group;
+    int64_t agent;     /* kernels, copies: the agent row of the lane's first event */
     float *busy;       /* ns covered (or samples) per bin */
     double sum;        /* ns covered (or samples) in all */
     tl_span *heap;     /* the longest events: a min-heap on dur */
@@ -56,7 +57,7 @@ static int lane_is(const tl_lane *l, size_t set, int table, int64_t lane, int64_
     return l->set == set && l->table == table && l->lane == lane && l->group == group;
 }
 
-static tl_lane *lane_get(tl_ctx *c, int64_t lane, int64_t group)
+static tl_lane *lane_get(tl_ctx *c, int64_t lane, int64_t group, int64_t agent)
 {
     if (c->last && lane_is(&c->lanes[c->last - 1], c->set, c->table, lane, group)) return &c->lanes[c->last - 1];
     uint64_t h = lane_hash(c->set, c->table, lane, group), v;
@@ -80,6 +81,7 @@ static tl_lane *lane_get(tl_ctx *c, int64_t lane, int64_t group)
     l->table = c->table;
     l->lane = lane;
     l->group = group;
+    l->agent = agent;
     l->busy = calloc((size_t)c->bins, sizeof *l->busy);
     l->heap = c->table == T_OP_CPU_SAMPLE ? NULL : malloc(c->heap_cap * sizeof *l->heap);
     if (!l->busy || (c->table != T_OP_CPU_SAMPLE && !l->heap) || op_u64map_put(&c->index, h, c->n_lanes + 1)) {
@@ -121,7 +123,8 @@ static void heap_offer(tl_lane *l, size_t cap, int64_t start, int64_t dur, int64
 static int on_span(const op_rd_span *s, void *arg)
 {
     tl_ctx *c = arg;
-    tl_lane *l = lane_get(c, s->lane, c->table == T_REGION || c->table == T_OP_CPU_SAMPLE ? s->group : 0);
+    int gpu = c->table == T_KERNEL || c->table == T_COPY; /* group: the category, or for GPU lanes the agent */
+    tl_lane *l = lane_get(c, s->lane, gpu ? 0 : s->group, gpu ? s->group : 0);
     if (!l) {
         c->oom = 1;
         return OP_OUT_EFAIL;
@@ -231,7 +234,7 @@ static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
         } else {
             char stream[120] = "";
             if (l->lane >= 0) op_rd_report_stream_name(src, set, l->lane, stream, sizeof stream);
-            int64_t agent = op_rd_lookup_agent_index(lk, l->group);
+            int64_t agent = op_rd_lookup_agent_index(lk, l->agent);
             if (stream[0]) snprintf(label, sizeof label, "GPU %lld · %s", (long long)agent, stream);
             else if (l->lane >= 0) snprintf(label, sizeof label, "GPU %lld · stream %lld", (long long)agent, (long long)l->lane);
             else snprintf(label, sizeof label, "GPU %lld", (long long)agent);

@@ -9,8 +9,8 @@ the databases.
   cpu        a multi-threaded program with sampling, markers and wrappers: regions, timeline,
              flame graph, flat profile; `convert -f svg` gives a flame graph SVG that parses
   gpu_synth  the synthetic generator's kernels, copies, API calls, counters and metrics, and its
-             --weird names (quotes, '<', newlines, bytes that are not UTF-8): tables equal
-             `omniprof summary`'s, GPU lanes, counters, no error
+             --weird names (quotes, '<', newlines, bytes that are not UTF-8), plus MPI calls: the
+             tables equal `omniprof summary`'s, an MPI section, GPU lanes, counters, no error
   merged     two runs merged into one database: processes, per-rank imbalance
   causal     an `omniprof causal` run: the causal plots (skips without the causal test programs)
   inputs     bad inputs, the output rules, --help
@@ -170,11 +170,34 @@ def mode_cpu():
     return 0
 
 
+def add_mpi_calls(db, n):
+    """Adds n MPI_Allreduce calls (category MPI_API) to the generator's database the way the
+    writer stores an API call (rocpd_string, rocpd_event, rocpd_region), until the MPI module
+    writes its own: the report's MPI section appears when such rows exist."""
+    con = sqlite3.connect(db)
+    region = con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd\\_region\\_%' "
+                         "ESCAPE '\\' ORDER BY name LIMIT 1").fetchone()[0]
+    suffix = region[len("rocpd_region"):]
+    S, E, R = ("rocpd_string" + suffix, "rocpd_event" + suffix, "rocpd_region" + suffix)
+    guid, nid, pid, tid, t = con.execute('SELECT guid, nid, pid, tid, "end" FROM "%s" ORDER BY id LIMIT 1' % R).fetchone()
+    ids = []
+    for text in ("MPI_API", "MPI_Allreduce"):
+        con.execute('INSERT OR IGNORE INTO "%s" (guid, string) VALUES (?, ?)' % S, (guid, text))
+        ids.append(con.execute('SELECT id FROM "%s" WHERE string = ?' % S, (text,)).fetchone()[0])
+    for i in range(n):
+        cur = con.execute('INSERT INTO "%s" (guid, category_id) VALUES (?, ?)' % E, (guid, ids[0]))
+        con.execute('INSERT INTO "%s" (guid, nid, pid, tid, start, "end", name_id, event_id) VALUES (?,?,?,?,?,?,?,?)' % R,
+                    (guid, nid, pid, tid, t + 1000 * i, t + 1000 * i + 500, ids[1], cur.lastrowid))
+    con.commit()
+    con.close()
+
+
 def mode_gpu_synth():
     wd = ARGS.workdir
     db = os.path.join(wd, "synth.db")
     subprocess.run([ARGS.gen, db, "--events", "60000", "--threads", "3", "--streams", "3", "--weird"], check=True,
                    capture_output=True)
+    add_mpi_calls(db, 25)
     html = os.path.join(wd, "synth.html")
     report([db], html)
     d = page_data(html)
@@ -199,7 +222,9 @@ def mode_gpu_synth():
     check(any(c["kind"] == "metric" for c in counters.values()), "metrics are listed")
     kinds = {ln["kind"] for ln in d.get("timeline", {}).get("lanes", [])}
     check({"GPU kernels", "GPU memory copies", "CUDA_RUNTIME_API"} <= kinds, "timeline lanes: %s" % sorted(kinds))
-    sc = browse(html, ["overview", "kernels", "api", "regions", "memory", "timeline", "counters"])
+    mpi = [t for t in k if t["domain"] == "MPI_API"]
+    check(bool(mpi) and mpi[0]["calls"] == 25, "MPI calls have their table (%s)" % [t["calls"] for t in mpi])
+    sc = browse(html, ["overview", "kernels", "api", "regions", "mpi", "memory", "timeline", "counters"])
     check(sc.get("tables", 0) >= 8, "tables drawn (%s)" % sc.get("tables"))
     return 0
 
