@@ -15,20 +15,26 @@ static const char *text_or_empty(sqlite3_stmt *st, int i)
     return t ? (const char *)t : "";
 }
 
-/* Steps `sql` over the input, calling row(st, arg) per row; stops at a non-zero return. */
+/* Steps `sql` over the input (op_src_each_row), calling row(st, arg) per row; a non-zero return
+ * stops the walk and is returned. */
+typedef struct stop_ctx {
+    int (*row)(sqlite3_stmt *, void *);
+    void *arg;
+    int stop;
+} stop_ctx;
+
+static int stop_row(sqlite3_stmt *st, void *arg)
+{
+    stop_ctx *s = arg;
+    return s->stop = s->row(st, s->arg);
+}
+
 static int each_row(op_src *src, const char *sql, int (*row)(sqlite3_stmt *, void *), void *arg, char *err,
                     size_t errlen)
 {
-    sqlite3_stmt *st = op_src_prepare(src, sql, err, errlen);
-    if (!st) return OP_RD_EINPUT;
-    int rc, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) stop = row(st, arg);
-    if (!stop && rc != SQLITE_DONE) {
-        op_src_failed(src, rc, err, errlen);
-        stop = OP_RD_EINPUT;
-    }
-    sqlite3_finalize(st);
-    return stop;
+    stop_ctx s = {row, arg, 0};
+    int rc = op_src_each_row(src, op_src_prepare(src, sql, err, errlen), stop_row, &s, err, errlen);
+    return s.stop ? s.stop : rc;
 }
 
 /* ---- processes -------------------------------------------------------------------------- */

@@ -55,14 +55,10 @@ static const char *const HELP_CONVERT =
     "\n"
     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
     "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv, folded, wall_clock, otf2, svg (several
-"
-    "                               allowed); folded: NAME_folded.txt, CPU call stacks for
-"
-    "                               flamegraph.pl/speedscope; wall_clock: NAME_wall_clock.txt/.json,
-"
-    "                               the region profile; otf2: NAME_results.otf2, an OTF2 archive;
-"
+    "  -f, --output-format F...     pftrace, json, csv, folded, wall_clock, otf2, svg (several\n"
+    "                               allowed); folded: NAME_folded.txt, CPU call stacks for\n"
+    "                               flamegraph.pl/speedscope; wall_clock: NAME_wall_clock.txt/.json,\n"
+    "                               the region profile; otf2: NAME_results.otf2, an OTF2 archive;\n"
     "                               svg: NAME_flamegraph.svg, the CPU samples as a flame graph\n"
     "  -d, --output-directory DIR   output directory (default: .)\n"
     "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"

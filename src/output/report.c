@@ -59,27 +59,35 @@ static void json_key_str(op_buf *b, const char *key, const char *s)
 
 /* ---- walking the inputs -------------------------------------------------------------------- */
 
+typedef struct each_ctx {
+    rp_report *r;
+    const char *what;
+    int (*fn)(rp_report *r, op_src *src, op_src_set *set, size_t ordinal, void *arg, char *err, size_t errlen);
+    void *arg;
+    size_t ordinal, input;
+} each_ctx;
+
+static int each_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen)
+{
+    each_ctx *c = arg;
+    if (c->ordinal == 0 || input != c->input)
+        op_progress_stage(&c->r->progress, "%s, input %zu/%zu", c->what, input + 1, c->r->n_inputs);
+    c->input = input;
+    int rc = c->fn(c->r, src, set, c->ordinal++, c->arg, err, errlen);
+    if (!rc && op_out_interrupted()) {
+        op_seterr(err, errlen, "interrupted");
+        rc = OP_OUT_EFAIL;
+    }
+    return rc;
+}
+
 int rp_each_set(rp_report *r, const char *what,
                 int (*fn)(rp_report *r, op_src *src, op_src_set *set, size_t ordinal, void *arg, char *err,
                           size_t errlen),
                 void *arg, char *err, size_t errlen)
 {
-    size_t ordinal = 0;
-    for (size_t i = 0; i < r->n_inputs; i++) {
-        op_progress_stage(&r->progress, "%s, input %zu/%zu", what, i + 1, r->n_inputs);
-        op_src *src = NULL;
-        int rc = op_src_open(r->inputs[i], &src, err, errlen);
-        for (size_t k = 0; !rc && k < src->n_sets; k++, ordinal++) {
-            rc = fn(r, src, &src->sets[k], ordinal, arg, err, errlen);
-            if (!rc && op_out_interrupted()) {
-                op_seterr(err, errlen, "interrupted");
-                rc = OP_OUT_EFAIL;
-            }
-        }
-        op_src_close(src);
-        if (rc) return rc;
-    }
-    return 0;
+    each_ctx c = {r, what, fn, arg, 0, 0};
+    return op_out_each_set(r->inputs, r->n_inputs, each_set, &c, err, errlen);
 }
 
 size_t rp_proc_of(const rp_report *r, size_t set_ordinal, int64_t process_row)
@@ -94,7 +102,9 @@ size_t rp_proc_of(const rp_report *r, size_t set_ordinal, int64_t process_row)
 /* Small lists summed over the sets by their text key (costs, losses, hosts: tens of entries). */
 typedef struct named_sum {
     char *key, *units, *extra;
-    double value, waits, wait_ns;
+    double value, waits, wait_ns; /* costs, losses: summed; counters: value is the sum */
+    uint64_t count;               /* counters: values */
+    double min, max;              /* counters */
 } named_sum;
 typedef struct named_list {
     named_sum *v;
@@ -107,13 +117,7 @@ static named_sum *named_get(named_list *l, const char *key, const char *units, c
         if (!strcmp(l->v[i].key, key) && !strcmp(l->v[i].units, units ? units : "") &&
             !strcmp(l->v[i].extra, extra ? extra : ""))
             return &l->v[i];
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        named_sum *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (op_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return NULL;
     named_sum *e = &l->v[l->n];
     memset(e, 0, sizeof *e);
     e->key = strdup(key);
@@ -140,19 +144,11 @@ static void named_free(named_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* A counter over all sets: by (kind, name, units). */
-typedef struct counter_acc {
-    named_list list;              /* key = name, units, extra = kind ("pmc"/"metric") */
-    uint64_t *count;
-    double *min, *max;
-    size_t cap;
-} counter_acc;
-
 typedef struct overview_ctx {
     op_buf procs, agents;
     int n_procs, n_agents;
     named_list hosts, cost, drops, backpressure;
-    counter_acc counters;
+    named_list counters;           /* by (name, units, kind "pmc"/"metric") */
     op_buf series;                 /* the series JSON of each metric, in counter order */
     int64_t counts[EV_KINDS];
     size_t ordinal;
@@ -252,33 +248,21 @@ static int on_counter(const op_rd_counter_row *row, void *arg)
     overview_ctx *c = x[1];
     op_src *src = x[2];
     op_src_set *set = x[3];
-    counter_acc *a = &c->counters;
-    size_t before = a->list.n;
-    named_sum *e = named_get(&a->list, row->name, row->units, row->kind ? "metric" : "pmc");
+    named_list *a = &c->counters;
+    size_t before = a->n;
+    named_sum *e = named_get(a, row->name, row->units, row->kind ? "metric" : "pmc");
     if (!e) return OP_OUT_EFAIL;
-    size_t i = (size_t)(e - a->list.v);
-    if (a->list.n > a->cap) {
-        size_t cap = a->list.cap;
-        uint64_t *cn = realloc(a->count, cap * sizeof *cn);
-        if (cn) a->count = cn;
-        double *mn = realloc(a->min, cap * sizeof *mn);
-        if (mn) a->min = mn;
-        double *mx = realloc(a->max, cap * sizeof *mx);
-        if (mx) a->max = mx;
-        if (!cn || !mn || !mx) return OP_OUT_EFAIL;
-        a->cap = cap;
+    size_t i = (size_t)(e - a->v);
+    if (a->n > before) {
+        e->min = row->min;
+        e->max = row->max;
     }
-    if (a->list.n > before) {
-        a->count[i] = 0;
-        a->min[i] = row->min;
-        a->max[i] = row->max;
-    }
-    a->count[i] += row->count;
+    e->count += row->count;
     e->value += row->sum;
-    if (row->min < a->min[i]) a->min[i] = row->min;
-    if (row->max > a->max[i]) a->max[i] = row->max;
+    if (row->min < e->min) e->min = row->min;
+    if (row->max > e->max) e->max = row->max;
     /* metrics: the first set's series of this name is drawn (one per metric and device) */
-    if (row->kind == 1 && a->list.n > before && a->list.n <= RP_MAX_SERIES) {
+    if (row->kind == 1 && a->n > before && a->n <= RP_MAX_SERIES) {
         op_buf_printf(&c->series, "%s[%zu,[", c->series.len ? "," : "", i);
         series_ctx s = {&c->series, 0};
         char e2[8];
@@ -344,22 +328,22 @@ static void write_named(op_buf *b, const char *name, const named_list *l, int ki
 
 static void write_counters(op_buf *b, const overview_ctx *c)
 {
-    const counter_acc *a = &c->counters;
+    const named_list *a = &c->counters;
     op_buf_putc(b, '[');
-    for (size_t i = 0; i < a->list.n; i++) {
-        const named_sum *e = &a->list.v[i];
+    for (size_t i = 0; i < a->n; i++) {
+        const named_sum *e = &a->v[i];
         op_buf_puts(b, i ? ",{" : "{");
         json_key_str(b, "name", e->key);
         op_buf_putc(b, ',');
         json_key_str(b, "units", e->units);
         op_buf_putc(b, ',');
         json_key_str(b, "kind", e->extra);
-        op_buf_printf(b, ",\"count\":%llu,\"sum\":", (unsigned long long)a->count[i]);
+        op_buf_printf(b, ",\"count\":%llu,\"sum\":", (unsigned long long)e->count);
         rp_json_num(b, e->value);
         op_buf_puts(b, ",\"min\":");
-        rp_json_num(b, a->min[i]);
+        rp_json_num(b, e->min);
         op_buf_puts(b, ",\"max\":");
-        rp_json_num(b, a->max[i]);
+        rp_json_num(b, e->max);
         op_buf_putc(b, '}');
     }
     op_buf_putc(b, ']');
@@ -409,10 +393,7 @@ int rp_overview(rp_report *r, char *err, size_t errlen)
     named_free(&c.cost);
     named_free(&c.drops);
     named_free(&c.backpressure);
-    named_free(&c.counters.list);
-    free(c.counters.count);
-    free(c.counters.min);
-    free(c.counters.max);
+    named_free(&c.counters);
     return rc;
 }
 

@@ -41,18 +41,6 @@ typedef struct tb_ctx {
     double *per_group;     /* [top][group] */
 } tb_ctx;
 
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need) c *= 2;
-    void *p = realloc(*(void **)arr, c * size);
-    if (!p) return -1;
-    *(void **)arr = p;
-    *cap = c;
-    return 0;
-}
-
 static int group_of(tb_ctx *c, const op_stats_view *v, size_t *gi)
 {
     uint64_t x;
@@ -60,7 +48,7 @@ static int group_of(tb_ctx *c, const op_stats_view *v, size_t *gi)
         *gi = x - 1;
         return 0;
     }
-    if (grow(&c->g, &c->cap_groups, c->n_groups + 1, sizeof *c->g)) return -1;
+    if (op_grow(&c->g, &c->cap_groups, c->n_groups + 1, sizeof *c->g)) return -1;
     tb_group *g = &c->g[c->n_groups];
     g->key = v->group;
     g->order = v->group_order;
@@ -86,7 +74,7 @@ static int collect(const op_stats_view *v, void *arg)
         op_strtab_intern(&c->names, (const char *)v->name, v->name_len, &nm) || group_of(c, v, &gi))
         return OP_OUT_EFAIL;
     if (domain_slot(c, d) < 0) {
-        if (grow(&c->domains, &c->cap_domains, c->n_domains + 1, sizeof *c->domains)) return OP_OUT_EFAIL;
+        if (op_grow(&c->domains, &c->cap_domains, c->n_domains + 1, sizeof *c->domains)) return OP_OUT_EFAIL;
         c->domains[c->n_domains++] = d;
     }
     uint64_t key = (uint64_t)d << 32 | nm, x;
@@ -94,7 +82,7 @@ static int collect(const op_stats_view *v, void *arg)
     if (op_u64map_get(&c->index, key, &x)) {
         e = &c->e[x - 1];
     } else {
-        if (grow(&c->e, &c->cap, c->n + 1, sizeof *c->e) || op_u64map_put(&c->index, key, c->n + 1))
+        if (op_grow(&c->e, &c->cap, c->n + 1, sizeof *c->e) || op_u64map_put(&c->index, key, c->n + 1))
             return OP_OUT_EFAIL;
         e = &c->e[c->n++];
         *e = (tb_entry){.domain = d, .name = nm, .slot = domain_slot(c, d), .min = v->min, .max = v->max};

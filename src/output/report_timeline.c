@@ -68,13 +68,7 @@ static tl_lane *lane_get(tl_ctx *c, int64_t lane, int64_t group, int64_t agent)
             return &c->lanes[v - 1];
         }
     }
-    if (c->n_lanes == c->cap_lanes) {
-        size_t cap = c->cap_lanes ? c->cap_lanes * 2 : 64;
-        tl_lane *nl = realloc(c->lanes, cap * sizeof *nl);
-        if (!nl) return NULL;
-        c->lanes = nl;
-        c->cap_lanes = cap;
-    }
+    if (op_grow(&c->lanes, &c->cap_lanes, c->n_lanes + 1, sizeof *c->lanes)) return NULL;
     tl_lane *l = &c->lanes[c->n_lanes];
     memset(l, 0, sizeof *l);
     l->set = c->set;
@@ -176,13 +170,7 @@ typedef struct threads_ctx {
 static int on_thread(const op_thread_info *t, void *arg)
 {
     threads_ctx *c = arg;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        thread_label *v = realloc(c->v, cap * sizeof *v);
-        if (!v) return -1;
-        c->v = v;
-        c->cap = cap;
-    }
+    if (op_grow(&c->v, &c->cap, c->n + 1, sizeof *c->v)) return -1;
     if (op_u64map_put(&c->by_row, (uint64_t)t->thread_row, c->n + 1)) return -1;
     thread_label *l = &c->v[c->n++];
     l->row = t->thread_row;
