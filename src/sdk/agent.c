@@ -1,6 +1,7 @@
 /* agent.c — the agents (CPUs, then GPUs) a process can see: one CPU agent per NUMA node, read
  * from /proc/cpuinfo and /sys/devices/system/node, then the GPUs of each registered backend
- * (op_backend.query_agents). The list is built once and kept for the process. */
+ * (op_backend.query_agents). The list is built once and kept for the process; an agent's handle
+ * is its position in it plus one. */
 #include "sdk/sdk_internal.h"
 
 #include <dirent.h>
@@ -123,4 +124,12 @@ OMNIPROF_API omniprof_status_t omniprof_query_available_agents(omniprof_agent_ve
     const void *ptrs[MAX_AGENTS];
     for (size_t i = 0; i < g_nagents; i++) ptrs[i] = &g_agents[i];
     return callback(version, ptrs, g_nagents, data);
+}
+
+int op_sdk_agent_lookup(omniprof_agent_id_t id, omniprof_agent_v0_t *out)
+{
+    pthread_once(&g_agents_once, build_agents);
+    if (id.handle < 1 || id.handle > g_nagents) return -1;
+    *out = g_agents[id.handle - 1];
+    return 0;
 }

@@ -569,9 +569,8 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     }
     op_sdk_ensure_init();
-    omniprof_status_t st = op_sdk_config_open();
+    omniprof_status_t st = op_sdk_config_context(context, NULL);
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    if (op_context_index(context) < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
 
     size_t pg = page_size();
     uint64_t cap = (size + pg - 1) / pg * pg;

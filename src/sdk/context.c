@@ -84,6 +84,15 @@ int op_context_index(omniprof_context_id_t id)
     return (int)i;
 }
 
+omniprof_status_t op_sdk_config_context(omniprof_context_id_t context, int *ci)
+{
+    omniprof_status_t st = op_sdk_config_open();
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    int i = op_context_index(context);
+    if (ci) *ci = i;
+    return i < 0 ? OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND : OMNIPROF_STATUS_SUCCESS;
+}
+
 op_context *op_context_lookup(omniprof_context_id_t id)
 {
     int i = op_context_index(id);
@@ -254,35 +263,56 @@ static omniprof_status_t build_filter(uint32_t buffer_kind, const omniprof_traci
     return OMNIPROF_STATUS_SUCCESS;
 }
 
+/* What a service delivers to: a buffer (buffer tracing) or a callback and its data. */
+typedef struct service_target {
+    op_buffer *buf;
+    omniprof_callback_tracing_cb_t cb;
+    void *data;
+} service_target;
+
+/* Configure context ci's service of a kind (buffer kind bk; kind indexes csvc when t->cb is
+ * set, else bsvc): one per (context, kind), the backend serving bk loaded first, the
+ * operations checked, then the slot published by its bit in *mask. */
+static omniprof_status_t add_service(int ci, uint32_t kind, uint32_t bk, _Atomic uint64_t *mask,
+                                     const omniprof_tracing_operation_t *ops, size_t n, const service_target *t)
+{
+    op_backend_load_for_kind(bk);
+    op_sdk_lock();
+    if (atomic_load_explicit(mask, memory_order_relaxed) & (1ull << ci)) {
+        op_sdk_unlock();
+        return OMNIPROF_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
+    }
+    op_service_filter f;
+    omniprof_status_t st = build_filter(bk, ops, n, &f);
+    if (st == OMNIPROF_STATUS_SUCCESS) {
+        op_context *c = &g_ctx[ci];
+        if (t->cb) {
+            c->csvc[kind].f = f;
+            c->csvc[kind].data = t->data;
+            c->csvc[kind].cb = t->cb;
+        } else {
+            c->bsvc[kind].f = f;
+            c->bsvc[kind].buf = t->buf;
+        }
+        atomic_fetch_or_explicit(mask, 1ull << ci, memory_order_release);
+    }
+    op_sdk_unlock();
+    return st;
+}
+
 OMNIPROF_API omniprof_status_t omniprof_configure_buffer_tracing_service(
     omniprof_context_id_t context, omniprof_buffer_tracing_kind_t kind,
     const omniprof_tracing_operation_t *operations, size_t operations_count, omniprof_buffer_id_t buffer)
 {
     op_sdk_ensure_init();
-    omniprof_status_t st = op_sdk_config_open();
+    int ci;
+    omniprof_status_t st = op_sdk_config_context(context, &ci);
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    int ci = op_context_index(context);
-    if (ci < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if ((int)kind <= OMNIPROF_BUFFER_TRACING_NONE || kind >= OMNIPROF_BUFFER_TRACING_LAST)
         return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
-    op_buffer *b = op_buffer_lookup(buffer);
-    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    op_backend_load_for_kind(kind);
-    op_sdk_lock();
-    op_context *c = &g_ctx[ci];
-    if (c->bsvc[kind].buf) {
-        op_sdk_unlock();
-        return OMNIPROF_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
-    }
-    op_service_filter f;
-    st = build_filter(kind, operations, operations_count, &f);
-    if (st == OMNIPROF_STATUS_SUCCESS) {
-        c->bsvc[kind].f = f;
-        c->bsvc[kind].buf = b;
-        atomic_fetch_or_explicit(&g_op_buffer_kind_mask[kind], 1ull << ci, memory_order_release);
-    }
-    op_sdk_unlock();
-    return st;
+    service_target t = {.buf = op_buffer_lookup(buffer)};
+    if (!t.buf) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    return add_service(ci, kind, kind, &g_op_buffer_kind_mask[kind], operations, operations_count, &t);
 }
 
 OMNIPROF_API omniprof_status_t omniprof_configure_callback_tracing_service(
@@ -291,31 +321,15 @@ OMNIPROF_API omniprof_status_t omniprof_configure_callback_tracing_service(
     omniprof_callback_tracing_cb_t callback, void *callback_args)
 {
     op_sdk_ensure_init();
-    omniprof_status_t st = op_sdk_config_open();
+    int ci;
+    omniprof_status_t st = op_sdk_config_context(context, &ci);
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    int ci = op_context_index(context);
-    if (ci < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if ((int)kind <= OMNIPROF_CALLBACK_TRACING_NONE || kind >= OMNIPROF_CALLBACK_TRACING_LAST)
         return OMNIPROF_STATUS_ERROR_KIND_NOT_FOUND;
     if (!callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    uint32_t bk = op_sdk_callback_kind_to_buffer_kind(kind);
-    op_backend_load_for_kind(bk);
-    op_sdk_lock();
-    op_context *c = &g_ctx[ci];
-    if (c->csvc[kind].cb) {
-        op_sdk_unlock();
-        return OMNIPROF_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
-    }
-    op_service_filter f;
-    st = build_filter(bk, operations, operations_count, &f);
-    if (st == OMNIPROF_STATUS_SUCCESS) {
-        c->csvc[kind].f = f;
-        c->csvc[kind].data = callback_args;
-        c->csvc[kind].cb = callback;
-        atomic_fetch_or_explicit(&g_op_callback_kind_mask[kind], 1ull << ci, memory_order_release);
-    }
-    op_sdk_unlock();
-    return st;
+    service_target t = {.cb = callback, .data = callback_args};
+    return add_service(ci, kind, op_sdk_callback_kind_to_buffer_kind(kind), &g_op_callback_kind_mask[kind],
+                       operations, operations_count, &t);
 }
 
 int op_sdk_kind_configured(uint32_t buffer_kind)
@@ -335,30 +349,29 @@ int op_sdk_callback_kind_configured(uint32_t callback_kind)
            atomic_load_explicit(&g_op_callback_kind_mask[callback_kind], memory_order_acquire) != 0;
 }
 
-int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation)
+/* Does an active context have the service of this kind (its bit in *kind_mask) with the
+ * operation in its filter? callback: csvc, else bsvc. Not while paused. */
+static inline int service_enabled(_Atomic uint64_t *kind_mask, bool callback, uint32_t kind, int32_t operation)
 {
-    if (buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST) return 0;
-    uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[buffer_kind], memory_order_acquire) &
+    uint64_t m = atomic_load_explicit(kind_mask, memory_order_acquire) &
                  atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
     if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return 0;
     while (m) {
         int ci = __builtin_ctzll(m);
         m &= m - 1;
-        if (op_filter_has(&g_ctx[ci].bsvc[buffer_kind].f, operation)) return 1;
+        if (op_filter_has(callback ? &g_ctx[ci].csvc[kind].f : &g_ctx[ci].bsvc[kind].f, operation)) return 1;
     }
     return 0;
+}
+
+int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation)
+{
+    if (buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST) return 0;
+    return service_enabled(&g_op_buffer_kind_mask[buffer_kind], false, buffer_kind, operation);
 }
 
 int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation)
 {
     if (callback_kind >= OMNIPROF_CALLBACK_TRACING_LAST) return 0;
-    uint64_t m = atomic_load_explicit(&g_op_callback_kind_mask[callback_kind], memory_order_acquire) &
-                 atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
-    if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return 0;
-    while (m) {
-        int ci = __builtin_ctzll(m);
-        m &= m - 1;
-        if (op_filter_has(&g_ctx[ci].csvc[callback_kind].f, operation)) return 1;
-    }
-    return 0;
+    return service_enabled(&g_op_callback_kind_mask[callback_kind], true, callback_kind, operation);
 }

@@ -27,36 +27,12 @@ int op_sdk_pc_sampling_get_config(op_sdk_pc_sampling_config *out)
     return on;
 }
 
-typedef struct find_agent {
-    omniprof_agent_id_t id;
-    omniprof_agent_v0_t agent;
-    int found;
-} find_agent;
-
-static omniprof_status_t find_cb(omniprof_agent_version_t v, const void **agents, size_t n, void *data)
-{
-    (void)v;
-    find_agent *f = data;
-    for (size_t i = 0; i < n; i++) {
-        const omniprof_agent_v0_t *a = agents[i];
-        if (a->id.handle == f->id.handle) {
-            f->agent = *a;
-            f->found = 1;
-        }
-    }
-    return OMNIPROF_STATUS_SUCCESS;
-}
-
 /* A GPU agent PC sampling can run on (CUPTI: compute capability 7.0 and later). */
 static omniprof_status_t check_agent(omniprof_agent_id_t id)
 {
-    find_agent f;
-    memset(&f, 0, sizeof f);
-    f.id = id;
-    omniprof_status_t st = omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, find_cb, sizeof(omniprof_agent_v0_t), &f);
-    if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    if (!f.found) return OMNIPROF_STATUS_ERROR_AGENT_NOT_FOUND;
-    if (f.agent.type != OMNIPROF_AGENT_TYPE_GPU || f.agent.compute_capability_major < 7)
+    omniprof_agent_v0_t a;
+    if (op_sdk_agent_lookup(id, &a)) return OMNIPROF_STATUS_ERROR_AGENT_NOT_FOUND;
+    if (a.type != OMNIPROF_AGENT_TYPE_GPU || a.compute_capability_major < 7)
         return OMNIPROF_STATUS_ERROR_NOT_AVAILABLE;
     return OMNIPROF_STATUS_SUCCESS;
 }
@@ -86,9 +62,8 @@ OMNIPROF_API omniprof_status_t omniprof_configure_pc_sampling_service(omniprof_c
 {
     (void)flags;
     op_sdk_ensure_init();
-    omniprof_status_t st = op_sdk_config_open();
+    omniprof_status_t st = op_sdk_config_context(context, NULL);
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    if (op_context_index(context) < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (method <= OMNIPROF_PC_SAMPLING_METHOD_NONE || method >= OMNIPROF_PC_SAMPLING_METHOD_LAST ||
         unit != OMNIPROF_PC_SAMPLING_UNIT_CYCLES || (interval && (interval < 32 || interval > (1ull << 31))))
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;

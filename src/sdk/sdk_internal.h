@@ -121,6 +121,11 @@ void op_cbthread_stop_all(void);       /* ask every callback thread to exit; nev
 void op_cbthread_at_fork_child(void);
 void op_internal_thread_notify(omniprof_runtime_library_t lib, int post);
 
+/* ---------------------------------------------------------------- agent.c */
+/* Copy of the agent with this handle (the list omniprof_query_available_agents reports; built
+ * on first use, so load a backend whose GPUs should be in it first). 0, or -1 if unknown. */
+int op_sdk_agent_lookup(omniprof_agent_id_t id, omniprof_agent_v0_t *out);
+
 /* ---------------------------------------------------------------- context.c */
 typedef struct op_service_filter {
     uint32_t nbits; /* 0: every operation */
@@ -130,6 +135,9 @@ typedef struct op_service_filter {
 typedef struct op_context op_context;
 op_context *op_context_lookup(omniprof_context_id_t id);
 int op_context_index(omniprof_context_id_t id); /* -1 if stale */
+/* The head of every configure call: is configuration still open (op_sdk_config_open), and the
+ * context's index into *ci unless NULL (ERROR_CONTEXT_NOT_FOUND if stale). */
+omniprof_status_t op_sdk_config_context(omniprof_context_id_t context, int *ci);
 omniprof_context_id_t op_context_id_at(int index);
 uint64_t op_context_active_mask(void);
 void op_context_stop_all(void);

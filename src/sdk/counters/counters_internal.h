@@ -3,11 +3,12 @@
  *
  *   expr.c      expression language (parser, evaluator)
  *   metrics.c   definitions registry, metrics XML
- *   counters.c  provider loading, info API, suggestions, counter configs, evaluation
+ *   counters.c  provider loading, info API, suggestions, last error
+ *   config.c    counter configs (resolution, pass planning, references) and their evaluation
  *   service.c   dispatch and device counting services (uses the SDK's contexts and buffers)
  *   iteration_range.c  --kernel-iteration-range parsing
  *
- * Lock order: op_metrics_lock > g_cfg_lock (counters.c) > the service lock (service.c). */
+ * Lock order: op_metrics_lock > g_cfg_lock (config.c) > the service lock (service.c). */
 #ifndef OMNIPROF_SDK_COUNTERS_INTERNAL_H
 #define OMNIPROF_SDK_COUNTERS_INTERNAL_H
 
@@ -62,7 +63,7 @@ omniprof_status_t op_counter_config_create(const char *chip, const omniprof_agen
 omniprof_status_t op_counters_find(const char *chip, const char *name, omniprof_counter_id_t *id, char *err,
                                    size_t errlen);
 
-/* Properties of a GPU agent (through omniprof_query_available_agents). 0 or -1. */
+/* Properties of an agent, after loading the provider (whose backend adds the GPUs). 0 or -1. */
 int op_counters_lookup_agent(omniprof_agent_id_t id, omniprof_agent_v0_t *out);
 
 /* --kernel-iteration-range (iteration_range.c): 1-based launch numbers of each kernel name. */
@@ -75,6 +76,17 @@ int op_counters_parse_iteration_range(const char *text, op_counters_range *out, 
                                       size_t errlen);
 /* 1 if `iteration` is in one of the ranges, or if there are none. */
 int op_counters_range_contains(const op_counters_range *r, size_t n, uint64_t iteration);
+
+/* Shared by counters.c and config.c. The chip to use: chip, else the provider's default (NULL
+ * if none). */
+const char *op_counters_resolve_chip(const char *chip);
+/* A name's definition for chip: the registry, then the provider's catalog (registered on first
+ * sight). op_metrics_lock held. NULL if unknown. */
+op_metric_def *op_counters_find_locked(const char *chip, const char *name);
+/* "unknown counter or metric 'X' for GH100; closest: a, b, c" into err. op_metrics_lock held. */
+void op_counters_unknown_message(const char *chip, const char *name, char *err, size_t errlen);
+/* What omniprof_get_counter_error_string returns on this thread ("" after a success). */
+void op_counters_set_last_error(const char *msg);
 
 /* Intern a string for the process (op_sdk_intern when the SDK is there). */
 const char *op_counters_intern(const char *s);

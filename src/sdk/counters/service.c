@@ -8,7 +8,7 @@
  *   op_sdk_counters_dispatch_select(launch) ──▶ token       op_sdk_counters_dispatch_complete(
  *     • first active context with the service                 token, base values, passes)
  *     • its dispatch callback picks a config (0: skip)         • evaluate derived metrics
- *     • config acquired (invariant (1) of counters.c)          • DISPATCH_HEADER + VALUE records
+ *     • config acquired (invariant (1) of config.c)          • DISPATCH_HEADER + VALUE records
  *   ◀── plan (base metric names) for the provider                into the buffer (or callback)
  *                                                              • config released
  *
@@ -80,12 +80,10 @@ static omniprof_status_t configure_dc(omniprof_context_id_t context, omniprof_bu
 {
     if (!cb)
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    omniprof_status_t st = op_sdk_config_open();
+    int ci;
+    omniprof_status_t st = op_sdk_config_context(context, &ci);
     if (st != OMNIPROF_STATUS_SUCCESS)
         return st;
-    int ci = op_context_index(context);
-    if (ci < 0)
-        return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (!record_cb) {
         op_buffer *b = op_buffer_lookup(buffer);
         if (!b)
@@ -299,27 +297,6 @@ static int device_service_used(int ci)
     return used;
 }
 
-typedef struct agent_dev {
-    uint64_t handle;
-    uint32_t device;
-    int found;
-} agent_dev;
-
-static omniprof_status_t agent_dev_cb(omniprof_agent_version_t v, const void **agents, size_t n, void *data)
-{
-    agent_dev *a = data;
-    if (v != OMNIPROF_AGENT_INFO_VERSION_0)
-        return OMNIPROF_STATUS_SUCCESS;
-    for (size_t i = 0; i < n; i++) {
-        const omniprof_agent_v0_t *ag = agents[i];
-        if (ag->id.handle == a->handle) {
-            a->device = ag->type_index;
-            a->found = ag->type == OMNIPROF_AGENT_TYPE_GPU;
-        }
-    }
-    return OMNIPROF_STATUS_SUCCESS;
-}
-
 OMNIPROF_API omniprof_status_t omniprof_configure_device_counting_service(omniprof_context_id_t context,
                                                                           omniprof_buffer_id_t buffer,
                                                                           omniprof_agent_id_t agent,
@@ -328,27 +305,23 @@ OMNIPROF_API omniprof_status_t omniprof_configure_device_counting_service(omnipr
 {
     if (!cb)
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    omniprof_status_t st = op_sdk_config_open();
+    int ci;
+    omniprof_status_t st = op_sdk_config_context(context, &ci);
     if (st != OMNIPROF_STATUS_SUCCESS)
         return st;
-    int ci = op_context_index(context);
-    if (ci < 0)
-        return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (buffer.handle && !op_buffer_lookup(buffer))
         return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
     if (atomic_load(&g_dc_mask) & (1ull << ci))
         return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
-    agent_dev a = {agent.handle, 0, 0};
-    op_counters_provider_get(); /* loads the CUDA backend, whose GPUs are the agents */
-    omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, agent_dev_cb, sizeof(omniprof_agent_v0_t), &a);
-    if (!a.found)
+    omniprof_agent_v0_t a;
+    if (op_counters_lookup_agent(agent, &a) || a.type != OMNIPROF_AGENT_TYPE_GPU)
         return OMNIPROF_STATUS_ERROR_AGENT_NOT_FOUND;
     pthread_mutex_lock(&g_dev_lock);
     if (g_dev[ci].used) {
         pthread_mutex_unlock(&g_dev_lock);
         return OMNIPROF_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
     }
-    g_dev[ci] = (device_service){1, buffer, agent, cb, data, NULL, NULL, a.device};
+    g_dev[ci] = (device_service){1, buffer, agent, cb, data, NULL, NULL, a.type_index};
     pthread_mutex_unlock(&g_dev_lock);
     return OMNIPROF_STATUS_SUCCESS;
 }
