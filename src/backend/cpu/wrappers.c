@@ -55,7 +55,7 @@ void op_cpu_backend_at_fork_child(void);
 
 static bool g_wrap_locks, g_wrap_rwlocks, g_wrap_barriers, g_wrap_join;
 
-static const char *const g_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
+const char *const op_cpu_wrapper_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
     [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_CREATE] = "pthread_create",
     [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN] = "pthread_join",
     [OMNIPROF_FUNCTION_WRAPPER_FORK] = "fork",
@@ -71,11 +71,6 @@ static const char *const g_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
     [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
     [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT] = "pthread_barrier_wait",
 };
-
-const char *op_cpu_wrapper_op_name(int32_t op)
-{
-    return op > 0 && op < OMNIPROF_FUNCTION_WRAPPER_LAST ? g_op_names[op] : NULL;
-}
 
 void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
                          uint32_t nargs)
@@ -226,16 +221,21 @@ OMNIPROF_API int setitimer(__itimer_which_t which, const struct itimerval *nv, s
         errno = saved_errno;                                                                \
     }
 
-OMNIPROF_API int pthread_mutex_lock(pthread_mutex_t *m)
-{
-    REAL(pthread_mutex_lock);
-    op_causal_block_begin();
-    WRAP_BEGIN(g_wrap_locks, "pthread_mutex_lock");
-    int rc = real_pthread_mutex_lock(m);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK, rc);
-    op_causal_block_end(true);
-    return rc;
-}
+/* A call that may block on another thread: the causal engine counts the thread as blocked for
+ * its duration, and it becomes a FUNCTION_WRAPPER record when flag is on. */
+#define BLOCKING_WRAPPER(name, T, flag, OP)     \
+    OMNIPROF_API int name(T *obj)               \
+    {                                           \
+        REAL(name);                             \
+        op_causal_block_begin();                \
+        WRAP_BEGIN(flag, #name);                \
+        int rc = real_##name(obj);              \
+        WRAP_END(OP, rc);                       \
+        op_causal_block_end(true);              \
+        return rc;                              \
+    }
+
+BLOCKING_WRAPPER(pthread_mutex_lock, pthread_mutex_t, g_wrap_locks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK)
 
 OMNIPROF_API int pthread_mutex_trylock(pthread_mutex_t *m)
 {
@@ -246,27 +246,8 @@ OMNIPROF_API int pthread_mutex_trylock(pthread_mutex_t *m)
     return rc;
 }
 
-OMNIPROF_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-    REAL(pthread_rwlock_rdlock);
-    op_causal_block_begin();
-    WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_rdlock");
-    int rc = real_pthread_rwlock_rdlock(l);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK, rc);
-    op_causal_block_end(true);
-    return rc;
-}
-
-OMNIPROF_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-    REAL(pthread_rwlock_wrlock);
-    op_causal_block_begin();
-    WRAP_BEGIN(g_wrap_rwlocks, "pthread_rwlock_wrlock");
-    int rc = real_pthread_rwlock_wrlock(l);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK, rc);
-    op_causal_block_end(true);
-    return rc;
-}
+BLOCKING_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, g_wrap_rwlocks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK)
+BLOCKING_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, g_wrap_rwlocks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK)
 
 OMNIPROF_API int pthread_barrier_wait(pthread_barrier_t *b)
 {
