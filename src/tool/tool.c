@@ -542,6 +542,34 @@ static void drain_writer(op_db_writer *w, uint64_t stall_ms)
     }
 }
 
+/* Stop the context and close the database, what the buffers hold delivered: flush while the
+ * context is still active (a backend's flush, cuptiActivityFlushAll, emits the GPU activity it
+ * holds only into active contexts), stop, flush again; a forked child that recorded nothing yet
+ * still gets its database, unless it leaves through _exit (final: a daemon's middle process, a
+ * failed exec); then drain (bounded by timeout_ms), record the costs and close. false if there
+ * was no database; else *st holds the writer's statistics and *rc the close status. */
+static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *st, int *rc)
+{
+    flush_buffers();
+    omniprof_stop_context(g.ctx);
+    flush_buffers();
+    if (!atomic_load(&g.writer) && atomic_load(&g.need_open) && !(final && atomic_load(&g.quick_exit))) {
+        if (writer_acquire()) writer_release();
+    }
+    if (final) atomic_store(&g.finalizing, 1);
+    op_db_writer *w = writer_detach(timeout_ms);
+    if (!w) return false;
+    drain_writer(w, timeout_ms);
+    record_costs(w);
+    memset(st, 0, sizeof(*st));
+    st->size = sizeof(*st);
+    op_db_writer_get_stats(w, st);
+    *rc = op_db_writer_close(w);
+    /* a writer that turned itself off already said why, in one line (W5) */
+    if (*rc != 0 && !st->failed) op_warn("closing %s: %s", g.db_path, strerror(-*rc));
+    return true;
+}
+
 /* Stop collecting, deliver what the buffers hold, and close the database (bounded). */
 static void finalize_tool(void)
 {
@@ -552,32 +580,9 @@ static void finalize_tool(void)
     atomic_store(&g.threads_stop, 1);
     pthread_cond_broadcast(&g.thr_cond);
     pthread_mutex_unlock(&g.thr_lock);
-    /* Flush while the context is still active: a backend's flush (cuptiActivityFlushAll)
-     * emits the GPU activity it holds only into active contexts. Then stop and flush again. */
-    flush_buffers();
-    omniprof_stop_context(g.ctx);
-    flush_buffers();
-    /* A forked child that recorded nothing yet still gets its database (with its process),
-     * unless it leaves through _exit (a daemon's middle process, a failed exec). */
-    if (!atomic_load(&g.writer) && atomic_load(&g.need_open) && !atomic_load(&g.quick_exit)) {
-        if (writer_acquire()) writer_release();
-    }
-    atomic_store(&g.finalizing, 1);
-    op_db_writer *w = writer_detach(timeout);
-    if (w) {
-        drain_writer(w, timeout);
-        record_costs(w);
-        op_db_writer_stats st;
-        memset(&st, 0, sizeof(st));
-        st.size = sizeof(st);
-        op_db_writer_get_stats(w, &st);
-        op_db_writer_stats ws;
-        memset(&ws, 0, sizeof(ws));
-        ws.size = sizeof(ws);
-        op_db_writer_get_stats(w, &ws);
-        int rc = op_db_writer_close(w);
-        /* a writer that turned itself off already said why, in one line (W5) */
-        if (rc != 0 && !ws.failed) op_warn("closing %s: %s", g.db_path, strerror(-rc));
+    op_db_writer_stats st;
+    int rc;
+    if (stop_and_close(timeout, true, &st, &rc)) {
         /* --minimum-output-data: a database with less recorded data than asked is not kept */
         uint64_t min_kb = op_setting_uint(OP_SET_MINIMUM_OUTPUT_DATA);
         if (rc == 0 && min_kb && st.spool_bytes_total < min_kb * 1024) {
@@ -622,25 +627,10 @@ bool op_tool_active(void) { return atomic_load(&g.state) == ST_ACTIVE; }
 int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
 {
     if (atomic_load(&g.state) != ST_ACTIVE) return -1;
-    flush_buffers();
-    omniprof_stop_context(g.ctx);
-    flush_buffers();
-    if (!atomic_load(&g.writer) && atomic_load(&g.need_open)) {
-        if (writer_acquire()) writer_release();
-    }
-    op_db_writer *w = writer_detach(timeout_ms);
-    if (w) {
-        drain_writer(w, timeout_ms);
-        record_costs(w);
-        op_db_writer_stats ws;
-        memset(&ws, 0, sizeof(ws));
-        ws.size = sizeof(ws);
-        op_db_writer_get_stats(w, &ws);
-        int rc = op_db_writer_close(w);
-        /* a writer that turned itself off already said why, in one line (W5) */
-        if (rc != 0 && !ws.failed) op_warn("closing %s: %s", g.db_path, strerror(-rc));
-    }
-    snprintf(db, n, "%s", w ? g.db_path : "");
+    op_db_writer_stats st;
+    int rc;
+    bool closed = stop_and_close(timeout_ms, false, &st, &rc);
+    snprintf(db, n, "%s", closed ? g.db_path : "");
     return 0;
 }
 
