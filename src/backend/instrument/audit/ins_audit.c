@@ -125,33 +125,30 @@ static void leave(const Elf64_Sym *sym)
     if (id != OP_INS_AUDIT_NO_FUNC) b->exit(id);
 }
 
+/* The loader calls la_<arch>_gnu_pltenter/pltexit with its architecture's register types. */
 #if defined(__x86_64__)
-LA_EXPORT Elf64_Addr la_x86_64_gnu_pltenter(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
-                                  La_x86_64_regs *regs, unsigned int *flags, const char *symname, long *framesizep)
-{
-    (void)ndx, (void)refcook, (void)defcook, (void)regs, (void)flags, (void)symname;
-    *framesizep = enter(sym);
-    return sym->st_value;
-}
-
-LA_EXPORT unsigned int la_x86_64_gnu_pltexit(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
-                                   const La_x86_64_regs *inregs, La_x86_64_retval *outregs, const char *symname)
-{
-    (void)ndx, (void)refcook, (void)defcook, (void)inregs, (void)outregs, (void)symname;
-    leave(sym);
-    return 0;
-}
+#define PLT_ENTER la_x86_64_gnu_pltenter
+#define PLT_EXIT la_x86_64_gnu_pltexit
+typedef La_x86_64_regs plt_regs;
+typedef La_x86_64_retval plt_retval;
 #elif defined(__aarch64__)
-LA_EXPORT Elf64_Addr la_aarch64_gnu_pltenter(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
-                                   La_aarch64_regs *regs, unsigned int *flags, const char *symname, long *framesizep)
+#define PLT_ENTER la_aarch64_gnu_pltenter
+#define PLT_EXIT la_aarch64_gnu_pltexit
+typedef La_aarch64_regs plt_regs;
+typedef La_aarch64_retval plt_retval;
+#endif
+
+#ifdef PLT_ENTER
+LA_EXPORT Elf64_Addr PLT_ENTER(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
+                               plt_regs *regs, unsigned int *flags, const char *symname, long *framesizep)
 {
     (void)ndx, (void)refcook, (void)defcook, (void)regs, (void)flags, (void)symname;
     *framesizep = enter(sym);
     return sym->st_value;
 }
 
-LA_EXPORT unsigned int la_aarch64_gnu_pltexit(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
-                                    const La_aarch64_regs *inregs, La_aarch64_retval *outregs, const char *symname)
+LA_EXPORT unsigned int PLT_EXIT(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
+                                const plt_regs *inregs, plt_retval *outregs, const char *symname)
 {
     (void)ndx, (void)refcook, (void)defcook, (void)inregs, (void)outregs, (void)symname;
     leave(sym);
