@@ -359,6 +359,21 @@ int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err
     return 0;
 }
 
+/* Column col of the one row of a "SELECT min(...) ..." (?1 = name, ?2 = after) into *t, unless
+ * NULL (no match). 0, or OP_RD_EINPUT with err set. */
+static int first_time(op_src *s, const char *sql, const char *name, int64_t after, int col, int64_t *t, char *err,
+                      size_t errlen) {
+    sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
+    if (!st) return OP_RD_EINPUT;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *t = sqlite3_column_int64(st, col);
+    else if (rc != SQLITE_ROW) op_src_failed(s, rc, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : OP_RD_EINPUT;
+}
+
 /* First occurrence of a marker: a region or a sample (by its mark message or track name). */
 int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int64_t after, int64_t *found,
                  char *err, size_t errlen) {
@@ -369,19 +384,7 @@ int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int
                  "SELECT min(R.start), min(R.\"end\") FROM %s R JOIN %s S ON S.id = R.name_id "
                  "WHERE S.string = ?1 AND R.\"end\" >= ?2",
                  set->name[T_REGION], set->name[T_STRING]);
-        sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-        if (!st) return OP_RD_EINPUT;
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, after);
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-            best = sqlite3_column_int64(st, want_end ? 1 : 0);
-        else if (rc != SQLITE_ROW) {
-            op_src_failed(s, rc, err, errlen);
-            sqlite3_finalize(st);
-            return OP_RD_EINPUT;
-        }
-        sqlite3_finalize(st);
+        if (first_time(s, sql, name, after, want_end ? 1 : 0, &best, err, errlen)) return OP_RD_EINPUT;
     }
     if (SRC_HAS(set, T_SAMPLE) && SRC_HAS(set, T_EVENT)) {
         snprintf(sql, sizeof sql,
@@ -389,20 +392,9 @@ int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int
                  "WHERE json_valid(E.extdata) AND json_extract(E.extdata, '$.message') = ?1 "
                  "AND X.timestamp >= ?2",
                  set->name[T_SAMPLE], set->name[T_EVENT]);
-        sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
-        if (!st) return OP_RD_EINPUT;
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, after);
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-            int64_t t = sqlite3_column_int64(st, 0);
-            if (t < best) best = t;
-        } else if (rc != SQLITE_ROW) {
-            op_src_failed(s, rc, err, errlen);
-            sqlite3_finalize(st);
-            return OP_RD_EINPUT;
-        }
-        sqlite3_finalize(st);
+        int64_t t = INT64_MAX;
+        if (first_time(s, sql, name, after, 0, &t, err, errlen)) return OP_RD_EINPUT;
+        if (t < best) best = t;
     }
     if (best < *found) *found = best;
     return 0;
