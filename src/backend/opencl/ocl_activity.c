@@ -382,21 +382,19 @@ cl_int ocl_impl_clEnqueueTask(ocl_frame *f, cl_command_queue command_queue, cl_k
 /* ------------------------------------------------------------------------------------------ */
 /* Copies.                                                                                     */
 
-cl_int ocl_impl_clEnqueueReadBuffer(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
-                                    size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list,
-                                    const cl_event *event_wait_list, cl_event *event)
-{
-    TRACKED_COPY(clEnqueueReadBuffer, DEVICE_TO_HOST, size, command_queue, buffer, blocking_read, offset, size, ptr,
-                 num_events_in_wait_list, event_wait_list)
-}
+/* A read and a write between host and buffer take the same parameters (but the pointer's
+ * constness) and are tracked alike. */
+#define HOST_TRANSFER(NAME, OP, PTR_T)                                                                            \
+    cl_int ocl_impl_##NAME(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking,         \
+                           size_t offset, size_t size, PTR_T ptr, cl_uint num_events_in_wait_list,                 \
+                           const cl_event *event_wait_list, cl_event *event)                                       \
+    {                                                                                                             \
+        TRACKED_COPY(NAME, OP, size, command_queue, buffer, blocking, offset, size, ptr, num_events_in_wait_list, \
+                     event_wait_list)                                                                             \
+    }
 
-cl_int ocl_impl_clEnqueueWriteBuffer(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer,
-                                     cl_bool blocking_write, size_t offset, size_t size, const void *ptr,
-                                     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-    TRACKED_COPY(clEnqueueWriteBuffer, HOST_TO_DEVICE, size, command_queue, buffer, blocking_write, offset, size, ptr,
-                 num_events_in_wait_list, event_wait_list)
-}
+HOST_TRANSFER(clEnqueueReadBuffer, DEVICE_TO_HOST, void *)
+HOST_TRANSFER(clEnqueueWriteBuffer, HOST_TO_DEVICE, const void *)
 
 cl_int ocl_impl_clEnqueueCopyBuffer(ocl_frame *f, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
                                     size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list,
@@ -406,29 +404,21 @@ cl_int ocl_impl_clEnqueueCopyBuffer(ocl_frame *f, cl_command_queue command_queue
                  dst_offset, size, num_events_in_wait_list, event_wait_list)
 }
 
-cl_int ocl_impl_clEnqueueReadBufferRect(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer,
-                                        cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin,
-                                        const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
-                                        size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
-                                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-                                        cl_event *event)
-{
-    TRACKED_COPY(clEnqueueReadBufferRect, DEVICE_TO_HOST, region_elems(region), command_queue, buffer, blocking_read,
-                 buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                 host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list)
-}
+/* The same for rectangles. */
+#define HOST_RECT_TRANSFER(NAME, OP, PTR_T)                                                                        \
+    cl_int ocl_impl_##NAME(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking,          \
+                           const size_t *buffer_origin, const size_t *host_origin, const size_t *region,            \
+                           size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,               \
+                           size_t host_slice_pitch, PTR_T ptr, cl_uint num_events_in_wait_list,                     \
+                           const cl_event *event_wait_list, cl_event *event)                                        \
+    {                                                                                                              \
+        TRACKED_COPY(NAME, OP, region_elems(region), command_queue, buffer, blocking, buffer_origin, host_origin,  \
+                     region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,          \
+                     num_events_in_wait_list, event_wait_list)                                                     \
+    }
 
-cl_int ocl_impl_clEnqueueWriteBufferRect(ocl_frame *f, cl_command_queue command_queue, cl_mem buffer,
-                                         cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin,
-                                         const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
-                                         size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
-                                         cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-                                         cl_event *event)
-{
-    TRACKED_COPY(clEnqueueWriteBufferRect, HOST_TO_DEVICE, region_elems(region), command_queue, buffer, blocking_write,
-                 buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                 host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list)
-}
+HOST_RECT_TRANSFER(clEnqueueReadBufferRect, DEVICE_TO_HOST, void *)
+HOST_RECT_TRANSFER(clEnqueueWriteBufferRect, HOST_TO_DEVICE, const void *)
 
 cl_int ocl_impl_clEnqueueCopyBufferRect(ocl_frame *f, cl_command_queue command_queue, cl_mem src_buffer,
                                         cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin,
