@@ -32,10 +32,20 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "omniprof/omniprof.h"
 
 #define OP_SDK_MAX_CONTEXTS 64 /* contexts a process may create */
+
+/* A fixed-size record zeroed with its header set (convention (1)): size, kind, operation. */
+#define OP_SDK_RECORD_INIT(rec, KIND, OP)   \
+    do {                                    \
+        memset(&(rec), 0, sizeof(rec));     \
+        (rec).size = sizeof(rec);           \
+        (rec).kind = (KIND);                \
+        (rec).operation = (OP);             \
+    } while (0)
 
 /* The op_sdk_* functions are exported from libomniprof-sdk.so (version node OMNIPROF_PRIVATE,
  * see src/sdk/omniprof-sdk.map) although the SDK is built with -fvisibility=hidden. */

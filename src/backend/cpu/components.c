@@ -303,10 +303,7 @@ static void emit_nodes(const region_node *n, const op_cpu_region_stack *s, uint6
             const op_cpu_component *comp = &g_components[g_active[i]];
             const stat_acc *a = &c->stats[i];
             omniprof_region_profile_record_t r;
-            memset(&r, 0, sizeof r);
-            r.size = sizeof r;
-            r.kind = OMNIPROF_BUFFER_TRACING_REGION_PROFILE;
-            r.operation = OMNIPROF_REGION_PROFILE_NODE;
+            OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_REGION_PROFILE, OMNIPROF_REGION_PROFILE_NODE);
             r.thread_id = (omniprof_thread_id_t)s->tid;
             r.thread_index = s->thread_index;
             r.node_id = id;

@@ -155,10 +155,7 @@ static void cores_setup(void)
 static void emit(int op, uint64_t ts, const char *name, const char *units, double value, uint32_t dev)
 {
     omniprof_process_sample_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE;
-    r.operation = op;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE, op);
     r.timestamp = ts;
     r.metric_name = name;
     r.units = units;

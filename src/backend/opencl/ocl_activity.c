@@ -112,10 +112,7 @@ static int cmd_claim(ocl_cmd *c)
 static void emit_kernel(const ocl_cmd *c, uint64_t start, uint64_t end)
 {
     omniprof_buffer_tracing_kernel_dispatch_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
-    r.operation = OMNIPROF_KERNEL_DISPATCH_COMPLETE;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_COMPLETE);
     r.correlation_id.internal = c->internal;
     r.thread_id = c->tid;
     r.start_timestamp = start;
@@ -135,10 +132,7 @@ static void emit_kernel(const ocl_cmd *c, uint64_t start, uint64_t end)
 static void emit_copy(const ocl_cmd *c, uint64_t start, uint64_t end)
 {
     omniprof_buffer_tracing_memory_copy_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_MEMORY_COPY;
-    r.operation = c->operation;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_MEMORY_COPY, c->operation);
     r.correlation_id.internal = c->internal;
     r.thread_id = c->tid;
     r.start_timestamp = start;
@@ -159,10 +153,7 @@ static void emit_copy(const ocl_cmd *c, uint64_t start, uint64_t end)
 static void emit_set(const ocl_cmd *c, uint64_t start, uint64_t end)
 {
     omniprof_buffer_tracing_memory_set_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_MEMORY_SET;
-    r.operation = 1;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_MEMORY_SET, 1);
     r.correlation_id.internal = c->internal;
     r.thread_id = c->tid;
     r.start_timestamp = start;
@@ -316,10 +307,7 @@ static void notify_enqueue(ocl_frame *f, const char *name, uint64_t kernel_id, o
 {
     if (!op_sdk_callback_enabled(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE)) return;
     omniprof_buffer_tracing_kernel_dispatch_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH;
-    r.operation = OMNIPROF_KERNEL_DISPATCH_ENQUEUE;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE);
     r.correlation_id.internal = f->corr.internal;
     r.thread_id = ocl_tid();
     r.start_timestamp = op_now_ns();
@@ -603,10 +591,7 @@ static void emit_alloc(ocl_frame *f, int32_t op, const void *address, uint64_t b
                        ocl_device *d, uint64_t start)
 {
     omniprof_buffer_tracing_memory_allocation_record_t r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION;
-    r.operation = op;
+    OP_SDK_RECORD_INIT(r, OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION, op);
     r.correlation_id = f->corr;
     r.thread_id = ocl_tid();
     r.start_timestamp = start;

@@ -403,10 +403,7 @@ OMNIPROF_API omniprof_status_t omniprof_sample_device_counting_service(omniprof_
         op_buffer *b = s->buffer.handle ? op_buffer_lookup(s->buffer) : NULL;
         for (size_t i = 0; i < c->n_items; i++) {
             omniprof_counter_value_record_t r;
-            memset(&r, 0, sizeof r);
-            r.size = sizeof r;
-            r.kind = OMNIPROF_COUNTER_RECORD_VALUE;
-            r.operation = OMNIPROF_COUNTER_OPERATION_DEVICE;
+            OP_SDK_RECORD_INIT(r, OMNIPROF_COUNTER_RECORD_VALUE, OMNIPROF_COUNTER_OPERATION_DEVICE);
             r.counter_id.handle = c->items[i].counter_id;
             r.counter_name = c->items[i].name;
             r.value = vals[i];
