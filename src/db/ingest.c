@@ -125,35 +125,44 @@ int op_db_ingest_record(op_db_writer *w, const op_db_rec *rec)
 int64_t op_db_insert_event(op_db_writer *w, uint32_t kind, uint64_t stack_id, uint64_t parent, uint64_t corr,
                             const char *extdata, size_t extlen)
 {
-    int which = extdata ? ST_EVENT_EXT : ST_EVENT;
-    sqlite3_stmt *s = w->st[which];
-    sqlite3_bind_int64(s, 1, w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0]);
-    if (stack_id) sqlite3_bind_int64(s, 2, (int64_t)stack_id); else sqlite3_bind_null(s, 2);
-    if (parent) sqlite3_bind_int64(s, 3, (int64_t)parent); else sqlite3_bind_null(s, 3);
-    sqlite3_bind_int64(s, 4, (int64_t)corr);
-    if (extdata) sqlite3_bind_text(s, 5, extdata, (int)extlen, SQLITE_STATIC);
-    if (op_db_step(w, which, "inserting an event") != 0) return -1;
-    return op_db_last_id(w);
+    int64_t id;
+    op_db_cell *c = op_db_row(w, Q_EVENT, &id);
+    if (!c) return -1;
+    op_db_set_int(&c[0], w->cat_id[kind < OMNIPROF_BUFFER_TRACING_LAST ? kind : 0]);
+    if (stack_id) op_db_set_int(&c[1], (int64_t)stack_id); else op_db_set_null(&c[1]);
+    if (parent) op_db_set_int(&c[2], (int64_t)parent); else op_db_set_null(&c[2]);
+    op_db_set_int(&c[3], (int64_t)corr);
+    if (extdata) op_db_set_text(w, Q_EVENT, &c[4], extdata, (int)extlen, OP_DB_TEXT_CLEAN); /* JSON the writer built */
+    else op_db_set_text(w, Q_EVENT, &c[4], "{}", 2, OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+    return id;
 }
 
 int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread, uint64_t start, uint64_t end,
                                    int64_t name_id, int64_t event_id)
 {
     if (start != end) {
-        sqlite3_stmt *s = w->st[ST_REGION];
-        sqlite3_bind_int64(s, 1, thread);
-        sqlite3_bind_int64(s, 2, (int64_t)start);
-        sqlite3_bind_int64(s, 3, (int64_t)end);
-        sqlite3_bind_int64(s, 4, name_id);
-        sqlite3_bind_int64(s, 5, event_id);
-        return op_db_step(w, ST_REGION, "inserting a region");
+        op_db_cell *c = op_db_row(w, Q_REGION, NULL);
+        if (!c) return -1;
+        op_db_set_int(&c[0], thread);
+        op_db_set_int(&c[1], (int64_t)start);
+        op_db_set_int(&c[2], (int64_t)end);
+        op_db_set_int(&c[3], name_id);
+        op_db_set_int(&c[4], event_id);
+        return 0;
     }
     int marker = kind == OMNIPROF_BUFFER_TRACING_MARKER_API || kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
     int64_t track = op_db_instant_track(w, thread, kind, marker ? 0 : name_id);
     if (track < 0) return -1;
-    sqlite3_stmt *s = w->st[ST_SAMPLE];
-    sqlite3_bind_int64(s, 1, track);
-    sqlite3_bind_int64(s, 2, (int64_t)start);
-    sqlite3_bind_int64(s, 3, event_id);
-    return op_db_step(w, ST_SAMPLE, "inserting a sample");
+    return op_db_insert_sample(w, track, start, event_id) < 0 ? -1 : 0;
+}
+
+int64_t op_db_insert_sample(op_db_writer *w, int64_t track, uint64_t timestamp, int64_t event_id)
+{
+    int64_t id;
+    op_db_cell *c = op_db_row(w, Q_SAMPLE, &id);
+    if (!c) return -1;
+    op_db_set_int(&c[0], track);
+    op_db_set_int(&c[1], (int64_t)timestamp);
+    op_db_set_int(&c[2], event_id);
+    return id;
 }

@@ -31,18 +31,34 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     return op_db_remember(w, &w->kernels, kernel_id, op_db_last_id(w), "a kernel symbol");
 }
 
-/* ST_KERNEL's parameters 10-17: work-group size, grid size in work-items (rocpd's grid is
- * CUDA's grid times its block), the region name and the event. */
-static void bind_launch(sqlite3_stmt *s, omniprof_dim3_t block, omniprof_dim3_t grid, int64_t region, int64_t ev)
+/* ST_KERNEL's parameters 10-17 (cells 9-16): work-group size, grid size in work-items (rocpd's
+ * grid is CUDA's grid times its block), the region name and the event. */
+static void set_launch(op_db_cell *c, omniprof_dim3_t block, omniprof_dim3_t grid, int64_t region, int64_t ev)
 {
-    sqlite3_bind_int64(s, 10, block.x);
-    sqlite3_bind_int64(s, 11, block.y);
-    sqlite3_bind_int64(s, 12, block.z);
-    sqlite3_bind_int64(s, 13, (int64_t)grid.x * block.x);
-    sqlite3_bind_int64(s, 14, (int64_t)grid.y * block.y);
-    sqlite3_bind_int64(s, 15, (int64_t)grid.z * block.z);
-    sqlite3_bind_int64(s, 16, region);
-    sqlite3_bind_int64(s, 17, ev);
+    op_db_set_int(&c[9], block.x);
+    op_db_set_int(&c[10], block.y);
+    op_db_set_int(&c[11], block.z);
+    op_db_set_int(&c[12], (int64_t)grid.x * block.x);
+    op_db_set_int(&c[13], (int64_t)grid.y * block.y);
+    op_db_set_int(&c[14], (int64_t)grid.z * block.z);
+    op_db_set_int(&c[15], region);
+    op_db_set_int(&c[16], ev);
+}
+
+/* An event of a counter category (not a tracing kind's): its id or -1. extdata NULL: '{}'. */
+static int64_t counter_event(op_db_writer *w, int64_t category, const omniprof_async_correlation_id_t *corr, const char *ext,
+                             int extlen)
+{
+    int64_t id;
+    op_db_cell *c = op_db_row(w, Q_EVENT, &id);
+    if (!c) return -1;
+    op_db_set_int(&c[0], category);
+    if (corr->internal) op_db_set_int(&c[1], (int64_t)corr->internal); else op_db_set_null(&c[1]);
+    op_db_set_null(&c[2]);
+    op_db_set_int(&c[3], (int64_t)corr->external.value);
+    op_db_set_text(w, Q_EVENT, &c[4], ext ? ext : "{}", ext ? extlen : 2,
+                   ext ? OP_DB_TEXT_CLEAN : OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+    return id;
 }
 
 static dispatch_entry *dispatch_slot(op_db_writer *w, uint64_t dispatch_id)
@@ -71,17 +87,18 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     if (thread < 0 || queue < 0 || ksym < 0 || region < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, NULL, 0);
     if (ev < 0) return -1;
-    sqlite3_stmt *s = w->st[ST_KERNEL];
-    op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, agent);
-    sqlite3_bind_int64(s, 3, ksym);
-    sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
-    sqlite3_bind_int64(s, 5, stream);
-    sqlite3_bind_int64(s, 6, (int64_t)r->start_timestamp);
-    sqlite3_bind_int64(s, 7, (int64_t)r->end_timestamp);
-    sqlite3_bind_int64(s, 8, r->local_memory_per_thread);
-    sqlite3_bind_int64(s, 9, (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
-    bind_launch(s, r->block_size, r->grid_size, region, ev);
+    op_db_cell *c = op_db_row(w, Q_KERNEL, NULL);
+    if (!c) return -1;
+    op_db_set_id(&c[0], thread);
+    op_db_set_id(&c[1], agent);
+    op_db_set_int(&c[2], ksym);
+    op_db_set_int(&c[3], (int64_t)r->dispatch_id);
+    op_db_set_int(&c[4], stream);
+    op_db_set_int(&c[5], (int64_t)r->start_timestamp);
+    op_db_set_int(&c[6], (int64_t)r->end_timestamp);
+    op_db_set_int(&c[7], r->local_memory_per_thread);
+    op_db_set_int(&c[8], (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
+    set_launch(c, r->block_size, r->grid_size, region, ev);
     int n = snprintf(w->scratch, w->scratch_len,
                      "{\"device_id\":%u,\"context_id\":%u,\"dynamic_shared_memory\":%u,\"registers_per_thread\":%u",
                      r->device_id, r->context_id, r->dynamic_shared_memory, r->registers_per_thread);
@@ -89,9 +106,8 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
         n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, ",\"graph_id\":%llu,\"graph_node_id\":%llu",
                       (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
     w->scratch[n++] = '}';
-    sqlite3_bind_text(s, 18, w->scratch, n, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 19, queue);
-    if (op_db_step(w, ST_KERNEL, "inserting a kernel dispatch") != 0) return -1;
+    op_db_set_text(w, Q_KERNEL, &c[17], w->scratch, n, OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[18], queue);
     if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
     return 0;
 }
@@ -113,28 +129,21 @@ int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter
     if (thread < 0 || ksym < 0 || region < 0 || queue < 0 || w->cat_counter_id < 0) return -1;
     int n = snprintf(w->scratch, w->scratch_len, "{\"source\":\"counter_collection\",\"num_passes\":%u,\"config_id\":%llu}",
                      r->num_passes, (unsigned long long)r->config_id.handle);
-    sqlite3_stmt *s = w->st[ST_EVENT_EXT];
-    sqlite3_bind_int64(s, 1, w->cat_counter_id);
-    if (r->correlation_id.internal) sqlite3_bind_int64(s, 2, (int64_t)r->correlation_id.internal); else sqlite3_bind_null(s, 2);
-    sqlite3_bind_null(s, 3);
-    sqlite3_bind_int64(s, 4, (int64_t)r->correlation_id.external.value);
-    sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
-    if (op_db_step(w, ST_EVENT_EXT, "inserting an event") != 0) return -1;
-    int64_t ev = op_db_last_id(w);
-    s = w->st[ST_KERNEL];
-    op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, agent);
-    sqlite3_bind_int64(s, 3, ksym);
-    sqlite3_bind_int64(s, 4, (int64_t)r->dispatch_id);
-    sqlite3_bind_null(s, 5);
-    sqlite3_bind_int64(s, 6, (int64_t)r->start_timestamp);
-    sqlite3_bind_int64(s, 7, (int64_t)r->end_timestamp);
-    sqlite3_bind_null(s, 8);
-    sqlite3_bind_null(s, 9);
-    bind_launch(s, r->block_size, r->grid_size, region, ev);
-    sqlite3_bind_text(s, 18, "{\"source\":\"counter_collection\"}", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 19, queue);
-    if (op_db_step(w, ST_KERNEL, "inserting a counted kernel dispatch") != 0) return -1;
+    int64_t ev = counter_event(w, w->cat_counter_id, &r->correlation_id, w->scratch, n);
+    op_db_cell *c = ev < 0 ? NULL : op_db_row(w, Q_KERNEL, NULL);
+    if (!c) return -1;
+    op_db_set_id(&c[0], thread);
+    op_db_set_id(&c[1], agent);
+    op_db_set_int(&c[2], ksym);
+    op_db_set_int(&c[3], (int64_t)r->dispatch_id);
+    op_db_set_null(&c[4]);
+    op_db_set_int(&c[5], (int64_t)r->start_timestamp);
+    op_db_set_int(&c[6], (int64_t)r->end_timestamp);
+    op_db_set_null(&c[7]);
+    op_db_set_null(&c[8]);
+    set_launch(c, r->block_size, r->grid_size, region, ev);
+    op_db_set_text(w, Q_KERNEL, &c[17], "{\"source\":\"counter_collection\"}", -1, OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[18], queue);
     if (r->dispatch_id) *de = (dispatch_entry){r->dispatch_id, ev, 1};
     return 0;
 }
@@ -166,13 +175,8 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
         int64_t *cat = r->dispatch_id ? &w->cat_counter_id : &w->cat_counter_device_id;
         if (!*cat) *cat = r->dispatch_id ? op_db_intern_n(w, "COUNTER_COLLECTION", 18) : op_db_intern_n(w, "COUNTER_DEVICE", 14);
         if (*cat < 0) return -1;
-        sqlite3_stmt *s = w->st[ST_EVENT];
-        sqlite3_bind_int64(s, 1, *cat);
-        if (r->correlation_id.internal) sqlite3_bind_int64(s, 2, (int64_t)r->correlation_id.internal); else sqlite3_bind_null(s, 2);
-        sqlite3_bind_null(s, 3);
-        sqlite3_bind_int64(s, 4, (int64_t)r->correlation_id.external.value);
-        if (op_db_step(w, ST_EVENT, "inserting an event") != 0) return -1;
-        ev = op_db_last_id(w);
+        ev = counter_event(w, *cat, &r->correlation_id, NULL, 0);
+        if (ev < 0) return -1;
         if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
     }
     sqlite3_stmt *s = w->st[ST_PMC_EVENT];
@@ -206,19 +210,20 @@ static int insert_copy(op_db_writer *w, uint32_t kind, int32_t op, const omnipro
     if (thread < 0 || queue < 0 || name < 0) return -1;
     int64_t ev = op_db_insert_event(w, kind, corr->internal, 0, corr->external.value, NULL, 0);
     if (ev < 0) return -1;
-    sqlite3_stmt *s = w->st[ST_COPY];
-    op_db_bind_id_or_null(s, 1, thread);
-    sqlite3_bind_int64(s, 2, (int64_t)start);
-    sqlite3_bind_int64(s, 3, (int64_t)end);
-    sqlite3_bind_int64(s, 4, name);
-    op_db_bind_id_or_null(s, 5, dst);
-    op_db_bind_id_or_null(s, 6, src);
-    sqlite3_bind_int64(s, 7, (int64_t)bytes);
-    sqlite3_bind_int64(s, 8, stream);
-    sqlite3_bind_int64(s, 9, ev);
-    sqlite3_bind_text(s, 10, ext, (int)extlen, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 11, queue);
-    return op_db_step(w, ST_COPY, "inserting a memory copy");
+    op_db_cell *c = op_db_row(w, Q_COPY, NULL);
+    if (!c) return -1;
+    op_db_set_id(&c[0], thread);
+    op_db_set_int(&c[1], (int64_t)start);
+    op_db_set_int(&c[2], (int64_t)end);
+    op_db_set_int(&c[3], name);
+    op_db_set_id(&c[4], dst);
+    op_db_set_id(&c[5], src);
+    op_db_set_int(&c[6], (int64_t)bytes);
+    op_db_set_int(&c[7], stream);
+    op_db_set_int(&c[8], ev);
+    op_db_set_text(w, Q_COPY, &c[9], ext, (int)extlen, OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[10], queue);
+    return 0;
 }
 
 int op_db_ingest_memory_copy(op_db_writer *w, const omniprof_buffer_tracing_memory_copy_record_t *r, uint64_t psize)

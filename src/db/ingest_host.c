@@ -38,13 +38,13 @@ int op_db_ingest_api(op_db_writer *w, const omniprof_buffer_tracing_api_record_t
         case OMNIPROF_ARG_TYPE_STRING: type = "const char*"; v = op_db_str(w, &a->value.str); break;
         default: type = "unknown"; v = NULL; break;
         }
-        sqlite3_stmt *s = w->st[ST_ARG];
-        sqlite3_bind_int64(s, 1, ev);
-        sqlite3_bind_int(s, 2, (int)i);
-        sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
-        op_db_bind_text(s, 4, aname ? aname : "", -1, SQLITE_STATIC);
-        op_db_bind_text(s, 5, v, -1, SQLITE_STATIC);
-        if (op_db_step(w, ST_ARG, "inserting an argument") != 0) return -1;
+        op_db_cell *c = op_db_row(w, Q_ARG, NULL);
+        if (!c) return -1;
+        op_db_set_int(&c[0], ev);
+        op_db_set_int(&c[1], (int64_t)i);
+        op_db_set_text(w, Q_ARG, &c[2], type, -1, OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+        op_db_set_text(w, Q_ARG, &c[3], aname ? aname : "", -1, OP_DB_TEXT_STABLE);
+        op_db_set_text(w, Q_ARG, &c[4], v, -1, v == val ? OP_DB_TEXT_CLEAN : OP_DB_TEXT_STABLE);
     }
     return 0;
 }
@@ -83,12 +83,8 @@ int op_db_ingest_cpu_sample(op_db_writer *w, const omniprof_cpu_sample_record_t 
     if (track < 0) return -1;
     int64_t ev = op_db_insert_event(w, r->kind, 0, 0, 0, NULL, 0);
     if (ev < 0) return -1;
-    sqlite3_stmt *s = w->st[ST_SAMPLE];
-    sqlite3_bind_int64(s, 1, track);
-    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
-    sqlite3_bind_int64(s, 3, ev);
-    if (op_db_step(w, ST_SAMPLE, "inserting a sample") != 0) return -1;
-    int64_t sample = op_db_last_id(w);
+    int64_t sample = op_db_insert_sample(w, track, r->timestamp, ev);
+    if (sample < 0) return -1;
     uint32_t ne = r->num_events < OMNIPROF_CPU_SAMPLE_MAX_EVENTS ? r->num_events : OMNIPROF_CPU_SAMPLE_MAX_EVENTS;
     size_t at = 0;
     w->scratch[at++] = '[';
@@ -96,18 +92,20 @@ int op_db_ingest_cpu_sample(op_db_writer *w, const omniprof_cpu_sample_record_t 
         at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "%s%llu", i ? "," : "",
                                (unsigned long long)r->event_values[i]);
     w->scratch[at++] = ']';
-    s = w->st[ST_CPU_SAMPLE];
-    sqlite3_bind_int64(s, 1, thread);
-    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
-    sqlite3_bind_text(s, 3, r->operation == OMNIPROF_CPU_SAMPLE_CPUTIME ? "CPUTIME"
-                            : r->operation == OMNIPROF_CPU_SAMPLE_REALTIME ? "REALTIME" : "OTHER", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 4, node);
-    sqlite3_bind_int64(s, 5, sample);
-    sqlite3_bind_int(s, 6, (int)nf);
-    sqlite3_bind_int64(s, 7, (int64_t)r->thread_internal_value);
-    sqlite3_bind_int64(s, 8, (int64_t)r->peak_rss_bytes);
-    sqlite3_bind_text(s, 9, w->scratch, (int)at, SQLITE_STATIC);
-    return op_db_step(w, ST_CPU_SAMPLE, "inserting a CPU sample");
+    op_db_cell *c = op_db_row(w, Q_CPU_SAMPLE, NULL);
+    if (!c) return -1;
+    op_db_set_int(&c[0], thread);
+    op_db_set_int(&c[1], (int64_t)r->timestamp);
+    op_db_set_text(w, Q_CPU_SAMPLE, &c[2], r->operation == OMNIPROF_CPU_SAMPLE_CPUTIME ? "CPUTIME"
+                   : r->operation == OMNIPROF_CPU_SAMPLE_REALTIME ? "REALTIME" : "OTHER", -1,
+                   OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[3], node);
+    op_db_set_int(&c[4], sample);
+    op_db_set_int(&c[5], (int64_t)nf);
+    op_db_set_int(&c[6], (int64_t)r->thread_internal_value);
+    op_db_set_int(&c[7], (int64_t)r->peak_rss_bytes);
+    op_db_set_text(w, Q_CPU_SAMPLE, &c[8], w->scratch, (int)at, OP_DB_TEXT_CLEAN);
+    return 0;
 }
 
 int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_record_t *r, uint64_t psize)

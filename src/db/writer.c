@@ -73,6 +73,7 @@ void op_db_writer_fail(op_db_writer *w, const char *what, int rc)
              sys ? strerror(sys) : "");
     op_error("%s", w->errmsg);
     if (w->spool) op_spool_shutdown(w->spool);
+    op_db_rows_discard(w);
     if (w->db && w->txn_open) {
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         w->txn_open = 0;
@@ -119,6 +120,7 @@ int op_db_txn_begin(op_db_writer *w)
 int op_db_txn_commit(op_db_writer *w)
 {
     if (!w->txn_open) return 0;
+    if (op_db_rows_flush_all(w) != 0) return -1; /* W2: the queued rows belong to this transaction */
     int rc = sqlite3_step(w->st[ST_COMMIT]);
     sqlite3_reset(w->st[ST_COMMIT]);
     if (rc != SQLITE_DONE) {
@@ -150,6 +152,8 @@ static void process_batch(op_db_writer *w, const op_spool_batch *b)
             p += rec->len;
             n++;
         }
+        /* queued rows point at this batch's strings: written before it is released */
+        if (op_db_rows_flush_all(w) != 0) n = 0;
     }
     atomic_fetch_add_explicit(&w->n_ingested, n, memory_order_relaxed);
     if (n < b->n) atomic_fetch_add_explicit(&w->n_dropped, b->n - n, memory_order_relaxed);
@@ -158,6 +162,7 @@ static void process_batch(op_db_writer *w, const op_spool_batch *b)
 
 static void close_database(op_db_writer *w, int checkpoint)
 {
+    op_db_rows_free(w);
     for (int i = 0; i < ST__COUNT; i++) {
         sqlite3_finalize(w->st[i]);
         w->st[i] = NULL;
@@ -263,8 +268,7 @@ static void *ingest_main(void *arg)
 static const char *const k_statements[ST__COUNT] = {
     [ST_STRING_INS] = "INSERT INTO \"rocpd_string%s\" (string) VALUES (?)",
     [ST_STRING_SEL] = "SELECT id FROM \"rocpd_string%s\" WHERE string = ?",
-    [ST_EVENT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id) VALUES (?,?,?,?)",
-    [ST_EVENT_EXT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id, extdata) VALUES (?,?,?,?,?)",
+    [ST_EVENT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id, extdata) VALUES (?,?,?,?,?)",
     [ST_REGION] = "INSERT INTO \"rocpd_region%s\" (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,$PID,?,?,?,?,?)",
     [ST_SAMPLE] = "INSERT INTO \"rocpd_sample%s\" (track_id, timestamp, event_id) VALUES (?,?,?)",
     [ST_ARG] = "INSERT INTO \"rocpd_arg%s\" (event_id, position, type, name, value) VALUES (?,?,?,?,?)",
@@ -576,6 +580,14 @@ static int expand_statement(char *out, size_t cap, const char *tmpl, const char 
     return 0;
 }
 
+/* The batched tables (rows.c): their one-row statement, and whether other rows reference theirs. */
+static const struct {
+    int st, ids;
+} k_rowq[Q__COUNT] = {
+    [Q_EVENT] = {ST_EVENT, 1}, [Q_REGION] = {ST_REGION, 0}, [Q_SAMPLE] = {ST_SAMPLE, 1}, [Q_ARG] = {ST_ARG, 0},
+    [Q_KERNEL] = {ST_KERNEL, 0}, [Q_COPY] = {ST_COPY, 0}, [Q_CPU_SAMPLE] = {ST_CPU_SAMPLE, 0},
+};
+
 static int prepare_database(op_db_writer *w, char *err, size_t errlen)
 {
     int rc;
@@ -591,6 +603,10 @@ static int prepare_database(op_db_writer *w, char *err, size_t errlen)
                          sqlite3_errstr(rc), sqlite3_errmsg(w->db));
             return EIO;
         }
+        int e = 0;
+        for (int q = 0; q < Q__COUNT && !e; q++)
+            if (k_rowq[q].st == i) e = op_db_rows_prepare(w, q, i, sql, k_rowq[q].ids, err, errlen);
+        if (e) return e;
     }
     /* Category strings: interned up front (one transaction). */
     int ok = op_db_txn_begin(w) == 0;

@@ -14,6 +14,7 @@
  *   ingest_comm.c     MPI and NCCL calls, clock estimates
  *   strings.c         interning (rocpd_string), names, the caches and rows that many kinds
  *                     share (threads, streams, agents, tracks, stack nodes), JSON escaping
+ *   rows.c            batched inserts: the rows of the busiest tables, written 32 at a time
  *
  * Spool record (8-byte aligned, inside a spool batch):
  *     op_db_rec { uint32 len; uint32 category; uint32 kind; uint32 reserved; }
@@ -100,12 +101,38 @@ typedef struct stack_entry {
     int64_t id;
 } stack_entry;
 
+/* Batched inserts (rows.c): a queue of rows for one table, written by multi-row INSERTs. */
+enum { Q_EVENT, Q_REGION, Q_SAMPLE, Q_ARG, Q_KERNEL, Q_COPY, Q_CPU_SAMPLE, Q__COUNT };
+#define OP_DB_ROWQ_SIZES 6                          /* statements for 1, 2, 4, 8, 16, 32 rows */
+#define OP_DB_ROWQ_MAX (1u << (OP_DB_ROWQ_SIZES - 1)) /* rows queued at most per table */
+enum { OP_DB_CELL_NULL, OP_DB_CELL_INT, OP_DB_CELL_REAL, OP_DB_CELL_TEXT, OP_DB_CELL_ARENA };
+typedef struct op_db_cell {
+    union {
+        int64_t i;  /* INT; ARENA: offset of the text in the queue's arena */
+        double d;   /* REAL */
+    };
+    const char *s;  /* TEXT: valid until the queue is written */
+    uint32_t n;     /* TEXT, ARENA: bytes */
+    uint32_t type;  /* OP_DB_CELL_* */
+} op_db_cell;
+typedef struct op_db_rowq {
+    int st;         /* the one-row statement it stands for (k_statements) */
+    int ids;        /* rows referenced by id: check that SQLite gives the ids announced */
+    uint32_t ncols; /* parameters per row */
+    uint32_t n;     /* rows queued */
+    int64_t next_id; /* id of the next row queued */
+    sqlite3_stmt *multi[OP_DB_ROWQ_SIZES];
+    op_db_cell *cells; /* OP_DB_ROWQ_MAX rows of ncols */
+    char *arena;       /* copies of the queued rows' texts */
+    size_t arena_len, arena_cap;
+} op_db_rowq;
+
 /* ------------------------------------------------------------------------------------------ */
 /* The writer                                                                                 */
 
 /* Prepared statements (their text: k_statements in writer.c). */
 enum {
-    ST_STRING_INS, ST_STRING_SEL, ST_EVENT, ST_EVENT_EXT, ST_REGION, ST_SAMPLE, ST_ARG, ST_THREAD_INS,
+    ST_STRING_INS, ST_STRING_SEL, ST_EVENT, ST_REGION, ST_SAMPLE, ST_ARG, ST_THREAD_INS,
     ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_QUEUE, ST_AGENT, ST_CODE_OBJECT,
     ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
     ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
@@ -145,6 +172,7 @@ struct op_db_writer {
     /* ingest thread only */
     sqlite3 *db;
     sqlite3_stmt *st[ST__COUNT];
+    op_db_rowq rowq[Q__COUNT];
     int txn_open;
     uint64_t txn_start_ns, txn_rows;
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
@@ -195,6 +223,8 @@ int64_t op_db_insert_event(op_db_writer *w, uint32_t kind, uint64_t stack_id, ui
  * is in the event's extdata), other zero-length calls on a track named by the call. */
 int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread, uint64_t start, uint64_t end,
                                   int64_t name_id, int64_t event_id);
+/* An instant (rocpd_sample) on a track. Returns its id or -1. */
+int64_t op_db_insert_sample(op_db_writer *w, int64_t track, uint64_t timestamp, int64_t event_id);
 
 int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const char *units); /* ingest_host.c */
 int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count);
@@ -207,6 +237,36 @@ int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, u
 #include "omniprof/kinds.def"
 #define OP_DB_INTERNAL_KIND OP_DB_INGEST_DECL
 #include "db/ingest_kinds.def"
+
+/* ---------------------------------------------------------------- rows.c */
+/* Queue q's statements from the one-row statement `st` (its SQL, expanded); ids: the table's
+ * rows are referenced by id. 0 or an errno value with err set. */
+int op_db_rows_prepare(op_db_writer *w, int q, int st, const char *one_row_sql, int ids, char *err, size_t errlen);
+void op_db_rows_free(op_db_writer *w);
+/* Drops what is queued (the writer turned off: the transaction is rolled back). */
+void op_db_rows_discard(op_db_writer *w);
+/* Writes queue q / every queue. 0, or -EIO when the writer turned off. */
+int op_db_rows_flush(op_db_writer *w, int q);
+int op_db_rows_flush_all(op_db_writer *w);
+/* Room for one row of queue q (its cells, in the statement's parameter order), writing the
+ * queue first when it is full; *id (if id) = the row's id. NULL when the writer is off. Every
+ * cell must be set. */
+op_db_cell *op_db_row(op_db_writer *w, int q, int64_t *id);
+static inline void op_db_set_int(op_db_cell *c, int64_t v) { c->type = OP_DB_CELL_INT; c->i = v; }
+static inline void op_db_set_real(op_db_cell *c, double v) { c->type = OP_DB_CELL_REAL; c->d = v; }
+static inline void op_db_set_null(op_db_cell *c) { c->type = OP_DB_CELL_NULL; }
+static inline void op_db_set_id(op_db_cell *c, int64_t id) /* id <= 0: NULL */
+{
+    c->type = id > 0 ? OP_DB_CELL_INT : OP_DB_CELL_NULL;
+    c->i = id;
+}
+/* Text s[0..n) (n < 0: up to its NUL; NULL: SQL NULL) into cell c of queue q's last row.
+ * OP_DB_TEXT_STABLE: s stays valid until the queue is written (a literal, a string of the spool
+ * record being ingested), else it is copied; OP_DB_TEXT_CLEAN: s is known to be valid UTF-8
+ * (text the writer built), else it is checked and escaped when it must be. */
+#define OP_DB_TEXT_STABLE 1u
+#define OP_DB_TEXT_CLEAN 2u
+void op_db_set_text(op_db_writer *w, int q, op_db_cell *c, const char *s, int n, unsigned flags);
 
 /* ---------------------------------------------------------------- strings.c */
 /* The rocpd_string id of s[0..n) / of s: cache, then database, then insert. -1 on failure. */
