@@ -64,11 +64,12 @@ static sqlite3 *open_bare(const char *name)
     return db;
 }
 
-/* (a) 10-column rows. */
+/* (a) 10-column rows (guid generated, as in the writer's schema). */
 static double bare_10col(uint64_t n, const char *name)
 {
     sqlite3 *db = open_bare(name);
-    sqlite3_exec(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, guid TEXT DEFAULT '0195b6a1-2c3d-7e4f-8a9b-0123456789ab' NOT NULL, "
+    sqlite3_exec(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, guid TEXT NOT NULL GENERATED ALWAYS AS "
+                     "('0195b6a1-2c3d-7e4f-8a9b-0123456789ab') VIRTUAL, "
                      "nid INTEGER, pid INTEGER, tid INTEGER, start BIGINT, \"end\" BIGINT, name_id INTEGER, event_id INTEGER, "
                      "extdata JSONB DEFAULT '{}' NOT NULL)", 0, 0, 0);
     sqlite3_stmt *s;

@@ -15,8 +15,8 @@
  *
  * Invariants: (1) the output is never an input (it must not exist: the caller checks, and the
  * temporary file is created exclusively); (2) a set whose suffix is already in the output (the
- * same input given twice) gets a fresh uuid suffix — its rows are still copied, with their
- * guids. */
+ * same input given twice) gets a fresh uuid suffix — its rows are still copied, and read that
+ * suffix's guid (guid is a generated column of the schema, never copied). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

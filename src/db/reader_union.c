@@ -114,7 +114,7 @@ static int has_column(sqlite3 *db, const char *qualified, const char *col) {
     split_name(qualified, schema, sizeof schema, name, sizeof name);
     sqlite3_stmt *q = NULL;
     int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1, ?2) WHERE name = ?3", -1, &q, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, ?2) WHERE name = ?3", -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, schema, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 3, col, -1, SQLITE_STATIC);
@@ -124,14 +124,15 @@ static int has_column(sqlite3 *db, const char *qualified, const char *col) {
     return found;
 }
 
-/* The quoted columns of the first table that every other table of the list has too. */
+/* The quoted columns of the first table that every other table of the list has too (table_xinfo:
+ * generated columns such as guid included). */
 static char *common_columns(sqlite3 *db, char *const *tables, size_t n) {
     char schema[32], name[200];
     split_name(tables[0], schema, sizeof schema, name, sizeof name);
     sqlite3_stmt *st = NULL;
     op_buf cols = {0};
     int nc = 0;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, ?2)", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, ?2)", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {

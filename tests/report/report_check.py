@@ -179,15 +179,15 @@ def add_mpi_calls(db, n):
                          "ESCAPE '\\' ORDER BY name LIMIT 1").fetchone()[0]
     suffix = region[len("rocpd_region"):]
     S, E, R = ("rocpd_string" + suffix, "rocpd_event" + suffix, "rocpd_region" + suffix)
-    guid, nid, pid, tid, t = con.execute('SELECT guid, nid, pid, tid, "end" FROM "%s" ORDER BY id LIMIT 1' % R).fetchone()
+    nid, pid, tid, t = con.execute('SELECT nid, pid, tid, "end" FROM "%s" ORDER BY id LIMIT 1' % R).fetchone()
     ids = []
     for text in ("MPI_API", "MPI_Allreduce"):
-        con.execute('INSERT OR IGNORE INTO "%s" (guid, string) VALUES (?, ?)' % S, (guid, text))
+        con.execute('INSERT OR IGNORE INTO "%s" (string) VALUES (?)' % S, (text,))  # guid: generated
         ids.append(con.execute('SELECT id FROM "%s" WHERE string = ?' % S, (text,)).fetchone()[0])
     for i in range(n):
-        cur = con.execute('INSERT INTO "%s" (guid, category_id) VALUES (?, ?)' % E, (guid, ids[0]))
-        con.execute('INSERT INTO "%s" (guid, nid, pid, tid, start, "end", name_id, event_id) VALUES (?,?,?,?,?,?,?,?)' % R,
-                    (guid, nid, pid, tid, t + 1000 * i, t + 1000 * i + 500, ids[1], cur.lastrowid))
+        cur = con.execute('INSERT INTO "%s" (category_id) VALUES (?)' % E, (ids[0],))
+        con.execute('INSERT INTO "%s" (nid, pid, tid, start, "end", name_id, event_id) VALUES (?,?,?,?,?,?,?)' % R,
+                    (nid, pid, tid, t + 1000 * i, t + 1000 * i + 500, ids[1], cur.lastrowid))
     con.commit()
     con.close()
 

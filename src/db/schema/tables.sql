@@ -12,6 +12,9 @@
 --   * extdata / environment / call_stack / line_info hold JSON text (SQLite 3.40 has no JSONB);
 --   * foreign keys are declared but the writer does not turn enforcement on (speed); the
 --     writer keeps them by construction (docs/database.md, invariant 5).
+--   * guid is a VIRTUAL generated column (the run's UUID, one per table set): every row reads
+--     it, no row stores it (36 bytes per row saved; SELECT * and joins see it as before,
+--     PRAGMA table_info lists it only in table_xinfo, an INSERT may not name it).
 
 CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
@@ -21,13 +24,13 @@ CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_string{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "string" TEXT NOT NULL UNIQUE ON CONFLICT ABORT
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "hash" BIGINT NOT NULL UNIQUE,
     "machine_id" TEXT NOT NULL UNIQUE,
     "system_name" TEXT,
@@ -40,7 +43,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "ppid" INTEGER,
     "pid" INTEGER NOT NULL,
@@ -55,7 +58,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "ppid" INTEGER,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
@@ -68,7 +71,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "type" TEXT CHECK ("type" IN ('CPU', 'GPU')),
@@ -86,7 +89,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "name" TEXT,
@@ -95,7 +98,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "name" TEXT,
@@ -104,7 +107,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
@@ -127,7 +130,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
@@ -142,7 +145,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
 -- code_object_id is NULL for a kernel seen only through its dispatches (no KERNEL_SYMBOL record).
 CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "code_object_id" INTEGER REFERENCES "rocpd_info_code_object{{uuid}}" ("id"),
@@ -162,7 +165,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
 -- A series of samples: per (thread, category) for instants, per metric for omniprof_metric.
 CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -172,7 +175,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "category_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
     "stack_id" INTEGER,
     "parent_stack_id" INTEGER,
@@ -184,7 +187,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "event_id" INTEGER NOT NULL REFERENCES "rocpd_event{{uuid}}" ("id"),
     "position" INTEGER NOT NULL,
     "type" TEXT NOT NULL,
@@ -195,7 +198,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
     "pmc_id" INTEGER NOT NULL REFERENCES "rocpd_info_pmc{{uuid}}" ("id"),
     "value" REAL DEFAULT 0.0,
@@ -205,7 +208,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
 -- A CPU interval on one thread: API calls, marker ranges, synchronizations, wrapped functions.
 CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -219,7 +222,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
 -- An instant on a track: marks, zero-length API calls, CPU call-stack samples.
 CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
     "timestamp" BIGINT NOT NULL,
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
@@ -231,7 +234,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
 -- private_segment_size = local memory per thread.
 CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -258,7 +261,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
 -- Copies, and memsets (name 'MEMORY_SET', src_agent_id NULL; docs/database.md).
 CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -279,7 +282,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -304,7 +307,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
 -- Addresses are stored as SQLite integers (two's complement of the uint64).
 CREATE TABLE IF NOT EXISTS "omniprof_stack{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "parent_id" INTEGER NOT NULL,
     "address" INTEGER NOT NULL,
     "depth" INTEGER NOT NULL,
@@ -315,7 +318,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_stack{{uuid}}" (
 -- "CPU_SAMPLE" track), stack_id its innermost omniprof_stack node (0: no frames).
 CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -334,7 +337,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
 -- stack_id = the internal correlation id of the dispatch's launching call (serialized method).
 CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
@@ -358,7 +361,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
 -- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
 CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "address" INTEGER NOT NULL,
     "inline_depth" INTEGER NOT NULL,
     "function" TEXT,
@@ -374,7 +377,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
 -- track extdata {"units":..., "device_index":..., "source":"process_sample"}).
 CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
     "timestamp" BIGINT NOT NULL,
     "value" REAL NOT NULL
@@ -383,7 +386,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
 -- Thread identity beyond rocpd_info_thread: creation order and sequent value.
 CREATE TABLE IF NOT EXISTS "omniprof_thread{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "thread_id" INTEGER NOT NULL UNIQUE REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL,
     "parent_tid" INTEGER,
@@ -395,7 +398,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_thread{{uuid}}" (
 -- What the run cost: the tool's own time, spool and ingest figures (name, value, units).
 CREATE TABLE IF NOT EXISTS "omniprof_run_cost{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "name" TEXT NOT NULL,
     "value" REAL NOT NULL,
@@ -406,7 +409,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_run_cost{{uuid}}" (
 -- Records lost, per buffer and cause ("buffer_full", "record_too_big", "writer_failed", ...).
 CREATE TABLE IF NOT EXISTS "omniprof_drops{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "buffer" TEXT NOT NULL,
     "cause" TEXT NOT NULL,
@@ -418,7 +421,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_drops{{uuid}}" (
 -- the statistics of the region's values; `omniprof convert -f wall_clock` prints them.
 CREATE TABLE IF NOT EXISTS "omniprof_region_profile{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
     "thread_index" INTEGER NOT NULL,
@@ -439,7 +442,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_region_profile{{uuid}}" (
 -- LOSSLESS buffers: how often and how long the program's threads waited for space.
 CREATE TABLE IF NOT EXISTS "omniprof_backpressure{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "buffer" TEXT NOT NULL,
     "waits" INTEGER NOT NULL,
@@ -453,7 +456,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_backpressure{{uuid}}" (
 -- selected_samples: samples that hit the selection; sample_period: ns of CPU time per sample.
 CREATE TABLE IF NOT EXISTS "omniprof_causal_experiment{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "experiment" INTEGER NOT NULL,
     "mode" TEXT NOT NULL,
@@ -472,7 +475,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_causal_experiment{{uuid}}" (
 -- departures during the experiment, difference = begins - ends since the start, at its end).
 CREATE TABLE IF NOT EXISTS "omniprof_causal_progress{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "experiment" INTEGER NOT NULL,
     "name" TEXT NOT NULL,
@@ -491,7 +494,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_causal_progress{{uuid}}" (
 -- (comm, tag) is received by the k-th receive B posted for it (view mpi_messages).
 CREATE TABLE IF NOT EXISTS "omniprof_comm{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
@@ -529,7 +532,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_comm{{uuid}}" (
 -- moved this process's times onto the reference clock (readers then apply nothing).
 CREATE TABLE IF NOT EXISTS "omniprof_clock{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "phase" TEXT NOT NULL,
     "rank" INTEGER NOT NULL,
