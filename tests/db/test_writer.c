@@ -421,6 +421,52 @@ int main(void)
     sqlite3_close(r);
     CHECK(op_db_writer_close(NULL) == 0);
 
+    /* batched inserts (rows.c): 1000 API calls with an argument each (every 5th zero-length: a
+     * sample) and 1000 kernel dispatches, appended 250 at a time, so that queues fill (32 rows),
+     * are written in the middle of a batch and at its end; every row links to its own event. */
+    snprintf(path, sizeof path, "%s/batched.db", dir);
+    w = op_db_writer_open(path, &info, &opts, err, sizeof err);
+    CHECK(w != NULL);
+    if (!w) return CHECK_DONE();
+    CHECK(op_db_writer_add_agent(w, &gpu) == 0);
+    enum { NB = 1000, CHUNK = 250 };
+    static struct {
+        omniprof_buffer_tracing_api_record_t a;
+        omniprof_arg_t arg;
+    } apis[NB];
+    static omniprof_buffer_tracing_kernel_dispatch_record_t kds[NB];
+    static omniprof_record_header_t bh[2 * NB];
+    static const omniprof_record_header_t *bhp[2 * NB];
+    for (uint64_t i = 0; i < NB; i++) {
+        apis[i].a = make_api(1000 + i, 101 + i % 2, 100000 + i * 10, 100000 + i * 10 + (i % 5 ? 5 : 0));
+        apis[i].a.size = sizeof apis[i];
+        apis[i].a.num_args = 1;
+        apis[i].arg = (omniprof_arg_t){.name = "i", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = (int64_t)i};
+        kds[i] = kd;
+        kds[i].correlation_id.internal = 1000 + i;
+        kds[i].dispatch_id = 5000 + i;
+        kds[i].start_timestamp = 200000 + i * 10;
+        kds[i].end_timestamp = 200000 + i * 10 + 7;
+        bh[2 * i] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = apis[i].a.kind, .payload = &apis[i]};
+        bh[2 * i + 1] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = kds[i].kind, .payload = &kds[i]};
+    }
+    for (size_t i = 0; i < 2 * NB; i++) bhp[i] = &bh[i];
+    for (size_t i = 0; i < 2 * NB; i += CHUNK) CHECK(op_db_writer_append(w, bhp + i, CHUNK) == CHUNK);
+    CHECK(op_db_writer_close(w) == 0);
+    r = test_open_ro(path);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_event"), 2 * NB);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_region R JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid"
+                          " WHERE R.start = 100000 + (E.stack_id - 1000) * 10"), NB - NB / 5);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_sample S JOIN rocpd_event E ON E.id = S.event_id"
+                          " WHERE S.timestamp = 100000 + (E.stack_id - 1000) * 10"), NB / 5);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_arg A JOIN rocpd_event E ON E.id = A.event_id"
+                          " WHERE A.value = CAST(E.stack_id - 1000 AS TEXT) AND A.type = 'int64_t' AND A.name = 'i'"), NB);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id"
+                          " WHERE K.dispatch_id = 5000 + E.stack_id - 1000 AND K.start = 200000 + (E.stack_id - 1000) * 10"), NB);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE extdata LIKE '{\"device_id\":%'"), NB);
+    CHECK_EQ_STR(q_text(r, "SELECT DISTINCT guid FROM rocpd_kernel_dispatch"), "0195b6a1-2c3d-7e4f-8a9b-0123456789ab");
+    sqlite3_close(r);
+
     /* an existing ordinary file is never overwritten */
     snprintf(path, sizeof path, "%s/existing.db", dir);
     FILE *f = fopen(path, "w");
