@@ -10,7 +10,7 @@
 # --runtime-trace --stats --summary` databases; (4) other modules' GPU checks
 # (tests/*/gpu_tests.sh, e.g. counters); (5) the launch-overhead benchmark; (6) omniprof against
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
-# GPU_PARTS="scenarios json pytorch run pcs nvml modules bench sdkbench torch" picks parts (default: all);
+# GPU_PARTS="scenarios json pytorch run pcs nvml modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 set -u
 ROOT=$(pwd)
@@ -199,6 +199,19 @@ if want sdkbench && [ -x "$B/bin/bench_sdk_buffer" ]; then
   grep -E '^(MET|MISSED)' "$OUT/sdkbench-2.log" > "$OUT/sdkbench-targets.md"; targets "$OUT/sdkbench-targets.md"
 fi
 
+# (5c) the database write path on this host's CPU (bench/db/bench_db_gpu.c, issue 12): GPU-like
+# records through the real writer beside bare SQLite writing the same rows, five alternating rounds
+if want dbbench && [ -x "$B/bin/bench_db_gpu" ]; then
+  BENCH_DB_GPU_RECORDS=${GPU_DBBENCH_RECORDS:-2000000} BENCH_DB_GPU_ROUNDS=5 BENCH_DB_DIR=${TMPDIR:-/tmp} \
+    timeout 400 "$B/bin/bench_db_gpu" >"$OUT/dbbench.log" 2>&1
+  grep -E '^(round|metric=)' "$OUT/dbbench.log" | tee "$OUT/dbbench.md"
+  rate=$(sed -n 's/^metric=db_gpu_writer_records value=\([0-9.]*\).*/\1/p' "$OUT/dbbench.log")
+  if [ -n "$rate" ]; then
+    awk -v r="$rate" 'BEGIN { printf "%s db ingest: writer %.2f M records/s (target >= 1 M/s)\n", (r >= 1e6 ? "MET" : "MISSED"), r / 1e6 }' >> "$OUT/dbbench.md"
+    grep -E '^(MET|MISSED)' "$OUT/dbbench.md"; targets "$OUT/dbbench.md"
+  else verdict bench.db_gpu 1 "bench_db_gpu gave no rate ($(tail -1 "$OUT/dbbench.log"))"; fi
+fi
+
 # (6) omniprof against torch.profiler on a PyTorch training loop (>= 500 kernels per step)
 if want torch; then
   timeout 540 python3 tests/gpu/torch_compare.py "$B" "$OUT/torch" "${GPU_TORCH_ROUNDS:-5}" >"$OUT/torch.md" 2>&1
@@ -209,6 +222,6 @@ if want torch; then
 fi
 
 note "$PASS passed, $FAIL failed"
-cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$FINAL/" 2>/dev/null
+cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$FINAL/" 2>/dev/null
 tar -czf "$FINAL/gpu-logs.tgz" -C "$OUT" --exclude='trace-many.jsonl' --exclude='*.db' --exclude='*.db-*' --exclude='rep-*.json' . 2>/dev/null
 [ $FAIL = 0 ]
