@@ -5,6 +5,9 @@ flows (every flow_ids value ends in a terminating_flow_ids value and the other w
 once), track descriptors (one per uuid, one per process, every used or parent uuid described),
 sequences (incremental state cleared before any packet that needs it; every interned name
 defined on its sequence before use) and the clock snapshot.
+check() also returns the trace's content independent of how it was cut into sequences
+("content": every descriptor and every event with its name resolved, the flow ids), which the
+same database converted at any number of threads must give unchanged.
 
 usage: pftrace_check.py TRACE   (prints a summary; exit 1 with the failures)
 As a module: summary = check(path) raises AssertionError naming the first failure.
@@ -62,6 +65,10 @@ def check(path):
     interned = collections.defaultdict(set)  # seq -> event name iids
     desc = {}                     # uuid -> ("process"|"thread"|"track", parent, pid)
     process_uuids = collections.Counter()
+    thread_tids = collections.Counter()   # (pid, tid) -> thread descriptors
+    names = collections.defaultdict(dict)  # seq -> iid -> name
+    descriptors = {}              # uuid -> the TrackDescriptor's bytes
+    events = collections.Counter()  # (timestamp, TrackEvent bytes, name) -> count
     starts, ends = collections.Counter(), collections.Counter()
     start_at, end_at = {}, {}
     used_tracks = set()
@@ -79,7 +86,11 @@ def check(path):
         idata = first(p, 12)
         if idata is not None:
             for en in all_of(idata, 2):
-                interned[seq].add(first(en, 1))
+                iid, name = first(en, 1), first(en, 2)
+                if names[seq].get(iid, name) != name:
+                    raise AssertionError("sequence %d: event name iid %d interned as two names" % (seq, iid))
+                interned[seq].add(iid)
+                names[seq][iid] = name
         cs = first(p, 6)
         if cs is not None:
             snapshots.append({first(c, 1): first(c, 2) for c in all_of(cs, 1)})
@@ -92,8 +103,11 @@ def check(path):
             kind = "process" if proc is not None else "thread" if thr is not None else "track"
             pid = first(proc, 1) if proc is not None else first(thr, 1) if thr is not None else None
             desc[uuid] = (kind, first(td, 5), pid)
+            descriptors[uuid] = td
             if kind == "process":
                 process_uuids[pid] += 1
+            elif kind == "thread":
+                thread_tids[(pid, first(thr, 2))] += 1
         te = first(p, 11)
         if te is not None:
             t = first(te, 9)
@@ -104,6 +118,7 @@ def check(path):
                 raise AssertionError("sequence %d: event name iid %d used before it was interned" % (seq, iid))
             if t == 1:
                 slices[track] += 1
+            events[(first(p, 8), te, names[seq].get(iid))] += 1
             for fid in all_of(te, 47):
                 starts[fid] += 1
                 start_at[fid] = (first(p, 8), track)
@@ -136,6 +151,9 @@ def check(path):
     dup = [pid for pid, n in process_uuids.items() if n > 1]
     if dup:
         raise AssertionError("processes with more than one descriptor: %s" % dup)
+    dup = [pt for pt, n in thread_tids.items() if n > 1]
+    if dup:
+        raise AssertionError("threads (pid, tid) with more than one descriptor: %s" % dup)
     # clock snapshot
     if len(snapshots) != 1:
         raise AssertionError("%d clock snapshots (want 1)" % len(snapshots))
@@ -146,12 +164,16 @@ def check(path):
     return {"packets": len(packets), "sequences": len(seqs), "flows": len(starts), "processes": len(process_uuids),
             "threads": sum(1 for d in desc.values() if d[0] == "thread"),
             "tracks": sum(1 for d in desc.values() if d[0] == "track"), "slices": sum(slices.values()),
-            "clocks": sorted(snapshots[0])}
+            "clocks": sorted(snapshots[0]),
+            "content": {"descriptors": descriptors, "events": events, "flows": sorted(starts),
+                        "snapshot": snapshots[0]}}
 
 
 if __name__ == "__main__":
     try:
-        print(check(sys.argv[1]))
+        got = check(sys.argv[1])
+        got.pop("content")
+        print(got)
     except AssertionError as e:
         print("FAIL:", e)
         sys.exit(1)

@@ -339,8 +339,9 @@ def expected_flows(db):
 def case_perfetto():
     """Perfetto traces at 1, 2 and 8 conversion threads: every flow start has its end and the
     other way round, one descriptor per process and track, sequences well formed, one clock
-    snapshot first (pftrace_check.py); the same flows in the JSON trace; the trace decodes with
-    protoc against Perfetto's schema."""
+    snapshot first (pftrace_check.py); the same content at every thread count (the same
+    descriptors, events with their names and flow ids: only the cut into sequences differs); the
+    same flows in the JSON trace; the trace decodes with protoc against Perfetto's schema."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import pftrace_check
     proto = None
@@ -359,11 +360,13 @@ def case_perfetto():
         inputs = [w1, m]
         flows = expected_flows(w1) + expected_flows(m)
         check(flows > 100, "enough flows to test: %d" % flows)
+        content = {}
         for threads in (1, 2, 8):
             env = dict(os.environ, OMNIPROF_OUTPUT_THREADS=str(threads))
             run([A.omniprof, "convert", "-i"] + inputs + ["-f", "pftrace", "json", "-d", d, "-o", f"t{threads}"], env=env)
             trace = os.path.join(d, f"t{threads}_results.pftrace")
             got = pftrace_check.check(trace)
+            content[threads] = got.pop("content")
             print(f"{threads} thread(s): {got}")
             eq(got["flows"], flows, f"{threads} threads: flows")
             eq(got["processes"], 3, f"{threads} threads: process descriptors")
@@ -379,6 +382,17 @@ def case_perfetto():
             f_ids = [e["id"] for e in ev if e.get("ph") == "f"]
             eq(sorted(s_ids), sorted(f_ids), "JSON flow starts and ends pair up")
             eq(len(set(s_ids)), flows, "JSON flows")
+        one = content[1]
+        check(len(one["events"]) > 1000 and len(one["descriptors"]) > 10, "a trace with content")
+        for threads in (2, 8):
+            other = content[threads]
+            eq(other["flows"], one["flows"], f"flow ids at {threads} threads and at 1")
+            eq(other["snapshot"], one["snapshot"], f"clock snapshot at {threads} threads and at 1")
+            eq(sorted(other["descriptors"]), sorted(one["descriptors"]), f"track uuids at {threads} threads and at 1")
+            diff = [u for u in one["descriptors"] if other["descriptors"][u] != one["descriptors"][u]]
+            eq(diff, [], f"track descriptors that differ at {threads} threads from 1")
+            eq(sum(other["events"].values()), sum(one["events"].values()), f"events at {threads} threads and at 1")
+            eq(other["events"] == one["events"], True, f"every event (time, track, content, name) at {threads} threads as at 1")
 
 
 def otf2_counts(anchor):
