@@ -187,6 +187,58 @@ typedef struct omniprof_buffer_tracing_kernel_symbol_record_t {
     uint32_t reserved;
 } omniprof_buffer_tracing_kernel_symbol_record_t;
 
+/* UNIFIED_MEMORY: an event of managed (unified) memory — a migration of pages between host and
+ * device or between devices, a page fault on the CPU or the GPU, or what the driver does
+ * against thrashing (AMD: the KFD page-migration and page-fault kinds). Agents: handle 0 is the
+ * host (the process's CPU agent in the database). */
+typedef enum omniprof_unified_memory_operation_t {
+    OMNIPROF_UNIFIED_MEMORY_NONE = 0,
+    OMNIPROF_UNIFIED_MEMORY_MIGRATE_HOST_TO_DEVICE,   /* bytes moved to dst (a GPU) */
+    OMNIPROF_UNIFIED_MEMORY_MIGRATE_DEVICE_TO_HOST,   /* bytes moved from src (a GPU) */
+    OMNIPROF_UNIFIED_MEMORY_MIGRATE_DEVICE_TO_DEVICE, /* bytes moved between GPUs */
+    OMNIPROF_UNIFIED_MEMORY_CPU_PAGE_FAULT,           /* value: the faulting instruction's address */
+    OMNIPROF_UNIFIED_MEMORY_GPU_PAGE_FAULT,           /* value: fault groups of the page; src: the GPU */
+    OMNIPROF_UNIFIED_MEMORY_THRASHING,                /* bytes of the region processors fight over */
+    OMNIPROF_UNIFIED_MEMORY_THROTTLING,               /* the driver held off a processor's faults */
+    OMNIPROF_UNIFIED_MEMORY_REMOTE_MAP,               /* bytes mapped remotely instead of migrated */
+    OMNIPROF_UNIFIED_MEMORY_LAST
+} omniprof_unified_memory_operation_t;
+
+/* Why a migration or remote mapping happened, or what access faulted (`cause`). */
+typedef enum omniprof_unified_memory_cause_t {
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_UNKNOWN = 0,
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_USER,            /* migration asked for (cudaMemPrefetchAsync) */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_COHERENCE,       /* migration on a fault */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_PREFETCH,        /* the driver's speculative prefetch */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_EVICTION,        /* evicted to make room on the GPU */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_ACCESS_COUNTERS, /* access-counter driven */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_THRASHING,       /* remote map against thrashing */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_POLICY,          /* remote map by hint or heuristic */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_OUT_OF_MEMORY,   /* remote map: no memory to migrate into */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_READ,            /* faults: the access */
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_WRITE,
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_ATOMIC,
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_PREFETCH_ACCESS,
+    OMNIPROF_UNIFIED_MEMORY_CAUSE_LAST
+} omniprof_unified_memory_cause_t;
+
+typedef struct omniprof_buffer_tracing_unified_memory_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation; /* omniprof_unified_memory_operation_t */
+    omniprof_timestamp_t start_timestamp;
+    omniprof_timestamp_t end_timestamp;     /* == start for instants (CPU faults, thrashing, remote maps) */
+    omniprof_agent_id_t src_agent_id;       /* migrations: where the pages were; faults: who faulted */
+    omniprof_agent_id_t dst_agent_id;       /* migrations, remote maps: where they went */
+    uint64_t address;                       /* virtual address of the (first) page */
+    uint64_t bytes;                         /* migrations, thrashing, remote maps; else 0 */
+    uint64_t value;                         /* GPU faults: fault groups; CPU faults: faulting PC; else 0 */
+    uint32_t cause;                         /* omniprof_unified_memory_cause_t */
+    uint32_t src_device;                    /* vendor ordinals; UINT32_MAX: the host */
+    uint32_t dst_device;
+    uint32_t reserved;
+} omniprof_buffer_tracing_unified_memory_record_t;
+
 OMNIPROF_EXTERN_C_END
 
 #endif /* OMNIPROF_GPU_H */

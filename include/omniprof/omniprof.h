@@ -63,6 +63,8 @@ OMNIPROF_EXTERN_C_END
 #include "omniprof/instrument.h"
 #include "omniprof/counters.h"
 #include "omniprof/pc_sampling.h"
+#include "omniprof/pm_sampling.h"
+#include "omniprof/sass_metrics.h"
 #include "omniprof/symbols.h"
 #include "omniprof/comm.h"
 

@@ -108,6 +108,20 @@ int op_db_ingest_cpu_sample(op_db_writer *w, const omniprof_cpu_sample_record_t 
     return 0;
 }
 
+int64_t op_db_metric_track(op_db_writer *w, int64_t name_id, uint64_t key, const char *ext, size_t extlen)
+{
+    int64_t track;
+    if (op_db_map_get(&w->metric_tracks, key, &track)) return track;
+    sqlite3_stmt *s = w->st[ST_TRACK];
+    sqlite3_bind_null(s, 1);
+    sqlite3_bind_int64(s, 2, name_id);
+    sqlite3_bind_text(s, 3, ext, (int)extlen, SQLITE_STATIC);
+    if (op_db_step(w, ST_TRACK, "inserting a metric track") != 0) return -1;
+    track = op_db_last_id(w);
+    if (op_db_remember(w, &w->metric_tracks, key, track, "a metric track") < 0) return -1;
+    return track;
+}
+
 int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_record_t *r, uint64_t psize)
 {
     (void)psize;
@@ -123,13 +137,7 @@ int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_r
         at += (size_t)snprintf(w->scratch + at, w->scratch_len - at,
                                "\",\"device_index\":%u,\"source\":\"process_sample\",\"operation\":%d}", r->device_index,
                                (int)r->operation);
-        sqlite3_stmt *s = w->st[ST_TRACK];
-        sqlite3_bind_null(s, 1);
-        sqlite3_bind_int64(s, 2, name);
-        sqlite3_bind_text(s, 3, w->scratch, (int)at, SQLITE_STATIC);
-        if (op_db_step(w, ST_TRACK, "inserting a metric track") != 0) return -1;
-        track = op_db_last_id(w);
-        if (op_db_remember(w, &w->metric_tracks, key, track, "a metric track") < 0) return -1;
+        if ((track = op_db_metric_track(w, name, key, w->scratch, at)) < 0) return -1;
     }
     sqlite3_stmt *s = w->st[ST_METRIC];
     sqlite3_bind_int64(s, 1, track);

@@ -32,6 +32,7 @@ const char *const op_src_table_base[T_COUNT] = {
     "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread",
     "omniprof_run_cost", "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment",
     "omniprof_causal_progress", "omniprof_region_profile", "omniprof_pc_sample", "omniprof_comm", "omniprof_clock",
+    "omniprof_sass_metric", "omniprof_unified_memory",
 };
 
 /* file:PATH?mode=ro, percent-encoded. A database in WAL mode (header bytes 18-19 = 2) with no

@@ -37,7 +37,7 @@ enum op_src_table {
     T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
     T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
     T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_OP_REGION_PROFILE,
-    T_OP_PC_SAMPLE, T_OP_COMM, T_OP_CLOCK, T_COUNT
+    T_OP_PC_SAMPLE, T_OP_COMM, T_OP_CLOCK, T_OP_SASS_METRIC, T_OP_UNIFIED_MEMORY, T_COUNT
 };
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];
@@ -91,7 +91,9 @@ int op_rd_marker(op_src *s, op_src_set *set, const char *name, int want_end, int
  * rowid order, which is the writer's commit order (close to time order; consumers that need
  * strict order — none of the formats does — must sort). Each op_rd_next() fills an op_ev whose
  * pointers stay valid until the next call. */
-enum op_ev_kind { EV_REGION, EV_SAMPLE, EV_KERNEL, EV_COPY, EV_ALLOC, EV_PMC, EV_METRIC, EV_KINDS };
+/* EV_PC: GPU PC samples (omniprof_pc_sample rows: name = kernel, category = stall reason);
+ * EV_UM: unified-memory events (omniprof_unified_memory: name = operation, category = cause). */
+enum op_ev_kind { EV_REGION, EV_SAMPLE, EV_KERNEL, EV_COPY, EV_ALLOC, EV_PMC, EV_METRIC, EV_PC, EV_UM, EV_KINDS };
 extern const char *const op_ev_kind_name[EV_KINDS];
 
 typedef struct op_ev {
@@ -118,6 +120,12 @@ typedef struct op_ev {
     int cpu_sample;                /* samples: 1 when an omniprof_cpu_sample row is this sample (a CPU call-stack sample) */
     int64_t cpu_stack;             /* ... its omniprof_cpu_sample.stack_id (0: empty stack) */
     int flow;                      /* OP_RD_FLOWS: this region starts, this kernel or copy ends the flow of corr */
+    /* EV_PC: dispatch_id, kernel_id, corr (the dispatch's launching call) and these */
+    const unsigned char *instruction, *file; /* text mode; may be NULL */
+    int instruction_len, file_len;
+    int64_t pc_offset, code_object, line, pc_samples, method;
+    int64_t count;                 /* EV_PC: samples of this (PC, stall reason); EV_UM: the record's value */
+    /* EV_UM: size = bytes, address, src_agent_index / dst_agent_index (-1: none) */
 } op_ev;
 
 typedef struct op_rd {
@@ -243,6 +251,25 @@ typedef struct op_rd_causal_row {
  * has none); cb returns non-zero to stop (negative: a failure, reported as OP_RD_EFAIL). */
 int op_rd_causal(op_src *src, op_src_set *set, int (*cb)(const op_rd_causal_row *, void *), void *arg, char *err,
                  size_t errlen);
+
+/* ---- GPU sampling aggregates (reader_gpu.c) ------------------------------------------------ */
+/* One row of one question about a set's GPU sampling tables (texts valid until the next row):
+ *   OP_RD_GPU_PC_STALLS       a kernel, b stall reason;              v0 samples
+ *   OP_RD_GPU_PC_LINES        a kernel, c file, line;                v0 samples
+ *   OP_RD_GPU_SASS_LINES      a kernel, c file, line;                v0 inst_executed,
+ *                             v1 thread_inst_executed, v2 SASS instructions of the line
+ *   OP_RD_GPU_UNIFIED_MEMORY  a operation;                           v0 events, v1 bytes, v2 ns, v3 sum of values
+ *   OP_RD_GPU_PM              a metric, b units, line = device;      v0 samples, v1 min, v2 mean, v3 max
+ * Rows are grouped within the set and inside the window (NULL: all); the caller merges sets. */
+enum { OP_RD_GPU_PC_STALLS, OP_RD_GPU_PC_LINES, OP_RD_GPU_SASS_LINES, OP_RD_GPU_UNIFIED_MEMORY, OP_RD_GPU_PM };
+typedef struct op_rd_gpu_row {
+    const char *a, *b, *c;
+    int64_t line;
+    double v[4];
+} op_rd_gpu_row;
+/* cb returns non-zero to stop (negative: a failure, reported as OP_RD_EFAIL). */
+int op_rd_gpu_rows(op_src *src, op_src_set *set, int which, const op_win *w,
+                   int (*cb)(const op_rd_gpu_row *, void *), void *arg, char *err, size_t errlen);
 
 /* ---- CPU call-stack samples (reader_stacks.c) ---------------------------------------------- */
 /* 1 when the set holds at least one omniprof_cpu_sample row. */

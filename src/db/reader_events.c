@@ -12,7 +12,8 @@
 
 #include "db/reader_internal.h"
 
-const char *const op_ev_kind_name[EV_KINDS] = {"region", "sample", "kernel", "copy", "alloc", "pmc", "metric"};
+const char *const op_ev_kind_name[EV_KINDS] = {"region", "sample", "kernel", "copy", "alloc", "pmc", "metric",
+                                               "pc_sample", "unified_memory"};
 
 /* Each part below writes some of the columns listed at the head of this file; TB(t) is the
  * quoted name of table t of `set`. */
@@ -58,24 +59,44 @@ static void sql_name(op_buf *b, op_src_set *set, int kind, int text) {
     case EV_METRIC:
         op_buf_printf(b, "X.track_id, (SELECT string FROM %s S WHERE S.id = TR.name_id), ", TB(T_STRING));
         break;
+    case EV_PC:
+        op_buf_puts(b, "X.kernel_name_id, ");
+        if (text) op_buf_printf(b, "(SELECT string FROM %s S WHERE S.id = X.kernel_name_id), ", TB(T_STRING));
+        else op_buf_puts(b, "NULL, ");
+        break;
+    case EV_UM:
+        op_buf_puts(b, "0, X.operation, ");
+        break;
     }
 }
 
 /* 4 category_id 5 category 6 thread_row 7 process_row 8 pid 9 tid 10 corr 11 ext_corr
  * 12 agent_id 13 agent_index */
 static void sql_ids(op_buf *b, op_src_set *set, int kind, int text) {
+    char um_agent[512];
+    snprintf(um_agent, sizeof um_agent,
+             "(CASE WHEN (SELECT A.type FROM %s A WHERE A.id = X.dst_agent_id) = 'GPU' THEN X.dst_agent_id "
+             "ELSE X.src_agent_id END)",
+             TB(T_AGENT));
     int has_ev = SRC_HAS(set, T_EVENT), has_th = SRC_HAS(set, T_THREAD), has_pr = SRC_HAS(set, T_PROCESS);
     int has_ag = SRC_HAS(set, T_AGENT);
     if ((kind == EV_REGION || kind == EV_SAMPLE) && has_ev) {
         op_buf_puts(b, "E.category_id, ");
         if (text) op_buf_printf(b, "(SELECT string FROM %s C WHERE C.id = E.category_id), ", TB(T_STRING));
         else op_buf_puts(b, "NULL, ");
+    } else if (kind == EV_PC) { /* the stall reason */
+        op_buf_puts(b, "X.stall_reason_id, ");
+        if (text) op_buf_printf(b, "(SELECT string FROM %s C WHERE C.id = X.stall_reason_id), ", TB(T_STRING));
+        else op_buf_puts(b, "NULL, ");
+    } else if (kind == EV_UM) { /* the cause */
+        op_buf_puts(b, "NULL, X.cause, ");
     } else
         op_buf_puts(b, "NULL, NULL, ");
     /* 6 thread_row 7 process_row 8 pid 9 tid */
     const char *xt = "X.tid", *xp = "X.pid";
     if (kind == EV_SAMPLE || kind == EV_METRIC) xt = "TR.tid", xp = "TR.pid";
     if (kind == EV_PMC) xt = "K.tid", xp = "K.pid";
+    if (kind == EV_PC || kind == EV_UM) xt = "NULL";
     op_buf_printf(b, "%s, %s, ", xt, xp);
     /* OS ids: only in text mode (the Perfetto sink names tracks by row id and writes the OS
      * ids once, in the thread descriptors) */
@@ -87,13 +108,17 @@ static void sql_ids(op_buf *b, op_src_set *set, int kind, int text) {
         else op_buf_printf(b, "%s, ", xt);
     }
     /* 10 corr 11 ext_corr */
-    if (has_ev && kind != EV_METRIC) op_buf_puts(b, "E.stack_id, E.correlation_id, ");
+    if (kind == EV_PC) op_buf_puts(b, "X.stack_id, NULL, ");
+    else if (has_ev && kind != EV_METRIC && kind != EV_UM) op_buf_puts(b, "E.stack_id, E.correlation_id, ");
     else op_buf_puts(b, "NULL, NULL, ");
     /* 12 agent_id 13 agent_index */
     const char *xa = NULL;
     if (kind == EV_KERNEL || kind == EV_ALLOC) xa = "X.agent_id";
     if (kind == EV_COPY) xa = "X.dst_agent_id";
     if (kind == EV_PMC) xa = "K.agent_id";
+    if (kind == EV_PC) xa = "X.agent_id";
+    if (kind == EV_UM) /* the GPU side: the destination of a migration to a GPU, else the source */
+        xa = has_ag ? um_agent : "X.src_agent_id";
     if (xa && has_ag && text)
         op_buf_printf(b, "%s, (SELECT COALESCE(A.logical_index, A.absolute_index) FROM %s A WHERE A.id = %s), ", xa,
                       TB(T_AGENT), xa);
@@ -144,6 +169,28 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
         break;
     case EV_METRIC:
         op_buf_puts(b, "X.value ");
+        break;
+    case EV_PC:
+        /* 14 dispatch 15 kernel id 16 pc offset 17 code object 18 line 19 samples 20 pc samples
+         * 21 method 22 instruction 23 file */
+        op_buf_puts(b, "X.dispatch_id, X.kernel_id, X.pc_offset, X.code_object_id, X.line, X.samples, X.pc_samples, "
+                       "X.method, ");
+        if (text)
+            op_buf_printf(b, "(SELECT string FROM %s S WHERE S.id = X.instruction_id), "
+                             "(SELECT string FROM %s S WHERE S.id = X.file_id) ",
+                          TB(T_STRING), TB(T_STRING));
+        else
+            op_buf_puts(b, "NULL, NULL ");
+        break;
+    case EV_UM:
+        /* 14 bytes 15 address 16 value 17 src agent index 18 dst agent index */
+        op_buf_puts(b, "X.bytes, X.address, X.value, ");
+        if (has_ag)
+            op_buf_printf(b, "(SELECT COALESCE(A.logical_index, A.absolute_index) FROM %s A WHERE A.id = X.src_agent_id), "
+                             "(SELECT COALESCE(A.logical_index, A.absolute_index) FROM %s A WHERE A.id = X.dst_agent_id) ",
+                          TB(T_AGENT), TB(T_AGENT));
+        else
+            op_buf_puts(b, "NULL, NULL ");
         break;
     case EV_SAMPLE:
         /* 14 the CPU call stack of a CPU sample (omniprof_cpu_sample.sample_id -> this row) */
@@ -241,7 +288,7 @@ static void sql_from(op_buf *b, op_src_set *set, int kind, int text, const char 
         op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KSYM));
     if (kind == EV_PMC && SRC_HAS(set, T_KSYM))
         op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = K.kernel_id ", TB(T_KSYM));
-    if (has_ev && kind != EV_METRIC && kind != EV_PMC)
+    if (has_ev && kind != EV_METRIC && kind != EV_PMC && kind != EV_PC && kind != EV_UM)
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = X.event_id ", TB(T_EVENT));
     if (has_ev && kind == EV_PMC)
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = K.event_id ", TB(T_EVENT));
@@ -257,18 +304,21 @@ static void sql_order(op_buf *b, int kind) {
         [EV_ALLOC] = "X.agent_id, X.start",
         [EV_PMC] = "K.agent_id, K.start",
         [EV_METRIC] = "X.timestamp",
+        [EV_PC] = "X.agent_id, X.timestamp",
+        [EV_UM] = "X.start",
     };
     op_buf_printf(b, " ORDER BY %s", order[kind]);
 }
 
 static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, int sorted, op_buf *b) {
-    static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC};
+    static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC,
+                                         T_OP_PC_SAMPLE, T_OP_UNIFIED_MEMORY};
     if (kind < 0 || kind >= EV_KINDS || !SRC_HAS(set, tables[kind])) return 1;
     if ((kind == EV_SAMPLE || kind == EV_METRIC) && !SRC_HAS(set, T_TRACK)) return 1;
     if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL) || !SRC_HAS(set, T_PMC))) return 1;
     /* columns 0..1 and the window over them */
     const char *ts = "X.start", *te = "X.\"end\"";
-    if (kind == EV_SAMPLE || kind == EV_METRIC) ts = te = "X.timestamp";
+    if (kind == EV_SAMPLE || kind == EV_METRIC || kind == EV_PC) ts = te = "X.timestamp";
     if (kind == EV_PMC) ts = "K.start", te = "K.\"end\"";
     char win[256];
     op_win_sql(w, ts, te, win, sizeof win);
@@ -408,6 +458,33 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         ev->cpu_stack = sqlite3_column_int64(st, 14);
         ev->cpu_sample = sqlite3_column_int(st, 15);
         break;
+    case EV_PC:
+        ev->dispatch_id = sqlite3_column_int64(st, 14);
+        ev->kernel_id = sqlite3_column_int64(st, 15);
+        ev->pc_offset = sqlite3_column_int64(st, 16);
+        ev->code_object = sqlite3_column_int64(st, 17);
+        ev->line = sqlite3_column_int64(st, 18);
+        ev->count = sqlite3_column_int64(st, 19);
+        ev->pc_samples = sqlite3_column_int64(st, 20);
+        ev->method = sqlite3_column_int64(st, 21);
+        ev->instruction = rd->text ? sqlite3_column_text(st, 22) : NULL;
+        ev->instruction_len = rd->text ? sqlite3_column_bytes(st, 22) : 0;
+        ev->file = rd->text ? sqlite3_column_text(st, 23) : NULL;
+        ev->file_len = rd->text ? sqlite3_column_bytes(st, 23) : 0;
+        break;
+    case EV_UM:
+        ev->size = sqlite3_column_int64(st, 14);
+        ev->address = sqlite3_column_int64(st, 15);
+        ev->count = sqlite3_column_int64(st, 16);
+        ev->src_agent_index = col_i64(st, 17, -1);
+        ev->dst_agent_index = col_i64(st, 18, -1);
+        if (!rd->text) { /* names are columns of the table itself: read in every mode */
+            ev->name = sqlite3_column_text(st, 3);
+            ev->name_len = sqlite3_column_bytes(st, 3);
+            ev->category = sqlite3_column_text(st, 5);
+            ev->category_len = sqlite3_column_bytes(st, 5);
+        }
+        break;
     default:
         break;
     }
@@ -423,7 +500,8 @@ int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w) {
     op_rd rd;
     char err[8];
     if (!w || !w->active) {
-        static const int tab[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC};
+        static const int tab[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC,
+                                          T_OP_PC_SAMPLE, T_OP_UNIFIED_MEMORY};
         if (!SRC_HAS(set, tab[kind])) return 0;
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", set->name[tab[kind]]);

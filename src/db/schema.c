@@ -31,7 +31,8 @@ static const char *const k_table_names[] = {
     "rocpd_sample", "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
     "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread", "omniprof_run_cost",
     "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment", "omniprof_causal_progress",
-    "omniprof_pc_sample", "omniprof_region_profile", "omniprof_comm", "omniprof_clock", NULL,
+    "omniprof_pc_sample", "omniprof_region_profile", "omniprof_comm", "omniprof_clock", "omniprof_sass_metric",
+    "omniprof_unified_memory", NULL,
 };
 
 const char *const *op_db_schema_table_names(void) { return k_table_names; }

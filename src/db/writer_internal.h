@@ -136,7 +136,8 @@ enum {
     ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_QUEUE, ST_AGENT, ST_CODE_OBJECT,
     ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
     ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
-    ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_COMM, ST_CLOCK, ST_PROCESS_RANK, ST_BEGIN, ST_COMMIT, ST__COUNT
+    ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_COMM, ST_CLOCK, ST_PROCESS_RANK, ST_SASS_METRIC,
+    ST_UNIFIED_MEMORY, ST_BEGIN, ST_COMMIT, ST__COUNT
 };
 
 struct op_db_writer {
@@ -227,6 +228,9 @@ int op_db_insert_region_or_sample(op_db_writer *w, uint32_t kind, int64_t thread
 int64_t op_db_insert_sample(op_db_writer *w, int64_t track, uint64_t timestamp, int64_t event_id);
 
 int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const char *units); /* ingest_host.c */
+/* The counter track of metric `name_id` under `key` (unique per metric and device), created
+ * at first use with extdata ext[0..extlen) (ingest_host.c). Its row id, or -1. */
+int64_t op_db_metric_track(op_db_writer *w, int64_t name_id, uint64_t key, const char *ext, size_t extlen);
 int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count);
 
 /* Ingest functions, one per INGEST name of kinds.def / ingest_kinds.def (declared there). */

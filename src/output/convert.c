@@ -338,7 +338,8 @@ int op_output_close(op_out_stream *s, char *err, size_t errlen) {
 
 #define PART_GROUPS 6
 static const unsigned k_part_groups[PART_GROUPS] = {1u << EV_REGION, (1u << EV_KERNEL) | (1u << EV_COPY),
-                                                    1u << EV_SAMPLE, 1u << EV_ALLOC, 1u << EV_PMC, 1u << EV_METRIC};
+                                                    1u << EV_SAMPLE, 1u << EV_ALLOC, 1u << EV_PMC,
+                                                    (1u << EV_METRIC) | (1u << EV_PC) | (1u << EV_UM)};
 
 static unsigned conversion_parts(void) {
     unsigned n = (unsigned)op_setting_uint(OP_SET_OUTPUT_THREADS);

@@ -10,7 +10,9 @@
  *   P_memory_allocation_trace.csv allocations
  *   P_counter_collection.csv      hardware counters, one row per (dispatch, counter)
  *   P_agent_info.csv              agents of every set
- *   P_metric_trace.csv            omniprof process/system metrics (Name,Process_Id,Timestamp,Value)
+ *   P_metric_trace.csv            omniprof process/system metrics and GPU PM samples (Name,Process_Id,Timestamp,Value)
+ *   P_pc_sampling.csv             GPU PC samples: one row per (read, kernel, PC, stall reason)
+ *   P_unified_memory_trace.csv    unified-memory migrations, page faults, thrashing
  * Headers and names are always quoted, as rocprofv3 writes them ("" doubled), bytes kept as they
  * are (invariant (3)); numbers are not. Agent columns read "Agent N" with N the agent's logical
  * index, or (rocprofv3's -A) its node id or its index among the agents of its type.
@@ -34,6 +36,10 @@
     "Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,"     \
     "Counter_Value,Start_Timestamp,End_Timestamp"
 #define HDR_METRIC "Name,Process_Id,Timestamp,Value"
+#define HDR_PC                                                                                            \
+    "Agent_Id,Timestamp,Method,Correlation_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Code_Object_Id,Pc_Offset," \
+    "Instruction,Source_File,Source_Line,Stall_Reason,Samples,Pc_Samples"
+#define HDR_UM "Kind,Operation,Source_Agent_Id,Destination_Agent_Id,Address,Bytes,Value,Cause,Start_Timestamp,End_Timestamp"
 
 #define CSV_MAX_FILES 64
 
@@ -255,6 +261,37 @@ static int csv_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
         char d[40];
         op_buf_printf(b, ",%lld,%lld,%s\n", (long long)ev->pid, (long long)ev->start, op_fmt_double(d, sizeof d, ev->value));
+        break;
+    }
+    case EV_PC: {
+        if (!(cf = csv_get(c, "pc_sampling.csv", HDR_PC))) break;
+        op_buf *b = &cf->b;
+        put_agent(b, ev->agent_index);
+        op_buf_printf(b, ",%lld,\"%s\",%lld,%lld,%lld,", (long long)ev->start,
+                      ev->method == 2 ? "CONTINUOUS" : "KERNEL_SERIALIZED", (long long)ev->corr,
+                      (long long)ev->dispatch_id, (long long)ev->kernel_id);
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_printf(b, ",%lld,0x%llx,", (long long)ev->code_object, (unsigned long long)ev->pc_offset);
+        op_buf_csv_str(b, STR(ev->instruction, ev->instruction_len), 1);
+        op_buf_putc(b, ',');
+        op_buf_csv_str(b, STR(ev->file, ev->file_len), 1);
+        op_buf_printf(b, ",%lld,", (long long)ev->line);
+        op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
+        op_buf_printf(b, ",%lld,%lld\n", (long long)ev->count, (long long)ev->pc_samples);
+        break;
+    }
+    case EV_UM: {
+        if (!(cf = csv_get(c, "unified_memory_trace.csv", HDR_UM))) break;
+        op_buf *b = &cf->b;
+        op_buf_puts(b, "\"UNIFIED_MEMORY\",");
+        op_buf_csv_str(b, STR(ev->name, ev->name_len), 1);
+        op_buf_putc(b, ',');
+        put_agent(b, ev->src_agent_index);
+        op_buf_putc(b, ',');
+        put_agent(b, ev->dst_agent_index);
+        op_buf_printf(b, ",0x%llx,%lld,%lld,", (unsigned long long)ev->address, (long long)ev->size, (long long)ev->count);
+        op_buf_csv_str(b, STR(ev->category, ev->category_len), 1);
+        op_buf_printf(b, ",%lld,%lld\n", (long long)ev->start, (long long)ev->end);
         break;
     }
     default:

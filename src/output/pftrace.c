@@ -26,6 +26,11 @@
  * `stack` holding the frames innermost first, one per line. Both are interned per distinct
  * stack: event name iid = 4 * stack id + 2, debug_annotation_string_values iid = stack id + 1
  * (stack id 0, an empty stack, is named "[no stack]").
+ * GPU PC samples: per (agent, stall reason) a counter track "GPU N PC samples: <reason>" whose
+ * value at each read of the samples is the number taken since the previous read (rows of one
+ * read are summed; a reason absent from a read goes back to 0). Unified-memory events: slices
+ * (migrations, GPU faults, throttling) and instants (CPU faults, thrashing, remote maps) on a
+ * track "GPU N Unified memory" per GPU, with bytes, address, cause and value annotations.
  * Flows: the reader marks (OP_RD_FLOWS) the API call region that starts a flow and the kernel or
  * copy that ends it, only where both are in the output; the region carries flow_ids = H(set,
  * correlation id), the GPU record terminating_flow_ids with the same id: every start has its end,
@@ -42,9 +47,16 @@
 
 /* debug annotation name iids */
 enum { DA_CORR = 1, DA_GRID, DA_BLOCK, DA_BYTES, DA_DISPATCH, DA_STREAM, DA_AGENT, DA_KIND, DA_SIZE, DA_ADDRESS,
-       DA_STACK, DA_COUNT };
+       DA_STACK, DA_CAUSE, DA_VALUE, DA_COUNT };
 static const char *const da_names[DA_COUNT] = {"", "corr_id", "grid", "block", "bytes", "dispatch_id",
-                                               "stream", "agent", "type", "size", "address", "stack"};
+                                               "stream", "agent", "type", "size", "address", "stack",
+                                               "cause", "value"};
+
+/* A PC-sampling counter track: samples of one (agent, stall reason) in the read being summed. */
+typedef struct pf_pc_track {
+    uint64_t uuid;
+    uint64_t pending, last;
+} pf_pc_track;
 
 typedef struct pf_sink {
     op_sink base;
@@ -66,6 +78,10 @@ typedef struct pf_sink {
     op_u64map agents;      /* agent row -> logical index */
     op_u64map stacks;      /* CPU stack id -> 1 (leaf name and stack text interned) */
     op_buf stk;                    /* scratch: the stack text */
+    op_u64map pc_index;    /* (agent, stall reason) -> index + 1 into pc */
+    pf_pc_track *pc;
+    size_t n_pc, cap_pc;
+    int64_t pc_ts;         /* the read being summed */
     int64_t first_pid;
     uint32_t seq_base;  /* sequence ids are seq_base + 1 + set index */
     uint32_t setno;     /* 1 + set index: names tracks and flows, the same in every part */
@@ -397,6 +413,87 @@ static uint64_t stream_track(pf_sink *p, const op_ev *ev) {
     return uuid;
 }
 
+/* The PC-sampling tracks' values of the read at p->pc_ts, where they changed. */
+static int pc_flush(pf_sink *p) {
+    for (size_t i = 0; i < p->n_pc; i++) {
+        pf_pc_track *t = &p->pc[i];
+        if (t->pending != t->last && counter(p, p->pc_ts, t->uuid, (double)t->pending)) return -1;
+        t->last = t->pending;
+        t->pending = 0;
+    }
+    return 0;
+}
+
+/* "smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "long_scoreboard" */
+static void short_reason(const op_ev *ev, char *out, size_t n) {
+    const char *s = ev->category ? (const char *)ev->category : "unknown";
+    size_t len = ev->category ? (size_t)ev->category_len : 7;
+    static const char *const prefixes[] = {"smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t pl = strlen(prefixes[i]);
+        if (len > pl && !memcmp(s, prefixes[i], pl)) {
+            s += pl, len -= pl;
+            break;
+        }
+    }
+    snprintf(out, n, "%.*s", (int)(len < 200 ? len : 200), s);
+}
+
+static int pc_event(pf_sink *p, const op_ev *ev) {
+    if (p->n_pc && ev->start != p->pc_ts && pc_flush(p)) return -1;
+    p->pc_ts = ev->start;
+    uint64_t key = op_hash64x3((uint64_t)ev->agent_id, (uint64_t)ev->category_id, 11), v;
+    if (!op_u64map_get(&p->pc_index, key, &v)) {
+        if (p->n_pc == p->cap_pc) {
+            size_t cap = p->cap_pc ? p->cap_pc * 2 : 64;
+            pf_pc_track *n = realloc(p->pc, cap * sizeof *n);
+            if (!n) return -1;
+            p->pc = n, p->cap_pc = cap;
+        }
+        char reason[256];
+        short_reason(ev, reason, sizeof reason);
+        pf_pc_track *t = &p->pc[p->n_pc];
+        t->uuid = track_id(p->setno, 7, key & 0xFFFFFFF);
+        t->pending = t->last = 0;
+        if (ensure_track(p, t->uuid, ev->process_row, 1, "GPU %lld PC samples: %s", (long long)agent_index(p, ev->agent_id),
+                         reason))
+            return -1;
+        v = ++p->n_pc;
+        op_u64map_put(&p->pc_index, key, v);
+    }
+    p->pc[v - 1].pending += (uint64_t)(ev->count > 0 ? ev->count : 0);
+    return 0;
+}
+
+static int um_event(pf_sink *p, const op_ev *ev) {
+    uint64_t track = track_id(p->setno, 8, (uint64_t)ev->agent_id & 0xFFFFFFF);
+    if (ensure_track(p, track, ev->process_row, 0, "GPU %lld Unified memory", (long long)agent_index(p, ev->agent_id)))
+        return -1;
+    int is_slice = ev->end > ev->start;
+    pf_packet_start(p, ev->start, 1);
+    size_t te = pb_begin(&p->pkt, 11);
+    pb_uint(&p->pkt, 9, is_slice ? 1 : 3); /* TYPE_SLICE_BEGIN / TYPE_INSTANT */
+    pb_uint(&p->pkt, 11, track);
+    pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"UNIFIED_MEMORY", ev->name ? (size_t)ev->name_len : 14);
+    if (ev->size) da_int(&p->pkt, DA_BYTES, ev->size);
+    da_int(&p->pkt, DA_ADDRESS, ev->address);
+    if (ev->count) da_int(&p->pkt, DA_VALUE, ev->count);
+    if (ev->category && ev->category_len) {
+        char cause[64];
+        snprintf(cause, sizeof cause, "%.*s", ev->category_len < 60 ? ev->category_len : 60, (const char *)ev->category);
+        da_str(&p->pkt, DA_CAUSE, cause);
+    }
+    pb_end(&p->pkt, te);
+    if (pf_emit(p)) return -1;
+    if (!is_slice) return 0;
+    pf_packet_start(p, ev->end, 1);
+    te = pb_begin(&p->pkt, 11);
+    pb_uint(&p->pkt, 9, 2); /* TYPE_SLICE_END */
+    pb_uint(&p->pkt, 11, track);
+    pb_end(&p->pkt, te);
+    return pf_emit(p);
+}
+
 static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
     int rc = 0;
@@ -465,6 +562,12 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         rc = counter(p, ev->start, uuid, ev->value);
         break;
     }
+    case EV_PC:
+        rc = pc_event(p, ev);
+        break;
+    case EV_UM:
+        rc = um_event(p, ev);
+        break;
     default:
         break;
     }
@@ -477,8 +580,13 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
 
 static int pf_end_set(op_sink *k, char *err, size_t errlen) {
     pf_sink *p = (pf_sink *)k;
-    (void)err;
-    (void)errlen;
+    int rc = 0;
+    if (p->n_pc && pc_flush(p)) {
+        op_seterr(err, errlen, "%s: write failed: %s", p->path, p->pkt.oom || p->out.oom ? "out of memory" : strerror(errno));
+        rc = OP_OUT_EFAIL;
+    }
+    p->n_pc = 0;
+    op_u64map_free(&p->pc_index);
     op_rd_lookup_free(p->lk);
     p->lk = NULL;
     op_u64map_free(&p->stacks);
@@ -487,7 +595,7 @@ static int pf_end_set(op_sink *k, char *err, size_t errlen) {
     op_u64map_free(&p->procs);
     op_u64map_free(&p->alloc_total);
     op_u64map_free(&p->agents);
-    return 0;
+    return rc;
 }
 
 static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
@@ -502,6 +610,7 @@ static int pf_finish(op_sink *k, int ok, char *err, size_t errlen) {
     op_buf_free(&p->pkt);
     op_buf_free(&p->tmp);
     op_buf_free(&p->stk);
+    free(p->pc);
     op_u64map_free(&p->pids.used);
     free(p->path);
     free(p);
@@ -519,7 +628,7 @@ op_sink *op_sink_pftrace(FILE *f, const char *path, uint32_t seq_base, int threa
         return NULL;
     }
     p->base.name = "pftrace";
-    p->base.text = (1 << EV_SAMPLE) | (1 << EV_PMC) | (1 << EV_METRIC);
+    p->base.text = (1 << EV_SAMPLE) | (1 << EV_PMC) | (1 << EV_METRIC) | (1 << EV_PC);
     p->base.flows = (1 << EV_REGION) | (1 << EV_KERNEL) | (1 << EV_COPY);
     p->base.begin_set = pf_begin_set;
     p->base.event = pf_event;

@@ -12,7 +12,9 @@
  * is proportional to the number of distinct (domain, name) pairs.
  *
  * The summary ends with the CPU sampling profiles (flat and call tree, profile_cpu.c) when the
- * inputs hold CPU call-stack samples: text for console/md, one more list element for json. */
+ * inputs hold CPU call-stack samples, then the GPU sampling sections (PC sampling, SASS metrics,
+ * unified memory, PM sampling: profile_gpu.c) and the causal profile: text for console/md, one
+ * more list element for json. */
 #include <errno.h>
 #include <regex.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include "common/regex_bound.h"
 #include "output/profile_causal.h"
 #include "output/profile_cpu.h"
+#include "output/profile_gpu.h"
 #include "output/sink.h"
 
 typedef struct st_row {
@@ -614,6 +617,7 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     }
     int profiled = 0;
     if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
+    if (!rc) rc = op_gpu_summary_section(inputs, n_inputs, &w, opts->format, out, &first_json, &profiled, err, errlen);
     if (!rc) rc = op_causal_summary_section(inputs, n_inputs, opts->format, out, &first_json, &profiled, err, errlen);
     if (!rc && opts->format == OP_OUT_SUMMARY_JSON) fputs("\n]\n", out);
     if (!rc && st->n == 0 && !profiled && opts->format != OP_OUT_SUMMARY_JSON && opts->format != OP_OUT_SUMMARY_CSV)

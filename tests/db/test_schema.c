@@ -70,7 +70,7 @@ int main(void)
     CHECK_EQ_STR(q_text(db, "SELECT value FROM rocpd_metadata WHERE tag='guid'"), uuid);
     /* physical tables carry the suffix; rocpd's importer rule (strip uuid) gives the base names */
     CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'rocpd_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), 20);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'omniprof_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), 14); /* + omniprof_pc_sample, omniprof_region_profile, omniprof_comm, omniprof_clock */
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'omniprof_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), 16); /* + omniprof_pc_sample, omniprof_region_profile, omniprof_comm, omniprof_clock, omniprof_sass_metric, omniprof_unified_memory */
     int ntables = 0;
     for (const char *const *t = op_db_schema_table_names(); *t; t++) {
         char q[256];
@@ -78,7 +78,7 @@ int main(void)
         CHECK_EQ_I64(q_i64(db, q), 1);
         ntables++;
     }
-    CHECK_EQ_I64(ntables, 34);
+    CHECK_EQ_I64(ntables, 36);
     /* guid default on every row */
     CHECK(sqlite3_exec(db, "INSERT INTO rocpd_string_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (string) VALUES ('x')", 0, 0, 0) == SQLITE_OK);
     CHECK_EQ_STR(q_text(db, "SELECT guid FROM rocpd_string WHERE string='x'"), uuid);

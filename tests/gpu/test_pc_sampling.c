@@ -1,10 +1,13 @@
-/* test_pc_sampling.c — PC sampling without a GPU (runs in CI):
- *  - the service (src/sdk/pc_sampling.c): bad method, unit, interval and buffer are refused with
- *    their status; a valid configuration is accepted once; another context asking for another
- *    interval gets ERROR_CONTEXT_CONFLICT; the configuration query refuses a CPU agent;
- *  - the database (src/db/ingest_pc.c and the pc_* views): PC_SAMPLE records become
- *    omniprof_pc_sample rows with their names, and pc_sampling_stalls / pc_sampling_lines give
- *    the exact totals and shares. */
+/* test_pc_sampling.c — the GPU samplers without a GPU (runs in CI):
+ *  - the PC sampling service (src/sdk/pc_sampling.c): bad method, unit, interval and buffer are
+ *    refused with their status; a valid configuration is accepted once; another context asking
+ *    for another interval gets ERROR_CONTEXT_CONFLICT; the configuration query refuses a CPU agent;
+ *  - the database (src/db/ingest_pc.c and the views of docs/database.md): PC_SAMPLE, PM_SAMPLE,
+ *    SASS_METRIC and UNIFIED_MEMORY records become rows with their names; pc_sampling_stalls,
+ *    pc_sampling_lines, pm_samples, sass_instructions, sass_lines, memory_migrations and
+ *    memory_page_faults give the exact values.
+ * `test_pc_sampling --keep PATH` also leaves the database at PATH (for check_gpu_outputs.py,
+ * which checks the summary, CSV and Perfetto outputs of the same rows). */
 #include "../db/db_test.h"
 #include "omniprof/omniprof.h"
 
@@ -90,6 +93,7 @@ static omniprof_pc_sample_record_t rec(const char *kernel, const char *reason, u
     r.correlation_id.internal = 42;
     r.timestamp = 5000;
     r.dispatch_id = 42;
+    r.agent_id.handle = 0x6001;
     r.kernel_id = 7;
     r.kernel_name = kernel;
     r.kernel_name_demangled = kernel;
@@ -103,25 +107,116 @@ static omniprof_pc_sample_record_t rec(const char *kernel, const char *reason, u
     return r;
 }
 
-static void database(void)
+static omniprof_pm_sample_record_t pm(uint64_t start, const char *metric, double value)
 {
-    char dir[512], path[600], err[512];
-    test_tmpdir(dir, sizeof dir, "pcs");
-    snprintf(path, sizeof path, "%s/p_results.db", dir);
-    op_db_process_info info = test_process_info();
-    op_db_writer *w = op_db_writer_open(path, &info, NULL, err, sizeof err);
-    CHECK(w != NULL);
-    if (!w) return;
+    omniprof_pm_sample_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_PM_SAMPLE;
+    r.start_timestamp = start;
+    r.end_timestamp = start + 100000;
+    r.agent_id.handle = 0x6001;
+    r.metric_name = metric;
+    r.value = value;
+    r.interval = 100000;
+    r.device_index = 0;
+    return r;
+}
+
+static omniprof_sass_metric_record_t sass(const char *metric, uint64_t pc, uint32_t line, uint64_t value)
+{
+    omniprof_sass_metric_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_SASS_METRIC;
+    r.timestamp = 9000;
+    r.agent_id.handle = 0x6001;
+    r.kernel_id = 8;
+    r.kernel_name = "_Z4loopPfi";
+    r.kernel_name_demangled = "loop(float*, int)";
+    r.metric_name = metric;
+    r.instruction = pc == 0x80 ? "FFMA R2, R2, R3, R4" : "IADD3 R5, R5, 0x1, RZ";
+    r.source_file = "/src/loop.cu";
+    r.source_line = line;
+    r.code_object_id = 77;
+    r.pc_offset = pc;
+    r.value = value;
+    return r;
+}
+
+static omniprof_buffer_tracing_unified_memory_record_t um(int op, uint64_t start, uint64_t end, uint64_t bytes,
+                                                          uint64_t address, int cause)
+{
+    omniprof_buffer_tracing_unified_memory_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_UNIFIED_MEMORY;
+    r.operation = op;
+    r.start_timestamp = start;
+    r.end_timestamp = end;
+    r.address = address;
+    r.bytes = bytes;
+    r.cause = (uint32_t)cause;
+    r.src_device = r.dst_device = UINT32_MAX;
+    if (op == OMNIPROF_UNIFIED_MEMORY_MIGRATE_HOST_TO_DEVICE) r.dst_agent_id.handle = 0x6001, r.dst_device = 0;
+    else r.src_agent_id.handle = 0x6001, r.src_device = 0;
+    if (op == OMNIPROF_UNIFIED_MEMORY_GPU_PAGE_FAULT) r.value = 3;
+    return r;
+}
+
+static void add_agents(op_db_writer *w)
+{
+    omniprof_agent_v0_t a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.id.handle = 0x5001;
+    a.type = OMNIPROF_AGENT_TYPE_CPU;
+    a.name = "cpu0";
+    CHECK(op_db_writer_add_agent(w, &a) == 0);
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.id.handle = 0x6001;
+    a.type = OMNIPROF_AGENT_TYPE_GPU;
+    a.name = "NVIDIA H100";
+    a.logical_index = 1;
+    CHECK(op_db_writer_add_agent(w, &a) == 0);
+}
+
+static void write_records(op_db_writer *w)
+{
     omniprof_pc_sample_record_t rs[] = {
         rec("kmem", "stall_long_scoreboard", 10, 0x10, 60), rec("kmem", "stall_wait", 11, 0x20, 20),
         rec("kmem", "stall_long_scoreboard", 11, 0x30, 20), rec("kfma", "stall_wait", 0, 0x40, 9),
         rec("kfma", "selected", 0, 0x50, 1)};
+    rs[3].timestamp = rs[4].timestamp = 6000; /* a second read */
     for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
         CHECK(op_db_writer_append_one(w, OMNIPROF_RECORD_CATEGORY_TRACING, OMNIPROF_BUFFER_TRACING_PC_SAMPLE, &rs[i]) == 1);
-    CHECK(op_db_writer_close(w) == 0);
-    sqlite3 *db = test_open_ro(path);
-    CHECK(db != NULL);
-    if (!db) return;
+    /* PM: 3 windows of DRAM bytes (low, high, low) and of cycles */
+    omniprof_pm_sample_record_t ps[] = {pm(100000, "dram__bytes_read.sum", 1e3), pm(200000, "dram__bytes_read.sum", 5e8),
+                                        pm(300000, "dram__bytes_read.sum", 2e3), pm(100000, "sm__cycles_active.avg", 10),
+                                        pm(200000, "sm__cycles_active.avg", 20), pm(300000, "sm__cycles_active.avg", 30)};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        CHECK(op_db_writer_append_one(w, OMNIPROF_RECORD_CATEGORY_TRACING, OMNIPROF_BUFFER_TRACING_PM_SAMPLE, &ps[i]) == 1);
+    /* SASS: a loop body of two instructions on line 21, executed 1000 times by 32 threads */
+    omniprof_sass_metric_record_t ss[] = {
+        sass(OMNIPROF_SASS_METRIC_INST_EXECUTED, 0x80, 21, 1000), sass(OMNIPROF_SASS_METRIC_THREAD_INST_EXECUTED, 0x80, 21, 32000),
+        sass(OMNIPROF_SASS_METRIC_INST_EXECUTED, 0x90, 21, 1000), sass(OMNIPROF_SASS_METRIC_THREAD_INST_EXECUTED, 0x90, 21, 32000),
+        sass(OMNIPROF_SASS_METRIC_INST_EXECUTED, 0x10, 5, 1), sass(OMNIPROF_SASS_METRIC_THREAD_INST_EXECUTED, 0x10, 5, 32)};
+    for (size_t i = 0; i < sizeof ss / sizeof ss[0]; i++)
+        CHECK(op_db_writer_append_one(w, OMNIPROF_RECORD_CATEGORY_TRACING, OMNIPROF_BUFFER_TRACING_SASS_METRIC, &ss[i]) == 1);
+    /* unified memory: 2 migrations to the GPU (64 KiB + 2 MiB), one back, a GPU fault, a CPU fault */
+    omniprof_buffer_tracing_unified_memory_record_t us[] = {
+        um(OMNIPROF_UNIFIED_MEMORY_MIGRATE_HOST_TO_DEVICE, 1000, 1500, 65536, 0x7f0000000000, OMNIPROF_UNIFIED_MEMORY_CAUSE_COHERENCE),
+        um(OMNIPROF_UNIFIED_MEMORY_MIGRATE_HOST_TO_DEVICE, 2000, 4000, 2097152, 0x7f0000010000, OMNIPROF_UNIFIED_MEMORY_CAUSE_PREFETCH),
+        um(OMNIPROF_UNIFIED_MEMORY_MIGRATE_DEVICE_TO_HOST, 5000, 5600, 65536, 0x7f0000000000, OMNIPROF_UNIFIED_MEMORY_CAUSE_COHERENCE),
+        um(OMNIPROF_UNIFIED_MEMORY_GPU_PAGE_FAULT, 900, 990, 0, 0x7f0000000000, OMNIPROF_UNIFIED_MEMORY_CAUSE_WRITE),
+        um(OMNIPROF_UNIFIED_MEMORY_CPU_PAGE_FAULT, 4800, 4800, 0, 0x7f0000000000, 0)};
+    for (size_t i = 0; i < sizeof us / sizeof us[0]; i++)
+        CHECK(op_db_writer_append_one(w, OMNIPROF_RECORD_CATEGORY_TRACING, OMNIPROF_BUFFER_TRACING_UNIFIED_MEMORY, &us[i]) == 1);
+}
+
+static void check_views(sqlite3 *db)
+{
     CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM pc_samples"), 5);
     CHECK_EQ_I64(q_i64(db, "SELECT sum(samples) FROM pc_samples WHERE kernel = 'kmem'"), 100);
     CHECK_EQ_I64(q_i64(db, "SELECT samples FROM pc_sampling_stalls WHERE kernel = 'kmem' AND stall_reason = 'stall_long_scoreboard'"), 80);
@@ -131,13 +226,57 @@ static void database(void)
     CHECK_EQ_STR(q_text(db, "SELECT instruction FROM pc_samples LIMIT 1"), "FFMA R1, R2, R3, R4");
     CHECK_EQ_STR(q_text(db, "SELECT file FROM pc_samples WHERE pc_offset = 16"), "/src/k.cu");
     CHECK_EQ_I64(q_i64(db, "SELECT count(DISTINCT stack_id) FROM pc_samples"), 1);
+    /* PM samples: one track per (device, metric), windows of 100 us */
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM pm_samples"), 6);
+    CHECK_EQ_I64(q_i64(db, "SELECT count(DISTINCT track_id) FROM pm_samples"), 2);
+    CHECK_EQ_I64(q_i64(db, "SELECT start FROM pm_samples WHERE metric = 'dram__bytes_read.sum' ORDER BY value DESC LIMIT 1"), 200000);
+    CHECK_EQ_I64(q_i64(db, "SELECT \"end\" - start FROM pm_samples LIMIT 1"), 100000);
+    CHECK_EQ_STR(q_text(db, "SELECT units FROM pm_samples WHERE metric = 'dram__bytes_read.sum' LIMIT 1"), "bytes");
+    CHECK_EQ_STR(q_text(db, "SELECT name FROM omniprof_metrics WHERE value = 20"), "gpu0.sm__cycles_active.avg");
+    /* SASS metrics: per instruction, per line */
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sass_instructions"), 3);
+    CHECK_EQ_I64(q_i64(db, "SELECT thread_inst_executed FROM sass_instructions WHERE pc_offset = 128"), 32000);
+    CHECK_EQ_I64(q_i64(db, "SELECT inst_executed FROM sass_lines WHERE line = 21"), 2000);
+    CHECK_EQ_I64(q_i64(db, "SELECT instructions FROM sass_lines WHERE line = 21"), 2);
+    CHECK_EQ_STR(q_text(db, "SELECT kernel FROM sass_lines LIMIT 1"), "loop(float*, int)");
+    /* unified memory: directions, bytes, agents */
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM memory_migrations"), 3);
+    CHECK_EQ_I64(q_i64(db, "SELECT sum(bytes) FROM memory_migrations WHERE operation = 'MIGRATE_HOST_TO_DEVICE'"), 2162688);
+    CHECK_EQ_STR(q_text(db, "SELECT dst_agent_type || '/' || src_agent_type FROM memory_migrations WHERE operation = "
+                             "'MIGRATE_HOST_TO_DEVICE' LIMIT 1"), "GPU/CPU");
+    CHECK_EQ_STR(q_text(db, "SELECT cause FROM memory_migrations WHERE bytes = 2097152"), "PREFETCH");
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM memory_page_faults"), 2);
+    CHECK_EQ_I64(q_i64(db, "SELECT value FROM memory_page_faults WHERE operation = 'GPU_PAGE_FAULT'"), 3);
+    CHECK_EQ_I64(q_i64(db, "SELECT duration FROM memory_unified WHERE bytes = 2097152"), 2000);
+}
+
+static void database(const char *keep)
+{
+    char dir[512], path[600], err[512];
+    test_tmpdir(dir, sizeof dir, "pcs");
+    snprintf(path, sizeof path, "%s/p_results.db", keep ? "" : dir);
+    if (keep) snprintf(path, sizeof path, "%s", keep);
+    op_db_process_info info = test_process_info();
+    op_db_writer *w = op_db_writer_open(path, &info, NULL, err, sizeof err);
+    CHECK(w != NULL);
+    if (!w) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    add_agents(w);
+    write_records(w);
+    CHECK(op_db_writer_close(w) == 0);
+    sqlite3 *db = test_open_ro(path);
+    CHECK(db != NULL);
+    if (!db) return;
+    check_views(db);
     sqlite3_close(db);
     test_rmtree(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     omniprof_initialize();
-    database();
+    database(argc > 2 && !strcmp(argv[1], "--keep") ? argv[2] : NULL);
     return CHECK_DONE();
 }

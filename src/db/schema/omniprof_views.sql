@@ -151,3 +151,68 @@ FROM "omniprof_comm" C
         (SELECT KE.id FROM "rocpd_event" KE WHERE KE.guid = LE.guid AND KE.stack_id = LE.stack_id)
     LEFT JOIN "rocpd_string" RS ON RS.id = K.region_name_id AND RS.guid = K.guid
 WHERE C.api = 'NCCL' AND C.phase = 'call';
+
+-- GPU PM samples (PM sampling, docs/cuda.md): one row per (device, metric, sample window).
+CREATE VIEW IF NOT EXISTS "pm_samples" AS
+SELECT
+    M.id, M.guid, M.nid, M.pid, M.device_index,
+    json_extract(TR.extdata, '$.metric') AS metric, M.units,
+    M.timestamp AS start, M.timestamp + json_extract(TR.extdata, '$.interval_ns') AS "end",
+    M.value, M.track_id
+FROM "omniprof_metrics" M
+    INNER JOIN "rocpd_track" TR ON TR.id = M.track_id AND TR.guid = M.guid
+WHERE json_extract(TR.extdata, '$.source') = 'pm_sampling';
+
+-- SASS metrics with their names (omniprof_sass_metric).
+CREATE VIEW IF NOT EXISTS "sass_metrics" AS
+SELECT
+    S.id, S.guid, S.nid, P.pid, S.agent_id, S.timestamp, S.kernel_id,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.kernel_name_id AND RS.guid = S.guid) AS kernel,
+    S.code_object_id, S.pc_offset,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.instruction_id AND RS.guid = S.guid) AS instruction,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.file_id AND RS.guid = S.guid) AS file,
+    S.line,
+    (SELECT string FROM "rocpd_string" RS WHERE RS.id = S.metric_id AND RS.guid = S.guid) AS metric,
+    S.value
+FROM "omniprof_sass_metric" S
+    LEFT JOIN "rocpd_info_process" P ON P.id = S.pid AND P.guid = S.guid;
+
+-- Per SASS instruction: executed instructions (warp level) and thread instructions.
+CREATE VIEW IF NOT EXISTS "sass_instructions" AS
+SELECT
+    kernel, code_object_id, pc_offset, instruction, file, line,
+    SUM(CASE WHEN metric = 'smsp__sass_inst_executed' THEN value ELSE 0 END) AS inst_executed,
+    SUM(CASE WHEN metric = 'smsp__sass_thread_inst_executed' THEN value ELSE 0 END) AS thread_inst_executed
+FROM "sass_metrics"
+GROUP BY guid, kernel, code_object_id, pc_offset;
+
+-- Per source line (lines known only for code built with -lineinfo).
+CREATE VIEW IF NOT EXISTS "sass_lines" AS
+SELECT
+    kernel, file, line, COUNT(*) AS instructions,
+    SUM(inst_executed) AS inst_executed, SUM(thread_inst_executed) AS thread_inst_executed
+FROM "sass_instructions"
+WHERE line > 0
+GROUP BY kernel, file, line;
+
+-- Unified memory events with OS pid and agent indexes (omniprof_unified_memory).
+CREATE VIEW IF NOT EXISTS "memory_unified" AS
+SELECT
+    U.id, U.guid, U.nid, P.pid, U.operation, U.start, U."end", (U."end" - U.start) AS duration,
+    U.src_agent_id, SA.type AS src_agent_type, COALESCE(SA.logical_index, SA.absolute_index) AS src_agent_index,
+    U.dst_agent_id, DA.type AS dst_agent_type, COALESCE(DA.logical_index, DA.absolute_index) AS dst_agent_index,
+    U.address, U.bytes, U.value, U.cause
+FROM "omniprof_unified_memory" U
+    LEFT JOIN "rocpd_info_process" P ON P.id = U.pid AND P.guid = U.guid
+    LEFT JOIN "rocpd_info_agent" SA ON SA.id = U.src_agent_id AND SA.guid = U.guid
+    LEFT JOIN "rocpd_info_agent" DA ON DA.id = U.dst_agent_id AND DA.guid = U.guid;
+
+-- Page migrations of unified memory: direction, bytes, addresses.
+CREATE VIEW IF NOT EXISTS "memory_migrations" AS
+SELECT * FROM "memory_unified" WHERE operation LIKE 'MIGRATE_%';
+
+-- Page faults of unified memory (CPU and GPU) and what the driver did against thrashing.
+CREATE VIEW IF NOT EXISTS "memory_page_faults" AS
+SELECT * FROM "memory_unified" WHERE operation IN ('CPU_PAGE_FAULT', 'GPU_PAGE_FAULT');
+CREATE VIEW IF NOT EXISTS "memory_thrashing" AS
+SELECT * FROM "memory_unified" WHERE operation IN ('THRASHING', 'THROTTLING', 'REMOTE_MAP');

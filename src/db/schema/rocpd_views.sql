@@ -32,6 +32,8 @@ CREATE VIEW IF NOT EXISTS "omniprof_backpressure" AS SELECT * FROM "omniprof_bac
 CREATE VIEW IF NOT EXISTS "omniprof_causal_experiment" AS SELECT * FROM "omniprof_causal_experiment{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_causal_progress" AS SELECT * FROM "omniprof_causal_progress{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_pc_sample" AS SELECT * FROM "omniprof_pc_sample{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_sass_metric" AS SELECT * FROM "omniprof_sass_metric{{uuid}}";
+CREATE VIEW IF NOT EXISTS "omniprof_unified_memory" AS SELECT * FROM "omniprof_unified_memory{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_region_profile" AS SELECT * FROM "omniprof_region_profile{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_comm" AS SELECT * FROM "omniprof_comm{{uuid}}";
 CREATE VIEW IF NOT EXISTS "omniprof_clock" AS SELECT * FROM "omniprof_clock{{uuid}}";

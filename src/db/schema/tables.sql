@@ -357,6 +357,48 @@ CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
     "pc_samples" INTEGER NOT NULL
 );
 
+-- SASS metrics (SASS_METRIC records, include/omniprof/sass_metrics.h): one metric of one SASS
+-- instruction of one kernel, summed over its launches and the GPU's SMs. Names are rocpd_string
+-- ids; code_object_id the cubin CRC; pc_offset bytes from the function's start.
+CREATE TABLE IF NOT EXISTS "omniprof_sass_metric{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "timestamp" BIGINT NOT NULL,
+    "kernel_id" INTEGER,
+    "kernel_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "code_object_id" INTEGER,
+    "pc_offset" INTEGER NOT NULL,
+    "instruction_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "file_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "line" INTEGER,
+    "metric_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "value" INTEGER NOT NULL
+);
+
+-- Unified (managed) memory events (UNIFIED_MEMORY records, include/omniprof/gpu.h): page
+-- migrations, CPU and GPU page faults, thrashing, throttling, remote maps. operation is the
+-- event's name (MIGRATE_HOST_TO_DEVICE, ..., docs/database.md); the host side of a migration is
+-- the process's CPU agent; bytes 0 where it does not apply; value: GPU faults their fault
+-- groups, CPU faults the faulting instruction's address.
+CREATE TABLE IF NOT EXISTS "omniprof_unified_memory{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "operation" TEXT NOT NULL,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "src_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "dst_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
+    "address" INTEGER,
+    "bytes" INTEGER NOT NULL,
+    "value" INTEGER NOT NULL,
+    "cause" TEXT
+);
+
 -- Symbols of the addresses in omniprof_stack, filled at the end of the run: one row per
 -- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
 CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
@@ -374,7 +416,9 @@ CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
 );
 
 -- Process / system metric values on counter tracks (rocpd_track.name_id = metric name;
--- track extdata {"units":..., "device_index":..., "source":"process_sample"}).
+-- track extdata {"units":..., "device_index":..., "source":"process_sample"}); GPU PM samples
+-- too (source "pm_sampling", timestamp = the start of the sample window, extdata also
+-- "metric" and "interval_ns").
 CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
