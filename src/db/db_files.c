@@ -83,7 +83,7 @@ static int write_fd(int fd)
 {
     if (!op_fd_is_ours(fd) && op_fd_resolve(fd) == fd) return fd;
     if (op_fd_verify(fd) != 0) {
-        static _Atomic int told;
+        static int told; /* a plain int: the __atomic builtins (clang refuses them on _Atomic) */
         if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
             op_error("a database file descriptor (%d) was closed or replaced behind omniprof's back; "
                      "nothing more is written through it (the database keeps what was committed)", fd);
