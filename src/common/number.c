@@ -269,12 +269,13 @@ int op_idlist_validate(const char *text, char *why, size_t whylen)
 
 typedef struct idlist_find {
     uint64_t value;
-    bool found;
+    bool found, any;
 } idlist_find;
 
 static bool find_item(uint64_t lo, uint64_t hi, void *data)
 {
     idlist_find *f = data;
+    f->any = true;
     if (f->value >= lo && f->value <= hi) f->found = true;
     return f->found;
 }
@@ -283,9 +284,9 @@ bool op_idlist_has(const char *text, uint64_t value)
 {
     if (!text || !*text || strcasecmp(text, "all") == 0) return true;
     if (strcasecmp(text, "none") == 0) return false;
-    idlist_find f = {value, false};
+    idlist_find f = {value, false, false};
     if (idlist_walk(text, find_item, &f, NULL, 0) != 0) return false;
-    return f.found;
+    return f.found || !f.any; /* separators only ("[ ]", ","): an empty list, as "" */
 }
 
 typedef struct idlist_collect {

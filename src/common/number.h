@@ -58,7 +58,8 @@ int op_num_parse_checked(const char *text, op_num_type type, const char *range, 
 
 /* Id lists. validate: 0 or -1 with the reason in why (the offending item named). */
 int op_idlist_validate(const char *text, char *why, size_t whylen);
-/* Is `value` in the list? "" and "all" hold everything, "none" nothing. The list must have
+/* Is `value` in the list? "" and "all" hold everything, "none" nothing; a list of separators
+ * only ("[ ]", ",") is empty, as "" (op_idlist_parse gives it no item). The list must have
  * passed op_idlist_validate (an invalid one holds nothing). */
 bool op_idlist_has(const char *text, uint64_t value);
 

@@ -75,6 +75,8 @@ int main(void)
     CHECK(op_idlist_has("0,2,5-8", 0) && op_idlist_has("0,2,5-8", 6) && !op_idlist_has("0,2,5-8", 3));
     CHECK(op_idlist_has("", 12345) && op_idlist_has("ALL", 1) && !op_idlist_has("none", 0));
     CHECK(!op_idlist_has("5-1", 3));
+    /* separators only: empty, as "" (fuzz.iteration_range found has() and parse() disagreeing) */
+    CHECK(op_idlist_has("[", 1) && op_idlist_has("[ ]", 7) && op_idlist_has(" , ", 0));
 
     CHECK(op_edit_distance("kitten", "sitting", 10) == 3);
     CHECK(op_edit_distance("abc", "xyzxyz", 2) == 3);
