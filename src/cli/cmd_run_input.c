@@ -362,7 +362,10 @@ static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char 
     if (jobs->n_children == 1) return merge_job(ro, first, file, false, err, errlen);
     char *groups = NULL;
     for (const op_json *j = first; j; j = j->next) {
-        if (j->type != OP_JSON_OBJECT) return merge_job(ro, j, file, false, err, errlen); /* the message */
+        if (j->type != OP_JSON_OBJECT) {
+            free(groups);
+            return merge_job(ro, j, file, false, err, errlen); /* the message */
+        }
         /* Every member other than pmc must be the same in every job. */
         for (const op_json *m = j->child; m; m = m->next) {
             if (!strcmp(m->key, "pmc")) continue;
@@ -592,12 +595,19 @@ static char *trim(char *s)
     return s;
 }
 
-/* Read one file. A missing file is skipped when `optional`. Returns 0, or -1 (printed). */
+/* Read one file. A file that is missing, or that this user may not read (EACCES: another
+ * user's home, a locked-down system file), is skipped when `optional` (the default system and
+ * user files), the latter with one warning. Returns 0, or -1 (printed). */
 static int load_config_file(run_opts *ro, const char *path, bool optional, run_file_setting *out, int max, int *n)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         if (optional && errno == ENOENT) return 0;
+        if (optional && errno == EACCES) {
+            fprintf(stderr, "omniprof run: warning: configuration file %s: cannot read it (%s); it is ignored\n", path,
+                    strerror(errno));
+            return 0;
+        }
         run_usage_error("configuration file %s: cannot open: %s", path, strerror(errno));
         return -1;
     }
