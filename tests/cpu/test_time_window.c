@@ -55,6 +55,13 @@ int main(void)
     CHECK(n == -1, "negative delay refused");
     n = op_cpu_window_parse("monotonic:1", p, 8, err, sizeof err);
     CHECK(n == -1, "missing duration refused");
+    /* not numbers, out of range, fractional cycles (fuzz.window found NaN and infinity accepted) */
+    const char *bad[] = {"nan:1", "1:nan", "inf:1", "1:infinity", "1e300:1", "monotonic:1:2:1.5", "1:2:1e30",
+                         "0x10:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        n = op_cpu_window_parse(bad[i], p, 8, err, sizeof err);
+        CHECK(n == -1 && strstr(err, "[0,31536000]"), "'%s' refused (%d): %s", bad[i], n, err);
+    }
     n = op_cpu_window_parse("1:1 1:1 1:1", p, 2, err, sizeof err);
     CHECK(n == -1 && strstr(err, "more than 2"), "too many entries: %s", err);
     CHECK(op_cpu_window_parse("", p, 8, err, sizeof err) == 0, "empty = no entries");

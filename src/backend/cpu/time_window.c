@@ -17,7 +17,6 @@
  * async-signal-safe) and answers from <= now < until: the boundaries themselves are exact,
  * only the switch to a next entry of another clock lags by the thread's 2 ms tick. Reading a
  * torn or in-progress publication answers "closed" (a sample lost, never one outside). */
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "common/log.h"
+#include "common/number.h"
 #include "common/settings.h"
 #include "sdk/backend.h"
 
@@ -74,6 +74,9 @@ bool op_cpu_window_open(void)
     return now >= from && now < until;
 }
 
+/* Delays and durations: at most a year, as OMNIPROF_TRACE_DELAY/DURATION (settings.def). */
+#define PERIOD_SECONDS "[0,31536000]"
+
 static bool parse_clock(const char *s, clockid_t *out)
 {
     if (!strcasecmp(s, "realtime") || !strcasecmp(s, "CLOCK_REALTIME")) *out = CLOCK_REALTIME;
@@ -83,14 +86,10 @@ static bool parse_clock(const char *s, clockid_t *out)
     return true;
 }
 
+/* Seconds as TRACE_DELAY takes them (common/number.c: no NaN, infinity or overflow). */
 static bool parse_num(const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || v < 0) return false;
-    *out = v;
-    return true;
+    return op_num_parse_checked(s, OP_NUM_TYPE_DOUBLE, PERIOD_SECONDS, out, NULL, NULL, NULL, 0) == OP_NUM_OK;
 }
 
 int op_cpu_window_parse(const char *text, op_cpu_period *out, int max, char *err, size_t errlen)
@@ -118,10 +117,10 @@ int op_cpu_window_parse(const char *text, op_cpu_period *out, int max, char *err
             i0 = 1;
             ok = nf >= 3;
         }
-        double cyc = 1;
+        uint64_t cyc = 1;
         if (ok) ok = parse_num(f[i0], &pr.delay) && parse_num(f[i0 + 1], &pr.duration);
         if (ok && nf > i0 + 2) {
-            if (parse_num(f[i0 + 2], &cyc)) {
+            if (op_num_parse_checked(f[i0 + 2], OP_NUM_TYPE_UINT, "", NULL, NULL, &cyc, NULL, 0) == OP_NUM_OK) {
                 if (i0 == 0 && nf == 4) ok = parse_clock(f[3], &pr.clock);
             } else if (i0 == 0 && nf == 3) {
                 ok = parse_clock(f[2], &pr.clock); /* delay:duration:clock */
@@ -132,11 +131,12 @@ int op_cpu_window_parse(const char *text, op_cpu_period *out, int max, char *err
         if (!ok) {
             snprintf(err, errlen,
                      "OMNIPROF_TRACE_PERIODS: bad entry '%s'; valid: 'clock:delay:duration[:cycles]' (clock "
-                     "realtime|monotonic|cputime, seconds, cycles 0 = forever), e.g. 'realtime:10:1:5'",
+                     "realtime|monotonic|cputime, seconds in " PERIOD_SECONDS ", cycles a whole number, 0 = "
+                     "forever), e.g. 'realtime:10:1:5'",
                      entry);
             return -1;
         }
-        pr.cycles = (uint64_t)cyc;
+        pr.cycles = cyc;
         if (n == max) {
             snprintf(err, errlen, "OMNIPROF_TRACE_PERIODS: more than %d entries", max);
             return -1;
