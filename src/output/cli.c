@@ -9,12 +9,12 @@
  * repeated. `--opt=value` works for every option with a value.
  *
  * While a command runs, SIGINT/SIGTERM/SIGHUP remove its temporary files (outfile.c). */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/number.h"
 #include "common/term.h"
 #include "output/internal.h"
 
@@ -129,21 +129,22 @@ static const char *const HELP_QUERY =
     "  -h, --help               this text\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 
+/* --start/--end: nanoseconds on the databases' clock (that fit a 64-bit time) or a percentage
+ * of the trace's extent ("25%", checked against 0..100 in window.c). Numbers are common/number.c's:
+ * no NaN, infinity or overflow. */
+#define TIME_NS_RANGE "[-9.2e18,9.2e18]"
 static int parse_time(cli_ctx *c, const char *opt, const char *v, double *out, int *pct) {
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || errno) goto bad;
-    *pct = 0;
-    if (*end == '%') {
-        *pct = 1;
-        end++;
-    }
-    if (*end) goto bad;
-    *out = d;
+    size_t n = strlen(v);
+    char num[64];
+    *pct = n > 0 && v[n - 1] == '%';
+    if (n - (size_t)*pct >= sizeof num) goto bad;
+    memcpy(num, v, n - (size_t)*pct);
+    num[n - (size_t)*pct] = '\0';
+    if (op_num_parse_checked(num, OP_NUM_TYPE_DOUBLE, *pct ? "" : TIME_NS_RANGE, out, NULL, NULL, NULL, 0) != OP_NUM_OK)
+        goto bad;
     return 0;
 bad:
-    cli_msg(c, "%s '%s': expected nanoseconds (e.g. 1500000) or a percentage (e.g. 25%%)", opt, v);
+    cli_msg(c, "%s '%s': expected nanoseconds in " TIME_NS_RANGE " (e.g. 1500000) or a percentage (e.g. 25%%)", opt, v);
     return -1;
 }
 

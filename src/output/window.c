@@ -23,6 +23,13 @@ static int scan_set(op_src *s, op_src_set *set, size_t input, void *arg, char *e
     return rc;
 }
 
+/* A time in ns as int64, saturated (the CLI refuses NaN and values beyond +-9.2e18). */
+static int64_t ns_clamp(double t) {
+    if (!(t > -9.2e18)) return -9200000000000000000LL;
+    if (t > 9.2e18) return 9200000000000000000LL;
+    return (int64_t)t;
+}
+
 int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
                    char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
@@ -65,10 +72,10 @@ int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, 
     int64_t lo = ws.lo, hi = ws.hi;
     int need_extent = ws.need_extent;
     if (need_extent && lo > hi) lo = hi = 0;
-    if (w->has_start)
-        out->t0 = w->start_pct ? lo + (int64_t)((double)(hi - lo) * w->start / 100.0) : (int64_t)w->start;
-    if (w->has_end)
-        out->t1 = w->end_pct ? lo + (int64_t)((double)(hi - lo) * w->end / 100.0 + 0.5) : (int64_t)w->end;
+    /* In doubles, then clamped: the extent of a hostile database may span all of int64. */
+    double span = (double)hi - (double)lo;
+    if (w->has_start) out->t0 = ns_clamp(w->start_pct ? (double)lo + span * w->start / 100.0 : w->start);
+    if (w->has_end) out->t1 = ns_clamp(w->end_pct ? (double)lo + span * w->end / 100.0 + 0.5 : w->end);
     if (out->t1 < out->t0) {
         op_seterr(err, errlen, "empty time window: end %lld is before start %lld",
                   (long long)out->t1, (long long)out->t0);

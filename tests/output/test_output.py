@@ -316,6 +316,11 @@ def case_window(tmp):
     check(b"no region or mark" in p.stderr, "unknown marker is an error")
     p = op("convert", "-i", db, "-f", "csv", "-d", tmp, "--start", "abc", rc=2)
     check(b"expected nanoseconds" in p.stderr, "bad --start value")
+    # not numbers, or beyond a 64-bit time: refused, never converted (fuzz.window found NaN reaching
+    # a float-to-int conversion)
+    for bad in ("nan", "inf", "-infinity", "1e300", "nan%"):
+        p = op("summary", "-i", db, "--start", bad, rc=2)
+        check(b"expected nanoseconds in" in p.stderr, "--start %s refused" % bad)
     # the window applies to summary too
     out = op("summary", "-i", db, "-f", "csv", "--start", t0, "--end", t1).stdout.decode()
     calls = sum(int(r[3]) for r in csv.reader(io.StringIO(out)) if len(r) > 3 and r[2] == "KERNEL_DISPATCH")
