@@ -20,6 +20,8 @@
  *   vforkexec   as forkexec, with vfork() and execv()
  *   slow        N marks, one every 10 ms (a reader queries meanwhile)
  *   slow_print  as slow, printing the number of marks made after every 10th
+ *   steps       3 steps of N marks; after each of the first two it prints "step K" and waits
+ *               for a line on stdin (the test looks at the database meanwhile)
  *   threads     N marks on each of 4 threads
  *   exit7       N marks, exit 7 */
 #include <pthread.h>
@@ -203,6 +205,17 @@ int main(int argc, char **argv)
             omniprof_mark("m");
             if (i % 10 == 0) printf("%d\n", i);
             sleep_ms(10);
+        }
+        return 0;
+    }
+    if (strcmp(mode, "steps") == 0) {
+        char line[64];
+        for (int step = 1; step <= 3; step++) {
+            marks("m", n);
+            if (step == 3) break;
+            printf("step %d\n", step);
+            fflush(stdout);
+            if (!fgets(line, sizeof line, stdin)) return 4;
         }
         return 0;
     }
