@@ -102,6 +102,46 @@ def shares(rec, names):
     return n, {k: (100.0 * v / n if n else 0.0) for k, v in counts.items()}
 
 
+def cpu_trace(path):
+    """(monotonic ns, main-thread CPU ns) points written by cputest_window_prog (CPUTEST_CPU_TRACE)."""
+    pts = []
+    if os.path.exists(path):
+        with open(path) as f:
+            pts = [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+    return pts
+
+
+def cpu_in(pts, a, b):
+    """CPU ns the thread got in the wall-time interval [a, b): the trace interpolated linearly (the
+    error is at most the CPU of one gap between two points, about a millisecond)."""
+    def at(t):
+        if not pts or t <= pts[0][0]:
+            return pts[0][1] if pts else 0
+        for (t0, c0), (t1, c1) in zip(pts, pts[1:]):
+            if t < t1:
+                return c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+        return pts[-1][1]
+    return max(0.0, at(b) - at(a))
+
+
+# Lower bounds of a sample count per millisecond of CPU the sampled thread actually got (not of
+# wall time: on a busy machine the program gets a fraction of a core). CPU-time timers fire on
+# the kernel's tick (HZ >= 100): at least 0.05 per ms with a margin of 2; a 1 kHz real-time
+# timer delivers about one per ms the thread runs: at least 0.5 per ms.
+CPUTIME_PER_MS, REALTIME_PER_MS = 0.05, 0.5
+# Below this much CPU inside a window a count says nothing (the check is reported, not made).
+MIN_CPU_MS = 20
+
+
+def check_count(n, per_ms, cpu_ns, what):
+    need = per_ms * cpu_ns / 1e6
+    if cpu_ns / 1e6 < MIN_CPU_MS:
+        print("note %s: the program got only %.1f ms of CPU there (machine busy): %d samples, count not checked"
+              % (what, cpu_ns / 1e6, n))
+        return
+    check(n >= need, "%s: %d samples for %.0f ms of CPU (at least %.0f)" % (what, n, cpu_ns / 1e6, need))
+
+
 def mode_hotspots(args, wd):
     out = os.path.join(wd, "hot.txt")
     r = run(args, os.path.join(args.bindir, "cputest_hotspot"), ["2000"],
@@ -265,32 +305,36 @@ def window_anchor(stderr):
 
 def mode_window(args, wd):
     out = os.path.join(wd, "window.txt")
+    trace = os.path.join(wd, "window.cpu")
     r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["1.3"],
             {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_LOG_LEVEL": "info",
-             "OMNIPROF_TRACE_PERIODS": "monotonic:0.2:0.3:2"}, out)
+             "OMNIPROF_TRACE_PERIODS": "monotonic:0.2:0.3:2", "CPUTEST_CPU_TRACE": trace}, out)
     check(r.returncode == 0, "program exits 0")
     anchor, clock = window_anchor(r.stderr)
     check(anchor is not None and clock == 1, "window anchor logged on CLOCK_MONOTONIC (%s, %s)" % (anchor, clock))
     rec = parse(out)
     ts = sorted(s["ts"] for s in rec["S"])
-    check(len(ts) > 30, "samples inside the windows (%d)" % len(ts))
+    pts = cpu_trace(trace)
     if anchor is not None:
         wins = [(anchor + 200_000_000, anchor + 500_000_000), (anchor + 700_000_000, anchor + 1_000_000_000)]
+        check_count(len(ts), CPUTIME_PER_MS, sum(cpu_in(pts, a, b) for a, b in wins), "samples inside the windows")
         outside = [t for t in ts if not any(a <= t < b for a, b in wins)]
         check(not outside, "every sample timestamp lies inside a window (%d outside)" % len(outside))
-        per = [sum(1 for t in ts if a <= t < b) for a, b in wins]
-        check(all(n > 0 for n in per), "both windows hold samples (%s)" % per)
+        for i, (a, b) in enumerate(wins):
+            check_count(sum(1 for t in ts if a <= t < b), CPUTIME_PER_MS, cpu_in(pts, a, b), "window %d" % (i + 1))
     # second configuration: TRACE_DELAY/TRACE_DURATION on the real-time timer
     out2 = os.path.join(wd, "window2.txt")
     r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["1.0"],
             {"OMNIPROF_SAMPLE": "realtime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_LOG_LEVEL": "info",
-             "OMNIPROF_TRACE_DELAY": "0.4", "OMNIPROF_TRACE_DURATION": "0.3"}, out2)
+             "OMNIPROF_TRACE_DELAY": "0.4", "OMNIPROF_TRACE_DURATION": "0.3", "CPUTEST_CPU_TRACE": trace}, out2)
     anchor, clock = window_anchor(r.stderr)
     rec = parse(out2)
     ts = sorted(s["ts"] for s in rec["S"])
-    check(len(ts) > 50, "TRACE_DELAY/DURATION: %d samples" % len(ts))
+    check(anchor is not None, "window anchor logged")
     if anchor is not None:
-        outside = [t for t in ts if not (anchor + 400_000_000 <= t < anchor + 700_000_000)]
+        a, b = anchor + 400_000_000, anchor + 700_000_000
+        check_count(len(ts), REALTIME_PER_MS, cpu_in(cpu_trace(trace), a, b), "TRACE_DELAY/DURATION")
+        outside = [t for t in ts if not (a <= t < b)]
         check(not outside, "every sample inside [delay, delay+duration) (%d outside)" % len(outside))
     check(all(s["op"] == 2 for s in rec["S"]), "real-time timer samples carry operation REALTIME")
     return 0
@@ -444,13 +488,18 @@ def mode_options(args, wd):
     check(not [f for f in os.listdir(wd) if not f.endswith(".txt")], "no spill file left behind")
     # per-timer delay and duration: real-time samples only in [0.3 s, 0.5 s) after start
     out = os.path.join(wd, "delay.txt")
+    trace = os.path.join(wd, "delay.cpu")
     r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.9"],
             {"OMNIPROF_SAMPLE": "realtime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_REALTIME_DELAY": "0.3",
-             "OMNIPROF_SAMPLING_REALTIME_DURATION": "0.2"}, out)
+             "OMNIPROF_SAMPLING_REALTIME_DURATION": "0.2", "CPUTEST_CPU_TRACE": trace}, out)
     rec = parse(out)
     ts = sorted(s["ts"] for s in rec["S"])
     span = (ts[-1] - ts[0]) / 1e9 if ts else 0
-    check(150 <= len(ts) <= 205 and span < 0.2, "delay 0.3 + duration 0.2: %d samples over %.3f s" % (len(ts), span))
+    # at most one sample per ms of the 0.2 s (wall time), at least one per 2 ms of CPU the thread got
+    check(0 < len(ts) <= 205 and span < 0.2, "delay 0.3 + duration 0.2: %d samples over %.3f s" % (len(ts), span))
+    if ts:
+        check_count(len(ts), REALTIME_PER_MS, cpu_in(cpu_trace(trace), ts[0], ts[0] + 200_000_000),
+                    "delay 0.3 + duration 0.2")
     procs = sorted(p["ts"] for p in rec["P"])
     check(bool(procs), "process samples present (the first one is taken just after start)")
     if procs and ts:
@@ -551,7 +600,8 @@ def mode_regions(args, wd):
 
 def mode_events(args, wd):
     out = os.path.join(wd, "events.txt")
-    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.5"],
+    # the program spins for 0.5 s of its own CPU time: the count does not depend on the load
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.5", "cpu"],
             {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_LOG_LEVEL": "info",
              "OMNIPROF_SAMPLING_PERF_EVENTS": "cycles,task-clock,page-faults,instructions"}, out)
     check(r.returncode == 0, "program exits 0 with hardware events requested")
@@ -566,7 +616,7 @@ def mode_events(args, wd):
     check(len(rec["S"]) > 20, "samples recorded (%d)" % len(rec["S"]))
     # bad settings: one clear line naming the variable and what is valid; the program runs
     out3 = os.path.join(wd, "bad.txt")
-    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.3"],
+    r = run(args, os.path.join(args.bindir, "cputest_window_prog"), ["0.3", "cpu"],
             {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_TRACE_PERIODS": "soon:1:2",
              "OMNIPROF_SAMPLING_TIDS": "main-thread"}, out3)
     check(r.returncode == 0 and "window done" in r.stdout, "program runs despite bad settings")
