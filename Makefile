@@ -3,8 +3,10 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
+FUZZ ?=
 
-.PHONY: all build deps test test-sanitize bench demo install clean
+.PHONY: all build deps test test-sanitize fuzz bench demo install clean
 
 all: build
 
@@ -34,6 +36,14 @@ test-sanitize: deps
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L threading -LE no-sanitize --timeout 900
 
+# Every libFuzzer harness of tests/fuzz for FUZZ_SECONDS each (FUZZ=NAME... picks some), over
+# its committed corpus; clang builds them in build-fuzz/. Figures: build-fuzz/fuzz-summary.txt.
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DOMNIPROF_FUZZ=ON -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target omniprof-fuzz-harnesses
+	./tests/fuzz/run.sh all build-fuzz $(FUZZ_SECONDS) $(FUZZ)
+
 bench: deps build
 	@./bench/run.sh $(BUILD)
 
@@ -44,4 +54,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
