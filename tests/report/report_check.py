@@ -16,6 +16,8 @@ the databases.
   inputs     bad inputs, the output rules, --help
   terminal   progress lines of report, convert, merge and summary on a pseudo-terminal, colours
              there and not with NO_COLOR, --no-progress
+  demo       scripts/demo.sh (`make demo` after its build) into a temporary directory: exit 0,
+             the summary and every output path printed, the files there, the report draws
   page DB... report of any databases, their data checked, and the page's self-check when
              Chromium is there; --gpu: kernels, GPU lanes, agents (tests/report/gpu_tests.sh)
 
@@ -378,6 +380,37 @@ def mode_terminal():
     return 0
 
 
+def mode_demo():
+    """scripts/demo.sh, the last step of `make demo`, on this build: what a newcomer sees."""
+    wd = ARGS.workdir
+    build = os.path.dirname(os.path.abspath(ARGS.bindir))
+    if not os.path.exists(os.path.join(ARGS.bindir, "omniprof-demo")):
+        print("SKIP: omniprof-demo is not built")
+        return 77
+    out = os.path.join(wd, "demo")
+    env = dict(os.environ, OMNIPROF_DEMO_DIR=out, NO_COLOR="1")
+    r = subprocess.run(["sh", os.path.join(HERE, "..", "..", "scripts", "demo.sh"), build], capture_output=True,
+                       text=True, env=env, timeout=600)
+    check(r.returncode == 0, "demo.sh exit %d %s" % (r.returncode, r.stderr.strip()[-300:]))
+    files = {"database": "demo_results.db", "Perfetto": "demo_results.pftrace", "report": "demo_report.html",
+             "flame graph": "demo_flamegraph.svg"}
+    for label, name in files.items():
+        path = os.path.join(out, name)
+        check(os.path.isfile(path) and os.path.getsize(path) > 0, "the demo wrote its %s (%s)" % (label, name))
+        check(re.search(r"^  %s +%s$" % (re.escape(label), re.escape(path)), r.stdout, re.M) is not None,
+              "the demo prints the %s's path" % label)
+    check(re.search(r"^compute +\| 4 +\|", r.stdout, re.M) is not None, "the summary shows the 4 'compute' ranges")
+    check(re.search(r"^iteration +\| 800 +\|", r.stdout, re.M) is not None, "and the 800 'iteration' ranges")
+    check("\033[" not in r.stdout, "no colour codes with NO_COLOR")
+    html = os.path.join(out, "demo_report.html")
+    if os.path.isfile(html):
+        d = page_data(html)
+        kinds = {ln["kind"] for ln in d.get("timeline", {}).get("lanes", [])}
+        check({"MARKER_RANGE_API", "FUNCTION_WRAPPER"} <= kinds, "the report's timeline: %s" % sorted(kinds))
+        browse(html, ["overview", "regions", "api", "timeline", "perfetto"])
+    return 0
+
+
 def mode_page():
     """Any databases (tests/report/gpu_tests.sh: a GPU run's). --gpu: the GPU parts must be
     there. Without Chromium (the GPU machine has none) the browser part says SKIP and the data
@@ -421,7 +454,8 @@ def main():
     if not ARGS.workdir:
         tmp = ARGS.workdir = tempfile.mkdtemp(prefix="omniprof-report-")
     modes = {"cpu": mode_cpu, "gpu_synth": mode_gpu_synth, "merged": mode_merged, "causal": mode_causal,
-             "inputs": mode_inputs, "terminal": mode_terminal, "page": mode_page}
+             "inputs": mode_inputs, "terminal": mode_terminal, "demo": mode_demo,
+             "page": mode_page}
     try:
         rc = modes[ARGS.mode]()
     finally:
