@@ -377,8 +377,11 @@ int rp_overview(rp_report *r, char *err, size_t errlen)
         write_named(b, "cost", &c.cost, 0);
         write_named(b, "drops", &c.drops, 1);
         write_named(b, "backpressure", &c.backpressure, 2);
-        static const char *const count_names[EV_KINDS] = {"regions", "instants", "kernels", "copies",
-                                                          "allocations", "counter_values", "metric_values"};
+        static const char *const count_names[] = {
+            [EV_REGION] = "regions",        [EV_SAMPLE] = "instants",      [EV_KERNEL] = "kernels",
+            [EV_COPY] = "copies",           [EV_ALLOC] = "allocations",    [EV_PMC] = "counter_values",
+            [EV_METRIC] = "metric_values",  [EV_PC] = "pc_samples",        [EV_UM] = "unified_memory_events"};
+        _Static_assert(sizeof count_names / sizeof *count_names == EV_KINDS, "a name for every event kind");
         op_buf_puts(b, ",\"counts\":{");
         for (int k = 0; k < EV_KINDS; k++)
             op_buf_printf(b, "%s\"%s\":%lld", k ? "," : "", count_names[k], (long long)c.counts[k]);

@@ -224,6 +224,10 @@ def mode_gpu_synth():
     check(any(c["kind"] == "metric" for c in counters.values()), "metrics are listed")
     kinds = {ln["kind"] for ln in d.get("timeline", {}).get("lanes", [])}
     check({"GPU kernels", "GPU memory copies", "CUDA_RUNTIME_API"} <= kinds, "timeline lanes: %s" % sorted(kinds))
+    counts = d.get("overview", {}).get("counts", {})
+    check(counts and all(re.fullmatch(r"[a-z_]+", n) for n in counts), "every event count is named: %s" % sorted(counts))
+    check(counts.get("kernels") == db_rows(db, "SELECT count(*) FROM kernels")[0][0], "the kernel count (%s)" %
+          counts.get("kernels"))
     mpi = [t for t in k if t["domain"] == "MPI_API"]
     check(bool(mpi) and mpi[0]["calls"] == 25, "MPI calls have their table (%s)" % [t["calls"] for t in mpi])
     sc = browse(html, ["overview", "kernels", "api", "regions", "mpi", "memory", "timeline", "counters"])
