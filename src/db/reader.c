@@ -417,13 +417,8 @@ int op_src_each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, vo
     return rc == SQLITE_DONE ? OP_RD_OK : OP_RD_EINPUT;
 }
 
-typedef struct thread_cb {
-    int (*cb)(const op_thread_info *, void *);
-    void *arg;
-} thread_cb;
-
 static int thread_row(sqlite3_stmt *st, void *arg) {
-    thread_cb *c = arg;
+    op_rd_cb *c = arg;
     op_thread_info ti = {
         .thread_row = sqlite3_column_int64(st, 0),
         .process_row = sqlite3_column_int64(st, 1),
@@ -433,7 +428,7 @@ static int thread_row(sqlite3_stmt *st, void *arg) {
         .command = sqlite3_column_text(st, 5),
         .hostname = sqlite3_column_text(st, 6),
     };
-    return c->cb(&ti, c->arg);
+    return ((int (*)(const op_thread_info *, void *))c->fn)(&ti, c->arg);
 }
 
 int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *, void *), void *arg,
@@ -453,17 +448,12 @@ int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *
     else
         snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
                  set->name[T_THREAD]);
-    thread_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), thread_row, &c, err, errlen);
 }
 
-typedef struct agent_cb {
-    int (*cb)(const op_agent_info *, void *);
-    void *arg;
-} agent_cb;
-
 static int agent_row(sqlite3_stmt *st, void *arg) {
-    agent_cb *c = arg;
+    op_rd_cb *c = arg;
     op_agent_info a = {.absolute_index = sqlite3_column_int64(st, 0),
                        .logical_index = sqlite3_column_int64(st, 1),
                        .type = sqlite3_column_text(st, 2)};
@@ -472,7 +462,7 @@ static int agent_row(sqlite3_stmt *st, void *arg) {
         a.text_len[i] = sqlite3_column_bytes(st, 3 + i);
     }
     for (int i = 0; i < OP_AGENT_PROPS; i++) a.prop[i] = sqlite3_column_int64(st, 7 + i);
-    return c->cb(&a, c->arg);
+    return ((int (*)(const op_agent_info *, void *))c->fn)(&a, c->arg);
 }
 
 /* rocprofv3's agent_info.csv columns (lib/output/generateCSV.cpp) and the extdata keys they read
@@ -540,7 +530,7 @@ int op_rd_agents(op_src *src, op_src_set *set, int (*cb)(const op_agent_info *, 
     char *sql = op_buf_take(&b);
     sqlite3_stmt *st = sql ? op_src_prepare(src, sql, err, errlen) : NULL;
     free(sql);
-    agent_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, st, agent_row, &c, err, errlen);
 }
 

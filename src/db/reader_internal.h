@@ -38,4 +38,12 @@ char *op_union_view_sql(int temp, const char *base, char *const *tables, size_t 
 /* The untrusted-input settings on a connection (defensive, trusted_schema off). */
 void op_db_harden(sqlite3 *db);
 
+/* A caller's callback and its argument, handed to a row function through op_src_each_row: the
+ * callback as a generic function pointer, which the row function casts back to its own type. */
+typedef struct op_rd_cb {
+    void (*fn)(void);
+    void *arg;
+} op_rd_cb;
+#define OP_RD_CB(cb, arg) ((op_rd_cb){(void (*)(void))(cb), (arg)})
+
 #endif /* OMNIPROF_DB_READER_INTERNAL_H */

@@ -115,14 +115,10 @@ void op_rd_cpu_process(op_src *src, op_src_set *set, int64_t *pid, int64_t *rank
     }
 }
 
-typedef struct node_cb {
-    int (*cb)(int64_t, int64_t, uint64_t, void *);
-    void *arg;
-} node_cb;
-
 static int node_row(sqlite3_stmt *st, void *arg) {
-    node_cb *c = arg;
-    return c->cb(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
+    op_rd_cb *c = arg;
+    int (*cb)(int64_t, int64_t, uint64_t, void *) = (int (*)(int64_t, int64_t, uint64_t, void *))c->fn;
+    return cb(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
 }
 
 int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_t parent, uint64_t address, void *),
@@ -130,17 +126,12 @@ int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_
     if (!SRC_HAS(set, T_OP_STACK)) return 0;
     char sql[300];
     snprintf(sql, sizeof sql, "SELECT id, parent_id, address FROM %s", set->name[T_OP_STACK]);
-    node_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), node_row, &c, err, errlen);
 }
 
-typedef struct sym_cb {
-    int (*cb)(const op_rd_symbol *, void *);
-    void *arg;
-} sym_cb;
-
 static int sym_row(sqlite3_stmt *st, void *arg) {
-    sym_cb *c = arg;
+    op_rd_cb *c = arg;
     op_rd_symbol s = {
         .address = (uint64_t)sqlite3_column_int64(st, 0),
         .inline_depth = sqlite3_column_int(st, 1),
@@ -150,7 +141,7 @@ static int sym_row(sqlite3_stmt *st, void *arg) {
         .module = (const char *)sqlite3_column_text(st, 5),
         .module_offset = (uint64_t)sqlite3_column_int64(st, 6),
     };
-    return c->cb(&s, c->arg);
+    return ((int (*)(const op_rd_symbol *, void *))c->fn)(&s, c->arg);
 }
 
 int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, void *), void *arg, char *err,
@@ -161,18 +152,13 @@ int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, 
              "SELECT address, inline_depth, function, file, line, module, module_offset FROM %s "
              "ORDER BY address, inline_depth",
              set->name[T_OP_SYMBOL]);
-    sym_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), sym_row, &c, err, errlen);
 }
 
-typedef struct count_cb {
-    int (*cb)(int64_t, uint64_t, void *);
-    void *arg;
-} count_cb;
-
 static int count_row(sqlite3_stmt *st, void *arg) {
-    count_cb *c = arg;
-    return c->cb(sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1), c->arg);
+    op_rd_cb *c = arg;
+    return ((int (*)(int64_t, uint64_t, void *))c->fn)(sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1), c->arg);
 }
 
 int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
@@ -187,17 +173,12 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
                  (long long)window[1]);
     snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM %s WHERE 1%s GROUP BY stack_id",
              set->name[T_OP_CPU_SAMPLE], where);
-    count_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
 }
 
-typedef struct region_cb {
-    int (*cb)(const op_rd_region_row *, void *);
-    void *arg;
-} region_cb;
-
 static int region_row(sqlite3_stmt *st, void *arg) {
-    region_cb *c = arg;
+    op_rd_cb *c = arg;
     op_rd_region_row r;
     r.tid = sqlite3_column_int64(st, 0);
     r.thread_index = sqlite3_column_int64(st, 1);
@@ -213,7 +194,7 @@ static int region_row(sqlite3_stmt *st, void *arg) {
     r.min = sqlite3_column_double(st, 11);
     r.max = sqlite3_column_double(st, 12);
     r.self = sqlite3_column_double(st, 13);
-    return c->cb(&r, c->arg);
+    return ((int (*)(const op_rd_region_row *, void *))c->fn)(&r, c->arg);
 }
 
 int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_region_row *, void *), void *arg,
@@ -226,6 +207,6 @@ int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_reg
              "SELECT coalesce(t.tid, 0), r.thread_index, r.node_id, r.parent_id, r.depth, r.label, r.component, r.units, "
              "r.count, r.sum, r.sum_squares, r.min, r.max, r.self FROM %s r LEFT JOIN %s t ON t.id = r.tid ORDER BY r.id",
              set->name[T_OP_REGION_PROFILE], thread);
-    region_cb c = {cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), region_row, &c, err, errlen);
 }
