@@ -86,6 +86,17 @@ OMNIPROF_API int MPI_Finalize(void)
 
 /* ---- one-sided -------------------------------------------------------------------------------- */
 
+/* The end of MPI_Win_create/allocate: the window's members are known; the call is recorded. */
+static int win_made(op_mpi_call *c, bool traced, int rc, H comm, H *win, aint size)
+{
+    if (rc == 0 && win && atomic_load(&g_op_mpi_on)) op_mpi_win_created(op_mpi_h(comm), op_mpi_handle_at(win, 0));
+    if (traced) {
+        c->rec.count = size;
+        op_mpi_end(c, rc);
+    }
+    return rc;
+}
+
 typedef int (*win_create_fn)(void *, aint, int, H, H, H *);
 OMNIPROF_API int MPI_Win_create(void *base, aint size, int disp_unit, H info, H comm, H *win)
 {
@@ -94,12 +105,7 @@ OMNIPROF_API int MPI_Win_create(void *base, aint size, int disp_unit, H info, H 
     op_mpi_call c;
     if (traced) op_mpi_begin(&c, OMNIPROF_MPI_WIN_CREATE, op_mpi_h(comm));
     int rc = real_(base, size, disp_unit, info, comm, win);
-    if (rc == 0 && win && atomic_load(&g_op_mpi_on)) op_mpi_win_created(op_mpi_h(comm), op_mpi_handle_at(win, 0));
-    if (traced) {
-        c.rec.count = size;
-        op_mpi_end(&c, rc);
-    }
-    return rc;
+    return win_made(&c, traced, rc, comm, win, size);
 }
 
 typedef int (*win_allocate_fn)(aint, int, H, H, void *, H *);
@@ -110,25 +116,27 @@ OMNIPROF_API int MPI_Win_allocate(aint size, int disp_unit, H info, H comm, void
     op_mpi_call c;
     if (traced) op_mpi_begin(&c, OMNIPROF_MPI_WIN_ALLOCATE, op_mpi_h(comm));
     int rc = real_(size, disp_unit, info, comm, baseptr, win);
-    if (rc == 0 && win && atomic_load(&g_op_mpi_on)) op_mpi_win_created(op_mpi_h(comm), op_mpi_handle_at(win, 0));
-    if (traced) {
-        c.rec.count = size;
-        op_mpi_end(&c, rc);
-    }
+    return win_made(&c, traced, rc, comm, win, size);
+}
+
+/* MPI_Win_free and MPI_Comm_free: the handle's members are forgotten; the call is recorded. */
+static int free_handle(int (*real)(H *), H *handle, int32_t op, bool win)
+{
+    op_mpi_handle h = handle ? op_mpi_handle_at(handle, 0) : 0;
+    bool traced = op_mpi_tracing(op);
+    op_mpi_call c;
+    if (traced && win) op_mpi_begin_win(&c, op, h);
+    else if (traced) op_mpi_begin(&c, op, h);
+    int rc = real(handle);
+    if (rc == 0) op_mpi_comm_freed(h);
+    if (traced) op_mpi_end(&c, rc);
     return rc;
 }
 
 OMNIPROF_API int MPI_Win_free(H *win)
 {
     REAL(MPI_Win_free, int (*)(H *));
-    op_mpi_handle w = win ? op_mpi_handle_at(win, 0) : 0;
-    bool traced = op_mpi_tracing(OMNIPROF_MPI_WIN_FREE);
-    op_mpi_call c;
-    if (traced) op_mpi_begin_win(&c, OMNIPROF_MPI_WIN_FREE, w);
-    int rc = real_(win);
-    if (rc == 0) op_mpi_comm_freed(w);
-    if (traced) op_mpi_end(&c, rc);
-    return rc;
+    return free_handle(real_, win, OMNIPROF_MPI_WIN_FREE, true);
 }
 
 /* A put, get or accumulate: target as a world rank, origin buffer's type and bytes. */
@@ -297,12 +305,5 @@ COMM_MAKER(MPI_Cart_create, CART_CREATE, (H comm, int ndims, const int *dims, co
 OMNIPROF_API int MPI_Comm_free(H *comm)
 {
     REAL(MPI_Comm_free, int (*)(H *));
-    op_mpi_handle h = comm ? op_mpi_handle_at(comm, 0) : 0;
-    bool traced = op_mpi_tracing(OMNIPROF_MPI_COMM_FREE);
-    op_mpi_call c;
-    if (traced) op_mpi_begin(&c, OMNIPROF_MPI_COMM_FREE, h);
-    int rc = real_(comm);
-    if (rc == 0) op_mpi_comm_freed(h);
-    if (traced) op_mpi_end(&c, rc);
-    return rc;
+    return free_handle(real_, comm, OMNIPROF_MPI_COMM_FREE, false);
 }

@@ -57,6 +57,15 @@ static void recv_status(op_mpi_call *c, const void *status)
     c->rec.bytes_received = op_mpi_status_bytes(status);
 }
 
+/* The start of a traced MPI_Sendrecv(_replace): the send's fields and the receive's source and tag. */
+static void sendrecv_begin(op_mpi_call *c, int op, H comm, H stype, int scount, int dest, int stag, int source, int rtag)
+{
+    op_mpi_begin(c, op, op_mpi_h(comm));
+    send_fields(c, stype, scount, dest, stag);
+    c->rec.source = op_mpi_world_rank(c->comm, source);
+    c->rec.recv_tag = rtag;
+}
+
 #define SEND(NAME, E)                                                                  \
     OMNIPROF_API int NAME(const void *buf, int count, H type, int dest, int tag, H comm) \
     {                                                                                  \
@@ -141,10 +150,7 @@ OMNIPROF_API int MPI_Sendrecv(const void *sbuf, int scount, H stype, int dest, i
         return rc;
     }
     op_mpi_call c;
-    op_mpi_begin(&c, OMNIPROF_MPI_SENDRECV, op_mpi_h(comm));
-    send_fields(&c, stype, scount, dest, stag);
-    c.rec.source = op_mpi_world_rank(c.comm, source);
-    c.rec.recv_tag = rtag;
+    sendrecv_begin(&c, OMNIPROF_MPI_SENDRECV, comm, stype, scount, dest, stag, source, rtag);
     _Alignas(16) char mine[OP_MPI_STATUS_BYTES];
     void *st = op_mpi_status_ignored(status) ? mine : status;
     BLOCKING(rc, real_(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st));
@@ -164,10 +170,7 @@ OMNIPROF_API int MPI_Sendrecv_replace(void *buf, int count, H type, int dest, in
         return rc;
     }
     op_mpi_call c;
-    op_mpi_begin(&c, OMNIPROF_MPI_SENDRECV_REPLACE, op_mpi_h(comm));
-    send_fields(&c, type, count, dest, stag);
-    c.rec.source = op_mpi_world_rank(c.comm, source);
-    c.rec.recv_tag = rtag;
+    sendrecv_begin(&c, OMNIPROF_MPI_SENDRECV_REPLACE, comm, type, count, dest, stag, source, rtag);
     _Alignas(16) char mine[OP_MPI_STATUS_BYTES];
     void *st = op_mpi_status_ignored(status) ? mine : status;
     BLOCKING(rc, real_(buf, count, type, dest, stag, source, rtag, comm, st));

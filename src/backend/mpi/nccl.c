@@ -287,30 +287,30 @@ OMNIPROF_API nccl_result ncclReduceScatter(const void *s, void *r, size_t count,
 }
 
 typedef nccl_result (*p2p_fn)(const void *, size_t, int, int, nccl_comm, cuda_stream);
+/* ncclSend and ncclRecv: the peer is the destination or the source. */
+static nccl_result p2p(p2p_fn real, int op, const void *buf, size_t count, int type, int peer, nccl_comm comm,
+                       cuda_stream stream)
+{
+    if (!tracing(op)) return real(buf, count, type, peer, comm, stream);
+    omniprof_comm_record_t rec;
+    begin(&rec, op, comm, stream);
+    uint64_t b = set_type(&rec, type, count);
+    if (op == OMNIPROF_NCCL_SEND) rec.bytes_sent = b, rec.dest = peer, rec.send_tag = 0;
+    else rec.bytes_received = b, rec.source = peer, rec.recv_tag = 0;
+    rec.sequence = op_mpi_next_sequence();
+    return end(&rec, real(buf, count, type, peer, comm, stream));
+}
+
 OMNIPROF_API nccl_result ncclSend(const void *buf, size_t count, int type, int peer, nccl_comm comm, cuda_stream stream)
 {
     REAL(ncclSend, p2p_fn);
-    if (!tracing(OMNIPROF_NCCL_SEND)) return real_(buf, count, type, peer, comm, stream);
-    omniprof_comm_record_t rec;
-    begin(&rec, OMNIPROF_NCCL_SEND, comm, stream);
-    rec.bytes_sent = set_type(&rec, type, count);
-    rec.dest = peer;
-    rec.send_tag = 0;
-    rec.sequence = op_mpi_next_sequence();
-    return end(&rec, real_(buf, count, type, peer, comm, stream));
+    return p2p(real_, OMNIPROF_NCCL_SEND, buf, count, type, peer, comm, stream);
 }
 
 OMNIPROF_API nccl_result ncclRecv(void *buf, size_t count, int type, int peer, nccl_comm comm, cuda_stream stream)
 {
     REAL(ncclRecv, p2p_fn);
-    if (!tracing(OMNIPROF_NCCL_RECV)) return real_(buf, count, type, peer, comm, stream);
-    omniprof_comm_record_t rec;
-    begin(&rec, OMNIPROF_NCCL_RECV, comm, stream);
-    rec.bytes_received = set_type(&rec, type, count);
-    rec.source = peer;
-    rec.recv_tag = 0;
-    rec.sequence = op_mpi_next_sequence();
-    return end(&rec, real_(buf, count, type, peer, comm, stream));
+    return p2p(real_, OMNIPROF_NCCL_RECV, buf, count, type, peer, comm, stream);
 }
 
 #define GROUP(NAME, E)                                                  \
