@@ -310,13 +310,47 @@ typedef struct op_rd_region_row {
 int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_region_row *, void *), void *arg,
                          char *err, size_t errlen);
 
+/* ---- clocks (reader_clock.c) ------------------------------------------------------------------
+ * What each process of a set says about its clock (docs/multinode.md, "Clocks"): its MPI
+ * estimates against the reference rank (omniprof_clock), its wall-clock offset and its host. */
+typedef struct op_rd_clock_est {
+    int64_t local, offset, error; /* at local time `local`, the reference read local - offset */
+} op_rd_clock_est;
+typedef struct op_rd_process_clock {
+    int64_t process_row, pid, rank;  /* rank -1: none */
+    char guid[96], host[160];        /* host: "<machine id>|<host name>" of its node ("" unknown) */
+    int has_realtime;
+    int64_t realtime_offset;         /* CLOCK_REALTIME - CLOCK_MONOTONIC of the process */
+    int n;                           /* MPI estimates, by local time (at most 2: init, finalize) */
+    op_rd_clock_est est[2];
+    int applied;                     /* a merge already moved its times onto the reference clock */
+} op_rd_process_clock;
+/* Calls cb for each process of the set; stops at a non-zero return (returned). */
+int op_rd_clocks(op_src *src, op_src_set *set, int (*cb)(const op_rd_process_clock *, void *), void *arg, char *err,
+                 size_t errlen);
+
+/* A process's times onto the reference clock: t' = t - (offset + rate x (t - at)). */
+typedef struct op_rd_clock_map {
+    int active;
+    int64_t offset, at;
+    double rate;
+} op_rd_clock_map;
+static inline int64_t op_rd_clock_apply(const op_rd_clock_map *m, int64_t t)
+{
+    if (!m || !m->active) return t;
+    return t - m->offset - (int64_t)(m->rate * (double)(t - m->at));
+}
+
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
 /* Copies every table set of every input into the new database file `tmp_path` (which must not
  * exist), each under its own uuid suffix, and builds the plain views as unions over them
- * (reader_merge.c says how and what is bounded). tick(arg) is called after each input; a
- * non-zero return stops the merge ("interrupted", OP_RD_EFAIL). */
-int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *), void *arg,
-                char *err, size_t errlen);
+ * (reader_merge.c says how and what is bounded). When clock(arg, input, set) gives an active map
+ * for a set (NULL: none), every time column of its rows moves onto the reference clock and its
+ * omniprof_clock rows are marked applied. tick(arg) is called after each input; a non-zero
+ * return stops the merge ("interrupted", OP_RD_EFAIL). */
+typedef const op_rd_clock_map *(*op_db_merge_clock_fn)(void *arg, size_t input, size_t set);
+int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *),
+                op_db_merge_clock_fn clock, void *arg, char *err, size_t errlen);
 
 /* The union of many inputs in one read-only connection: the plain rocpd views (rocpd_region,
  * rocpd_string, ...) and the data/summary/omniprof views (regions, kernels, top, ...) as TEMP

@@ -13,6 +13,11 @@
  * into place once it is whole, so a failed merge leaves nothing behind. A UNION ALL has at most 500 terms in SQLite
  * (SQLITE_MAX_COMPOUND_SELECT): beyond 400 sets the views are built from part views of 400.
  *
+ * Clocks: when the caller gives a set an active clock map (src/output/clocks.c: the process's
+ * MPI estimates against rank 0, or its wall-clock offset against the reference host's), every
+ * time column of the set's copied rows moves onto the reference clock (one UPDATE per table that
+ * has times) and its omniprof_clock rows are marked applied, so that no reader applies them again.
+ *
  * Invariants: (1) the output is never an input (it must not exist: the caller checks, and the
  * temporary file is created exclusively); (2) a set whose suffix is already in the output (the
  * same input given twice) gets a fresh uuid suffix — its rows are still copied, and read that
@@ -152,8 +157,43 @@ static int rebuild_views(sqlite3 *db, const suffix_list *sl, char *err, size_t e
     return rc;
 }
 
+/* Columns holding CLOCK_MONOTONIC times of the row's process (omniprof_clock's local_timestamp
+ * stays local: it is what the estimate was measured at). */
+static const struct {
+    int table;
+    const char *cols[4];
+} k_times[] = {
+    {T_PROCESS, {"init", "fini", "start", "end"}}, {T_THREAD, {"start", "end"}}, {T_REGION, {"start", "end"}},
+    {T_SAMPLE, {"timestamp"}}, {T_KERNEL, {"start", "end"}}, {T_COPY, {"start", "end"}}, {T_ALLOC, {"start", "end"}},
+    {T_OP_CPU_SAMPLE, {"timestamp"}}, {T_OP_METRIC, {"timestamp"}}, {T_OP_PC_SAMPLE, {"timestamp"}},
+    {T_OP_CAUSAL_EXPERIMENT, {"start", "end"}}, {T_OP_COMM, {"start", "end"}},
+};
+
+/* Moves the times of the copied table t (output table `out`) onto the reference clock:
+ * t' = t - (offset + rate x (t - at)), as op_rd_clock_apply. */
+static int clock_table(sqlite3 *db, int t, const char *out, const op_rd_clock_map *clk, char *err, size_t errlen) {
+    op_buf q = {0};
+    if (t == T_OP_CLOCK) op_buf_printf(&q, "UPDATE main.\"%s\" SET applied = 1", out);
+    for (size_t k = 0; k < sizeof k_times / sizeof k_times[0]; k++) {
+        if (k_times[k].table != t) continue;
+        op_buf_printf(&q, "UPDATE main.\"%s\" SET ", out);
+        for (int c = 0; c < 4 && k_times[k].cols[c]; c++) {
+            const char *n = k_times[k].cols[c];
+            op_buf_printf(&q, "%s\"%s\" = \"%s\" - %lld", c ? ", " : "", n, n, (long long)clk->offset);
+            if (clk->rate != 0)
+                op_buf_printf(&q, " - CAST(%.17g * (\"%s\" - %lld) AS INTEGER)", clk->rate, n, (long long)clk->at);
+        }
+    }
+    if (!q.len) return 0;
+    char *sql = op_buf_take(&q);
+    int rc = sql ? exec(db, sql, err, errlen, out) : -1;
+    free(sql);
+    return rc;
+}
+
 /* Copies one table set (tables of `set` in the attached "src") under a suffix of its own. */
-static int copy_set(sqlite3 *db, const char *path, op_src_set *set, suffix_list *sl, char *err, size_t errlen) {
+static int copy_set(sqlite3 *db, const char *path, op_src_set *set, suffix_list *sl, const op_rd_clock_map *clk,
+                    char *err, size_t errlen) {
     char uuid[112];
     if (is_uuid_text(set->guid)) snprintf(uuid, sizeof uuid, "%s", set->guid);
     else {
@@ -194,6 +234,7 @@ static int copy_set(sqlite3 *db, const char *path, op_src_set *set, suffix_list 
         char *sql = op_buf_take(&q), e3[512];
         int bad = !sql || exec(db, sql, e3, sizeof e3, in_name);
         free(sql);
+        if (!bad && clk && clk->active) bad = clock_table(db, t, out_name, clk, e3, sizeof e3);
         if (bad) {
             op_seterr(err, errlen, "%s: copying %s", path, e3);
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -204,7 +245,8 @@ static int copy_set(sqlite3 *db, const char *path, op_src_set *set, suffix_list 
 }
 
 /* Copies every set of input `path` (attached as "src") into the output. */
-static int copy_input(sqlite3 *db, const char *path, suffix_list *sl, char *err, size_t errlen) {
+static int copy_input(sqlite3 *db, size_t idx, const char *path, suffix_list *sl, op_db_merge_clock_fn clock, void *arg,
+                      char *err, size_t errlen) {
     op_src *s;
     if (op_src_open(path, &s, err, errlen)) return OP_RD_EINPUT;
     char *uri = op_src_uri(path);
@@ -222,14 +264,15 @@ static int copy_input(sqlite3 *db, const char *path, suffix_list *sl, char *err,
         return OP_RD_EINPUT;
     }
     int rc = 0;
-    for (size_t k = 0; k < s->n_sets && !rc; k++) rc = copy_set(db, path, &s->sets[k], sl, err, errlen);
+    for (size_t k = 0; k < s->n_sets && !rc; k++)
+        rc = copy_set(db, path, &s->sets[k], sl, clock ? clock(arg, idx, k) : NULL, err, errlen);
     op_src_close(s);
     if (!rc && exec(db, "DETACH src", err, errlen, path)) rc = OP_RD_EFAIL;
     return rc;
 }
 
-int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *), void *arg,
-                char *err, size_t errlen) {
+int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *),
+                op_db_merge_clock_fn clock, void *arg, char *err, size_t errlen) {
     sqlite3 *db = NULL;
     int rc = OP_RD_EFAIL;
     suffix_list sl = {0};
@@ -242,7 +285,7 @@ int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path
     if (exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;", err, errlen, tmp_path))
         goto out;
     for (size_t i = 0; i < n_inputs; i++) {
-        if ((rc = copy_input(db, inputs[i], &sl, err, errlen)) != 0) goto out;
+        if ((rc = copy_input(db, i, inputs[i], &sl, clock, arg, err, errlen)) != 0) goto out;
         rc = OP_RD_EFAIL;
         if (tick && tick(arg)) {
             op_seterr(err, errlen, "%s: interrupted", tmp_path);

@@ -230,7 +230,7 @@ int op_db_union_open(const char *const *inputs, size_t n_inputs, const char *tmp
             op_seterr(err, errlen, "more than %d inputs need a temporary file", OP_DB_UNION_MAX_ATTACHED);
             return OP_RD_EFAIL;
         }
-        int rc = op_db_merge(inputs, n_inputs, tmp_path, NULL, NULL, err, errlen);
+        int rc = op_db_merge(inputs, n_inputs, tmp_path, NULL, NULL, NULL, err, errlen);
         if (rc) return rc;
         inputs = merged;
         n_inputs = 1;

@@ -47,6 +47,8 @@ struct op_out_stream {
     uint64_t events;
     int done, failed;
     op_progress prog;
+    const op_clock_plan *clocks; /* the inputs' clock plan (clocks.c): times onto one clock */
+    op_clock_plan own_clocks;    /* the plan, when the stream outlives the checked inputs */
 };
 
 /* ---- helpers shared by the sinks ----------------------------------------------------------- */
@@ -89,6 +91,7 @@ void op_domain_file(const char *category, char *buf, size_t n) {
 /* ---- stream ---------------------------------------------------------------------------------- */
 
 static void free_stream(op_out_stream *s) {
+    op_clock_plan_free(&s->own_clocks);
     for (size_t i = 0; i < s->n_inputs; i++) free(s->inputs[i]);
     free(s->inputs);
     op_out_ids_free(&s->ids);
@@ -109,6 +112,7 @@ static int keep_inputs(op_out_stream *s, const op_out_inputs *in) {
         if (!(s->inputs[s->n_inputs++] = strdup(in->v[i]))) return -1;
     for (size_t i = 0; i < in->ids.n; i++)
         if (op_out_ids_add(&s->ids, in->ids.v[i].path)) return -1;
+    s->clocks = &in->clocks;
     return 0;
 }
 
@@ -194,6 +198,11 @@ op_out_stream *op_output_open(const op_out_options *opts, int *status, char *err
         (*status = resolve_window(opts, &in, &w, err, errlen)) == 0) {
         stream_in si = {&in, &w};
         s = open_stream(opts, (1u << EV_KINDS) - 1, &si, NULL, NULL, 0, 1, status, err, errlen);
+        if (s) { /* the stream outlives `in`: it takes the clock plan */
+            s->own_clocks = in.clocks;
+            memset(&in.clocks, 0, sizeof in.clocks);
+            s->clocks = &s->own_clocks;
+        }
     }
     op_out_inputs_end(&in);
     return s;
@@ -264,6 +273,10 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
         op_ev ev;
         int r;
         while ((r = op_rd_next(&s->rd, &ev, err, errlen)) == 1) {
+            if (s->clocks && s->clocks->any) { /* every process's times on the reference clock */
+                const op_rd_clock_map *m = op_clock_plan_lookup(s->clocks, s->i_input, s->i_set, ev.process_row);
+                if (m) ev.start = op_rd_clock_apply(m, ev.start), ev.end = op_rd_clock_apply(m, ev.end);
+            }
             int rc = s->sink->event(s->sink, &ev, err, errlen);
             if (rc) {
                 s->failed = 1;

@@ -40,12 +40,20 @@ int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, 
             }
             continue;
         }
-        for (size_t k = 0; k < s->n_sets && !rc; k++)
-            if (guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen)) rc = OP_OUT_EINPUT;
+        for (size_t k = 0; k < s->n_sets && !rc; k++) {
+            size_t before = in->clocks.n;
+            if (op_clock_plan_add(&in->clocks, in->n, k, s, &s->sets[k], err, errlen)) rc = OP_OUT_EINPUT;
+            /* a merged input holds many processes in one set: each one's guid counts */
+            for (size_t p = before; !rc && p < in->clocks.n; p++)
+                if (guid_seen(&seen, op_clock_plan_guid(&in->clocks, p), inputs[i], err, errlen)) rc = OP_OUT_EINPUT;
+            if (!rc && before == in->clocks.n && guid_seen(&seen, s->sets[k].guid, inputs[i], err, errlen))
+                rc = OP_OUT_EINPUT;
+        }
         op_src_close(s);
         in->v[in->n++] = inputs[i];
     }
     guid_seen_free(&seen);
+    if (!rc) op_clock_plan_finish(&in->clocks);
     if (!rc && in->n == 0) { /* nothing left: the first one's own error */
         if (why[0]) op_seterr(err, errlen, "%s", why);
         else op_seterr(err, errlen, "%s: holds no rocpd tables", inputs[0]);
@@ -60,6 +68,7 @@ int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, 
 
 void op_out_inputs_end(op_out_inputs *in) {
     free(in->v);
+    op_clock_plan_free(&in->clocks);
     op_out_ids_free(&in->ids);
     memset(in, 0, sizeof *in);
 }

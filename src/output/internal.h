@@ -163,16 +163,39 @@ void op_out_signals_restore(void);
 /* 1 once such a signal arrived (operations stop at their next check with "interrupted"). */
 int op_out_interrupted(void);
 
+/* ---- clocks (clocks.c) ------------------------------------------------------------------------ */
+/* How each process's times map onto the reference clock (clocks.c says which clock and how). */
+typedef struct op_clock_plan {
+    struct clock_proc *v;
+    size_t n, cap;
+    op_u64map index; /* (input, set, process row) -> index + 1 */
+    int any;         /* some process has a map that moves its times */
+} op_clock_plan;
+/* Adds the processes of set `set_index` of input `input` (their clock rows). */
+int op_clock_plan_add(op_clock_plan *p, size_t input, size_t set_index, op_src *src, op_src_set *set, char *err,
+                      size_t errlen);
+/* Chooses the reference and computes every map (after the last add). */
+void op_clock_plan_finish(op_clock_plan *p);
+/* The map of one process (NULL: its times stay). */
+const op_rd_clock_map *op_clock_plan_lookup(const op_clock_plan *p, size_t input, size_t set, int64_t process_row);
+/* The map of a set of one process (NULL: none, or a set of many processes). */
+const op_rd_clock_map *op_clock_plan_set_map(const op_clock_plan *p, size_t input, size_t set);
+/* The guid of the i-th process added. */
+const char *op_clock_plan_guid(const op_clock_plan *p, size_t i);
+void op_clock_plan_free(op_clock_plan *p);
+
 /* ---- the inputs of a command (inputs.c) -------------------------------------------------------- */
 typedef struct op_out_inputs {
     const char **v;   /* the inputs kept */
     size_t n;
     op_out_ids ids;   /* identities of every input given, kept or skipped */
+    op_clock_plan clocks; /* of the inputs kept, by their index in v */
 } op_out_inputs;
 /* The one check of the inputs of convert, merge, summary and query: each must open as a rocpd
  * database, except that one holding no rocpd tables (empty: a process stopped before its
  * schema was written) is skipped with one warning naming it; no process (guid) may be in two
- * inputs (the same database given twice would count every row twice). 0, or OP_OUT_EINPUT /
+ * inputs (the same database given twice would count every row twice). The clock plan of the
+ * inputs is built on the way (clocks.c). 0, or OP_OUT_EINPUT /
  * OP_OUT_EFAIL with err naming the input. Free with op_out_inputs_end in every case. */
 int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, char *err, size_t errlen);
 void op_out_inputs_end(op_out_inputs *in);

@@ -2,7 +2,8 @@
  * (src/db/reader_merge.c copies the rows): the output must not exist and must not be an input,
  * the inputs pass the one input check (inputs.c), and the merged file is built under a
  * temporary name beside the output and linked into place only when whole (link, not rename:
- * it never replaces a file created meanwhile), so a failed merge leaves nothing behind. */
+ * it never replaces a file created meanwhile), so a failed merge leaves nothing behind. The
+ * inputs' clock plan (clocks.c) moves each process's times onto the reference clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,9 +13,19 @@
 
 #include "output/internal.h"
 
+typedef struct merge_ctx {
+    op_progress prog;
+    const op_clock_plan *clocks;
+} merge_ctx;
+
 static int merge_tick(void *arg) {
-    op_progress_tick(arg, 1);
+    op_progress_tick(&((merge_ctx *)arg)->prog, 1);
     return op_out_interrupted();
+}
+
+/* Times of a set move onto the reference clock as they are copied (clocks.c). */
+static const op_rd_clock_map *merge_clock(void *arg, size_t input, size_t set) {
+    return op_clock_plan_set_map(((merge_ctx *)arg)->clocks, input, set);
 }
 
 int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_path, int progress, char *err,
@@ -52,14 +63,14 @@ int op_output_merge(const char *const *inputs, size_t n_inputs, const char *out_
             return OP_OUT_EFAIL;
         }
         close(fd);
-        op_progress prog;
-        op_progress_init(&prog, progress, "merge: databases", in.n);
-        rc = op_db_merge(in.v, in.n, tmp, merge_tick, &prog, err, errlen);
+        merge_ctx ctx = {.clocks = &in.clocks};
+        op_progress_init(&ctx.prog, progress, "merge: databases", in.n);
+        rc = op_db_merge(in.v, in.n, tmp, merge_tick, merge_clock, &ctx, err, errlen);
         if (!rc && link(tmp, out_path) != 0) {
             op_seterr(err, errlen, "%s: cannot create: %s", out_path, strerror(errno));
             rc = errno == EEXIST ? OP_OUT_EINPUT : OP_OUT_EFAIL;
         }
-        if (!rc) op_progress_done(&prog);
+        if (!rc) op_progress_done(&ctx.prog);
         unlink(tmp);
         op_out_tmp_unregister(tmp);
     }

@@ -11,10 +11,18 @@ the ranks, each under `omniprof run --mpi-trace`.
             CPU backend, MPI_Init/MPI_Finalize are FUNCTION_WRAPPER regions, the rank names the
             database, no MPI_API record is written
   nompi     --mpi-trace on a program without MPI: it runs unchanged, one database, no records
+  clocks    two simulated hosts: ranks 0-1 as they are, ranks 2-3 in a time namespace (`unshare
+            --time`) whose CLOCK_MONOTONIC runs SKEW_S seconds ahead. Each rank's estimate of its
+            offset against rank 0 is the skew within 50 us; after `omniprof merge` (and in
+            `omniprof convert -f csv` of the four databases) every time of ranks 2-3 is its
+            recorded time less the skew within 50 us, the time of ranks 0-1 unchanged, every
+            message is received after it was sent and the barrier's calls overlap (50 us margin).
+            Skips when time namespaces are not available (unshare --time fails).
 
 usage: mpi_check.py MODE --omniprof BIN --bindir DIR
 Skips (exit 77) with a reason when mpirun or the test program is missing."""
 import argparse
+import csv
 import glob
 import json
 import os
@@ -41,9 +49,13 @@ def mpirun_env():
     return env
 
 
-def run_ranks(a, n, outdir, opts, prog_args=()):
-    cmd = [shutil.which("mpirun"), "-np", str(n), "--oversubscribe", "--allow-run-as-root", a.omniprof, "run"] + opts + [
-        "-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, "mpitest_calls")] + list(prog_args)
+def run_ranks(a, n, outdir, opts, prog_args=(), skewed=None):
+    """mpirun of n ranks of mpitest_calls under omniprof; skewed=(k, cmd): the last k ranks run under cmd."""
+    one = [a.omniprof, "run"] + opts + ["-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, "mpitest_calls")] + \
+        list(prog_args)
+    cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", str(n - (skewed[0] if skewed else 0))] + one
+    if skewed:
+        cmd += [":", "-np", str(skewed[0])] + skewed[1] + one
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpirun_env())
     check(r.returncode == 0, "mpirun exits 0 (%s)" % r.stderr.strip()[-800:])
     check(sorted(l.split(":")[0] for l in r.stdout.splitlines() if l.startswith("rank ")) ==
@@ -175,6 +187,89 @@ def case_trace4(a, tmp):
           "summary shows the MPI calls")
 
 
+SKEW_S = 1000  # the second host's CLOCK_MONOTONIC runs this far ahead
+MARGIN_NS = 50000
+
+
+def case_clocks(a, tmp):
+    unshare = ["unshare", "--time", "--monotonic", str(SKEW_S), "--fork", "--"]
+    probe = subprocess.run(unshare + ["cat", "/proc/self/timens_offsets"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("SKIP: time namespaces are not available here (unshare --time: %s)" % probe.stderr.strip()[-200:])
+        return 77
+    n, skew = 4, SKEW_S * 1000000000
+    out = os.path.join(tmp, "clocks")
+    os.environ["OMNIPROF_MPI_CLOCK_ROUND_TRIPS"] = "64"  # a busy machine: more tries at a short round trip
+    run_ranks(a, n, out, ["--mpi-trace"], skewed=(2, unshare))
+    dbs = dbs_of(out, n)
+    truth = {r: (skew if r >= 2 else 0) for r in range(n)}
+    orig = {}
+    for r, db in enumerate(dbs):
+        con = sqlite3.connect(db)
+        est = con.execute("SELECT phase, \"offset\", error FROM omniprof_clock ORDER BY id").fetchall()
+        check(len(est) == 2 and all(abs(o - truth[r]) <= MARGIN_NS for _, o, _ in est),
+              "rank %d: its offsets against rank 0 are %d s within 50 us: %s" % (r, truth[r] // 10**9, est))
+        orig[r] = dict(((name, k), (s, e)) for name, k, s, e in con.execute(
+            "SELECT name, row_number() OVER (PARTITION BY name ORDER BY start), start, \"end\" FROM mpi_calls "
+            "WHERE phase = 'call'"))
+        con.close()
+    merged = os.path.join(tmp, "merged.db")
+    r = subprocess.run([a.omniprof, "merge", "-i"] + dbs + ["-o", merged], capture_output=True, text=True)
+    check(r.returncode == 0, "merge (%s)" % r.stderr.strip()[-300:])
+    con = sqlite3.connect(merged)
+    worst = {rk: 0 for rk in range(n)}
+    for rk, name, k, s, e in con.execute(
+            "SELECT rank, name, row_number() OVER (PARTITION BY rank, name ORDER BY start), start, \"end\" FROM mpi_calls "
+            "WHERE phase = 'call'"):
+        s0, e0 = orig[rk][(name, k)]
+        worst[rk] = max(worst[rk], abs(s - (s0 - truth[rk])), abs(e - (e0 - truth[rk])))
+    check(all(w <= MARGIN_NS for w in worst.values()),
+          "merged: every MPI call of each rank is at its own time less the skew within 50 us (worst ns per rank: %s)" % worst)
+    late = con.execute("SELECT src_rank, dst_rank, tag, send_start - recv_end FROM mpi_messages "
+                       "WHERE recv_end < send_start - ?", (MARGIN_NS,)).fetchall()
+    msgs = con.execute("SELECT count(*) FROM mpi_messages").fetchone()[0]
+    check(msgs == 19 and not late, "merged: all %d messages are received after they were sent (early: %s)" % (msgs, late))
+    b = con.execute("SELECT max(start), min(\"end\"), count(*) FROM mpi_calls WHERE name = 'MPI_Barrier'").fetchone()
+    check(b[2] == n and b[0] <= b[1] + MARGIN_NS, "merged: the %d barrier calls overlap (last start - first end = %d ns)" %
+          (b[2], b[0] - b[1]))
+    applied = con.execute("SELECT rank, applied FROM omniprof_clock GROUP BY rank ORDER BY rank").fetchall()
+    check(applied[0] == (0, 0) and applied[2:] == [(2, 1), (3, 1)],
+          "merged: the clock rows of ranks 2-3 say applied, rank 0's not: %s" % applied)
+    con.close()
+    # merging the merged file again moves nothing twice
+    again = os.path.join(tmp, "again.db")
+    r = subprocess.run([a.omniprof, "merge", "-i", merged, "-o", again], capture_output=True, text=True)
+    q = "SELECT rank, min(start) FROM mpi_calls GROUP BY rank ORDER BY rank"
+    if r.returncode == 0:
+        c1, c2 = sqlite3.connect(merged), sqlite3.connect(again)
+        check(c1.execute(q).fetchall() == c2.execute(q).fetchall(), "a merged file merged again keeps its times")
+        c1.close()
+        c2.close()
+    else:
+        check(False, "merge of the merged file (%s)" % r.stderr.strip()[-300:])
+    csv_dir = os.path.join(tmp, "csv")
+    r = subprocess.run([a.omniprof, "convert", "-i"] + dbs + ["-f", "csv", "-d", csv_dir], capture_output=True, text=True)
+    check(r.returncode == 0, "convert -f csv (%s)" % r.stderr.strip()[-300:])
+    rows = []
+    for f in glob.glob(os.path.join(csv_dir, "**", "*mpi_api_trace.csv"), recursive=True):
+        with open(f) as fh:
+            rows += list(csv.DictReader(fh))
+    pid_rank = {}
+    for rk, db in enumerate(dbs):
+        c = sqlite3.connect(db)
+        pid_rank[str(c.execute("SELECT pid FROM rocpd_info_process").fetchone()[0])] = rk
+        c.close()
+    starts = {}
+    for row in rows:
+        rk = pid_rank.get(row.get("Process_Id"))
+        if rk is not None and row.get("Function") == "MPI_Barrier":
+            starts[rk] = int(row["Start_Timestamp"])
+    want = {rk: orig[rk][("MPI_Barrier", 1)][0] - truth[rk] for rk in range(n)}
+    check(len(starts) == n and all(abs(starts[rk] - want[rk]) <= MARGIN_NS for rk in starts),
+          "convert -f csv: each rank's MPI_Barrier starts at its own time less the skew within 50 us (%s, expected %s)" %
+          (starts, want))
+
+
 def case_cpu(a, tmp):
     out = os.path.join(tmp, "cpu")
     run_ranks(a, 4, out, ["--sample", "cputime"])
@@ -219,12 +314,14 @@ def main():
             return 77
     tmp = tempfile.mkdtemp(prefix="omniprof-mpi-")
     try:
-        {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi}[a.mode](a, tmp)
+        rc = {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks}[a.mode](a, tmp)
     finally:
         if a.keep:
             print("kept", tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+    if rc == 77:
+        return 77
     if FAILED:
         print("%d check(s) failed" % len(FAILED))
         return 1

@@ -108,7 +108,8 @@ WHERE C.api = 'MPI';
 -- or databases attached and unioned): by MPI's non-overtaking rule the k-th message rank A sent to
 -- rank B on communicator C with tag T is the one B's k-th receive for it (in posting order)
 -- matched. Receives: MPI_Recv and MPI_Sendrecv(_replace) calls (the status named the sender) and
--- completed nonblocking receives. Times are each process's own (not clock-aligned).
+-- completed nonblocking receives. In a merged database the times are on rank 0's clock
+-- (docs/multinode.md, "Clocks"); unioned rank databases keep each process's own.
 CREATE VIEW IF NOT EXISTS "mpi_messages" AS
 WITH
     S AS (SELECT id, guid, rank, dest, comm, send_tag AS tag, bytes_sent AS bytes, start, "end", event_id,
