@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/mpi/gpu_tests.sh — the multi-GPU and NCCL checks of issue 17 (docs/multinode.md), run by
 # tests/gpu/run.sh (part 4) on the GPU machine from the repo root. Usage: gpu_tests.sh BUILD_DIR.
-# Prints PASS/FAIL/SKIP lines. Both need two GPUs and PyTorch; with fewer GPUs they SKIP with
+# Prints PASS/FAIL/SKIP lines (run.sh gives the whole file 240 s: 110 + 115 s here). Both need two GPUs and PyTorch; with fewer GPUs they SKIP with
 # the reason. The workloads and the checks are tests/mpi/gpu_check.py's:
 #  mpi.gpu.peer2   one process, two GPUs (--kernel-trace --memory-copy-trace): a fill kernel on
 #                  each device and one 4 MiB copy from GPU 0 to GPU 1 (peer copy); the database has
@@ -29,14 +29,14 @@ python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else
 [ -x "$B/bin/omniprof" ] || { verdict mpi.gpu_build 1 "$B/bin/omniprof missing"; exit 1; }
 
 d=$OUT/peer2; rm -rf "$d"
-timeout 200 "$B/bin/omniprof" run -d "$d" -o peer --kernel-trace --memory-copy-trace -- \
+timeout 110 "$B/bin/omniprof" run -d "$d" -o peer --kernel-trace --memory-copy-trace -- \
   python3 "$HERE/gpu_check.py" work-peer2 >"$OUT/peer2.out" 2>"$OUT/peer2.err"; rc=$?
 if [ $rc = 0 ]; then msg=$(python3 "$HERE/gpu_check.py" check-peer2 "$d" 2>&1); rc=$?
 else msg="omniprof run exit $rc: $(tail -3 "$OUT/peer2.err" | tr '\n' ' ')"; fi
 verdict mpi.gpu.peer2 $rc "$(echo "$msg" | grep -E '^FAIL|check|exit' | head -4 | tr '\n' ' ')"
 
 d=$OUT/nccl2; rm -rf "$d"
-timeout 200 python3 -m torch.distributed.run --standalone --nproc-per-node=2 --no-python \
+timeout 115 python3 -m torch.distributed.run --standalone --nproc-per-node=2 --no-python \
   "$B/bin/omniprof" run --nccl-trace -d "$d" -o 'rank%rank%' -- python3 "$HERE/gpu_check.py" work-nccl2 \
   >"$OUT/nccl2.out" 2>"$OUT/nccl2.err"; rc=$?
 if [ $rc = 0 ]; then msg=$(python3 "$HERE/gpu_check.py" check-nccl2 "$d" 2>&1); rc=$?
