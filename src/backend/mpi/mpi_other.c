@@ -154,29 +154,30 @@ static void rma_fields(op_mpi_call *c, op_mpi_handle win, int target, H otype, i
 }
 
 typedef int (*put_fn)(const void *, int, H, int, aint, int, H, H);
-OMNIPROF_API int MPI_Put(const void *origin, int ocount, H otype, int target, aint tdisp, int tcount, H ttype, H win)
+typedef int (*get_fn)(void *, int, H, int, aint, int, H, H);
+/* MPI_Put and MPI_Get (real is the library's one or the other, called through put_fn). */
+static int put_get(put_fn real, int32_t op, const void *origin, int ocount, H otype, int target, aint tdisp, int tcount,
+                   H ttype, H win)
 {
-    REAL(MPI_Put, put_fn);
-    if (!op_mpi_tracing(OMNIPROF_MPI_PUT)) return real_(origin, ocount, otype, target, tdisp, tcount, ttype, win);
+    if (!op_mpi_tracing(op)) return real(origin, ocount, otype, target, tdisp, tcount, ttype, win);
     op_mpi_call c;
-    op_mpi_begin_win(&c, OMNIPROF_MPI_PUT, op_mpi_h(win));
-    rma_fields(&c, op_mpi_h(win), target, otype, ocount, true);
-    int rc = real_(origin, ocount, otype, target, tdisp, tcount, ttype, win);
+    op_mpi_begin_win(&c, op, op_mpi_h(win));
+    rma_fields(&c, op_mpi_h(win), target, otype, ocount, op == OMNIPROF_MPI_PUT);
+    int rc = real(origin, ocount, otype, target, tdisp, tcount, ttype, win);
     op_mpi_end(&c, rc);
     return rc;
 }
 
-typedef int (*get_fn)(void *, int, H, int, aint, int, H, H);
+OMNIPROF_API int MPI_Put(const void *origin, int ocount, H otype, int target, aint tdisp, int tcount, H ttype, H win)
+{
+    REAL(MPI_Put, put_fn);
+    return put_get(real_, OMNIPROF_MPI_PUT, origin, ocount, otype, target, tdisp, tcount, ttype, win);
+}
+
 OMNIPROF_API int MPI_Get(void *origin, int ocount, H otype, int target, aint tdisp, int tcount, H ttype, H win)
 {
     REAL(MPI_Get, get_fn);
-    if (!op_mpi_tracing(OMNIPROF_MPI_GET)) return real_(origin, ocount, otype, target, tdisp, tcount, ttype, win);
-    op_mpi_call c;
-    op_mpi_begin_win(&c, OMNIPROF_MPI_GET, op_mpi_h(win));
-    rma_fields(&c, op_mpi_h(win), target, otype, ocount, false);
-    int rc = real_(origin, ocount, otype, target, tdisp, tcount, ttype, win);
-    op_mpi_end(&c, rc);
-    return rc;
+    return put_get((put_fn)real_, OMNIPROF_MPI_GET, origin, ocount, otype, target, tdisp, tcount, ttype, win);
 }
 
 typedef int (*acc_fn)(const void *, int, H, int, aint, int, H, H, H);
