@@ -153,6 +153,13 @@ void op_ins_stack_exit(op_ins_stack *s, uint32_t func, uint64_t ts)
     if (f) throttle(f, incl);
 }
 
+bool op_ins_stack_holds(const op_ins_stack *s, uint32_t func)
+{
+    for (uint32_t k = s->depth; k > 0; k--)
+        if (s->frames[k - 1].func == func) return true;
+    return false;
+}
+
 void op_ins_stack_close(op_ins_stack *s, uint64_t ts)
 {
     while (s->depth > 0) {

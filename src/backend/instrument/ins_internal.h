@@ -66,6 +66,8 @@ op_ins_func *op_ins_func_get(uint32_t id);
 uint32_t op_ins_func_count(void);
 void op_ins_stack_enter(op_ins_stack *s, uint32_t func, uint64_t ts);
 void op_ins_stack_exit(op_ins_stack *s, uint32_t func, uint64_t ts);
+/* Has this stack a call of `func` open? */
+bool op_ins_stack_holds(const op_ins_stack *s, uint32_t func);
 /* Emit the frames still open (UNFINISHED, ending at `ts`) and empty the stack. */
 void op_ins_stack_close(op_ins_stack *s, uint64_t ts);
 /* The calling thread's stack (allocated on first use; NULL when out of memory or the thread
