@@ -8,7 +8,7 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
   uprobe, audit, compiler   fib(20) instrumented by that method: exactly 21,891 FUNCTION_CALL
                             regions named fib, the program's output and status unchanged,
                             exclusive times that add up to the outermost call's inclusive time
-  list                      --list: reasons (too small, inlined, excluded module, regexes,
+  list                      --list: reasons (too small, too short, inlined, excluded module, regexes,
                             not reachable through the PLT), nothing run
   not_permitted             as an unprivileged user: auto falls back to LD_AUDIT and says why;
                             --method uprobe says uprobes are not permitted and the program
@@ -150,6 +150,9 @@ def mode_list(a):
     out, rows = listing(a, fib)
     check("fib" in rows and "too small" in rows["fib"][0], "fib is too small by default")
     check("twice" in rows and "inlined" in rows["twice"][0], "twice() is listed as inlined")
+    check("scramble" in rows and "straight-line" in rows["scramble"][0] and "too short" in rows["scramble"][0],
+          "scramble (no loop, no call, > 64 instructions) is too short by default")
+    check("main" in rows and "straight-line" not in rows["main"][0], "main (it calls) is not straight-line")
     check("_start" in rows and "unsafe" in rows["_start"][0], "_start is unsafe")
     check(any("libc.so" in l and "shared library" in l for l in out.splitlines()), "libc is an excluded module")
     check("(every function)" in out, "excluded modules listed with their reason")
@@ -160,6 +163,9 @@ def mode_list(a):
     check("fib" in rows and "excluded by regex" in rows["fib"][0], "-e wins over -i")
     out, rows = listing(a, fib, "--min-instructions", "0")
     check("fib" in rows and rows["fib"][0].startswith("instrumented"), "--min-instructions 0 takes fib")
+    check("scramble" in rows and rows["scramble"][0].startswith("instrumented"), "--min-instructions 0 takes scramble")
+    out, rows = listing(a, fib, "-i", "^scramble$")
+    check("scramble" in rows and rows["scramble"][0].startswith("instrumented"), "-i takes a straight-line function")
     check("# " in out and "instrumented," in out, "totals line")
     lib = os.path.join(a.bindir, "instest_fib_lib")
     out, rows = listing(a, lib, "--method", "audit", "--min-instructions", "0")

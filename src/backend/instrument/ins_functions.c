@@ -14,7 +14,13 @@
  *  - PLT imports: the JUMP_SLOT relocations of .rela.plt, i.e. what the audit interface can see.
  *
  * Instruction counts come from capstone when the build has it (exact, x86-64 and aarch64);
- * otherwise a function's size in bytes divided by 4, said so in `--list`. The file offset of an
+ * otherwise a function's size in bytes divided by 4, said so in `--list`. Capstone also tells
+ * which functions are straight-line: no call, no system call, no branch backwards (a loop),
+ * out of the function (a tail call) or through a register, no repeated string instruction.
+ * Every call of such a function runs each of its instructions at most once: it lasts about as
+ * many cycles as it has instructions (tens of nanoseconds for a few hundred), far below 20
+ * times what the cheapest method costs per call (docs/PERFORMANCE.md), so the defaults leave
+ * it out (STRAIGHT; -i or --min-instructions 0 takes it). The file offset of an
  * entry (what the uprobe PMU wants) is found through the PT_LOAD segment that holds it. */
 #include "backend/instrument/ins_functions.h"
 
@@ -37,6 +43,7 @@
 static const char *const g_reasons[OP_INS__COUNT] = {
     [OP_INS_OK] = "instrumented",
     [OP_INS_TOO_SMALL] = "too small (fewer instructions than --min-instructions)",
+    [OP_INS_STRAIGHT] = "too short (straight-line: no loop, no call; each call runs at most its instructions once)",
     [OP_INS_EXCLUDED] = "excluded by regex (-e)",
     [OP_INS_NOT_INCLUDED] = "not matched by the include regex (-i)",
     [OP_INS_MODULE] = "excluded module",
@@ -310,13 +317,44 @@ static void read_inlined(int fd, op_ins_module *m)
     dwarf_end(dw);
 }
 
+#ifdef OMNIPROF_HAVE_CAPSTONE
+/* The target of a direct branch (the last immediate operand), or 0 for an indirect one. */
+static uint64_t branch_target(const cs_insn *insn, bool arm64)
+{
+    uint64_t t = 0;
+    if (arm64) {
+        for (int k = 0; k < insn->detail->arm64.op_count; k++)
+            if (insn->detail->arm64.operands[k].type == ARM64_OP_IMM) t = (uint64_t)insn->detail->arm64.operands[k].imm;
+    } else if (insn->detail->x86.op_count == 1 && insn->detail->x86.operands[0].type == X86_OP_IMM) {
+        t = (uint64_t)insn->detail->x86.operands[0].imm;
+    }
+    return t;
+}
+
+/* Does this instruction keep a call of [lo, hi) from being straight-line: a call, a system
+ * call, a branch backwards inside the function (a loop), out of it (a tail call) or to an
+ * address not known before run time (a jump table, a tail call through a pointer), an x86
+ * string instruction with a repeat prefix? */
+static bool breaks_straight_line(csh cs, const cs_insn *insn, bool arm64, uint64_t lo, uint64_t hi)
+{
+    if (cs_insn_group(cs, insn, CS_GRP_CALL) || cs_insn_group(cs, insn, CS_GRP_INT)) return true;
+    if (arm64 && (insn->id == ARM64_INS_BL || insn->id == ARM64_INS_BLR || insn->id == ARM64_INS_SVC)) return true;
+    if (!arm64 && insn->detail->x86.prefix[0] && insn->detail->x86.prefix[0] != X86_PREFIX_LOCK &&
+        !strncmp(insn->mnemonic, "rep", 3) && !strstr(insn->mnemonic, "ret"))
+        return true;
+    if (!cs_insn_group(cs, insn, CS_GRP_JUMP)) return false;
+    uint64_t t = branch_target(insn, arm64);
+    return t <= insn->address || t >= hi || t < lo;
+}
+#endif
+
 static void count_instructions(reader *r, op_ins_module *m)
 {
 #ifdef OMNIPROF_HAVE_CAPSTONE
     csh cs;
-    cs_arch arch = r->machine == EM_AARCH64 ? CS_ARCH_ARM64 : CS_ARCH_X86;
-    cs_mode mode = r->machine == EM_AARCH64 ? CS_MODE_ARM : CS_MODE_64;
-    if (cs_open(arch, mode, &cs) == CS_ERR_OK) {
+    bool arm64 = r->machine == EM_AARCH64;
+    if (cs_open(arm64 ? CS_ARCH_ARM64 : CS_ARCH_X86, arm64 ? CS_MODE_ARM : CS_MODE_64, &cs) == CS_ERR_OK) {
+        cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
         cs_insn *insn = cs_malloc(cs);
         size_t fsize = 0;
         const char *file = elf_rawfile(r->elf, &fsize);
@@ -327,8 +365,13 @@ static void count_instructions(reader *r, op_ins_module *m)
             size_t left = fn->size;
             uint64_t addr = fn->vaddr;
             uint32_t n = 0;
-            while (left && cs_disasm_iter(cs, &code, &left, &addr, insn)) n++;
+            bool straight = fn->size > 0;
+            while (left && cs_disasm_iter(cs, &code, &left, &addr, insn)) {
+                n++;
+                if (straight && breaks_straight_line(cs, insn, arm64, fn->vaddr, fn->vaddr + fn->size)) straight = false;
+            }
             fn->insns = n;
+            fn->straight = straight && left == 0; /* every byte decoded */
         }
         if (insn) cs_free(insn, 1);
         cs_close(&cs);
@@ -450,6 +493,7 @@ size_t op_ins_module_select(op_ins_module *m, const op_ins_filter *f, char *cons
         else if (f->has_exclude && regexec(&f->exclude, fn->name, 0, NULL, 0) == 0) fn->status = OP_INS_EXCLUDED;
         else if (f->has_include && !inc) fn->status = OP_INS_NOT_INCLUDED;
         else if (!inc && fn->insns < f->min_insns) fn->status = OP_INS_TOO_SMALL;
+        else if (!inc && f->min_insns && fn->straight) fn->status = OP_INS_STRAIGHT;
         else fn->status = OP_INS_OK;
         if (fn->status == OP_INS_OK && f->method == OP_INS_METHOD_AUDIT && imports) {
             bool seen = false;

@@ -18,6 +18,7 @@
 typedef enum op_ins_status {
     OP_INS_OK = 0,
     OP_INS_TOO_SMALL,     /* fewer instructions than --min-instructions */
+    OP_INS_STRAIGHT,      /* straight-line (no loop, no call): too short to time (ins_functions.c) */
     OP_INS_EXCLUDED,      /* matched an exclude regex (-e) */
     OP_INS_NOT_INCLUDED,  /* include regexes given (-i) and none matched */
     OP_INS_MODULE,        /* its module is excluded (not selected, the loader, libc, omniprof) */
@@ -38,6 +39,7 @@ typedef struct op_ins_fn {
     uint64_t file_offset; /* offset of the entry in the file (what a uprobe needs) */
     uint64_t size;        /* bytes (st_size, or the FDE's range) */
     uint32_t insns;       /* instructions in [vaddr, vaddr+size) */
+    bool straight;        /* capstone: no loop, no call, no system call, no indirect branch */
     op_ins_status status;
     bool forced;          /* an include regex named it: no size limit, no throttling */
     bool exported;        /* in .dynsym (visible to the PLT) */
