@@ -29,13 +29,28 @@ static uint32_t bridge_resolve(uint64_t address)
     return id == OP_INS_NO_FUNC ? OP_INS_AUDIT_NO_FUNC : id;
 }
 
+static int bridge_recorded(uint32_t func)
+{
+    op_ins_func *f = op_ins_func_get(func);
+    return f && !atomic_load_explicit(&f->disabled, memory_order_relaxed);
+}
+
+static int bridge_direct(uint64_t address)
+{
+    if (t_in_audit) return 0;
+    t_in_audit = 1;
+    uint32_t id = op_ins_resolve((uintptr_t)address, OMNIPROF_FUNCTION_CALL_AUDIT);
+    int direct = id == OP_INS_NO_FUNC || !bridge_recorded(id);
+    t_in_audit = 0;
+    return direct;
+}
+
 static void bridge_enter(uint32_t func)
 {
     if (t_in_audit) return;
     t_in_audit = 1;
     uint64_t now = op_now_ns();
-    op_ins_func *f = op_ins_func_get(func);
-    op_ins_stack *s = f && !atomic_load_explicit(&f->disabled, memory_order_relaxed) ? op_ins_thread_stack() : NULL;
+    op_ins_stack *s = bridge_recorded(func) ? op_ins_thread_stack() : NULL;
     if (s) op_ins_stack_enter(s, func, now);
     t_in_audit = 0;
 }
@@ -56,6 +71,8 @@ __attribute__((visibility("default"))) op_ins_audit_bridge omniprof_instrument_a
     .resolve = bridge_resolve,
     .enter = bridge_enter,
     .exit = bridge_exit,
+    .recorded = bridge_recorded,
+    .direct = bridge_direct,
 };
 
 int op_ins_audit_start(void)

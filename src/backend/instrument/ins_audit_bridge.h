@@ -26,6 +26,12 @@ typedef struct op_ins_audit_bridge {
     uint32_t (*resolve)(uint64_t address);
     void (*enter)(uint32_t func);
     void (*exit)(uint32_t func);
+    /* Is this function recorded now (not throttled)? */
+    int (*recorded)(uint32_t func);
+    /* 1 when the function at `address` is decided and not recorded (not instrumented, or
+     * throttled): the audit library may bind its callers directly; 0 when it is recorded or
+     * cannot be decided now (a call made by the backend itself). */
+    int (*direct)(uint64_t address);
 } op_ins_audit_bridge;
 
 #endif /* OMNIPROF_INS_AUDIT_BRIDGE_H */
