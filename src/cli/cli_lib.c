@@ -72,6 +72,8 @@ const cli_counters_api *cli_counters(char *err, size_t errlen)
             *(void **)&api.load_definition = dlsym(h, "omniprof_load_counter_definition");
             *(void **)&api.status_string = dlsym(h, "omniprof_get_status_string");
             *(void **)&api.last_error = dlsym(h, "omniprof_get_counter_error_string");
+            *(void **)&api.pm_check = dlsym(h, "omniprof_check_pm_sampling_metrics");
+            *(void **)&api.pm_iterate = dlsym(h, "omniprof_iterate_pm_sampling_metrics");
             if (api.find && api.suggest && api.iterate && api.chips && api.info && api.config && api.passes &&
                 api.destroy && api.load_definition)
                 state = 1;
@@ -224,4 +226,27 @@ cli_pmc_status cli_pmc_plan_set(const char *const *names, size_t n, const char *
         return out->status = CLI_PMC_NOT_COLLECTABLE;
     }
     return out->status = CLI_PMC_OK;
+}
+
+cli_pmc_status cli_pm_check(const char *const *names, size_t n, const char *chip, cli_pmc_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->n_counters = n;
+    snprintf(out->chip, sizeof(out->chip), "%s", chip ? chip : "GH100");
+    out->chip_assumed = chip == NULL;
+    const cli_counters_api *api = cli_counters(out->message, sizeof(out->message));
+    if (!api) return out->status = CLI_PMC_UNAVAILABLE;
+    if (!api->pm_check) {
+        snprintf(out->message, sizeof(out->message), "libomniprof-sdk.so has no PM sampling");
+        return out->status = CLI_PMC_UNAVAILABLE;
+    }
+    omniprof_status_t st = api->pm_check(out->chip, names, n, &out->passes, out->message, sizeof(out->message));
+    switch (st) {
+    case OMNIPROF_STATUS_SUCCESS: return out->status = CLI_PMC_OK;
+    case OMNIPROF_STATUS_ERROR_NOT_AVAILABLE: return out->status = CLI_PMC_UNAVAILABLE;
+    case OMNIPROF_STATUS_ERROR_EXCEEDS_HW_LIMIT: return out->status = CLI_PMC_NOT_COLLECTABLE;
+    default:
+        if (!out->message[0]) snprintf(out->message, sizeof(out->message), "%s", status_text(api, st));
+        return out->status = CLI_PMC_BAD;
+    }
 }

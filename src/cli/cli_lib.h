@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "omniprof/counters.h"
+#include "omniprof/pm_sampling.h"
 
 /* omniprof's library directory: ../lib beside this binary (or lib64, or the multiarch
  * directory, whichever holds libomniprof-tool.so). Returns 0, or -1 when there is none. */
@@ -31,6 +32,9 @@ typedef struct cli_counters_api {
     omniprof_status_t (*load_definition)(const char *, size_t, uint32_t, char *, size_t);
     const char *(*status_string)(omniprof_status_t);
     const char *(*last_error)(void);
+    /* PM sampling (include/omniprof/pm_sampling.h); NULL in an SDK without it */
+    omniprof_status_t (*pm_check)(const char *, const char *const *, size_t, size_t *, char *, size_t);
+    omniprof_status_t (*pm_iterate)(const char *, omniprof_pm_sampling_metric_cb_t, void *);
 } cli_counters_api;
 
 /* Loads the SDK once. Returns the API, or NULL with the reason in err. */
@@ -59,5 +63,11 @@ typedef struct cli_pmc_plan {
  * the metrics files of `extra_metrics` (':'-separated, NULL for none) into the SDK. */
 cli_pmc_status cli_pmc_plan_set(const char *const *names, size_t n, const char *chip, const char *replay_mode,
                                 const char *extra_metrics, cli_pmc_plan *out);
+
+/* PM sampling's offline check (`omniprof run --pm-sampling`, `omniprof avail --pm-check`): every
+ * name is a PM-sampling metric of `chip` (NULL: GH100, chip_assumed) and the set needs one pass.
+ * CLI_PMC_OK; CLI_PMC_UNAVAILABLE (no SDK or no backend that can sample: message says why);
+ * CLI_PMC_BAD (unknown chip or names: message names them); CLI_PMC_NOT_COLLECTABLE (passes > 1). */
+cli_pmc_status cli_pm_check(const char *const *names, size_t n, const char *chip, cli_pmc_plan *out);
 
 #endif /* OMNIPROF_CLI_CLI_LIB_H */

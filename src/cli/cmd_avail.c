@@ -4,6 +4,7 @@
  *                                     choices or valid range, description (settings.def)
  *   --counters, --pmc-check ...       hardware counters (the counters module, when built)
  *   --components, --cpu-events        CPU components and events (the CPU module, when built)
+ *   --pm-metrics, --pm-check, --pc-sampling   the GPU samplers (cmd_avail_gpu.c)
  * With no section, --settings is printed. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,12 +66,16 @@ static void avail_usage(FILE *out)
 {
     fprintf(out,
             "usage: omniprof avail [--settings [--format text|json]] [--counters ...] [--pmc-check COUNTER...]\n"
-            "                      [--components] [--cpu-events]\n"
+            "                      [--components] [--cpu-events] [--pm-metrics [--chip C]] [--pm-check METRIC...]\n"
+            "                      [--pc-sampling]\n"
             "  --settings     every OMNIPROF_* setting (name, variable, type, default, description)\n"
             "  --counters     hardware counters and derived metrics%s\n"
             "  --pmc-check    how many passes a set of counters needs%s\n"
             "  --components   CPU measurement components%s\n"
             "  --cpu-events   CPU perf events%s\n"
+            "  --pm-metrics   metrics GPU PM sampling can collect on a chip (offline; --chip, default GH100; --grep)\n"
+            "  --pm-check     whether metrics can be PM-sampled together (one pass, offline)\n"
+            "  --pc-sampling  PC sampling configurations of the GPU agents\n"
             "  --format text|json, --json   the listing as JSON (--settings, --components, --cpu-events)\n"
             "with --counters or --pmc-check:\n"
             "  --chip NAME            the GPU chip (GH100, ...; default: the GPU present, else GH100)\n"
@@ -101,6 +106,8 @@ int op_cmd_avail(int argc, char **argv)
             }
             return op_avail_counters(argc, argv);
         }
+        if (!strcmp(a, "--pm-metrics") || !strcmp(a, "--pm-check") || !strcmp(a, "--pc-sampling"))
+            return op_avail_gpu(argc, argv);
         if (strcmp(a, "--components") == 0 || strcmp(a, "--cpu-events") == 0) {
             if (!op_avail_components) {
                 fprintf(stderr, "omniprof avail %s: not built (the CPU module is missing from this build)\n", a);
@@ -120,7 +127,7 @@ int op_cmd_avail(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "omniprof avail: unknown option '%s'; valid: --settings [--format text|json], --counters, "
-                    "--pmc-check, --components, --cpu-events\n",
+                    "--pmc-check, --components, --cpu-events, --pm-metrics, --pm-check, --pc-sampling\n",
                     a);
             return 2;
         }

@@ -100,6 +100,31 @@ static int check_pmc_groups(const run_opts *ro, const run_plan *plan)
     return rc_all;
 }
 
+/* --pm-sampling: the metrics checked offline (names known on the chip, one pass), and said on
+ * stderr. A bad set stops the launch. Returns 0 to go on. */
+static int check_pm_sampling(const run_opts *ro)
+{
+    char *copy = run_xstrdup(ro->value[O_PM_SAMPLING]);
+    const char *names[64];
+    size_t n = 0;
+    for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && n < 64; t = strtok_r(NULL, " ,", &save)) names[n++] = t;
+    cli_pmc_plan p;
+    cli_pmc_status st = cli_pm_check(names, n, NULL, &p);
+    int rc = 0;
+    if (st == CLI_PMC_OK) {
+        fprintf(stderr, "omniprof run: --pm-sampling: %zu metric%s in one pass on %s%s\n", n, n == 1 ? "" : "s", p.chip,
+                p.chip_assumed ? " (planned for GH100)" : "");
+    } else if (st == CLI_PMC_UNAVAILABLE) { /* no CUDA backend here: the tool says so at run time */
+        fprintf(stderr, "omniprof run: --pm-sampling: not checked before the run: %s\n", p.message);
+    } else {
+        fprintf(stderr, "omniprof run: --pm-sampling: %s%s\nomniprof run: the program was not run\n", p.message,
+                p.chip_assumed ? " (planned for GH100)" : "");
+        rc = RUN_EXIT_USAGE;
+    }
+    free(copy);
+    return rc;
+}
+
 /* ---- running ------------------------------------------------------------------------------ */
 
 static void echo_command(const env_list *env, const run_opts *ro)
@@ -201,10 +226,11 @@ static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan 
     if (rc >= 0) return rc;
     if (!plan->any_collect) {
         run_usage_error("nothing to collect: give a tracing option (--kernel-trace, --marker-trace, --runtime-trace, "
-                        "--sys-trace, ...), --pmc or --sample; see `omniprof run --help`");
+                        "--sys-trace, ...), --pmc, --pc-sampling, --pm-sampling or --sample; see `omniprof run --help`");
         return RUN_EXIT_USAGE;
     }
     if (plan->n_pmc_groups > 0 && check_pmc_groups(ro, plan) != 0) return RUN_EXIT_USAGE;
+    if (ro->set[O_PM_SAMPLING] && check_pm_sampling(ro) != 0) return RUN_EXIT_USAGE;
     if (run_resolve_program(ro->program[0], prog_path, plen) != 0) {
         run_usage_error("cannot run '%s': %s", ro->program[0],
                         strchr(ro->program[0], '/') ? "no such executable file" : "not found in PATH");

@@ -190,6 +190,29 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, OP_SET_PC_SAMPLING, "true", "--pc-sampling");
         plan->any_collect = true;
     }
+    if (ro->set[O_PM_SAMPLING]) { /* the metrics as one list (checked offline by cmd_run.c) */
+        char *list = run_xstrdup(ro->value[O_PM_SAMPLING]);
+        for (char *c = list; *c; c++)
+            if (*c == ' ') *c = ',';
+        if (!*list) {
+            run_usage_error("--pm-sampling needs metric names (`omniprof avail --pm-metrics` lists them)");
+            bad = 1;
+        } else {
+            bad |= run_set(env, OP_SET_PM_SAMPLING, list, "--pm-sampling");
+        }
+        free(list);
+        plan->any_collect = true;
+    } else if (ro->set[O_PM_SAMPLING_INTERVAL]) {
+        run_usage_error("--pm-sampling-interval needs --pm-sampling METRIC...");
+        bad = 1;
+    }
+    if (ro->set[O_SASS_METRICS] || run_opt_true(ro, O_UNIFIED_MEMORY_TRACE)) plan->any_collect = true;
+    if (ro->set[O_SASS_METRICS] && (run_opt_true(ro, O_PC_SAMPLING) || ro->set[O_PC_SAMPLING_INTERVAL] ||
+                                    ro->set[O_PC_SAMPLING_METHOD])) {
+        run_usage_error("--sass-metrics and --pc-sampling cannot run in one process (CUPTI's profiler blocks its PC "
+                        "sampling); run the program once with each");
+        bad = 1;
+    }
     if (run_opt_true(ro, O_LITE)) { /* docs/cuda.md, "lite" */
         bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--lite");
         bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--lite");

@@ -74,6 +74,17 @@ const run_option run_options[] = {
     {O_PC_SAMPLING_METHOD, "pc-sampling-method", 0, K_VALUE, "kernel-serialized|continuous", NULL, NULL,
      "kernel-serialized (samples name their dispatch; kernels run one at a time) or continuous (implies --pc-sampling)",
      OP_SET_PC_SAMPLING_METHOD, M_DIRECT, 0},
+    {O_PM_SAMPLING, "pm-sampling", 0, K_MULTI, "METRIC...", NULL, NULL,
+     "GPU metrics sampled every interval, independent of kernels, as counter tracks (pm_samples; "
+     "`omniprof avail --pm-metrics`; checked offline before the run: one pass)", OP_SET_PM_SAMPLING, M_NONE, 0},
+    {O_PM_SAMPLING_INTERVAL, "pm-sampling-interval", 0, K_VALUE, "US", NULL, NULL,
+     "microseconds between PM samples (default 100)", OP_SET_PM_SAMPLING_INTERVAL, M_DIRECT, 0},
+    {O_SASS_METRICS, "sass-metrics", 0, K_VALUE, "REGEX", NULL, NULL,
+     "exact executions of every SASS instruction of the kernels matching REGEX ('.' for all), per source line "
+     "(sass_instructions, sass_lines; patched kernels run several times slower)", OP_SET_SASS_METRICS, M_DIRECT, 0},
+    {O_UNIFIED_MEMORY_TRACE, "unified-memory-trace", 0, K_BOOL, NULL, NULL, NULL,
+     "unified-memory page migrations, page faults and thrashing (memory_migrations, memory_page_faults)",
+     OP_SET_UNIFIED_MEMORY_TRACE, M_DIRECT, 0},
     {O_LITE, "lite", 0, K_BOOL, NULL, NULL, NULL,
      "= --kernel-trace --marker-trace without the launching calls of GPU records: the cheapest GPU trace",
      -1, M_NONE, 0},

@@ -24,5 +24,6 @@ int op_cmd_attach(int argc, char **argv) OP_CLI_WEAK;     /* cmd_attach.c, attac
  * Each prints its section to stdout and returns an exit status. */
 int op_avail_counters(int argc, char **argv) OP_CLI_WEAK;   /* --counters, --pmc-check (counters) */
 int op_avail_components(int argc, char **argv) OP_CLI_WEAK; /* --components, --cpu-events (cpu) */
+int op_avail_gpu(int argc, char **argv); /* --pm-metrics, --pm-check, --pc-sampling (cmd_avail_gpu.c) */
 
 #endif /* OMNIPROF_CLI_COMMANDS_H */

@@ -224,6 +224,38 @@ typedef struct op_sdk_pc_sampling_config {
 /* 1 and *out filled when some context configured the PC sampling service, else 0. */
 int op_sdk_pc_sampling_get_config(op_sdk_pc_sampling_config *out);
 
+/* PM sampling (include/omniprof/pm_sampling.h). The backend that can sample registers a
+ * provider from its constructor for the offline questions (a chip's metrics, a set's passes);
+ * it reads the configuration the tools chose when it starts. */
+typedef struct op_pm_sampling_provider {
+    uint64_t size; /* sizeof(op_pm_sampling_provider) */
+    /* Base metrics of `chip`; -1 when the chip is unknown. cb non-zero stops. */
+    int (*iterate)(const char *chip, omniprof_pm_sampling_metric_cb_t cb, void *data);
+    /* Passes of names[0..n) on chip: 0 and *passes; -1 unknown chip; -2 unknown names (listed in
+     * bad, space-separated); -3 another failure (msg says which). */
+    int (*check)(const char *chip, const char *const *names, size_t n, size_t *passes, char *bad, size_t badlen,
+                 char *msg, size_t msglen);
+} op_pm_sampling_provider;
+void op_sdk_pm_sampling_register_provider(const op_pm_sampling_provider *provider);
+
+typedef struct op_sdk_pm_sampling_config {
+    const char *const *metrics; /* interned, valid for the process */
+    size_t n_metrics;
+    uint64_t interval_ns;
+    omniprof_agent_id_t agent; /* handle 0: every GPU */
+} op_sdk_pm_sampling_config;
+/* 1 and *out filled when some context configured the PM sampling service, else 0. */
+int op_sdk_pm_sampling_get_config(op_sdk_pm_sampling_config *out);
+
+/* SASS metrics (include/omniprof/sass_metrics.h): the configuration the tools chose. */
+typedef struct op_sdk_sass_metrics_config {
+    const char *kernel_filter;  /* interned POSIX ERE, "" for every kernel */
+    const char *const *metrics; /* interned; the two default metrics when none were named */
+    size_t n_metrics;
+    omniprof_agent_id_t agent;
+} op_sdk_sass_metrics_config;
+int op_sdk_sass_metrics_get_config(op_sdk_sass_metrics_config *out);
+
 /* Is the SDK finalizing or finalized? Backends stop producing then. */
 int op_sdk_is_finalizing(void);
 

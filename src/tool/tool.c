@@ -769,6 +769,38 @@ static int pc_sampling_configure(void)
     return 0;
 }
 
+/* PM sampling of OMNIPROF_PM_SAMPLING's metrics every OMNIPROF_PM_SAMPLING_INTERVAL µs on every
+ * GPU, and SASS metrics of the kernels matching OMNIPROF_SASS_METRICS, into the GPU buffer. */
+static int gpu_samplers_configure(void)
+{
+    int kinds = 0;
+    const char *pm = op_setting_str(OP_SET_PM_SAMPLING);
+    const char *sass = op_setting_str(OP_SET_SASS_METRICS);
+    if (!(pm && *pm) && !(sass && *sass)) return 0;
+    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return 0;
+    if (pm && *pm) {
+        char copy[4096];
+        const char *names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
+        size_t n = 0;
+        snprintf(copy, sizeof copy, "%s", pm);
+        for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && n < OMNIPROF_PM_SAMPLING_MAX_METRICS;
+             t = strtok_r(NULL, " ,", &save))
+            names[n++] = t;
+        omniprof_status_t st = omniprof_configure_pm_sampling_service(
+            g.ctx, (omniprof_agent_id_t){0}, names, n, op_setting_uint(OP_SET_PM_SAMPLING_INTERVAL) * 1000ull,
+            g.buf[TB_GPU].id, 0);
+        if (st == OMNIPROF_STATUS_SUCCESS) kinds++;
+        else op_warn("PM sampling is not available: %s", omniprof_get_status_string(st));
+    }
+    if (sass && *sass) {
+        omniprof_status_t st = omniprof_configure_sass_metrics_service(g.ctx, (omniprof_agent_id_t){0}, sass, NULL, 0,
+                                                                        g.buf[TB_GPU].id, 0);
+        if (st == OMNIPROF_STATUS_SUCCESS) kinds++;
+        else op_warn("SASS metrics are not available: %s", omniprof_get_status_string(st));
+    }
+    return kinds;
+}
+
 static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
 {
     (void)finalize_func;
@@ -813,6 +845,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     TRACE(MPI_TRACE, TB_API, "api", MPI_API) /* docs/multinode.md: the MPI backend */
     TRACE(MPI_TRACE, TB_API, "api", CLOCK_SYNC)
     TRACE(NCCL_TRACE, TB_API, "api", NCCL_API)
+    TRACE(UNIFIED_MEMORY_TRACE, TB_GPU, "gpu", UNIFIED_MEMORY)
 #undef TRACE
     const char *sample = op_setting_str(OP_SET_SAMPLE);
     bool cpu = (sample && *sample) || op_setting_bool(OP_SET_PROCESS_SAMPLING);
@@ -832,6 +865,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS) == 0) kinds++;
     }
     if (op_setting_bool(OP_SET_PC_SAMPLING) && pc_sampling_configure() == 0) kinds++;
+    kinds += gpu_samplers_configure();
     const char *instrument = op_setting_str(OP_SET_INSTRUMENT); /* docs/instrument.md */
     if (instrument && *instrument && trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_CALL) == 0) kinds++;
     const char *pmc = op_setting_str(OP_SET_PMC);

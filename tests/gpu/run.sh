@@ -10,7 +10,7 @@
 # --runtime-trace --stats --summary` databases; (4) other modules' GPU checks
 # (tests/*/gpu_tests.sh, e.g. counters); (5) the launch-overhead benchmark; (6) omniprof against
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
-# GPU_PARTS="scenarios json pytorch run pcs nvml modules bench sdkbench dbbench torch" picks parts (default: all);
+# GPU_PARTS="scenarios json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 set -u
 ROOT=$(pwd)
@@ -160,6 +160,41 @@ torch.cuda.synchronize()' >"$OUT/run-nvml.out" 2>"$OUT/run-nvml.err"; rc=$?
   if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_nvml.py "$d" "$OUT/nvml-smi.csv" 2>&1); rc=$?
   else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-nvml.err" | tr '\n' ' ')"; fi
   verdict nvml.process_sampler $rc "$(echo "$msg" | head -3 | tr '\n' ' ')"
+fi
+
+# (3d) PM sampling, SASS metrics and unified memory on programs of known character
+# (tests/gpu/samplers.cu, checked by tests/gpu/check_samplers.py; issue 16), then their costs
+# beside the same program untraced (item 6): wall time of the run and record counts.
+if want samplers && [ -x "$B/bin/omniprof-gpu-samplers" ]; then
+  SP=$B/bin/omniprof-gpu-samplers
+  sampler() { # sampler NAME CHECK PROGRAM-ARGS -- OMNIPROF-RUN-OPTIONS...
+    local name=$1 check=$2 args=$3 d=$OUT/run-samplers-$1 start ms rc msg; shift 4; rm -rf "$d"
+    start=$(date +%s%N)
+    timeout 300 "$B/bin/omniprof" run -d "$d" "$@" -- $args >"$OUT/run-samplers-$name.out" 2>"$OUT/run-samplers-$name.err"; rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_samplers.py "$check" "$d" tests/gpu/samplers.cu "$OUT/run-samplers-$name.out" 2>&1); rc=$?
+    else msg="omniprof run exit $rc: $(grep -v '^omniprof: info' "$OUT/run-samplers-$name.err" | tail -3 | tr '\n' ' ')"; fi
+    verdict "samplers.$name" $rc "${ms} ms; $(echo "$msg" | head -5 | tr '\n' ' ')"
+  }
+  sampler pm pm "$SP phases" -- --kernel-trace --pm-sampling dram__bytes_read.sum sm__cycles_active.avg \
+    gr__cycles_active.avg --pm-sampling-interval 100
+  sampler sass sass "$SP count" -- --kernel-trace --sass-metrics k_count
+  sampler um um "$SP managed" -- --kernel-trace --unified-memory-trace
+  # costs: the saxpy-like phases program and the PyTorch loop, untraced / kernel trace / + PC
+  # sampling (default interval) / + PM sampling (100 us)
+  for prog in "phases:$SP phases" "torch:python3 tests/gpu/torch_train.py --steps 50 --report $OUT/samplers-torch.json"; do
+    tag=${prog%%:*}; cmd=${prog#*:}
+    start=$(date +%s%N); timeout 300 $cmd >/dev/null 2>&1; base_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    for v in "trace:--kernel-trace" "pcs:--kernel-trace --pc-sampling" \
+             "pm:--kernel-trace --pm-sampling dram__bytes_read.sum sm__cycles_active.avg --pm-sampling-interval 100"; do
+      vt=${v%%:*}; d=$OUT/cost-$tag-$vt; rm -rf "$d"
+      start=$(date +%s%N)
+      timeout 300 "$B/bin/omniprof" run -d "$d" ${v#*:} -- $cmd >"$OUT/cost-$tag-$vt.out" 2>"$OUT/cost-$tag-$vt.err"; rc=$?
+      ms=$(( ($(date +%s%N) - start) / 1000000 ))
+      rows=$(python3 tests/gpu/check_samplers.py rows "$d" "$ms" - 2>&1 | head -1)
+      verdict "samplers.cost_${tag}_$vt" $rc "$ms ms vs $base_ms ms untraced ($(awk "BEGIN{printf \"%.2f\", $ms/($base_ms>0?$base_ms:1)}")x); $rows"
+    done
+  done
 fi
 
 # (4) other modules' GPU checks: each prints PASS/FAIL lines (SKIP lines, with their reason, count as neither)

@@ -2,6 +2,8 @@
  *  - the PC sampling service (src/sdk/pc_sampling.c): bad method, unit, interval and buffer are
  *    refused with their status; a valid configuration is accepted once; another context asking
  *    for another interval gets ERROR_CONTEXT_CONFLICT; the configuration query refuses a CPU agent;
+ *  - the PM sampling and SASS metrics services (src/sdk/gpu_sampling.c): bad arguments refused,
+ *    one configuration per process, GH100's metrics checked offline (unknown names named);
  *  - the database (src/db/ingest_pc.c and the views of docs/database.md): PC_SAMPLE, PM_SAMPLE,
  *    SASS_METRIC and UNIFIED_MEMORY records become rows with their names; pc_sampling_stalls,
  *    pc_sampling_lines, pm_samples, sass_instructions, sass_lines, memory_migrations and
@@ -63,6 +65,32 @@ static int tool_init(omniprof_client_finalize_t f, void *d)
     CHECK(omniprof_configure_pc_sampling_service(g_ctx[0], all, ser, cyc, 1024, g_buf[0], 0) ==
           OMNIPROF_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED);
     CHECK(omniprof_configure_pc_sampling_service(g_ctx[1], all, ser, cyc, 2048, g_buf[1], 0) ==
+          OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT);
+    /* PM sampling and SASS metrics services (src/sdk/gpu_sampling.c) */
+    const char *pm[] = {"dram__bytes_read.sum", "sm__cycles_active.avg"}, *empty[] = {""};
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, pm, 2, 100, g_buf[0], 0) ==
+          OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT); /* interval under 1 us */
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, pm, 0, 100000, g_buf[0], 0) ==
+          OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT);
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, empty, 1, 100000, g_buf[0], 0) ==
+          OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT);
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, pm, 2, 100000, (omniprof_buffer_id_t){999}, 0) ==
+          OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND);
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, pm, 2, 100000, g_buf[0], 0) == OMNIPROF_STATUS_SUCCESS);
+    CHECK(omniprof_configure_pm_sampling_service(g_ctx[1], all, pm, 1, 100000, g_buf[1], 0) ==
+          OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT);
+    size_t passes = 0;
+    char msg[512];
+    CHECK(omniprof_check_pm_sampling_metrics("GH100", pm, 2, &passes, msg, sizeof msg) == OMNIPROF_STATUS_SUCCESS);
+    CHECK(passes == 1);
+    const char *bad[] = {"dram__bytes_read.sum", "no_such__metric.sum"};
+    CHECK(omniprof_check_pm_sampling_metrics("GH100", bad, 2, &passes, msg, sizeof msg) ==
+          OMNIPROF_STATUS_ERROR_COUNTER_NOT_FOUND);
+    CHECK(strstr(msg, "no_such__metric.sum") != NULL && strstr(msg, "dram__bytes_read.sum") == NULL);
+    CHECK(omniprof_configure_sass_metrics_service(g_ctx[0], all, "k_(", NULL, 0, g_buf[0], 0) == OMNIPROF_STATUS_ERROR_PARSE);
+    CHECK(omniprof_configure_sass_metrics_service(g_ctx[0], all, "k_count", NULL, 0, g_buf[0], 0) ==
+          OMNIPROF_STATUS_SUCCESS);
+    CHECK(omniprof_configure_sass_metrics_service(g_ctx[1], all, "other", NULL, 0, g_buf[1], 0) ==
           OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT);
     omniprof_agent_id_t cpu = {0};
     omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, first_cpu, sizeof(omniprof_agent_v0_t), &cpu);

@@ -116,11 +116,33 @@ void op_cuda_pcs_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd
 void op_cuda_pcs_launch(int phase, uint32_t cupti_corr, uint64_t internal, CUcontext ctx);
 void op_cuda_pcs_finish(void); /* everything read, sampling off (exit, finalization) */
 
+/* cupti_pmsampling.c — PM sampling (include/omniprof/pm_sampling.h) */
+int op_cuda_pms_start(void); /* 1 when PM sampling was configured: context-creation callbacks needed */
+void op_cuda_pms_on_context(CUcontext ctx); /* a context was created: its device starts sampling */
+void op_cuda_pms_finish(void);              /* stopped and drained (exit, finalization) */
+
+/* cupti_sassmetrics.c — SASS metrics (include/omniprof/sass_metrics.h) */
+int op_cuda_sass_start(void); /* 1 when configured: launch and resource callbacks needed */
+void op_cuda_sass_launch(CUcontext ctx); /* at a launch's ENTER (not nested) */
+void op_cuda_sass_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
+void op_cuda_sass_finish(void); /* values read and emitted (exit, finalization) */
+
+/* cupti_unified_memory.c — unified memory events (UNIFIED_MEMORY) */
+int op_cuda_um_wanted(void);     /* the kind is configured */
+void op_cuda_um_on_context(void); /* counters configured and enabled, once, after driver init */
+void op_cuda_um_record(const CUpti_ActivityUnifiedMemoryCounter3 *u);
+
+/* cuda_cubins.c — loaded cubins; an instruction's source line and SASS text */
+void op_cuda_cubins_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
+void op_cuda_code_at(uint64_t crc, uint32_t fidx, const char *fname, uint64_t pc, const char **file, uint32_t *line,
+                     const char **sass);
+
 /* cuda_sass.c — SASS text of an instruction (nvdisasm), "" when unknown */
 const char *op_cuda_sass_text(uint64_t crc, const void *cubin, size_t size, const char *function, uint64_t pc);
 
 /* cupti_subscriber.c */
 extern volatile int op_cuda_off; /* 1: backend turned itself off, or finalizing */
+void op_cuda_own_calls(int on);  /* 1: this thread's driver calls are ours (not traced) */
 omniprof_thread_id_t op_cuda_tid(void);
 
 #endif /* OMNIPROF_BACKEND_CUDA_INTERNAL_H */

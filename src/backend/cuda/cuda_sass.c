@@ -1,10 +1,10 @@
-/* cuda_sass.c — the SASS text of an instruction of a loaded cubin, for PC samples: CUPTI gives
+/* cuda_sass.c — the SASS text of an instruction of a loaded cubin, for PC samples and SASS metrics: CUPTI gives
  * (cubin CRC, function, PC offset) but no disassembly, so the cubin is disassembled once with
  * NVIDIA's nvdisasm (OMNIPROF_NVDISASM, else PATH, else /usr/local/cuda/bin) and its
  * instructions are kept per (function, offset). Without nvdisasm, or for cubins larger than
  * SASS_MAX_CUBIN, or with OMNIPROF_PC_SAMPLING_SASS=false, the text is "" (one log line).
  * nvdisasm runs without LD_PRELOAD, OMNIPROF_ settings and CUDA injections: it is not profiled itself.
- * Called under the PC sampling lock (cupti_pcsampling.c), so it keeps no lock of its own. */
+ * Called under the cubin lock (cuda_cubins.c), so it keeps no lock of its own. */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>

@@ -392,6 +392,7 @@ static void handle_record(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory((const CUpti_ActivityMemory4 *)rec); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: on_sync((const CUpti_ActivitySynchronization2 *)rec); break;
     case CUPTI_ACTIVITY_KIND_FUNCTION: on_function((const CUpti_ActivityFunction *)rec); break;
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: op_cuda_um_record((const CUpti_ActivityUnifiedMemoryCounter3 *)rec); break;
     default: break;
     }
 }
@@ -584,7 +585,8 @@ int op_cuda_activity_start(int api_traced)
     int want_alloc = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION);
     int want_sync = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION);
     int want_sym = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
-    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_sym) &&
+    int want_um = op_cuda_um_wanted(); /* enabled at the first context (cupti_unified_memory.c) */
+    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_sym | want_um) &&
         !(op_cuda_activity_mode && api_traced))
         return 0;
 

@@ -232,7 +232,8 @@ static vendor_plan *vendor_for(const op_counters_plan *plan, const dev_info *d, 
     if (!vp)
         return NULL;
     char err[512];
-    if (op_cupti_host_config_image(plan->chip, d->avail, plan->base_names, plan->num_base, &vp->host, &vp->image,
+    if (op_cupti_host_config_image(CUPTI_PROFILER_TYPE_RANGE_PROFILER, plan->chip, d->avail, plan->base_names,
+                                   plan->num_base, &vp->host, &vp->image,
                                    &vp->image_size, &vp->passes, err, sizeof err)) {
         op_error("counters: %s; counter collection is off, the program runs on", err);
         atomic_store(&g_off, 1);

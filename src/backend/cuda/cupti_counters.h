@@ -31,15 +31,23 @@ int op_cupti_host_iterate_submetrics(const char *chip, const char *base, uint32_
 int op_cupti_host_describe(const char *chip, const char *name, op_counter_base_info *info);
 int op_cupti_host_plan_passes(const char *chip, const char *const *names, size_t n, size_t *passes, char *err,
                               size_t errlen);
-/* Config image for names on chip (avail: the device's counter availability image or NULL).
- * keep_host: receives the host object (for evaluation) instead of destroying it. */
-int op_cupti_host_config_image(const char *chip, const uint8_t *avail, const char *const *names, size_t n,
-                               CUpti_Profiler_Host_Object **keep_host, uint8_t **image, size_t *image_size,
-                               size_t *passes, char *err, size_t errlen);
+/* Config image for names on chip for profiler `type` (RANGE_PROFILER or PM_SAMPLING; avail: the
+ * device's counter availability image or NULL). keep_host: receives the host object (for
+ * evaluation) instead of destroying it. */
+int op_cupti_host_config_image(CUpti_ProfilerType type, const char *chip, const uint8_t *avail,
+                               const char *const *names, size_t n, CUpti_Profiler_Host_Object **keep_host,
+                               uint8_t **image, size_t *image_size, size_t *passes, char *err, size_t errlen);
+/* PM sampling's catalog (CUPTI_PROFILER_TYPE_PM_SAMPLING): base metrics, one full name, and the
+ * passes of a set (bad: the unknown names, space-separated; -1 with err when a name is unknown
+ * or CUPTI refuses the set). */
+int op_cupti_host_pm_iterate_base(const char *chip, int (*cb)(const op_counter_base_info *info, void *data), void *data);
+int op_cupti_host_pm_describe(const char *chip, const char *name, op_counter_base_info *info);
+int op_cupti_host_pm_plan(const char *chip, const char *const *names, size_t n, size_t *passes, char *bad, size_t badlen,
+                          char *err, size_t errlen);
 /* Values of range `range` of a counter-data image. 0, or the CUPTI error. */
 int op_cupti_host_evaluate(CUpti_Profiler_Host_Object *h, const uint8_t *counter_data, size_t size, size_t range,
                            const char *const *names, size_t n, double *values);
-CUpti_Profiler_Host_Object *op_cupti_host_create(const char *chip, const uint8_t *avail);
+CUpti_Profiler_Host_Object *op_cupti_host_create(CUpti_ProfilerType type, const char *chip, const uint8_t *avail);
 void op_cupti_host_destroy(CUpti_Profiler_Host_Object *h);
 
 /* The provider descriptor (cupti_counters.c). */

@@ -1,6 +1,8 @@
 /* cupti_counters_host.c — the offline half of the NVIDIA counter provider: chips, the metric
  * catalog, metric validation and pass planning through CUPTI's Profiler Host API, which needs
- * no GPU and no driver (ref/cupti.md F3, §4.1). Also the text of CUPTI profiling errors.
+ * no GPU and no driver (ref/cupti.md F3, §4.1), for the Range Profiler (per-kernel counters)
+ * and for PM sampling (its own, smaller catalog: op_cupti_host_pm_*). Also the text of CUPTI
+ * profiling errors.
  *
  * Facts this file is built on (measured on GH100, CUDA 13.0):
  *  - cuptiProfilerHostGetBaseMetrics gives base names ("dram__bytes_read"); a collectable name
@@ -39,6 +41,7 @@ typedef struct base_entry {
 
 typedef struct chip_catalog {
     char chip[32];
+    CUpti_ProfilerType type;          /* RANGE_PROFILER or PM_SAMPLING: each has its catalog */
     CUpti_Profiler_Host_Object *host; /* kept for the process: owns the name strings */
     base_entry *base;
     size_t n_base;
@@ -139,10 +142,10 @@ static uint64_t hstr(const char *s)
     return h;
 }
 
-static CUpti_Profiler_Host_Object *host_init(const char *chip, const uint8_t *avail)
+static CUpti_Profiler_Host_Object *host_init(CUpti_ProfilerType type, const char *chip, const uint8_t *avail)
 {
     CUpti_Profiler_Host_Initialize_Params hi = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    hi.profilerType = type;
     hi.pChipName = chip;
     hi.pCounterAvailabilityImage = avail;
     if (cuptiProfilerHostInitialize(&hi) != CUPTI_SUCCESS)
@@ -159,10 +162,10 @@ static void host_deinit(CUpti_Profiler_Host_Object *h)
     cuptiProfilerHostDeinitialize(&hd);
 }
 
-CUpti_Profiler_Host_Object *op_cupti_host_create(const char *chip, const uint8_t *avail)
+CUpti_Profiler_Host_Object *op_cupti_host_create(CUpti_ProfilerType type, const char *chip, const uint8_t *avail)
 {
     pthread_mutex_lock(&g_host_lock);
-    CUpti_Profiler_Host_Object *h = host_init(chip, avail);
+    CUpti_Profiler_Host_Object *h = host_init(type, chip, avail);
     pthread_mutex_unlock(&g_host_lock);
     return h;
 }
@@ -185,20 +188,21 @@ static int chip_supported(const char *chip)
     return 0;
 }
 
-/* The catalog of chip, read on first use. Lock held. NULL if the chip is unknown. */
-static chip_catalog *catalog(const char *chip)
+/* The catalog of (chip, profiler type), read on first use. Lock held. NULL if the chip is unknown. */
+static chip_catalog *catalog_of(const char *chip, CUpti_ProfilerType type)
 {
     for (size_t i = 0; i < g_n_cat; i++)
-        if (!strcmp(g_cat[i].chip, chip))
+        if (!strcmp(g_cat[i].chip, chip) && g_cat[i].type == type)
             return g_cat[i].host ? &g_cat[i] : NULL;
     if (g_n_cat >= MAX_CHIPS || strlen(chip) >= sizeof g_cat[0].chip)
         return NULL;
     chip_catalog *c = &g_cat[g_n_cat++];
     memset(c, 0, sizeof *c);
     snprintf(c->chip, sizeof c->chip, "%s", chip);
+    c->type = type;
     if (!chip_supported(chip))
         return NULL; /* remembered as unknown (host == NULL) */
-    CUpti_Profiler_Host_Object *h = host_init(chip, NULL);
+    CUpti_Profiler_Host_Object *h = host_init(type, chip, NULL);
     if (!h)
         return NULL;
     static const struct {
@@ -242,6 +246,8 @@ static chip_catalog *catalog(const char *chip)
     c->host = h;
     return c;
 }
+
+static chip_catalog *catalog(const char *chip) { return catalog_of(chip, CUPTI_PROFILER_TYPE_RANGE_PROFILER); }
 
 static base_entry *find_base(chip_catalog *c, const char *name, size_t len)
 {
@@ -293,10 +299,11 @@ int op_cupti_host_iterate_chips(int (*cb)(const char *chip, void *data), void *d
     return 0;
 }
 
-int op_cupti_host_iterate_base(const char *chip, int (*cb)(const op_counter_base_info *info, void *data), void *data)
+static int iterate_base(CUpti_ProfilerType type, const char *chip,
+                        int (*cb)(const op_counter_base_info *info, void *data), void *data)
 {
     pthread_mutex_lock(&g_host_lock);
-    chip_catalog *c = catalog(chip);
+    chip_catalog *c = catalog_of(chip, type);
     pthread_mutex_unlock(&g_host_lock);
     if (!c)
         return -1;
@@ -321,6 +328,16 @@ int op_cupti_host_iterate_base(const char *chip, int (*cb)(const op_counter_base
     return 0;
 }
 
+int op_cupti_host_iterate_base(const char *chip, int (*cb)(const op_counter_base_info *info, void *data), void *data)
+{
+    return iterate_base(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, cb, data);
+}
+
+int op_cupti_host_pm_iterate_base(const char *chip, int (*cb)(const op_counter_base_info *info, void *data), void *data)
+{
+    return iterate_base(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, cb, data);
+}
+
 int op_cupti_host_iterate_submetrics(const char *chip, const char *base, uint32_t type,
                                      int (*cb)(const char *suffix, void *data), void *data)
 {
@@ -339,13 +356,13 @@ int op_cupti_host_iterate_submetrics(const char *chip, const char *base, uint32_
     return 0;
 }
 
-int op_cupti_host_describe(const char *chip, const char *name, op_counter_base_info *info)
+static int describe(CUpti_ProfilerType type, const char *chip, const char *name, op_counter_base_info *info)
 {
     if (!chip || !name)
         return -1;
     int ok = -1;
     pthread_mutex_lock(&g_host_lock);
-    chip_catalog *c = catalog(chip);
+    chip_catalog *c = catalog_of(chip, type);
     /* name = <base><sub-metric>: try every '.' as the split point, longest base first */
     size_t len = strlen(name);
     for (size_t cut = len; c && cut-- > 1 && ok != 0;) {
@@ -378,13 +395,23 @@ int op_cupti_host_describe(const char *chip, const char *name, op_counter_base_i
     return ok;
 }
 
-int op_cupti_host_config_image(const char *chip, const uint8_t *avail, const char *const *names, size_t n,
-                               CUpti_Profiler_Host_Object **keep_host, uint8_t **image, size_t *image_size,
-                               size_t *passes, char *err, size_t errlen)
+int op_cupti_host_describe(const char *chip, const char *name, op_counter_base_info *info)
+{
+    return describe(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, name, info);
+}
+
+int op_cupti_host_pm_describe(const char *chip, const char *name, op_counter_base_info *info)
+{
+    return describe(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, name, info);
+}
+
+int op_cupti_host_config_image(CUpti_ProfilerType type, const char *chip, const uint8_t *avail,
+                               const char *const *names, size_t n, CUpti_Profiler_Host_Object **keep_host,
+                               uint8_t **image, size_t *image_size, size_t *passes, char *err, size_t errlen)
 {
     int rc = -1;
     pthread_mutex_lock(&g_host_lock);
-    CUpti_Profiler_Host_Object *h = host_init(chip, avail);
+    CUpti_Profiler_Host_Object *h = host_init(type, chip, avail);
     if (!h) {
         snprintf(err, errlen, "CUPTI cannot plan counters for chip '%s'", chip);
         goto out;
@@ -457,7 +484,28 @@ int op_cupti_host_plan_passes(const char *chip, const char *const *names, size_t
             return -1;
         }
     }
-    return op_cupti_host_config_image(chip, NULL, names, n, NULL, NULL, NULL, passes, err, errlen);
+    return op_cupti_host_config_image(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, NULL, names, n, NULL, NULL, NULL, passes,
+                                      err, errlen);
+}
+
+int op_cupti_host_pm_plan(const char *chip, const char *const *names, size_t n, size_t *passes, char *bad, size_t badlen,
+                          char *err, size_t errlen)
+{
+    /* every unknown name is listed in bad (a failed ConfigAddMetrics poisons the host object) */
+    size_t at = 0;
+    if (bad && badlen) bad[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        op_counter_base_info info;
+        if (describe(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, names[i], &info) != 0 && bad && at < badlen)
+            at += (size_t)snprintf(bad + at, badlen - at, "%s%s", at ? " " : "", names[i]);
+    }
+    if (bad && bad[0]) {
+        *passes = 0;
+        snprintf(err, errlen, "not PM-sampling metrics of %s: %s", chip, bad);
+        return -1;
+    }
+    return op_cupti_host_config_image(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, NULL, names, n, NULL, NULL, NULL, passes,
+                                      err, errlen);
 }
 
 int op_cupti_host_evaluate(CUpti_Profiler_Host_Object *h, const uint8_t *counter_data, size_t size, size_t range,

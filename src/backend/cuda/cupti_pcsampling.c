@@ -2,20 +2,21 @@
  * PC Sampling API: per CUDA context, the hardware samples warps every 2^N cycles; CUPTI parses
  * the samples into per-PC records with stall-reason counts, which become PC_SAMPLE records
  * (one per PC and stall reason with samples), with the kernel, the source line (CUPTI's
- * SASS-to-source correlation, needs -lineinfo) and the SASS text (nvdisasm, when installed).
+ * SASS-to-source correlation, needs -lineinfo) and the SASS text (nvdisasm, when installed), both
+ * through cuda_cubins.c.
  *
  * Life cycle (all under g_lock; CUPTI's PC sampling calls are made from one thread at a time):
  *   CONTEXT_CREATED        enable PC sampling on the context, read its stall-reason names,
  *                          configure method, interval and buffers
- *   MODULE_LOADED          remember the cubin (pointer, size, CRC) for source lines and SASS
  *   launch ENTER           (serialized) remember CUPTI correlation id -> our internal id
  *   launch EXIT            read what CUPTI has (cuptiPCSamplingGetData) and emit it
- *   MODULE_UNLOAD_STARTING read everything first (CUPTI requires it), then forget the cubin
+ *   MODULE_UNLOAD_STARTING read everything first (CUPTI requires it; cuda_cubins.c forgets the
+ *                          cubin after this handler)
  *   CONTEXT_DESTROY / exit synchronize, read everything, disable (the last data lands in the
  *                          configured buffer, emitted too)
  * Invariants: (1) a context is enabled at most once and disabled at most once; (2) a PC record
- * is emitted once: the scratch buffer is reset before every read; (3) cubin pointers are used
- * only while their module is loaded (the unload callback reads the data first).
+ * is emitted once: the scratch buffer is reset before every read; (3) the samples of a module
+ * are read before it unloads (cuda_cubins.c uses its cubin only while it is loaded).
  * Cost: kernel-serialized sampling serializes kernels; continuous sampling does not. A failing
  * CUPTI call logs one line and turns PC sampling off for the process (the program runs on). */
 #include <pthread.h>
@@ -29,13 +30,11 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/u64map.h"
 
 #define PCS_MAX_CTX 16
 #define PCS_NUM_PCS 4096        /* PCs per read */
 #define PCS_CORR_RING 8192      /* recent launches: CUPTI correlation id -> internal id */
 #define PCS_MAX_REASONS 64
-#define PCS_MAX_CUBINS 1024
 
 typedef struct pcs_ctx {
     CUcontext ctx;
@@ -48,29 +47,12 @@ typedef struct pcs_ctx {
     CUpti_PCSamplingData read_buf;            /* what cuptiPCSamplingGetData fills */
 } pcs_ctx;
 
-typedef struct pcs_cubin {
-    uint64_t crc;
-    const void *data;
-    size_t size;
-    int sass_tried;
-} pcs_cubin;
-
-typedef struct pcs_line {
-    const char *file;
-    uint32_t line;
-} pcs_line;
-
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_on, g_failed;
 static omniprof_pc_sampling_method_t g_method;
 static uint64_t g_interval;
 static pcs_ctx g_ctx[PCS_MAX_CTX];
 static int g_nctx;
-static pcs_cubin g_cubins[PCS_MAX_CUBINS];
-static int g_ncubins;
-static op_u64map g_lines;     /* hash(crc, function, pc) -> index into g_line_tab + 1 */
-static pcs_line *g_line_tab;
-static size_t g_nlines, g_line_cap;
 static struct { uint32_t key; uint64_t internal; } g_corr[PCS_CORR_RING];
 static uint64_t g_records, g_samples, g_dropped;
 
@@ -105,53 +87,6 @@ static int alloc_data(CUpti_PCSamplingData *d, size_t nreasons)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Source lines and SASS.                                                                      */
-
-static pcs_cubin *cubin_of(uint64_t crc)
-{
-    for (int i = 0; i < g_ncubins; i++)
-        if (g_cubins[i].crc == crc && g_cubins[i].data) return &g_cubins[i];
-    return NULL;
-}
-
-static pcs_line line_of(uint64_t crc, uint32_t fidx, const char *fname, uint64_t pc)
-{
-    uint64_t key = op_hash64x3(crc, fidx, pc), v;
-    pcs_line out = {"", 0};
-    if (op_u64map_get(&g_lines, key, &v)) return g_line_tab[v - 1];
-    pcs_cubin *cb = cubin_of(crc);
-    if (cb && fname) {
-        CUpti_GetSassToSourceCorrelationParams p;
-        memset(&p, 0, sizeof p);
-        p.size = CUpti_GetSassToSourceCorrelationParamsSize;
-        p.cubin = cb->data;
-        p.cubinSize = cb->size;
-        p.functionName = fname;
-        p.pcOffset = pc;
-        if (cuptiGetSassToSourceCorrelation(&p) == CUPTI_SUCCESS && p.fileName) {
-            char path[1024];
-            if (p.dirName && p.dirName[0] && p.fileName[0] != '/')
-                snprintf(path, sizeof path, "%s/%s", p.dirName, p.fileName);
-            else
-                snprintf(path, sizeof path, "%s", p.fileName);
-            out.file = op_sdk_intern(path);
-            out.line = p.lineNumber;
-        }
-        free(p.fileName);
-        free(p.dirName);
-    }
-    if (g_nlines == g_line_cap) {
-        size_t ncap = g_line_cap ? g_line_cap * 2 : 1024;
-        pcs_line *n = op_realloc(g_line_tab, ncap * sizeof *n);
-        if (!n) return out;
-        g_line_tab = n, g_line_cap = ncap;
-    }
-    g_line_tab[g_nlines++] = out;
-    op_u64map_put(&g_lines, key, g_nlines);
-    return out;
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* Records.                                                                                    */
 
 static uint64_t internal_of(uint32_t cupti_corr)
@@ -177,11 +112,8 @@ static void emit_pc(pcs_ctx *c, const CUpti_PCSamplingPCData *pc, uint64_t now)
                          &r.kernel_id);
     r.code_object_id = pc->cubinCrc;
     r.pc_offset = pc->pcOffset;
-    pcs_line ln = line_of(pc->cubinCrc, pc->functionIndex, pc->functionName, pc->pcOffset);
-    r.source_file = ln.file;
-    r.source_line = ln.line;
-    pcs_cubin *cb = cubin_of(pc->cubinCrc);
-    r.instruction = op_cuda_sass_text(pc->cubinCrc, cb ? cb->data : NULL, cb ? cb->size : 0, pc->functionName, pc->pcOffset);
+    op_cuda_code_at(pc->cubinCrc, pc->functionIndex, pc->functionName, pc->pcOffset, &r.source_file, &r.source_line,
+                    &r.instruction);
     uint64_t total = 0;
     for (size_t j = 0; j < pc->stallReasonCount; j++) total += pc->stallReason[j].samples;
     r.pc_samples = (uint32_t)total;
@@ -366,27 +298,9 @@ void op_cuda_pcs_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         pcs_ctx *c = ctx_of(rd->context);
         if (c) disable_locked(c);
-    } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED || cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
-        const CUpti_ModuleResourceData *m = (const CUpti_ModuleResourceData *)rd->resourceDescriptor;
-        if (m && m->pCubin && m->cubinSize) {
-            CUpti_GetCubinCrcParams cp;
-            memset(&cp, 0, sizeof cp);
-            cp.size = CUpti_GetCubinCrcParamsSize;
-            cp.cubin = m->pCubin;
-            cp.cubinSize = m->cubinSize;
-            if (cuptiGetCubinCrc(&cp) == CUPTI_SUCCESS) {
-                if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
-                    pcs_cubin *cb = cubin_of(cp.cubinCrc);
-                    if (!cb && g_ncubins < PCS_MAX_CUBINS) cb = &g_cubins[g_ncubins++];
-                    if (cb) cb->crc = cp.cubinCrc, cb->data = m->pCubin, cb->size = m->cubinSize;
-                } else {
-                    pcs_ctx *c = ctx_of(rd->context);
-                    if (c) drain_locked(c); /* invariant (3) */
-                    pcs_cubin *cb = cubin_of(cp.cubinCrc);
-                    if (cb) cb->data = NULL;
-                }
-            }
-        }
+    } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+        pcs_ctx *c = ctx_of(rd->context);
+        if (c) drain_locked(c); /* invariant (3) */
     }
     pthread_mutex_unlock(&g_lock);
 }

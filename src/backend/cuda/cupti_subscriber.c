@@ -61,6 +61,8 @@ static CUpti_SubscriberHandle g_sub;
 static int g_rt_full, g_drv_full, g_nvtx_on, g_code_on;
 static int g_capture_ext; /* activity mode: launch callbacks capture external ids (a tool pushed some) */
 static int g_pcs;         /* PC sampling configured (cupti_pcsampling.c) */
+static int g_pms;         /* PM sampling configured (cupti_pmsampling.c) */
+static int g_sass;        /* SASS metrics configured (cupti_sassmetrics.c) */
 
 /* launch hook (counters); hook and data published together under g_start_lock, read racily */
 static op_cuda_launch_hook_t volatile g_hook;
@@ -127,6 +129,8 @@ static void note_launch_context(CUcontext ctx)
 
 static __thread int t_own_calls; /* our own driver calls: not traced */
 
+void op_cuda_own_calls(int on) { t_own_calls = on; }
+
 static void sync_launch_contexts(void)
 {
     typedef CUresult (*push_t)(CUcontext);
@@ -154,6 +158,8 @@ static void exit_flush(void)
     if (op_cuda_off) return;
     sync_launch_contexts();
     op_cuda_pcs_finish();
+    op_cuda_pms_finish();
+    op_cuda_sass_finish();
     op_cuda_activity_flush(1);
 }
 static void register_exit_flush(void)
@@ -225,6 +231,7 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         *cd->correlationData = 0;
         op_cuda_launch_hook_t hook = is_launch ? __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE) : NULL;
         const int nested = !runtime && t_runtime_depth > 0;
+        if (g_sass && is_launch && !nested) op_cuda_sass_launch(cd->context);
         const uint8_t cls = ci->cls & op_cuda_activity_classes;
         const int capture = __atomic_load_n(&g_capture_ext, __ATOMIC_ACQUIRE);
         const int pcs = g_pcs && is_launch && !nested;
@@ -275,6 +282,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 
     if (cd->callbackSite == CUPTI_API_ENTER) {
         *cd->correlationData = 0;
+        if (g_sass && is_launch && (runtime || t_runtime_depth == 0)) op_cuda_sass_launch(cd->context);
         /* fast path: a driver call inside a runtime call when the driver API is not traced
          * (its activity carries the runtime call's id, invariant 4) */
         if (!runtime && !g_drv_full && t_runtime_depth > 0 && !(is_launch && g_hook)) return;
@@ -360,13 +368,20 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
+    /* cubins are known before the samplers see a module and forgotten after they read it */
+    const int code = g_pcs || g_sass;
+    if (code && cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) op_cuda_cubins_on_resource(cbid, rd);
     if (g_pcs) op_cuda_pcs_on_resource(cbid, rd);
+    if (g_sass) op_cuda_sass_on_resource(cbid, rd);
+    if (code && cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) op_cuda_cubins_on_resource(cbid, rd);
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         /* activity mode has no API callback: contexts to synchronize at exit come from here,
          * and the exit flush is registered once the CUDA runtime initialized (invariant 8) */
         if (rd && rd->context) note_launch_context(rd->context);
         register_exit_flush();
+        op_cuda_um_on_context(); /* after the driver's initialization, once */
+        if (g_pms && rd) op_cuda_pms_on_context(rd->context);
         return;
     }
     if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED && cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) return;
@@ -736,6 +751,16 @@ static omniprof_status_t start_locked(void)
         for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]);
         enable_launch_callbacks_locked();
     }
+    g_pms = op_cuda_pms_start();
+    g_sass = op_cuda_sass_start();
+    if (g_pms || op_cuda_um_wanted())
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (g_sass) {
+        static const CUpti_CallbackId res[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                                               CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+        for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]);
+        enable_launch_callbacks_locked();
+    }
     g_code_on = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CODE_OBJECT) ||
                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
     if (g_code_on) {
@@ -777,6 +802,8 @@ static void cuda_finalize(void)
 {
     if (g_state != ST_ON) return;
     op_cuda_pcs_finish();
+    op_cuda_pms_finish();
+    op_cuda_sass_finish();
     op_cuda_activity_flush(1);
     op_cuda_off = 1; /* invariant (2); no cuptiFinalize at exit: CUDA may be tearing down */
     g_state = ST_FINALIZED;
@@ -801,7 +828,9 @@ OP_BACKEND_MANIFEST(g_manifest) = {
                      OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH, OMNIPROF_BUFFER_TRACING_MEMORY_COPY,
                      OMNIPROF_BUFFER_TRACING_MEMORY_SET, OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION,
                      OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION, OMNIPROF_BUFFER_TRACING_CODE_OBJECT,
-                     OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL, OMNIPROF_BUFFER_TRACING_PC_SAMPLE},
+                     OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL, OMNIPROF_BUFFER_TRACING_PC_SAMPLE,
+                     OMNIPROF_BUFFER_TRACING_PM_SAMPLE, OMNIPROF_BUFFER_TRACING_SASS_METRIC,
+                     OMNIPROF_BUFFER_TRACING_UNIFIED_MEMORY},
     .counter_kinds = {OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, OMNIPROF_COUNTER_RECORD_VALUE},
     .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
 };
