@@ -545,6 +545,115 @@ static op_metric_def *parse_entry(xmlNode *n, const char *chip, const char *sour
     return d;
 }
 
+/* The parsed document of `xml`, or NULL with the parser's message (file:line:column). */
+static xmlDoc *read_doc(const char *xml, size_t size, const char *source, char *err, size_t errlen)
+{
+    xmlDoc *doc = X.read_memory(xml, (int)size, source, NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS);
+    if (doc)
+        return doc;
+    const xmlError *xe = X.last_error();
+    if (xe && xe->message) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", xe->message);
+        size_t l = strlen(msg);
+        while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
+            msg[--l] = '\0';
+        snprintf(err, errlen, "%s:%d:%d: not well-formed XML: %s", source, xe->line, xe->int2, msg);
+    } else {
+        snprintf(err, errlen, "%s: not well-formed XML", source);
+    }
+    return NULL;
+}
+
+/* The chip a block of the document is for ("" for <global>/<derived>), malloc'd; NULL with a
+ * message for a block that is not one. */
+static char *block_chip(xmlNode *blk, const char *source, char *err, size_t errlen)
+{
+    const char *bname = (const char *)blk->name;
+    if (!strcmp(bname, "global") || !strcmp(bname, "derived"))
+        return op_strdup("");
+    if (strcmp(bname, "chip")) {
+        if (is_chip_name(bname))
+            return op_strdup(bname);
+        snprintf(err, errlen, "%s:%ld: unexpected <%s>", source, X.line_no(blk), bname);
+        return NULL;
+    }
+    char *chip = xml_attr(blk, "name");
+    if (!chip || !*chip) {
+        snprintf(err, errlen, "%s:%ld: <chip> without a name attribute", source, X.line_no(blk));
+        op_free(chip);
+        return NULL;
+    }
+    return chip;
+}
+
+/* The <metric>/<constant> entries of one block, parsed into `p`. Returns 0 or -1 (err). */
+static int read_block(xmlNode *blk, pending *p, size_t *cap, const char *source, char *err, size_t errlen)
+{
+    char *chip = block_chip(blk, source, err, errlen);
+    if (!chip)
+        return -1;
+    int rc = 0;
+    for (xmlNode *n = blk->children; n && rc == 0; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (strcmp((const char *)n->name, "metric") && strcmp((const char *)n->name, "constant")) {
+            snprintf(err, errlen, "%s:%ld: unexpected <%s> in <%s> (valid: <metric>, <constant>)", source,
+                     X.line_no(n), (const char *)n->name, (const char *)blk->name);
+            rc = -1;
+            break;
+        }
+        op_metric_def *d = parse_entry(n, chip, source, err, errlen);
+        if (!d) {
+            rc = -1;
+            break;
+        }
+        if (p->n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            op_metric_def **nd = op_realloc(p->d, nc * sizeof *nd);
+            if (!nd) {
+                def_clear(d);
+                op_free(d);
+                snprintf(err, errlen, "%s: out of memory", source);
+                rc = -1;
+                break;
+            }
+            p->d = nd;
+            *cap = nc;
+        }
+        p->d[p->n++] = d;
+    }
+    op_free(chip);
+    return rc;
+}
+
+/* Check the loaded definitions for cycles, then put them in the registry (replacing the XML
+ * definitions unless `append`). Nothing changes unless every check passed. */
+static int commit_pending(pending *p, int append, const char *source, char *err, size_t errlen)
+{
+    /* cycles among derived metrics (invariant (3): checked before anything changes) */
+    const op_metric_def *stack[33];
+    for (size_t i = 0; i < p->n; i++)
+        if (p->d[i]->is_derived && check_cycles(p, p->d[i], stack, 0, err, errlen))
+            return -1;
+    if (!append) {
+        for (size_t k = 0; k < n_defs; k++)
+            if (defs[k]->origin == OP_METRIC_ORIGIN_XML && !defs[k]->removed)
+                defs[k]->removed = 1;
+        index_rebuild(index_cap ? index_cap : 1024);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!def_commit(p->d[i])) {
+            snprintf(err, errlen, "%s: out of memory", source);
+            rc = -1;
+        }
+        p->d[i] = NULL;
+    }
+    return rc;
+}
+
 int op_metrics_load_xml(const char *xml, size_t size, const char *source, int append, char *err, size_t errlen)
 {
     char dummy[8];
@@ -561,22 +670,9 @@ int op_metrics_load_xml(const char *xml, size_t size, const char *source, int ap
     }
     if (xml_load(err, errlen))
         return -1;
-    xmlDoc *doc = X.read_memory(xml, (int)size, source, NULL,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS);
-    if (!doc) {
-        const xmlError *xe = X.last_error();
-        if (xe && xe->message) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", xe->message);
-            size_t l = strlen(msg);
-            while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
-                msg[--l] = '\0';
-            snprintf(err, errlen, "%s:%d:%d: not well-formed XML: %s", source, xe->line, xe->int2, msg);
-        } else {
-            snprintf(err, errlen, "%s: not well-formed XML", source);
-        }
+    xmlDoc *doc = read_doc(xml, size, source, err, errlen);
+    if (!doc)
         return -1;
-    }
     xmlNode *root = X.root(doc);
     pending p = {0};
     size_t cap = 0;
@@ -585,84 +681,12 @@ int op_metrics_load_xml(const char *xml, size_t size, const char *source, int ap
         snprintf(err, errlen, "%s: the root element must be <omniprof-metrics> (found <%s>)", source,
                  root ? (const char *)root->name : "none");
         rc = -1;
-        goto out;
     }
-    for (xmlNode *blk = root->children; blk && rc == 0; blk = blk->next) {
-        if (blk->type != XML_ELEMENT_NODE)
-            continue;
-        const char *bname = (const char *)blk->name;
-        char *chip = NULL;
-        if (!strcmp(bname, "global") || !strcmp(bname, "derived")) {
-            chip = op_strdup("");
-        } else if (!strcmp(bname, "chip")) {
-            chip = xml_attr(blk, "name");
-            if (!chip || !*chip) {
-                snprintf(err, errlen, "%s:%ld: <chip> without a name attribute", source, X.line_no(blk));
-                op_free(chip);
-                rc = -1;
-                break;
-            }
-        } else if (is_chip_name(bname)) {
-            chip = op_strdup(bname);
-        } else {
-            snprintf(err, errlen, "%s:%ld: unexpected <%s>", source, X.line_no(blk), bname);
-            rc = -1;
-            break;
-        }
-        for (xmlNode *n = blk->children; n && rc == 0; n = n->next) {
-            if (n->type != XML_ELEMENT_NODE)
-                continue;
-            if (strcmp((const char *)n->name, "metric") && strcmp((const char *)n->name, "constant")) {
-                snprintf(err, errlen, "%s:%ld: unexpected <%s> in <%s> (valid: <metric>, <constant>)", source,
-                         X.line_no(n), (const char *)n->name, bname);
-                rc = -1;
-                break;
-            }
-            op_metric_def *d = parse_entry(n, chip ? chip : "", source, err, errlen);
-            if (!d) {
-                rc = -1;
-                break;
-            }
-            if (p.n == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                op_metric_def **nd = op_realloc(p.d, nc * sizeof *nd);
-                if (!nd) {
-                    def_clear(d);
-                    op_free(d);
-                    snprintf(err, errlen, "%s: out of memory", source);
-                    rc = -1;
-                    break;
-                }
-                p.d = nd;
-                cap = nc;
-            }
-            p.d[p.n++] = d;
-        }
-        op_free(chip);
-    }
-    if (rc == 0) {
-        /* cycles among derived metrics (invariant (3): checked before anything changes) */
-        const op_metric_def *stack[33];
-        for (size_t i = 0; i < p.n && rc == 0; i++)
-            if (p.d[i]->is_derived && check_cycles(&p, p.d[i], stack, 0, err, errlen))
-                rc = -1;
-    }
-    if (rc == 0) {
-        if (!append)
-            for (size_t k = 0; k < n_defs; k++)
-                if (defs[k]->origin == OP_METRIC_ORIGIN_XML && !defs[k]->removed)
-                    defs[k]->removed = 1;
-        if (!append)
-            index_rebuild(index_cap ? index_cap : 1024);
-        for (size_t i = 0; i < p.n; i++) {
-            if (!def_commit(p.d[i])) {
-                snprintf(err, errlen, "%s: out of memory", source);
-                rc = -1;
-            }
-            p.d[i] = NULL;
-        }
-    }
-out:
+    for (xmlNode *blk = root && rc == 0 ? root->children : NULL; blk && rc == 0; blk = blk->next)
+        if (blk->type == XML_ELEMENT_NODE)
+            rc = read_block(blk, &p, &cap, source, err, errlen);
+    if (rc == 0)
+        rc = commit_pending(&p, append, source, err, errlen);
     for (size_t i = 0; i < p.n; i++)
         if (p.d[i]) {
             def_clear(p.d[i]);
