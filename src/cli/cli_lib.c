@@ -39,6 +39,34 @@ int cli_lib_dir(char *out, size_t outlen)
     return out[0] ? 0 : -1;
 }
 
+int cli_lib_file(const char *name, char *out, size_t n)
+{
+    char dir[PATH_MAX];
+    if (cli_lib_dir(dir, sizeof dir) != 0) return -1;
+    if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return -1;
+    return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(lng);
+    if (shrt && a[0] == '-' && a[1] == shrt && a[2] == '\0') {
+        if (*i + 1 >= argc) return -1;
+        *out = argv[++*i];
+        return 1;
+    }
+    if (strncmp(a, "--", 2) || strncmp(a + 2, lng, l)) return 0;
+    if (a[2 + l] == '=') {
+        *out = a + 3 + l;
+        return 1;
+    }
+    if (a[2 + l] != '\0') return 0;
+    if (*i + 1 >= argc) return -1;
+    *out = argv[++*i];
+    return 1;
+}
+
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen)
 {
     char dir[PATH_MAX], path[PATH_MAX + 128];

@@ -15,6 +15,14 @@
  * directory, whichever holds libomniprof-tool.so). Returns 0, or -1 when there is none. */
 int cli_lib_dir(char *out, size_t outlen);
 
+/* `name` in the library directory, readable: its path in out. Returns 0, or -1. */
+int cli_lib_file(const char *name, char *out, size_t outlen);
+
+/* Option argv[*i] as `--LONG V`, `--LONG=V` or `-SHORT V` (SHORT 0: none): 1 with the value in
+ * *out (and *i past a separate value), 0 when argv[*i] is another option, -1 when the value
+ * is missing. */
+int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out);
+
 /* dlopen `soname` from the library directory, else from the loader's search path. Returns the
  * handle, or NULL with dlerror's text in err. */
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen);

@@ -11,14 +11,14 @@
  *   4. After --duration seconds, on Ctrl-C/SIGTERM, or when every process has ended, send "stop":
  *      each tool delivers what it holds, closes its database and answers with its path. If
  *      omniprof itself is killed, each tool sees its socket close and stops the same way.
- * Options: -p/--pid PID (required), --duration S (default: until Ctrl-C), --attach-children /
- * --no-attach-children, -d/--output-directory DIR (default: the current directory), -o/
- * --output-file NAME, --sample [cputime|realtime], --sampling-freq HZ, --marker-trace,
- * --kernel-trace, --memory-copy-trace, --runtime-trace, --log-level L, and the instrumentation
- * options of `omniprof instrument` (-i, -e, -m, --min-instructions, --throttle, --method
- * uprobe|compiler) with --instrument to turn instrumentation on.
+ * Options (cmd_attach_options.c): -p/--pid PID (required), --duration S (default: until
+ * Ctrl-C), --attach-children / --no-attach-children, the instrumentation options of `omniprof
+ * instrument` with --instrument, and every `omniprof run` option that applies to a running
+ * process (run's table, values, checks and settings); --stats, --summary and non-rocpd formats
+ * are done over the databases once every process has stopped (cmd_run_post.c).
  * Exit status: 0 when the process was attached and its database written; 1 when attaching
- * failed (ptrace not permitted: the message says why); 2 for bad usage. */
+ * failed (ptrace not permitted: the message says why) or the work after it (--stats,
+ * --summary, -f) failed (the databases are kept); 2 for bad usage. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,10 +37,10 @@
 
 #include "cli/attach_inject.h"
 #include "cli/cli_lib.h"
+#include "cli/cmd_attach.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 
-#define EXIT_USAGE 2
 #define MAX_PROCS 256
 
 typedef struct proc {
@@ -59,52 +59,6 @@ static uint64_t now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: omniprof attach -p PID [--duration S] [--no-attach-children] [-d DIR] [-o NAME]\n"
-            "                       [--sample [cputime|realtime]] [--sampling-freq HZ] [--marker-trace]\n"
-            "                       [--kernel-trace] [--memory-copy-trace] [--runtime-trace]\n"
-            "                       [--instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]]\n"
-            "Loads the profiler into running process PID (and, by default, its child processes), collects\n"
-            "for S seconds or until Ctrl-C, writes one database per process and leaves them running.\n"
-            "  -p, --pid PID                the process to attach to\n"
-            "      --duration S             collect for S seconds (default: until Ctrl-C)\n"
-            "      --attach-children, --no-attach-children   also attach to its child processes (default on)\n"
-            "  -d, --output-directory DIR   where the databases go\n"
-            "  -o, --output-file NAME       database name template (placeholders as for omniprof run)\n"
-            "      --sample [cputime|realtime], --sampling-freq HZ   call-stack sampling\n"
-            "      --marker-trace, --kernel-trace, --memory-copy-trace, --runtime-trace   tracing, as omniprof run\n"
-            "      --instrument             record function calls; -i, --include REGEX and -e, --exclude REGEX\n"
-            "                               pick the functions, -m, --modules REGEX the modules,\n"
-            "                               --min-instructions N, --throttle T, --method uprobe|compiler as for\n"
-            "                               omniprof instrument\n"
-            "      --log-level LEVEL        the profiler's log level in the process\n"
-            "  -h, --help                   this text\n");
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Settings.                                                                                */
-
-typedef struct setting_list {
-    char items[64][1200];
-    int n;
-} setting_list;
-
-static int put(setting_list *s, const char *name, const char *value, const char *option)
-{
-    int id = op_setting_find(name);
-    char err[512];
-    if (id >= 0 && op_setting_validate((op_setting_id)id, value, err, sizeof err) != 0) {
-        fprintf(stderr, "omniprof attach: %s: %s\n", option, err);
-        return -1;
-    }
-    if (s->n < 64) snprintf(s->items[s->n++], sizeof s->items[0], "OMNIPROF_%s=%s", name, value);
-    return 0;
-}
-
-static bool is_value(const char *a) { return a && a[0] != '-'; }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Processes.                                                                               */
@@ -276,15 +230,6 @@ static bool all_stopped(attach_ctx *a)
 
 static bool stop_requested(attach_ctx *a) { return g_stop || all_stopped(a); }
 
-/* `name` in omniprof's library directory (cli_lib.c: the one lookup). */
-static int lib_dir_file(const char *name, char *out, size_t n)
-{
-    char dir[PATH_MAX];
-    if (cli_lib_dir(dir, sizeof dir) != 0) return -1;
-    if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return -1;
-    return access(out, F_OK) == 0 ? 0 : -1;
-}
-
 static void cleanup_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -298,210 +243,151 @@ static void cleanup_dir(const char *dir)
     rmdir(dir);
 }
 
-int op_cmd_attach(int argc, char **argv)
-{
-    pid_t pid = 0;
-    double duration = -1;
-    bool children = true, instrument = false, any = false;
-    char out_dir[PATH_MAX] = "", ins_method[32] = "uprobe";
-    setting_list S;
-    memset(&S, 0, sizeof S);
-    int bad = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDS(opt)                                                               \
-    if (!v) {                                                                    \
-        fprintf(stderr, "omniprof attach: %s needs a value\n", opt);             \
-        return EXIT_USAGE;                                                       \
-    }                                                                            \
-    i++;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
-            NEEDS(a);
-            char *end;
-            long p = strtol(v, &end, 10);
-            if (*end || p <= 0) {
-                fprintf(stderr, "omniprof attach: -p '%s' is not a process id\n", v);
-                return EXIT_USAGE;
-            }
-            pid = (pid_t)p;
-        } else if (!strcmp(a, "--duration")) {
-            NEEDS(a);
-            char *end;
-            duration = strtod(v, &end);
-            if (*end || duration <= 0) {
-                fprintf(stderr, "omniprof attach: --duration '%s' is not a positive number of seconds\n", v);
-                return EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "--attach-children")) children = true;
-        else if (!strcmp(a, "--no-attach-children")) children = false;
-        else if (!strcmp(a, "-d") || !strcmp(a, "--output-directory")) {
-            NEEDS(a);
-            snprintf(out_dir, sizeof out_dir, "%s", v);
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output-file")) {
-            NEEDS(a);
-            bad |= put(&S, "OUTPUT_FILE", v, a);
-        } else if (!strcmp(a, "--sample")) {
-            const char *w = is_value(v) && (!strcmp(v, "cputime") || !strcmp(v, "realtime") || strchr(v, ',')) ? argv[++i] : "cputime";
-            bad |= put(&S, "SAMPLE", w, a), any = true;
-        } else if (!strcmp(a, "--sampling-freq")) {
-            NEEDS(a);
-            bad |= put(&S, "SAMPLING_FREQ", v, a);
-        } else if (!strcmp(a, "--marker-trace")) bad |= put(&S, "MARKER_TRACE", "true", a), any = true;
-        else if (!strcmp(a, "--kernel-trace")) bad |= put(&S, "KERNEL_TRACE", "true", a), any = true;
-        else if (!strcmp(a, "--memory-copy-trace")) bad |= put(&S, "MEMORY_COPY_TRACE", "true", a), any = true;
-        else if (!strcmp(a, "--runtime-trace")) {
-            bad |= put(&S, "KERNEL_TRACE", "true", a) | put(&S, "MEMORY_COPY_TRACE", "true", a) |
-                   put(&S, "MARKER_TRACE", "true", a) | put(&S, "CUDA_RUNTIME_API_TRACE", "true", a);
-            any = true;
-        } else if (!strcmp(a, "--log-level")) {
-            NEEDS(a);
-            bad |= put(&S, "LOG_LEVEL", v, a);
-        } else if (!strcmp(a, "--instrument")) instrument = any = true;
-        else if (!strcmp(a, "-i") || !strcmp(a, "--include")) {
-            NEEDS(a);
-            bad |= put(&S, "INSTRUMENT_INCLUDE", v, a), instrument = any = true;
-        } else if (!strcmp(a, "-e") || !strcmp(a, "--exclude")) {
-            NEEDS(a);
-            bad |= put(&S, "INSTRUMENT_EXCLUDE", v, a);
-        } else if (!strcmp(a, "-m") || !strcmp(a, "--modules")) {
-            NEEDS(a);
-            bad |= put(&S, "INSTRUMENT_MODULES", v, a);
-        } else if (!strcmp(a, "--min-instructions")) {
-            NEEDS(a);
-            bad |= put(&S, "INSTRUMENT_MIN_INSTRUCTIONS", v, a);
-        } else if (!strcmp(a, "--throttle")) {
-            NEEDS(a);
-            bad |= put(&S, "INSTRUMENT_THROTTLE", v, a);
-        } else if (!strcmp(a, "--method")) {
-            NEEDS(a);
-            if (strcmp(v, "uprobe") && strcmp(v, "compiler")) {
-                fprintf(stderr, "omniprof attach: --method '%s' is not valid; expected uprobe or compiler "
-                                "(LD_AUDIT needs the process started with it)\n", v);
-                return EXIT_USAGE;
-            }
-            snprintf(ins_method, sizeof ins_method, "%s", v);
-        } else {
-            fprintf(stderr, "omniprof attach: unknown option '%s' (see omniprof attach --help)\n", a);
-            return EXIT_USAGE;
-        }
-#undef NEEDS
-    }
-    if (bad) return EXIT_USAGE;
-    if (!pid) {
-        fprintf(stderr, "omniprof attach: give the process with -p PID\n");
-        return EXIT_USAGE;
-    }
-    if (!any) {
-        fprintf(stderr, "omniprof attach: nothing to collect: give --sample, --marker-trace, --kernel-trace, "
-                        "--runtime-trace or --instrument\n");
-        return EXIT_USAGE;
-    }
-    if (kill(pid, 0) != 0 && errno == ESRCH) {
-        fprintf(stderr, "omniprof attach: no process %d\n", (int)pid);
-        return EXIT_USAGE;
-    }
-    if (instrument) put(&S, "INSTRUMENT", ins_method, "--instrument");
-    char abs_out[PATH_MAX];
-    if (!*out_dir && !getcwd(out_dir, sizeof out_dir)) snprintf(out_dir, sizeof out_dir, ".");
-    mkdir(out_dir, 0755);
-    if (!realpath(out_dir, abs_out)) {
-        fprintf(stderr, "omniprof attach: output directory '%s': %s\n", out_dir, strerror(errno));
-        return EXIT_USAGE;
-    }
-    put(&S, "OUTPUT_PATH", abs_out, "-d");
-    put(&S, "ATTACH_MODE", "true", "attach");
+/* ---------------------------------------------------------------------------------------- */
+/* The attach.                                                                              */
 
-    attach_ctx *A = calloc(1, sizeof *A);
+/* The private directory: the loader library is found beside omniprof's, `config` holds the
+ * settings for the processes, `ctl` is the listening socket. Returns 0 (socket in *lfd), or
+ * 1 (printed). */
+static int setup_control(attach_ctx *a, const attach_opts *ao, int *lfd)
+{
     char tool[PATH_MAX];
-    if (!A || lib_dir_file("libomniprof-attach.so", A->loader, sizeof A->loader) != 0 ||
-        lib_dir_file("libomniprof-tool.so", tool, sizeof tool) != 0) {
+    if (cli_lib_file("libomniprof-attach.so", a->loader, sizeof a->loader) != 0 ||
+        cli_lib_file("libomniprof-tool.so", tool, sizeof tool) != 0) {
         fprintf(stderr, "omniprof attach: libomniprof-attach.so or libomniprof-tool.so not found beside omniprof's libraries\n");
-        free(A);
         return 1;
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(A->dir, sizeof A->dir, "%s/omniprof-attach-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(A->dir)) {
+    snprintf(a->dir, sizeof a->dir, "%s/omniprof-attach-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(a->dir)) {
         fprintf(stderr, "omniprof attach: cannot create a directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp", strerror(errno));
-        free(A);
+        a->dir[0] = '\0';
         return 1;
     }
-    chmod(A->dir, 0755);
+    chmod(a->dir, 0755);
     char cfg[PATH_MAX + 16], ctl[PATH_MAX + 16];
-    snprintf(cfg, sizeof cfg, "%s/config", A->dir);
-    snprintf(ctl, sizeof ctl, "%s/ctl", A->dir);
-    FILE *f = fopen(cfg, "we");
-    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    snprintf(cfg, sizeof cfg, "%s/config", a->dir);
+    snprintf(ctl, sizeof ctl, "%s/ctl", a->dir);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(ctl) >= sizeof sa.sun_path) {
         fprintf(stderr, "omniprof attach: the socket path %s is too long; set TMPDIR to a shorter directory\n", ctl);
-        if (f) fclose(f);
-        cleanup_dir(A->dir);
-        free(A);
         return 1;
     }
     memcpy(sa.sun_path, ctl, strlen(ctl) + 1);
-    if (!f || lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 64) != 0) {
-        fprintf(stderr, "omniprof attach: cannot set up %s: %s\n", A->dir, strerror(errno));
+    FILE *f = fopen(cfg, "we");
+    *lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!f || *lfd < 0 || bind(*lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(*lfd, 64) != 0) {
+        fprintf(stderr, "omniprof attach: cannot set up %s: %s\n", a->dir, strerror(errno));
         if (f) fclose(f);
-        cleanup_dir(A->dir);
-        free(A);
         return 1;
     }
     chmod(ctl, 0777); /* the process may run as another user than omniprof */
-    for (int i = 0; i < S.n; i++) fprintf(f, "%s\n", S.items[i]);
+    for (int i = 0; i < ao->env.n; i++) fprintf(f, "%s\n", ao->env.items[i]);
     fprintf(f, "OMNIPROF_ATTACH_TOOL=%s\nOMNIPROF_ATTACH_CONTROL=%s\n", tool, ctl);
-    fclose(f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "omniprof attach: cannot write %s: %s\n", cfg, strerror(errno));
+        return 1;
+    }
     chmod(cfg, 0644);
+    return 0;
+}
 
-    struct sigaction sa_sig = {.sa_handler = on_signal};
-    sigaction(SIGINT, &sa_sig, NULL);
-    sigaction(SIGTERM, &sa_sig, NULL);
-    sigaction(SIGHUP, &sa_sig, NULL);
-    signal(SIGPIPE, SIG_IGN);
+/* The first process: injected and answering within 15 s. Returns 0, or -1 (printed). */
+static int attach_first(attach_ctx *a, int lfd, pid_t pid)
+{
+    if (inject_one(a, pid, false) != 0) return -1;
+    pump(a, lfd, now_ms() + 15000, all_answered);
+    if (a->procs[0].ready) return 0;
+    if (!a->procs[0].failed)
+        fprintf(stderr, "omniprof attach: process %d did not load the profiler within 15 s (its thread may be "
+                        "blocked; it will load it when it resumes, and stop at once since omniprof is gone)\n",
+                (int)pid);
+    return -1;
+}
 
-    int rc = inject_one(A, pid, false);
-    if (rc == 0) {
-        pump(A, lfd, now_ms() + 15000, all_answered);
-        if (!A->procs[0].ready) {
-            if (!A->procs[0].failed)
-                fprintf(stderr, "omniprof attach: process %d did not load the profiler within 15 s (its thread may be "
-                                "blocked; it will load it when it resumes, and stop at once since omniprof is gone)\n",
-                        (int)pid);
-            rc = -1;
+/* Collect until the duration is over, Ctrl-C/SIGTERM/SIGHUP, or every process ended; with
+ * --attach-children, attach to the new descendants on the way. */
+static void collect(attach_ctx *a, int lfd, const attach_opts *ao)
+{
+    uint64_t end = ao->duration > 0 ? now_ms() + (uint64_t)(ao->duration * 1000) : UINT64_MAX;
+    while (!g_stop && now_ms() < end && !all_stopped(a)) {
+        if (ao->children) {
+            pid_t kids[64];
+            int nk = new_descendants(ao->pid, a->procs, a->n, kids, 64);
+            for (int k = 0; k < nk; k++) inject_one(a, kids[k], true);
         }
+        uint64_t slice = now_ms() + 200;
+        pump(a, lfd, slice < end ? slice : end, stop_requested);
+    }
+}
+
+/* Send "stop" to every process, collect the database paths, print them. Returns how many
+ * databases were named. */
+static int stop_and_report(attach_ctx *a, int lfd)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->procs[i].fd >= 0 && write(a->procs[i].fd, "stop\n", 5) != 5) {
+        }
+    g_stop = 0;
+    pump(a, lfd, now_ms() + 60000, all_stopped);
+    int n = 0;
+    for (int i = 0; i < a->n; i++) {
+        const proc *p = &a->procs[i];
+        if (!p->ready) continue;
+        if (p->db[0]) printf("omniprof attach: process %d: %s\n", (int)p->pid, p->db), n++;
+        else fprintf(stderr, "omniprof attach: process %d ended while attached (its database was closed at its exit)\n", (int)p->pid);
+    }
+    fflush(stdout);
+    return n;
+}
+
+/* --stats, --summary, -f over the databases (cmd_run_post.c reads them from a manifest, one
+ * path a line, as the processes of `omniprof run` write it). Returns 0 or 1 (printed). */
+static int post_process(const attach_ctx *a, const attach_opts *ao)
+{
+    char manifest[PATH_MAX + 16];
+    snprintf(manifest, sizeof manifest, "%s/manifest", a->dir);
+    FILE *f = fopen(manifest, "we");
+    for (int i = 0; f && i < a->n; i++)
+        if (a->procs[i].db[0]) fprintf(f, "%s\n", a->procs[i].db);
+    if (!f || fclose(f) != 0 || run_post(manifest, &ao->plan) != 0) {
+        fprintf(stderr, "omniprof attach: post-processing failed (the databases are kept)\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Set up, attach, collect, stop, report. Returns the exit status. */
+static int attach_run(const attach_opts *ao)
+{
+    attach_ctx *a = calloc(1, sizeof *a);
+    if (!a) return 1;
+    int lfd = -1, rc = setup_control(a, ao, &lfd);
+    if (rc == 0) {
+        struct sigaction sa_sig = {.sa_handler = on_signal};
+        sigaction(SIGINT, &sa_sig, NULL);
+        sigaction(SIGTERM, &sa_sig, NULL);
+        sigaction(SIGHUP, &sa_sig, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        rc = attach_first(a, lfd, ao->pid) == 0 ? 0 : 1;
     }
     if (rc == 0) {
-        uint64_t end = duration > 0 ? now_ms() + (uint64_t)(duration * 1000) : UINT64_MAX;
-        while (!g_stop && now_ms() < end && !all_stopped(A)) {
-            if (children) {
-                pid_t kids[64];
-                int nk = new_descendants(pid, A->procs, A->n, kids, 64);
-                for (int k = 0; k < nk; k++) inject_one(A, kids[k], true);
-            }
-            uint64_t slice = now_ms() + 200;
-            pump(A, lfd, slice < end ? slice : end, stop_requested);
-        }
-        /* stop everyone and collect the database paths */
-        for (int i = 0; i < A->n; i++)
-            if (A->procs[i].fd >= 0 && write(A->procs[i].fd, "stop\n", 5) != 5) {
-            }
-        g_stop = 0;
-        pump(A, lfd, now_ms() + 60000, all_stopped);
-        for (int i = 0; i < A->n; i++) {
-            const proc *p = &A->procs[i];
-            if (!p->ready) continue;
-            if (p->db[0]) printf("omniprof attach: process %d: %s\n", (int)p->pid, p->db);
-            else fprintf(stderr, "omniprof attach: process %d ended while attached (its database was closed at its exit)\n", (int)p->pid);
-        }
+        collect(a, lfd, ao);
+        if (stop_and_report(a, lfd) > 0 && ao->post) rc = post_process(a, ao);
     }
-    close(lfd);
-    for (int i = 0; i < A->n; i++)
-        if (A->procs[i].fd >= 0) close(A->procs[i].fd);
-    cleanup_dir(A->dir);
-    free(A);
-    return rc == 0 ? 0 : 1;
+    if (lfd >= 0) close(lfd);
+    for (int i = 0; i < a->n; i++)
+        if (a->procs[i].fd >= 0) close(a->procs[i].fd);
+    if (a->dir[0]) cleanup_dir(a->dir);
+    free(a);
+    return rc;
+}
+
+int op_cmd_attach(int argc, char **argv)
+{
+    attach_opts ao;
+    int rc = attach_read_options(argc, argv, &ao);
+    if (rc < 0) rc = attach_run(&ao);
+    attach_free_options(&ao);
+    return rc;
 }

@@ -36,16 +36,11 @@
 
 #include "backend/instrument/ins_functions.h"
 #include "cli/cli_lib.h"
+#include "cli/cmd_instrument.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 
 #define EXIT_USAGE 2
-
-typedef struct ins_opts {
-    char include[2048], exclude[2048], modules[2048];
-    const char *min_insns, *max_functions, *throttle, *method;
-    bool list;
-} ins_opts;
 
 static void usage(FILE *out)
 {
@@ -274,43 +269,8 @@ static int do_list(const ins_opts *o, const char *prog, op_ins_method method)
     return 0;
 }
 
-/* `name` in omniprof's library directory (cli_lib.c: the one lookup). */
-static char *lib_path(const char *name, char *out, size_t n)
+int ins_parse_args(int argc, char **argv, ins_opts *o, char **fwd, int *nf, const char *cmd)
 {
-    char dir[PATH_MAX];
-    if (cli_lib_dir(dir, sizeof dir) != 0) return NULL;
-    if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return NULL;
-    return access(out, R_OK) == 0 ? out : NULL;
-}
-
-static int value_of(int argc, char **argv, int *i, const char *lng, char shrt, const char **out)
-{
-    const char *a = argv[*i];
-    size_t l = strlen(lng);
-    if (shrt && a[0] == '-' && a[1] == shrt && a[2] == '\0') {
-        if (*i + 1 >= argc) return -1;
-        *out = argv[++*i];
-        return 1;
-    }
-    if (strncmp(a, "--", 2) || strncmp(a + 2, lng, l)) return 0;
-    if (a[2 + l] == '=') {
-        *out = a + 3 + l;
-        return 1;
-    }
-    if (a[2 + l] != '\0') return 0;
-    if (*i + 1 >= argc) return -1;
-    *out = argv[++*i];
-    return 1;
-}
-
-int op_cmd_instrument(int argc, char **argv)
-{
-    ins_opts o;
-    memset(&o, 0, sizeof o);
-    char **fwd = calloc((size_t)argc + 4, sizeof *fwd);
-    int nf = 0;
-    if (!fwd) return 1;
-    fwd[nf++] = "run";
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -318,118 +278,146 @@ int op_cmd_instrument(int argc, char **argv)
         if (!strcmp(a, "--")) break;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            free(fwd);
-            return 0;
+            return -2;
         }
         if (!strcmp(a, "--list")) {
-            o.list = true;
+            o->list = true;
             continue;
         }
 #define OPT(LONG, SHORT, BODY)                                                        \
-    if ((r = value_of(argc, argv, &i, LONG, SHORT, &v)) != 0) {                       \
+    if ((r = cli_option_value(argc, argv, &i, LONG, SHORT, &v)) != 0) {                       \
         if (r < 0) {                                                                  \
-            fprintf(stderr, "omniprof instrument: --%s needs a value\n", LONG);       \
-            free(fwd);                                                                \
-            return EXIT_USAGE;                                                        \
+            fprintf(stderr, "omniprof %s: --%s needs a value\n", cmd, LONG);         \
+            return -1;                                                                \
         }                                                                             \
         BODY;                                                                         \
         continue;                                                                     \
     }
-        OPT("include", 'i', append_regex(o.include, sizeof o.include, v))
-        OPT("exclude", 'e', append_regex(o.exclude, sizeof o.exclude, v))
-        OPT("modules", 'm', append_regex(o.modules, sizeof o.modules, v))
-        OPT("min-instructions", 0, o.min_insns = v)
-        OPT("max-functions", 0, o.max_functions = v)
-        OPT("throttle", 0, o.throttle = v)
-        OPT("method", 0, o.method = v)
+        OPT("include", 'i', append_regex(o->include, sizeof o->include, v))
+        OPT("exclude", 'e', append_regex(o->exclude, sizeof o->exclude, v))
+        OPT("modules", 'm', append_regex(o->modules, sizeof o->modules, v))
+        OPT("min-instructions", 0, o->min_insns = v)
+        OPT("max-functions", 0, o->max_functions = v)
+        OPT("throttle", 0, o->throttle = v)
+        OPT("method", 0, o->method = v)
 #undef OPT
-        fwd[nf++] = argv[i]; /* an `omniprof run` option (its value, if any, follows as is) */
+        fwd[(*nf)++] = argv[i]; /* an `omniprof run` option (its value, if any, follows as is) */
     }
-    if (i >= argc - 1) {
-        fprintf(stderr, "omniprof instrument: no program given (omniprof instrument [options] -- program [args])\n");
-        free(fwd);
-        return EXIT_USAGE;
-    }
-    const char *prog_arg = argv[i + 1];
-    /* check the values here, naming the option */
+    return i;
+}
+
+int ins_check_values(const ins_opts *o, const char *cmd)
+{
     uint64_t u;
-    if ((o.min_insns && op_parse_uint(o.min_insns, &u) != 0) || (o.max_functions && op_parse_uint(o.max_functions, &u) != 0)) {
-        fprintf(stderr, "omniprof instrument: --%s '%s' is not a non-negative integer\n",
-                o.min_insns && op_parse_uint(o.min_insns, &u) != 0 ? "min-instructions" : "max-functions",
-                o.min_insns && op_parse_uint(o.min_insns, &u) != 0 ? o.min_insns : o.max_functions);
-        free(fwd);
-        return EXIT_USAGE;
+    const char *bad = o->min_insns && op_parse_uint(o->min_insns, &u) != 0 ? "min-instructions"
+                      : o->max_functions && op_parse_uint(o->max_functions, &u) != 0 ? "max-functions"
+                                                                                    : NULL;
+    if (bad) {
+        fprintf(stderr, "omniprof %s: --%s '%s' is not a non-negative integer\n", cmd, bad,
+                bad[1] == 'i' ? o->min_insns : o->max_functions);
+        return -1;
     }
     unsigned long long tc, tn;
     char tail;
-    if (o.throttle && strcmp(o.throttle, "auto") && strcmp(o.throttle, "off") &&
-        sscanf(o.throttle, "%llu:%llu%c", &tc, &tn, &tail) != 2) {
-        fprintf(stderr, "omniprof instrument: --throttle '%s' is not valid; expected auto, off or CALLS:NS (e.g. 1000:20000)\n",
-                o.throttle);
-        free(fwd);
-        return EXIT_USAGE;
+    if (o->throttle && strcmp(o->throttle, "auto") && strcmp(o->throttle, "off") &&
+        sscanf(o->throttle, "%llu:%llu%c", &tc, &tn, &tail) != 2) {
+        fprintf(stderr, "omniprof %s: --throttle '%s' is not valid; expected auto, off or CALLS:NS (e.g. 1000:20000)\n",
+                cmd, o->throttle);
+        return -1;
     }
-    const char *method = o.method ? o.method : "auto";
+    const char *method = o->method ? o->method : "auto";
     if (strcmp(method, "auto") && strcmp(method, "uprobe") && strcmp(method, "audit") && strcmp(method, "compiler")) {
-        fprintf(stderr, "omniprof instrument: --method '%s' is not valid; expected auto, uprobe, audit or compiler\n", method);
-        free(fwd);
-        return EXIT_USAGE;
+        fprintf(stderr, "omniprof %s: --method '%s' is not valid; expected auto, uprobe, audit or compiler\n", cmd, method);
+        return -1;
     }
     op_ins_filter f;
     char err[512];
-    if (op_ins_filter_init(&f, o.include, o.exclude, o.modules, 0, OP_INS_METHOD_UPROBE, err, sizeof err) != 0) {
-        fprintf(stderr, "omniprof instrument: %s\n", err);
-        free(fwd);
-        return EXIT_USAGE;
+    if (op_ins_filter_init(&f, o->include, o->exclude, o->modules, 0, OP_INS_METHOD_UPROBE, err, sizeof err) != 0) {
+        fprintf(stderr, "omniprof %s: %s\n", cmd, err);
+        return -1;
     }
     op_ins_filter_fini(&f);
+    return 0;
+}
+
+/* --method (auto: chosen here, and said why unless listing) into `methods`. */
+static op_ins_method choose_method(const ins_opts *o, const char *prog, char *methods, size_t n)
+{
+    const char *method = o->method ? o->method : "auto";
+    char why[256] = "";
+    if (!strcmp(method, "auto")) {
+        if (calls_cyg_hooks(prog)) snprintf(methods, n, "compiler"), snprintf(why, sizeof why, "the program calls the -finstrument-functions hooks");
+        else if (uprobe_permitted(why, sizeof why)) snprintf(methods, n, "uprobe");
+        else snprintf(methods, n, "audit");
+        if (!o->list) fprintf(stderr, "omniprof instrument: method %s (%s)\n", methods, why);
+    } else {
+        snprintf(methods, n, "%s", method);
+    }
+    return !strncmp(methods, "audit", 5)      ? OP_INS_METHOD_AUDIT
+           : !strncmp(methods, "compiler", 8) ? OP_INS_METHOD_COMPILER
+                                              : OP_INS_METHOD_UPROBE;
+}
+
+/* The OMNIPROF_INSTRUMENT* settings (and LD_AUDIT for the audit method) for `omniprof run`.
+ * Returns 0 or 1 (printed). */
+static int export_settings(const ins_opts *o, const char *methods)
+{
+    setenv("OMNIPROF_INSTRUMENT", methods, 1);
+    setenv("OMNIPROF_INSTRUMENT_INCLUDE", o->include, 1);
+    setenv("OMNIPROF_INSTRUMENT_EXCLUDE", o->exclude, 1);
+    setenv("OMNIPROF_INSTRUMENT_MODULES", o->modules, 1);
+    if (o->min_insns) setenv("OMNIPROF_INSTRUMENT_MIN_INSTRUCTIONS", o->min_insns, 1);
+    if (o->max_functions) setenv("OMNIPROF_INSTRUMENT_MAX_FUNCTIONS", o->max_functions, 1);
+    if (o->throttle) setenv("OMNIPROF_INSTRUMENT_THROTTLE", o->throttle, 1);
+    if (!strstr(methods, "audit")) return 0;
+    char audit[PATH_MAX];
+    if (cli_lib_file("libomniprof-audit.so", audit, sizeof audit) != 0) {
+        fprintf(stderr, "omniprof instrument: libomniprof-audit.so not found beside the omniprof libraries\n");
+        return 1;
+    }
+    const char *old = getenv("LD_AUDIT");
+    char value[2 * PATH_MAX];
+    snprintf(value, sizeof value, "%s%s%s", audit, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_AUDIT", value, 1);
+    return 0;
+}
+
+/* Everything before `omniprof run`: returns -1 to run it, else an exit status. */
+static int prepare(int argc, char **argv, char **fwd, int *nf)
+{
+    ins_opts o;
+    memset(&o, 0, sizeof o);
+    int i = ins_parse_args(argc, argv, &o, fwd, nf, "instrument");
+    if (i == -2) return 0;
+    if (i < 0) return EXIT_USAGE;
+    if (i >= argc - 1) {
+        fprintf(stderr, "omniprof instrument: no program given (omniprof instrument [options] -- program [args])\n");
+        return EXIT_USAGE;
+    }
+    if (ins_check_values(&o, "instrument") != 0) return EXIT_USAGE;
+    const char *prog_arg = argv[i + 1];
     char prog[PATH_MAX];
     if (find_program(prog_arg, prog, sizeof prog) != 0) {
         fprintf(stderr, "omniprof instrument: program '%s' not found or not executable\n", prog_arg);
-        free(fwd);
         return EXIT_USAGE;
     }
-    /* the method(s) */
-    char methods[64] = "", why[256] = "";
-    bool cyg = calls_cyg_hooks(prog);
-    if (!strcmp(method, "auto")) {
-        if (cyg) snprintf(methods, sizeof methods, "compiler"), snprintf(why, sizeof why, "the program calls the -finstrument-functions hooks");
-        else if (uprobe_permitted(why, sizeof why)) snprintf(methods, sizeof methods, "uprobe");
-        else snprintf(methods, sizeof methods, "audit");
-        if (!o.list) fprintf(stderr, "omniprof instrument: method %s (%s)\n", methods, why);
-    } else {
-        snprintf(methods, sizeof methods, "%s", method);
-    }
-    op_ins_method lm = !strncmp(methods, "audit", 5)      ? OP_INS_METHOD_AUDIT
-                       : !strncmp(methods, "compiler", 8) ? OP_INS_METHOD_COMPILER
-                                                          : OP_INS_METHOD_UPROBE;
-    if (o.list) {
-        int rc = do_list(&o, prog, lm);
-        free(fwd);
-        return rc;
-    }
-    setenv("OMNIPROF_INSTRUMENT", methods, 1);
-    setenv("OMNIPROF_INSTRUMENT_INCLUDE", o.include, 1);
-    setenv("OMNIPROF_INSTRUMENT_EXCLUDE", o.exclude, 1);
-    setenv("OMNIPROF_INSTRUMENT_MODULES", o.modules, 1);
-    if (o.min_insns) setenv("OMNIPROF_INSTRUMENT_MIN_INSTRUCTIONS", o.min_insns, 1);
-    if (o.max_functions) setenv("OMNIPROF_INSTRUMENT_MAX_FUNCTIONS", o.max_functions, 1);
-    if (o.throttle) setenv("OMNIPROF_INSTRUMENT_THROTTLE", o.throttle, 1);
-    if (strstr(methods, "audit")) {
-        char audit[PATH_MAX];
-        if (!lib_path("libomniprof-audit.so", audit, sizeof audit)) {
-            fprintf(stderr, "omniprof instrument: libomniprof-audit.so not found beside the omniprof libraries\n");
-            free(fwd);
-            return 1;
-        }
-        const char *old = getenv("LD_AUDIT");
-        char value[2 * PATH_MAX];
-        snprintf(value, sizeof value, "%s%s%s", audit, old && *old ? ":" : "", old && *old ? old : "");
-        setenv("LD_AUDIT", value, 1);
-    }
-    for (; i < argc; i++) fwd[nf++] = argv[i];
-    fwd[nf] = NULL;
-    int rc = op_cmd_run ? op_cmd_run(nf, fwd) : 1;
+    char methods[64] = "";
+    op_ins_method lm = choose_method(&o, prog, methods, sizeof methods);
+    if (o.list) return do_list(&o, prog, lm);
+    if (export_settings(&o, methods) != 0) return 1;
+    for (; i < argc; i++) fwd[(*nf)++] = argv[i];
+    fwd[*nf] = NULL;
+    return -1;
+}
+
+int op_cmd_instrument(int argc, char **argv)
+{
+    char **fwd = calloc((size_t)argc + 4, sizeof *fwd);
+    int nf = 0;
+    if (!fwd) return 1;
+    fwd[nf++] = "run";
+    int rc = prepare(argc, argv, fwd, &nf);
+    if (rc < 0) rc = op_cmd_run ? op_cmd_run(nf, fwd) : 1;
     free(fwd);
     return rc;
 }

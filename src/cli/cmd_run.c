@@ -169,11 +169,7 @@ static int make_manifest(env_list *env, char *manifest, size_t len)
     return run_set(env, OP_SET_RUN_MANIFEST, manifest, NULL);
 }
 
-#define RUN_MAX_FILE_SETTINGS OP_SET__COUNT
-
-/* Settings from configuration files that no option carries: into the environment unless an
- * option set them (the command line wins). */
-static void add_file_settings(env_list *env, const run_file_setting *fs, int n)
+void run_add_file_settings(env_list *env, const run_file_setting *fs, int n)
 {
     for (int i = 0; i < n; i++) {
         const char *name = op_setting_get_info(fs[i].id)->env_name;
@@ -205,7 +201,7 @@ static int read_options(int argc, char **argv, run_opts *ro, env_list *env, run_
         return RUN_EXIT_USAGE;
     }
     if (run_build_settings(ro, env, plan) != 0) return RUN_EXIT_USAGE;
-    add_file_settings(env, fs, *n_fs);
+    run_add_file_settings(env, fs, *n_fs);
     env_check ec = {env, 0};
     op_settings_check_environment(inherited_problem, &ec);
     if (ec.bad) return RUN_EXIT_USAGE;

@@ -128,6 +128,9 @@ typedef struct run_opts {
 } run_opts;
 
 /* ---- cmd_run_options.c ---- */
+/* The command named in messages ("omniprof run: ...", "see `omniprof run --help`"): "run", or
+ * "attach" when `omniprof attach` parses run's options (cmd_attach_options.c). */
+extern const char *run_command_name;
 void run_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *run_xstrdup(const char *s);
 void run_append_word(char **dst, const char *word);
@@ -154,6 +157,8 @@ typedef struct run_file_setting {
     char *value;
     const char *file; /* where it was read (static storage of run_load_config_files) */
 } run_file_setting;
+
+#define RUN_MAX_FILE_SETTINGS OP_SET__COUNT
 
 /* The configuration-file layer: the system file, the user file, then `-c FILE`s, each
  * overriding the one before; values reach options that are not set yet (the command line and
@@ -201,6 +206,11 @@ void run_print_config(FILE *out, const run_opts *ro, const env_list *env, const 
 int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env);
 /* Find `prog` as execvp would. Returns 0 and the path, or -1. */
 int run_resolve_program(const char *prog, char *out, size_t outlen);
+
+/* ---- cmd_run.c ---- */
+/* Settings from configuration files that no option carries: into the environment unless an
+ * option set them (the command line wins). */
+void run_add_file_settings(env_list *env, const run_file_setting *fs, int n);
 
 /* ---- cmd_run_launch.c ---- */
 /* fork+exec the program with SIGINT/SIGTERM/SIGQUIT/SIGHUP forwarded and a parent-death

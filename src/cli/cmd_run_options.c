@@ -158,11 +158,13 @@ const run_option run_options[] = {
 const int run_n_options = (int)(sizeof(run_options) / sizeof(run_options[0]));
 _Static_assert(sizeof(run_options) / sizeof(run_options[0]) == O__COUNT, "one row per option id, in order");
 
+const char *run_command_name = "run";
+
 void run_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("omniprof run: ", stderr);
+    fprintf(stderr, "omniprof %s: ", run_command_name);
     vfprintf(stderr, fmt, ap);
     fputs("\n", stderr);
     va_end(ap);
@@ -300,8 +302,8 @@ static void unknown_option(const char *spelled)
         names[i] = dashed[i];
     }
     const char *close = op_suggest_closest(spelled, names, (size_t)run_n_options);
-    run_usage_error("unknown option '%s'%s%s%s; see `omniprof run --help` for the valid options", spelled,
-                    close ? " (did you mean " : "", close ? close : "", close ? "?)" : "");
+    run_usage_error("unknown option '%s'%s%s%s; see `omniprof %s --help` for the valid options", spelled,
+                    close ? " (did you mean " : "", close ? close : "", close ? "?)" : "", run_command_name);
 }
 
 /* Option `o` at argv[*i] (already consumed) with an inline value or none: read its values. */
@@ -379,7 +381,8 @@ int run_parse_command_line(run_opts *ro, int argc, char **argv)
             o = by_short(a[1]);
             snprintf(spelled, sizeof(spelled), "-%c", a[1]);
             if (!o) {
-                run_usage_error("unknown option '%s'; see `omniprof run --help` for the valid options", a);
+                run_usage_error("unknown option '%s'; see `omniprof %s --help` for the valid options", a,
+                                run_command_name);
                 return -1;
             }
             if (a[2] == '=') {

@@ -22,6 +22,11 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             a message saying why, the program unharmed
   attach_killed             omniprof attach killed with SIGKILL while attached: the program
                             runs on (never stopped) and its database is closed whole
+  attach_run_options        run's options through attach: --process-sampling (not among the
+                            options attach parsed itself before) reaches the process (process
+                            metrics in its database) and -f pftrace converts after the attach;
+                            --preload, --echo, --mpi-trace refused by name with the reason; a
+                            bad value gets run's message; the program unharmed
 
 usage: instrument_check.py MODE --bindir DIR
 """
@@ -369,6 +374,35 @@ def mode_attach_killed(a):
     check(len(dbs) == 1, "its database exists (%s)" % dbs)
     if dbs:
         check(len(sample_tids(dbs[0])) == 3, "and is whole: samples of the 3 threads")
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_attach_run_options(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS, 2)
+    for opt in (["--preload", "/lib/x86_64-linux-gnu/libm.so.6"], ["--echo"], ["--mpi-trace"]):
+        rc, out, err = attach(a, pid, ["--duration", "1", "--sample"] + opt, out_dir)
+        check(rc == 2, "%s: exit 2 (%d)" % (opt[0], rc))
+        check("omniprof attach: %s cannot be used with attach: " % opt[0] in err and "starts" in err,
+              "%s refused by name, with the reason (%s)" % (opt[0], err.strip()))
+    rc, out, err = attach(a, pid, ["--duration", "1", "--process-sampling", "0"], out_dir)
+    check(rc == 2 and err.startswith("omniprof attach: --process-sampling: ")
+          and "OMNIPROF_PROCESS_SAMPLING_INTERVAL='0'" in err and "[0.001,86400]" in err,
+          "a bad value: run's check and message (%s)" % err.strip())
+    check(not databases(out_dir), "nothing attached by the refused command lines")
+    rc, out, err = attach(a, pid, ["--duration", "2", "--process-sampling", "0.05", "-f", "rocpd", "pftrace"], out_dir)
+    check(rc == 0, "attach with --process-sampling -f rocpd pftrace exits 0 (%d)" % rc)
+    dbs = databases(out_dir)
+    check(len(dbs) == 1 and dbs[0] in out, "one database, named on stdout (%s)" % dbs)
+    finish_target(p, first, 2, 0)
+    if dbs:
+        con = sqlite3.connect(dbs[0])
+        names = {r[0] for r in con.execute("SELECT DISTINCT name FROM omniprof_metrics")}
+        con.close()
+        for m in ("rss_bytes", "user_cpu_time_ns", "page_faults"):
+            check(m in names, "process metric %s recorded: --process-sampling reached the process" % m)
+        pf = dbs[0][: -len("_results.db")] + "_results.pftrace"
+        check(os.path.exists(pf) and os.path.getsize(pf) > 0, "-f pftrace converted after the attach (%s)" % pf)
     shutil.rmtree(out_dir, ignore_errors=True)
 
 
