@@ -30,7 +30,14 @@ if [ -z "${OCL_ICD_VENDORS:-}" ]; then
     export OCL_ICD_VENDORS=$T/vendors
   fi
 fi
-if ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 '; then loader="the machine's libOpenCL.so.1"
+# A loader with layer support (ocl-icd), ahead of the CUDA toolkit's libOpenCL.so.1 (no OPENCL_LAYERS
+# support: the layer is never initialized), which /usr/local/cuda/lib64 on LD_LIBRARY_PATH would give.
+icd=$(ldconfig -p 2>/dev/null | awk '/libOpenCL\.so\.1 / {print $NF}' | while read -r f; do
+  dpkg -S "$(readlink -f "$f")" 2>/dev/null | grep -q '^ocl-icd' && { echo "$f"; break; }; done)
+if [ -n "$icd" ]; then
+  mkdir -p "$T/loader"; ln -s "$icd" "$T/loader/libOpenCL.so.1"
+  export LD_LIBRARY_PATH=$T/loader:${LD_LIBRARY_PATH:-}; loader="ocl-icd's $icd (first on LD_LIBRARY_PATH)"
+elif ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 '; then loader="the machine's libOpenCL.so.1"
 elif [ -f "$B/lib/ocl-icd/libOpenCL.so.1" ]; then
   export LD_LIBRARY_PATH=$B/lib/ocl-icd:${LD_LIBRARY_PATH:-}; loader="ocl-icd carried in $B/lib/ocl-icd"
 else skip_all "no OpenCL ICD loader (libOpenCL.so.1) on this machine and none carried in $B/lib/ocl-icd"; fi
@@ -46,11 +53,11 @@ for s in $SCEN; do
   if [ "$s" = run ]; then out=$(python3 "$HERE/test_run.py" "$B" 2>&1); rc=$?
   else out=$(bash "$HERE/run_test.sh" "$B" "$s" 2>&1); rc=$?; fi
   msg=$(echo "$out" | head -4 | tr '\n' ' ' | cut -c1-400)
-  [ $rc = 0 ] || { echo "--- opencl.gpu.$s output:"; echo "$out"; echo "---"; }
+  [ $rc = 0 ] || { echo "--- opencl.gpu.$s output:"; echo "$out" | sed 's/^/  /'; echo "---"; }
   if [ $rc != 0 ] && [ "$s" = trace ]; then # the loader's own account of the layer (ocl-icd, Khronos)
     echo "--- the workload with OPENCL_LAYERS and the loader's debug output:"
     OPENCL_LAYERS=$B/lib/libomniprof-backend-opencl.so OCL_ICD_DEBUG=15 OCL_ICD_ENABLE_TRACE=1 \
-      timeout 60 "$B/bin/omniprof-ocl-workload" 2>&1 >/dev/null | head -40; echo "---"
+      timeout 60 "$B/bin/omniprof-ocl-workload" 2>&1 >/dev/null | head -40 | sed 's/^/  /'; echo "---"
   fi
   case $rc in
     0) echo "PASS opencl.gpu.$s: $msg" ;;

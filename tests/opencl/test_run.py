@@ -136,6 +136,21 @@ def kernel_trace_only(omniprof, prog, env, plain_out):
     if rows != KERNELS or con.execute("SELECT count(*) FROM regions").fetchone()[0] != 0:
         fail("--kernel-trace alone: kernels with an agent %s, expected %s and no API regions" % (rows, KERNELS))
     print("--kernel-trace alone: %s, each on its device's agent" % rows)
+    return loaded_without_calls(omniprof, env)
+
+
+def loaded_without_calls(omniprof, env):
+    """A program that loads libOpenCL and makes no call: the loader never initializes the layer,
+    and the run says so in one line naming the loader's file (what a user of a loader without
+    layer support, like the CUDA toolkit's libOpenCL.so.1, sees), the program unchanged."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-ocl-run-n-")
+    code = "import ctypes; ctypes.CDLL('libOpenCL.so.1'); print('loaded')"
+    p = run([omniprof, "run", "-d", tmp, "-o", "n", "--opencl-trace", "--", sys.executable, "-c", code], env=env)
+    lines = [l for l in p.stderr.splitlines() if "never initialized omniprof's layer" in l]
+    if p.returncode != 0 or p.stdout != "loaded\n" or len(lines) != 1 or "libOpenCL.so" not in lines[0]:
+        fail("libOpenCL loaded without a call: exit %d, stdout %r, %d warning lines: %s"
+             % (p.returncode, p.stdout, len(lines), p.stderr[-400:]))
+    print("a loader that never initialized the layer is named in one line: " + lines[0][:120])
     return 0
 
 

@@ -201,9 +201,28 @@ static omniprof_status_t ocl_start(void)
     return OMNIPROF_STATUS_SUCCESS;
 }
 
+/* The ICD loader the program loaded never called clInitLayer: say so once, naming the loader's
+ * file (a loader without layer support, such as the libOpenCL.so.1 the CUDA toolkit ships, forwards
+ * every call straight to the driver, and nothing of OpenCL is traced). */
+static void warn_layer_never_initialized(void)
+{
+    if (atomic_load(&ocl_layer_ready)) return;
+    void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return; /* the program never loaded OpenCL: nothing to say */
+    void *sym = dlsym(h, "clGetPlatformIDs");
+    Dl_info info;
+    const char *file = sym && dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "libOpenCL.so.1";
+    op_warn("opencl: the program loaded %s, whose ICD loader never initialized omniprof's layer: either the "
+            "program made no OpenCL call, or this loader ignores OPENCL_LAYERS; OpenCL was not traced (use a loader "
+            "with layer support first on the library path: ocl-icd >= 2.3 or the Khronos loader >= 2020.06)",
+            file);
+    dlclose(h);
+}
+
 static void ocl_finalize(void)
 {
     if (!atomic_load(&ocl_on)) return;
+    warn_layer_never_initialized();
     ocl_activity_finalize(); /* completes what can complete (bounded), then stops */
     atomic_store(&ocl_on, 0);
 }
