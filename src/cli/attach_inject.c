@@ -54,7 +54,7 @@
 #if defined(__x86_64__)
 #include <sys/user.h>
 
-#include "backend/instrument/ins_functions.h"
+#include "elf/ins_functions.h"
 
 #define ERESTARTSYS 512
 #define ERESTARTNOINTR 513

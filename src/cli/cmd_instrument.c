@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/instrument/ins_functions.h"
+#include "elf/ins_functions.h"
 #include "cli/cli_lib.h"
 #include "cli/cmd_instrument.h"
 #include "cli/commands.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "backend/instrument/ins_functions.h"
+#include "elf/ins_functions.h"
 #include "omniprof/instrument.h"
 
 #define OP_INS_MAX_DEPTH 512 /* instrumented frames kept per thread; deeper calls are counted, not recorded */

@@ -1,13 +1,15 @@
 /* ins_functions.h — which functions of a module (executable or shared library) can be
  * instrumented, and which are excluded and why.
  *
- * Used in two places: by the instrumentation backend in the profiled process (to place
- * uprobes, to decide about a function the compiler hooks or the audit interface report) and by
- * `omniprof instrument --list` (offline, without running the program). It reads the ELF file
- * only (libelf, libdw for inlined functions, capstone for instruction counts when built with
- * it) and knows nothing of the SDK. Not thread-safe; a module object is owned by one caller. */
-#ifndef OMNIPROF_INS_FUNCTIONS_H
-#define OMNIPROF_INS_FUNCTIONS_H
+ * src/elf (the static library omniprof-elf), below the backends: used by the instrumentation
+ * backend in the profiled process (to place uprobes, to decide about a function the compiler
+ * hooks or the audit interface report) and by the omniprof binary — `omniprof instrument
+ * --list` (offline, without running the program) and `omniprof attach` (the symbols of a
+ * running process's modules). It reads the ELF file only (libelf, libdw for inlined functions,
+ * capstone for instruction counts when built with it) and knows nothing of the SDK. Not
+ * thread-safe; a module object is owned by one caller. */
+#ifndef OMNIPROF_ELF_INS_FUNCTIONS_H
+#define OMNIPROF_ELF_INS_FUNCTIONS_H
 
 #include <regex.h>
 #include <stdbool.h>
@@ -100,4 +102,4 @@ void op_ins_module_free(op_ins_module *m);
 /* Binary search by link-time address over the module's functions (sorted by vaddr). */
 const op_ins_fn *op_ins_module_find(const op_ins_module *m, uint64_t vaddr);
 
-#endif /* OMNIPROF_INS_FUNCTIONS_H */
+#endif /* OMNIPROF_ELF_INS_FUNCTIONS_H */

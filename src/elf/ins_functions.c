@@ -22,7 +22,7 @@
  * times what the cheapest method costs per call (docs/PERFORMANCE.md), so the defaults leave
  * it out (STRAIGHT; -i or --min-instructions 0 takes it). The file offset of an
  * entry (what the uprobe PMU wants) is found through the PT_LOAD segment that holds it. */
-#include "backend/instrument/ins_functions.h"
+#include "elf/ins_functions.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
