@@ -12,6 +12,11 @@
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
 # GPU_PARTS="scenarios json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
+# GPU_SAMPLERS="pm sass um costs" picks the cases of part samplers (default: those four); the SASS
+# diagnostic variants run only when named: sass_launchexit (OMNIPROF_SASS_METRICS_ENABLE_AT=
+# launch-exit: enabled after the first launch, which is not counted: 2/3 of the arithmetic),
+# sass_launch (=launch, the old point: all 0 on CUDA 13.0), sass_nolazy
+# (OMNIPROF_SASS_METRICS_LAZY_PATCHING=0), sass_eager (CUDA_MODULE_LOADING=EAGER), sass_notrace.
 set -u
 ROOT=$(pwd)
 B=${GPU_BUILD:-$ROOT/gpu-build}
@@ -167,22 +172,32 @@ fi
 # beside the same program untraced (item 6): wall time of the run and record counts.
 if want samplers && [ -x "$B/bin/omniprof-gpu-samplers" ]; then
   SP=$B/bin/omniprof-gpu-samplers
-  sampler() { # sampler NAME CHECK PROGRAM-ARGS -- OMNIPROF-RUN-OPTIONS...
+  # want_sampler CASE: GPU_SAMPLERS names it, or is unset and CASE is not a diagnostic variant
+  want_sampler() { if [ -z "${GPU_SAMPLERS:-}" ]; then [[ $1 != sass_* ]]; else [[ " $GPU_SAMPLERS " == *" $1 "* ]]; fi; }
+  sampler() { # [SAMPLER_ENV="VAR=VALUE ..."] sampler NAME CHECK PROGRAM-ARGS -- OMNIPROF-RUN-OPTIONS...
     local name=$1 check=$2 args=$3 d=$OUT/run-samplers-$1 start ms rc msg; shift 4; rm -rf "$d"
+    want_sampler "$name" || return 0
     start=$(date +%s%N)
-    timeout 300 "$B/bin/omniprof" run -d "$d" "$@" -- $args >"$OUT/run-samplers-$name.out" 2>"$OUT/run-samplers-$name.err"; rc=$?
+    timeout "${SAMPLER_TIMEOUT:-300}" env ${SAMPLER_ENV:-} "$B/bin/omniprof" run -d "$d" "$@" -- $args >"$OUT/run-samplers-$name.out" 2>"$OUT/run-samplers-$name.err"; rc=$?
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
     if [ $rc = 0 ]; then msg=$(python3 tests/gpu/check_samplers.py "$check" "$d" tests/gpu/samplers.cu "$OUT/run-samplers-$name.out" 2>&1); rc=$?
     else msg="omniprof run exit $rc: $(grep -v '^omniprof: info' "$OUT/run-samplers-$name.err" | tail -3 | tr '\n' ' ')"; fi
     verdict "samplers.$name" $rc "${ms} ms; $(echo "$msg" | head -5 | tr '\n' ' ')"
+    # SASS metrics: CUPTI's raw records and id matches (info lines) into the summary
+    [[ $name == sass* ]] && grep -E 'SASS metrics' "$OUT/run-samplers-$name.err" | head -14 | while read -r l; do note "  $name: $l"; done
   }
   sampler pm pm "$SP phases" -- --kernel-trace --pm-sampling dram__bytes_read.sum sm__cycles_active.avg \
     gr__cycles_active.avg --pm-sampling-interval 100
-  sampler sass sass "$SP count" -- --kernel-trace --sass-metrics k_count
+  SAMPLER_TIMEOUT=90 sampler sass sass "$SP count" -- --kernel-trace --sass-metrics k_count
+  for v in "launchexit:OMNIPROF_SASS_METRICS_ENABLE_AT=launch-exit" "launch:OMNIPROF_SASS_METRICS_ENABLE_AT=launch" \
+           "nolazy:OMNIPROF_SASS_METRICS_LAZY_PATCHING=0" "eager:CUDA_MODULE_LOADING=EAGER"; do
+    SAMPLER_TIMEOUT=60 SAMPLER_ENV=${v#*:} sampler "sass_${v%%:*}" sass "$SP count" -- --kernel-trace --sass-metrics k_count
+  done
+  SAMPLER_TIMEOUT=60 sampler sass_notrace sass "$SP count" -- --sass-metrics k_count
   sampler um um "$SP managed" -- --kernel-trace --unified-memory-trace
   # costs: the saxpy-like phases program and the PyTorch loop, untraced / kernel trace / + PC
   # sampling (default interval) / + PM sampling (100 us)
-  for prog in "phases:$SP phases" "torch:python3 tests/gpu/torch_train.py --steps 50 --report $OUT/samplers-torch.json"; do
+  want_sampler costs && for prog in "phases:$SP phases" "torch:python3 tests/gpu/torch_train.py --steps 50 --report $OUT/samplers-torch.json"; do
     tag=${prog%%:*}; cmd=${prog#*:}
     start=$(date +%s%N); timeout 300 $cmd >/dev/null 2>&1; base_ms=$(( ($(date +%s%N) - start) / 1000000 ))
     for v in "trace:--kernel-trace" "pcs:--kernel-trace --pc-sampling" \

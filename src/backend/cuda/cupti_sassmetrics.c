@@ -6,11 +6,13 @@
  * configured regular expression — with the source line and SASS text (cuda_cubins.c).
  *
  * Life cycle, per CUDA context (under g_lock):
- *   first kernel launch ENTER (on the launching thread, not nested in another launch call):
- *       once per process cuptiProfilerInitialize and, per device, the metric ids
- *       (cuptiSassMetricsGetProperties) and cuptiSassMetricsSetConfig; then the context is
- *       synchronized (patching takes effect only when no work is in flight) and
- *       cuptiSassMetricsEnable(lazy patching: each kernel is patched at its first launch)
+ *   CONTEXT_CREATED (before any launch on it): once per process cuptiProfilerInitialize and, per
+ *       device, the metric ids (cuptiSassMetricsGetProperties) and cuptiSassMetricsSetConfig; then
+ *       cuptiSassMetricsEnable(lazy patching: each kernel is patched at its first launch). Not in
+ *       a launch callback: CUPTI 13.0 counts nothing for the kernel whose launch callback enabled
+ *       collection (records come, every value 0: seen on an H100). A context created before
+ *       omniprof started is enabled at its first launch's API exit after a synchronization
+ *       (patching takes effect only when no work is in flight); that launch is not counted.
  *   CONTEXT_DESTROY_STARTING / exit (contexts synchronized by the caller): the values are read
  *       once (cuptiSassMetricsGetDataProperties, cuptiSassMetricsFlushData), summed per
  *       (cubin, function, PC, metric) over the instances, filtered by kernel name, emitted.
@@ -18,6 +20,10 @@
  * to wedge CUPTI's launch path (a public CUPTI client's notes), and the cubins are still loaded.
  * Cost: every kernel of the context is patched (CUPTI patches per context, not per kernel):
  * patched kernels run several times slower; the regex selects what is reported.
+ * Diagnostics (issue 16 item 3: counts read back as 0 on an H100): at info level the metric ids,
+ * the first raw records of a flush and how many instance values matched a configured id are
+ * logged. OMNIPROF_SASS_METRICS_LAZY_PATCHING=0 patches every loaded function at enable instead
+ * of each at its first launch (a diagnostic switch; default 1).
  * Fail soft: a CUPTI call that fails logs one line naming it; SASS metrics stay off for the
  * process and the program runs on. With PC sampling configured SASS metrics stay off (CUPTI's
  * profiler initialization blocks the PC Sampling API). */
@@ -57,6 +63,7 @@ static uint64_t g_ids[OMNIPROF_SASS_METRICS_MAX_METRICS]; /* CUPTI metric ids, i
 static int g_dev_configured[SM_MAX_DEV];
 static sm_ctx g_ctx[SM_MAX_CTX];
 static int g_nctx;
+static CUcontext g_last_ctx; /* the context enable_locked saw last (atomic) */
 static uint64_t g_records, g_instructions;
 
 static int fail(const char *what, CUptiResult r)
@@ -130,6 +137,8 @@ static int configure_device_locked(uint32_t dev)
             return fail(what, r);
         }
         g_ids[i] = gp.metric.metricId;
+        op_info("cuda: SASS metrics: %s has id %llu on %s", g_cfg.metrics[i], (unsigned long long)gp.metric.metricId,
+                cn.pChipName);
         cfg[i].metricId = gp.metric.metricId;
         cfg[i].outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU;
     }
@@ -152,31 +161,69 @@ static sm_ctx *ctx_of(CUcontext ctx)
     return NULL;
 }
 
-/* At a kernel launch's ENTER: the first launch of a context turns collection on there. */
-void op_cuda_sass_launch(CUcontext ctx)
+/* OMNIPROF_SASS_METRICS_LAZY_PATCHING: 1 (default) patches each function at its first launch,
+ * 0 every function loaded at enable; another value is named in a warning and the default kept. */
+static int lazy_patching(void)
+{
+    const char *e = getenv("OMNIPROF_SASS_METRICS_LAZY_PATCHING");
+    if (!e || !*e || !strcmp(e, "1")) return 1;
+    if (!strcmp(e, "0")) return 0;
+    op_warn("cuda: OMNIPROF_SASS_METRICS_LAZY_PATCHING='%s' is not 0 or 1; lazy patching (1) is used", e);
+    return 1;
+}
+
+/* OMNIPROF_SASS_METRICS_ENABLE_AT (diagnostic): where collection starts on a context. */
+enum { AT_CONTEXT, AT_LAUNCH_EXIT, AT_LAUNCH_ENTER };
+static int enable_at(void)
+{
+    static int at = -1;
+    if (at >= 0) return at;
+    const char *e = getenv("OMNIPROF_SASS_METRICS_ENABLE_AT");
+    at = AT_CONTEXT;
+    if (e && !strcmp(e, "launch-exit")) at = AT_LAUNCH_EXIT;
+    else if (e && !strcmp(e, "launch")) at = AT_LAUNCH_ENTER;
+    else if (e && *e && strcmp(e, "context"))
+        op_warn("cuda: OMNIPROF_SASS_METRICS_ENABLE_AT='%s' is not context, launch-exit or launch; context is used", e);
+    return at;
+}
+
+/* Collection turned on for a context not seen before (under g_lock). sync: work may be in flight
+ * (patching takes effect only when none is). */
+static void enable_locked(CUcontext ctx, int sync, const char *where)
+{
+    if (ctx_of(ctx) || g_nctx >= SM_MAX_CTX || g_failed) return;
+    __atomic_store_n(&g_last_ctx, ctx, __ATOMIC_RELEASE); /* launches of a known context skip the lock */
+    sm_ctx *c = &g_ctx[g_nctx++];
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    cuptiGetDeviceId(ctx, &c->device);
+    if (configure_device_locked(c->device) != 0) return;
+    if (sync) sync_context();
+    CUpti_SassMetricsEnable_Params ep = {.structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
+    ep.ctx = ctx;
+    ep.enableLazyPatching = (uint8_t)lazy_patching();
+    CUptiResult r = cuptiSassMetricsEnable(&ep);
+    if (r != CUPTI_SUCCESS) {
+        fail("cuptiSassMetricsEnable", r);
+        return;
+    }
+    c->enabled = 1;
+    op_info("cuda: SASS metrics on (context %p, device %u, %s patching, at %s)", (void *)ctx, c->device,
+            ep.enableLazyPatching ? "lazy" : "eager", where);
+}
+
+/* At a kernel launch's API ENTER (enter=1) or EXIT (0), not nested in another launch call.
+ * CUPTI 13.0 counts nothing when collection is enabled inside the launch callback of the kernel
+ * it would count (a public CUPTI client's notes; seen on an H100: records, all values 0), so a
+ * context is normally enabled at its creation, before any launch; a context created before
+ * omniprof started is enabled at its first launch's exit (that launch is not counted). */
+void op_cuda_sass_launch(CUcontext ctx, int enter)
 {
     if (!g_on || g_failed || !ctx) return;
+    int at = enable_at();
+    if (enter != (at == AT_LAUNCH_ENTER) || __atomic_load_n(&g_last_ctx, __ATOMIC_ACQUIRE) == ctx) return;
     pthread_mutex_lock(&g_lock);
-    sm_ctx *c = ctx_of(ctx);
-    if (!c && g_nctx < SM_MAX_CTX && !g_failed) {
-        c = &g_ctx[g_nctx++];
-        memset(c, 0, sizeof *c);
-        c->ctx = ctx;
-        cuptiGetDeviceId(ctx, &c->device);
-        if (configure_device_locked(c->device) == 0) {
-            sync_context(); /* nothing in flight: patching takes effect */
-            CUpti_SassMetricsEnable_Params ep = {.structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
-            ep.ctx = ctx;
-            ep.enableLazyPatching = 1;
-            CUptiResult r = cuptiSassMetricsEnable(&ep);
-            if (r == CUPTI_SUCCESS) {
-                c->enabled = 1;
-                op_info("cuda: SASS metrics on (context %p, device %u)", (void *)ctx, c->device);
-            } else {
-                fail("cuptiSassMetricsEnable", r);
-            }
-        }
-    }
+    enable_locked(ctx, 1, enter ? "a launch's entry" : "a launch's exit");
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -229,9 +276,38 @@ static void emit_sums(sm_ctx *c, const sm_sum *s, size_t n)
     }
 }
 
+/* Info-level account of one flush: the first raw records and how the instance values matched the
+ * configured metric ids (one GPU run tells whether values or ids are what is wrong). */
+static void log_flush(const CUpti_SassMetrics_Data *d, size_t n, size_t inst)
+{
+    size_t matched = 0, unmatched = 0, nonzero = 0;
+    uint64_t sum[OMNIPROF_SASS_METRICS_MAX_METRICS] = {0}, other_id = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < inst; k++) {
+            const CUpti_SassMetrics_InstanceValue *v = &d[i].pInstanceValues[k];
+            int m = metric_index(v->metricId);
+            nonzero += v->value != 0;
+            if (m >= 0) matched++, sum[m] += v->value;
+            else unmatched++, other_id = v->metricId;
+        }
+    op_info("cuda: SASS metrics: flush of %zu records x %zu instances (record %zu bytes, value %zu bytes): %zu values "
+            "of configured ids, %zu of other ids (last %llu), %zu non-zero", n, inst, sizeof *d,
+            sizeof(CUpti_SassMetrics_InstanceValue), matched, unmatched, (unsigned long long)other_id, nonzero);
+    for (size_t m = 0; m < g_cfg.n_metrics; m++)
+        op_info("cuda: SASS metrics: %s (id %llu): sum %llu", g_cfg.metrics[m], (unsigned long long)g_ids[m],
+                (unsigned long long)sum[m]);
+    for (size_t i = 0; i < n && i < 6; i++)
+        for (size_t k = 0; k < inst && k < 2; k++)
+            op_info("cuda: SASS metrics: record %zu: crc %u function %u '%s' pc 0x%x instance %zu: id %llu value %llu", i,
+                    d[i].cubinCrc, d[i].functionIndex, d[i].functionName ? d[i].functionName : "", d[i].pcOffset, k,
+                    (unsigned long long)d[i].pInstanceValues[k].metricId,
+                    (unsigned long long)d[i].pInstanceValues[k].value);
+}
+
 /* Sum the records of one flush per (cubin, function, PC) over instances and emit them. */
 static void aggregate(sm_ctx *c, const CUpti_SassMetrics_Data *d, size_t n, size_t inst)
 {
+    if (op_log_would_write(OP_LOG_INFO)) log_flush(d, n, inst);
     sm_sum *s = op_calloc(n ? n : 1, sizeof *s);
     op_u64map index = {0};
     size_t ns = 0;
@@ -293,7 +369,14 @@ static void flush_locked(sm_ctx *c)
 
 void op_cuda_sass_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
-    if (!g_on || !rd || cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
+    if (!g_on || !rd || !rd->context || g_failed) return;
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && enable_at() == AT_CONTEXT) {
+        pthread_mutex_lock(&g_lock);
+        enable_locked(rd->context, 0, "its creation");
+        pthread_mutex_unlock(&g_lock);
+        return;
+    }
+    if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
     pthread_mutex_lock(&g_lock);
     sm_ctx *c = ctx_of(rd->context);
     if (c) flush_locked(c);

@@ -231,7 +231,7 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         *cd->correlationData = 0;
         op_cuda_launch_hook_t hook = is_launch ? __atomic_load_n(&g_hook, __ATOMIC_ACQUIRE) : NULL;
         const int nested = !runtime && t_runtime_depth > 0;
-        if (g_sass && is_launch && !nested) op_cuda_sass_launch(cd->context);
+        if (g_sass && is_launch && !nested) op_cuda_sass_launch(cd->context, 1);
         const uint8_t cls = ci->cls & op_cuda_activity_classes;
         const int capture = __atomic_load_n(&g_capture_ext, __ATOMIC_ACQUIRE);
         const int pcs = g_pcs && is_launch && !nested;
@@ -260,6 +260,7 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         if (hook) call_hook(OP_CUDA_LAUNCH_ENTER, dom, cbid, cd);
         return;
     }
+    if (g_sass && is_launch && (runtime || t_runtime_depth == 0)) op_cuda_sass_launch(cd->context, 0);
     api_frame *f = pop_frame(runtime, cd);
     if (!f) return;
     if (f->hook) call_hook(OP_CUDA_LAUNCH_EXIT, dom, cbid, cd);
@@ -282,7 +283,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 
     if (cd->callbackSite == CUPTI_API_ENTER) {
         *cd->correlationData = 0;
-        if (g_sass && is_launch && (runtime || t_runtime_depth == 0)) op_cuda_sass_launch(cd->context);
+        if (g_sass && is_launch && (runtime || t_runtime_depth == 0)) op_cuda_sass_launch(cd->context, 1);
         /* fast path: a driver call inside a runtime call when the driver API is not traced
          * (its activity carries the runtime call's id, invariant 4) */
         if (!runtime && !g_drv_full && t_runtime_depth > 0 && !(is_launch && g_hook)) return;
@@ -331,6 +332,7 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
     }
 
     /* EXIT */
+    if (g_sass && is_launch && (runtime || t_runtime_depth == 0)) op_cuda_sass_launch(cd->context, 0);
     api_frame *f = pop_frame(runtime, cd);
     if (!f) return;
     uint64_t end = f->buf ? op_now_ns() : 0;
