@@ -24,7 +24,8 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             runs on (never stopped) and its database is closed whole
   attach_run_options        run's options through attach: --process-sampling (not among the
                             options attach parsed itself before) reaches the process (process
-                            metrics in its database) and -f pftrace converts after the attach;
+                            metrics in its database, about one per interval: its timed waits
+                            wait in the attached process) and -f pftrace converts after the attach;
                             --preload, --echo, --mpi-trace refused by name with the reason; a
                             bad value gets run's message; the program unharmed
 
@@ -398,9 +399,15 @@ def mode_attach_run_options(a):
     if dbs:
         con = sqlite3.connect(dbs[0])
         names = {r[0] for r in con.execute("SELECT DISTINCT name FROM omniprof_metrics")}
+        # The sampler waits its interval (0.05 s over the 2 s attached: ~41 samples). A timed
+        # wait that returns at once (the tool's pthread_cond_timedwait bound to glibc's
+        # GLIBC_2.2.5 compat condvar in an attached process) gave ~2,000.
+        n = con.execute("SELECT COUNT(*) FROM omniprof_metrics WHERE name = 'rss_bytes'").fetchone()[0]
         con.close()
         for m in ("rss_bytes", "user_cpu_time_ns", "page_faults"):
             check(m in names, "process metric %s recorded: --process-sampling reached the process" % m)
+        check(10 <= n <= 200, "--process-sampling 0.05 for 2 s: 10..200 rss_bytes samples (%d): "
+              "the sampler waits its interval" % n)
         pf = dbs[0][: -len("_results.db")] + "_results.pftrace"
         check(os.path.exists(pf) and os.path.getsize(pf) > 0, "-f pftrace converted after the attach (%s)" % pf)
     shutil.rmtree(out_dir, ignore_errors=True)
