@@ -29,7 +29,7 @@ SPECIAL = {
     "clEnqueueFillBuffer", "clEnqueueFillImage", "clEnqueueSVMMemFill",
     # allocations
     "clCreateBuffer", "clCreateBufferWithProperties", "clCreateImage", "clCreateImage2D",
-    "clCreateImage3D", "clCreateImageWithProperties", "clReleaseMemObject", "clSVMAlloc", "clSVMFree",
+    "clCreateImage3D", "clCreateImageWithProperties", "clRetainMemObject", "clReleaseMemObject", "clSVMAlloc", "clSVMFree",
     "clEnqueueSVMFree",
 }
 # const char * parameters stored as text (interned: few distinct values per process)

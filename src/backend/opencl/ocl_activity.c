@@ -28,6 +28,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/u64map.h"
 
 #define CHUNK 256
 #define MAX_CHUNKS 4096 /* at most 1M commands in flight are tracked */
@@ -610,12 +611,47 @@ static uint64_t mem_size(cl_mem m)
     return ocl_next.clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof n, &n, NULL) == CL_SUCCESS ? n : 0;
 }
 
+/* The program's own references to the buffers and images it created while traced (creation 1,
+ * clRetainMemObject +1, clReleaseMemObject -1; 0 once freed): the FREE record comes at the release
+ * that drops them to 0. CL_MEM_REFERENCE_COUNT cannot tell: the implementation's commands hold
+ * references of their own until they complete (PoCL does), so a buffer released while a command
+ * using it is still in flight reads 2. Objects not in the map (created before tracing) fall back
+ * to that count. */
+static pthread_mutex_t g_refs_lock = PTHREAD_MUTEX_INITIALIZER;
+static op_u64map g_refs;
+
+static void refs_created(cl_mem m)
+{
+    pthread_mutex_lock(&g_refs_lock);
+    static int told;
+    if (op_u64map_put(&g_refs, (uint64_t)(uintptr_t)m, 1) != 0 && !told++)
+        op_warn("opencl: no memory for the map of buffer references; frees are found by the driver's count");
+    pthread_mutex_unlock(&g_refs_lock);
+}
+
+/* Adds delta to the program's references of m; returns the new count, or -1 when m is not known. */
+static int64_t refs_add(cl_mem m, int delta)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&g_refs_lock);
+    int known = op_u64map_get(&g_refs, (uint64_t)(uintptr_t)m, &n) && n > 0;
+    if (known) {
+        n = (uint64_t)((int64_t)n + delta);
+        op_u64map_put(&g_refs, (uint64_t)(uintptr_t)m, n);
+    }
+    pthread_mutex_unlock(&g_refs_lock);
+    return known ? (int64_t)n : -1;
+}
+
 #define TRACKED_ALLOC(CALL, CONTEXT)                                                                             \
     if (!alloc_traced(f, OMNIPROF_MEMORY_ALLOCATION_ALLOCATE)) return CALL;                                      \
     uint64_t t0_ = op_now_ns();                                                                                  \
     cl_mem m_ = CALL;                                                                                            \
-    if (m_) emit_alloc(f, OMNIPROF_MEMORY_ALLOCATION_ALLOCATE, m_, mem_size(m_), OMNIPROF_MEMORY_KIND_DEVICE,    \
-                       ocl_context_device(CONTEXT), t0_);                                                        \
+    if (m_) {                                                                                                    \
+        refs_created(m_);                                                                                        \
+        emit_alloc(f, OMNIPROF_MEMORY_ALLOCATION_ALLOCATE, m_, mem_size(m_), OMNIPROF_MEMORY_KIND_DEVICE,        \
+                   ocl_context_device(CONTEXT), t0_);                                                            \
+    }                                                                                                            \
     return m_;
 
 cl_mem ocl_impl_clCreateBuffer(ocl_frame *f, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
@@ -672,16 +708,30 @@ cl_int ocl_impl_clReleaseMemObject(ocl_frame *f, cl_mem memobj)
     cl_uint refs = 0;
     cl_mem parent = NULL;
     cl_context ctx = NULL;
-    int last = ocl_next.clGetMemObjectInfo(memobj, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL) == CL_SUCCESS &&
-               refs == 1 &&
-               ocl_next.clGetMemObjectInfo(memobj, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
-                   CL_SUCCESS &&
-               !parent && ocl_next.clGetMemObjectInfo(memobj, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL) == CL_SUCCESS;
+    int64_t own = refs_add(memobj, 0); /* the program's references, -1 when not created while traced */
+    int last = (own >= 0 ? own == 1
+                         : ocl_next.clGetMemObjectInfo(memobj, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL) ==
+                                   CL_SUCCESS &&
+                               refs == 1 &&
+                               ocl_next.clGetMemObjectInfo(memobj, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent,
+                                                           &parent, NULL) == CL_SUCCESS &&
+                               !parent) &&
+               ocl_next.clGetMemObjectInfo(memobj, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL) == CL_SUCCESS;
     uint64_t bytes = last ? mem_size(memobj) : 0;
     cl_int r = ocl_next.clReleaseMemObject(memobj);
+    if (r == CL_SUCCESS && own >= 0) refs_add(memobj, -1);
     if (r == CL_SUCCESS && last)
         emit_alloc(f, OMNIPROF_MEMORY_ALLOCATION_FREE, memobj, bytes, OMNIPROF_MEMORY_KIND_DEVICE, ocl_context_device(ctx),
                    t0);
+    return r;
+}
+
+/* A retain by the program: one more reference of its own (see refs_add). */
+cl_int ocl_impl_clRetainMemObject(ocl_frame *f, cl_mem memobj)
+{
+    (void)f;
+    cl_int r = ocl_next.clRetainMemObject(memobj);
+    if (r == CL_SUCCESS) refs_add(memobj, 1);
     return r;
 }
 
