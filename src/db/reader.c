@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "common/buf.h"
+#include "common/strtab.h"
 #include "db/reader_internal.h"
 
 const char *const op_src_table_base[T_COUNT] = {
@@ -177,6 +178,40 @@ static int valid_suffix(const char *s) {
     return 1;
 }
 
+/* Sets each set's table names and the bits of the tables it has, and drops the sets without a
+ * string table. The table names are read in one pass over sqlite_schema (a query per name would
+ * scan the schema once per name: quadratic in a merged file of many sets). SQLITE_DONE, or the
+ * SQLite error. */
+static int find_set_tables(op_src *s) {
+    op_strtab names = {0};
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT name FROM sqlite_schema WHERE type='table'", -1, &st, NULL);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        uint32_t id;
+        if (nm && op_strtab_intern(&names, nm, strlen(nm), &id)) rc = SQLITE_NOMEM;
+    }
+    sqlite3_finalize(st);
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_sets && rc == SQLITE_DONE; i++) {
+        op_src_set *set = &s->sets[i];
+        for (int t = 0; t < T_COUNT; t++) {
+            char name[160];
+            uint32_t id;
+            snprintf(name, sizeof name, "%s%s", op_src_table_base[t], set->suffix);
+            if (op_strtab_find(&names, name, strlen(name), &id)) set->have |= 1ull << t;
+            snprintf(set->name[t], sizeof set->name[t], "\"%s\"", name);
+        }
+        if (!SRC_HAS(set, T_STRING)) continue;
+        if (kept != i) s->sets[kept] = *set;
+        kept++;
+    }
+    op_strtab_free(&names);
+    if (rc == SQLITE_DONE) s->n_sets = kept;
+    return rc;
+}
+
 /* op_src_open; *no_sets = 1 when it failed only because the database holds no table set. */
 static int src_open(const char *path, op_src **out, int *no_sets, char *err, size_t errlen) {
     *out = NULL;
@@ -227,30 +262,12 @@ static int src_open(const char *path, op_src **out, int *no_sets, char *err, siz
         return rc == SQLITE_NOMEM ? OP_RD_EFAIL : OP_RD_EINPUT;
     }
     /* Which tables each set has. */
-    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type='table' AND name=?1", -1, &st, NULL);
-    if (rc != SQLITE_OK) {
+    if ((rc = find_set_tables(s)) != SQLITE_DONE) {
         op_src_failed(s, rc, err, errlen);
         op_src_close(s);
-        return OP_RD_EINPUT;
+        return rc == SQLITE_NOMEM ? OP_RD_EFAIL : OP_RD_EINPUT;
     }
-    size_t kept = 0;
-    for (size_t i = 0; i < s->n_sets; i++) {
-        op_src_set *set = &s->sets[i];
-        for (int t = 0; t < T_COUNT; t++) {
-            char name[160];
-            snprintf(name, sizeof name, "%s%s", op_src_table_base[t], set->suffix);
-            sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-            if (sqlite3_step(st) == SQLITE_ROW) set->have |= 1ull << t;
-            sqlite3_reset(st);
-            snprintf(set->name[t], sizeof set->name[t], "\"%s\"", name);
-        }
-        if (!SRC_HAS(set, T_STRING)) continue;
-        if (kept != i) s->sets[kept] = *set;
-        kept++;
-    }
-    sqlite3_finalize(st);
-    s->n_sets = kept;
-    if (kept == 0) {
+    if (s->n_sets == 0) {
         *no_sets = 1;
         op_seterr(err, errlen,
                   "%s: lacks the rocpd tables (no rocpd_metadata<uuid>/rocpd_string<uuid> table): "
