@@ -122,6 +122,15 @@ int64_t op_db_metric_track(op_db_writer *w, int64_t name_id, uint64_t key, const
     return track;
 }
 
+int op_db_insert_metric_value(op_db_writer *w, int64_t track, uint64_t timestamp, double value, const char *what)
+{
+    sqlite3_stmt *s = w->st[ST_METRIC];
+    sqlite3_bind_int64(s, 1, track);
+    sqlite3_bind_int64(s, 2, (int64_t)timestamp);
+    sqlite3_bind_double(s, 3, value);
+    return op_db_step(w, ST_METRIC, what);
+}
+
 int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_record_t *r, uint64_t psize)
 {
     (void)psize;
@@ -139,11 +148,7 @@ int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_r
                                (int)r->operation);
         if ((track = op_db_metric_track(w, name, key, w->scratch, at)) < 0) return -1;
     }
-    sqlite3_stmt *s = w->st[ST_METRIC];
-    sqlite3_bind_int64(s, 1, track);
-    sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
-    sqlite3_bind_double(s, 3, r->value);
-    return op_db_step(w, ST_METRIC, "inserting a metric value");
+    return op_db_insert_metric_value(w, track, r->timestamp, r->value, "inserting a metric value");
 }
 
 int op_db_ingest_thread(op_db_writer *w, const omniprof_thread_record_t *r, uint64_t psize)

@@ -17,25 +17,39 @@ static void bind_string(op_db_writer *w, sqlite3_stmt *s, int i, const char *tex
     op_db_bind_id_or_null(s, i, text && *text ? op_db_intern(w, text) : 0);
 }
 
+/* The code site a GPU sample names, bound to the seven columns from col on: kernel id, the
+ * kernel's display name, code object, PC offset, instruction, source file, line. */
+static void bind_code_site(op_db_writer *w, sqlite3_stmt *s, int col, uint64_t kernel_id, const char *display,
+                           uint64_t code_object_id, uint64_t pc_offset, const char *instruction,
+                           const char *source_file, uint32_t line)
+{
+    sqlite3_bind_int64(s, col, (int64_t)kernel_id);
+    bind_string(w, s, col + 1, display);
+    sqlite3_bind_int64(s, col + 2, (int64_t)code_object_id);
+    sqlite3_bind_int64(s, col + 3, (int64_t)pc_offset);
+    bind_string(w, s, col + 4, instruction);
+    bind_string(w, s, col + 5, source_file);
+    sqlite3_bind_int64(s, col + 6, line);
+}
+
+/* The code site of a PC sample or a SASS metric record (both spell these fields alike). */
+#define BIND_CODE_SITE(w, s, col, r)                                                                           \
+    bind_code_site((w), (s), (col), (r)->kernel_id,                                                            \
+                   op_db_kernel_display_name((w), op_db_str((w), &(r)->kernel_name),                           \
+                                             op_db_str((w), &(r)->kernel_name_demangled)),                     \
+                   (r)->code_object_id, (r)->pc_offset, op_db_str((w), &(r)->instruction),                     \
+                   op_db_str((w), &(r)->source_file), (r)->source_line)
+
 int op_db_ingest_pc_sample(op_db_writer *w, const omniprof_pc_sample_record_t *r, uint64_t psize)
 {
     (void)psize;
-    const char *mangled = op_db_str(w, &r->kernel_name);
-    const char *display = op_db_kernel_display_name(w, mangled, op_db_str(w, &r->kernel_name_demangled));
-    int64_t agent = op_db_agent_row(w, r->agent_id.handle);
     sqlite3_stmt *s = w->st[ST_PC_SAMPLE];
-    op_db_bind_id_or_null(s, 1, agent);
+    op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
     sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
     sqlite3_bind_int64(s, 3, r->operation);
     sqlite3_bind_int64(s, 4, (int64_t)r->correlation_id.internal);
     sqlite3_bind_int64(s, 5, (int64_t)r->dispatch_id);
-    sqlite3_bind_int64(s, 6, (int64_t)r->kernel_id);
-    bind_string(w, s, 7, display);
-    sqlite3_bind_int64(s, 8, (int64_t)r->code_object_id);
-    sqlite3_bind_int64(s, 9, (int64_t)r->pc_offset);
-    bind_string(w, s, 10, op_db_str(w, &r->instruction));
-    bind_string(w, s, 11, op_db_str(w, &r->source_file));
-    sqlite3_bind_int64(s, 12, r->source_line);
+    BIND_CODE_SITE(w, s, 6, r);
     bind_string(w, s, 13, op_db_str(w, &r->stall_reason));
     sqlite3_bind_int64(s, 14, r->samples);
     sqlite3_bind_int64(s, 15, r->pc_samples);
@@ -74,28 +88,16 @@ int op_db_ingest_pm_sample(op_db_writer *w, const omniprof_pm_sample_record_t *r
         at += (size_t)snprintf(w->scratch + at, w->scratch_len - at, "\"}");
         if ((track = op_db_metric_track(w, name_id, key, w->scratch, at)) < 0) return -1;
     }
-    sqlite3_stmt *s = w->st[ST_METRIC];
-    sqlite3_bind_int64(s, 1, track);
-    sqlite3_bind_int64(s, 2, (int64_t)r->start_timestamp);
-    sqlite3_bind_double(s, 3, r->value);
-    return op_db_step(w, ST_METRIC, "inserting a PM sample");
+    return op_db_insert_metric_value(w, track, r->start_timestamp, r->value, "inserting a PM sample");
 }
 
 int op_db_ingest_sass_metric(op_db_writer *w, const omniprof_sass_metric_record_t *r, uint64_t psize)
 {
     (void)psize;
-    const char *mangled = op_db_str(w, &r->kernel_name);
-    const char *display = op_db_kernel_display_name(w, mangled, op_db_str(w, &r->kernel_name_demangled));
     sqlite3_stmt *s = w->st[ST_SASS_METRIC];
     op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
     sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
-    sqlite3_bind_int64(s, 3, (int64_t)r->kernel_id);
-    bind_string(w, s, 4, display);
-    sqlite3_bind_int64(s, 5, (int64_t)r->code_object_id);
-    sqlite3_bind_int64(s, 6, (int64_t)r->pc_offset);
-    bind_string(w, s, 7, op_db_str(w, &r->instruction));
-    bind_string(w, s, 8, op_db_str(w, &r->source_file));
-    sqlite3_bind_int64(s, 9, r->source_line);
+    BIND_CODE_SITE(w, s, 3, r);
     bind_string(w, s, 10, op_db_str(w, &r->metric_name));
     sqlite3_bind_int64(s, 11, (int64_t)r->value);
     return op_db_step(w, ST_SASS_METRIC, "inserting a SASS metric");

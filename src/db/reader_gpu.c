@@ -21,22 +21,19 @@ static int gpu_sql(op_src_set *set, int which, const op_win *w, char *sql, size_
     char win[256];
 #define NAME(col) "(SELECT string FROM %s RS WHERE RS.id = " col ")"
     switch (which) {
-    case OP_RD_GPU_PC_STALLS:
+    case OP_RD_GPU_PC_STALLS: /* per (kernel, stall reason) */
+    case OP_RD_GPU_PC_LINES: { /* per (kernel, source line) */
         if (!SRC_HAS(set, T_OP_PC_SAMPLE)) return 1;
         op_win_sql(w, "timestamp", "timestamp", win, sizeof win);
+        int lines = which == OP_RD_GPU_PC_LINES;
+        char what[600];
+        snprintf(what, sizeof what, lines ? "'', " NAME("file_id") ", line" : NAME("stall_reason_id") ", '', 0", S);
         snprintf(sql, n,
-                 "SELECT " NAME("kernel_name_id") ", " NAME("stall_reason_id") ", '', 0, SUM(samples), 0, 0, 0 "
-                 "FROM %s WHERE 1 %s GROUP BY kernel_name_id, stall_reason_id",
-                 S, S, set->name[T_OP_PC_SAMPLE], win);
+                 "SELECT " NAME("kernel_name_id") ", %s, SUM(samples), 0, 0, 0 FROM %s WHERE %s %s GROUP BY kernel_name_id, %s",
+                 S, what, set->name[T_OP_PC_SAMPLE], lines ? "line > 0" : "1", win,
+                 lines ? "file_id, line" : "stall_reason_id");
         return 0;
-    case OP_RD_GPU_PC_LINES:
-        if (!SRC_HAS(set, T_OP_PC_SAMPLE)) return 1;
-        op_win_sql(w, "timestamp", "timestamp", win, sizeof win);
-        snprintf(sql, n,
-                 "SELECT " NAME("kernel_name_id") ", '', " NAME("file_id") ", line, SUM(samples), 0, 0, 0 "
-                 "FROM %s WHERE line > 0 %s GROUP BY kernel_name_id, file_id, line",
-                 S, S, set->name[T_OP_PC_SAMPLE], win);
-        return 0;
+    }
     case OP_RD_GPU_SASS_LINES:
         if (!SRC_HAS(set, T_OP_SASS_METRIC)) return 1;
         op_win_sql(w, "M.timestamp", "M.timestamp", win, sizeof win);

@@ -231,6 +231,8 @@ int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const
 /* The counter track of metric `name_id` under `key` (unique per metric and device), created
  * at first use with extdata ext[0..extlen) (ingest_host.c). Its row id, or -1. */
 int64_t op_db_metric_track(op_db_writer *w, int64_t name_id, uint64_t key, const char *ext, size_t extlen);
+/* One value on a counter track (omniprof_metric); `what` names the insert in the error line. 0 or -1. */
+int op_db_insert_metric_value(op_db_writer *w, int64_t track, uint64_t timestamp, double value, const char *what);
 int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count);
 
 /* Ingest functions, one per INGEST name of kinds.def / ingest_kinds.def (declared there). */

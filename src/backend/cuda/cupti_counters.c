@@ -718,6 +718,31 @@ static int driver_syms(void)
     return (g_drv.retain && g_drv.push && g_drv.pop) ? 0 : -1;
 }
 
+/* A device window's counter data cleared and the configuration of vp set on it (user ranges,
+ * user replay, one range per pass): done when the session opens and after each read. */
+static CUptiResult dev_window_config(dev_session *ds, const vendor_plan *vp)
+{
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    ci.pRangeProfilerObject = ds->rs.obj;
+    ci.counterDataSize = ds->rs.cd_size;
+    ci.pCounterData = ds->rs.cd;
+    CUptiResult r = cuptiRangeProfilerCounterDataImageInitialize(&ci);
+    if (r != CUPTI_SUCCESS) return r;
+    CUpti_RangeProfiler_SetConfig_Params sc = {.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    sc.pRangeProfilerObject = ds->rs.obj;
+    sc.configSize = vp->image_size;
+    sc.pConfig = vp->image;
+    sc.counterDataImageSize = ds->rs.cd_size;
+    sc.pCounterDataImage = ds->rs.cd;
+    sc.range = CUPTI_UserRange;
+    sc.replayMode = CUPTI_UserReplay;
+    sc.maxRangesPerPass = 1;
+    sc.numNestingLevels = 1;
+    sc.minNestingLevel = 1;
+    sc.targetNestingLevel = 1;
+    return cuptiRangeProfilerSetConfig(&sc);
+}
+
 static omniprof_status_t dev_window_open(dev_session *ds)
 {
     CUpti_RangeProfiler_Start_Params st = {.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
@@ -772,26 +797,7 @@ static omniprof_status_t device_start(uint32_t device, const op_counters_plan *p
     }
     pthread_mutex_unlock(&g_rp_lock);
     if (st == OMNIPROF_STATUS_SUCCESS) {
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-        ci.pRangeProfilerObject = ds->rs.obj;
-        ci.counterDataSize = ds->rs.cd_size;
-        ci.pCounterData = ds->rs.cd;
-        CUpti_RangeProfiler_SetConfig_Params sc = {.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-        sc.pRangeProfilerObject = ds->rs.obj;
-        sc.configSize = vp->image_size;
-        sc.pConfig = vp->image;
-        sc.counterDataImageSize = ds->rs.cd_size;
-        sc.pCounterDataImage = ds->rs.cd;
-        sc.range = CUPTI_UserRange;
-        sc.replayMode = CUPTI_UserReplay;
-        sc.maxRangesPerPass = 1;
-        sc.numNestingLevels = 1;
-        sc.minNestingLevel = 1;
-        sc.targetNestingLevel = 1;
-        r = cuptiRangeProfilerCounterDataImageInitialize(&ci);
-        if (r == CUPTI_SUCCESS)
-            r = cuptiRangeProfilerSetConfig(&sc);
-        st = op_cupti_counters_status(r, NULL, 0);
+        st = op_cupti_counters_status(dev_window_config(ds, vp), NULL, 0);
         if (st == OMNIPROF_STATUS_SUCCESS)
             st = dev_window_open(ds);
     }
@@ -826,24 +832,7 @@ static omniprof_status_t device_read(void *session, double *values)
                                              ds->plan->num_base, values))
             st = OMNIPROF_STATUS_ERROR;
         /* next window */
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-        ci.pRangeProfilerObject = ds->rs.obj;
-        ci.counterDataSize = ds->rs.cd_size;
-        ci.pCounterData = ds->rs.cd;
-        cuptiRangeProfilerCounterDataImageInitialize(&ci);
-        CUpti_RangeProfiler_SetConfig_Params sc = {.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-        sc.pRangeProfilerObject = ds->rs.obj;
-        sc.configSize = vp->image_size;
-        sc.pConfig = vp->image;
-        sc.counterDataImageSize = ds->rs.cd_size;
-        sc.pCounterDataImage = ds->rs.cd;
-        sc.range = CUPTI_UserRange;
-        sc.replayMode = CUPTI_UserReplay;
-        sc.maxRangesPerPass = 1;
-        sc.numNestingLevels = 1;
-        sc.minNestingLevel = 1;
-        sc.targetNestingLevel = 1;
-        cuptiRangeProfilerSetConfig(&sc);
+        (void)dev_window_config(ds, vp);
         dev_window_open(ds);
     }
     CUcontext popped;
