@@ -93,6 +93,35 @@ omniprof_status_t op_sdk_config_context(omniprof_context_id_t context, int *ci)
     return i < 0 ? OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND : OMNIPROF_STATUS_SUCCESS;
 }
 
+static pthread_mutex_t g_sampling_lock = PTHREAD_MUTEX_INITIALIZER; /* never held across another lock */
+
+omniprof_status_t op_sdk_sampling_claim(op_sdk_sampling_service *svc, const void *want,
+                                        omniprof_context_id_t context, omniprof_buffer_id_t buffer)
+{
+    pthread_mutex_lock(&g_sampling_lock);
+    int conflict = svc->on && !svc->same(want);
+    pthread_mutex_unlock(&g_sampling_lock);
+    if (conflict) return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
+    omniprof_status_t st = omniprof_configure_buffer_tracing_service(context, svc->kind, NULL, 0, buffer);
+    if (st != OMNIPROF_STATUS_SUCCESS) return st;
+    pthread_mutex_lock(&g_sampling_lock);
+    if (!svc->on) {
+        svc->keep(want);
+        svc->on = 1;
+    }
+    pthread_mutex_unlock(&g_sampling_lock);
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+int op_sdk_sampling_get(const op_sdk_sampling_service *svc, const void *config, void *out, size_t size)
+{
+    pthread_mutex_lock(&g_sampling_lock);
+    int on = svc->on;
+    if (on && out) memcpy(out, config, size);
+    pthread_mutex_unlock(&g_sampling_lock);
+    return on;
+}
+
 op_context *op_context_lookup(omniprof_context_id_t id)
 {
     int i = op_context_index(id);

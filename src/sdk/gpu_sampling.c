@@ -13,36 +13,11 @@
 #include <string.h>
 
 static const op_pm_sampling_provider *_Atomic g_pm_provider;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* never held across another lock */
-static op_sdk_pm_sampling_config g_pm;                     /* under g_lock */
+/* The configurations, under the sampling services' lock (op_sdk_sampling_claim). */
+static op_sdk_pm_sampling_config g_pm;
 static const char *g_pm_names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
-static int g_pm_on;
 static op_sdk_sass_metrics_config g_sass;
 static const char *g_sass_names[OMNIPROF_SASS_METRICS_MAX_METRICS];
-static int g_sass_on;
-
-void op_sdk_pm_sampling_register_provider(const op_pm_sampling_provider *provider)
-{
-    if (provider && provider->size >= sizeof(op_pm_sampling_provider)) atomic_store(&g_pm_provider, provider);
-}
-
-int op_sdk_pm_sampling_get_config(op_sdk_pm_sampling_config *out)
-{
-    pthread_mutex_lock(&g_lock);
-    int on = g_pm_on;
-    if (on && out) *out = g_pm;
-    pthread_mutex_unlock(&g_lock);
-    return on;
-}
-
-int op_sdk_sass_metrics_get_config(op_sdk_sass_metrics_config *out)
-{
-    pthread_mutex_lock(&g_lock);
-    int on = g_sass_on;
-    if (on && out) *out = g_sass;
-    pthread_mutex_unlock(&g_lock);
-    return on;
-}
 
 /* Same names in the same order (interned strings compare by pointer). */
 static int same_names(const char *const *a, size_t na, const char *const *b, size_t nb)
@@ -53,6 +28,52 @@ static int same_names(const char *const *a, size_t na, const char *const *b, siz
     return 1;
 }
 
+static int same_pm(const void *want)
+{
+    const op_sdk_pm_sampling_config *w = want;
+    return same_names(g_pm.metrics, g_pm.n_metrics, w->metrics, w->n_metrics) && g_pm.interval_ns == w->interval_ns &&
+           g_pm.agent.handle == w->agent.handle;
+}
+
+static void keep_pm(const void *want)
+{
+    g_pm = *(const op_sdk_pm_sampling_config *)want;
+    memcpy(g_pm_names, g_pm.metrics, g_pm.n_metrics * sizeof g_pm_names[0]);
+    g_pm.metrics = g_pm_names;
+}
+
+static int same_sass(const void *want)
+{
+    const op_sdk_sass_metrics_config *w = want;
+    return same_names(g_sass.metrics, g_sass.n_metrics, w->metrics, w->n_metrics) &&
+           g_sass.kernel_filter == w->kernel_filter && g_sass.agent.handle == w->agent.handle;
+}
+
+static void keep_sass(const void *want)
+{
+    g_sass = *(const op_sdk_sass_metrics_config *)want;
+    memcpy(g_sass_names, g_sass.metrics, g_sass.n_metrics * sizeof g_sass_names[0]);
+    g_sass.metrics = g_sass_names;
+}
+
+static op_sdk_sampling_service g_pm_service = {OMNIPROF_BUFFER_TRACING_PM_SAMPLE, same_pm, keep_pm, 0};
+static op_sdk_sampling_service g_sass_service = {OMNIPROF_BUFFER_TRACING_SASS_METRIC, same_sass, keep_sass, 0};
+
+void op_sdk_pm_sampling_register_provider(const op_pm_sampling_provider *provider)
+{
+    if (provider && provider->size >= sizeof(op_pm_sampling_provider)) atomic_store(&g_pm_provider, provider);
+}
+
+int op_sdk_pm_sampling_get_config(op_sdk_pm_sampling_config *out)
+{
+    return op_sdk_sampling_get(&g_pm_service, &g_pm, out, sizeof g_pm);
+}
+
+int op_sdk_sass_metrics_get_config(op_sdk_sass_metrics_config *out)
+{
+    return op_sdk_sampling_get(&g_sass_service, &g_sass, out, sizeof g_sass);
+}
+
 /* The checks every configure call shares: open configuration, context, buffer. */
 static omniprof_status_t check_target(omniprof_context_id_t context, omniprof_buffer_id_t buffer)
 {
@@ -61,6 +82,16 @@ static omniprof_status_t check_target(omniprof_context_id_t context, omniprof_bu
     if (st != OMNIPROF_STATUS_SUCCESS) return st;
     if (op_context_index(context) < 0) return OMNIPROF_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (!op_buffer_lookup(buffer)) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+/* The metric names interned into names[] (ERROR_INVALID_ARGUMENT for a missing or empty one). */
+static omniprof_status_t intern_names(const char *const *metrics, size_t n, const char **names)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!metrics[i] || !*metrics[i]) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+        names[i] = op_sdk_intern(metrics[i]);
+    }
     return OMNIPROF_STATUS_SUCCESS;
 }
 
@@ -77,28 +108,9 @@ OMNIPROF_API omniprof_status_t omniprof_configure_pm_sampling_service(omniprof_c
         interval_ns < OMNIPROF_PM_SAMPLING_MIN_INTERVAL_NS || interval_ns > OMNIPROF_PM_SAMPLING_MAX_INTERVAL_NS)
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     const char *names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
-    for (size_t i = 0; i < num_metrics; i++) {
-        if (!metrics[i] || !*metrics[i]) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-        names[i] = op_sdk_intern(metrics[i]);
-    }
-    pthread_mutex_lock(&g_lock);
-    int conflict = g_pm_on && (!same_names(g_pm.metrics, g_pm.n_metrics, names, num_metrics) ||
-                               g_pm.interval_ns != interval_ns || g_pm.agent.handle != agent.handle);
-    pthread_mutex_unlock(&g_lock);
-    if (conflict) return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
-    st = omniprof_configure_buffer_tracing_service(context, OMNIPROF_BUFFER_TRACING_PM_SAMPLE, NULL, 0, buffer);
-    if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    pthread_mutex_lock(&g_lock);
-    if (!g_pm_on) {
-        memcpy(g_pm_names, names, num_metrics * sizeof names[0]);
-        g_pm.metrics = g_pm_names;
-        g_pm.n_metrics = num_metrics;
-        g_pm.interval_ns = interval_ns;
-        g_pm.agent = agent;
-        g_pm_on = 1;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return OMNIPROF_STATUS_SUCCESS;
+    if ((st = intern_names(metrics, num_metrics, names)) != OMNIPROF_STATUS_SUCCESS) return st;
+    op_sdk_pm_sampling_config want = {.metrics = names, .n_metrics = num_metrics, .interval_ns = interval_ns, .agent = agent};
+    return op_sdk_sampling_claim(&g_pm_service, &want, context, buffer);
 }
 
 static const op_pm_sampling_provider *pm_provider(void)
@@ -176,32 +188,14 @@ OMNIPROF_API omniprof_status_t omniprof_configure_sass_metrics_service(omniprof_
     if (!metrics || num_metrics == 0) metrics = defaults, num_metrics = 2;
     if (num_metrics > OMNIPROF_SASS_METRICS_MAX_METRICS) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     const char *names[OMNIPROF_SASS_METRICS_MAX_METRICS];
-    for (size_t i = 0; i < num_metrics; i++) {
-        if (!metrics[i] || !*metrics[i]) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-        names[i] = op_sdk_intern(metrics[i]);
-    }
+    if ((st = intern_names(metrics, num_metrics, names)) != OMNIPROF_STATUS_SUCCESS) return st;
     if (kernel_filter && *kernel_filter) {
         regex_t re;
         if (regcomp(&re, kernel_filter, REG_EXTENDED | REG_NOSUB) != 0) return OMNIPROF_STATUS_ERROR_PARSE;
         regfree(&re);
     }
-    const char *filter = op_sdk_intern(kernel_filter ? kernel_filter : "");
-    pthread_mutex_lock(&g_lock);
-    int conflict = g_sass_on && (!same_names(g_sass.metrics, g_sass.n_metrics, names, num_metrics) ||
-                                 g_sass.kernel_filter != filter || g_sass.agent.handle != agent.handle);
-    pthread_mutex_unlock(&g_lock);
-    if (conflict) return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
-    st = omniprof_configure_buffer_tracing_service(context, OMNIPROF_BUFFER_TRACING_SASS_METRIC, NULL, 0, buffer);
-    if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    pthread_mutex_lock(&g_lock);
-    if (!g_sass_on) {
-        memcpy(g_sass_names, names, num_metrics * sizeof names[0]);
-        g_sass.metrics = g_sass_names;
-        g_sass.n_metrics = num_metrics;
-        g_sass.kernel_filter = filter;
-        g_sass.agent = agent;
-        g_sass_on = 1;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return OMNIPROF_STATUS_SUCCESS;
+    op_sdk_sass_metrics_config want = {.metrics = names, .n_metrics = num_metrics,
+                                       .kernel_filter = op_sdk_intern(kernel_filter ? kernel_filter : ""),
+                                       .agent = agent};
+    return op_sdk_sampling_claim(&g_sass_service, &want, context, buffer);
 }

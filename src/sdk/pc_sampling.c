@@ -9,9 +9,17 @@
 #include <string.h>
 
 static const op_pc_sampling_provider *_Atomic g_provider;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* never held across another lock */
-static op_sdk_pc_sampling_config g_config; /* under g_lock */
-static int g_configured;
+static op_sdk_pc_sampling_config g_config; /* under the sampling services' lock (op_sdk_sampling_claim) */
+
+static int same_config(const void *want)
+{
+    const op_sdk_pc_sampling_config *w = want;
+    return g_config.method == w->method && g_config.interval == w->interval && g_config.agent.handle == w->agent.handle;
+}
+
+static void keep_config(const void *want) { g_config = *(const op_sdk_pc_sampling_config *)want; }
+
+static op_sdk_sampling_service g_service = {OMNIPROF_BUFFER_TRACING_PC_SAMPLE, same_config, keep_config, 0};
 
 void op_sdk_pc_sampling_register_provider(const op_pc_sampling_provider *provider)
 {
@@ -20,11 +28,7 @@ void op_sdk_pc_sampling_register_provider(const op_pc_sampling_provider *provide
 
 int op_sdk_pc_sampling_get_config(op_sdk_pc_sampling_config *out)
 {
-    pthread_mutex_lock(&g_lock);
-    int on = g_configured;
-    if (on && out) *out = g_config;
-    pthread_mutex_unlock(&g_lock);
-    return on;
+    return op_sdk_sampling_get(&g_service, &g_config, out, sizeof g_config);
 }
 
 /* A GPU agent PC sampling can run on (CUPTI: compute capability 7.0 and later). */
@@ -69,16 +73,5 @@ OMNIPROF_API omniprof_status_t omniprof_configure_pc_sampling_service(omniprof_c
         return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     if (!op_buffer_lookup(buffer)) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
     op_sdk_pc_sampling_config want = {method, unit, interval, agent};
-    pthread_mutex_lock(&g_lock);
-    int conflict = g_configured && (g_config.method != method || g_config.interval != interval ||
-                                    g_config.agent.handle != agent.handle);
-    pthread_mutex_unlock(&g_lock);
-    if (conflict) return OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT;
-    st = omniprof_configure_buffer_tracing_service(context, OMNIPROF_BUFFER_TRACING_PC_SAMPLE, NULL, 0, buffer);
-    if (st != OMNIPROF_STATUS_SUCCESS) return st;
-    pthread_mutex_lock(&g_lock);
-    g_config = want;
-    g_configured = 1;
-    pthread_mutex_unlock(&g_lock);
-    return OMNIPROF_STATUS_SUCCESS;
+    return op_sdk_sampling_claim(&g_service, &want, context, buffer);
 }

@@ -138,6 +138,23 @@ int op_context_index(omniprof_context_id_t id); /* -1 if stale */
 /* The head of every configure call: is configuration still open (op_sdk_config_open), and the
  * context's index into *ci unless NULL (ERROR_CONTEXT_NOT_FOUND if stale). */
 omniprof_status_t op_sdk_config_context(omniprof_context_id_t context, int *ci);
+/* A sampling service (PC, PM, SASS): the buffer tracing service of `kind` plus one configuration
+ * per process, the first context's (a context asking for another gets ERROR_CONTEXT_CONFLICT and
+ * nothing changes). same() and keep() run under the services' lock (context.c, never held across
+ * another lock): same() compares want with the configuration kept, keep() stores want once. */
+typedef struct op_sdk_sampling_service {
+    omniprof_buffer_tracing_kind_t kind;
+    int (*same)(const void *want);
+    void (*keep)(const void *want);
+    int on; /* under the lock */
+} op_sdk_sampling_service;
+/* The tail of the service's configure call, after its arguments were checked: the conflict
+ * check, the buffer tracing service of svc->kind into buffer, the configuration kept. */
+omniprof_status_t op_sdk_sampling_claim(op_sdk_sampling_service *svc, const void *want,
+                                        omniprof_context_id_t context, omniprof_buffer_id_t buffer);
+/* The service's configuration (size bytes at config) copied to out (unless NULL) when it is on;
+ * returns whether it is on. */
+int op_sdk_sampling_get(const op_sdk_sampling_service *svc, const void *config, void *out, size_t size);
 omniprof_context_id_t op_context_id_at(int index);
 uint64_t op_context_active_mask(void);
 void op_context_stop_all(void);
