@@ -164,6 +164,19 @@ void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, c
 /* From a signal handler: never waits, never allocates; a full buffer counts a drop. */
 void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload);
 
+/* A marker record (MARKER_API or MARKER_RANGE_API) filled for a backend's or the user API's
+ * markers (marker.c): header, span, source, and msg (NULL: "") inline, cut to cap - 1 bytes that
+ * end in "..." when longer; r must have room for cap bytes after it. Correlation id and domain
+ * are the caller's to set. */
+typedef struct op_sdk_marker_span {
+    uint64_t start, end;
+    omniprof_thread_id_t tid, end_tid;
+    uint64_t range_id;
+    int32_t nesting; /* -1: n/a */
+} op_sdk_marker_span;
+void op_sdk_marker_record_fill(omniprof_buffer_tracing_marker_record_t *r, uint32_t kind, int32_t op,
+                               const op_sdk_marker_span *span, uint32_t source, const char *msg, size_t cap);
+
 /* Correlation ids of one traced call on the calling thread. begin: new internal id (never 0),
  * ancestor = the enclosing traced call on this thread, external = 0 (patched per context at
  * emit). end: pops the thread's stack and drops the call's own reference. */

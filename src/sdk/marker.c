@@ -19,6 +19,7 @@
  * whatever the tracing state. */
 #include "sdk/sdk_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -33,6 +34,8 @@ typedef struct marker_buf {
     omniprof_buffer_tracing_marker_record_t rec;
     char text[OMNIPROF_MARKER_MESSAGE_MAX + 8];
 } marker_buf;
+_Static_assert(offsetof(marker_buf, text) == offsetof(omniprof_buffer_tracing_marker_record_t, message),
+               "the text is the record's inline message");
 
 static _Atomic uint64_t g_next_range_id = 1;
 
@@ -70,34 +73,38 @@ static bool tracing_on(void)
             atomic_load_explicit(&g_op_active_mask, memory_order_relaxed));
 }
 
-static void fill(marker_buf *m, uint32_t kind, int32_t op, uint64_t start, uint64_t end, uint64_t tid,
-                 uint64_t end_tid, uint64_t range_id, int32_t nesting, const char *msg)
+void op_sdk_marker_record_fill(omniprof_buffer_tracing_marker_record_t *r, uint32_t kind, int32_t op,
+                               const op_sdk_marker_span *span, uint32_t source, const char *msg, size_t cap)
 {
-    omniprof_buffer_tracing_marker_record_t *r = &m->rec;
     memset(r, 0, sizeof *r);
-    size_t len = 0;
-    if (msg) {
-        len = strnlen(msg, OMNIPROF_MARKER_MESSAGE_MAX);
-        if (len >= OMNIPROF_MARKER_MESSAGE_MAX) {
-            len = OMNIPROF_MARKER_MESSAGE_MAX - 1;
-            memcpy(m->text, msg, len - 3);
-            memcpy(m->text + len - 3, "...", 3);
-        } else {
-            memcpy(m->text, msg, len);
-        }
+    size_t len = msg ? strnlen(msg, cap) : 0;
+    if (len >= cap) {
+        len = cap - 1;
+        memcpy(r->message, msg, len - 3);
+        memcpy(r->message + len - 3, "...", 3);
+    } else {
+        memcpy(r->message, msg ? msg : "", len);
     }
-    m->text[len] = '\0';
+    r->message[len] = '\0';
     r->size = sizeof *r + len + 1;
     r->kind = kind;
     r->operation = op;
-    r->start_timestamp = start;
-    r->end_timestamp = end;
-    r->thread_id = tid;
-    r->end_thread_id = end_tid;
-    r->range_id = range_id;
-    r->nesting_level = nesting;
-    r->source = OMNIPROF_MARKER_SOURCE_USER_API;
+    r->start_timestamp = span->start;
+    r->end_timestamp = span->end;
+    r->thread_id = span->tid;
+    r->end_thread_id = span->end_tid;
+    r->range_id = span->range_id;
+    r->nesting_level = span->nesting;
+    r->source = source;
     r->message_length = (uint32_t)len;
+}
+
+static void fill(marker_buf *m, uint32_t kind, int32_t op, uint64_t start, uint64_t end, uint64_t tid,
+                 uint64_t end_tid, uint64_t range_id, int32_t nesting, const char *msg)
+{
+    op_sdk_marker_span span = {start, end, tid, end_tid, range_id, nesting};
+    op_sdk_marker_record_fill(&m->rec, kind, op, &span, OMNIPROF_MARKER_SOURCE_USER_API, msg,
+                              OMNIPROF_MARKER_MESSAGE_MAX);
 }
 
 static void call_begin(call_state *c, int32_t op, marker_buf *m)
