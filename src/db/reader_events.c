@@ -368,6 +368,13 @@ static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
 }
 
+/* A text column (NULL for SQL NULL) and its length in bytes. */
+static const unsigned char *col_text(sqlite3_stmt *st, int i, int *len) {
+    const unsigned char *t = sqlite3_column_text(st, i); /* first: bytes then count its UTF-8 form */
+    *len = sqlite3_column_bytes(st, i);
+    return t;
+}
+
 int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     if (!rd->st) return 0;
     sqlite3_stmt *st = rd->st;
@@ -386,10 +393,8 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     /* Columns that are constant NULL without text mode are not read (column calls are a
      * tenth of a conversion's CPU time). */
     if (rd->text) {
-        ev->name = sqlite3_column_text(st, 3);
-        ev->name_len = sqlite3_column_bytes(st, 3);
-        ev->category = sqlite3_column_text(st, 5);
-        ev->category_len = sqlite3_column_bytes(st, 5);
+        ev->name = col_text(st, 3, &ev->name_len);
+        ev->category = col_text(st, 5, &ev->category_len);
         ev->pid = sqlite3_column_int64(st, 8);
         ev->tid = sqlite3_column_int64(st, 9);
         ev->ext_corr = sqlite3_column_int64(st, 11);
@@ -445,8 +450,7 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         ev->block[0] = sqlite3_column_int64(st, 20);
         ev->lds = sqlite3_column_int64(st, 21);
         ev->scratch = sqlite3_column_int64(st, 22);
-        ev->category = sqlite3_column_text(st, 23); /* PMC: the kernel's name */
-        ev->category_len = sqlite3_column_bytes(st, 23);
+        ev->category = col_text(st, 23, &ev->category_len); /* PMC: the kernel's name */
         ev->vgpr = sqlite3_column_int64(st, 24); /* ... and its register counts */
         ev->accum_vgpr = sqlite3_column_int64(st, 25);
         ev->sgpr = sqlite3_column_int64(st, 26);
@@ -467,10 +471,13 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         ev->count = sqlite3_column_int64(st, 19);
         ev->pc_samples = sqlite3_column_int64(st, 20);
         ev->method = sqlite3_column_int64(st, 21);
-        ev->instruction = rd->text ? sqlite3_column_text(st, 22) : NULL;
-        ev->instruction_len = rd->text ? sqlite3_column_bytes(st, 22) : 0;
-        ev->file = rd->text ? sqlite3_column_text(st, 23) : NULL;
-        ev->file_len = rd->text ? sqlite3_column_bytes(st, 23) : 0;
+        if (rd->text) {
+            ev->instruction = col_text(st, 22, &ev->instruction_len);
+            ev->file = col_text(st, 23, &ev->file_len);
+        } else {
+            ev->instruction = ev->file = NULL;
+            ev->instruction_len = ev->file_len = 0;
+        }
         break;
     case EV_UM:
         ev->size = sqlite3_column_int64(st, 14);
@@ -479,10 +486,8 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
         ev->src_agent_index = col_i64(st, 17, -1);
         ev->dst_agent_index = col_i64(st, 18, -1);
         if (!rd->text) { /* names are columns of the table itself: read in every mode */
-            ev->name = sqlite3_column_text(st, 3);
-            ev->name_len = sqlite3_column_bytes(st, 3);
-            ev->category = sqlite3_column_text(st, 5);
-            ev->category_len = sqlite3_column_bytes(st, 5);
+            ev->name = col_text(st, 3, &ev->name_len);
+            ev->category = col_text(st, 5, &ev->category_len);
         }
         break;
     default:
