@@ -38,16 +38,9 @@ static int each_row(op_src *src, const char *sql, int (*row)(sqlite3_stmt *, voi
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
-/* A caller's callback and argument (a generic function pointer: each row function casts it back
- * to its own type). */
-typedef struct cb_ctx {
-    void (*cb)(void);
-    void *arg;
-} cb_ctx;
-
 static int proc_row(sqlite3_stmt *st, void *arg)
 {
-    cb_ctx *c = arg;
+    op_rd_cb *c = arg;
     op_rd_proc_desc d = {
         .process_row = sqlite3_column_int64(st, 0),
         .pid = sqlite3_column_int64(st, 1),
@@ -63,7 +56,7 @@ static int proc_row(sqlite3_stmt *st, void *arg)
         .release = text_or_empty(st, 11),
         .hardware = text_or_empty(st, 12),
     };
-    return ((int (*)(const op_rd_proc_desc *, void *))c->cb)(&d, c->arg);
+    return ((int (*)(const op_rd_proc_desc *, void *))c->fn)(&d, c->arg);
 }
 
 int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_proc_desc *, void *), void *arg,
@@ -85,16 +78,16 @@ int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_p
              "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank'), "
              "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.size'), %s, %s ORDER BY P.id",
              threads, node);
-    cb_ctx c = {(void (*)(void))cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return each_row(src, sql, proc_row, &c, err, errlen);
 }
 
 /* ---- run cost and losses ------------------------------------------------------------------- */
 static int cost_row(sqlite3_stmt *st, void *arg)
 {
-    cb_ctx *c = arg;
+    op_rd_cb *c = arg;
     op_rd_cost_row r = {text_or_empty(st, 0), text_or_empty(st, 1), sqlite3_column_double(st, 2)};
-    return ((int (*)(const op_rd_cost_row *, void *))c->cb)(&r, c->arg);
+    return ((int (*)(const op_rd_cost_row *, void *))c->fn)(&r, c->arg);
 }
 
 int op_rd_report_cost(op_src *src, op_src_set *set, int (*cb)(const op_rd_cost_row *, void *), void *arg, char *err,
@@ -104,22 +97,22 @@ int op_rd_report_cost(op_src *src, op_src_set *set, int (*cb)(const op_rd_cost_r
     char sql[400];
     snprintf(sql, sizeof sql, "SELECT name, units, total(value) FROM %s GROUP BY name, units ORDER BY name",
              set->name[T_OP_RUN_COST]);
-    cb_ctx c = {(void (*)(void))cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return each_row(src, sql, cost_row, &c, err, errlen);
 }
 
 static int loss_row(sqlite3_stmt *st, void *arg)
 {
-    cb_ctx *c = arg;
+    op_rd_cb *c = arg;
     op_rd_loss_row r = {text_or_empty(st, 0), sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : text_or_empty(st, 1),
                         sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
-    return ((int (*)(const op_rd_loss_row *, void *))c->cb)(&r, c->arg);
+    return ((int (*)(const op_rd_loss_row *, void *))c->fn)(&r, c->arg);
 }
 
 int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss_row *, void *), void *arg,
                         char *err, size_t errlen)
 {
-    cb_ctx c = {(void (*)(void))cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     char sql[400];
     int rc = 0;
     if (SRC_HAS(set, T_OP_DROPS)) {
@@ -138,10 +131,10 @@ int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss
 /* ---- activity rows ------------------------------------------------------------------------ */
 static int span_row(sqlite3_stmt *st, void *arg)
 {
-    cb_ctx *c = arg;
+    op_rd_cb *c = arg;
     op_rd_span s = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
-    return ((int (*)(const op_rd_span *, void *))c->cb)(&s, c->arg);
+    return ((int (*)(const op_rd_span *, void *))c->fn)(&s, c->arg);
 }
 
 int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const op_rd_span *, void *), void *arg,
@@ -179,7 +172,7 @@ int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const 
         op_seterr(err, errlen, "op_rd_report_spans: table %d has no activity rows", table);
         return OP_RD_EFAIL;
     }
-    cb_ctx c = {(void (*)(void))cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     return each_row(src, sql, span_row, &c, err, errlen);
 }
 
@@ -199,7 +192,7 @@ void op_rd_report_stream_name(op_src *src, op_src_set *set, int64_t id, char *bu
 /* ---- counters ----------------------------------------------------------------------------- */
 static int counter_row(sqlite3_stmt *st, void *arg)
 {
-    cb_ctx *c = arg;
+    op_rd_cb *c = arg;
     op_rd_counter_row r = {
         .kind = sqlite3_column_int(st, 0),
         .track = sqlite3_column_int64(st, 1),
@@ -210,13 +203,13 @@ static int counter_row(sqlite3_stmt *st, void *arg)
         .min = sqlite3_column_double(st, 6),
         .max = sqlite3_column_double(st, 7),
     };
-    return ((int (*)(const op_rd_counter_row *, void *))c->cb)(&r, c->arg);
+    return ((int (*)(const op_rd_counter_row *, void *))c->fn)(&r, c->arg);
 }
 
 int op_rd_report_counters(op_src *src, op_src_set *set, int (*cb)(const op_rd_counter_row *, void *), void *arg,
                           char *err, size_t errlen)
 {
-    cb_ctx c = {(void (*)(void))cb, arg};
+    op_rd_cb c = OP_RD_CB(cb, arg);
     char sql[1200];
     int rc = 0;
     if (SRC_HAS(set, T_PMC_EVENT) && SRC_HAS(set, T_PMC)) {
