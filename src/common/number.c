@@ -137,6 +137,7 @@ int op_num_range_parse(const char *spec, op_num_range *r)
     hi[nh] = '\0';
     op_num_range t = {0, 0, spec[0] == '(', spec[n - 1] == ')'};
     if (op_num_double(lo, &t.lo) != OP_NUM_OK || op_num_double(hi, &t.hi) != OP_NUM_OK || t.lo > t.hi) return -1;
+    if (t.lo == t.hi && (t.lo_open || t.hi_open)) return -1; /* "(0,0]": holds nothing */
     *r = t;
     return 0;
 }

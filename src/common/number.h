@@ -43,7 +43,8 @@ typedef struct op_num_range {
     bool lo_open, hi_open; /* "(": lo itself is outside */
 } op_num_range;
 
-/* Parses "[lo,hi]" / "(lo,hi]" / ... Returns 0, or -1 for a malformed spec. */
+/* Parses "[lo,hi]" / "(lo,hi]" / ... Returns 0, or -1 for a malformed spec, a reversed range
+ * (lo > hi) or an empty one ("(1,1]", "[1,1)"). */
 int op_num_range_parse(const char *spec, op_num_range *out);
 bool op_num_range_has(const op_num_range *r, double v);
 

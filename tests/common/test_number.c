@@ -52,6 +52,8 @@ int main(void)
     CHECK(op_num_range_parse("(0,1)", &r) == 0 && !op_num_range_has(&r, 0) && !op_num_range_has(&r, 1));
     CHECK(op_num_range_has(&r, 0.5));
     CHECK(op_num_range_parse("[2,1]", &r) == -1);
+    CHECK(op_num_range_parse("(0,0E6]", &r) == -1 && op_num_range_parse("[1,1)", &r) == -1); /* empty (fuzz.settings) */
+    CHECK(op_num_range_parse("[1,1]", &r) == 0 && op_num_range_has(&r, 1));
     CHECK(op_num_range_parse("0..1", &r) == -1);
     CHECK(op_num_range_parse("[nan,1]", &r) == -1);
 
