@@ -105,7 +105,7 @@ static void make_kernel_names(void)
         case 2:
             snprintf(g_demangled[k], sizeof g_demangled[k], "ampere_sgemm_%dx%d_%s", 32 << (k % 4), 64 << (k / 4 % 2),
                      k % 2 ? "tn" : "nn");
-            snprintf(g_mangled[k], sizeof g_mangled[k], "%s", g_demangled[k]);
+            snprintf(g_mangled[k], sizeof g_mangled[k], "%.*s", (int)sizeof g_mangled[k] - 1, g_demangled[k]);
             break;
         case 3:
             snprintf(g_demangled[k], sizeof g_demangled[k],
