@@ -86,15 +86,22 @@ int main(void)
         at[np++] = now;
         sleep_ms(1);
     }
+    /* The open time lies between the probe gaps open at both ends and those open at either end;
+     * on a busy machine a gap can last tens of ms (the bounds widen, and a gap longer than the
+     * shortest phase, 20 ms, may hide a whole window: then the edges are not counted). */
     int edges = 0;
-    double open_s = 0;
+    double open_lo = 0, open_hi = 0, max_gap = 0;
     for (int i = 1; i < np; i++) {
+        double gap = at[i] - at[i - 1];
         edges += states[i] != states[i - 1];
-        if (states[i - 1]) open_s += at[i] - at[i - 1];
+        if (states[i - 1] && states[i]) open_lo += gap;
+        if (states[i - 1] || states[i]) open_hi += gap;
+        if (gap > max_gap) max_gap = gap;
     }
     CHECK(!states[0], "closed during the first delay");
-    CHECK(edges == 6, "three windows open and close (%d edges)", edges);
-    CHECK(open_s > 0.12 && open_s < 0.16, "about 0.14 s open in total (%.3f)", open_s);
+    if (max_gap < 0.02) CHECK(edges == 6, "three windows open and close (%d edges)", edges);
+    else printf("note: probes up to %.0f ms apart (machine busy): %d edges, count not checked\n", max_gap * 1e3, edges);
+    CHECK(open_lo < 0.15 && open_hi > 0.13, "about 0.14 s open in total (between %.3f and %.3f)", open_lo, open_hi);
     CHECK(!states[np - 1], "closed after the last entry");
     printf(g_fail ? "%d failure(s)\n" : "PASS\n", g_fail);
     return g_fail ? 1 : 0;
