@@ -135,8 +135,10 @@ MIN_CPU_MS = 20
 
 
 def check_count(n, per_ms, cpu_ns, what):
+    """n >= per_ms per ms of CPU, checked only where that asks for at least one sample and the
+    thread got MIN_CPU_MS: a loaded VM gave 0 CPU-time samples for 31 ms of (interpolated) CPU."""
     need = per_ms * cpu_ns / 1e6
-    if cpu_ns / 1e6 < MIN_CPU_MS:
+    if cpu_ns / 1e6 < max(MIN_CPU_MS, 1.0 / per_ms):
         print("note %s: the program got only %.1f ms of CPU there (machine busy): %d samples, count not checked"
               % (what, cpu_ns / 1e6, n))
         return
