@@ -100,6 +100,12 @@ def check_sass(con, exp, src, errors, notes):
             sorted({r[5] for r in exact}), per))
     if top[4] > per + exp["warps"] * exp["launches"]:
         errors.append("an instruction of the loop line executed %d times, more than trips + 1 per warp" % top[4])
+    # kernel records beside SASS metrics (run with --kernel-trace or --runtime-trace): every launch, timed
+    ks = [(s, e) for n, s, e in con.execute("SELECT name, start, \"end\" FROM kernels") if base(n) == exp["kernel"]]
+    notes.append("%d %s kernel records" % (len(ks), exp["kernel"]))
+    if ks and (len(ks) != exp["launches"] or any(e <= s for s, e in ks)):
+        errors.append("%d %s kernel records (%d with end <= start), expected %d launches" % (
+            len(ks), exp["kernel"], sum(e <= s for s, e in ks), exp["launches"]))
     ffma = [r for r in loop if (r[3] or "").startswith("FFMA")]
     if ffma and ffma[0][4] != per:
         errors.append("the loop's FFMA executed %d times, expected %d" % (ffma[0][4], per))

@@ -12,11 +12,12 @@
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
 # GPU_PARTS="scenarios json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
-# GPU_SAMPLERS="pm sass um costs" picks the cases of part samplers (default: those four); the SASS
+# GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
 # diagnostic variants run only when named: sass_launchexit (OMNIPROF_SASS_METRICS_ENABLE_AT=
 # launch-exit: enabled after the first launch, which is not counted: 2/3 of the arithmetic),
 # sass_launch (=launch, the old point: all 0 on CUDA 13.0), sass_nolazy
-# (OMNIPROF_SASS_METRICS_LAZY_PATCHING=0), sass_eager (CUDA_MODULE_LOADING=EAGER), sass_notrace.
+# (OMNIPROF_SASS_METRICS_LAZY_PATCHING=0), sass_eager (CUDA_MODULE_LOADING=EAGER), sass_notrace,
+# sass_probe (CUPTI alone beside each activity kind, tests/gpu/sass_probe.cu).
 set -u
 ROOT=$(pwd)
 B=${GPU_BUILD:-$ROOT/gpu-build}
@@ -194,15 +195,25 @@ if want samplers && [ -x "$B/bin/omniprof-gpu-samplers" ]; then
     SAMPLER_TIMEOUT=60 SAMPLER_ENV=${v#*:} sampler "sass_${v%%:*}" sass "$SP count" -- --kernel-trace --sass-metrics k_count
   done
   SAMPLER_TIMEOUT=60 sampler sass_notrace sass "$SP count" -- --sass-metrics k_count
+  # with API, copy and kernel records too (kernel records then from CUPTI's serialized kind)
+  SAMPLER_TIMEOUT=90 sampler sassrt sass "$SP count" -- --runtime-trace --sass-metrics k_count
+  # CUPTI alone, step by step (tests/gpu/sass_probe.cu): which activity kinds leave the counts at 0
+  if want_sampler sass_probe && [ -x "$B/bin/omniprof-gpu-sass-probe" ]; then
+    for m in plain created activity serial late runtime memcpy serialcopy; do
+      note "  sass_probe: $(timeout 60 "$B/bin/omniprof-gpu-sass-probe" $m 2>&1 | tr '\n' ' ')"
+    done
+  fi
   sampler um um "$SP managed" -- --kernel-trace --unified-memory-trace
   # costs: the saxpy-like phases program and the PyTorch loop, untraced / kernel trace / + PC
-  # sampling (default interval) / + PM sampling (100 us)
+  # sampling (default interval) / + PM sampling (100 us) / + SASS metrics (phases only)
   want_sampler costs && for prog in "phases:$SP phases" "torch:python3 tests/gpu/torch_train.py --steps 50 --report $OUT/samplers-torch.json"; do
     tag=${prog%%:*}; cmd=${prog#*:}
     start=$(date +%s%N); timeout 300 $cmd >/dev/null 2>&1; base_ms=$(( ($(date +%s%N) - start) / 1000000 ))
     for v in "trace:--kernel-trace" "pcs:--kernel-trace --pc-sampling" \
-             "pm:--kernel-trace --pm-sampling dram__bytes_read.sum sm__cycles_active.avg --pm-sampling-interval 100"; do
+             "pm:--kernel-trace --pm-sampling dram__bytes_read.sum sm__cycles_active.avg --pm-sampling-interval 100" \
+             "sass:--kernel-trace --sass-metrics k_fma"; do
       vt=${v%%:*}; d=$OUT/cost-$tag-$vt; rm -rf "$d"
+      [ "$tag:$vt" = torch:sass ] && continue # every PyTorch kernel patched: minutes, not a use case
       start=$(date +%s%N)
       timeout 300 "$B/bin/omniprof" run -d "$d" ${v#*:} -- $cmd >"$OUT/cost-$tag-$vt.out" 2>"$OUT/cost-$tag-$vt.err"; rc=$?
       ms=$(( ($(date +%s%N) - start) / 1000000 ))

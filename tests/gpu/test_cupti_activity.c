@@ -52,6 +52,7 @@ omniprof_agent_id_t op_cuda_agent_of_device(uint32_t d) { (void)d; return (omnip
 void op_cuda_kernel_names(const char *a, const char **m, const char **d, uint64_t *k) { *m = a, *d = a, *k = 1; }
 int op_cuda_um_wanted(void) { return 0; } /* unified memory (cupti_unified_memory.c): not driven here */
 void op_cuda_um_record(const CUpti_ActivityUnifiedMemoryCounter3 *u) { (void)u; }
+int op_cuda_sass_on(void) { return 0; } /* SASS metrics (cupti_sassmetrics.c): off here */
 static const op_cuda_cbinfo k_launch = {"cudaLaunchKernel", OP_CUDA_CLS_LAUNCH}, k_other = {"cudaGetDevice", 0};
 const op_cuda_cbinfo *op_cuda_cbinfo_get(CUpti_CallbackDomain d, CUpti_CallbackId id)
 {

@@ -123,6 +123,7 @@ void op_cuda_pms_finish(void);              /* stopped and drained (exit, finali
 
 /* cupti_sassmetrics.c — SASS metrics (include/omniprof/sass_metrics.h) */
 int op_cuda_sass_start(void); /* 1 when configured: launch and resource callbacks needed */
+int op_cuda_sass_on(void);    /* started and not failed: kernel records come from the KERNEL kind */
 void op_cuda_sass_launch(CUcontext ctx, int enter); /* at a launch's ENTER (1) / EXIT (0), not nested */
 void op_cuda_sass_on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
 void op_cuda_sass_finish(void); /* values read and emitted (exit, finalization) */

@@ -609,8 +609,14 @@ int op_cuda_activity_start(int api_traced)
         return -1;
     }
     uint8_t cls = 0;
-    if (want_kernel && enable_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel") == 0)
-        cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
+    /* SASS metrics read 0 beside CONCURRENT_KERNEL (cupti_sassmetrics.c): the serialized kind then */
+    CUpti_ActivityKind kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    if (want_kernel && op_cuda_sass_on()) {
+        kernel_kind = CUPTI_ACTIVITY_KIND_KERNEL;
+        op_info("cuda: kernel records from CUPTI's serialized KERNEL kind while SASS metrics are on (CUPTI counts "
+                "nothing beside CONCURRENT_KERNEL): kernels run one at a time");
+    }
+    if (want_kernel && enable_kind(kernel_kind, "kernel") == 0) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
     if (want_copy && enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copy") == 0) {
         enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copy");
         cls |= OP_CUDA_CLS_MEMCPY | OP_CUDA_CLS_GRAPH;

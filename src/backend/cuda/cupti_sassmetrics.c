@@ -24,6 +24,12 @@
  * the first raw records of a flush and how many instance values matched a configured id are
  * logged. OMNIPROF_SASS_METRICS_LAZY_PATCHING=0 patches every loaded function at enable instead
  * of each at its first launch (a diagnostic switch; default 1).
+ * Kernel records beside SASS metrics: with CONCURRENT_KERNEL activity on, CUPTI 13.0 patches the
+ * kernels but every value reads 0 (enabled before cuptiSassMetricsEnable) or refuses the kind
+ * (CUPTI_ERROR_NOT_COMPATIBLE, enabled after); the serialized KERNEL kind counts right (both seen
+ * on an H100, tests/gpu/sass_probe.cu). So while SASS metrics are on, kernel records come from
+ * the KERNEL kind (cupti_activity.c): kernels run one at a time, as patched kernels' times are
+ * not the program's anyway.
  * Fail soft: a CUPTI call that fails logs one line naming it; SASS metrics stay off for the
  * process and the program runs on. With PC sampling configured SASS metrics stay off (CUPTI's
  * profiler initialization blocks the PC Sampling API). */
@@ -73,6 +79,11 @@ static int fail(const char *what, CUptiResult r)
     if (!g_failed) op_warn("cuda: SASS metrics off: %s failed: %s", what, why);
     g_failed = 1;
     return -1;
+}
+
+int op_cuda_sass_on(void)
+{
+    return g_on && !g_failed;
 }
 
 int op_cuda_sass_start(void)

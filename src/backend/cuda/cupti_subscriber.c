@@ -716,6 +716,7 @@ static omniprof_status_t start_locked(void)
                             !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API) &&
                             !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API) &&
                             !op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH);
+    g_sass = op_cuda_sass_start(); /* before the activity kinds: it picks the kernel kind */
     if (op_cuda_activity_start(g_rt_full || g_drv_full) != 0)
         op_warn("cuda: GPU activity records are off; %s", op_cuda_activity_mode ? "API records too" : "API tracing continues");
 
@@ -740,7 +741,6 @@ static omniprof_status_t start_locked(void)
         enable_launch_callbacks_locked();
     }
     g_pms = op_cuda_pms_start();
-    g_sass = op_cuda_sass_start();
     if (g_pms || op_cuda_um_wanted())
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     if (g_sass) {
