@@ -11,13 +11,19 @@ the ranks, each under `omniprof run --mpi-trace`.
             CPU backend, MPI_Init/MPI_Finalize are FUNCTION_WRAPPER regions, the rank names the
             database, no MPI_API record is written
   nompi     --mpi-trace on a program without MPI: it runs unchanged, one database, no records
-  clocks    two simulated hosts: ranks 0-1 as they are, ranks 2-3 in a time namespace (`unshare
+  clocks    two simulated clocks: ranks 0-1 as they are, ranks 2-3 in a time namespace (`unshare
             --time`) whose CLOCK_MONOTONIC runs SKEW_S seconds ahead. Each rank's estimate of its
             offset against rank 0 is the skew within 50 us; after `omniprof merge` (and in
             `omniprof convert -f csv` of the four databases) every time of ranks 2-3 is its
             recorded time less the skew within 50 us, the time of ranks 0-1 unchanged, every
             message is received after it was sent and the barrier's calls overlap (50 us margin).
             Skips when time namespaces are not available (unshare --time fails).
+  hosts2    two simulated hosts (tests/mpi/netns_hosts.py): network namespaces joined by a veth
+            pair, mpirun on host A, host B's daemon started by the rsh agent tests/mpi/netns_rsh.sh
+            inside B's network, UTS and time namespaces (CLOCK_MONOTONIC HOSTS2_SKEW_S ahead), Open
+            MPI over TCP on the veth only. The veth's byte counters grew both ways by at least the
+            ring's 8000-byte messages; ranks 0-1 record host A's name and machine id, 2-3 host B's;
+            then the checks of case clocks. Skips without root, ip, veth or time namespaces.
 
 usage: mpi_check.py MODE --omniprof BIN --bindir DIR
 Skips (exit 77) with a reason when mpirun or the test program is missing."""
@@ -27,6 +33,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -49,13 +56,16 @@ def mpirun_env():
     return env
 
 
-def run_ranks(a, n, outdir, opts, prog_args=(), skewed=None):
-    """mpirun of n ranks of mpitest_calls under omniprof; skewed=(k, cmd): the last k ranks run under cmd."""
+def run_ranks(a, n, outdir, opts, prog_args=(), skewed=None, hosts=None):
+    """mpirun of n ranks of mpitest_calls under omniprof; skewed=(k, cmd): the last k ranks run under cmd;
+    hosts: a netns_hosts.SimHosts, n / 2 ranks on each of its hosts."""
     one = [a.omniprof, "run"] + opts + ["-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, "mpitest_calls")] + \
         list(prog_args)
     cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", str(n - (skewed[0] if skewed else 0))] + one
     if skewed:
         cmd += [":", "-np", str(skewed[0])] + skewed[1] + one
+    if hosts:
+        cmd = hosts.mpirun(n // 2, ["-x", "OMNIPROF_MPI_CLOCK_ROUND_TRIPS"] + one)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpirun_env())
     check(r.returncode == 0, "mpirun exits 0 (%s)" % r.stderr.strip()[-800:])
     check(sorted(l.split(":")[0] for l in r.stdout.splitlines() if l.startswith("rank ")) ==
@@ -201,14 +211,65 @@ def case_clocks(a, tmp):
     out = os.path.join(tmp, "clocks")
     os.environ["OMNIPROF_MPI_CLOCK_ROUND_TRIPS"] = "64"  # a busy machine: more tries at a short round trip
     run_ranks(a, n, out, ["--mpi-trace"], skewed=(2, unshare))
+    check_aligned(a, tmp, dbs_of(out, n), {r: (skew if r >= 2 else 0) for r in range(n)})
+
+
+HOSTS2_SKEW_S = 3600  # host B's CLOCK_MONOTONIC runs an hour ahead of host A's
+
+
+def case_hosts2(a, tmp):
+    """Two simulated hosts (tests/mpi/netns_hosts.py), ranks 0-1 on host A, 2-3 on host B."""
+    import netns_hosts
+    why = netns_hosts.unavailable()
+    if why:
+        print("SKIP: " + why)
+        return 77
+    n, skew = 4, HOSTS2_SKEW_S * 1000000000
+    out = os.path.join(tmp, "hosts2")
+    os.environ["OMNIPROF_MPI_CLOCK_ROUND_TRIPS"] = "64"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed test still removes its namespaces
+    with netns_hosts.SimHosts(HOSTS2_SKEW_S) as hosts:
+        before = [hosts.counters(0), hosts.counters(1)]
+        run_ranks(a, n, out, ["--mpi-trace"], hosts=hosts)
+        after = [hosts.counters(0), hosts.counters(1)]
+    grew = [{k: after[i][k] - before[i][k] for k in after[i]} for i in range(2)]
+    print("veth byte counters grew by: host A %s, host B %s" % (grew[0], grew[1]))
+    # the ring's 8000-byte message of rank 1 goes to rank 2 (A -> B), rank 3's to rank 0 (B -> A)
+    check(all(g["tx_bytes"] >= 8000 and g["rx_bytes"] >= 8000 for g in grew),
+          "the ranks talked over TCP on the veth pair: each end sent and received >= 8000 bytes (%s)" % grew)
     dbs = dbs_of(out, n)
-    truth = {r: (skew if r >= 2 else 0) for r in range(n)}
+    for r, db in enumerate(dbs):
+        if not os.path.exists(db):
+            continue
+        con = sqlite3.connect(db)
+        host = con.execute("SELECT hostname, machine_id FROM processes").fetchall()
+        want = [(netns_hosts.HOSTS[r // 2], hosts.machine_ids[r // 2])]
+        check(host == want, "rank %d ran on %s (host name, machine id: %s)" % (r, want[0][0], host))
+        con.close()
+    merged = check_aligned(a, tmp, dbs, {r: (skew if r >= 2 else 0) for r in range(n)})
+    if merged:
+        con = sqlite3.connect(merged)
+        got = con.execute("SELECT DISTINCT hostname, machine_id FROM processes ORDER BY hostname").fetchall()
+        want = list(zip(netns_hosts.HOSTS, hosts.machine_ids))
+        check(got == want, "merged: the processes are on the two hosts %s (%s)" % (want, got))
+        con.close()
+
+
+def check_aligned(a, tmp, dbs, truth):
+    """Each rank's offset estimates are truth[rank] (ns) within 50 us; merge and convert apply them.
+    Returns the merged database's path (None when there was nothing to merge)."""
+    n = len(dbs)
+    if not all(os.path.exists(d) for d in dbs):
+        check(False, "one database per rank: %s" % [d for d in dbs if not os.path.exists(d)])
+        return None
     orig = {}
     for r, db in enumerate(dbs):
         con = sqlite3.connect(db)
         est = con.execute("SELECT phase, \"offset\", error FROM omniprof_clock ORDER BY id").fetchall()
         check(len(est) == 2 and all(abs(o - truth[r]) <= MARGIN_NS for _, o, _ in est),
               "rank %d: its offsets against rank 0 are %d s within 50 us: %s" % (r, truth[r] // 10**9, est))
+        print("measured: rank %d %s" % (r, ", ".join("%s offset - truth %+d ns, error bound %d ns" %
+                                                     (ph, o - truth[r], e) for ph, o, e in est)))
         orig[r] = dict(((name, k), (s, e)) for name, k, s, e in con.execute(
             "SELECT name, row_number() OVER (PARTITION BY name ORDER BY start), start, \"end\" FROM mpi_calls "
             "WHERE phase = 'call'"))
@@ -259,15 +320,22 @@ def case_clocks(a, tmp):
         c = sqlite3.connect(db)
         pid_rank[str(c.execute("SELECT pid FROM rocpd_info_process").fetchone()[0])] = rk
         c.close()
-    starts = {}
-    for row in rows:
+    seen = {rk: {} for rk in range(n)}
+    for row in sorted(rows, key=lambda row: int(row["Start_Timestamp"])):
         rk = pid_rank.get(row.get("Process_Id"))
-        if rk is not None and row.get("Function") == "MPI_Barrier":
-            starts[rk] = int(row["Start_Timestamp"])
-    want = {rk: orig[rk][("MPI_Barrier", 1)][0] - truth[rk] for rk in range(n)}
-    check(len(starts) == n and all(abs(starts[rk] - want[rk]) <= MARGIN_NS for rk in starts),
-          "convert -f csv: each rank's MPI_Barrier starts at its own time less the skew within 50 us (%s, expected %s)" %
-          (starts, want))
+        if rk is not None:
+            k = seen[rk].setdefault(row["Function"], [])
+            k.append((int(row["Start_Timestamp"]), int(row["End_Timestamp"])))
+    worst, count = {}, {}
+    for rk in range(n):
+        got = {(name, k + 1): t for name, ts in seen[rk].items() for k, t in enumerate(ts)}
+        count[rk] = (len(got), len(orig[rk]))
+        worst[rk] = max([abs(got[key][i] - (orig[rk][key][i] - truth[rk])) for key in got if key in orig[rk]
+                         for i in (0, 1)] or [-1])
+    check(all(c[0] == c[1] for c in count.values()) and all(0 <= w <= MARGIN_NS for w in worst.values()),
+          "convert -f csv: every MPI call of each rank starts and ends at its own times less the skew within 50 us "
+          "(rows, calls per rank: %s; worst ns per rank: %s)" % (count, worst))
+    return merged
 
 
 def case_cpu(a, tmp):
@@ -314,7 +382,8 @@ def main():
             return 77
     tmp = tempfile.mkdtemp(prefix="omniprof-mpi-")
     try:
-        rc = {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks}[a.mode](a, tmp)
+        rc = {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks,
+              "hosts2": case_hosts2}[a.mode](a, tmp)
     finally:
         if a.keep:
             print("kept", tmp)
