@@ -55,7 +55,7 @@ def _remove(ns):
 
 def _remove_stale():
     for ns in _namespaces():
-        m = re.fullmatch(PREFIX + r"-[ab]-(\d+)", ns)
+        m = re.fullmatch(PREFIX + r"-(?:a|b|probe)-(\d+)", ns)
         if m and not os.path.exists("/proc/" + m.group(1)):
             _remove(ns)
 
