@@ -15,6 +15,7 @@
 
 typedef struct frame {
     double sum, last;
+    int depth, last_depth; /* repetitions nested: the deepest in the group, and on its last atom */
 } frame;
 
 /* End of the bracket expression starting at p ('['): the index after its ']'. */
@@ -59,26 +60,30 @@ static double bound_factor(const char *p, const char **end)
     return n ? (double)n : 1;
 }
 
-double op_regex_weight(const char *pattern)
+/* One walk: the expanded size, and in *depth how many repetitions apply one over another at
+ * most ('a??+' 3, '((a?)+)*' 3). */
+static double walk(const char *pattern, int *depth)
 {
     frame stack[MAX_GROUPS + 1];
-    int depth = 0;
-    stack[0] = (frame){0, 0};
+    int d = 0;
+    stack[0] = (frame){0, 0, 0, 0};
     for (const char *p = pattern; *p;) {
-        frame *f = &stack[depth];
+        frame *f = &stack[d];
         double factor = 0, atom = -1;
+        int atom_depth = 0;
         const char *next = p + 1;
         switch (*p) {
         case '(':
-            if (depth < MAX_GROUPS) stack[++depth] = (frame){0, 0};
+            if (d < MAX_GROUPS) stack[++d] = (frame){0, 0, 0, 0};
             break;
         case ')':
-            if (depth > 0) {
-                atom = stack[depth].sum;
-                f = &stack[--depth];
+            if (d > 0) {
+                atom = stack[d].sum;
+                atom_depth = stack[d].depth;
+                f = &stack[--d];
             }
             break;
-        case '|': f->last = 0; break;
+        case '|': f->last = 0, f->last_depth = 0; break;
         case '*': case '+': case '?': factor = 2; break;
         case '{': factor = bound_factor(p, &next); if (factor == 0) atom = 1; break;
         case '[': next = skip_bracket(p); atom = 1; break;
@@ -89,16 +94,29 @@ double op_regex_weight(const char *pattern)
         if (atom >= 0) {
             f->sum += atom;
             f->last = atom;
+            f->last_depth = atom_depth;
         } else if (factor > 0) {
             f->sum += f->last * (factor - 1);
             f->last *= factor;
+            f->last_depth++;
         }
-        if (f->sum > 1e15) return 1e15; /* far over any bound: stop counting */
+        if (f->last_depth > f->depth) f->depth = f->last_depth;
+        if (f->sum > 1e15) break; /* far over any bound: stop counting */
         p = next;
     }
     double total = 0;
-    for (int d = 0; d <= depth; d++) total += stack[d].sum;
-    return total;
+    int deepest = 0;
+    for (int k = 0; k <= d; k++) {
+        total += stack[k].sum;
+        if (stack[k].depth > deepest) deepest = stack[k].depth;
+    }
+    if (depth) *depth = deepest;
+    return total > 1e15 ? 1e15 : total;
+}
+
+double op_regex_weight(const char *pattern)
+{
+    return walk(pattern, NULL);
 }
 
 int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, size_t errlen)
@@ -119,7 +137,15 @@ int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, si
         }
         if (p[0] == '\\' && p[1]) p++;
     }
-    double w = op_regex_weight(pattern);
+    int depth;
+    double w = walk(pattern, &depth);
+    if (depth > OP_REGEX_MAX_NESTED) {
+        snprintf(err, errlen,
+                 "repeats a repetition %d deep (as in 'a??+++' or '((a?)+)+'; at most %d): regcomp's time grows "
+                 "exponentially with it",
+                 depth, OP_REGEX_MAX_NESTED);
+        return -1;
+    }
     if (w > OP_REGEX_MAX_WEIGHT) {
         snprintf(err, errlen,
                  "too large once its repetitions are expanded (about %.3g elements, at most %.0f); use fewer or "

@@ -7,7 +7,10 @@
  * each atom counts 1, a group the sum of its branches, a repetition multiplies what it repeats
  * ({m,n}: n, {m,}: m+1, * + ?: 2) — and a pattern over OP_REGEX_MAX_WEIGHT is refused, as is
  * one longer than OP_REGEX_MAX_LENGTH or using a backreference (not ERE; matching time can grow
- * exponentially). regcomp's own time and memory are then proportional to that bound. */
+ * exponentially). regcomp's own time and memory are then proportional to that bound. A pattern
+ * that repeats a repetition more than OP_REGEX_MAX_NESTED deep ('a??+++++++++++', found by
+ * fuzz_settings: over 100 s in glibc's regcomp at a weight of 8,192) is refused too: regcomp's
+ * time grows about 7x per level over an optional atom, far beyond the size estimate. */
 #ifndef OMNIPROF_COMMON_REGEX_BOUND_H
 #define OMNIPROF_COMMON_REGEX_BOUND_H
 
@@ -16,6 +19,7 @@
 
 #define OP_REGEX_MAX_LENGTH 4096
 #define OP_REGEX_MAX_WEIGHT 20000.0
+#define OP_REGEX_MAX_NESTED 6
 
 /* The estimated expanded size of an ERE (0 for an empty pattern). */
 double op_regex_weight(const char *pattern);

@@ -85,7 +85,8 @@ static void check_environment(op_setting_id id, const char *text)
     if (setenv(info->env_name, text, 1) != 0) return;
     char unknown[160];
     snprintf(unknown, sizeof unknown, "OMNIPROF_%.120s", text);
-    int named = strchr(unknown, '=') == NULL && setenv(unknown, "1", 1) == 0;
+    /* a text that spells the setting's own name (OMNIPROF_CAUSAL='CAUSAL') is not an unknown name */
+    int named = strchr(unknown, '=') == NULL && strcmp(unknown, info->env_name) != 0 && setenv(unknown, "1", 1) == 0;
     op_settings_reset();
     int invalid = op_settings_load();
     int valid = op_setting_validate(id, text, NULL, 0) == 0;

@@ -69,7 +69,7 @@ all)
     {
         echo "harness	seconds	runs	corpus	new	result"
         cat "$work/figures.tsv"
-    } | column -t -s '	' | tee "$work/../fuzz-summary.txt"
+    } | { command -v column >/dev/null && column -t -s '	' || cat; } | tee "$work/../fuzz-summary.txt"
     exit $failed
     ;;
 *)

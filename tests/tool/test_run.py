@@ -785,6 +785,17 @@ def t_bad_numbers():
         r.returncode, r.stderr))
     check(took < 5, "regex bomb refused quickly (%.1f s; it took 10 s and 2 GB before)" % took)
     check(not os.path.exists(marker), "regex bomb: the program ran")
+    # Repetitions of repetitions (fuzz_settings found it: over 100 s inside glibc's regcomp at a
+    # size estimate of 8,192): refused at once, naming the nesting; a usual pattern still runs.
+    t0 = time.time()
+    r = omniprof("run", "--marker-trace", "--kernel-include-regex", "k??+++++++++++", "-d", d, *prog)
+    took = time.time() - t0
+    check(r.returncode == 2 and "repeats a repetition 13 deep" in r.stderr, "nested repetitions: %d %r" % (
+        r.returncode, r.stderr))
+    check(took < 5, "nested repetitions refused quickly (%.1f s)" % took)
+    check(not os.path.exists(marker), "nested repetitions: the program ran")
+    r = omniprof("run", "--marker-trace", "--kernel-include-regex", "(gemm|conv)+_.*?[0-9]*", "-d", d, *prog)
+    check(r.returncode == 0, "a usual pattern with '.*?' runs: %d %r" % (r.returncode, r.stderr[-300:]))
 
 
 def t_env_warnings():
