@@ -35,6 +35,10 @@ else run python3 "$here/output/bench_report.py" "$BUILD"; fi
 section "CPU sampling overhead (bench/cpu)"
 run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 
+section "database whole after a sampled program exits, symbol indexes vs libdw (bench/cpu/bench_close.py)"
+if [ "$quick" = 1 ]; then run python3 "$here/cpu/bench_close.py" "$BUILD" 3 1
+else run python3 "$here/cpu/bench_close.py" "$BUILD" 10 3; fi
+
 section "causal profiling against Coz (bench/causal)"
 if [ "$quick" = 1 ]; then run python3 "$here/causal/bench_causal.py" "$BUILD" 1 0.5
 else run python3 "$here/causal/bench_causal.py" "$BUILD" 3; fi

@@ -12,6 +12,7 @@
  *   components.c      component model (wall clock, thread CPU, peak RSS, ...) and the
  *                     per-region call-tree profile written at the end (wall_clock-<pid>.txt)
  *   symbols.c         address -> function/file/line/inlines/module with elfutils libdw
+ *   symbols_index.c   per-module indexes for symbols.c (symbol table, DWARF code scopes)
  *   causal*.c         causal profiling: virtual speedups, progress points (causal.h)
  *
  * Lock order (a lock never nests inside one listed after it):
@@ -221,6 +222,9 @@ void op_cpu_components_emit_profile(void); /* final flush: REGION_PROFILE record
 /* ---- symbols.c ---------------------------------------------------------------------------- */
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);
 void op_cpu_symbols_reset(void);
+/* 1: lookups through symbols_index.c, 0: libdw's per-address search, -1: OMNIPROF_SYMBOL_INDEX
+ * (the default; tests compare both). */
+void op_cpu_symbols_use_index(int on);
 /* "_Z..." → demangled name (malloc'd by the C++ runtime: free() it), NULL when not mangled. */
 char *op_cpu_demangle(const char *name);
 

@@ -13,6 +13,11 @@
  * dwarf_getscopes), the innermost one carrying the address's own line. Without DWARF the one
  * frame has the symbol name and no file/line; without a symbol, function is NULL.
  *
+ * Lookups go through symbols_index.c (each module's symbol table and each CU's code scopes
+ * read once, then binary searches; OMNIPROF_SYMBOL_INDEX=false turns it off) and fall back to
+ * libdwfl's own per-address search (dwfl_module_addrinfo, dwarf_getscopes) where the index
+ * cannot decide alone.
+ *
  * Libdw is not thread-safe for one Dwfl: every query holds g_sym_lock (lowest in the lock
  * order of cpu_internal.h). Never called from a signal handler. */
 #include <dlfcn.h>
@@ -25,11 +30,14 @@
 #include <unistd.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/symbols_index.h"
 #include "common/log.h"
+#include "common/settings.h"
 
 static pthread_mutex_t g_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 static Dwfl *g_dwfl;
 static pid_t g_dwfl_pid;
+static int g_use_index = -1; /* OMNIPROF_SYMBOL_INDEX, read at the first query (-1: not yet) */
 
 static char *g_debuginfo_path;
 static const Dwfl_Callbacks g_callbacks = {
@@ -48,6 +56,7 @@ static bool report(void)
             return false;
         }
     }
+    op_cpu_symidx_clear(1); /* modules may go or move */
     dwfl_report_begin(g_dwfl);
     int rc = dwfl_linux_proc_report(g_dwfl, getpid());
     dwfl_report_end(g_dwfl, NULL, NULL);
@@ -65,7 +74,15 @@ void op_cpu_symbols_reset(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     g_sym_lock = fresh;
     g_dwfl = NULL; /* the parent's memory is left alone */
+    op_cpu_symidx_clear(0);
     g_dwfl_pid = 0;
+}
+
+void op_cpu_symbols_use_index(int on)
+{
+    pthread_mutex_lock(&g_sym_lock);
+    g_use_index = on;
+    pthread_mutex_unlock(&g_sym_lock);
 }
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
@@ -110,6 +127,22 @@ static uint32_t call_line(Dwarf_Die *die)
 
 #define OP_CPU_MAX_INLINE 32
 
+/* libdw's own search (the reference the index follows, and its fallback): the scopes of pc from
+ * the CU's root, innermost first; the inlined subroutines up to the first subprogram. */
+static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes, Dwarf_Die **chain, Dwarf_Die **subprogram)
+{
+    int nscopes = dwarf_getscopes(cu, pc, scopes), nchain = 0;
+    for (int i = 0; i < nscopes; i++) {
+        int tag = dwarf_tag(&(*scopes)[i]);
+        if (tag == DW_TAG_inlined_subroutine && nchain < OP_CPU_MAX_INLINE) chain[nchain++] = &(*scopes)[i];
+        else if (tag == DW_TAG_subprogram) {
+            *subprogram = &(*scopes)[i];
+            break;
+        }
+    }
+    return nchain;
+}
+
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data)
 {
     if (!cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
@@ -118,6 +151,7 @@ omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, vo
     info.size = sizeof info;
     info.address = address;
     pthread_mutex_lock(&g_sym_lock);
+    if (g_use_index < 0) g_use_index = op_setting_bool(OP_SET_SYMBOL_INDEX);
     if ((!g_dwfl || g_dwfl_pid != getpid()) && !report()) {
         pthread_mutex_unlock(&g_sym_lock);
         cb(&info, data);
@@ -137,9 +171,12 @@ omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, vo
     dwfl_module_getelf(mod, &elf_bias);
     info.module_offset = address - elf_bias;
 
-    GElf_Off sym_off = 0;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, (GElf_Addr)address, &sym_off, &sym, NULL, NULL, NULL);
+    const char *symname = NULL;
+    if (!g_use_index || !op_cpu_symidx_name(mod, (Dwarf_Addr)address, &symname)) {
+        GElf_Off sym_off = 0;
+        GElf_Sym sym;
+        symname = dwfl_module_addrinfo(mod, (GElf_Addr)address, &sym_off, &sym, NULL, NULL, NULL);
+    }
 
     /* the address's own line */
     const char *line_file = NULL;
@@ -147,22 +184,16 @@ omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, vo
     Dwfl_Line *line = dwfl_module_getsrc(mod, (Dwarf_Addr)address);
     if (line) line_file = dwfl_lineinfo(line, NULL, &line_no, NULL, NULL, NULL);
 
-    /* inline chain: scopes[0] is innermost */
+    /* inline chain, innermost first */
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, (Dwarf_Addr)address, &bias);
     Dwarf_Die *scopes = NULL;
-    int nscopes = cu ? dwarf_getscopes(cu, (Dwarf_Addr)address - bias, &scopes) : 0;
     Dwarf_Die *chain[OP_CPU_MAX_INLINE]; /* inlined subroutines, innermost first */
-    int nchain = 0;
     Dwarf_Die *subprogram = NULL;
-    for (int i = 0; i < nscopes; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_inlined_subroutine && nchain < OP_CPU_MAX_INLINE) chain[nchain++] = &scopes[i];
-        else if (tag == DW_TAG_subprogram) {
-            subprogram = &scopes[i];
-            break;
-        }
-    }
+    int nchain = cu && g_use_index
+                     ? op_cpu_symidx_scopes(mod, cu, (Dwarf_Addr)address - bias, chain, OP_CPU_MAX_INLINE, &subprogram)
+                     : -1;
+    if (nchain < 0) nchain = cu ? scopes_of(cu, (Dwarf_Addr)address - bias, &scopes, chain, &subprogram) : 0;
 
     /* physical frame; "name@@VERSION" of versioned symbols loses its version */
     char unversioned[512];
