@@ -63,6 +63,16 @@ extern "C" {
 int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen);
 
 /**
+ * @brief **op_db_schema_create_merged** creates the one table set of a merged file (what
+ * op_db_merge writes; docs/database.md "Merged files"): the same tables, views and metadata as
+ * op_db_schema_create, except that guid is a stored column (each row keeps its process's guid)
+ * and the tables have no UNIQUE constraints (they hold within one process only), plus the table
+ * omniprof_merged<suffix>: one row per (process, table) with the id range of that process's rows.
+ * @return as op_db_schema_create.
+ */
+int op_db_schema_create_merged(sqlite3 *db, const char *uuid, char *err, size_t errlen);
+
+/**
  * @brief **op_db_schema_views_sql** returns the text of the data, summary and omniprof views
  * (`CREATE VIEW IF NOT EXISTS ...;` statements separated by ';'), which refer only to
  * plain names (rocpd_region, rocpd_string, ...). Static storage, never NULL.

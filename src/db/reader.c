@@ -204,6 +204,11 @@ static int find_set_tables(op_src *s) {
             snprintf(set->name[t], sizeof set->name[t], "\"%s\"", name);
         }
         if (!SRC_HAS(set, T_STRING)) continue;
+        char merged[160];
+        uint32_t id;
+        snprintf(merged, sizeof merged, "omniprof_merged%s", set->suffix);
+        set->merged = op_strtab_find(&names, merged, strlen(merged), &id) ? -1 : 0; /* expanded later */
+        snprintf(set->tables, sizeof set->tables, "%s", set->suffix);
         if (kept != i) s->sets[kept] = *set;
         kept++;
     }
@@ -300,6 +305,11 @@ static int src_open(const char *path, op_src **out, int *no_sets, char *err, siz
             return OP_RD_EINPUT;
         }
         sqlite3_finalize(st);
+    }
+    /* A merged file's table set holds many processes: one set each (reader_merge.c). */
+    if ((rc = op_src_expand_merged(s, err, errlen)) != OP_RD_OK) {
+        op_src_close(s);
+        return rc;
     }
     *out = s;
     return OP_RD_OK;
@@ -436,9 +446,10 @@ int op_src_each_row(op_src *src, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, vo
 
 static int thread_row(sqlite3_stmt *st, void *arg) {
     op_rd_cb *c = arg;
+    const op_src_set *set = c->set;
     op_thread_info ti = {
-        .thread_row = sqlite3_column_int64(st, 0),
-        .process_row = sqlite3_column_int64(st, 1),
+        .thread_row = op_rd_own_id(set, T_THREAD, sqlite3_column_int64(st, 0)),
+        .process_row = op_rd_own_id(set, T_PROCESS, sqlite3_column_int64(st, 1)),
         .pid = sqlite3_column_int64(st, 2),
         .tid = sqlite3_column_int64(st, 3),
         .thread_name = sqlite3_column_text(st, 4),
@@ -466,6 +477,7 @@ int op_rd_threads(op_src *src, op_src_set *set, int (*cb)(const op_thread_info *
         snprintf(sql, sizeof sql, "SELECT T.id, T.pid, T.pid, T.tid, T.name, NULL, NULL FROM %s T ORDER BY T.id",
                  set->name[T_THREAD]);
     op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), thread_row, &c, err, errlen);
 }
 
@@ -570,7 +582,7 @@ int op_rd_process(op_src *src, op_src_set *set, int64_t process_row, op_process_
 #undef X_JSON
     sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
     if (!st) return 0;
-    sqlite3_bind_int64(st, 1, process_row);
+    sqlite3_bind_int64(st, 1, op_rd_file_id(set, T_PROCESS, process_row));
     if (sqlite3_step(st) == SQLITE_ROW) {
         info->os_pid = sqlite3_column_int64(st, 0);
         if (sqlite3_column_text(st, 1)) snprintf(info->host, sizeof info->host, "%s", (const char *)sqlite3_column_text(st, 1));
@@ -618,7 +630,7 @@ static const unsigned char *lookup_text(op_rd_lookup *lk, sqlite3_stmt **st, int
         if (!(*st = op_src_prepare(lk->src, sql, err, sizeof err))) return empty;
     }
     sqlite3_reset(*st);
-    sqlite3_bind_int64(*st, 1, id);
+    sqlite3_bind_int64(*st, 1, op_rd_file_id(lk->set, t, id));
     if (sqlite3_step(*st) != SQLITE_ROW) return empty;
     const unsigned char *s = sqlite3_column_text(*st, 0);
     *len = sqlite3_column_bytes(*st, 0);
@@ -643,7 +655,7 @@ int64_t op_rd_lookup_agent_index(op_rd_lookup *lk, int64_t agent_id) {
         if (!(lk->agent = op_src_prepare(lk->src, sql, err, sizeof err))) return agent_id;
     }
     sqlite3_reset(lk->agent);
-    sqlite3_bind_int64(lk->agent, 1, agent_id);
+    sqlite3_bind_int64(lk->agent, 1, op_rd_file_id(lk->set, T_AGENT, agent_id));
     if (sqlite3_step(lk->agent) == SQLITE_ROW && sqlite3_column_type(lk->agent, 0) != SQLITE_NULL)
         return sqlite3_column_int64(lk->agent, 0);
     return agent_id;

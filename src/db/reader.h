@@ -42,12 +42,23 @@ enum op_src_table {
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];
 
+/* A set of a merged file (op_db_merge) is one process's rows inside the file's one table set:
+ * per table, a range of ids (reader_merge.c); its name[t] is then a subquery over that range,
+ * "(SELECT * FROM "base<tables>" WHERE id BETWEEN lo AND hi)", usable wherever a table name is
+ * (FROM / JOIN), and its suffix is the tables' suffix + "_p<k>" (unique, for temporary tables
+ * named after a set). Row ids in the file are the process's own plus shift[t]: every id the
+ * reader gives out (op_ev, op_thread_info, ...) is the process's own, as in the database it
+ * wrote, and every id it takes (lookups) too; SQL inside the reader works on file ids. */
 typedef struct op_src_set {
     int flows_built;         /* reader_events.c made its flow tables for this set */
     char suffix[96];         /* "_0190..." (validated: [A-Za-z0-9_]) */
     char guid[96];           /* from rocpd_metadata guid/uuid, may be "" */
     uint64_t have;           /* bit i: table i exists */
-    char name[T_COUNT][200]; /* quoted "base<suffix>" */
+    char name[T_COUNT][200]; /* quoted "base<suffix>", or a merged set's subquery */
+    int merged;              /* 1: a process of a merged file (above) */
+    char tables[96];         /* the suffix of the physical tables (suffix, unless merged) */
+    int64_t lo[T_COUNT], hi[T_COUNT]; /* merged: the ids of the set's rows of table t */
+    int64_t shift[T_COUNT];  /* merged: file id - the process's own id (0 otherwise) */
 } op_src_set;
 
 typedef struct op_src {
@@ -318,6 +329,7 @@ typedef struct op_rd_clock_est {
 } op_rd_clock_est;
 typedef struct op_rd_process_clock {
     int64_t process_row, pid, rank;  /* rank -1: none */
+    int64_t file_row;                /* process_row as stored in the file (reader.h, op_src_set) */
     char guid[96], host[160];        /* host: "<machine id>|<host name>" of its node ("" unknown) */
     int has_realtime;
     int64_t realtime_offset;         /* CLOCK_REALTIME - CLOCK_MONOTONIC of the process */
@@ -342,9 +354,11 @@ static inline int64_t op_rd_clock_apply(const op_rd_clock_map *m, int64_t t)
 }
 
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
-/* Copies every table set of every input into the new database file `tmp_path` (which must not
- * exist), each under its own uuid suffix, and builds the plain views as unions over them
- * (reader_merge.c says how and what is bounded). When clock(arg, input, set) gives an active map
+/* Copies every table set of every input into the new database file `tmp_path` (created empty
+ * by the caller), all into one table set whose rows keep their process's guid, with ids shifted
+ * to stay unique (reader_merge.c says how and what is bounded; a reader sees each process as a
+ * set of its own). Cost linear in the rows. The library call behind `omniprof merge`
+ * (op_output_merge adds the checks of inputs and output and the clock plan). When clock(arg, input, set) gives an active map
  * for a set (NULL: none), every time column of its rows moves onto the reference clock and its
  * omniprof_clock rows are marked applied. tick(arg) is called after each input; a non-zero
  * return stops the merge ("interrupted", OP_RD_EFAIL). */

@@ -32,7 +32,7 @@ int op_rd_causal(op_src *src, op_src_set *set, int (*cb)(const op_rd_causal_row 
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         op_rd_causal_row r;
-        r.process = sqlite3_column_int64(st, 0);
+        r.process = op_rd_own_id(set, T_PROCESS, sqlite3_column_int64(st, 0));
         r.experiment = (uint64_t)sqlite3_column_int64(st, 1);
         r.mode = col_text(st, 2);
         r.selected = col_text(st, 3);

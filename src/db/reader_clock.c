@@ -17,7 +17,7 @@ static void copy_text(char *dst, size_t cap, const unsigned char *s)
 /* The estimates of process (row, guid), oldest first (at most 2 kept: the first and the last). */
 static void read_estimates(sqlite3_stmt *c, op_rd_process_clock *pc)
 {
-    sqlite3_bind_int64(c, 1, pc->process_row);
+    sqlite3_bind_int64(c, 1, pc->file_row);
     sqlite3_bind_text(c, 2, pc->guid, -1, SQLITE_STATIC);
     while (sqlite3_step(c) == SQLITE_ROW) {
         op_rd_clock_est e = {sqlite3_column_int64(c, 0), sqlite3_column_int64(c, 1), sqlite3_column_int64(c, 2)};
@@ -61,7 +61,8 @@ int op_rd_clocks(op_src *src, op_src_set *set, int (*cb)(const op_rd_process_clo
     while (!stop && (rc = sqlite3_step(p)) == SQLITE_ROW) {
         op_rd_process_clock pc;
         memset(&pc, 0, sizeof pc);
-        pc.process_row = sqlite3_column_int64(p, 0);
+        pc.file_row = sqlite3_column_int64(p, 0);
+        pc.process_row = op_rd_own_id(set, T_PROCESS, pc.file_row);
         pc.pid = sqlite3_column_int64(p, 1);
         pc.rank = sqlite3_column_type(p, 2) == SQLITE_INTEGER ? sqlite3_column_int64(p, 2) : -1;
         if ((pc.has_realtime = sqlite3_column_type(p, 3) == SQLITE_INTEGER)) pc.realtime_offset = sqlite3_column_int64(p, 3);

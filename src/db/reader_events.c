@@ -375,6 +375,27 @@ static const unsigned char *col_text(sqlite3_stmt *st, int i, int *len) {
     return t;
 }
 
+/* The ids of a merged file's event as the process's own (reader.h, op_src_set). */
+static void own_ids(const op_src_set *set, op_ev *ev) {
+    static const int name_table[EV_KINDS] = {
+        [EV_REGION] = T_STRING, [EV_SAMPLE] = T_STRING, [EV_KERNEL] = T_KSYM, [EV_COPY] = T_STRING,
+        [EV_ALLOC] = -1, [EV_PMC] = T_PMC, [EV_METRIC] = T_TRACK, [EV_PC] = T_STRING, [EV_UM] = -1,
+    };
+    if (name_table[ev->kind] >= 0) ev->name_id = op_rd_own_id(set, name_table[ev->kind], ev->name_id);
+    ev->category_id = op_rd_own_id(set, T_STRING, ev->category_id);
+    ev->thread_row = op_rd_own_id(set, T_THREAD, ev->thread_row);
+    ev->process_row = op_rd_own_id(set, T_PROCESS, ev->process_row);
+    if (ev->agent_index == ev->agent_id) { /* no index known: the reader gives the agent's row */
+        ev->agent_index = op_rd_own_id(set, T_AGENT, ev->agent_index);
+        if (ev->kind == EV_COPY) ev->dst_agent_index = ev->agent_index;
+    }
+    ev->agent_id = op_rd_own_id(set, T_AGENT, ev->agent_id);
+    ev->stream_id = op_rd_own_id(set, T_STREAM, ev->stream_id);
+    ev->queue_id = op_rd_own_id(set, T_QUEUE, ev->queue_id);
+    if (ev->kind == EV_KERNEL || ev->kind == EV_PMC) ev->kernel_id = op_rd_own_id(set, T_KSYM, ev->kernel_id);
+    ev->cpu_stack = op_rd_own_id(set, T_OP_STACK, ev->cpu_stack);
+}
+
 int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     if (!rd->st) return 0;
     sqlite3_stmt *st = rd->st;
@@ -493,6 +514,7 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     default:
         break;
     }
+    if (rd->set->merged) own_ids(rd->set, ev);
     return 1;
 }
 

@@ -35,6 +35,20 @@ void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t
  * beyond 400 tables, chained part views (a compound SELECT has at most 500 terms). malloc'ed,
  * NULL when out of memory. reader_merge.c. */
 char *op_union_view_sql(int temp, const char *base, char *const *tables, size_t n, const char *cols);
+/* Replaces each table set of `s` that is a merged file's (merged == -1: it has an
+ * omniprof_merged<suffix> table) by one set per process it holds (reader.h, op_src_set), in the
+ * order they were merged. OP_RD_OK, or OP_RD_EINPUT / OP_RD_EFAIL with err. reader_merge.c. */
+int op_src_expand_merged(op_src *s, char *err, size_t errlen);
+/* A row id of table t read from the file -> the process's own (the ids the reader gives out),
+ * and back (the ids it takes); 0 and negative values ("none") pass unchanged. reader.h. */
+static inline int64_t op_rd_own_id(const op_src_set *set, int t, int64_t file_id)
+{
+    return set && file_id > 0 ? file_id - set->shift[t] : file_id;
+}
+static inline int64_t op_rd_file_id(const op_src_set *set, int t, int64_t own_id)
+{
+    return set && own_id > 0 ? own_id + set->shift[t] : own_id;
+}
 /* The untrusted-input settings on a connection (defensive, trusted_schema off). */
 void op_db_harden(sqlite3 *db);
 
@@ -43,7 +57,8 @@ void op_db_harden(sqlite3 *db);
 typedef struct op_rd_cb {
     void (*fn)(void);
     void *arg;
+    const op_src_set *set; /* for row functions that give out row ids (op_rd_own_id); may be NULL */
 } op_rd_cb;
-#define OP_RD_CB(cb, arg) ((op_rd_cb){(void (*)(void))(cb), (arg)})
+#define OP_RD_CB(cb, arg) ((op_rd_cb){(void (*)(void))(cb), (arg), NULL})
 
 #endif /* OMNIPROF_DB_READER_INTERNAL_H */

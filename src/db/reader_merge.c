@@ -1,37 +1,49 @@
-/* reader_merge.c — many rocpd databases into one (op_db_merge, behind op_output_merge) and the
- * union views shared with reader_union.c (op_union_view_sql).
+/* reader_merge.c — many rocpd databases into one (op_db_merge, behind op_output_merge), the
+ * merged file's processes as table sets of the reader (op_src_expand_merged), and the union
+ * views shared with reader_union.c (op_union_view_sql).
  *
- * Merged file layout: every input table set (one per profiled process) is copied under its own
- * uuid suffix, created by op_db_schema_create (the real schema), so every row keeps its id, guid
- * and pid, and (id, guid) joins of the rocpd views still pair rows of one process. The plain
- * views (rocpd_region, rocpd_string, ...) are then re-created as UNION ALL over all sets; the
- * data views (regions, kernels, top, ...) read the plain views and so span all processes.
+ * Merged file layout (docs/database.md "Merged files"): ONE table set (op_db_schema_create_merged:
+ * the rocpd tables and views, guid a stored column, no UNIQUE constraints) holding the rows of
+ * every process of every input. Each input set's rows are appended with their integer ids shifted
+ * by the table's highest id so far (ids stay unique in the file, and a process's rows of a table
+ * are one contiguous id range), every column that refers to a row (the declared foreign keys,
+ * read from the schema, plus omniprof_stack.parent_id and omniprof_cpu_sample.stack_id) shifted
+ * by the referenced table's shift (0 and NULL stay: "none"), and guid set to the process's guid.
+ * omniprof_merged<suffix> records per (process, table) its id range, so a reader sees each
+ * process as a set of its own (op_src_expand_merged: name[t] is a subquery over that range) and
+ * every reader of a per-process set works unchanged; AMD's rocpd views join on (id, guid) and
+ * work over the one set. Values that are not row ids stay as written (OS pids and tids, dispatch
+ * and correlation ids, stack ids of rocpd_event, addresses). Cost: linear in rows — no table is
+ * created per input (a schema of N table sets made every CREATE and every union view cost
+ * O(N), the merge O(N^2)).
  *
  * Bounds: inputs are attached one at a time (SQLite's limit of 10 attached databases never
- * matters), rows move with INSERT ... SELECT inside SQLite (no row is held here), the page cache
- * is capped (8 MiB), and the output is a temporary file that the caller (output/merge.c) links
- * into place once it is whole, so a failed merge leaves nothing behind. A UNION ALL has at most 500 terms in SQLite
- * (SQLITE_MAX_COMPOUND_SELECT): beyond 400 sets the views are built from part views of 400.
+ * matters), rows move with INSERT ... SELECT inside SQLite (no row is held here), one
+ * transaction per input, the page cache is capped (OP_MERGE_CACHE_KIB), the indexes that replace
+ * the per-process UNIQUE constraints are built once at the end, and the output is a temporary
+ * file that the caller (output/merge.c) links into place once it is whole, so a failed merge
+ * leaves nothing behind.
  *
  * Clocks: when the caller gives a set an active clock map (src/output/clocks.c: the process's
  * MPI estimates against rank 0, or its wall-clock offset against the reference host's), every
- * time column of the set's copied rows moves onto the reference clock (one UPDATE per table that
- * has times) and its omniprof_clock rows are marked applied, so that no reader applies them again.
+ * time column of the set's rows moves onto the reference clock as it is copied and its
+ * omniprof_clock rows are marked applied, so that no reader applies them again.
  *
  * Invariants: (1) the output is never an input (it must not exist: the caller checks, and the
- * temporary file is created exclusively); (2) a set whose suffix is already in the output (the
- * same input given twice) gets a fresh uuid suffix — its rows are still copied, and read that
- * suffix's guid (guid is a generated column of the schema, never copied). */
+ * temporary file is created exclusively); (2) a set whose guid is already in the output (the
+ * same input given twice) gets a fresh guid — its rows are still copied. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/strtab.h"
 #include "db/db.h"
 #include "db/reader_internal.h"
 
 #define UNION_CHUNK 400
+#define OP_MERGE_CACHE_KIB 32768
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen, const char *what) {
     char *m = NULL;
@@ -68,94 +80,115 @@ char *op_union_view_sql(int temp, const char *base, char *const *tables, size_t 
     return op_buf_take(&b);
 }
 
-/* Comma-separated quoted column names of table `name` in schema `schema` that also exist in
- * main.`out_name` (out_name NULL: all). */
-static char *common_columns(sqlite3 *db, const char *schema, const char *name, const char *out_name) {
-    sqlite3_stmt *st = NULL;
-    op_buf b = {0};
-    const char *sql = out_name
-                          ? "SELECT name FROM pragma_table_info(?1, ?2) WHERE name IN (SELECT name FROM pragma_table_info(?3, 'main'))"
-                          : "SELECT name FROM pragma_table_info(?1, ?2)";
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
-    if (out_name) sqlite3_bind_text(st, 3, out_name, -1, SQLITE_STATIC);
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *c = (const char *)sqlite3_column_text(st, 0);
-        if (!c) continue;
-        op_buf_puts(&b, n++ ? ", \"" : "\"");
-        for (; *c; c++) {
-            if (*c == '"') op_buf_putc(&b, '"');
-            op_buf_putc(&b, *c);
-        }
-        op_buf_putc(&b, '"');
-    }
-    sqlite3_finalize(st);
-    if (n == 0) {
-        op_buf_free(&b);
-        return NULL;
-    }
-    return op_buf_take(&b);
+static int table_index(const char *base) {
+    for (int t = 0; t < T_COUNT; t++)
+        if (!strcmp(op_src_table_base[t], base)) return t;
+    return -1;
 }
 
-static int is_uuid_text(const char *s) {
-    size_t n = strlen(s);
-    return n > 0 && n <= 64 && strspn(s, "0123456789abcdefABCDEF-") == n;
+/* ---- a merged file's processes as sets ----------------------------------------------------- */
+
+/* Tables whose ids are natural keys (a process row's id is its OS pid, a thread row's its tid):
+ * a merge keeps them unless another process already has one of them (two hosts), and a
+ * process's rows are told apart by guid as well (the ids of two processes interleave). */
+#define NATURAL_ID(t) ((t) == T_PROCESS || (t) == T_THREAD)
+
+/* The condition that selects a merged set's rows of table t ("" for a set of its own). */
+static void set_filter(const op_src_set *set, int t, char *buf, size_t n) {
+    if (!set->merged) {
+        buf[0] = 0;
+        return;
+    }
+    int len = snprintf(buf, n, "id BETWEEN %lld AND %lld", (long long)set->lo[t], (long long)set->hi[t]);
+    size_t gl = strlen(set->guid);
+    if (NATURAL_ID(t) && gl && gl <= 40 && strspn(set->guid, "0123456789abcdefABCDEF-") == gl && len > 0)
+        snprintf(buf + len, n - (size_t)len, " AND guid = '%s'", set->guid);
 }
 
-typedef struct suffix_list {
-    char **v;
-    size_t n, cap;
-} suffix_list;
-
-static int sl_has(const suffix_list *l, const char *s) {
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->v[i], s)) return 1;
+static int add_set(op_src_set **v, size_t *n, size_t *cap, const op_src_set *set) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        op_src_set *nv = realloc(*v, c * sizeof *nv);
+        if (!nv) return -1;
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[(*n)++] = *set;
     return 0;
 }
 
-static int sl_add(suffix_list *l, const char *s) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, cap * sizeof(char *));
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
+/* Appends the processes of merged table set `phys` (its omniprof_merged rows) to v. */
+static int expand_one(op_src *s, const op_src_set *phys, op_src_set **v, size_t *n, size_t *cap, char *err,
+                      size_t errlen) {
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "SELECT set_index, guid, table_name, id_lo, id_hi, id_shift FROM \"omniprof_merged%s\" "
+             "ORDER BY set_index, id",
+             phys->tables);
+    sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
+    if (!st) return OP_RD_EINPUT;
+    op_src_set cur;
+    int64_t cur_index = 0;
+    int have_cur = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t idx = sqlite3_column_int64(st, 0);
+        const char *guid = (const char *)sqlite3_column_text(st, 1);
+        const char *tn = (const char *)sqlite3_column_text(st, 2);
+        if (!have_cur || idx != cur_index) {
+            if (have_cur && add_set(v, n, cap, &cur)) break;
+            memset(&cur, 0, sizeof cur);
+            cur.merged = 1;
+            snprintf(cur.tables, sizeof cur.tables, "%s", phys->tables);
+            snprintf(cur.suffix, sizeof cur.suffix, "%.60s_p%lld", phys->tables, (long long)idx);
+            snprintf(cur.guid, sizeof cur.guid, "%s", guid ? guid : "");
+            cur_index = idx;
+            have_cur = 1;
+        }
+        int t = tn ? table_index(tn) : -1;
+        if (t < 0 || !SRC_HAS(phys, t)) continue; /* a table this reader does not know */
+        cur.have |= 1ull << t;
+        cur.lo[t] = sqlite3_column_int64(st, 3);
+        cur.hi[t] = sqlite3_column_int64(st, 4);
+        cur.shift[t] = sqlite3_column_int64(st, 5);
+        char where[120];
+        set_filter(&cur, t, where, sizeof where);
+        snprintf(cur.name[t], sizeof cur.name[t], "(SELECT * FROM \"%s%s\" WHERE %s)", op_src_table_base[t], phys->tables,
+                 where);
     }
-    return (l->v[l->n++] = strdup(s)) ? 0 : -1;
+    if (rc == SQLITE_DONE && have_cur && add_set(v, n, cap, &cur)) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_ROW) rc = SQLITE_NOMEM; /* add_set failed inside the loop */
+    if (rc != SQLITE_DONE && rc != SQLITE_NOMEM) op_src_failed(s, rc, err, errlen);
+    if (rc == SQLITE_NOMEM) op_seterr(err, errlen, "%s: out of memory", s->path);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? OP_RD_OK : rc == SQLITE_NOMEM ? OP_RD_EFAIL : OP_RD_EINPUT;
 }
 
-static void sl_free(suffix_list *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-}
-
-/* Rebuilds every plain view of `db` (main schema) as the union of the sets in `sl`. */
-static int rebuild_views(sqlite3 *db, const suffix_list *sl, char *err, size_t errlen) {
-    char **tables = calloc(sl->n + 1, sizeof(char *));
-    if (!tables) return -1;
-    int rc = 0;
-    for (int t = 0; t < T_COUNT && !rc; t++) {
-        for (size_t i = 0; i < sl->n; i++) {
-            tables[i] = malloc(strlen(op_src_table_base[t]) + strlen(sl->v[i]) + 16);
-            if (!tables[i]) {
-                rc = -1;
-                break;
-            }
-            sprintf(tables[i], "\"%s%s\"", op_src_table_base[t], sl->v[i]); /* unqualified: the file may be attached */
-        }
-        char *sql = rc ? NULL : op_union_view_sql(0, op_src_table_base[t], tables, sl->n, "*");
-        if (!rc) rc = sql ? exec(db, sql, err, errlen, op_src_table_base[t]) : -1;
-        free(sql);
-        for (size_t i = 0; i < sl->n; i++) {
-            free(tables[i]);
-            tables[i] = NULL;
+int op_src_expand_merged(op_src *s, char *err, size_t errlen) {
+    size_t k = 0;
+    while (k < s->n_sets && s->sets[k].merged != -1) k++;
+    if (k == s->n_sets) return OP_RD_OK;
+    op_src_set *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = OP_RD_OK;
+    for (size_t i = 0; i < s->n_sets && !rc; i++) {
+        if (s->sets[i].merged != -1) {
+            if (add_set(&v, &n, &cap, &s->sets[i])) rc = OP_RD_EFAIL;
+        } else {
+            rc = expand_one(s, &s->sets[i], &v, &n, &cap, err, errlen);
         }
     }
-    free(tables);
-    return rc;
+    if (rc) {
+        if (rc == OP_RD_EFAIL) op_seterr(err, errlen, "%s: out of memory", s->path);
+        free(v);
+        return rc;
+    }
+    free(s->sets);
+    s->sets = v;
+    s->n_sets = n;
+    return OP_RD_OK;
 }
+
+/* ---- the merge ------------------------------------------------------------------------------ */
 
 /* Columns holding CLOCK_MONOTONIC times of the row's process (omniprof_clock's local_timestamp
  * stays local: it is what the estimate was measured at). */
@@ -169,89 +202,310 @@ static const struct {
     {T_OP_CAUSAL_EXPERIMENT, {"start", "end"}}, {T_OP_COMM, {"start", "end"}},
 };
 
-/* Moves the times of the copied table t (output table `out`) onto the reference clock:
- * t' = t - (offset + rate x (t - at)), as op_rd_clock_apply. */
-static int clock_table(sqlite3 *db, int t, const char *out, const op_rd_clock_map *clk, char *err, size_t errlen) {
-    op_buf q = {0};
-    if (t == T_OP_CLOCK) op_buf_printf(&q, "UPDATE main.\"%s\" SET applied = 1", out);
-    for (size_t k = 0; k < sizeof k_times / sizeof k_times[0]; k++) {
-        if (k_times[k].table != t) continue;
-        op_buf_printf(&q, "UPDATE main.\"%s\" SET ", out);
-        for (int c = 0; c < 4 && k_times[k].cols[c]; c++) {
-            const char *n = k_times[k].cols[c];
-            op_buf_printf(&q, "%s\"%s\" = \"%s\" - %lld", c ? ", " : "", n, n, (long long)clk->offset);
-            if (clk->rate != 0)
-                op_buf_printf(&q, " - CAST(%.17g * (\"%s\" - %lld) AS INTEGER)", clk->rate, n, (long long)clk->at);
-        }
+/* Row references the schema does not declare (parent_id 0 / stack_id 0: none). */
+static const struct {
+    int table;
+    const char *col;
+    int ref;
+} k_refs[] = {
+    {T_OP_STACK, "parent_id", T_OP_STACK},
+    {T_OP_CPU_SAMPLE, "stack_id", T_OP_STACK},
+};
+
+/* Row ids inside JSON text: a queue's stream and agent, a PM track's agent, a stream argument's
+ * stream (rocpd's stream_args view). */
+static const struct {
+    int table;
+    const char *key;
+    int ref;
+} k_json_refs[] = {
+    {T_QUEUE, "stream_id", T_STREAM}, {T_QUEUE, "agent_id", T_AGENT}, {T_TRACK, "agent_id", T_AGENT},
+    {T_ARG, "stream_id", T_STREAM},
+};
+
+/* `expr` (JSON text) with the integer row ids at its k_json_refs keys shifted: valid JSON whose
+ * key holds an integer > 0 gets it replaced (json_replace never adds a key); anything else
+ * passes unchanged. */
+static void json_shift(op_buf *b, int t, const char *expr, const int64_t *delta) {
+    op_buf e = {0};
+    op_buf_puts(&e, expr);
+    for (size_t k = 0; k < sizeof k_json_refs / sizeof k_json_refs[0]; k++) {
+        if (k_json_refs[k].table != t) continue;
+        char *x = op_buf_take(&e);
+        if (!x) break;
+        const char *key = k_json_refs[k].key;
+        op_buf_printf(&e,
+                      "(CASE WHEN json_valid(%s) THEN (CASE WHEN json_type(%s, '$.%s') = 'integer' AND "
+                      "json_extract(%s, '$.%s') > 0 THEN json_replace(%s, '$.%s', json_extract(%s, '$.%s') + %lld) "
+                      "ELSE %s END) ELSE %s END)",
+                      x, x, key, x, key, x, key, x, key, (long long)delta[k_json_refs[k].ref], x, x);
+        free(x);
     }
-    if (!q.len) return 0;
-    char *sql = op_buf_take(&q);
-    int rc = sql ? exec(db, sql, err, errlen, out) : -1;
-    free(sql);
-    return rc;
+    char *x = op_buf_take(&e);
+    op_buf_puts(b, x ? x : expr);
+    free(x);
 }
 
-/* Copies one table set (tables of `set` in the attached "src") under a suffix of its own. */
-static int copy_set(sqlite3 *db, const char *path, op_src_set *set, suffix_list *sl, const op_rd_clock_map *clk,
-                    char *err, size_t errlen) {
-    char uuid[112];
-    if (is_uuid_text(set->guid)) snprintf(uuid, sizeof uuid, "%s", set->guid);
+/* The indexes that stand in for the per-process UNIQUE constraints (and the lookups they served:
+ * a symbol by address within a process's id range, a stack node's children, a thread's row). */
+static const struct {
+    int table;
+    const char *cols;
+} k_indexes[] = {
+    {T_STRING, "\"string\""}, {T_OP_STACK, "\"parent_id\", \"address\""},
+    {T_OP_SYMBOL, "\"address\", \"id\""}, {T_OP_THREAD, "\"thread_id\""},
+};
+
+#define MG_MAX_COLS 48
+
+typedef struct mg_table {
+    int n_cols;
+    char *cols[MG_MAX_COLS]; /* the output table's columns */
+    int ref[MG_MAX_COLS];    /* the table a column refers to, -1 none */
+    int time[MG_MAX_COLS];   /* a time column (k_times) */
+} mg_table;
+
+typedef struct mg {
+    sqlite3 *db;
+    char suffix[72];          /* the output tables' suffix */
+    mg_table t[T_COUNT];
+    int64_t max[T_COUNT];     /* the highest id of each output table */
+    op_strtab guids;          /* the guids written so far */
+    sqlite3_stmt *rec;        /* INSERT INTO omniprof_merged */
+    int64_t n_sets;
+} mg;
+
+static void mg_free(mg *m) {
+    for (int t = 0; t < T_COUNT; t++)
+        for (int c = 0; c < m->t[t].n_cols; c++) free(m->t[t].cols[c]);
+    op_strtab_free(&m->guids);
+    sqlite3_finalize(m->rec);
+}
+
+/* Reads the output tables' columns and references. */
+static int mg_describe(mg *m, char *err, size_t errlen) {
+    sqlite3_stmt *ci = NULL, *fk = NULL;
+    int rc = sqlite3_prepare_v2(m->db, "SELECT name FROM pragma_table_xinfo(?1, 'main')", -1, &ci, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(m->db, "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?1, 'main')", -1, &fk,
+                                NULL);
+    for (int t = 0; t < T_COUNT && rc == SQLITE_OK; t++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s%s", op_src_table_base[t], m->suffix);
+        mg_table *mt = &m->t[t];
+        sqlite3_reset(ci);
+        sqlite3_bind_text(ci, 1, name, -1, SQLITE_TRANSIENT);
+        while (sqlite3_step(ci) == SQLITE_ROW && mt->n_cols < MG_MAX_COLS) {
+            const char *c = (const char *)sqlite3_column_text(ci, 0);
+            int j = mt->n_cols;
+            if (!c || strchr(c, '"') || !(mt->cols[j] = strdup(c))) continue;
+            mt->ref[j] = -1;
+            mt->time[j] = 0;
+            for (size_t k = 0; k < sizeof k_refs / sizeof k_refs[0]; k++)
+                if (k_refs[k].table == t && !strcmp(k_refs[k].col, c)) mt->ref[j] = k_refs[k].ref;
+            for (size_t k = 0; k < sizeof k_times / sizeof k_times[0]; k++)
+                for (int x = 0; x < 4 && k_times[k].table == t && k_times[k].cols[x]; x++)
+                    if (!strcmp(k_times[k].cols[x], c)) mt->time[j] = 1;
+            mt->n_cols++;
+        }
+        sqlite3_reset(fk);
+        sqlite3_bind_text(fk, 1, name, -1, SQLITE_TRANSIENT);
+        while (sqlite3_step(fk) == SQLITE_ROW) {
+            const char *from = (const char *)sqlite3_column_text(fk, 0), *to = (const char *)sqlite3_column_text(fk, 1);
+            size_t tl = to ? strlen(to) : 0, sl = strlen(m->suffix);
+            if (!from || tl <= sl || strcmp(to + tl - sl, m->suffix)) continue;
+            char base[160];
+            snprintf(base, sizeof base, "%.*s", (int)(tl - sl), to);
+            int r = table_index(base);
+            for (int j = 0; j < mt->n_cols && r >= 0; j++)
+                if (!strcmp(mt->cols[j], from)) mt->ref[j] = r;
+        }
+        char sql[240];
+        snprintf(sql, sizeof sql, "SELECT coalesce(max(id), 0) FROM main.\"%s\"", name);
+        sqlite3_stmt *mx = NULL;
+        if ((rc = sqlite3_prepare_v2(m->db, sql, -1, &mx, NULL)) == SQLITE_OK && sqlite3_step(mx) == SQLITE_ROW)
+            m->max[t] = sqlite3_column_int64(mx, 0);
+        sqlite3_finalize(mx);
+    }
+    sqlite3_finalize(ci);
+    sqlite3_finalize(fk);
+    if (rc == SQLITE_OK) {
+        char sql[300];
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO main.\"omniprof_merged%s\" (set_index, guid, suffix, table_name, id_lo, id_hi, id_shift) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 m->suffix);
+        rc = sqlite3_prepare_v2(m->db, sql, -1, &m->rec, NULL);
+    }
+    if (rc != SQLITE_OK) op_seterr(err, errlen, "reading the merged schema: %s", sqlite3_errmsg(m->db));
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The columns of the input's table `in_name` (schema src), interned in `have`. */
+static int src_columns(sqlite3 *db, const char *in_name, op_strtab *have) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'src')", -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, in_name, -1, SQLITE_STATIC);
+    uint32_t id;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        if (c) op_strtab_intern(have, c, strlen(c), &id);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* One scalar of "SELECT ... FROM src..." into v[0..n) (NULL: 0). */
+static int src_ints(sqlite3 *db, const char *sql, int64_t *v, int n) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int i = 0; i < n; i++) v[i] = sqlite3_column_int64(st, i);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The guid the set's rows get: its own, a uuid-like suffix's, or a fresh one when it has none or
+ * when it is already in the output (invariant 2). */
+static void set_guid(mg *m, const op_src_set *set, char *uuid, size_t n) {
+    const char *g = set->guid;
+    size_t gl = strlen(g);
+    if (gl > 0 && gl <= 64 && strspn(g, "0123456789abcdefABCDEF-") == gl) snprintf(uuid, n, "%s", g);
     else {
         const char *sx = set->suffix[0] == '_' ? set->suffix + 1 : set->suffix;
         size_t j = 0;
-        for (; sx[j] && j + 1 < sizeof uuid; j++) uuid[j] = sx[j] == '_' ? '-' : sx[j];
+        for (; sx[j] && j + 1 < n; j++) uuid[j] = sx[j] == '_' ? '-' : sx[j];
         uuid[j] = 0;
-        if (!is_uuid_text(uuid)) op_db_make_uuid(uuid, sizeof uuid);
+        if (!j || j > 64 || strspn(uuid, "0123456789abcdefABCDEF-") != j) op_db_make_uuid(uuid, n);
     }
-    char suffix[96];
-    suffix[0] = '_';
-    for (size_t j = 0; j <= strlen(uuid); j++) suffix[j + 1] = uuid[j] == '-' ? '_' : uuid[j];
-    if (sl_has(sl, suffix)) { /* invariant (2) */
-        op_db_make_uuid(uuid, sizeof uuid);
-        for (size_t j = 0; j <= strlen(uuid); j++) suffix[j + 1] = uuid[j] == '-' ? '_' : uuid[j];
-    }
-    char e2[512];
-    if (op_db_schema_create(db, uuid, e2, sizeof e2) != 0) {
-        op_seterr(err, errlen, "creating tables for set %s of %s: %s", set->suffix, path, e2);
-        return OP_RD_EFAIL;
-    }
-    if (sl_add(sl, suffix) || exec(db, "BEGIN", err, errlen, path)) return OP_RD_EFAIL;
-    for (int t = 0; t < T_COUNT; t++) {
-        if (!SRC_HAS(set, t)) continue;
-        char in_name[160], out_name[160];
-        snprintf(in_name, sizeof in_name, "%s%s", op_src_table_base[t], set->suffix);
-        snprintf(out_name, sizeof out_name, "%s%s", op_src_table_base[t], suffix);
-        char *cols = common_columns(db, "src", in_name, out_name);
-        if (!cols) continue;
-        op_buf q = {0};
-        if (t == T_METADATA)
-            op_buf_printf(&q, "INSERT INTO main.\"%s\" (tag, value) SELECT tag, value FROM src.\"%s\" WHERE tag NOT IN "
-                              "(SELECT tag FROM main.\"%s\")",
-                          out_name, in_name, out_name);
-        else
-            op_buf_printf(&q, "INSERT INTO main.\"%s\" (%s) SELECT %s FROM src.\"%s\"", out_name, cols, cols, in_name);
-        free(cols);
-        char *sql = op_buf_take(&q), e3[512];
-        int bad = !sql || exec(db, sql, e3, sizeof e3, in_name);
-        free(sql);
-        if (!bad && clk && clk->active) bad = clock_table(db, t, out_name, clk, e3, sizeof e3);
-        if (bad) {
-            op_seterr(err, errlen, "%s: copying %s", path, e3);
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-            return OP_RD_EINPUT;
-        }
-    }
-    return exec(db, "COMMIT", err, errlen, path) ? OP_RD_EFAIL : 0;
+    uint32_t id;
+    if (op_strtab_find(&m->guids, uuid, strlen(uuid), &id)) op_db_make_uuid(uuid, n);
+    op_strtab_intern(&m->guids, uuid, strlen(uuid), &id);
 }
 
-/* Copies every set of input `path` (attached as "src") into the output. */
-static int copy_input(sqlite3 *db, size_t idx, const char *path, suffix_list *sl, op_db_merge_clock_fn clock, void *arg,
-                      char *err, size_t errlen) {
+/* The INSERT ... SELECT that copies table t of `set` (src."<in_name>", rows of ids base+1 on)
+ * with ids shifted by delta[]. */
+static char *copy_sql(const mg *m, int t, const op_src_set *set, const char *in_name, const op_strtab *have,
+                      const int64_t *delta, const char *guid, const op_rd_clock_map *clk) {
+    const mg_table *mt = &m->t[t];
+    op_buf cols = {0}, sel = {0};
+    uint32_t id;
+    int n = 0;
+    for (int j = 0; j < mt->n_cols; j++) {
+        const char *c = mt->cols[j];
+        int is_guid = !strcmp(c, "guid");
+        if (!is_guid && !op_strtab_find(have, c, strlen(c), &id)) continue; /* the output's default */
+        op_buf_printf(&cols, "%s\"%s\"", n ? ", " : "", c);
+        op_buf_puts(&sel, n++ ? ", " : "");
+        if (is_guid) op_buf_printf(&sel, "'%s'", guid);
+        else if (!strcmp(c, "id")) op_buf_printf(&sel, "\"id\" + %lld", (long long)delta[t]);
+        else if (mt->ref[j] >= 0)
+            op_buf_printf(&sel, "CASE WHEN \"%s\" > 0 THEN \"%s\" + %lld ELSE \"%s\" END", c, c,
+                          (long long)delta[mt->ref[j]], c);
+        else if (t == T_OP_CLOCK && !strcmp(c, "applied") && clk && clk->active) op_buf_puts(&sel, "1");
+        else if (!strcmp(c, "extdata") && (t == T_QUEUE || t == T_TRACK || t == T_ARG)) json_shift(&sel, t, "\"extdata\"", delta);
+        else if (mt->time[j] && clk && clk->active) {
+            op_buf_printf(&sel, "\"%s\" - %lld", c, (long long)clk->offset);
+            if (clk->rate != 0)
+                op_buf_printf(&sel, " - CAST(%.17g * (\"%s\" - %lld) AS INTEGER)", clk->rate, c, (long long)clk->at);
+        } else
+            op_buf_printf(&sel, "\"%s\"", c);
+    }
+    char *c = op_buf_take(&cols), *v = op_buf_take(&sel);
+    op_buf q = {0};
+    if (n && c && v) {
+        op_buf_printf(&q, "INSERT INTO main.\"%s%s\" (%s) SELECT %s FROM src.\"%s\"", op_src_table_base[t], m->suffix, c,
+                      v, in_name);
+        char where[120];
+        set_filter(set, t, where, sizeof where);
+        if (where[0]) op_buf_printf(&q, " WHERE %s", where);
+        op_buf_puts(&q, " ORDER BY id");
+    }
+    free(c);
+    free(v);
+    return q.len ? op_buf_take(&q) : (op_buf_free(&q), NULL);
+}
+
+/* Appends one table set (attached as "src") to the output's tables. */
+static int copy_set(mg *m, const char *path, const op_src_set *set, const op_rd_clock_map *clk, char *err,
+                    size_t errlen) {
+    char guid[112], e3[512];
+    set_guid(m, set, guid, sizeof guid);
+    /* per table: the new ids are the set's plus delta, in [lo, hi] */
+    int64_t delta[T_COUNT] = {0}, lo[T_COUNT] = {0}, hi[T_COUNT] = {0};
+    for (int t = 0; t < T_COUNT; t++) {
+        if (!SRC_HAS(set, t)) continue;
+        char sql[600], where[120];
+        int64_t v[3] = {0, 0, 0}; /* min, max, a natural key already in the output */
+        set_filter(set, t, where, sizeof where);
+        if (!NATURAL_ID(t))
+            snprintf(sql, sizeof sql, "SELECT coalesce(min(id), 1), coalesce(max(id), 0), 0 FROM src.\"%s%s\"%s%s",
+                     op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
+        else /* ... and whether one of the ids is in the output already */
+            snprintf(sql, sizeof sql,
+                     "SELECT coalesce(min(id), 1), coalesce(max(id), 0), EXISTS (SELECT 1 FROM src.\"%s%s\" S WHERE "
+                     "%s%sEXISTS (SELECT 1 FROM main.\"%s%s\" M WHERE M.id = S.id)) FROM src.\"%s%s\"%s%s",
+                     op_src_table_base[t], set->tables, where, where[0] ? " AND " : "", op_src_table_base[t], m->suffix,
+                     op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
+        if (src_ints(m->db, sql, v, 3)) {
+            op_seterr(err, errlen, "%s: reading %s%s: %s", path, op_src_table_base[t], set->tables, sqlite3_errmsg(m->db));
+            return OP_RD_EINPUT;
+        }
+        if (NATURAL_ID(t) && !v[2]) { /* kept */
+            lo[t] = v[0];
+            hi[t] = v[1];
+            continue;
+        }
+        /* appended after the output's rows: plain sets keep the distance of their ids from 0,
+         * a merged file's sets from the start of their range */
+        int64_t base = set->merged ? set->lo[t] - 1 : NATURAL_ID(t) ? v[0] - 1 : v[0] < 1 ? v[0] - 1 : 0;
+        int64_t top = set->merged && !NATURAL_ID(t) ? set->hi[t] : v[1];
+        delta[t] = m->max[t] - base;
+        lo[t] = m->max[t] + 1;
+        hi[t] = (top > base ? top : base) + delta[t];
+    }
+    for (int t = 0; t < T_COUNT; t++) {
+        if (!SRC_HAS(set, t) || !m->t[t].n_cols) continue;
+        char in_name[160];
+        snprintf(in_name, sizeof in_name, "%s%s", op_src_table_base[t], set->tables);
+        op_strtab have = {0};
+        char *sql = src_columns(m->db, in_name, &have) ? NULL : copy_sql(m, t, set, in_name, &have, delta, guid, clk);
+        op_strtab_free(&have);
+        int bad = !sql || exec(m->db, sql, e3, sizeof e3, in_name);
+        if (!sql) snprintf(e3, sizeof e3, "%s: cannot read its columns: %s", in_name, sqlite3_errmsg(m->db));
+        free(sql);
+        if (!bad) {
+            sqlite3_reset(m->rec);
+            sqlite3_bind_int64(m->rec, 1, m->n_sets);
+            sqlite3_bind_text(m->rec, 2, guid, -1, SQLITE_STATIC);
+            sqlite3_bind_text(m->rec, 3, set->suffix, -1, SQLITE_STATIC);
+            sqlite3_bind_text(m->rec, 4, op_src_table_base[t], -1, SQLITE_STATIC);
+            sqlite3_bind_int64(m->rec, 5, lo[t]);
+            sqlite3_bind_int64(m->rec, 6, hi[t]);
+            sqlite3_bind_int64(m->rec, 7, delta[t] + set->shift[t]); /* new id - the process's own */
+            if (sqlite3_step(m->rec) != SQLITE_DONE) {
+                snprintf(e3, sizeof e3, "recording the set: %s", sqlite3_errmsg(m->db));
+                bad = 1;
+            }
+        }
+        if (bad) {
+            op_seterr(err, errlen, "%s: copying %s", path, e3);
+            return OP_RD_EINPUT;
+        }
+        if (hi[t] > m->max[t]) m->max[t] = hi[t];
+    }
+    m->n_sets++;
+    return 0;
+}
+
+/* Copies every set of input `path` (attached as "src") into the output, in one transaction. */
+static int copy_input(mg *m, size_t idx, const char *path, op_db_merge_clock_fn clock, void *arg, char *err,
+                      size_t errlen) {
     op_src *s;
     if (op_src_open(path, &s, err, errlen)) return OP_RD_EINPUT;
     char *uri = op_src_uri(path);
     sqlite3_stmt *at = NULL;
-    int ok = uri && sqlite3_prepare_v2(db, "ATTACH ?1 AS src", -1, &at, NULL) == SQLITE_OK;
+    int ok = uri && sqlite3_prepare_v2(m->db, "ATTACH ?1 AS src", -1, &at, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_text(at, 1, uri, -1, SQLITE_STATIC);
         ok = sqlite3_step(at) == SQLITE_DONE;
@@ -259,51 +513,82 @@ static int copy_input(sqlite3 *db, size_t idx, const char *path, suffix_list *sl
     sqlite3_finalize(at);
     free(uri);
     if (!ok) {
-        op_seterr(err, errlen, "%s: cannot attach: %s", path, sqlite3_errmsg(db));
+        op_seterr(err, errlen, "%s: cannot attach: %s", path, sqlite3_errmsg(m->db));
         op_src_close(s);
         return OP_RD_EINPUT;
     }
-    int rc = 0;
+    int rc = exec(m->db, "BEGIN", err, errlen, path) ? OP_RD_EFAIL : 0;
     for (size_t k = 0; k < s->n_sets && !rc; k++)
-        rc = copy_set(db, path, &s->sets[k], sl, clock ? clock(arg, idx, k) : NULL, err, errlen);
+        rc = copy_set(m, path, &s->sets[k], clock ? clock(arg, idx, k) : NULL, err, errlen);
+    if (!rc && exec(m->db, "COMMIT", err, errlen, path)) rc = OP_RD_EFAIL;
+    if (rc) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
     op_src_close(s);
-    if (!rc && exec(db, "DETACH src", err, errlen, path)) rc = OP_RD_EFAIL;
+    char e2[256];
+    if (exec(m->db, "DETACH src", e2, sizeof e2, path) && !rc) {
+        op_seterr(err, errlen, "%s", e2);
+        rc = OP_RD_EFAIL;
+    }
+    return rc;
+}
+
+/* The indexes of k_indexes, once all rows are in. */
+static int create_indexes(mg *m, char *err, size_t errlen) {
+    op_buf q = {0};
+    op_buf_puts(&q, "BEGIN;");
+    for (size_t k = 0; k < sizeof k_indexes / sizeof k_indexes[0]; k++) {
+        const char *b = op_src_table_base[k_indexes[k].table];
+        op_buf_printf(&q, "CREATE INDEX \"%s_merged%s\" ON \"%s%s\" (%s);", b, m->suffix, b, m->suffix,
+                      k_indexes[k].cols);
+    }
+    op_buf_puts(&q, "COMMIT;");
+    char *sql = op_buf_take(&q);
+    int rc = sql ? exec(m->db, sql, err, errlen, "creating the indexes") : -1;
+    free(sql);
     return rc;
 }
 
 int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path, int (*tick)(void *),
                 op_db_merge_clock_fn clock, void *arg, char *err, size_t errlen) {
-    sqlite3 *db = NULL;
+    mg m = {0};
     int rc = OP_RD_EFAIL;
-    suffix_list sl = {0};
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; /* the caller created it exclusively */
-    if (sqlite3_open_v2(tmp_path, &db, flags, NULL) != SQLITE_OK) {
-        op_seterr(err, errlen, "%s: cannot create: %s", tmp_path, db ? sqlite3_errmsg(db) : "out of memory");
+    if (sqlite3_open_v2(tmp_path, &m.db, flags, NULL) != SQLITE_OK) {
+        op_seterr(err, errlen, "%s: cannot create: %s", tmp_path, m.db ? sqlite3_errmsg(m.db) : "out of memory");
         goto out;
     }
-    op_db_harden(db);
-    if (exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;", err, errlen, tmp_path))
+    op_db_harden(m.db);
+    char uuid[64], pragmas[160], e2[512];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-%d;",
+             OP_MERGE_CACHE_KIB);
+    if (exec(m.db, pragmas, err, errlen, tmp_path)) goto out;
+    op_db_make_uuid(uuid, sizeof uuid);
+    m.suffix[0] = '_';
+    for (size_t j = 0; j <= strlen(uuid); j++) m.suffix[j + 1] = uuid[j] == '-' ? '_' : uuid[j];
+    if (op_db_schema_create_merged(m.db, uuid, e2, sizeof e2) != 0) {
+        op_seterr(err, errlen, "%s: %s", tmp_path, e2);
         goto out;
+    }
+    if (mg_describe(&m, err, errlen)) goto out;
     for (size_t i = 0; i < n_inputs; i++) {
-        if ((rc = copy_input(db, i, inputs[i], &sl, clock, arg, err, errlen)) != 0) goto out;
+        if ((rc = copy_input(&m, i, inputs[i], clock, arg, err, errlen)) != 0) goto out;
         rc = OP_RD_EFAIL;
         if (tick && tick(arg)) {
             op_seterr(err, errlen, "%s: interrupted", tmp_path);
             goto out;
         }
     }
-    if (exec(db, "BEGIN", err, errlen, tmp_path) || rebuild_views(db, &sl, err, errlen) ||
-        exec(db, "COMMIT", err, errlen, tmp_path))
-        goto out;
-    int crc = sqlite3_close(db);
-    db = NULL;
+    if (create_indexes(&m, err, errlen)) goto out;
+    sqlite3_finalize(m.rec);
+    m.rec = NULL;
+    int crc = sqlite3_close(m.db);
+    m.db = NULL;
     if (crc != SQLITE_OK) {
         op_seterr(err, errlen, "%s: closing failed: %s", tmp_path, sqlite3_errstr(crc));
         goto out;
     }
     rc = OP_RD_OK;
 out:
-    if (db) sqlite3_close(db);
-    sl_free(&sl);
+    mg_free(&m);
+    if (m.db) sqlite3_close(m.db);
     return rc;
 }

@@ -42,7 +42,7 @@ static int proc_row(sqlite3_stmt *st, void *arg)
 {
     op_rd_cb *c = arg;
     op_rd_proc_desc d = {
-        .process_row = sqlite3_column_int64(st, 0),
+        .process_row = op_rd_own_id(c->set, T_PROCESS, sqlite3_column_int64(st, 0)),
         .pid = sqlite3_column_int64(st, 1),
         .ppid = sqlite3_column_int64(st, 2),
         .start = sqlite3_column_int64(st, 3),
@@ -79,6 +79,7 @@ int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_p
              "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.size'), %s, %s ORDER BY P.id",
              threads, node);
     op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
     return each_row(src, sql, proc_row, &c, err, errlen);
 }
 
@@ -129,12 +130,32 @@ int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss
 }
 
 /* ---- activity rows ------------------------------------------------------------------------ */
+/* Ids of table t as the process's own; a negative value v stands for row -1 - v (op_rd_span). */
+static int64_t own_signed(const op_src_set *set, int t, int64_t v)
+{
+    return v < 0 ? -1 - op_rd_own_id(set, t, -1 - v) : op_rd_own_id(set, t, v);
+}
+
+typedef struct span_ctx {
+    op_rd_cb cb;
+    int table;
+} span_ctx;
+
 static int span_row(sqlite3_stmt *st, void *arg)
 {
-    op_rd_cb *c = arg;
+    span_ctx *c = arg;
+    const op_src_set *set = c->cb.set;
     op_rd_span s = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
-    return ((int (*)(const op_rd_span *, void *))c->fn)(&s, c->arg);
+    if (set && set->merged) {
+        int gpu = c->table == T_KERNEL || c->table == T_COPY;
+        s.lane = gpu ? (s.lane < 0 ? own_signed(set, T_AGENT, s.lane) : op_rd_own_id(set, T_STREAM, s.lane))
+                     : op_rd_own_id(set, T_THREAD, s.lane);
+        s.group = gpu ? op_rd_own_id(set, T_AGENT, s.group) : op_rd_own_id(set, T_STRING, s.group);
+        s.name = c->table == T_KERNEL ? (s.name < 0 ? own_signed(set, T_STRING, s.name) : op_rd_own_id(set, T_KSYM, s.name))
+                                      : op_rd_own_id(set, T_STRING, s.name);
+    }
+    return ((int (*)(const op_rd_span *, void *))c->cb.fn)(&s, c->cb.arg);
 }
 
 int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const op_rd_span *, void *), void *arg,
@@ -172,7 +193,8 @@ int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const 
         op_seterr(err, errlen, "op_rd_report_spans: table %d has no activity rows", table);
         return OP_RD_EFAIL;
     }
-    op_rd_cb c = OP_RD_CB(cb, arg);
+    span_ctx c = {OP_RD_CB(cb, arg), table};
+    c.cb.set = set;
     return each_row(src, sql, span_row, &c, err, errlen);
 }
 
@@ -184,7 +206,7 @@ void op_rd_report_stream_name(op_src *src, op_src_set *set, int64_t id, char *bu
     snprintf(sql, sizeof sql, "SELECT name FROM %s WHERE id = ?1", set->name[T_STREAM]);
     sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
     if (!st) return;
-    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 1, op_rd_file_id(set, T_STREAM, id));
     if (sqlite3_step(st) == SQLITE_ROW) snprintf(buf, n, "%s", text_or_empty(st, 0));
     sqlite3_finalize(st);
 }
@@ -195,7 +217,7 @@ static int counter_row(sqlite3_stmt *st, void *arg)
     op_rd_cb *c = arg;
     op_rd_counter_row r = {
         .kind = sqlite3_column_int(st, 0),
-        .track = sqlite3_column_int64(st, 1),
+        .track = op_rd_own_id(c->set, T_TRACK, sqlite3_column_int64(st, 1)),
         .name = text_or_empty(st, 2),
         .units = text_or_empty(st, 3),
         .count = (uint64_t)sqlite3_column_int64(st, 4),
@@ -210,6 +232,7 @@ int op_rd_report_counters(op_src *src, op_src_set *set, int (*cb)(const op_rd_co
                           char *err, size_t errlen)
 {
     op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
     char sql[1200];
     int rc = 0;
     if (SRC_HAS(set, T_PMC_EVENT) && SRC_HAS(set, T_PMC)) {
@@ -253,7 +276,7 @@ int op_rd_report_metric_series(op_src *src, op_src_set *set, int64_t track, int6
     snprintf(sql, sizeof sql,
              "SELECT avg(timestamp), avg(value) FROM %s WHERE track_id = %lld "
              "GROUP BY CAST((timestamp - %lld) / %.17g AS INTEGER) ORDER BY 1",
-             set->name[T_OP_METRIC], (long long)track, (long long)t0, width);
+             set->name[T_OP_METRIC], (long long)op_rd_file_id(set, T_TRACK, track), (long long)t0, width);
     series_ctx c = {cb, arg};
     return each_row(src, sql, series_row, &c, err, errlen);
 }

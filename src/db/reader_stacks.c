@@ -41,7 +41,7 @@ void op_rd_lookup_stack(op_rd_lookup *lk, int64_t stack, op_buf *text, char *lea
     }
     text->len = 0;
     leaf[0] = 0;
-    int64_t node = stack;
+    int64_t node = op_rd_file_id(set, T_OP_STACK, stack);
     for (int depth = 0; node > 0 && depth < 512 && *stk_st && text->len < 65536; depth++) {
         sqlite3_stmt *st = *stk_st;
         sqlite3_reset(st);
@@ -118,7 +118,8 @@ void op_rd_cpu_process(op_src *src, op_src_set *set, int64_t *pid, int64_t *rank
 static int node_row(sqlite3_stmt *st, void *arg) {
     op_rd_cb *c = arg;
     int (*cb)(int64_t, int64_t, uint64_t, void *) = (int (*)(int64_t, int64_t, uint64_t, void *))c->fn;
-    return cb(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
+    return cb(op_rd_own_id(c->set, T_OP_STACK, sqlite3_column_int64(st, 0)),
+              op_rd_own_id(c->set, T_OP_STACK, sqlite3_column_int64(st, 1)), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
 }
 
 int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_t parent, uint64_t address, void *),
@@ -127,6 +128,7 @@ int op_rd_stack_nodes(op_src *src, op_src_set *set, int (*cb)(int64_t id, int64_
     char sql[300];
     snprintf(sql, sizeof sql, "SELECT id, parent_id, address FROM %s", set->name[T_OP_STACK]);
     op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), node_row, &c, err, errlen);
 }
 
@@ -158,7 +160,8 @@ int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, 
 
 static int count_row(sqlite3_stmt *st, void *arg) {
     op_rd_cb *c = arg;
-    return ((int (*)(int64_t, uint64_t, void *))c->fn)(sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1), c->arg);
+    return ((int (*)(int64_t, uint64_t, void *))c->fn)(op_rd_own_id(c->set, T_OP_STACK, sqlite3_column_int64(st, 0)),
+                                                      (uint64_t)sqlite3_column_int64(st, 1), c->arg);
 }
 
 int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
@@ -174,6 +177,7 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
     snprintf(sql, sizeof sql, "SELECT stack_id, COUNT(*) FROM %s WHERE 1%s GROUP BY stack_id",
              set->name[T_OP_CPU_SAMPLE], where);
     op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
 }
 

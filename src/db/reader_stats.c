@@ -81,7 +81,7 @@ int op_rd_stats(op_src *src, op_src_set *set, const op_win *w, int by_process,
         while (!stop && (rc = sqlite3_step(q)) == SQLITE_ROW) {
             op_rd_stat_row r = {
                 .table = t,
-                .group = sqlite3_column_int64(q, 0),
+                .group = op_rd_own_id(set, T_PROCESS, sqlite3_column_int64(q, 0)),
                 .category = sqlite3_column_text(q, 1),
                 .name = sqlite3_column_text(q, 2),
                 .name_len = (size_t)sqlite3_column_bytes(q, 2),

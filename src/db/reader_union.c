@@ -95,9 +95,17 @@ static int attach(ubuild *b, size_t i, const char *path, char *err, size_t errle
         rc = OP_RD_EINPUT;
     }
     free(sql);
-    for (size_t k = 0; k < s->n_sets && !rc; k++)
-        for (int t = 0; t < T_COUNT && !rc; t++)
-            if (SRC_HAS(&s->sets[k], t) && add_table(b, t, i, s->sets[k].suffix)) rc = OP_RD_EFAIL;
+    for (size_t k = 0; k < s->n_sets && !rc; k++) {
+        const op_src_set *set = &s->sets[k];
+        /* the processes of a merged file share its tables: those are added once */
+        if (set->merged && k > 0 && s->sets[k - 1].merged && !strcmp(s->sets[k - 1].tables, set->tables)) continue;
+        for (int t = 0; t < T_COUNT && !rc; t++) {
+            int has = SRC_HAS(set, t);
+            for (size_t j = k + 1; set->merged && j < s->n_sets && !strcmp(s->sets[j].tables, set->tables); j++)
+                has |= SRC_HAS(&s->sets[j], t);
+            if (has && add_table(b, t, i, set->tables)) rc = OP_RD_EFAIL;
+        }
+    }
     op_src_close(s);
     return rc;
 }

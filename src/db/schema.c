@@ -143,7 +143,44 @@ static int exec_sql(sqlite3 *db, const char *sql, const char *what, char *err, s
     return 0;
 }
 
-int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen)
+/* Removes every occurrence of `pat` from `s` (in place). */
+static void strip_all(char *s, const char *pat)
+{
+    size_t n = strlen(pat);
+    for (char *p; (p = strstr(s, pat));) memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/* The tables of a merged file (op_db_schema_create_merged): tables.sql with guid a stored column
+ * (one table set holds the rows of many processes, each row with its process's guid) and
+ * without the UNIQUE constraints, which hold within one process only (the same string, node,
+ * stack node or symbol address in two processes); reader_merge.c indexes those columns once at
+ * the end of a merge. op_malloc'd template text, or NULL. */
+static char *merged_tables_template(void)
+{
+    size_t n = strlen(op_db_sql_tables);
+    char *t = op_malloc(n + 1);
+    if (!t) return NULL;
+    memcpy(t, op_db_sql_tables, n + 1);
+    strip_all(t, " GENERATED ALWAYS AS ('{{guid}}') VIRTUAL");
+    strip_all(t, " DEFAULT '{{guid}}'");
+    strip_all(t, " UNIQUE ON CONFLICT ABORT");
+    /* table constraints ",\n    UNIQUE (a, b)": from the comma before to the closing ')' */
+    for (char *p; (p = strstr(t, "UNIQUE ("));) {
+        char *c = p, *e = strchr(p, ')');
+        while (c > t && *c != ',') c--;
+        if (!e) break;
+        memmove(c, e + 1, strlen(e + 1) + 1);
+    }
+    strip_all(t, " UNIQUE");
+    return t;
+}
+
+static const char k_merged_table[] =
+    "CREATE TABLE IF NOT EXISTS \"omniprof_merged%s\" (\"id\" INTEGER NOT NULL PRIMARY KEY, \"set_index\" "
+    "INTEGER NOT NULL, \"guid\" TEXT NOT NULL, \"suffix\" TEXT NOT NULL, \"table_name\" TEXT NOT NULL, "
+    "\"id_lo\" INTEGER NOT NULL, \"id_hi\" INTEGER NOT NULL, \"id_shift\" INTEGER NOT NULL);";
+
+static int schema_create(sqlite3 *db, const char *uuid, int merged, char *err, size_t errlen)
 {
     char made[40];
     if (!db) {
@@ -164,7 +201,9 @@ int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen)
     suffix[0] = '_';
     for (size_t i = 0; i <= n; i++) suffix[i + 1] = uuid[i] == '-' ? '_' : uuid[i];
 
-    char *tables = expand_template(op_db_sql_tables, suffix, uuid);
+    char *tmpl = merged ? merged_tables_template() : NULL;
+    char *tables = merged && !tmpl ? NULL : expand_template(merged ? tmpl : op_db_sql_tables, suffix, uuid);
+    op_free(tmpl);
     char *views = expand_template(op_db_sql_rocpd_views, suffix, uuid);
     const char *data_views = op_db_schema_views_sql();
     int rc = 0;
@@ -176,6 +215,11 @@ int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen)
     if ((rc = exec_sql(db, "BEGIN", "begin", err, errlen)) != 0) goto done;
     if ((rc = exec_sql(db, tables, "tables", err, errlen)) != 0) goto rollback;
     if ((rc = exec_sql(db, views, "rocpd views", err, errlen)) != 0) goto rollback;
+    if (merged) {
+        char sql[sizeof k_merged_table + 80];
+        snprintf(sql, sizeof sql, k_merged_table, suffix);
+        if ((rc = exec_sql(db, sql, "merged sets", err, errlen)) != 0) goto rollback;
+    }
     if ((rc = exec_sql(db, data_views, "data views", err, errlen)) != 0) goto rollback;
     {
         char sql[512];
@@ -193,6 +237,16 @@ done:
     op_free(tables);
     op_free(views);
     return rc;
+}
+
+int op_db_schema_create(sqlite3 *db, const char *uuid, char *err, size_t errlen)
+{
+    return schema_create(db, uuid, 0, err, errlen);
+}
+
+int op_db_schema_create_merged(sqlite3 *db, const char *uuid, char *err, size_t errlen)
+{
+    return schema_create(db, uuid, 1, err, errlen);
 }
 
 int op_db_schema_create_views(sqlite3 *db, int temporary, char *err, size_t errlen)

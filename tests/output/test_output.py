@@ -230,7 +230,12 @@ def case_merge3(tmp):
     eq(q("SELECT count(*) FROM regions"), tot["regions"], "merged regions view")
     eq(q("SELECT count(DISTINCT guid) FROM rocpd_region"), 3, "guids kept")
     eq(sorted(r[0] for r in con.execute("SELECT pid FROM rocpd_info_process")), [1000, 1001, 1002], "pids kept")
-    eq(q("SELECT count(*) FROM rocpd_metadata WHERE tag='uuid'"), 3, "one uuid per set")
+    # one table set: the file's own uuid (AMD's importer finds the tables by it) and each process's
+    eq(q("SELECT count(*) FROM rocpd_metadata WHERE tag='uuid'"), 4, "one uuid per process and the file's")
+    eq(q("SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'rocpd_region%'"), 1, "one table set")
+    mt = q("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'omniprof\\_merged%' ESCAPE '\\'")
+    eq(q('SELECT count(DISTINCT set_index) FROM "%s"' % mt), 3, "three processes recorded")
+    eq(q("SELECT count(DISTINCT id) FROM rocpd_region"), tot["regions"], "region ids unique")
     con.close()
     # the merged db converts like the three inputs
     op("convert", "-i", m, "-f", "pftrace", "-d", tmp, "-o", "m")
