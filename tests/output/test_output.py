@@ -241,6 +241,20 @@ def case_merge3(tmp):
     op("convert", "-i", m, "-f", "pftrace", "-d", tmp, "-o", "m")
     n = pf_counts(decode(os.path.join(tmp, "m_results.pftrace")))
     eq(n["begin"], tot["regions"] + tot["kernels"] + tot["copies"], "merged pftrace slices")
+    # a tree merge (merge of a merge and an input) reads like the flat merge and like the inputs:
+    # every process apart, with the ids it wrote (CSV ids, stream names), its own clock rows
+    part, tree = os.path.join(tmp, "part.db"), os.path.join(tmp, "tree.db")
+    op("merge", "-i", dbs[0], dbs[1], "-o", part)
+    op("merge", "-i", part, dbs[2], "-o", tree)
+    for name, db in (("inputs", None), ("flat", m), ("tree", tree)):
+        op("convert", "-i", *(dbs if db is None else [db]), "-f", "csv", "json", "-d", os.path.join(tmp, "cv-" + name))
+    for f in ("out_kernel_trace.csv", "out_memory_copy_trace.csv", "out_counter_collection.csv", "out_results.json"):
+        texts = [open(os.path.join(tmp, "cv-" + n, f), "rb").read() for n in ("inputs", "flat", "tree")]
+        check(texts[0] == texts[1] == texts[2], f"{f}: the flat and the tree merge convert like the inputs")
+    summaries = [op("summary", "-i", *x).stdout for x in (dbs, [m], [tree])]
+    check(summaries[0] == summaries[1] == summaries[2], "the flat and the tree merge summarize like the inputs")
+    eq(sql1(m, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id "
+               "AND S.guid = K.guid"), tot["kernels"], "every dispatch finds its kernel symbol by (id, guid)")
     # refuses to overwrite
     p = op("merge", "-i", dbs[0], "-o", m, rc=2)
     check(b"refusing to overwrite" in p.stderr, "refuses an existing output")
