@@ -51,6 +51,7 @@ extern const char *const op_src_table_base[T_COUNT];
  * wrote, and every id it takes (lookups) too; SQL inside the reader works on file ids. */
 typedef struct op_src_set {
     int flows_built;         /* reader_events.c made its flow tables for this set */
+    int mpi_flows_built;     /* reader_mpi.c made its table of MPI message keys for this set */
     char suffix[96];         /* "_0190..." (validated: [A-Za-z0-9_]) */
     char guid[96];           /* from rocpd_metadata guid/uuid, may be "" */
     uint64_t have;           /* bit i: table i exists */
@@ -131,6 +132,10 @@ typedef struct op_ev {
     int cpu_sample;                /* samples: 1 when an omniprof_cpu_sample row is this sample (a CPU call-stack sample) */
     int64_t cpu_stack;             /* ... its omniprof_cpu_sample.stack_id (0: empty stack) */
     int flow;                      /* OP_RD_FLOWS: this region starts, this kernel or copy ends the flow of corr */
+    /* OP_RD_FLOWS, MPI_API regions: the point-to-point messages this call sends or receives (or, a
+     * wait or test, completes), read with op_rd_mpi_flow_next; NULL when none */
+    const unsigned char *mpi_flows;
+    int mpi_flows_len;
     /* EV_PC: dispatch_id, kernel_id, corr (the dispatch's launching call) and these */
     const unsigned char *instruction, *file; /* text mode; may be NULL */
     int instruction_len, file_len;
@@ -146,6 +151,7 @@ typedef struct op_rd {
     int kind;
     int text;
     int flows;
+    int mpi;   /* regions: the MPI message column (OP_RD_FLOWS on a set with MPI rows) */
     int sorted;
 } op_rd;
 
@@ -153,6 +159,8 @@ typedef struct op_rd {
  * an API call to the GPU work it caused exactly when both are read (within the window): its start
  * is the first non-marker region with the correlation id, its end the earliest-starting kernel or
  * copy with it; every start has its end and every end its start (reader_events.c). */
+/* On regions it also fills op_ev.mpi_flows (reader_mpi.c): each MPI message by a key both of its
+ * ends compute alone, from their own process's rows. */
 #define OP_RD_TEXT 1
 #define OP_RD_FLOWS 2
 /* OP_RD_SORTED: rows in the order of their timeline — regions by (thread row, start, end
@@ -169,6 +177,10 @@ int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *
 /* 1 row, 0 end, -OP_RD_EINPUT on a read failure (err filled). */
 int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen);
 void op_rd_close(op_rd *rd);
+/* Walks the messages of op_ev.mpi_flows (p = ev->mpi_flows, end = p + ev->mpi_flows_len): for
+ * the next one sets *out (1: this region sends it, 0: receives it) and *id (the message's flow
+ * id, the same on both ends), and returns where the one after starts; NULL when none is left. */
+const unsigned char *op_rd_mpi_flow_next(const unsigned char *p, const unsigned char *end, int *out, uint64_t *id);
 /* Number of rows of one kind in a set (within the window): for progress and tests. */
 int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w);
 

@@ -310,7 +310,7 @@ static void sql_order(op_buf *b, int kind) {
     op_buf_printf(b, " ORDER BY %s", order[kind]);
 }
 
-static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, int sorted, op_buf *b) {
+static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, int mpi, int sorted, op_buf *b) {
     static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC,
                                          T_OP_PC_SAMPLE, T_OP_UNIFIED_MEMORY};
     if (kind < 0 || kind >= EV_KINDS || !SRC_HAS(set, tables[kind])) return 1;
@@ -326,6 +326,7 @@ static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int fl
     sql_name(b, set, kind, text);
     sql_ids(b, set, kind, text);
     sql_kind_columns(b, set, kind, text);
+    if (mpi) op_rd_mpi_flow_column(b, set);
     if (flows) sql_flow_column(b, kind);
     sql_from(b, set, kind, text, TB(tables[kind]));
     if (flows) sql_flow_joins(b, set, kind);
@@ -348,8 +349,13 @@ int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *
         int frc = make_flow_tables(src, set, w, err, errlen);
         if (frc) return frc;
     }
+    rd->mpi = (flags & OP_RD_FLOWS) && kind == EV_REGION && op_rd_mpi_flows_possible(set);
+    if (rd->mpi) {
+        int frc = op_rd_mpi_flow_table(src, set, err, errlen);
+        if (frc) return frc;
+    }
     op_buf b = {0};
-    int rc = make_sql(set, kind, w, rd->text, rd->flows, rd->sorted, &b);
+    int rc = make_sql(set, kind, w, rd->text, rd->flows, rd->mpi, rd->sorted, &b);
     if (rc == 1) {
         op_buf_free(&b);
         return 1;
@@ -427,6 +433,8 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
     ev->agent_id = col_i64(st, 12, -1);
     ev->flow = rd->flows ? sqlite3_column_int(st, sqlite3_column_count(st) - 1) : 0;
     ev->agent_index = rd->text ? col_i64(st, 13, ev->agent_id) : ev->agent_id;
+    ev->mpi_flows = rd->mpi ? col_text(st, 15, &ev->mpi_flows_len) : NULL; /* after the region's one NULL column */
+    if (!ev->mpi_flows) ev->mpi_flows_len = 0;
     switch (rd->kind) {
     case EV_KERNEL:
         ev->stream_id = sqlite3_column_int64(st, 14);

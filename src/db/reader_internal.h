@@ -59,6 +59,13 @@ typedef struct op_rd_cb {
     void *arg;
     const op_src_set *set; /* for row functions that give out row ids (op_rd_own_id); may be NULL */
 } op_rd_cb;
+/* MPI messages as flows (reader_mpi.c): whether the set can have them, its TEMP table of message
+ * keys per region event (made once per set and connection; negative status on failure), and the
+ * column a region statement selects them with (after the kind-specific ones). */
+int op_rd_mpi_flows_possible(const op_src_set *set);
+int op_rd_mpi_flow_table(op_src *src, op_src_set *set, char *err, size_t errlen);
+void op_rd_mpi_flow_column(op_buf *b, const op_src_set *set);
+
 #define OP_RD_CB(cb, arg) ((op_rd_cb){(void (*)(void))(cb), (arg), NULL})
 
 #endif /* OMNIPROF_DB_READER_INTERNAL_H */

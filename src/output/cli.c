@@ -99,6 +99,8 @@ static const char *const HELP_SUMMARY =
     "\n"
     "Per-domain tables: NAME, DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV,\n"
     "sorted by total duration (rocprofv3 / rocpd summary semantics; sample standard deviation).\n"
+    "With two or more ranks in the inputs, cross-rank tables follow: per name, the min/mean/max\n"
+    "over ranks of the per-rank totals and call counts and the slowest rank (docs/multinode.md).\n"
     "  -i, --input DB...        input databases\n"
     "  -f, --format F           console (default), csv, json, md\n"
     "      --summary-by-rank    one set of tables per process (MPI rank when known, else pid)\n"

@@ -92,6 +92,14 @@ typedef struct op_stats_view {
 int op_stats_each(const op_stats *st, int (*fn)(const op_stats_view *, void *), void *arg);
 /* Sample standard deviation (n - 1) from a count, a sum and a sum of squares; 0 for one call. */
 double op_stats_stddev(uint64_t calls, double total, double sumsq);
+/* The statistics of st summed over its process groups (one group, 0); NULL when out of memory. */
+op_stats *op_stats_fold(const op_stats *st);
+/* Summary table cells (stats.c): unit names and divisors, durations (integers in ns), markdown
+ * cells ('|' escaped, newlines as spaces). */
+const char *op_out_unit_name(op_out_units u);
+double op_out_unit_div(op_out_units u);
+void op_out_fmt_num(char *buf, size_t n, double v, op_out_units u);
+void op_out_md_cell(op_buf *b, const unsigned char *s, size_t n);
 
 /* ---- progress --------------------------------------------------------------------------- */
 /* One line on stderr rewritten in place (at most every 100 ms; only when stderr is a terminal;

@@ -35,6 +35,11 @@
  * copy that ends it, only where both are in the output; the region carries flow_ids = H(set,
  * correlation id), the GPU record terminating_flow_ids with the same id: every start has its end,
  * whichever parts wrote them.
+ * MPI messages (reader_mpi.c): the send call's region carries flow_ids = the message's id, the
+ * receive call's region (or the wait or test that completed a nonblocking receive) its
+ * terminating_flow_ids: a flow from the sender's thread track to the receiver's once both ranks
+ * are in the inputs (a merged file or several rank databases); a message whose other end is not
+ * in the output leaves one unpaired id, which Perfetto draws nothing for.
  * Track uuids are H(set, kind, row id), set = 1 + set index over all inputs, the same in every
  * part: unique across sets and inputs (invariant (2)), equal for one track in all parts.
  * Strings are written as bytes (invariant (3)): Perfetto's proto2 `string` fields are not
@@ -350,6 +355,11 @@ static int slice(pf_sink *p, const op_ev *ev, uint64_t track, uint64_t iid, int 
     pb_uint(&p->pkt, 11, track);
     pb_uint(&p->pkt, 10, iid);
     if (flow) pb_fixed64(&p->pkt, terminating ? 48 : 47, flow);
+    int out;
+    uint64_t msg;
+    const unsigned char *q = ev->mpi_flows, *qe = q ? q + ev->mpi_flows_len : NULL;
+    while ((q = op_rd_mpi_flow_next(q, qe, &out, &msg)))
+        pb_fixed64(&p->pkt, out ? 47 : 48, msg); /* MPI messages: from the send to the receive (or its wait) */
     if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
     char tmp[96];
     switch (ev->kind) {

@@ -27,6 +27,7 @@
 #include "output/profile_cpu.h"
 #include "output/profile_gpu.h"
 #include "output/sink.h"
+#include "output/xrank.h"
 
 typedef struct st_row {
     uint64_t group;     /* 0, or a process group (by_process) */
@@ -51,6 +52,7 @@ struct op_stats {
     op_u64map index; /* hash -> row index + 1 (chained by linear scan on collision) */
     st_group *groups;
     size_t n_groups;
+    op_u64map group_index; /* group key -> index + 1 into groups */
     op_progress *progress; /* a stage per input when set (op_stats_progress) */
 };
 
@@ -67,6 +69,7 @@ void op_stats_free(op_stats *st) {
     free(st->rows);
     free(st->groups);
     op_u64map_free(&st->index);
+    op_u64map_free(&st->group_index);
     free(st);
 }
 
@@ -104,6 +107,18 @@ static int st_add(op_stats *st, uint64_t group, const char *domain, const unsign
     }
 }
 
+op_stats *op_stats_fold(const op_stats *st) {
+    op_stats *f = op_stats_new();
+    for (size_t i = 0; f && i < st->n; i++) {
+        const st_row *r = &st->rows[i];
+        if (st_add(f, 0, r->domain, r->name, r->name_len, r->calls, r->total, r->sumsq, r->min, r->max)) {
+            op_stats_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
 static void upper_domain(const char *category, char *out, size_t n) {
     char f[200];
     op_domain_file(category, f, sizeof f);
@@ -124,10 +139,13 @@ typedef struct collect_ctx {
 static int group_of(collect_ctx *c, int64_t prow, uint64_t *key) {
     op_stats *st = c->st;
     *key = op_hash64x3(op_hash_bytes(c->set->guid, strlen(c->set->guid)), (uint64_t)prow, 3);
-    for (size_t gi = 0; gi < st->n_groups; gi++)
-        if (st->groups[gi].key == *key) return 0;
+    uint64_t x;
+    if (op_u64map_get(&st->group_index, *key, &x)) return 0;
     st_group *g = realloc(st->groups, (st->n_groups + 1) * sizeof(*g));
-    if (!g) return -1;
+    if (!g || op_u64map_put(&st->group_index, *key, st->n_groups + 1)) {
+        if (g) st->groups = g;
+        return -1;
+    }
     st->groups = g;
     st_group *ng = &g[st->n_groups++];
     ng->key = *key;
@@ -188,6 +206,12 @@ int op_stats_collect(op_stats *st, const char *const *inputs, size_t n, const op
     return op_out_each_set(inputs, n, collect_set, &a, err, errlen);
 }
 
+/* The group of key (NULL: none, group 0). */
+static const st_group *group_by_key(const op_stats *st, uint64_t key) {
+    uint64_t x;
+    return op_u64map_get(&st->group_index, key, &x) ? &st->groups[x - 1] : NULL;
+}
+
 /* ---- reporting -------------------------------------------------------------------------------- */
 
 static int cmp_rows(const void *a, const void *b, void *ctx) {
@@ -206,9 +230,8 @@ static size_t *sorted_index(op_stats *st) {
     if (!ix) return NULL;
     for (size_t i = 0; i < st->n; i++) {
         ix[i] = i;
-        st->rows[i].order = 0;
-        for (size_t g = 0; g < st->n_groups; g++)
-            if (st->groups[g].key == st->rows[i].group) st->rows[i].order = st->groups[g].order;
+        const st_group *g = group_by_key(st, st->rows[i].group);
+        st->rows[i].order = g ? g->order : 0;
     }
     qsort_r(ix, st->n, sizeof(size_t), cmp_rows, (void *)st);
     return ix;
@@ -229,11 +252,11 @@ int op_stats_each(const op_stats *st, int (*fn)(const op_stats_view *, void *), 
         op_stats_view v = {.group = r->group, .group_label = "", .group_order = 0, .domain = r->domain,
                            .name = r->name, .name_len = r->name_len, .calls = r->calls, .total = r->total,
                            .sumsq = r->sumsq, .min = r->min, .max = r->max};
-        for (size_t g = 0; g < st->n_groups; g++)
-            if (st->groups[g].key == r->group) {
-                v.group_label = st->groups[g].label;
-                v.group_order = st->groups[g].order;
-            }
+        const st_group *g = group_by_key(st, r->group);
+        if (g) {
+            v.group_label = g->label;
+            v.group_order = g->order;
+        }
         int rc = fn(&v, arg);
         if (rc) return rc;
     }
@@ -345,11 +368,11 @@ int op_out_stats_csv(const op_out_inputs *in, const op_win *w, const char *out_d
 
 /* ---- summary ---------------------------------------------------------------------------------- */
 
-static const char *unit_name(op_out_units u) {
+const char *op_out_unit_name(op_out_units u) {
     static const char *const n[] = {"nsec", "usec", "msec", "sec"};
     return n[u >= 0 && u <= 3 ? u : 0];
 }
-static double unit_div(op_out_units u) {
+double op_out_unit_div(op_out_units u) {
     static const double d[] = {1, 1e3, 1e6, 1e9};
     return d[u >= 0 && u <= 3 ? u : 0];
 }
@@ -362,7 +385,7 @@ typedef struct sum_line {
     double total, avg, pct, min, max, sd;
 } sum_line;
 
-static void put_cell_md(op_buf *b, const unsigned char *s, size_t n) {
+void op_out_md_cell(op_buf *b, const unsigned char *s, size_t n) {
     /* markdown: escape '|' and turn newlines into spaces; bytes kept otherwise */
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '|') op_buf_puts(b, "\\|");
@@ -371,16 +394,16 @@ static void put_cell_md(op_buf *b, const unsigned char *s, size_t n) {
     }
 }
 
-static void fmt_num(char *buf, size_t n, double v, op_out_units u) {
+void op_out_fmt_num(char *buf, size_t n, double v, op_out_units u) {
     if (u == OP_OUT_NSEC && v == floor(v) && fabs(v) < 9e15) snprintf(buf, n, "%.0f", v);
     else snprintf(buf, n, "%.6g", v);
 }
 
 static int write_table(FILE *out, int format, op_out_units units, const char *title, const sum_line *ls, size_t nl,
-                       int *first_json) {
+                       int *first_json, int xcols) {
     op_buf b = {0};
-    const char *un = unit_name(units);
-    double div = unit_div(units);
+    const char *un = op_out_unit_name(units);
+    double div = op_out_unit_div(units);
     if (format == OP_OUT_SUMMARY_CONSOLE || format == OP_OUT_SUMMARY_MD) {
         op_buf_printf(&b, "\n%s%s:\n\n", format == OP_OUT_SUMMARY_MD ? "### " : "", title);
         op_buf_printf(&b, "| NAME | DOMAIN | CALLS | DURATION (%s) | AVERAGE (%s) | PERCENT (INC) | MIN (%s) | MAX (%s) | STDDEV (%s) |\n",
@@ -389,20 +412,20 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
         for (size_t i = 0; i < nl; i++) {
             const sum_line *l = &ls[i];
             char t[5][64];
-            fmt_num(t[0], 64, l->total / div, units);
+            op_out_fmt_num(t[0], 64, l->total / div, units);
             snprintf(t[1], 64, "%.6g", l->avg / div);
-            fmt_num(t[2], 64, l->min / div, units);
-            fmt_num(t[3], 64, l->max / div, units);
+            op_out_fmt_num(t[2], 64, l->min / div, units);
+            op_out_fmt_num(t[3], 64, l->max / div, units);
             snprintf(t[4], 64, "%.6g", l->sd / div);
             op_buf_puts(&b, "| ");
-            put_cell_md(&b, l->name, l->name_len);
+            op_out_md_cell(&b, l->name, l->name_len);
             op_buf_printf(&b, " | %s | %llu | %s | %s | %.2f | %s | %s | %s |\n", l->domain, (unsigned long long)l->calls,
                           t[0], t[1], l->pct, t[2], t[3], t[4]);
         }
     } else if (format == OP_OUT_SUMMARY_CSV) {
         if (*first_json) /* one header for all tables */
-            op_buf_printf(&b, "\"Summary\",\"Name\",\"Domain\",\"Calls\",\"Duration (%s)\",\"Average (%s)\",\"Percent (INC)\",\"Min (%s)\",\"Max (%s)\",\"StdDev (%s)\"\n",
-                      un, un, un, un, un);
+            op_buf_printf(&b, "\"Summary\",\"Name\",\"Domain\",\"Calls\",\"Duration (%s)\",\"Average (%s)\",\"Percent (INC)\",\"Min (%s)\",\"Max (%s)\",\"StdDev (%s)\"%s%s\n",
+                      un, un, un, un, un, xcols ? "," : "", xcols ? OP_XRANK_CSV_COLUMNS : "");
         *first_json = 0;
         for (size_t i = 0; i < nl; i++) {
             const sum_line *l = &ls[i];
@@ -410,10 +433,11 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
             op_buf_putc(&b, ',');
             op_buf_csv_str(&b, l->name, l->name_len, 1);
             char d[6][40];
-            op_buf_printf(&b, ",\"%s\",%llu,%s,%s,%s,%s,%s,%s\n", l->domain, (unsigned long long)l->calls,
+            op_buf_printf(&b, ",\"%s\",%llu,%s,%s,%s,%s,%s,%s%s\n", l->domain, (unsigned long long)l->calls,
                           op_fmt_double(d[0], 40, l->total / div), op_fmt_double(d[1], 40, l->avg / div),
                           op_fmt_double(d[2], 40, l->pct), op_fmt_double(d[3], 40, l->min / div),
-                          op_fmt_double(d[4], 40, l->max / div), op_fmt_double(d[5], 40, l->sd / div));
+                          op_fmt_double(d[4], 40, l->max / div), op_fmt_double(d[5], 40, l->sd / div),
+                          xcols ? OP_XRANK_CSV_EMPTY : "");
         }
     } else {
         op_buf_printf(&b, "%s{\"summary\":\"", *first_json ? "" : ",\n");
@@ -496,7 +520,7 @@ static int write_cpu_profile(const char *const *inputs, size_t n_inputs, const o
  * whose domain matches, by total duration, percentages of the table's total. */
 static int write_domain_groups(const op_stats *st, const size_t *ix, size_t k0, size_t k1, const regex_t *re,
                                const char *const *names, size_t n_re, const op_out_summary_options *opts,
-                               const char *glabel, sum_line *ls, FILE *out, int *first_json) {
+                               const char *glabel, sum_line *ls, FILE *out, int *first_json, int xcols) {
     for (size_t g = 0; g < n_re; g++) {
         size_t nl = 0;
         double all = 0;
@@ -516,7 +540,7 @@ static int write_domain_groups(const op_stats *st, const size_t *ix, size_t k0, 
             }
         char title[600];
         snprintf(title, sizeof title, "OMNIPROF SUMMARY GROUP %s%s%s", names[g], glabel[0] ? " — " : "", glabel);
-        if (write_table(out, opts->format, opts->units, title, ls, nl, first_json)) return OP_OUT_EFAIL;
+        if (write_table(out, opts->format, opts->units, title, ls, nl, first_json, xcols)) return OP_OUT_EFAIL;
     }
     return 0;
 }
@@ -554,12 +578,18 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     op_progress_init(&prog, opts->size >= offsetof(op_out_summary_options, progress) + sizeof(opts->progress) &&
                                 opts->progress, "summary:", 0);
     op_stats_progress(st, &prog);
-    rc = op_stats_collect(st, inputs, n_inputs, &w, opts->by_rank, err, errlen);
+    /* by process always: the cross-rank tables (xrank.c) need the per-process rows; without
+     * --summary-by-rank the tables show their sums over the processes */
+    rc = op_stats_collect(st, inputs, n_inputs, &w, 1, err, errlen);
     op_progress_clear(&prog); /* the tables may go to the same terminal */
+    op_stats *ranks = st;
+    if (!rc && !opts->by_rank && !(st = op_stats_fold(ranks))) rc = OP_OUT_EFAIL;
     if (rc) {
+        if (st != ranks) op_stats_free(ranks);
         op_stats_free(st);
         return rc;
     }
+    int xr = op_xrank_applies(ranks);
     regex_t *re = NULL;
     size_t n_re = 0;
     rc = compile_domain_groups(opts, &re, &n_re, err, errlen);
@@ -575,8 +605,8 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
         size_t k_group = k;
         uint64_t group = st->rows[ix[k]].group;
         const char *glabel = "";
-        for (size_t g = 0; g < st->n_groups; g++)
-            if (st->groups[g].key == group) glabel = st->groups[g].label;
+        const st_group *gr = group_by_key(st, group);
+        if (gr) glabel = gr->label;
         size_t nd = 0;
         while (!rc && k < st->n && st->rows[ix[k]].group == group) {
             const char *dom = st->rows[ix[k]].domain;
@@ -598,7 +628,7 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
             nd++;
             char title[512];
             snprintf(title, sizeof title, "OMNIPROF %s SUMMARY%s%s", dom, glabel[0] ? " — " : "", glabel);
-            if (write_table(out, opts->format, opts->units, title, ls, nl, &first_json)) rc = OP_OUT_EFAIL;
+            if (write_table(out, opts->format, opts->units, title, ls, nl, &first_json, xr)) rc = OP_OUT_EFAIL;
         }
         if (!rc && opts->domain_summary) {
             double all = 0;
@@ -609,12 +639,13 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
                                    (double)dr[i].min, (double)dr[i].max, stddev(&dr[i])};
             char title[512];
             snprintf(title, sizeof title, "OMNIPROF DOMAIN SUMMARY%s%s", glabel[0] ? " — " : "", glabel);
-            if (write_table(out, opts->format, opts->units, title, dl, nd, &first_json)) rc = OP_OUT_EFAIL;
+            if (write_table(out, opts->format, opts->units, title, dl, nd, &first_json, xr)) rc = OP_OUT_EFAIL;
         }
         if (!rc && n_re)
             rc = write_domain_groups(st, ix, k_group, k, re, opts->domain_groups, n_re, opts, glabel, ls, out,
-                                     &first_json);
+                                     &first_json, xr);
     }
+    if (!rc && xr) rc = op_xrank_write(ranks, opts->format, opts->units, out, &first_json);
     int profiled = 0;
     if (!rc) rc = write_cpu_profile(inputs, n_inputs, opts, &w, out, &first_json, &profiled, err, errlen);
     if (!rc) rc = op_gpu_summary_section(inputs, n_inputs, &w, opts->format, out, &first_json, &profiled, err, errlen);
@@ -630,6 +661,7 @@ static int summary_checked(const char *const *inputs, size_t n_inputs, const op_
     free(dr);
     for (size_t g = 0; g < n_re; g++) regfree(&re[g]);
     free(re);
+    if (ranks != st) op_stats_free(ranks);
     op_stats_free(st);
     return rc;
 }

@@ -56,10 +56,10 @@ def mpirun_env():
     return env
 
 
-def run_ranks(a, n, outdir, opts, prog_args=(), skewed=None, hosts=None):
-    """mpirun of n ranks of mpitest_calls under omniprof; skewed=(k, cmd): the last k ranks run under cmd;
+def run_ranks(a, n, outdir, opts, prog_args=(), skewed=None, hosts=None, prog="mpitest_calls"):
+    """mpirun of n ranks of prog under omniprof; skewed=(k, cmd): the last k ranks run under cmd;
     hosts: a netns_hosts.SimHosts, n / 2 ranks on each of its hosts."""
-    one = [a.omniprof, "run"] + opts + ["-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, "mpitest_calls")] + \
+    one = [a.omniprof, "run"] + opts + ["-d", outdir, "-o", "rank%rank%", "--", os.path.join(a.bindir, prog)] + \
         list(prog_args)
     cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", str(n - (skewed[0] if skewed else 0))] + one
     if skewed:

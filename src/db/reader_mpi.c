@@ -1,0 +1,97 @@
+/* reader_mpi.c — MPI messages as flows (OP_RD_FLOWS on regions, reader.h): the keys of the
+ * point-to-point messages each MPI_API region sends or receives, so that a trace can join the
+ * send call on the sender's track to the receive on the receiver's.
+ *
+ * A message is keyed by (sender, receiver, communicator, tag, k) — world ranks, the communicator
+ * id every member records alike, and k: it is the k-th message the sender sent the receiver on
+ * that communicator with that tag, which by MPI's non-overtaking rule is the k-th receive the
+ * receiver completed for it — the rule of the view mpi_messages (omniprof_views.sql), computed
+ * here from one process's rows alone: each side finds the key by itself, so the databases of the
+ * ranks need not be read together (several rank databases or one merged file give the same keys).
+ * The sending region is the send call's (MPI_Send, Isend, Sendrecv, ...); the receiving region is
+ * the receive call's (MPI_Recv, Sendrecv) or, for a nonblocking receive, the wait or test that
+ * completed it (the 'complete' row's event's parent).
+ *
+ * Per set and connection one TEMP table op_fm<suffix> (event id of the region -> "o|i sender
+ * receiver comm tag k"), made once with an index on the event; regions read their keys with
+ * group_concat over it (a Waitall completes several receives). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/u64map.h"
+#include "db/reader_internal.h"
+
+int op_rd_mpi_flows_possible(const op_src_set *set) {
+    return SRC_HAS(set, T_OP_COMM) && SRC_HAS(set, T_EVENT) && SRC_HAS(set, T_REGION);
+}
+
+int op_rd_mpi_flow_table(op_src *src, op_src_set *set, char *err, size_t errlen) {
+    if (set->mpi_flows_built) return 0;
+    const char *sx = set->suffix, *C = set->name[T_OP_COMM], *E = set->name[T_EVENT];
+    op_buf b = {0};
+    op_buf_printf(&b, "CREATE TEMP TABLE \"op_fm%s\" (event INTEGER, spec TEXT);", sx);
+    op_buf_printf(&b,
+                  "INSERT INTO \"op_fm%s\" SELECT event_id, 'o ' || rank || ' ' || dest || ' ' || comm || ' ' || "
+                  "send_tag || ' ' || row_number() OVER (PARTITION BY rank, dest, comm, send_tag ORDER BY sequence) "
+                  "FROM %s WHERE api = 'MPI' AND phase = 'call' AND class IN ('send', 'sendrecv') AND dest >= 0 "
+                  "AND rank >= 0;",
+                  sx, C);
+    op_buf_printf(&b,
+                  "INSERT INTO \"op_fm%s\" SELECT CASE WHEN R.phase = 'complete' THEN (SELECT W.event_id FROM %s W "
+                  "JOIN %s WE ON WE.id = W.event_id WHERE WE.stack_id = RE.parent_stack_id AND W.pid = R.pid AND "
+                  "W.phase = 'call' LIMIT 1) ELSE R.event_id END, 'i ' || R.source || ' ' || R.rank || ' ' || "
+                  "R.comm || ' ' || R.recv_tag || ' ' || row_number() OVER (PARTITION BY R.rank, R.source, R.comm, "
+                  "R.recv_tag ORDER BY R.sequence) FROM %s R LEFT JOIN %s RE ON RE.id = R.event_id "
+                  "WHERE R.api = 'MPI' AND R.source >= 0 AND R.rank >= 0 AND ((R.phase = 'call' AND R.name IN "
+                  "('MPI_Recv', 'MPI_Sendrecv', 'MPI_Sendrecv_replace')) OR R.phase = 'complete');",
+                  sx, C, E, C, E);
+    op_buf_printf(&b, "CREATE INDEX \"op_fm%s_event\" ON \"op_fm%s\" (event);", sx, sx);
+    char *sql = op_buf_take(&b);
+    if (!sql) {
+        op_seterr(err, errlen, "out of memory");
+        return -OP_RD_EFAIL;
+    }
+    char *msg = NULL;
+    sqlite3_exec(src->db, "PRAGMA query_only=0", NULL, NULL, NULL);
+    int rc = sqlite3_exec(src->db, sql, NULL, NULL, &msg);
+    sqlite3_exec(src->db, "PRAGMA query_only=1", NULL, NULL, NULL);
+    free(sql);
+    if (rc != SQLITE_OK) {
+        op_seterr(err, errlen, "%s: reading the MPI messages: %s", src->path, msg ? msg : sqlite3_errstr(rc));
+        sqlite3_free(msg);
+        return -OP_RD_EINPUT;
+    }
+    set->mpi_flows_built = 1;
+    return 0;
+}
+
+void op_rd_mpi_flow_column(op_buf *b, const op_src_set *set) {
+    op_buf_printf(b, ", (SELECT group_concat(FM.spec, ';') FROM temp.\"op_fm%s\" FM WHERE FM.event = X.event_id) ",
+                  set->suffix);
+}
+
+const unsigned char *op_rd_mpi_flow_next(const unsigned char *p, const unsigned char *end, int *out,
+                                         uint64_t *id) {
+    while (p && p < end) {
+        int dir = *p;
+        long long v[5];
+        const unsigned char *q = p + 1;
+        int ok = dir == 'o' || dir == 'i';
+        for (int i = 0; ok && i < 5; i++) {
+            char *e;
+            while (q < end && *q == ' ') q++;
+            v[i] = strtoll((const char *)q, &e, 10);
+            ok = e != (const char *)q && (const unsigned char *)e <= end;
+            q = (const unsigned char *)e;
+        }
+        while (q < end && *q != ';') q++;
+        p = q < end ? q + 1 : end;
+        if (!ok) continue;
+        *out = dir == 'o';
+        *id = op_hash64x3(op_hash64x3(op_hash64x3(0x4d5049ull, (uint64_t)v[0], (uint64_t)v[1]), (uint64_t)v[2],
+                                      (uint64_t)v[3]),
+                          (uint64_t)v[4], 17);
+        return p;
+    }
+    return NULL;
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Cross-rank outputs with the real Open MPI (docs/multinode.md): mpirun starts 4 ranks, each under
+`omniprof run --mpi-trace`.
+
+  summary   mpi_imbalance.c: every rank spins in the range "compute", rank 2 ten times longer.
+            `omniprof summary` over the four rank databases and over their merge shows, per
+            region, MPI call (and kernel, none here) the min/mean/max over ranks of the per-rank
+            totals and counts: for "compute" rank 2 is the slowest, max is rank 2's total and min
+            the smallest other rank's (the per-rank totals are read from the databases); every
+            row of the MPI calls agrees with the databases too (which rank waits longest where
+            depends on the scheduling of 4 ranks on a busy machine: it is read from the databases); console, CSV and JSON forms; the merged file gives
+            the same rows as the four databases
+  flows     mpi_calls.c (19 point-to-point messages: Send/Recv, Isend/Irecv + Waitall, Sendrecv,
+            a sub-communicator, Probe + Recv, Irecv completed in MPI_Test): `convert -f pftrace`
+            of the four databases and of their merge holds one flow per message (view
+            mpi_messages), from a send call's slice on the sender's thread track to a receive
+            call's (or its wait's or test's) slice on the receiver's, and no unpaired flow id
+
+usage: xrank_check.py MODE --omniprof BIN --bindir DIR --proto perfetto_trace.proto
+Skips (exit 77) with a reason when mpirun, the test program or protoc is missing."""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mpi_check  # noqa: E402  (mpirun's environment, run_ranks, check)
+
+check = mpi_check.check
+N = 4
+SLOW, ITERS, BASE_MS, SLOW_MS = 2, 3, 20, 200  # mpi_imbalance.c
+
+
+def omniprof(a, *args):
+    r = subprocess.run([a.omniprof] + list(args), capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "omniprof %s exits 0 (%s)" % (" ".join(args[:1]), r.stderr.strip()[-400:]))
+    return r.stdout
+
+
+def run_and_merge(a, tmp, prog, opts=()):
+    out = os.path.join(tmp, prog)
+    mpi_check.run_ranks(a, N, out, ["--mpi-trace"] + list(opts), prog=prog)
+    dbs = mpi_check.dbs_of(out, N)
+    check(all(os.path.exists(d) for d in dbs), "one database per rank: %s" % sorted(os.listdir(out)))
+    merged = os.path.join(tmp, prog + "-merged.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    return dbs, merged
+
+
+# ---- summary ------------------------------------------------------------------------------------
+
+def per_rank(dbs, where):
+    """[(total ns, calls)] per rank of the regions matching `where` (SQL over the regions view)."""
+    res = []
+    for db in dbs:
+        con = sqlite3.connect(db)
+        t, c = con.execute('SELECT total("end" - start), count(*) FROM regions WHERE ' + where).fetchone()
+        res.append((int(t), c))
+        con.close()
+    return res
+
+
+def xrank_rows(doc):
+    """{(domain, name): row} of the JSON summary's cross-rank tables."""
+    rows = {}
+    for el in doc:
+        if el.get("summary", "").startswith("OMNIPROF CROSS-RANK"):
+            check(el.get("ranks") == N, "%s: over %d ranks (%s)" % (el["summary"], N, el.get("ranks")))
+            for r in el["rows"]:
+                rows[(r["domain"], r["name"])] = r
+    return rows
+
+
+def expect_row(row, totals, what):
+    tot = [t for t, _ in totals]
+    calls = [c for _, c in totals]
+    slowest = max(range(N), key=lambda i: (tot[i], -i))
+    check(row is not None, "%s: a cross-rank row" % what)
+    if row is None:
+        return
+    check(row["min"] == min(tot) and row["max"] == max(tot) and abs(row["mean"] - sum(tot) / N) <= 1,
+          "%s: min/mean/max over ranks %s/%s/%s are the per-rank totals' %s" %
+          (what, row["min"], row["mean"], row["max"], tot))
+    check(row["calls_min"] == min(calls) and row["calls_max"] == max(calls) and row["calls"] == sum(calls),
+          "%s: calls min/max/sum %s/%s/%s (per rank %s)" % (what, row["calls_min"], row["calls_max"], row["calls"],
+                                                            calls))
+    check(row["slowest_rank"] == slowest, "%s: slowest rank %s is the rank with the largest total (%d)" %
+          (what, row["slowest_rank"], slowest))
+
+
+def close(field, x, y):
+    """Durations (and their ratios) within 1e-4, everything else exact."""
+    if field in ("min", "mean", "max", "duration", "stddev", "imbalance") and isinstance(x, (int, float)) and \
+            isinstance(y, (int, float)):
+        return abs(x - y) <= 1e-4 * max(abs(x), abs(y)) + 1
+    return x == y
+
+
+def case_summary(a, tmp):
+    dbs, merged = run_and_merge(a, tmp, "mpitest_imbalance", ["--marker-trace"])
+    compute = per_rank(dbs, "name = 'compute'")
+    tot = [t for t, _ in compute]
+    check(all(c == ITERS for _, c in compute), "every rank entered 'compute' %d times: %s" % (ITERS, compute))
+    check(tot[SLOW] >= ITERS * SLOW_MS * 1e6 and all(ITERS * BASE_MS * 1e6 <= t < tot[SLOW]
+                                                     for i, t in enumerate(tot) if i != SLOW),
+          "rank %d computed longest in the databases: %s" % (SLOW, tot))
+    con = sqlite3.connect(dbs[0])
+    compute_domain = con.execute("SELECT DISTINCT category FROM regions WHERE name = 'compute'").fetchone()[0]
+    mpi_names = [r[0] for r in con.execute("SELECT DISTINCT name FROM regions WHERE category = 'MPI_API'")]
+    con.close()
+    by_db = xrank_rows(json.loads(omniprof(a, "summary", "-i", *dbs, "--format", "json")))
+    by_merged = xrank_rows(json.loads(omniprof(a, "summary", "-i", merged, "--format", "json")))
+    row = next((r for (d, n), r in by_db.items() if n == "compute"), None)
+    expect_row(row, compute, "compute (%s)" % compute_domain)
+    check(row is not None and row["slowest_rank"] == SLOW and row["max"] == tot[SLOW] and
+          row["min"] == min(t for i, t in enumerate(tot) if i != SLOW) and row["imbalance"] > 1.5,
+          "compute: rank %d is the slowest, max is its total, min another rank's, max/mean %.2f" %
+          (SLOW, row["imbalance"] if row else 0))
+    for name in mpi_names:
+        expect_row(by_db.get(("MPI_API", name)), per_rank(dbs, "category = 'MPI_API' AND name = '%s'" % name), name)
+    # the merge moves each rank's times onto rank 0's clock, with the drift of its estimates when
+    # they differ by more than their errors: durations then change by parts per million
+    diff = [(k, f, r[f], by_merged.get(k, {}).get(f)) for k, r in by_db.items() for f in r
+            if not close(f, r[f], by_merged.get(k, {}).get(f)) and f not in ("slowest", "slowest_rank")]
+    check(set(by_db) == set(by_merged) and not diff and by_merged[("MARKER_API", "compute")]["slowest_rank"] == SLOW,
+          "the merged file gives the cross-rank rows of the four databases (%d rows; within 1e-4 of durations): %s" %
+          (len(by_db), diff))
+    text = omniprof(a, "summary", "-i", *dbs)
+    line = [l for l in text.splitlines() if l.startswith("| compute |")]
+    check("OMNIPROF CROSS-RANK MPI_API SUMMARY — 4 RANKS" in text and len(line) == 2 and
+          line[-1].rstrip(" |").endswith("| %d" % SLOW),
+          "console: the cross-rank tables, compute's slowest rank %d: %s" % (SLOW, line))
+    rows = list(csv.DictReader(io.StringIO(omniprof(a, "summary", "-i", *dbs, "--format", "csv"))))
+    xr = [r for r in rows if r["Summary"].startswith("OMNIPROF CROSS-RANK") and r["Name"] == "compute"]
+    check(len(xr) == 1 and xr[0]["Slowest Rank"] == str(SLOW) and float(xr[0]["Max (nsec)"]) == tot[SLOW] and
+          xr[0]["Ranks"] == str(N) and xr[0]["Calls Min"] == str(ITERS),
+          "csv: compute's cross-rank row (%s)" % xr)
+    plain = [r for r in rows if not r["Summary"].startswith("OMNIPROF CROSS-RANK")]
+    check(plain and all(r["Ranks"] == "" for r in plain), "csv: the other rows leave the cross-rank columns empty")
+
+
+# ---- flows --------------------------------------------------------------------------------------
+
+def parse_text(text):
+    """protoc's text format -> nested lists of (key, value) (a value: a string or a list)."""
+    root, stack = [], []
+    cur = root
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s == "}":
+            cur = stack.pop()
+        elif s.endswith("{"):
+            node = []
+            cur.append((s[:-1].strip(), node))
+            stack.append(cur)
+            cur = node
+        else:
+            k, _, v = s.partition(":")
+            cur.append((k.strip(), v.strip()))
+    return root
+
+
+def get(node, key):
+    return [v for k, v in node if k == key]
+
+
+def trace_flows(a, pftrace):
+    with open(pftrace, "rb") as f:
+        p = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(a.proto),
+                            os.path.basename(a.proto)], stdin=f, capture_output=True)
+    check(p.returncode == 0, "protoc decodes %s (%s)" % (pftrace, p.stderr[-300:]))
+    thread_pid, names, starts, ends = {}, {}, {}, {}
+    for pkt in get(parse_text(p.stdout.decode("utf-8", "replace")), "packet"):
+        seq = (get(pkt, "trusted_packet_sequence_id") or ["0"])[0]
+        for td in get(pkt, "track_descriptor"):
+            th = get(td, "thread")
+            if th:
+                thread_pid[get(td, "uuid")[0]] = int(get(th[0], "pid")[0])
+        for it in get(pkt, "interned_data"):
+            for en in get(it, "event_names"):
+                names[(seq, get(en, "iid")[0])] = get(en, "name")[0].strip("\"")
+        for te in get(pkt, "track_event"):
+            ev = (get(te, "track_uuid")[0], seq, (get(te, "name_iid") or [""])[0])
+            for fid in get(te, "flow_ids"):
+                starts.setdefault(fid, []).append(ev)
+            for fid in get(te, "terminating_flow_ids"):
+                ends.setdefault(fid, []).append(ev)
+    return thread_pid, names, starts, ends
+
+
+def check_flows(a, pftrace, pids, msgs, what):
+    thread_pid, names, starts, ends = trace_flows(a, pftrace)
+    mpi_ids = [f for f in set(starts) | set(ends)
+               if any(names.get((s, i), "").startswith("MPI_") for _, s, i in starts.get(f, []) + ends.get(f, []))]
+    paired = [f for f in mpi_ids if f in starts and f in ends]
+    check(len(paired) == len(msgs) == 19, "%s: one flow per message: %d flows, %d messages" %
+          (what, len(paired), len(msgs)))
+    check(len(mpi_ids) == len(paired), "%s: no unpaired MPI flow id (%d)" % (what, len(mpi_ids) - len(paired)))
+    rank_of = {pid: r for r, pid in enumerate(pids)}
+    got, bad = [], []
+    for f in paired:
+        (s_track, s_seq, s_iid), (e_track, e_seq, e_iid) = starts[f][0], ends[f][0]
+        s_name, e_name = names.get((s_seq, s_iid), "?"), names.get((e_seq, e_iid), "?")
+        got.append((rank_of.get(thread_pid.get(s_track)), rank_of.get(thread_pid.get(e_track))))
+        if len(starts[f]) != 1 or len(ends[f]) != 1 or \
+                s_name not in ("MPI_Send", "MPI_Isend", "MPI_Sendrecv") or \
+                e_name not in ("MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait", "MPI_Test"):
+            bad.append((s_name, e_name, len(starts[f]), len(ends[f])))
+    check(not bad, "%s: every flow goes from one send call's slice to one receive's, wait's or test's: %s" % (what, bad))
+    want = sorted((m[0], m[1]) for m in msgs)
+    check(sorted(got) == want, "%s: each flow starts on the sender's thread track and ends on the receiver's: %s "
+          "(messages %s)" % (what, sorted(got), want))
+
+
+def case_flows(a, tmp):
+    if not shutil.which("protoc"):
+        print("SKIP: protoc (protobuf-compiler) is not installed")
+        return 77
+    dbs, merged = run_and_merge(a, tmp, "mpitest_calls")
+    pids = []
+    for db in dbs:
+        con = sqlite3.connect(db)
+        pids.append(con.execute("SELECT pid FROM rocpd_info_process").fetchone()[0])
+        con.close()
+    con = sqlite3.connect(merged)
+    msgs = con.execute("SELECT src_rank, dst_rank FROM mpi_messages").fetchall()
+    con.close()
+    for what, inputs in (("4 databases", dbs), ("merged", [merged])):
+        d = os.path.join(tmp, "pf-" + what.replace(" ", "-"))
+        omniprof(a, "convert", "-i", *inputs, "-f", "pftrace", "-d", d, "-o", "x")
+        check_flows(a, os.path.join(d, "x_results.pftrace"), pids, msgs, what)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["summary", "flows"])
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--proto", required=True)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    prog = {"summary": "mpitest_imbalance", "flows": "mpitest_calls"}[a.mode]
+    if not shutil.which("mpirun"):
+        print("SKIP: mpirun (Open MPI) is not installed")
+        return 77
+    if not os.path.exists(os.path.join(a.bindir, prog)):
+        print("SKIP: no MPI compiler wrapper (mpicc) was found at build time (no %s)" % prog)
+        return 77
+    tmp = tempfile.mkdtemp(prefix="omniprof-xrank-")
+    try:
+        rc = {"summary": case_summary, "flows": case_flows}[a.mode](a, tmp)
+    finally:
+        if a.keep:
+            print("kept", tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if rc == 77:
+        return 77
+    if mpi_check.FAILED:
+        print("%d check(s) failed" % len(mpi_check.FAILED))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
