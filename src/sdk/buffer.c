@@ -41,7 +41,7 @@
  *   the callback in batches, reset the descriptors to the next incarnation's gen, publish
  *   the sub-buffer as free (`delivered`+1) and wake waiters.
  *   Flush: seal the active sub-buffer if it holds anything, then wait until `delivered`
- *   passes it.
+ *   passes it, for as long as the consumer makes progress.
  *
  * INVARIANTS.
  *   (1) A record is written only after a CAS that saw its chunk's current gen and no CLOSED
@@ -481,15 +481,25 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
     return total;
 }
 
+/* One pass delivers what was sealed when it began: the sub-buffers before the active one, and
+ * the active one if it is sealed (at most OP_NSUB + 1 of them). A pass never chases producers
+ * that keep refilling the buffer: a callback thread serves several buffers in turn, and a
+ * buffer that its producers seal as fast as it is delivered (a LOSSLESS buffer with a slow
+ * callback) would otherwise keep the thread inside this loop for as long as they run, while a
+ * flush of another buffer of the same thread waited for nothing. Whatever was sealed after the
+ * pass began bumped the thread's work word (seal_seq, get_chunk, flush), so the thread comes
+ * back to it after one round of its other buffers. */
 uint64_t op_buffer_deliver_ready(op_buffer *b)
 {
     uint64_t total = 0;
     int expected = 0;
     /* one deliverer at a time (the callback thread, or a finalizer standing in for it) */
     if (!atomic_compare_exchange_strong(&b->delivering, &expected, 1)) return 0;
+    uint64_t end = atomic_load_explicit(&b->active, memory_order_acquire) + 1;
     for (;;) {
         uint64_t d = atomic_load_explicit(&b->delivered, memory_order_acquire);
         uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
+        if (d >= end) break;
         if (d == a) {
             uint64_t w = atomic_load_explicit(&b->sub[a % OP_NSUB].next_chunk, memory_order_acquire);
             if ((w & OP_SEALED) && (w >> OP_GEN_SHIFT) == gen_of(a) && try_advance(b, false) &&
@@ -504,42 +514,78 @@ uint64_t op_buffer_deliver_ready(op_buffer *b)
     return total;
 }
 
-/* Seal what the active sub-buffer holds and wait until it was delivered. */
-omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns)
+/* Progress of the consumer that serves b: deliveries (sub-buffers and callback batches) of every
+ * buffer its callback thread serves. A flush measures its patience against this, not against
+ * its own buffer: while the thread is busy with another buffer's slow callback, it is alive. */
+static uint64_t consumer_progress(const op_buffer *b)
 {
-    op_tls *t = op_tls_get();
-    uint64_t target;
+    int th = op_buffer_thread(b);
+    uint64_t sum = 0;
+    uint32_t n = op_buffer_count();
+    for (uint32_t i = 0; i < n; i++) {
+        op_buffer *o = &g_buffers[i];
+        if (o == b || op_buffer_thread(o) == th)
+            sum += atomic_load_explicit(&o->delivered, memory_order_relaxed) +
+                   atomic_load_explicit(&o->n_deliveries, memory_order_relaxed);
+    }
+    return sum;
+}
+
+/* Seal the active sub-buffer if it holds anything; returns the sequence number that
+ * `delivered` must reach for everything written before the call to be delivered. */
+static uint64_t seal_for_flush(op_buffer *b)
+{
     for (;;) {
         uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
         op_sub *sb = &b->sub[a % OP_NSUB];
         uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
         if ((w >> OP_GEN_SHIFT) != gen_of(a)) continue;
-        if (w & OP_SEALED) { target = a + 1; try_advance(b, false); break; }
-        if ((w & OP_COUNT_MASK) == 0) { target = a; break; }
+        if (w & OP_SEALED) { try_advance(b, false); return a + 1; }
+        if ((w & OP_COUNT_MASK) == 0) return a;
         if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
                                                   memory_order_acquire)) {
             try_advance(b, false);
-            target = a + 1;
-            break;
+            return a + 1;
         }
     }
+}
+
+/* Seal what the active sub-buffer holds and wait until it was delivered. Gives up with
+ * ERROR_BUFFER_BUSY at `deadline_ns` (absolute, 0 = none: finalization's bound), or once the
+ * consumer made no progress for `stall_ns` (0 = never: a hung callback, a producer stopped
+ * between its reservation and its flag store). A slow consumer that keeps delivering is
+ * waited for however slow the machine. */
+omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns, uint64_t stall_ns)
+{
+    op_tls *t = op_tls_get();
+    uint64_t target = seal_for_flush(b);
     int th = atomic_load_explicit(&b->thread, memory_order_acquire);
     bool inline_delivery = t && t->cb_thread >= 0 && t->cb_thread == th;
-    if (!inline_delivery) op_cbthread_wake(th, false);
+    uint64_t seen = consumer_progress(b), since = op_now_ns();
     while (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) {
         if (inline_delivery || atomic_load(&g_abandoned)) {
             op_buffer_deliver_ready(b);
             if (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) sched_yield();
-            if (!inline_delivery && deadline_ns && op_now_ns() > deadline_ns) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
-            continue;
+            if (inline_delivery) continue;
+        } else {
+            /* wake the callback thread on every round: a wake can be lost when the thread was
+             * not started yet and another thread held the start lock (start_thread trylocks) */
+            op_cbthread_wake(th, false);
+            uint32_t v = atomic_load_explicit(&b->delivered_futex, memory_order_acquire);
+            if (atomic_load_explicit(&b->delivered, memory_order_acquire) >= target) break;
+            atomic_fetch_add(&b->waiters, 1);
+            futex_wait(&b->delivered_futex, v, 5 * 1000 * 1000);
+            atomic_fetch_sub(&b->waiters, 1);
+            try_advance(b, false);
         }
-        uint32_t v = atomic_load_explicit(&b->delivered_futex, memory_order_acquire);
-        if (atomic_load_explicit(&b->delivered, memory_order_acquire) >= target) break;
-        atomic_fetch_add(&b->waiters, 1);
-        futex_wait(&b->delivered_futex, v, 5 * 1000 * 1000);
-        atomic_fetch_sub(&b->waiters, 1);
-        try_advance(b, false);
-        if (deadline_ns && op_now_ns() > deadline_ns) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+        uint64_t now = op_now_ns(), p = consumer_progress(b);
+        if (deadline_ns && now > deadline_ns) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+        if (p != seen) {
+            seen = p;
+            since = now;
+        } else if (stall_ns && now - since > stall_ns) {
+            return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
+        }
     }
     return OMNIPROF_STATUS_SUCCESS;
 }
@@ -639,18 +685,11 @@ OMNIPROF_API omniprof_status_t omniprof_flush_buffer(omniprof_buffer_id_t buffer
         return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
     }
     op_backends_flush();
-    /* Every flush is bounded (DESIGN rule 1): it waits as long as delivery makes progress, and
-     * gives up (ERROR_BUFFER_BUSY) once OMNIPROF_FINALIZE_TIMEOUT_MS pass without any (a hung
+    /* Every flush is bounded (DESIGN rule 1): it waits as long as the consumer makes progress,
+     * and gives up (ERROR_BUFFER_BUSY) once OMNIPROF_FINALIZE_TIMEOUT_MS pass without any (a hung
      * consumer, a deadlocked child after fork): that must not hang the application, least of
      * all at exit. A slow consumer that keeps delivering is waited for. */
-    uint64_t timeout_ns = op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
-    omniprof_status_t r;
-    for (;;) {
-        uint64_t seen = atomic_load(&b->n_delivered) + atomic_load(&b->delivered);
-        r = op_buffer_flush_internal(b, op_now_ns() + timeout_ns);
-        if (r != OMNIPROF_STATUS_ERROR_BUFFER_BUSY) break;
-        if (atomic_load(&b->n_delivered) + atomic_load(&b->delivered) == seen) break; /* no progress */
-    }
+    omniprof_status_t r = op_buffer_flush_internal(b, 0, op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull);
     atomic_fetch_sub(&b->flushers, 1);
     return r;
 }
@@ -667,8 +706,7 @@ OMNIPROF_API omniprof_status_t omniprof_destroy_buffer(omniprof_buffer_id_t buff
         atomic_store(&b->destroying, 0);
         return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
     }
-    uint64_t deadline = op_now_ns() + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
-    op_buffer_flush_internal(b, deadline);
+    op_buffer_flush_internal(b, 0, op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull);
     atomic_store_explicit(&b->alive, 0, memory_order_release);
     /* wait for a delivery in progress to end, then drop the pages (invariant (5)) */
     for (int i = 0; i < 1000 && atomic_load(&b->delivering); i++) sched_yield();
@@ -709,7 +747,7 @@ void op_buffer_finalize_all(uint64_t deadline_ns)
         op_buffer *b = op_buffer_at(i);
         if (!b) continue;
         if (t && t->in_callback && t->cb_thread == op_buffer_thread(b)) continue; /* would wait on itself */
-        if (op_buffer_flush_internal(b, deadline_ns) != OMNIPROF_STATUS_SUCCESS) {
+        if (op_buffer_flush_internal(b, deadline_ns, 0) != OMNIPROF_STATUS_SUCCESS) {
             if (!atomic_exchange(&g_abandoned, 1))
                 op_warn("finalize: callback thread did not deliver within OMNIPROF_FINALIZE_TIMEOUT_MS=%lu ms; "
                         "abandoning it (records still buffered are delivered from the exiting thread)",

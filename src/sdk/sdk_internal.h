@@ -106,10 +106,12 @@ omniprof_context_id_t op_buffer_context(const op_buffer *b);
  * from_signal: never wait, never allocate. Returns 1 when stored, 0 when dropped. */
 int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
                       size_t patch_off, uint64_t patch_val, bool from_signal);
-/* Deliver every sealed sub-buffer of b (callback thread). Returns records delivered. */
+/* Deliver the sub-buffers of b that were sealed when the call began (callback thread).
+ * Returns records delivered. */
 uint64_t op_buffer_deliver_ready(op_buffer *b);
-/* Flush with a deadline (ns, 0 = none). */
-omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns);
+/* Flush with a deadline (absolute ns, 0 = none) and a patience for a consumer that makes no
+ * progress (ns, 0 = unbounded). */
+omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns, uint64_t stall_ns);
 void op_buffer_at_fork_child(void);
 void op_buffer_finalize_all(uint64_t deadline_ns);
 
