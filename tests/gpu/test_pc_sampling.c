@@ -79,6 +79,7 @@ static int tool_init(omniprof_client_finalize_t f, void *d)
     CHECK(omniprof_configure_pm_sampling_service(g_ctx[0], all, pm, 2, 100000, g_buf[0], 0) == OMNIPROF_STATUS_SUCCESS);
     CHECK(omniprof_configure_pm_sampling_service(g_ctx[1], all, pm, 1, 100000, g_buf[1], 0) ==
           OMNIPROF_STATUS_ERROR_CONTEXT_CONFLICT);
+#ifndef OMNIPROF_SANITIZER_BUILD
     size_t passes = 0;
     char msg[512];
     CHECK(omniprof_check_pm_sampling_metrics("GH100", pm, 2, &passes, msg, sizeof msg) == OMNIPROF_STATUS_SUCCESS);
@@ -87,6 +88,12 @@ static int tool_init(omniprof_client_finalize_t f, void *d)
     CHECK(omniprof_check_pm_sampling_metrics("GH100", bad, 2, &passes, msg, sizeof msg) ==
           OMNIPROF_STATUS_ERROR_COUNTER_NOT_FOUND);
     CHECK(strstr(msg, "no_such__metric.sum") != NULL && strstr(msg, "dram__bytes_read.sum") == NULL);
+#else
+    /* The offline check goes through CUPTI's host API, which dlopens libnvperf_host.so with
+     * RTLD_DEEPBIND: the sanitizer runtimes abort the process on that. Checked in the normal
+     * build (make test); everything else of this test runs under the sanitizers too. */
+    printf("SKIP: omniprof_check_pm_sampling_metrics under sanitizers (CUPTI host API: RTLD_DEEPBIND)\n");
+#endif
     CHECK(omniprof_configure_sass_metrics_service(g_ctx[0], all, "k_(", NULL, 0, g_buf[0], 0) == OMNIPROF_STATUS_ERROR_PARSE);
     CHECK(omniprof_configure_sass_metrics_service(g_ctx[0], all, "k_count", NULL, 0, g_buf[0], 0) ==
           OMNIPROF_STATUS_SUCCESS);
