@@ -1,6 +1,7 @@
 /* sdk_test.h — tiny helpers shared by the SDK unit tests: CHECK macros that print the failing
  * expression and status name, a test record for the emit path, and a wait helper. Each test
- * program is its own tool: it defines omniprof_configure and configures in initialize. */
+ * program is its own tool: it defines omniprof_configure (SDK_TEST_TOOL) and configures in
+ * initialize. */
 #ifndef OMNIPROF_TESTS_SDK_TEST_H
 #define OMNIPROF_TESTS_SDK_TEST_H
 
@@ -43,6 +44,16 @@
         return 0;                                                                \
     } while (0)
 
+/* The test program is its own tool: omniprof_configure hands the SDK `init_fn` as initialize. */
+#define SDK_TEST_TOOL(init_fn)                                                                                   \
+    omniprof_tool_configure_result_t *omniprof_configure(uint32_t v, const char *rv, uint32_t p,                \
+                                                         omniprof_client_id_t *id)                               \
+    {                                                                                                            \
+        (void)v; (void)rv; (void)p; (void)id;                                                                    \
+        static omniprof_tool_configure_result_t r = {sizeof r, init_fn, NULL, NULL};                            \
+        return &r;                                                                                               \
+    }
+
 /* A record of kind MARKER_RANGE_API (a core kind: no backend gets loaded). Offsets 16..31 are
  * the correlation id the SDK patches; the test data lives after it. */
 typedef struct test_rec {
@@ -57,16 +68,20 @@ typedef struct test_rec {
 } test_rec;
 _Static_assert(sizeof(test_rec) == 64, "64-byte test record");
 
-static inline void test_emit(uint64_t seq, uint64_t producer)
+static inline void test_emit_kind(uint32_t kind, int32_t operation, uint64_t seq, uint64_t producer)
 {
     test_rec r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
-    r.operation = OMNIPROF_MARKER_RANGE_OP_MARK;
+    r.kind = kind;
+    r.operation = operation;
     r.seq = seq;
     r.producer = producer;
-    op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, &r, NULL);
+    op_sdk_emit(kind, operation, &r, NULL);
+}
+static inline void test_emit(uint64_t seq, uint64_t producer)
+{
+    test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, seq, producer);
 }
 
 static inline void sleep_ms(long ms)

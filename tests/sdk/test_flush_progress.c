@@ -72,12 +72,7 @@ static int init(omniprof_client_finalize_t f, void *d)
     return 0;
 }
 
-omniprof_tool_configure_result_t *omniprof_configure(uint32_t v, const char *rv, uint32_t p, omniprof_client_id_t *id)
-{
-    (void)v; (void)rv; (void)p; (void)id;
-    static omniprof_tool_configure_result_t r = {sizeof r, init, NULL, NULL};
-    return &r;
-}
+SDK_TEST_TOOL(init)
 
 static void *producer(void *arg)
 {
@@ -93,16 +88,9 @@ static void *flusher(void *arg)
 {
     int me = (int)(intptr_t)arg;
     for (uint64_t k = 0; k < NROUND; k++) {
-        test_rec r;
-        memset(&r, 0, sizeof r);
-        r.size = sizeof r;
-        r.kind = OMNIPROF_BUFFER_TRACING_MARKER_API;
-        r.operation = OMNIPROF_MARKER_OP_MARK;
-        r.seq = k;
-        r.producer = 100 + (uint64_t)me;
         omniprof_buffer_stats_t before = {.size = sizeof before}, after = {.size = sizeof after};
         omniprof_buffer_get_stats(g_buf_s, &before);
-        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, &r, NULL); /* buffer F only */
+        test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, k, 100 + (uint64_t)me); /* F only */
         omniprof_status_t st = omniprof_flush_buffer(g_buf_f);
         if (st != OMNIPROF_STATUS_SUCCESS) {
             fprintf(stderr, "flusher %d round %llu: flush returned %s while buffer S was busy\n", me,

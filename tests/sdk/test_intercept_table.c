@@ -77,12 +77,7 @@ static int init(omniprof_client_finalize_t f, void *d)
     return omniprof_start_context(g_ctx) == OMNIPROF_STATUS_SUCCESS ? 0 : 1;
 }
 
-omniprof_tool_configure_result_t *omniprof_configure(uint32_t v, const char *rv, uint32_t p, omniprof_client_id_t *id)
-{
-    (void)v; (void)rv; (void)p; (void)id;
-    static omniprof_tool_configure_result_t r = {sizeof r, init, NULL, NULL};
-    return &r;
-}
+SDK_TEST_TOOL(init)
 
 int main(void)
 {

@@ -60,12 +60,7 @@ static int init(omniprof_client_finalize_t f, void *d)
     return 0;
 }
 
-omniprof_tool_configure_result_t *omniprof_configure(uint32_t v, const char *rv, uint32_t p, omniprof_client_id_t *id)
-{
-    (void)v; (void)rv; (void)p; (void)id;
-    static omniprof_tool_configure_result_t r = {sizeof r, init, NULL, NULL};
-    return &r;
-}
+SDK_TEST_TOOL(init)
 
 static void *producer(void *arg)
 {
