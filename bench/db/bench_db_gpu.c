@@ -366,9 +366,7 @@ static void bare_records(bare *b, const gen *g)
             sqlite3_bind_int64(s, 15, (int64_t)k->grid_size.z * k->block_size.z);
             sqlite3_bind_int64(s, 16, b->kname[k->kernel_id - 1]);
             sqlite3_bind_int64(s, 17, ev);
-            int n = snprintf(ext, sizeof ext,
-                             "{\"device_id\":%u,\"context_id\":%u,\"dynamic_shared_memory\":%u,\"registers_per_thread\":%u}",
-                             k->device_id, k->context_id, k->dynamic_shared_memory, k->registers_per_thread);
+            int n = snprintf(ext, sizeof ext, "{\"context_id\":%u}", k->context_id);
             sqlite3_bind_text(s, 18, ext, n, SQLITE_STATIC);
             sqlite3_bind_int64(s, 19, 1);
             step(b, s);

@@ -11,15 +11,21 @@
  *        database catching up between bursts), and sustained appends far above the database's
  *        rate (the backlog spills to the spool file);
  *   (d)  a long run of mixed records (API, kernels, markers, CPU samples): peak RSS above the
- *        RSS before the writer was opened.
+ *        RSS before the writer was opened;
+ *   (e)  the floor (issue 12): bare SQLite configurations inserting the writer's rows of API
+ *        records (one-row vs multi-row statements, synchronous, page size, no journal at all),
+ *        beside the writer on the same records in the same rounds, all timed to the close
+ *        (checkpoint included); prints a TARGET line for >= 1 M records/s with the best bare rate.
  * Prints `metric=<name> value=<number> unit=<unit>` lines. Sizes: BENCH_DB_ROWS (default 1e6
- * records for a/b), BENCH_DB_CAPTURE (4e6 per thread count), BENCH_DB_LONG (10e6). Files go to
+ * records for a/b), BENCH_DB_CAPTURE (4e6 per thread count), BENCH_DB_LONG (10e6), BENCH_DB_FLOOR
+ * (6e5 records per configuration and round, e). BENCH_DB_PARTS picks parts (default abcde). Files go to
  * BENCH_DB_DIR (default: a fresh directory under /tmp), removed at the end. */
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +52,12 @@ static long rss_kib(void)
         if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
     if (f) fclose(f);
     return kb;
+}
+
+static uint64_t file_bytes_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 static void die(const char *what, sqlite3 *db)
@@ -143,6 +155,92 @@ static double bare_same_rows(uint64_t n, const char *name)
     return 2.0 * (double)n / secs;
 }
 
+/* (e) the floor: bare SQLite configurations writing the writer's rows of n API records (one
+ * rocpd_event + one rocpd_region row each, op_db_schema_create's schema), to see what SQLite
+ * itself can reach on this machine and which configuration raises it. */
+typedef struct floor_cfg {
+    const char *name;
+    int page_size, rows_per_stmt; /* rows_per_stmt: 1 = one-row statements, else multi-row */
+    const char *journal, *sync;
+    int cache_kib, crash_safe;   /* crash_safe 0: a kill mid-transaction may corrupt the file */
+} floor_cfg;
+
+static const floor_cfg k_floor[] = {
+    {"1row_wal_normal_8k", 8192, 1, "WAL", "NORMAL", 8192, 1},
+    {"32row_wal_normal_8k", 8192, 32, "WAL", "NORMAL", 8192, 1}, /* the writer's configuration */
+    {"32row_wal_off_8k", 8192, 32, "WAL", "OFF", 8192, 1},
+    {"32row_wal_normal_64k", 65536, 32, "WAL", "NORMAL", 65536, 1},
+    {"128row_wal_normal_8k", 8192, 128, "WAL", "NORMAL", 8192, 1},
+    {"32row_nojournal_off_64k", 65536, 32, "OFF", "OFF", 65536, 0}, /* no crash safety: the ceiling */
+};
+#define NFLOOR (sizeof k_floor / sizeof k_floor[0])
+
+static sqlite3_stmt *multi_insert(sqlite3 *db, const char *head, const char *tuple, int n)
+{
+    size_t cap = strlen(head) + (size_t)n * (strlen(tuple) + 1) + 1;
+    char *sql = malloc(cap);
+    if (!sql) die("out of memory", NULL);
+    size_t at = (size_t)snprintf(sql, cap, "%s", head);
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(sql + at, cap - at, "%s%s", i ? "," : "", tuple);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) die(sql, db);
+    free(sql);
+    return s;
+}
+
+static double bare_floor(const floor_cfg *c, uint64_t n, const char *name, uint64_t *bytes)
+{
+    char path[1024], pragmas[256], err[256];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+        die("open", db);
+    snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA synchronous=%s; "
+             "PRAGMA cache_size=-%d; PRAGMA temp_store=MEMORY;", c->page_size, c->journal, c->sync, c->cache_kib);
+    sqlite3_exec(db, pragmas, 0, 0, 0);
+    const char *uuid = "0195b6a1-2c3d-7e4f-8a9b-0123456789ab";
+    if (op_db_schema_create(db, uuid, err, sizeof err) != 0) die(err, NULL);
+    sqlite3_exec(db, "INSERT INTO rocpd_info_node_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, hash, machine_id) VALUES (1, 1, 'm');"
+                     "INSERT INTO rocpd_info_process_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, nid, pid) VALUES (1, 1, 1);"
+                     "INSERT INTO rocpd_info_thread_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, nid, pid, tid) VALUES (1, 1, 1, 7);"
+                     "INSERT INTO rocpd_string_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, string) VALUES (1, 'CUDA_RUNTIME_API'), (2, 'cudaLaunchKernel');",
+                 0, 0, 0);
+    int k = c->rows_per_stmt;
+    sqlite3_stmt *ev = multi_insert(db, "INSERT INTO rocpd_event_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, category_id, "
+                                        "stack_id, parent_stack_id, correlation_id) VALUES ", "(?,1,?,NULL,0)", k);
+    sqlite3_stmt *rg = multi_insert(db, "INSERT INTO rocpd_region_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (nid, pid, tid, "
+                                        "start, \"end\", name_id, event_id) VALUES ", "(1,1,?,?,?,2,?)", k);
+    n -= n % (uint64_t)k;
+    uint64_t t0 = op_now_ns();
+    sqlite3_exec(db, "BEGIN", 0, 0, 0);
+    for (uint64_t i = 1; i <= n; i += (uint64_t)k) {
+        for (int j = 0; j < k; j++) {
+            uint64_t r = i + (uint64_t)j;
+            sqlite3_bind_int64(ev, 2 * j + 1, (int64_t)r);
+            sqlite3_bind_int64(ev, 2 * j + 2, (int64_t)r);
+            sqlite3_bind_int64(rg, 4 * j + 1, 1);
+            sqlite3_bind_int64(rg, 4 * j + 2, (int64_t)(r * 10)); /* writer_path's timestamps */
+            sqlite3_bind_int64(rg, 4 * j + 3, (int64_t)(r * 10 + 5));
+            sqlite3_bind_int64(rg, 4 * j + 4, (int64_t)r);
+        }
+        if (sqlite3_step(ev) != SQLITE_DONE || sqlite3_step(rg) != SQLITE_DONE) die("step", db);
+        sqlite3_reset(ev);
+        sqlite3_reset(rg);
+        if ((i + (uint64_t)k - 1) % 100000 < (uint64_t)k) { /* the writer's 200,000 rows per transaction */
+            sqlite3_exec(db, "COMMIT", 0, 0, 0);
+            sqlite3_exec(db, "BEGIN", 0, 0, 0);
+        }
+    }
+    sqlite3_exec(db, "COMMIT", 0, 0, 0);
+    sqlite3_finalize(ev);
+    sqlite3_finalize(rg);
+    sqlite3_close(db); /* checkpoint included, as the writer's close */
+    double secs = (double)(op_now_ns() - t0) / 1e9;
+    *bytes = file_bytes_of(path);
+    unlink(path);
+    return (double)n / secs;
+}
+
 static op_db_writer *open_writer(const char *name)
 {
     char path[1024], err[512];
@@ -157,8 +255,17 @@ static op_db_writer *open_writer(const char *name)
 
 #define BATCH 256
 
-/* (b) */
+/* (b); *with_close: records/s until op_db_writer_close returns (checkpoint included, as the
+ * bare loops of (e) count it), *bytes: the database's size. */
+static double writer_path2(uint64_t n, const char *name, double *with_close, uint64_t *bytes);
 static double writer_path(uint64_t n, const char *name)
+{
+    double wc;
+    uint64_t b;
+    return writer_path2(n, name, &wc, &b);
+}
+
+static double writer_path2(uint64_t n, const char *name, double *with_close, uint64_t *bytes)
 {
     op_db_writer *w = open_writer(name);
     static omniprof_buffer_tracing_api_record_t recs[BATCH];
@@ -189,6 +296,10 @@ static double writer_path(uint64_t n, const char *name)
     op_db_writer_stats st = {.size = sizeof st};
     op_db_writer_get_stats(w, &st);
     op_db_writer_close(w);
+    *with_close = (double)n / ((double)(op_now_ns() - t0) / 1e9);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    *bytes = file_bytes_of(path);
     return (double)st.rows_written / secs;
 }
 
@@ -438,6 +549,48 @@ static void long_run(uint64_t n, double *rate, long *rss_above_kib, uint64_t *db
     }
 }
 
+/* (e) in interleaved rounds: every floor configuration and the writer, on the same records. */
+static void floor_part(uint64_t n)
+{
+    enum { ROUNDS = 3 };
+    double t[NFLOOR + 1] = {0}, recs = 0;
+    uint64_t bytes[NFLOOR + 1] = {0};
+    for (int r = 0; r < ROUNDS; r++) {
+        char nm[96];
+        for (size_t c = 0; c < NFLOOR; c++) {
+            snprintf(nm, sizeof nm, "floor_%s_%d.db", k_floor[c].name, r);
+            uint64_t b;
+            double x = bare_floor(&k_floor[c], n, nm, &b);
+            t[c] += (double)n / x;
+            bytes[c] = b;
+        }
+        snprintf(nm, sizeof nm, "floor_writer_%d.db", r);
+        double wc;
+        uint64_t b;
+        writer_path2(n, nm, &wc, &b);
+        t[NFLOOR] += (double)n / wc;
+        bytes[NFLOOR] = b;
+        recs += (double)n;
+    }
+    double best = 0, best_safe = 0;
+    const char *best_name = "", *best_safe_name = "";
+    for (size_t c = 0; c < NFLOOR; c++) {
+        double rate = recs / t[c];
+        printf("metric=db_floor_%s value=%.0f unit=records/s bytes_per_record=%.1f%s\n", k_floor[c].name, rate,
+               (double)bytes[c] / (double)n, k_floor[c].crash_safe ? "" : " (not crash-safe)");
+        if (rate > best) best = rate, best_name = k_floor[c].name;
+        if (k_floor[c].crash_safe && rate > best_safe) best_safe = rate, best_safe_name = k_floor[c].name;
+    }
+    double wr = recs / t[NFLOOR];
+    printf("metric=db_floor_writer value=%.0f unit=records/s bytes_per_record=%.1f (append to close, checkpoint included)\n",
+           wr, (double)bytes[NFLOOR] / (double)n);
+    printf("metric=db_floor_writer_vs_best_crash_safe value=%.3f unit=ratio (best: %s)\n", wr / best_safe, best_safe_name);
+    printf("TARGET %s: ingest %.2f M records/s (>= 1 M/s); the best bare SQLite configuration on this machine, same "
+           "records, same run: %.2f M/s crash-safe (%s), %.2f M/s at all (%s)\n",
+           wr >= 1e6 ? "MET" : "MISSED", wr / 1e6, best_safe / 1e6, best_safe_name, best / 1e6, best_name);
+    fflush(stdout);
+}
+
 int main(void)
 {
     char dir[512];
@@ -449,7 +602,7 @@ int main(void)
              nlong = env_u64("BENCH_DB_LONG", 10000000);
 
     const char *parts = getenv("BENCH_DB_PARTS"); /* e.g. "c" to run only the capture part */
-    if (!parts || !*parts) parts = "abcd";
+    if (!parts || !*parts) parts = "abcde";
     if (strchr(parts, 'a') || strchr(parts, 'b')) {
     /* The three loops run interleaved, ROUNDS times each on n/ROUNDS records (fresh files),
      * so that a burst of load from other processes hits all three alike; rates are harmonic
@@ -481,6 +634,8 @@ int main(void)
     printf("metric=db_ingest_ratio_vs_10col value=%.3f unit=ratio\n", b / a);
     fflush(stdout);
     }
+
+    if (strchr(parts, 'e')) floor_part(env_u64("BENCH_DB_FLOOR", 600000));
 
     for (int t = 1; t <= 2 && strchr(parts, 'c'); t++) {
         double c = capture_burst(t, 65536 / (uint64_t)t, 20);

@@ -99,9 +99,10 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     op_db_set_int(&c[7], r->local_memory_per_thread);
     op_db_set_int(&c[8], (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
     set_launch(c, r->block_size, r->grid_size, region, ev);
-    int n = snprintf(w->scratch, w->scratch_len,
-                     "{\"device_id\":%u,\"context_id\":%u,\"dynamic_shared_memory\":%u,\"registers_per_thread\":%u",
-                     r->device_id, r->context_id, r->dynamic_shared_memory, r->registers_per_thread);
+    /* Only what no join gives (issue 12: bytes per record): the device is the agent's, registers
+     * per thread the kernel symbol's arch_vgpr_count, dynamic shared memory group_segment_size
+     * minus the symbol's static group_segment_size. */
+    int n = snprintf(w->scratch, w->scratch_len, "{\"context_id\":%u", r->context_id);
     if (r->graph_id)
         n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, ",\"graph_id\":%llu,\"graph_node_id\":%llu",
                       (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
