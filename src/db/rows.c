@@ -4,7 +4,7 @@
  * most of a one-row INSERT on the statement itself (opening the table's cursor, finding the
  * end of the b-tree, halting and resetting) rather than on the row. So the rows of the tables
  * every record writes are queued (op_db_row) and written OP_DB_ROWQ_MAX at a time by multi-row
- * INSERT statements: one sqlite3_step per up to 32 rows. A queue is written when it is full,
+ * INSERT statements: one sqlite3_step per up to OP_DB_ROWQ_MAX (128) rows. A queue is written when it is full,
  * and every queue is written before a transaction commits and before the spool batch whose
  * strings the queued rows point at is released (op_db_rows_flush_all).
  *

@@ -103,7 +103,12 @@ typedef struct stack_entry {
 
 /* Batched inserts (rows.c): a queue of rows for one table, written by multi-row INSERTs. */
 enum { Q_EVENT, Q_REGION, Q_SAMPLE, Q_ARG, Q_KERNEL, Q_COPY, Q_CPU_SAMPLE, Q__COUNT };
-#define OP_DB_ROWQ_SIZES 6                          /* statements for 1, 2, 4, 8, 16, 32 rows */
+#ifndef OP_DB_ROWQ_SIZES
+/* statements for 1, 2, 4, ..., 128 rows: 128-row statements wrote GPU-like records 1.17x faster
+ * than 32-row ones (bench_db_gpu, median of 9 alternating runs, VM; issue 12). A build with
+ * -DOP_DB_ROWQ_SIZES=6 makes the former 32-row writer, for such comparisons. */
+#define OP_DB_ROWQ_SIZES 8
+#endif
 #define OP_DB_ROWQ_MAX (1u << (OP_DB_ROWQ_SIZES - 1)) /* rows queued at most per table */
 enum { OP_DB_CELL_NULL, OP_DB_CELL_INT, OP_DB_CELL_REAL, OP_DB_CELL_TEXT, OP_DB_CELL_ARENA };
 typedef struct op_db_cell {
