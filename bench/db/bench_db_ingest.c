@@ -109,10 +109,9 @@ static double bare_10col(uint64_t n, const char *name)
     return (double)n / secs;
 }
 
-/* (a') the writer's rows for n API records, inserted by a bare loop into the real schema. */
-static double bare_same_rows(uint64_t n, const char *name)
+/* The real schema with the node, process, thread and strings that API records' rows reference. */
+static void api_schema(sqlite3 *db)
 {
-    sqlite3 *db = open_bare(name);
     char err[256];
     const char *uuid = "0195b6a1-2c3d-7e4f-8a9b-0123456789ab";
     if (op_db_schema_create(db, uuid, err, sizeof err) != 0) die(err, NULL);
@@ -121,6 +120,13 @@ static double bare_same_rows(uint64_t n, const char *name)
                      "INSERT INTO rocpd_info_thread_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, nid, pid, tid) VALUES (1, 1, 1, 7);"
                      "INSERT INTO rocpd_string_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, string) VALUES (1, 'CUDA_RUNTIME_API'), (2, 'cudaLaunchKernel');",
                  0, 0, 0);
+}
+
+/* (a') the writer's rows for n API records, inserted by a bare loop into the real schema. */
+static double bare_same_rows(uint64_t n, const char *name)
+{
+    sqlite3 *db = open_bare(name);
+    api_schema(db);
     sqlite3_stmt *ev, *rg;
     if (sqlite3_prepare_v2(db, "INSERT INTO rocpd_event_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (category_id, stack_id, parent_stack_id, correlation_id) VALUES (?,?,?,?)", -1, &ev, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO rocpd_region_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,1,?,?,?,?,?)", -1, &rg, NULL))
@@ -162,7 +168,8 @@ typedef struct floor_cfg {
     const char *name;
     int page_size, rows_per_stmt; /* rows_per_stmt: 1 = one-row statements, else multi-row */
     const char *journal, *sync;
-    int cache_kib, crash_safe;   /* crash_safe 0: a kill mid-transaction may corrupt the file */
+    int cache_kib, crash_safe;   /* crash_safe 0: a kill mid-transaction may corrupt the file (WAL with
+                                  * synchronous=OFF survives kills, not a power loss) */
 } floor_cfg;
 
 static const floor_cfg k_floor[] = {
@@ -190,7 +197,7 @@ static sqlite3_stmt *multi_insert(sqlite3 *db, const char *head, const char *tup
 
 static double bare_floor(const floor_cfg *c, uint64_t n, const char *name, uint64_t *bytes)
 {
-    char path[1024], pragmas[256], err[256];
+    char path[1024], pragmas[256];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     sqlite3 *db;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
@@ -198,13 +205,7 @@ static double bare_floor(const floor_cfg *c, uint64_t n, const char *name, uint6
     snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA synchronous=%s; "
              "PRAGMA cache_size=-%d; PRAGMA temp_store=MEMORY;", c->page_size, c->journal, c->sync, c->cache_kib);
     sqlite3_exec(db, pragmas, 0, 0, 0);
-    const char *uuid = "0195b6a1-2c3d-7e4f-8a9b-0123456789ab";
-    if (op_db_schema_create(db, uuid, err, sizeof err) != 0) die(err, NULL);
-    sqlite3_exec(db, "INSERT INTO rocpd_info_node_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, hash, machine_id) VALUES (1, 1, 'm');"
-                     "INSERT INTO rocpd_info_process_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, nid, pid) VALUES (1, 1, 1);"
-                     "INSERT INTO rocpd_info_thread_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, nid, pid, tid) VALUES (1, 1, 1, 7);"
-                     "INSERT INTO rocpd_string_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, string) VALUES (1, 'CUDA_RUNTIME_API'), (2, 'cudaLaunchKernel');",
-                 0, 0, 0);
+    api_schema(db);
     int k = c->rows_per_stmt;
     sqlite3_stmt *ev = multi_insert(db, "INSERT INTO rocpd_event_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (id, category_id, "
                                         "stack_id, parent_stack_id, correlation_id) VALUES ", "(?,1,?,NULL,0)", k);
