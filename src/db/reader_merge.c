@@ -152,8 +152,13 @@ static int expand_one(op_src *s, const op_src_set *phys, op_src_set **v, size_t 
         cur.shift[t] = sqlite3_column_int64(st, 5);
         char where[120];
         set_filter(&cur, t, where, sizeof where);
-        snprintf(cur.name[t], sizeof cur.name[t], "(SELECT * FROM \"%s%s\" WHERE %s)", op_src_table_base[t], phys->tables,
-                 where);
+        if (snprintf(cur.name[t], sizeof cur.name[t], "(SELECT * FROM \"%s%s\" WHERE %s)", op_src_table_base[t],
+                     phys->tables, where) >= (int)sizeof cur.name[t]) { /* never run a cut query */
+            op_seterr(err, errlen, "%s: process %lld of the merged file: the query of %s%s is over %zu bytes", s->path,
+                      (long long)idx, op_src_table_base[t], phys->tables, sizeof cur.name[t]);
+            sqlite3_finalize(st);
+            return OP_RD_EINPUT;
+        }
     }
     if (rc == SQLITE_DONE && have_cur && add_set(v, n, cap, &cur)) rc = SQLITE_NOMEM;
     if (rc == SQLITE_ROW) rc = SQLITE_NOMEM; /* add_set failed inside the loop */
@@ -438,15 +443,21 @@ static int copy_set(mg *m, const char *path, const op_src_set *set, const op_rd_
         char sql[600], where[120];
         int64_t v[3] = {0, 0, 0}; /* min, max, a natural key already in the output */
         set_filter(set, t, where, sizeof where);
+        int len;
         if (!NATURAL_ID(t))
-            snprintf(sql, sizeof sql, "SELECT coalesce(min(id), 1), coalesce(max(id), 0), 0 FROM src.\"%s%s\"%s%s",
-                     op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
+            len = snprintf(sql, sizeof sql, "SELECT coalesce(min(id), 1), coalesce(max(id), 0), 0 FROM src.\"%s%s\"%s%s",
+                           op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
         else /* ... and whether one of the ids is in the output already */
-            snprintf(sql, sizeof sql,
-                     "SELECT coalesce(min(id), 1), coalesce(max(id), 0), EXISTS (SELECT 1 FROM src.\"%s%s\" S WHERE "
-                     "%s%sEXISTS (SELECT 1 FROM main.\"%s%s\" M WHERE M.id = S.id)) FROM src.\"%s%s\"%s%s",
-                     op_src_table_base[t], set->tables, where, where[0] ? " AND " : "", op_src_table_base[t], m->suffix,
-                     op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
+            len = snprintf(sql, sizeof sql,
+                           "SELECT coalesce(min(id), 1), coalesce(max(id), 0), EXISTS (SELECT 1 FROM src.\"%s%s\" S "
+                           "WHERE %s%sEXISTS (SELECT 1 FROM main.\"%s%s\" M WHERE M.id = S.id)) FROM src.\"%s%s\"%s%s",
+                           op_src_table_base[t], set->tables, where, where[0] ? " AND " : "", op_src_table_base[t],
+                           m->suffix, op_src_table_base[t], set->tables, where[0] ? " WHERE " : "", where);
+        if (len >= (int)sizeof sql) { /* never run a cut query */
+            op_seterr(err, errlen, "%s: the query of %s%s is over %zu bytes", path, op_src_table_base[t], set->tables,
+                      sizeof sql);
+            return OP_RD_EINPUT;
+        }
         if (src_ints(m->db, sql, v, 3)) {
             op_seterr(err, errlen, "%s: reading %s%s: %s", path, op_src_table_base[t], set->tables, sqlite3_errmsg(m->db));
             return OP_RD_EINPUT;
