@@ -2,6 +2,7 @@
  * (src/output/cli.c), which the Python package (`python3 -m omniprof merge`) calls too, so both
  * parse the same options and give the same results and exit codes. argv[0] is "merge". */
 #include "cli/commands.h"
+#include "cli/merge_mpi_exec.h"
 #include "output/output.h"
 
 int op_cmd_merge(int argc, char **argv) {
@@ -11,5 +12,6 @@ int op_cmd_merge(int argc, char **argv) {
         return op_output_cli(1, args);
     }
     argv[0] = name;
+    if (op_merge_wants_mpi(argc, argv)) return op_merge_mpi_exec(argc, argv); /* the tree merge under mpirun */
     return op_output_cli(argc, argv);
 }

@@ -89,6 +89,9 @@ static const char *const HELP_MERGE =
     "  -o, --output FILE     the merged database (must not exist)\n"
     "      --strict          refuse an input that holds no rocpd tables (default: skip it)\n"
     "      --no-progress     no progress line on stderr (shown only on a terminal anyway)\n"
+    "      --mpi             under the job launcher (mpirun -np K omniprof merge --mpi -o OUT DB...):\n"
+    "                        the ranks merge shares of the inputs, then up a tree (`omniprof merge\n"
+    "                        --mpi -h`; needs omniprof-merge-mpi, built where MPI is found)\n"
     "  -h, --help            this text\n"
     "exit status: 0 ok, 1 failure, 2 bad input\n";
 

@@ -15,6 +15,12 @@
             of the four databases and of their merge holds one flow per message (view
             mpi_messages), from a send call's slice on the sender's thread track to a receive
             call's (or its wait's or test's) slice on the receiver's, and no unpaired flow id
+  treemerge `mpirun -np K omniprof merge --mpi` (the tree merge, omniprof-merge-mpi) of the four
+            rank databases of mpi_calls.c and 7 synthetic ones (omniprof-gen-db, ranks 4-10): with
+            K = 4 and fan-in 2 (two levels), K = 3 and fan-in 8 (one), K = 13 (ranks without
+            inputs), the merged file has the rows, messages and summary of `omniprof merge`'s;
+            --times prints one line; the omniprof binary links no MPI; an existing output or a missing input is refused with exit 2
+            on every rank and one line, and no partial merge is left behind
 
 usage: xrank_check.py MODE --omniprof BIN --bindir DIR --proto perfetto_trace.proto
 Skips (exit 77) with a reason when mpirun, the test program or protoc is missing."""
@@ -239,15 +245,83 @@ def case_flows(a, tmp):
         check_flows(a, os.path.join(d, "x_results.pftrace"), pids, msgs, what)
 
 
+# ---- tree merge -----------------------------------------------------------------------------------
+
+def db_counts(db):
+    """Row counts of the plain views and tables that a merge must keep, and the summary."""
+    con = sqlite3.connect(db)
+    c = {v: con.execute('SELECT count(*) FROM "%s"' % v).fetchone()[0]
+         for v in ("rocpd_info_process", "rocpd_region", "rocpd_sample", "rocpd_kernel_dispatch",
+                   "rocpd_memory_copy", "mpi_calls", "mpi_messages", "omniprof_clock")}
+    c["region_ns"] = con.execute('SELECT total("end" - start) FROM rocpd_region').fetchone()[0]
+    c["first_mpi"] = con.execute("SELECT min(start) FROM mpi_calls").fetchone()[0]
+    con.close()
+    return c
+
+
+def tree_merge(a, np_, out, inputs, *opts):
+    cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", str(np_), a.omniprof, "merge",
+           "--mpi", "-o", out] + list(opts) + inputs
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpi_check.mpirun_env())
+
+
+def case_treemerge(a, tmp):
+    if not os.path.exists(os.path.join(a.bindir, "omniprof-merge-mpi")):
+        print("SKIP: omniprof-merge-mpi was not built (no MPI C library found at build time)")
+        return 77
+    ldd = subprocess.run(["ldd", a.omniprof], capture_output=True, text=True).stdout
+    check("libmpi" not in ldd, "the omniprof binary links no MPI (only omniprof-merge-mpi does)")
+    dbs = run_and_merge(a, tmp, "mpitest_calls")[0]
+    gen = os.path.join(a.bindir, "omniprof-gen-db")
+    for i in range(N, 11):  # 7 more "ranks" of synthetic rows: 11 inputs, uneven shares
+        db = os.path.join(tmp, "gen%d.db" % i)
+        subprocess.run([gen, db, "--events", "2000", "--pid", str(30000 + i), "--rank", str(i), "--seed", str(i)],
+                       check=True, capture_output=True)
+        dbs.append(db)
+    serial = os.path.join(tmp, "serial.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", serial)
+    want = db_counts(serial)
+    want_sum = json.loads(omniprof(a, "summary", "-i", serial, "--format", "json"))
+    check(want["mpi_messages"] == 19 and want["rocpd_info_process"] == 11, "the serial merge: %s" % want)
+    for np_, fan in ((4, "2"), (3, "8"), (13, "3")):  # 2 levels; one level; ranks without inputs
+        out = os.path.join(tmp, "tree-%d-%s.db" % (np_, fan))
+        r = tree_merge(a, np_, out, dbs, "--fan-in", fan, "--times")
+        check(r.returncode == 0 and os.path.exists(out), "mpirun -np %d merge --mpi --fan-in %s exits 0 (%s)" %
+              (np_, fan, r.stderr.strip()[-500:]))
+        if not os.path.exists(out):
+            continue
+        got = db_counts(out)
+        check(got == want, "-np %d fan-in %s: the same rows as the serial merge: %s (serial %s)" % (np_, fan, got, want))
+        check(json.loads(omniprof(a, "summary", "-i", out, "--format", "json")) == want_sum,
+              "-np %d fan-in %s: the same summary as the serial merge" % (np_, fan))
+        times = [l for l in r.stderr.splitlines() if "leaves" in l]
+        check(len(times) == 1 and ("%d ranks, 11 inputs" % np_) in times[0], "--times: one line from rank 0: %s" % times)
+        check(sorted(os.listdir(tmp)) == sorted(set(os.listdir(tmp))) and
+              not [f for f in os.listdir(tmp) if ".mpi-parts-" in f], "no partial merge is left")
+    # refusals: an existing output is kept, a missing input names itself; nothing is left behind
+    with open(os.path.join(tmp, "exists.db"), "w") as f:
+        f.write("mine")
+    for out, inputs, needle in ((os.path.join(tmp, "exists.db"), dbs, "exists; refusing to overwrite"),
+                                (os.path.join(tmp, "bad.db"), dbs + [os.path.join(tmp, "missing.db")], "missing.db")):
+        r = tree_merge(a, 4, out, inputs)
+        lines = [l for l in r.stderr.splitlines() if l.startswith("omniprof merge --mpi:")]
+        check(r.returncode == 2 and len(lines) == 1 and needle in lines[0],
+              "refused with exit 2 and one line naming %s: rc %d %s" % (needle, r.returncode, lines))
+        check(not [f for f in os.listdir(tmp) if ".mpi-parts-" in f or f.startswith("bad.db")],
+              "nothing is left behind: %s" % sorted(os.listdir(tmp)))
+    with open(os.path.join(tmp, "exists.db")) as f:
+        check(f.read() == "mine", "the existing output is untouched")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["summary", "flows"])
+    ap.add_argument("mode", choices=["summary", "flows", "treemerge"])
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)
     ap.add_argument("--proto", required=True)
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
-    prog = {"summary": "mpitest_imbalance", "flows": "mpitest_calls"}[a.mode]
+    prog = {"summary": "mpitest_imbalance", "flows": "mpitest_calls", "treemerge": "mpitest_calls"}[a.mode]
     if not shutil.which("mpirun"):
         print("SKIP: mpirun (Open MPI) is not installed")
         return 77
@@ -256,7 +330,7 @@ def main():
         return 77
     tmp = tempfile.mkdtemp(prefix="omniprof-xrank-")
     try:
-        rc = {"summary": case_summary, "flows": case_flows}[a.mode](a, tmp)
+        rc = {"summary": case_summary, "flows": case_flows, "treemerge": case_treemerge}[a.mode](a, tmp)
     finally:
         if a.keep:
             print("kept", tmp)
