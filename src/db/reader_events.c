@@ -238,7 +238,13 @@ static int make_flow_tables(op_src *src, op_src_set *set, const op_win *w, char 
                       "R.event_id WHERE E.stack_id IN (SELECT corr FROM \"op_fg%s\") AND E.category_id NOT IN "
                       "(SELECT id FROM %s WHERE string LIKE '%%MARKER%%' OR string LIKE '%%NVTX%%') %s;",
                   sx, set->name[T_REGION], set->name[T_EVENT], sx, set->name[T_STRING], win);
-    char *sql = op_buf_take(&b);
+    int rc = op_src_exec_temp(src, &b, "reading the flows", err, errlen);
+    if (!rc) set->flows_built = 1;
+    return rc;
+}
+
+int op_src_exec_temp(op_src *src, op_buf *b, const char *what, char *err, size_t errlen) {
+    char *sql = op_buf_take(b);
     if (!sql) {
         op_seterr(err, errlen, "out of memory");
         return -OP_RD_EFAIL;
@@ -249,11 +255,10 @@ static int make_flow_tables(op_src *src, op_src_set *set, const op_win *w, char 
     sqlite3_exec(src->db, "PRAGMA query_only=1", NULL, NULL, NULL);
     free(sql);
     if (rc != SQLITE_OK) {
-        op_seterr(err, errlen, "%s: reading the flows: %s", src->path, msg ? msg : sqlite3_errstr(rc));
+        op_seterr(err, errlen, "%s: %s: %s", src->path, what, msg ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
         return -OP_RD_EINPUT;
     }
-    set->flows_built = 1;
     return 0;
 }
 

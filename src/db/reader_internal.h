@@ -59,6 +59,10 @@ typedef struct op_rd_cb {
     void *arg;
     const op_src_set *set; /* for row functions that give out row ids (op_rd_own_id); may be NULL */
 } op_rd_cb;
+/* Runs the SQL script in b (taken and freed) that makes TEMP tables on the read-only connection
+ * (query_only lifted only meanwhile): 0, or a negative status with err "<path>: <what>: why".
+ * reader_events.c. */
+int op_src_exec_temp(op_src *src, op_buf *b, const char *what, char *err, size_t errlen);
 /* MPI messages as flows (reader_mpi.c): whether the set can have them, its TEMP table of message
  * keys per region event (made once per set and connection; negative status on failure), and the
  * column a region statement selects them with (after the kind-specific ones). */

@@ -46,23 +46,9 @@ int op_rd_mpi_flow_table(op_src *src, op_src_set *set, char *err, size_t errlen)
                   "('MPI_Recv', 'MPI_Sendrecv', 'MPI_Sendrecv_replace')) OR R.phase = 'complete');",
                   sx, C, E, C, E);
     op_buf_printf(&b, "CREATE INDEX \"op_fm%s_event\" ON \"op_fm%s\" (event);", sx, sx);
-    char *sql = op_buf_take(&b);
-    if (!sql) {
-        op_seterr(err, errlen, "out of memory");
-        return -OP_RD_EFAIL;
-    }
-    char *msg = NULL;
-    sqlite3_exec(src->db, "PRAGMA query_only=0", NULL, NULL, NULL);
-    int rc = sqlite3_exec(src->db, sql, NULL, NULL, &msg);
-    sqlite3_exec(src->db, "PRAGMA query_only=1", NULL, NULL, NULL);
-    free(sql);
-    if (rc != SQLITE_OK) {
-        op_seterr(err, errlen, "%s: reading the MPI messages: %s", src->path, msg ? msg : sqlite3_errstr(rc));
-        sqlite3_free(msg);
-        return -OP_RD_EINPUT;
-    }
-    set->mpi_flows_built = 1;
-    return 0;
+    int rc = op_src_exec_temp(src, &b, "reading the MPI messages", err, errlen);
+    if (!rc) set->mpi_flows_built = 1;
+    return rc;
 }
 
 void op_rd_mpi_flow_column(op_buf *b, const op_src_set *set) {
