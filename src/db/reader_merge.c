@@ -268,6 +268,7 @@ typedef struct mg_table {
     char *cols[MG_MAX_COLS]; /* the output table's columns */
     int ref[MG_MAX_COLS];    /* the table a column refers to, -1 none */
     int time[MG_MAX_COLS];   /* a time column (k_times) */
+    int virtual_guid;        /* guid is a VIRTUAL generated column (set_guid_columns) */
 } mg_table;
 
 typedef struct mg {
@@ -290,7 +291,7 @@ static void mg_free(mg *m) {
 /* Reads the output tables' columns and references. */
 static int mg_describe(mg *m, char *err, size_t errlen) {
     sqlite3_stmt *ci = NULL, *fk = NULL;
-    int rc = sqlite3_prepare_v2(m->db, "SELECT name FROM pragma_table_xinfo(?1, 'main')", -1, &ci, NULL);
+    int rc = sqlite3_prepare_v2(m->db, "SELECT name, hidden FROM pragma_table_xinfo(?1, 'main')", -1, &ci, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(m->db, "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?1, 'main')", -1, &fk,
                                 NULL);
@@ -303,6 +304,10 @@ static int mg_describe(mg *m, char *err, size_t errlen) {
         while (sqlite3_step(ci) == SQLITE_ROW && mt->n_cols < MG_MAX_COLS) {
             const char *c = (const char *)sqlite3_column_text(ci, 0);
             int j = mt->n_cols;
+            if (c && !strcmp(c, "guid") && sqlite3_column_int(ci, 1) == 2) { /* virtual: not copied */
+                mt->virtual_guid = 1;
+                continue;
+            }
             if (!c || strchr(c, '"') || !(mt->cols[j] = strdup(c))) continue;
             mt->ref[j] = -1;
             mt->time[j] = 0;
@@ -375,13 +380,13 @@ static int src_ints(sqlite3 *db, const char *sql, int64_t *v, int n) {
 static void set_guid(mg *m, const op_src_set *set, char *uuid, size_t n) {
     const char *g = set->guid;
     size_t gl = strlen(g);
-    if (gl > 0 && gl <= 64 && strspn(g, "0123456789abcdefABCDEF-") == gl) snprintf(uuid, n, "%s", g);
+    if (gl > 0 && gl <= 40 && strspn(g, "0123456789abcdefABCDEF-") == gl) snprintf(uuid, n, "%s", g);
     else {
         const char *sx = set->suffix[0] == '_' ? set->suffix + 1 : set->suffix;
         size_t j = 0;
         for (; sx[j] && j + 1 < n; j++) uuid[j] = sx[j] == '_' ? '-' : sx[j];
         uuid[j] = 0;
-        if (!j || j > 64 || strspn(uuid, "0123456789abcdefABCDEF-") != j) op_db_make_uuid(uuid, n);
+        if (!j || j > 40 || strspn(uuid, "0123456789abcdefABCDEF-") != j) op_db_make_uuid(uuid, n);
     }
     uint32_t id;
     if (op_strtab_find(&m->guids, uuid, strlen(uuid), &id)) op_db_make_uuid(uuid, n);
@@ -542,6 +547,84 @@ static int copy_input(mg *m, size_t idx, const char *path, op_db_merge_clock_fn 
     return rc;
 }
 
+/* The guid expression of a table over the id ranges of its processes (`rg`: lo and guid of
+ * each non-empty range, ascending): a balanced tree of CASEs, log2(processes) comparisons a row. */
+typedef struct guid_range {
+    int64_t lo;
+    char guid[48];
+} guid_range;
+
+static void guid_tree(op_buf *b, const guid_range *rg, size_t a, size_t z) {
+    if (z - a == 1) {
+        op_buf_printf(b, "'%s'", rg[a].guid);
+        return;
+    }
+    size_t mid = a + (z - a) / 2;
+    op_buf_printf(b, "CASE WHEN \"id\" < %lld THEN ", (long long)rg[mid].lo);
+    guid_tree(b, rg, a, mid);
+    op_buf_puts(b, " ELSE ");
+    guid_tree(b, rg, mid, z);
+    op_buf_puts(b, " END");
+}
+
+/* Gives every table whose guid is VIRTUAL its expression over the processes' id ranges (the
+ * schema says ('') until now): an edit of sqlite_schema's text (writable_schema), safe because a
+ * VIRTUAL column is not stored — the rows do not change, only how guid is computed. Last step
+ * of a merge: the connection is closed right after. */
+static int set_guid_columns(mg *m, char *err, size_t errlen) {
+    char sql[300];
+    sqlite3_stmt *rs = NULL, *up = NULL;
+    snprintf(sql, sizeof sql,
+             "SELECT id_lo, guid FROM main.\"omniprof_merged%s\" WHERE table_name = ?1 AND id_hi >= id_lo ORDER BY id_lo",
+             m->suffix);
+    sqlite3_db_config(m->db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)0); /* our own new file */
+    int rc = sqlite3_exec(m->db, "PRAGMA writable_schema=ON; BEGIN;", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(m->db, sql, -1, &rs, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(m->db,
+                                "UPDATE sqlite_schema SET sql = replace(sql, 'GENERATED ALWAYS AS ('''') VIRTUAL', "
+                                "'GENERATED ALWAYS AS (' || ?2 || ') VIRTUAL') WHERE type = 'table' AND name = ?1",
+                                -1, &up, NULL);
+    guid_range *rg = NULL;
+    size_t cap = 0;
+    for (int t = 0; t < T_COUNT && rc == SQLITE_OK; t++) {
+        if (!m->t[t].virtual_guid) continue;
+        size_t n = 0;
+        sqlite3_bind_text(rs, 1, op_src_table_base[t], -1, SQLITE_STATIC);
+        while (rc == SQLITE_OK && sqlite3_step(rs) == SQLITE_ROW) {
+            if (n == cap) {
+                guid_range *v = realloc(rg, (cap = cap ? cap * 2 : 256) * sizeof *rg);
+                if (!v) rc = SQLITE_NOMEM;
+                else rg = v;
+            }
+            if (rc != SQLITE_OK) break;
+            rg[n].lo = sqlite3_column_int64(rs, 0);
+            snprintf(rg[n].guid, sizeof rg[n].guid, "%s", (const char *)sqlite3_column_text(rs, 1)); /* set_guid's */
+            n++;
+        }
+        sqlite3_reset(rs);
+        op_buf e = {0};
+        if (n) guid_tree(&e, rg, 0, n);
+        else op_buf_puts(&e, "''");
+        char *expr = op_buf_take(&e), name[160];
+        snprintf(name, sizeof name, "%s%s", op_src_table_base[t], m->suffix);
+        if (!expr) rc = SQLITE_NOMEM;
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_text(up, 1, name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(up, 2, expr, -1, SQLITE_STATIC);
+            rc = sqlite3_step(up) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(m->db);
+            sqlite3_reset(up);
+        }
+        free(expr);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_exec(m->db, "COMMIT; PRAGMA writable_schema=OFF;", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) op_seterr(err, errlen, "recording the guids: %s", sqlite3_errmsg(m->db));
+    free(rg);
+    sqlite3_finalize(rs);
+    sqlite3_finalize(up);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 /* The indexes of k_indexes, once all rows are in. */
 static int create_indexes(mg *m, char *err, size_t errlen) {
     op_buf q = {0};
@@ -588,7 +671,7 @@ int op_db_merge(const char *const *inputs, size_t n_inputs, const char *tmp_path
             goto out;
         }
     }
-    if (create_indexes(&m, err, errlen)) goto out;
+    if (create_indexes(&m, err, errlen) || set_guid_columns(&m, err, errlen)) goto out;
     sqlite3_finalize(m.rec);
     m.rec = NULL;
     int crc = sqlite3_close(m.db);

@@ -150,18 +150,32 @@ static void strip_all(char *s, const char *pat)
     for (char *p; (p = strstr(s, pat));) memmove(p, p + n, strlen(p + n) + 1);
 }
 
-/* The tables of a merged file (op_db_schema_create_merged): tables.sql with guid a stored column
- * (one table set holds the rows of many processes, each row with its process's guid) and
- * without the UNIQUE constraints, which hold within one process only (the same string, node,
- * stack node or symbol address in two processes); reader_merge.c indexes those columns once at
- * the end of a merge. op_malloc'd template text, or NULL. */
+/* Removes `pat` from the CREATE TABLE statement of table `name` in `s`. */
+static void strip_in_table(char *s, const char *name, const char *pat)
+{
+    char *c = strstr(s, name), *e = c ? strstr(c, ");") : NULL;
+    char *p = c ? strstr(c, pat) : NULL;
+    size_t n = strlen(pat);
+    if (p && p < e) memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/* The tables of a merged file (op_db_schema_create_merged): tables.sql where one table set holds
+ * the rows of many processes, each row with its process's guid — a stored column in the process
+ * and thread tables (their ids are OS pids and tids, which interleave across processes) and in
+ * the two tables where it is stored already; elsewhere still a VIRTUAL generated column, whose
+ * expression ('' here) reader_merge.c replaces at the end of the merge by one over the id ranges
+ * of the processes — and without the UNIQUE constraints, which hold within one process only (the
+ * same string, node, stack node or symbol address in two processes); reader_merge.c indexes those
+ * columns once at the end of a merge. op_malloc'd template text, or NULL. */
 static char *merged_tables_template(void)
 {
     size_t n = strlen(op_db_sql_tables);
     char *t = op_malloc(n + 1);
     if (!t) return NULL;
     memcpy(t, op_db_sql_tables, n + 1);
-    strip_all(t, " GENERATED ALWAYS AS ('{{guid}}') VIRTUAL");
+    strip_in_table(t, "\"rocpd_info_process{{uuid}}\"", " GENERATED ALWAYS AS ('{{guid}}') VIRTUAL");
+    strip_in_table(t, "\"rocpd_info_thread{{uuid}}\"", " GENERATED ALWAYS AS ('{{guid}}') VIRTUAL");
+    for (char *p; (p = strstr(t, "('{{guid}}') VIRTUAL"));) memmove(p + 2, p + 10, strlen(p + 10) + 1);
     strip_all(t, " DEFAULT '{{guid}}'");
     strip_all(t, " UNIQUE ON CONFLICT ABORT");
     /* table constraints ",\n    UNIQUE (a, b)": from the comma before to the closing ')' */
