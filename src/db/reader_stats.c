@@ -20,7 +20,7 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
     op_buf b = {0};
     const char *g = by_process ? "X.pid" : "0";
     const char *S = set->name[T_STRING];
-    int has_ev = SRC_HAS(set, T_EVENT);
+    int has_ev = SRC_HAS(set, T_EVENT); /* (a merged file's ids are unique: no guid to compare) */
     switch (t) {
     case T_REGION:
         op_buf_printf(&b,
@@ -28,7 +28,7 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
                       "mn, mx, sq FROM (SELECT %s AS g, %s AS c, X.name_id AS n, " AGG " FROM %s X %s%s%s WHERE 1 %s "
                       "GROUP BY 1, 2, 3)",
                       S, S, g, has_ev ? "E.category_id" : "NULL", set->name[T_REGION], has_ev ? "LEFT JOIN " : "",
-                      has_ev ? set->name[T_EVENT] : "", has_ev ? " E ON E.id = X.event_id AND E.guid = X.guid" : "",
+                      has_ev ? set->name[T_EVENT] : "", !has_ev ? "" : set->merged ? " E ON E.id = X.event_id" : " E ON E.id = X.event_id AND E.guid = X.guid",
                       win);
         break;
     case T_KERNEL:
