@@ -599,7 +599,8 @@ static int set_guid_columns(mg *m, char *err, size_t errlen) {
             }
             if (rc != SQLITE_OK) break;
             rg[n].lo = sqlite3_column_int64(rs, 0);
-            snprintf(rg[n].guid, sizeof rg[n].guid, "%s", (const char *)sqlite3_column_text(rs, 1)); /* set_guid's */
+            const char *g = (const char *)sqlite3_column_text(rs, 1); /* set_guid's: hex digits and '-' */
+            snprintf(rg[n].guid, sizeof rg[n].guid, "%s", g ? g : "");
             n++;
         }
         sqlite3_reset(rs);
