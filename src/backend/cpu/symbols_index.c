@@ -10,8 +10,10 @@
  * address, with the running maximum of their end addresses (a backward scan stops as soon as
  * nothing earlier can reach the address). The choice follows libdwfl's: a sized symbol that
  * contains the address, non-local bindings before local ones, then GLOBAL over WEAK over LOCAL,
- * then the first in table order (aliases). Anything else — symbols of different extents overlapping the
- * address, or only size-less labels — is left to libdwfl (return 0), so results stay libdwfl's.
+ * then the first in table order (aliases); without one, the nearest size-less label in the
+ * address's own section that no sized symbol below the address passes, else nothing (libdwfl's
+ * rules again). Symbols of different extents overlapping the address are left to libdwfl
+ * (return 0).
  *
  * Scopes: per CU, the DW_TAG_subprogram and DW_TAG_inlined_subroutine DIEs that have code, each
  * with its parent among them, and one entry per address range, sorted by start (then longest
@@ -36,8 +38,14 @@ typedef struct sym_ent {
     GElf_Xword size;
     const char *name;
     uint32_t ndx;  /* table order (libdwfl keeps the first of equals) */
+    uint32_t shndx; /* its section (SHN_ABS etc. for special ones) */
     uint8_t bind;
 } sym_ent;
+
+typedef struct sec_ent {
+    GElf_Addr lo, hi; /* biased addresses */
+    uint32_t ndx;
+} sec_ent;
 
 typedef struct scope_die {
     Dwarf_Die die;
@@ -63,6 +71,8 @@ typedef struct mod_index {
     sym_ent *syms;
     GElf_Addr *cover;   /* cover[i] = max end address of syms[0..i] */
     size_t nsyms;
+    sec_ent *secs;      /* the module's allocated sections, for labels (libdwfl's same_section) */
+    size_t nsecs;
     op_u64map cus;      /* CU DIE offset -> 1 + index in cu[] */
     cu_index **cu;
     size_t ncu, capcu;
@@ -123,10 +133,19 @@ static int read_symbols(Dwfl_Module *mod, mod_index *m)
             type == STT_TLS)
             continue;
         if (op_grow(&m->syms, &cap, m->nsyms + 1, sizeof *m->syms) != 0) return -1;
-        m->syms[m->nsyms++] = (sym_ent){value, sym.st_size, name, (uint32_t)i, (uint8_t)GELF_ST_BIND(sym.st_info)};
+        m->syms[m->nsyms++] = (sym_ent){value, sym.st_size, name, (uint32_t)i, shndx, (uint8_t)GELF_ST_BIND(sym.st_info)};
     }
     if (!m->nsyms) return -1;
     qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+    GElf_Addr bias = 0;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    size_t capsec = 0;
+    for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size) continue;
+        if (op_grow(&m->secs, &capsec, m->nsecs + 1, sizeof *m->secs) != 0) return -1;
+        m->secs[m->nsecs++] = (sec_ent){sh.sh_addr + bias, sh.sh_addr + bias + sh.sh_size, (uint32_t)elf_ndxscn(scn)};
+    }
     m->cover = malloc(m->nsyms * sizeof *m->cover);
     if (!m->cover) return -1;
     GElf_Addr end = 0;
@@ -136,6 +155,29 @@ static int read_symbols(Dwfl_Module *mod, mod_index *m)
         m->cover[i] = end;
     }
     return 1;
+}
+
+/* No sized symbol contains the address (code of a hidden or static function in a library with
+ * only .dynsym, a PLT stub, an assembly label): libdwfl then takes the nearest size-less symbol
+ * at or below it in the address's section (an absolute one only at the address itself; higher
+ * binding, then table order, on a tie), and only when no symbol of those
+ * at or below the address ends above that label (min_label); else nothing. syms[0..lo) are the
+ * symbols at or below the address. (One case is not libdwfl's: a non-local label exactly at the
+ * address beside a local sized symbol containing it; libdwfl then names the label.) */
+static const sym_ent *sizeless_label(const mod_index *m, size_t lo, Dwarf_Addr address)
+{
+    /* only labels at the nearest address can qualify: a sized symbol there ends above any lower one */
+    GElf_Addr top = m->syms[lo - 1].lo;
+    const sym_ent *label = NULL;
+    uint32_t sec = SHN_UNDEF; /* the address's section */
+    for (size_t k = 0; k < m->nsecs; k++)
+        if (address >= m->secs[k].lo && address < m->secs[k].hi) sec = m->secs[k].ndx;
+    for (size_t i = lo; i-- > 0 && m->syms[i].lo == top;) {
+        const sym_ent *e = &m->syms[i];
+        int same = e->shndx >= SHN_LORESERVE ? e->lo == address : e->shndx == sec && sec != SHN_UNDEF;
+        if (e->size == 0 && same && (!label || sym_rank_better(e, label))) label = e;
+    }
+    return label && label->lo >= m->cover[lo - 1] ? label : NULL;
 }
 
 int op_cpu_symidx_name(Dwfl_Module *mod, Dwarf_Addr address, const char **name)
@@ -157,8 +199,8 @@ int op_cpu_symidx_name(Dwfl_Module *mod, Dwarf_Addr address, const char **name)
         if (best && (e->lo != best->lo || e->size != best->size)) return 0; /* nested extents */
         if (!best || sym_rank_better(e, best)) best = e;
     }
-    if (!best) return 0; /* size-less labels or nothing: libdwfl's rules */
-    *name = best->name;
+    if (!best && lo > 0) best = sizeless_label(m, lo, address);
+    *name = best ? best->name : NULL;
     return 1;
 }
 
@@ -284,6 +326,7 @@ static int free_module(uint64_t key, uint64_t val, void *arg)
     op_u64map_free(&m->cus);
     free(m->syms);
     free(m->cover);
+    free(m->secs);
     free(m);
     return 0;
 }

@@ -11,8 +11,8 @@
 
 /* Name of the ELF symbol libdwfl's dwfl_module_addrinfo would give for the (biased) address:
  * 1 with *name set (NULL when the module has no symbol there), 0 when the index cannot decide
- * alone (overlapping symbols of different extents, only size-less labels, no symbol table):
- * the caller then asks libdwfl. */
+ * alone (overlapping symbols of different extents, no symbol table): the caller then asks
+ * libdwfl. */
 int op_cpu_symidx_name(Dwfl_Module *mod, Dwarf_Addr address, const char **name);
 
 /* The inlined subroutines containing pc (the CU's own address space: the address minus the
