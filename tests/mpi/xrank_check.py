@@ -22,6 +22,10 @@
             --times prints one line; the omniprof binary links no MPI; an existing output or a missing input is refused with exit 2
             on every rank and one line, and no partial merge is left behind
 
+  kernels   no MPI: `omniprof summary` of three synthetic rank databases (omniprof-gen-db --rank;
+            rank 1 with three times the kernels): every kernel's cross-rank row holds the per-rank
+            totals and counts of the databases, rank 1 is the slowest in each
+
 usage: xrank_check.py MODE --omniprof BIN --bindir DIR --proto perfetto_trace.proto
 Skips (exit 77) with a reason when mpirun, the test program or protoc is missing."""
 import argparse
@@ -61,36 +65,37 @@ def run_and_merge(a, tmp, prog, opts=()):
 
 # ---- summary ------------------------------------------------------------------------------------
 
-def per_rank(dbs, where):
-    """[(total ns, calls)] per rank of the regions matching `where` (SQL over the regions view)."""
+def per_rank(dbs, where, view="regions"):
+    """[(total ns, calls)] per rank of the rows of `view` matching `where`."""
     res = []
     for db in dbs:
         con = sqlite3.connect(db)
-        t, c = con.execute('SELECT total("end" - start), count(*) FROM regions WHERE ' + where).fetchone()
+        t, c = con.execute('SELECT total("end" - start), count(*) FROM %s WHERE %s' % (view, where)).fetchone()
         res.append((int(t), c))
         con.close()
     return res
 
 
-def xrank_rows(doc):
+def xrank_rows(doc, n=N):
     """{(domain, name): row} of the JSON summary's cross-rank tables."""
     rows = {}
     for el in doc:
         if el.get("summary", "").startswith("OMNIPROF CROSS-RANK"):
-            check(el.get("ranks") == N, "%s: over %d ranks (%s)" % (el["summary"], N, el.get("ranks")))
+            check(el.get("ranks") == n, "%s: over %d ranks (%s)" % (el["summary"], n, el.get("ranks")))
             for r in el["rows"]:
                 rows[(r["domain"], r["name"])] = r
     return rows
 
 
 def expect_row(row, totals, what):
+    n = len(totals)
     tot = [t for t, _ in totals]
     calls = [c for _, c in totals]
-    slowest = max(range(N), key=lambda i: (tot[i], -i))
+    slowest = max(range(n), key=lambda i: (tot[i], -i))
     check(row is not None, "%s: a cross-rank row" % what)
     if row is None:
         return
-    check(row["min"] == min(tot) and row["max"] == max(tot) and abs(row["mean"] - sum(tot) / N) <= 1,
+    check(row["min"] == min(tot) and row["max"] == max(tot) and abs(row["mean"] - sum(tot) / n) <= 1,
           "%s: min/mean/max over ranks %s/%s/%s are the per-rank totals' %s" %
           (what, row["min"], row["mean"], row["max"], tot))
     check(row["calls_min"] == min(calls) and row["calls_max"] == max(calls) and row["calls"] == sum(calls),
@@ -149,6 +154,26 @@ def case_summary(a, tmp):
           "csv: compute's cross-rank row (%s)" % xr)
     plain = [r for r in rows if not r["Summary"].startswith("OMNIPROF CROSS-RANK")]
     check(plain and all(r["Ranks"] == "" for r in plain), "csv: the other rows leave the cross-rank columns empty")
+
+
+def case_kernels(a, tmp):
+    """No MPI: three synthetic rank databases (omniprof-gen-db --rank, 1x, 3x and 2x the kernels)."""
+    dbs = []
+    for r, events in enumerate((2000, 6000, 4000)):
+        dbs.append(os.path.join(tmp, "k%d.db" % r))
+        subprocess.run([os.path.join(a.bindir, "omniprof-gen-db"), dbs[-1], "--events", str(events), "--pid",
+                        str(42000 + r), "--rank", str(r), "--seed", str(r + 1)], check=True, capture_output=True)
+    rows = xrank_rows(json.loads(omniprof(a, "summary", "-i", *dbs, "--format", "json")), 3)
+    con = sqlite3.connect(dbs[1])
+    names = [n for (n,) in con.execute("SELECT DISTINCT name FROM kernels")]
+    con.close()
+    check(len(names) >= 3 and len([k for k in rows if k[0] == "KERNEL_DISPATCH"]) == len(names),
+          "one cross-rank row per kernel name (%d)" % len(names))
+    for name in names:
+        expect_row(rows.get(("KERNEL_DISPATCH", name)), per_rank(dbs, "name = '%s'" % name.replace("'", "''"),
+                                                                 "kernels"), "kernel " + name)
+    check(all(r["slowest_rank"] == 1 for k, r in rows.items() if k[0] == "KERNEL_DISPATCH"),
+          "rank 1, with three times the kernels, is the slowest in every kernel")
 
 
 # ---- flows --------------------------------------------------------------------------------------
@@ -315,22 +340,24 @@ def case_treemerge(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["summary", "flows", "treemerge"])
+    ap.add_argument("mode", choices=["summary", "flows", "treemerge", "kernels"])
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)
     ap.add_argument("--proto", required=True)
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
-    prog = {"summary": "mpitest_imbalance", "flows": "mpitest_calls", "treemerge": "mpitest_calls"}[a.mode]
-    if not shutil.which("mpirun"):
+    prog = {"summary": "mpitest_imbalance", "flows": "mpitest_calls", "treemerge": "mpitest_calls",
+            "kernels": None}[a.mode]
+    if prog and not shutil.which("mpirun"):
         print("SKIP: mpirun (Open MPI) is not installed")
         return 77
-    if not os.path.exists(os.path.join(a.bindir, prog)):
+    if prog and not os.path.exists(os.path.join(a.bindir, prog)):
         print("SKIP: no MPI compiler wrapper (mpicc) was found at build time (no %s)" % prog)
         return 77
     tmp = tempfile.mkdtemp(prefix="omniprof-xrank-")
     try:
-        rc = {"summary": case_summary, "flows": case_flows, "treemerge": case_treemerge}[a.mode](a, tmp)
+        rc = {"summary": case_summary, "flows": case_flows, "treemerge": case_treemerge,
+              "kernels": case_kernels}[a.mode](a, tmp)
     finally:
         if a.keep:
             print("kept", tmp)
