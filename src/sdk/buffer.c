@@ -482,9 +482,9 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
 }
 
 /* One pass delivers what was sealed when it began: the sub-buffers before the active one, and
- * the active one if it is sealed (at most OP_NSUB + 1 of them). A pass never chases producers
- * that keep refilling the buffer: a callback thread serves several buffers in turn, and a
- * buffer that its producers seal as fast as it is delivered (a LOSSLESS buffer with a slow
+ * the active one if it is sealed (at most OP_NSUB of them: invariant (3)). A pass never chases
+ * producers that keep refilling the buffer: a callback thread serves several buffers in turn,
+ * and a buffer that its producers seal as fast as it is delivered (a LOSSLESS buffer with a slow
  * callback) would otherwise keep the thread inside this loop for as long as they run, while a
  * flush of another buffer of the same thread waited for nothing. Whatever was sealed after the
  * pass began bumped the thread's work word (seal_seq, get_chunk, flush), so the thread comes
