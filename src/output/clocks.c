@@ -9,7 +9,8 @@
  *   1. its MPI estimates against rank 0 — t' = t - (o1 + rate x (t - l1)), o1 at local time l1
  *      (init), rate = (o2 - o1) / (l2 - l1) from the second one (finalize) when the two differ
  *      by more than their errors (estimate_map): offset and drift;
- *   2. else, on another host than the reference (machine id and host name differ), the
+ *   2. else, on another host than the reference (machine id and host name both differ, where
+ *      both sides know them: other_host), the
  *      wall-clock offsets both recorded: t' = t + realtime(P) - realtime(ref) (as good as the
  *      hosts' NTP);
  *   3. else nothing: processes of one host share CLOCK_MONOTONIC.
@@ -68,6 +69,19 @@ static void estimate_map(clock_proc *e) {
         e->map.offset = b->offset, e->map.at = b->local;
 }
 
+/* Hosts as op_rd_clocks gives them, "machine-id|hostname": another host only when every part both
+ * know differs — a container on the same kernel may have its own host name (or its own machine
+ * id) and still shares CLOCK_MONOTONIC; renaming one side alone must not move its times. */
+static int other_host(const char *a, const char *b) {
+    const char *ba = strchr(a, '|'), *bb = strchr(b, '|');
+    size_t ma = ba ? (size_t)(ba - a) : strlen(a), mb = bb ? (size_t)(bb - b) : strlen(b);
+    const char *ha = ba ? ba + 1 : "", *hb = bb ? bb + 1 : "";
+    int known = 0, same = 0;
+    if (ma && mb) known++, same |= ma == mb && strncmp(a, b, ma) == 0;
+    if (*ha && *hb) known++, same |= strcmp(ha, hb) == 0;
+    return known > 0 && !same;
+}
+
 void op_clock_plan_finish(op_clock_plan *p) {
     const clock_proc *ref = NULL;
     for (size_t i = 0; i < p->n && !ref; i++)
@@ -78,8 +92,7 @@ void op_clock_plan_finish(op_clock_plan *p) {
         clock_proc *e = &p->v[i];
         if (e->pc.applied || e == ref) continue;
         if (e->pc.n > 0) estimate_map(e);
-        else if (ref && ref->pc.has_realtime && e->pc.has_realtime && e->pc.host[0] && ref->pc.host[0] &&
-                 strcmp(e->pc.host, ref->pc.host) != 0) {
+        else if (ref && ref->pc.has_realtime && e->pc.has_realtime && other_host(e->pc.host, ref->pc.host)) {
             e->map.active = 1;
             e->map.offset = ref->pc.realtime_offset - e->pc.realtime_offset;
         }

@@ -455,6 +455,39 @@ def case_otf2():
         eq((counts["ENTER"], counts["LEAVE"], counts["METRIC"]), (pairs, pairs, values), "run -f otf2: events")
 
 
+def case_clock_hosts():
+    """merge moves a process's times by the two wall-clock offsets only when it ran on another
+    host than the reference: machine id and host name both differ (a renamed container on the same
+    kernel shares CLOCK_MONOTONIC). The amd_views case relies on it: compat_db's node is named
+    'compat-host' with this machine's id, beside a real run's."""
+    with tempfile.TemporaryDirectory() as d:
+        ref, _ = compat_db(d, "ref.db", "--pid", 21000)
+        for tag, machine_id, host, moved in (("renamed", None, "renamed-host", False),
+                                             ("other", "0123456789abcdef0123456789abcdef", "other-host", True)):
+            b, _ = compat_db(d, tag + ".db", "--pid", 22000)
+            con = sqlite3.connect(b)
+            tables = dict(con.execute("SELECT substr(name, 1, instr(name || '_0', '_0') - 1), name FROM sqlite_master "
+                                      "WHERE type = 'table' AND (name LIKE 'rocpd_info_node%' OR "
+                                      "name LIKE 'rocpd_info_process%')").fetchall())
+            node = [n for n in tables.values() if n.startswith("rocpd_info_node")][0]
+            proc = [n for n in tables.values() if n.startswith("rocpd_info_process")][0]
+            con.execute(f"UPDATE {node} SET hostname = ?, machine_id = COALESCE(?, machine_id)", (host, machine_id))
+            # its CLOCK_REALTIME - CLOCK_MONOTONIC is 5 s less than the reference's: an event at its
+            # monotonic time t happened at the reference's monotonic time t - 5 s
+            con.execute(f"UPDATE {proc} SET extdata = json_set(extdata, '$.realtime_offset_ns', -5000000000)")
+            con.commit()
+            con.close()
+            before = q1(b, "SELECT min(start) FROM regions")
+            m = os.path.join(d, tag + "-merged.db")
+            run([A.omniprof, "merge", "-i", ref, b, "-o", m])
+            after = q1(m, "SELECT min(start) FROM regions WHERE pid = 22000")
+            eq(after - before, -5000000000 if moved else 0,
+               f"{tag}: the process's times moved by the wall-clock offsets ({host}, machine id "
+               f"{'changed' if machine_id else 'the same'})")
+            eq(q1(m, "SELECT min(start) FROM regions WHERE pid = 21000"), q1(ref, "SELECT min(start) FROM regions"),
+               f"{tag}: the reference's times unchanged")
+
+
 def case_amd_views():
     amd = os.environ.get("OMNIPROF_AMD_ROCPD", "")
     check_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "amd_rocpd_check.py")
