@@ -12,8 +12,13 @@
  * init and at finalize, give the drift; merge, convert and summary map the process's times onto
  * rank 0's clock (src/output/clocks.c). Rank 0 records offset 0, error 0.
  *
- * Cost: (size - 1) x round trips x one round trip, at init and at finalize, mostly on rank 0
- * (16 round trips of 10 µs over 1,000 ranks: 0.16 s). Off with OMNIPROF_MPI_CLOCK_ROUND_TRIPS=0. */
+ * OMNIPROF_MPI_CLOCK_ROUND_TRIPS is the most exchanges per peer: rank 0 stops earlier once a round
+ * trip took at most 10 µs (error <= 5 µs; at least 8 exchanges) or after 2 s with that peer (a
+ * busy machine, where every round trip takes milliseconds: the best of those is kept, its error
+ * recorded). Rank 0 ends each peer's exchanges with a stop ping (-1).
+ * Cost: (size - 1) x at most round trips x one round trip, at init and at finalize, mostly on
+ * rank 0 (16 round trips of 10 µs over 1,000 ranks: 0.16 s; on InfiniBand 8 of 3 µs). Off with
+ * OMNIPROF_MPI_CLOCK_ROUND_TRIPS=0. */
 #include <string.h>
 
 #include "backend/mpi/mpi_internal.h"
@@ -33,6 +38,9 @@ typedef int (*free_fn)(H *);
 
 #define TAG 0x6f70 /* on our own communicator: any tag would do */
 #define TIMEOUT_NS 10000000000ull
+#define MIN_ROUNDS 8u                   /* round trips before a short one may end the exchange */
+#define GOOD_RTT_NS 10000               /* a round trip this short bounds the error to 5 us */
+#define PEER_BUDGET_NS 2000000000ull    /* at most 2 s of exchanges per peer */
 
 static struct {
     isend_fn isend;
@@ -92,10 +100,14 @@ static bool resolve(void)
     return g_fn.isend && g_fn.irecv && g_fn.test && g_fn.idup && g_fn.rank_of && g_fn.size_of;
 }
 
-/* Rank 0's side with one peer: the best of `rounds` exchanges, then the answer. */
+/* Rank 0's side with one peer: exchanges until one round trip was short enough (GOOD_RTT_NS, after
+ * MIN_ROUNDS), `rounds` were made or the peer's time budget is spent; then the stop ping (-1) and
+ * the answer. The budget bounds what a busy machine costs (every round trip milliseconds) and
+ * keeps the ranks that wait their turn within their deadline. */
 static bool measure_peer(int peer, uint32_t rounds)
 {
-    int64_t best[3] = {0, INT64_MAX, 0}; /* offset, round trip, peer time */
+    int64_t best[4] = {0, INT64_MAX, 0, 0}; /* offset, round trip, peer time, round trips made */
+    uint64_t start = op_now_ns();
     for (uint32_t k = 0; k < rounds; k++) {
         int64_t tp = 0, ping = (int64_t)k;
         uint64_t t0 = op_now_ns(), deadline = t0 + TIMEOUT_NS;
@@ -107,8 +119,11 @@ static bool measure_peer(int peer, uint32_t rounds)
             best[0] = tp - (int64_t)(t0 + (t1 - t0) / 2);
             best[2] = tp;
         }
+        best[3] = (int64_t)k + 1;
+        if ((k + 1 >= MIN_ROUNDS && best[1] <= GOOD_RTT_NS) || t1 - start > PEER_BUDGET_NS) break;
     }
-    return xfer(true, best, 24, peer, op_now_ns() + TIMEOUT_NS);
+    int64_t stop = -1;
+    return xfer(true, &stop, 8, peer, op_now_ns() + TIMEOUT_NS) && xfer(true, best, 32, peer, op_now_ns() + TIMEOUT_NS);
 }
 
 void op_mpi_clock_sync(int operation)
@@ -141,16 +156,17 @@ void op_mpi_clock_sync(int operation)
     } else if (rank > 0) {
         /* rank 0 may be busy with lower ranks first: the first ping may take (rank - 1) x their time */
         uint64_t deadline = op_now_ns() + TIMEOUT_NS * (1 + (uint64_t)rank / 64);
-        for (uint32_t k = 0; k < rounds && ok; k++) {
+        for (uint32_t k = 0; k <= rounds && ok; k++) { /* pings until rank 0's stop (-1) */
             int64_t ping = 0;
             ok = xfer(false, &ping, 8, 0, deadline);
+            if (ok && ping < 0) break;
             int64_t tp = (int64_t)op_now_ns();
             ok = ok && xfer(true, &tp, 8, 0, op_now_ns() + TIMEOUT_NS);
             deadline = op_now_ns() + TIMEOUT_NS;
         }
-        int64_t best[3];
-        ok = ok && xfer(false, best, 24, 0, op_now_ns() + TIMEOUT_NS);
-        if (ok) emit(operation, (uint64_t)best[2], best[0], (uint64_t)best[1], rank, rounds);
+        int64_t best[4];
+        ok = ok && xfer(false, best, 32, 0, op_now_ns() + TIMEOUT_NS);
+        if (ok) emit(operation, (uint64_t)best[2], best[0], (uint64_t)best[1], rank, (uint32_t)best[3]);
         else op_warn("mpi: rank 0 did not complete the clock measurement within %llu s; clocks are not aligned",
                      TIMEOUT_NS / 1000000000ull);
     }
