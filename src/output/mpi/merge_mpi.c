@@ -109,7 +109,8 @@ static int prepare(const args *a, char *dir, size_t dirlen, char *err, size_t er
         snprintf(err, errlen, "%s: exists; refusing to overwrite it (remove it or choose another -o)", a->out);
         return 2;
     }
-    if (snprintf(dir, dirlen, "%s.mpi-parts-%ld", a->out, (long)getpid()) >= (int)dirlen) {
+    /* room is left for the partials' names inside (".../l<level>-r<rank>.db") */
+    if (snprintf(dir, dirlen, "%s.mpi-parts-%ld", a->out, (long)getpid()) >= (int)dirlen - 32) {
         snprintf(err, errlen, "%s: the output path is too long", a->out);
         return 2;
     }
@@ -206,9 +207,14 @@ int main(int argc, char **argv) {
         /* leaves: rank r's contiguous share of the inputs */
         long lo = (long)a.n_inputs * rank / size, hi = (long)a.n_inputs * (rank + 1) / size;
         if (hi > lo) {
-            if (size == 1) snprintf(mine.path, sizeof mine.path, "%s", a.out);
-            else snprintf(mine.path, sizeof mine.path, "%s/l0-r%d.db", dir, rank);
-            mine.rc = merge_into(a.inputs + lo, (int)(hi - lo), 0, mine.path, mine.err, sizeof mine.err);
+            int len = size == 1 ? snprintf(mine.path, sizeof mine.path, "%s", a.out)
+                                : snprintf(mine.path, sizeof mine.path, "%s/l0-r%d.db", dir, rank);
+            if (len >= (int)sizeof mine.path) { /* prepare() left room: never a cut path */
+                mine.rc = 2;
+                snprintf(mine.err, sizeof mine.err, "%s: the output path is too long", a.out);
+            } else {
+                mine.rc = merge_into(a.inputs + lo, (int)(hi - lo), 0, mine.path, mine.err, sizeof mine.err);
+            }
             if (mine.rc) mine.path[0] = 0;
         }
         leaf_s = now_s() - t0;
