@@ -6,6 +6,9 @@
                     cuda:1 (4 MiB, device to device), add and sum there
   check-peer2 DIR   the database in DIR: two GPU agents, kernels on both, one 4 MiB copy whose
                     source is one GPU agent and destination the other
+  check-pmc2 DIR    work-peer2 under --pmc gpu__time_duration.sum smsp__inst_executed.sum: counter
+                    values for dispatches on both GPU agents, every value of a dispatch > 0, and
+                    each GPU's fill kernel counted on its own agent
   work-nccl2        (under torchrun, 2 processes) NCCL all_reduce of 1 Mi floats, 5 times, on the
                     process's LOCAL_RANK device
   check-nccl2 DIR   rank0/rank1 databases in DIR: each holds exactly 5 ncclAllReduce calls of
@@ -80,6 +83,32 @@ def check_peer2(d):
     con.close()
 
 
+def check_pmc2(d):
+    db = one_db(d)
+    if not db:
+        return
+    con = sqlite3.connect(db)
+    q = lambda s, *p: con.execute(s, p).fetchall()
+    gpus = [r[0] for r in q("SELECT id FROM rocpd_info_agent WHERE type = 'GPU' ORDER BY id")]
+    rows = q("SELECT K.agent_id, P.name, P.counter_name, P.counter_value FROM pmc_events P "
+             "JOIN rocpd_kernel_dispatch K ON K.dispatch_id = P.dispatch_id AND K.guid = P.guid")
+    per = {}
+    for agent, name, counter, value in rows:
+        per.setdefault(agent, []).append((name, counter, value))
+    check(len(set(per) & set(gpus)) >= 2, "counter values for dispatches on both GPU agents (%s)" %
+          {a: len(v) for a, v in per.items()})
+    for a in gpus:
+        names = {n for n, c, v in per.get(a, [])}
+        counters = {c for n, c, v in per.get(a, [])}
+        check(counters >= {"gpu__time_duration.sum", "smsp__inst_executed.sum"},
+              "agent %d: both counters (%s)" % (a, sorted(counters)))
+        check(all(v > 0 for n, c, v in per.get(a, [])), "agent %d: every value > 0 (%s)" % (
+            a, sorted({(n[:40], c, v) for n, c, v in per.get(a, []) if v <= 0})[:4]))
+        check(any("fill" in (n or "").lower() for n in names), "agent %d: its fill kernel counted (%s)" % (
+            a, sorted(n[:50] for n in names if n)[:4]))
+    con.close()
+
+
 def check_nccl2(d):
     for r in (0, 1):
         db = os.path.join(d, "rank%d_results.db" % r)
@@ -105,8 +134,9 @@ def main():
         return work_peer2()
     if mode == "work-nccl2":
         return work_nccl2()
-    if mode in ("check-peer2", "check-nccl2") and len(sys.argv) == 3:
-        (check_peer2 if mode == "check-peer2" else check_nccl2)(sys.argv[2])
+    checks = {"check-peer2": check_peer2, "check-pmc2": check_pmc2, "check-nccl2": check_nccl2}
+    if mode in checks and len(sys.argv) == 3:
+        checks[mode](sys.argv[2])
         print("%d check(s) failed" % len(FAILED) if FAILED else "all checks hold")
         return 1 if FAILED else 0
     print(__doc__)

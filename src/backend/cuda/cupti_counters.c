@@ -74,6 +74,7 @@ typedef struct vendor_plan {
     size_t image_size;
     size_t passes;
     uint32_t device;
+    struct vendor_plan *next; /* the same plan on other devices */
 } vendor_plan;
 
 typedef struct rp_session {
@@ -223,9 +224,21 @@ static rp_session *session_for(CUcontext ctx, uint32_t device)
     return NULL;
 }
 
+/* The plan's vendor half on device, or NULL. One per device: the config image is built with the
+ * device's counter availability image, and two H100s of one host differ there (their disabled
+ * units): with device 0's image, device 1 read smsp__inst_executed.sum as NaN on every dispatch
+ * while gpu__time_duration.sum was right (mpi.gpu.pmc2 on two H100s). */
+static vendor_plan *vendor_cached(const op_counters_plan *plan, uint32_t device)
+{
+    for (vendor_plan *vp = plan ? plan->vendor : NULL; vp; vp = vp->next)
+        if (vp->device == device)
+            return vp;
+    return NULL;
+}
+
 static vendor_plan *vendor_for(const op_counters_plan *plan, const dev_info *d, uint32_t device)
 {
-    vendor_plan *vp = plan->vendor;
+    vendor_plan *vp = vendor_cached(plan, device);
     if (vp)
         return vp;
     vp = op_calloc(1, sizeof *vp);
@@ -241,18 +254,19 @@ static vendor_plan *vendor_for(const op_counters_plan *plan, const dev_info *d, 
         return NULL;
     }
     vp->device = device;
+    vp->next = plan->vendor;
     ((op_counters_plan *)plan)->vendor = vp; /* provider.h invariant (3): the provider's cache slot */
     return vp;
 }
 
 static void free_plan_cache(void *p)
 {
-    vendor_plan *vp = p;
-    if (!vp)
-        return;
-    op_cupti_host_destroy(vp->host);
-    op_free(vp->image);
-    op_free(vp);
+    for (vendor_plan *vp = p, *next; vp; vp = next) {
+        next = vp->next;
+        op_cupti_host_destroy(vp->host);
+        op_free(vp->image);
+        op_free(vp);
+    }
 }
 
 /* (Re)initialize the counter data image and SetConfig for plan. Lock held. */
@@ -385,7 +399,7 @@ static void batch_flush(rp_session *s)
         turn_off("cuptiRangeProfilerStop", r);
     }
     const op_counters_plan *plan = s->plan;
-    vendor_plan *vp = plan ? plan->vendor : NULL;
+    vendor_plan *vp = vendor_cached(plan, s->device);
     double vals[64];
     for (size_t i = 0; i < np; i++) {
         size_t range = s->used + i;
@@ -614,12 +628,13 @@ static void on_exit_launch(const CUpti_CallbackData *cb)
     t[T_DECODE] = t3 - t2;
     double small[64];
     double *vals = plan->num_base <= 64 ? small : op_calloc(plan->num_base, sizeof(double));
-    int er = vals ? op_cupti_host_evaluate(((vendor_plan *)plan->vendor)->host, s->cd, s->cd_size, n - 1,
-                                           plan->base_names, plan->num_base, vals)
-                  : -1;
+    vendor_plan *vp = vendor_cached(plan, s->device);
+    int er = vals && vp ? op_cupti_host_evaluate(vp->host, s->cd, s->cd_size, n - 1, plan->base_names, plan->num_base,
+                                                 vals)
+                        : -1;
     s->used = n;
     if (er == 0) {
-        op_sdk_counters_dispatch_complete(token, vals, ((vendor_plan *)plan->vendor)->passes);
+        op_sdk_counters_dispatch_complete(token, vals, vp->passes);
     } else {
         static int warned;
         if (!warned++)
@@ -779,6 +794,7 @@ static omniprof_status_t device_start(uint32_t device, const op_counters_plan *p
     if (r == CUPTI_SUCCESS) {
         ds->rs.obj = en.pRangeProfilerObject;
         ds->rs.ctx = ds->ctx;
+        ds->rs.device = device;
         ds->plan = plan;
         /* session_configure sets AutoRange/KernelReplay; device windows need UserRange/UserReplay */
         CUpti_RangeProfiler_GetCounterDataSize_Params cs = {.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
@@ -827,8 +843,8 @@ static omniprof_status_t device_read(void *session, double *values)
     omniprof_status_t st = op_cupti_counters_status(r, NULL, 0);
     if (st == OMNIPROF_STATUS_SUCCESS) {
         size_t n = decoded_ranges(&ds->rs);
-        vendor_plan *vp = ds->plan->vendor;
-        if (n == 0 || op_cupti_host_evaluate(vp->host, ds->rs.cd, ds->rs.cd_size, n - 1, ds->plan->base_names,
+        vendor_plan *vp = vendor_cached(ds->plan, ds->rs.device);
+        if (n == 0 || !vp || op_cupti_host_evaluate(vp->host, ds->rs.cd, ds->rs.cd_size, n - 1, ds->plan->base_names,
                                              ds->plan->num_base, values))
             st = OMNIPROF_STATUS_ERROR;
         /* next window */
