@@ -67,13 +67,21 @@ def one_db(d):
     return dbs[0] if dbs else None
 
 
-def check_peer2(d):
+def open_gpus(d):
+    """The one database in d: (connection, query function, GPU agent ids), or None."""
     db = one_db(d)
     if not db:
-        return
+        return None
     con = sqlite3.connect(db)
     q = lambda s, *p: con.execute(s, p).fetchall()
-    gpus = [r[0] for r in q("SELECT id FROM rocpd_info_agent WHERE type = 'GPU' ORDER BY id")]
+    return con, q, [r[0] for r in q("SELECT id FROM rocpd_info_agent WHERE type = 'GPU' ORDER BY id")]
+
+
+def check_peer2(d):
+    opened = open_gpus(d)
+    if not opened:
+        return
+    con, q, gpus = opened
     check(len(gpus) >= 2, "two GPU agents (%s)" % gpus)
     on = [r[0] for r in q("SELECT DISTINCT agent_id FROM rocpd_kernel_dispatch")]
     check(len(set(on) & set(gpus)) >= 2, "kernels ran on both GPUs (agents %s)" % on)
@@ -84,12 +92,10 @@ def check_peer2(d):
 
 
 def check_pmc2(d):
-    db = one_db(d)
-    if not db:
+    opened = open_gpus(d)
+    if not opened:
         return
-    con = sqlite3.connect(db)
-    q = lambda s, *p: con.execute(s, p).fetchall()
-    gpus = [r[0] for r in q("SELECT id FROM rocpd_info_agent WHERE type = 'GPU' ORDER BY id")]
+    con, q, gpus = opened
     rows = q("SELECT K.agent_id, P.name, P.counter_name, P.counter_value FROM pmc_events P "
              "JOIN rocpd_kernel_dispatch K ON K.dispatch_id = P.dispatch_id AND K.guid = P.guid")
     per = {}

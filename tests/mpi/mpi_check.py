@@ -395,10 +395,16 @@ def main():
         if not os.path.exists(os.path.join(a.bindir, "mpitest_calls")):
             print("SKIP: no MPI compiler wrapper (mpicc) was found at build time")
             return 77
-    tmp = tempfile.mkdtemp(prefix="omniprof-mpi-")
+    return run_case(a, {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks,
+                        "hosts2": case_hosts2}[a.mode], "omniprof-mpi-")
+
+
+def run_case(a, case, prefix):
+    """Runs case(a, tmp) in a temporary folder (kept with --keep); the exit code: 77 when the case
+    skipped, 1 when a check failed, else 0. tests/mpi/xrank_check.py runs its cases through it."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
     try:
-        rc = {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks,
-              "hosts2": case_hosts2}[a.mode](a, tmp)
+        rc = case(a, tmp)
     finally:
         if a.keep:
             print("kept", tmp)

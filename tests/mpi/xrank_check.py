@@ -37,7 +37,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mpi_check  # noqa: E402  (mpirun's environment, run_ranks, check)
@@ -354,21 +353,8 @@ def main():
     if prog and not os.path.exists(os.path.join(a.bindir, prog)):
         print("SKIP: no MPI compiler wrapper (mpicc) was found at build time (no %s)" % prog)
         return 77
-    tmp = tempfile.mkdtemp(prefix="omniprof-xrank-")
-    try:
-        rc = {"summary": case_summary, "flows": case_flows, "treemerge": case_treemerge,
-              "kernels": case_kernels}[a.mode](a, tmp)
-    finally:
-        if a.keep:
-            print("kept", tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if rc == 77:
-        return 77
-    if mpi_check.FAILED:
-        print("%d check(s) failed" % len(mpi_check.FAILED))
-        return 1
-    return 0
+    return mpi_check.run_case(a, {"summary": case_summary, "flows": case_flows, "treemerge": case_treemerge,
+                                  "kernels": case_kernels}[a.mode], "omniprof-xrank-")
 
 
 if __name__ == "__main__":
