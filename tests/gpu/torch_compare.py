@@ -39,11 +39,21 @@ MODES = ["plain", "cupti_kernel", "cupti_launch", "cupti_runtime", "om_lite", "o
 if os.environ.get("TORCH_COMPARE_MODES"):
     _want = set(os.environ["TORCH_COMPARE_MODES"].split()) | {"plain"}
     MODES = [m for m in MODES if m in _want]
+# TORCH_COMPARE_EXTRA="name=FLAG,FLAG[;VAR=VALUE;...] ...": extra omniprof modes (diagnostics, e.g.
+# "ors_depth1=--runtime-trace,--sample;OMNIPROF_SAMPLING_MAX_DEPTH=1"), run after the standard ones
+EXTRA = {}
+for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
+    _name, _, _rest = _spec.partition("=")
+    _parts = _rest.split(";")
+    EXTRA[_name] = ([f for f in _parts[0].split(",") if f], dict(kv.split("=", 1) for kv in _parts[1:] if kv))
+MODES += [m for m in EXTRA if m not in MODES]
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
             "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample"]}
 ENV = {"om_lite": {"OMNIPROF_CUDA_KERNEL_CORRELATION": "false"},
        "cupti_kernel": {"OMNIPROF_CUPTI_FLOOR": "kernel"}, "cupti_launch": {"OMNIPROF_CUPTI_FLOOR": "launch"},
        "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}}
+for _name, (_flags, _env) in EXTRA.items():
+    OM_FLAGS[_name], ENV[_name] = _flags, _env
 
 
 def run_mode(b, work, mode, rnd):
@@ -180,6 +190,23 @@ def main():
         out["ratios"][om] = [q0, q1, q2]
         print("%s torch.%s_vs_%s: omniprof adds %.2fx [%.2f-%.2f] what %s adds (%d rounds; target <= %.1fx)" % (
             "MET" if q0 <= target else "MISSED", om, tm, q0, q1, q2, tm, n, target))
+
+    # what the program's own end costs (interpreter and CUDA teardown after t_end), from `plain` in the
+    # same round, and every omniprof mode's time from t_end to its database, raw and beyond that
+    own_exit = {k: r["t_done"] - r["t_end"] for k, r in res["plain"].items() if "t_end" in r}
+    q = med(list(own_exit.values()))
+    print("plain: the program's own exit (t_end to process end) %.3f s [%.3f-%.3f]" % q)
+    for m in MODES:
+        if m not in OM_FLAGS:
+            continue
+        raw = [(k, (r["t_done"] - r["t_end"]) / (r["t_end"] - r["t_launch"]), r["t_done"] - r["t_end"])
+               for k, r in res[m].items() if "t_end" in r]
+        if not raw:
+            continue
+        net = [(s - own_exit[k]) / (res[m][k]["t_end"] - res[m][k]["t_launch"]) for k, _, s in raw if k in own_exit]
+        print("%s: database after t_end %.1f %% [%.1f-%.1f] of the run time; beyond the program's own exit "
+              "%.1f %% [%.1f-%.1f]" % ((m,) + tuple(100 * x for x in med([f for _, f, _ in raw])) +
+                                       tuple(100 * x for x in med(net))))
 
     # database completion after the program's end, relative to its run time (om_runtime)
     comp = [(r["t_done"] - r["t_end"]) / (r["t_end"] - r["t_launch"])

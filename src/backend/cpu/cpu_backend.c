@@ -204,6 +204,13 @@ static void cpu_finalize(void)
     if (!atomic_load(&g_op_cpu_started)) return;
     op_cpu_tls_guard++;
     final_flush(); /* in case the SDK did not flush first */
+    uint64_t n, handler_ns, unwind_ns, max_ns;
+    op_cpu_sampler_cost(&n, &handler_ns, &unwind_ns, &max_ns);
+    if (n)
+        op_info("cpu: %llu samples; the signal handler took %.1f us each (unwinding %.1f us), at most %.1f us, "
+                "%.3f s in all; %llu unwound frame by frame (the cached walker gave up)", (unsigned long long)n,
+                (double)handler_ns / 1e3 / (double)n, (double)unwind_ns / 1e3 / (double)n, (double)max_ns / 1e3,
+                (double)handler_ns / 1e9, (unsigned long long)op_cpu_unwind_slow_count());
     uint64_t dropped = op_cpu_sampler_dropped();
     if (dropped)
         op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full (raise "

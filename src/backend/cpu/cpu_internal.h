@@ -86,6 +86,7 @@ typedef struct op_cpu_thread {
     op_cpu_ring ring;
     bool has_ring;
     uint64_t samples;                            /* recorded by the handler */
+    uint64_t handler_ns, unwind_ns, handler_max_ns; /* the handler's own time, per recorded sample */
     char name[64];
     struct op_cpu_region_stack *regions;         /* components.c, owned by the thread */
     op_causal_thread causal;                     /* causal.c: delay counts, causal sampler */
@@ -156,6 +157,8 @@ void op_cpu_adopt_resume(void);                     /* re-attach: timers rearmed
 op_cpu_thread *op_cpu_adopted_find(pid_t tid);      /* async-signal-safe */
 void op_cpu_sampler_release(op_cpu_thread *t);      /* thread exited: hand to its allocator */
 void op_cpu_sampler_drain_all(void);         /* flush: emit everything buffered */
+uint64_t op_cpu_unwind_slow_count(void);
+void op_cpu_sampler_cost(uint64_t *samples, uint64_t *handler_ns, uint64_t *unwind_ns, uint64_t *max_ns);
 void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spilled samples */
 void op_cpu_sampler_at_fork_child(void);
 bool op_cpu_is_sampling_signal(int signo, int *type);

@@ -150,6 +150,8 @@ static inline uint8_t *ring_reserve(op_cpu_ring *r, uint64_t *head_out)
  * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
  * unw_step from the signal context itself. */
 #define OP_CPU_UNWIND_SKIP_MAX 8
+static _Atomic uint64_t g_slow_unwinds; /* samples the cached walker could not unwind */
+uint64_t op_cpu_unwind_slow_count(void) { return atomic_load_explicit(&g_slow_unwinds, memory_order_relaxed); }
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
     uint64_t pc = 0;
@@ -167,6 +169,7 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
             return n;
         }
     }
+    if (pc && g_fast_unwind) atomic_fetch_add_explicit(&g_slow_unwinds, 1, memory_order_relaxed);
     uint32_t n = 0;
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
@@ -229,17 +232,26 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     rec->thread_id = (omniprof_thread_id_t)t->tid;
     rec->thread_internal_value = t->internal_value;
     struct rusage ru;
-    rec->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
+    /* RUSAGE_THREAD gives the process's peak RSS as RUSAGE_SELF does (the kernel takes both from
+     * the mm's high-water mark), without summing every thread's times under the process lock */
+    rec->peak_rss_bytes = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
     rec->num_events = t->perf_fd >= 0 ? op_cpu_perf_read(t->perf_fd, t->perf_n, rec->event_values) : 0;
     for (uint32_t i = rec->num_events; i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) rec->event_values[i] = 0;
 
+    uint64_t unwind_begin = op_now_ns();
     uint32_t n = op_cpu_unwind((ucontext_t *)ucv, rec->frames, g_max_depth);
+    uint64_t unwind_end = op_now_ns();
     rec->num_frames = n;
     size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
     size = (size + 7u) & ~(size_t)7u;
     rec->size = size;
     atomic_store_explicit(&r->head, head + size, memory_order_release); /* invariant (2) */
     t->samples++;
+    /* what a sample costs the thread it interrupts (reported at the end: op_cpu_sampler_cost) */
+    uint64_t spent = op_now_ns() - now;
+    t->handler_ns += spent;
+    t->unwind_ns += unwind_end - unwind_begin;
+    if (spent > t->handler_max_ns) t->handler_max_ns = spent;
     /* past half full: wake the allocator now (write(2) is async-signal-safe) */
     if (head + size - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2 && t->allocator) {
         uint64_t one = 1;
@@ -303,8 +315,26 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
     return n;
 }
 
+/* The handler's cost, summed over threads (exited ones folded in by free_thread). */
+static _Atomic uint64_t g_cost_exited[4]; /* samples, handler ns, unwind ns, max ns */
+
+static void cost_add(_Atomic uint64_t *sum, const op_cpu_thread *t)
+{
+    atomic_fetch_add(&sum[0], t->samples);
+    atomic_fetch_add(&sum[1], t->handler_ns);
+    atomic_fetch_add(&sum[2], t->unwind_ns);
+    uint64_t m = atomic_load(&sum[3]);
+    while (t->handler_max_ns > m && !atomic_compare_exchange_weak(&sum[3], &m, t->handler_max_ns)) {
+    }
+    if (t->samples)
+        op_info("cpu: thread %d (%s): %llu samples, signal handler %.1f us each (unwind %.1f us), at most %.1f us",
+                 (int)t->tid, t->name, (unsigned long long)t->samples, (double)t->handler_ns / 1e3 / (double)t->samples,
+                 (double)t->unwind_ns / 1e3 / (double)t->samples, (double)t->handler_max_ns / 1e3);
+}
+
 static void free_thread(op_cpu_thread *t)
 {
+    cost_add(g_cost_exited, t);
     atomic_fetch_add(&g_dropped_exited, atomic_load(&t->ring.dropped));
     if (t->has_ring) munmap(t->ring.data, t->ring.cap);
     op_free(t);
@@ -711,6 +741,19 @@ void op_cpu_sampler_finalize(void)
 static void dropped_cb(op_cpu_thread *t, void *data)
 {
     *(uint64_t *)data += atomic_load(&t->ring.dropped);
+}
+
+static void cost_cb(op_cpu_thread *t, void *arg) { cost_add((_Atomic uint64_t *)arg, t); }
+
+void op_cpu_sampler_cost(uint64_t *samples, uint64_t *handler_ns, uint64_t *unwind_ns, uint64_t *max_ns)
+{
+    _Atomic uint64_t sum[4];
+    for (int i = 0; i < 4; i++) atomic_init(&sum[i], atomic_load(&g_cost_exited[i]));
+    op_cpu_threads_foreach(cost_cb, (void *)sum);
+    *samples = atomic_load(&sum[0]);
+    *handler_ns = atomic_load(&sum[1]);
+    *unwind_ns = atomic_load(&sum[2]);
+    *max_ns = atomic_load(&sum[3]);
 }
 
 uint64_t op_cpu_sampler_dropped(void)
