@@ -10,7 +10,8 @@ Ten modes run ROUNDS (5) times, interleaved (every mode once per round, same ord
   om_lite               omniprof run --kernel-trace --marker-trace, OMNIPROF_CUDA_KERNEL_CORRELATION=false
   om_kernel             omniprof run --kernel-trace
   om_runtime            omniprof run --runtime-trace
-  om_runtime_sample     omniprof run --runtime-trace --sample   (1 kHz call stacks; implies --summary)
+  om_runtime_sample     omniprof run --runtime-trace --sample --sampling-freq 1000   (1 kHz call stacks, as the
+                        issue states; TORCH_COMPARE_SAMPLE_HZ changes it; --sample implies --summary)
   torch_cuda            torch.profiler(activities=[CUDA])
   torch_cpu_cuda        torch.profiler(activities=[CPU, CUDA])
 Every run is pinned to the same 8 CPUs (taskset -c 2-9) so that runs differ only by the profiler.
@@ -48,7 +49,8 @@ for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
     EXTRA[_name] = ([f for f in _parts[0].split(",") if f], dict(kv.split("=", 1) for kv in _parts[1:] if kv))
 MODES += [m for m in EXTRA if m not in MODES]
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
-            "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample"]}
+            "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample", "--sampling-freq",
+                                                       os.environ.get("TORCH_COMPARE_SAMPLE_HZ", "1000")]}
 ENV = {"om_lite": {"OMNIPROF_CUDA_KERNEL_CORRELATION": "false"},
        "cupti_kernel": {"OMNIPROF_CUPTI_FLOOR": "kernel"}, "cupti_launch": {"OMNIPROF_CUPTI_FLOOR": "launch"},
        "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}}
@@ -208,17 +210,30 @@ def main():
               "%.1f %% [%.1f-%.1f]" % ((m,) + tuple(100 * x for x in med([f for _, f, _ in raw])) +
                                        tuple(100 * x for x in med(net))))
 
-    # database completion after the program's end, relative to its run time (om_runtime)
-    comp = [(r["t_done"] - r["t_end"]) / (r["t_end"] - r["t_launch"])
-            for r in res.get("om_runtime", {}).values() if "t_end" in r]
+    # database completion after the program's end (om_runtime), relative to its run time (t_launch to t_end).
+    # The program ends when its own exit is done: the interpreter's and CUDA's teardown after t_end, which
+    # `plain` measures in the same round. The target is read on what omniprof adds after that; the raw time
+    # from t_end is printed beside it.
+    comp, raw = [], []
+    for k, r in res.get("om_runtime", {}).items():
+        if "t_end" not in r:
+            continue
+        run = r["t_end"] - r["t_launch"]
+        raw.append((r["t_done"] - r["t_end"]) / run)
+        if k in own_exit:
+            comp.append((r["t_done"] - r["t_end"] - own_exit[k]) / run)
     q = med(comp) if comp else None
     out["db_completion"] = q
+    out["db_completion_from_t_end"] = med(raw) if raw else None
     if q is None:
         json.dump(out, open(os.path.join(work, "torch_compare.json"), "w"), default=str)
         print("(om_runtime not among the modes: no database checks)")
         return 1 if errors else 0
-    print("%s torch.db_complete_after_exit: %.1f %% [%.1f-%.1f] of the program's run time (target <= 10 %%)" % (
-        "MET" if q[0] <= 0.10 else "MISSED", 100 * q[0], 100 * q[1], 100 * q[2]))
+    r0 = med(raw)
+    print("%s torch.db_complete_after_exit: %.1f %% [%.1f-%.1f] of the program's run time after the program's own "
+          "exit (target <= 10 %%); %.1f %% [%.1f-%.1f] counted from t_end, the program's own exit included" % (
+              "MET" if q[0] <= 0.10 else "MISSED", 100 * q[0], 100 * q[1], 100 * q[2], 100 * r0[0], 100 * r0[1],
+              100 * r0[2]))
 
     # the checks against torch.profiler: round 1's databases and torch_cuda trace
     r1 = res["om_runtime"].get(1, {})
@@ -242,6 +257,8 @@ def main():
         print("db (om_runtime, round 1): %d bytes, %d rows in all tables, %d events, %.1f bytes/row, "
               "%s records ingested, %.2f M records/s while ingesting" % (
                   n["bytes"], n["rows"], n["events"], n["bytes"] / max(n["rows"], 1), n["records"], rate / 1e6))
+    elif "torch_cuda" not in MODES:
+        print("(torch_cuda not among the modes: the kernels are not compared with torch.profiler's)")
     else:
         print("FAIL torch.kernels_match_torch_profiler: missing om_runtime database or torch_cuda kernels")
     json.dump(out, open(os.path.join(work, "torch_compare.json"), "w"), default=str)
