@@ -20,6 +20,10 @@ run "$BUILD/bin/bench_db_ingest"
 if [ "$quick" = 1 ]; then BENCH_DB_GPU_RECORDS=300000 run "$BUILD/bin/bench_db_gpu"
 else run "$BUILD/bin/bench_db_gpu"; fi
 
+section "database whole after a traced program exits, GPU-like records without a GPU (bench/db/bench_db_close.py)"
+if [ "$quick" = 1 ]; then run python3 "$here/db/bench_db_close.py" "$BUILD" --seconds 2 --records 50000 --rounds 2
+else run python3 "$here/db/bench_db_close.py" "$BUILD" --rounds 3; fi
+
 section "capture through omniprof run (bench/tool)"
 if [ "$quick" = 1 ]; then n=2000000; m=10000000; else n=10000000; m=100000000; fi
 run python3 "$here/tool/run_bench.py" "$BUILD/bin/omniprof" "$BUILD/bin/bench_tool_capture" 2 $n $m

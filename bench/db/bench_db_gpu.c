@@ -255,12 +255,9 @@ static int64_t bare_string(bare *b, const char *s)
     return sqlite3_last_insert_rowid(b->db);
 }
 
-static void bare_open(bare *b, const char *path)
+/* The schema, the identity rows, the names and the kernel symbols (one transaction). */
+static void bare_setup(bare *b)
 {
-    memset(b, 0, sizeof *b);
-    if (sqlite3_open(path, &b->db) != SQLITE_OK) die("open", b->db);
-    sqlite3_exec(b->db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                        "PRAGMA cache_size=-8192;", 0, 0, 0);
     char err[256];
     if (op_db_schema_create(b->db, UUID, err, sizeof err) != 0) die(err, NULL);
     char sql[1024];
@@ -296,6 +293,16 @@ static void bare_open(bare *b, const char *path)
         sqlite3_finalize(st);
     }
     sqlite3_exec(b->db, "COMMIT", 0, 0, 0);
+}
+
+static void bare_open(bare *b, const char *path)
+{
+    memset(b, 0, sizeof *b);
+    if (sqlite3_open(path, &b->db) != SQLITE_OK) die("open", b->db);
+    sqlite3_exec(b->db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                        "PRAGMA cache_size=-8192;", 0, 0, 0);
+    bare_setup(b);
+    char sql[1024];
     b->ev = prep(b->db, "INSERT INTO rocpd_event" SFX " (category_id, stack_id, parent_stack_id, correlation_id) "
                         "VALUES (?,?,?,?)");
     snprintf(sql, sizeof sql,
@@ -439,6 +446,224 @@ static result run_bare(uint64_t n, const char *path)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The floor: the same rows through faster, partly unsafe SQLite configurations              */
+
+/* A configuration of the floor loops. Rows go through multi-row INSERTs of `rows` rows (the
+ * writer's batching); ids of event rows are bound explicitly. */
+typedef struct floor_cfg {
+    const char *name;
+    int rows, page_size;
+    const char *journal, *sync;
+    int exclusive, events, crash_safe; /* events 0: no rocpd_event rows (event_id NULL) */
+} floor_cfg;
+
+static const floor_cfg k_floor[] = {
+    {"128row_wal_normal_8k", 128, 8192, "WAL", "NORMAL", 0, 1, 1}, /* the writer's pragmas */
+    {"128row_wal_normal_8k_exclusive", 128, 8192, "WAL", "NORMAL", 1, 1, 1},
+    {"128row_wal_normal_32k", 128, 32768, "WAL", "NORMAL", 0, 1, 1},
+    {"128row_wal_off_8k", 128, 8192, "WAL", "OFF", 0, 1, 1}, /* survives kills, not a power loss */
+    {"128row_nojournal_off_64k", 128, 65536, "OFF", "OFF", 1, 1, 0},
+    {"128row_nojournal_off_64k_no_events", 128, 65536, "OFF", "OFF", 1, 0, 0},
+};
+#define NFLOOR (sizeof k_floor / sizeof k_floor[0])
+/* Run by default (BENCH_DB_GPU_FLOOR=all runs every one): the fastest found on the same rows and
+ * the fastest at all (without the event rows; docs/perf/db.md). */
+#define FLOOR_DEFAULT(c) ((c) == 4 || (c) == 5)
+
+#define FQ_MAX 128
+#define FQ_NULL INT64_MIN
+typedef struct fq { /* queued rows of one table */
+    sqlite3_stmt *multi, *one;
+    int ncols, text_col, n; /* text_col: the one text parameter (0-based), -1 none */
+    int64_t v[FQ_MAX * 20];
+    const char *text[FQ_MAX];
+    int text_len[FQ_MAX];
+    char arena[FQ_MAX][160];
+} fq;
+
+typedef struct floor_db {
+    sqlite3 *db;
+    const floor_cfg *c;
+    fq ev, rg, kd, mc;
+    int64_t next_event;
+    int64_t op_name[OP__N], kname[NKERNELS], copy_name[2], cat_rt, cat_kd, cat_mc;
+} floor_db;
+
+static sqlite3_stmt *prep_rows(sqlite3 *db, const char *head, const char *tuple, int n)
+{
+    size_t cap = strlen(head) + (size_t)n * (strlen(tuple) + 1) + 1;
+    char *sql = malloc(cap);
+    if (!sql) die("out of memory", NULL);
+    size_t at = (size_t)snprintf(sql, cap, "%s", head);
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(sql + at, cap - at, "%s%s", i ? "," : "", tuple);
+    sqlite3_stmt *s = prep(db, sql);
+    free(sql);
+    return s;
+}
+
+static void fq_init(fq *q, sqlite3 *db, const char *head, const char *tuple, int rows, int text_col)
+{
+    q->ncols = 0;
+    for (const char *p = tuple; *p; p++) q->ncols += *p == '?';
+    q->text_col = text_col;
+    q->n = 0;
+    q->multi = prep_rows(db, head, tuple, rows);
+    q->one = prep_rows(db, head, tuple, 1);
+}
+
+static void fq_write(floor_db *f, fq *q)
+{
+    if (!q->n) return;
+    int rows = q->n == f->c->rows ? q->n : 1;
+    for (int r0 = 0; r0 < q->n; r0 += rows) {
+        sqlite3_stmt *s = rows > 1 ? q->multi : q->one;
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < q->ncols; k++) {
+                int p = r * q->ncols + k + 1;
+                int64_t v = q->v[(r0 + r) * q->ncols + k];
+                if (k == q->text_col) sqlite3_bind_text(s, p, q->text[r0 + r], q->text_len[r0 + r], SQLITE_STATIC);
+                else if (v == FQ_NULL) sqlite3_bind_null(s, p);
+                else sqlite3_bind_int64(s, p, v);
+            }
+        if (sqlite3_step(s) != SQLITE_DONE) die("floor step", f->db);
+        sqlite3_reset(s);
+    }
+    q->n = 0;
+}
+
+/* Room for one row of q (its int64 cells); the text (if the table has one) is set by the caller. */
+static int64_t *fq_row(floor_db *f, fq *q)
+{
+    if (q->n == f->c->rows) fq_write(f, q);
+    return &q->v[q->n++ * q->ncols];
+}
+
+static int64_t floor_event(floor_db *f, int64_t cat, uint64_t corr)
+{
+    if (!f->c->events) return FQ_NULL;
+    int64_t *v = fq_row(f, &f->ev);
+    v[0] = ++f->next_event, v[1] = cat, v[2] = (int64_t)corr;
+    return f->next_event;
+}
+
+static void floor_open(floor_db *f, const floor_cfg *c, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->c = c;
+    if (sqlite3_open_v2(path, &f->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        die("open", f->db);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "%sPRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA synchronous=%s; "
+             "PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;", c->exclusive ? "PRAGMA locking_mode=EXCLUSIVE; " : "",
+             c->page_size, c->journal, c->sync);
+    sqlite3_exec(f->db, sql, 0, 0, 0);
+    /* the schema and the names as the bare loop makes them */
+    bare b;
+    memset(&b, 0, sizeof b);
+    b.db = f->db;
+    bare_setup(&b);
+    f->cat_rt = b.cat_rt, f->cat_kd = b.cat_kd, f->cat_mc = b.cat_mc;
+    memcpy(f->op_name, b.op_name, sizeof f->op_name);
+    memcpy(f->kname, b.kname, sizeof f->kname);
+    memcpy(f->copy_name, b.copy_name, sizeof f->copy_name);
+    fq_init(&f->ev, f->db, "INSERT INTO rocpd_event" SFX " (id, category_id, stack_id, parent_stack_id, correlation_id) VALUES ",
+            "(?,?,?,NULL,0)", c->rows, -1);
+    snprintf(sql, sizeof sql, "INSERT INTO rocpd_region" SFX " (nid, pid, tid, start, \"end\", name_id, event_id) VALUES ");
+    char tuple[256];
+    snprintf(tuple, sizeof tuple, "(1,%d,?,?,?,?,?)", getpid());
+    fq_init(&f->rg, f->db, sql, tuple, c->rows, -1);
+    fq_init(&f->kd, f->db,
+            "INSERT INTO rocpd_kernel_dispatch" SFX " (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, "
+            "start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, "
+            "workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata, queue_id) VALUES ",
+            (snprintf(tuple, sizeof tuple, "(1,%d,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", getpid()), tuple), c->rows, 17);
+    fq_init(&f->mc, f->db,
+            "INSERT INTO rocpd_memory_copy" SFX " (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, "
+            "size, stream_id, event_id, extdata, queue_id) VALUES ",
+            (snprintf(tuple, sizeof tuple, "(1,%d,?,?,?,?,?,?,?,?,?,?,?)", getpid()), tuple), c->rows, 9);
+}
+
+/* The rows of bare_records, queued. */
+static void floor_records(floor_db *f, const gen *g)
+{
+    for (size_t i = 0; i < g->n_api; i++) {
+        const omniprof_buffer_tracing_api_record_t *a = &g->api[i];
+        int64_t ev = floor_event(f, f->cat_rt, a->correlation_id.internal);
+        int64_t *v = fq_row(f, &f->rg);
+        v[0] = (int64_t)a->thread_id, v[1] = (int64_t)a->start_timestamp, v[2] = (int64_t)a->end_timestamp;
+        v[3] = f->op_name[a->operation], v[4] = ev;
+    }
+    for (size_t i = 0; i < g->n_gpu; i++) {
+        if (g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
+            const omniprof_buffer_tracing_kernel_dispatch_record_t *k = &g->kd[i];
+            int64_t ev = floor_event(f, f->cat_kd, k->correlation_id.internal);
+            int slot = f->kd.n == f->c->rows ? 0 : f->kd.n;
+            int64_t *v = fq_row(f, &f->kd);
+            int64_t cells[19] = {(int64_t)k->thread_id, 2, (int64_t)k->kernel_id, (int64_t)k->dispatch_id, 1,
+                                 (int64_t)k->start_timestamp, (int64_t)k->end_timestamp, k->local_memory_per_thread,
+                                 (int64_t)k->static_shared_memory + k->dynamic_shared_memory, k->block_size.x,
+                                 k->block_size.y, k->block_size.z, (int64_t)k->grid_size.x * k->block_size.x,
+                                 (int64_t)k->grid_size.y * k->block_size.y, (int64_t)k->grid_size.z * k->block_size.z,
+                                 f->kname[k->kernel_id - 1], ev, 0, 1};
+            memcpy(v, cells, sizeof cells);
+            f->kd.text_len[slot] = snprintf(f->kd.arena[slot], sizeof f->kd.arena[slot], "{\"context_id\":%u}", k->context_id);
+            f->kd.text[slot] = f->kd.arena[slot];
+        } else {
+            const omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[i];
+            int64_t ev = floor_event(f, f->cat_mc, m->correlation_id.internal);
+            int h2d = m->operation == OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE;
+            int slot = f->mc.n == f->c->rows ? 0 : f->mc.n;
+            int64_t *v = fq_row(f, &f->mc);
+            int64_t cells[11] = {(int64_t)m->thread_id, (int64_t)m->start_timestamp, (int64_t)m->end_timestamp,
+                                 f->copy_name[h2d], 2, h2d ? 1 : 2, (int64_t)m->bytes, 1, ev, 0, 1};
+            memcpy(v, cells, sizeof cells);
+            f->mc.text_len[slot] = snprintf(f->mc.arena[slot], sizeof f->mc.arena[slot],
+                                            "{\"src_memory_kind\":\"%s\",\"dst_memory_kind\":\"DEVICE\",\"is_async\":1,"
+                                            "\"device_id\":0}", h2d ? "PINNED" : "DEVICE");
+            f->mc.text[slot] = f->mc.arena[slot];
+        }
+    }
+}
+
+static result run_floor(const floor_cfg *c, uint64_t n, const char *path)
+{
+    static gen g;
+    memset(&g, 0, sizeof g);
+    static floor_db f;
+    floor_open(&f, c, path);
+    result r = {0};
+    uint64_t t0 = op_now_ns(), rows_txn = 0;
+    sqlite3_exec(f.db, "BEGIN", 0, 0, 0);
+    while (r.records < n) {
+        size_t m = gen_fill(&g);
+        floor_records(&f, &g);
+        r.records += m;
+        rows_txn += 2 * m;
+        if (rows_txn >= 200000) {
+            fq *all[] = {&f.ev, &f.rg, &f.kd, &f.mc};
+            for (int i = 0; i < 4; i++) fq_write(&f, all[i]);
+            sqlite3_exec(f.db, "COMMIT", 0, 0, 0);
+            sqlite3_exec(f.db, "BEGIN", 0, 0, 0);
+            rows_txn = 0;
+        }
+    }
+    fq *all[] = {&f.ev, &f.rg, &f.kd, &f.mc};
+    for (int i = 0; i < 4; i++) fq_write(&f, all[i]);
+    sqlite3_exec(f.db, "COMMIT", 0, 0, 0);
+    for (int i = 0; i < 4; i++) {
+        sqlite3_finalize(all[i]->multi);
+        sqlite3_finalize(all[i]->one);
+    }
+    sqlite3_close(f.db); /* to the close, checkpoint included, as the writer is timed */
+    r.secs = (double)(op_now_ns() - t0) / 1e9;
+    r.busy_secs = r.secs;
+    r.rows = (c->events ? 2 : 1) * r.records;
+    r.bytes = file_bytes(path);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The writer                                                                                  */
 
 static const char *op_name(uint32_t kind, int32_t op, void *user)
@@ -527,8 +752,12 @@ int main(void)
     int rounds = (int)env_u64("BENCH_DB_GPU_ROUNDS", 5);
     const char *only = getenv("BENCH_DB_GPU_ONLY");
     int do_bare = !only || !strcmp(only, "bare"), do_writer = !only || !strcmp(only, "writer");
+    /* BENCH_DB_GPU_FLOOR: all (every floor configuration), none, or (default) the floor only */
+    const char *fl = getenv("BENCH_DB_GPU_FLOOR");
+    int floor_all = fl && !strcmp(fl, "all"), do_floor = (!only || !strcmp(only, "floor")) && !(fl && !strcmp(fl, "none"));
     make_kernel_names();
-    result sb = {0}, sw = {0};
+    result sb = {0}, sw = {0}, sf[NFLOOR];
+    memset(sf, 0, sizeof sf);
     double ratios[64];
     int nratios = 0;
     if (rounds > 64) rounds = 64;
@@ -547,6 +776,14 @@ int main(void)
             w = run_writer(n, path);
             add(&sw, w);
             unlink(path);
+        }
+        for (size_t c = 0; do_floor && c < NFLOOR; c++) {
+            if (!floor_all && !FLOOR_DEFAULT(c)) continue;
+            snprintf(path, sizeof path, "%s/floor_%zu_%d.db", dir, c, r);
+            result f = run_floor(&k_floor[c], n, path);
+            add(&sf[c], f);
+            unlink(path);
+            fprintf(stderr, "round %d: floor %s %.0f records/s\n", r, k_floor[c].name, (double)f.records / f.secs);
         }
         if (do_bare && do_writer) {
             ratios[nratios++] = ((double)w.records / w.secs) / ((double)b.records / b.secs);
@@ -569,6 +806,34 @@ int main(void)
         printf("metric=db_gpu_writer_bytes_per_row value=%.1f unit=bytes\n", (double)sw.bytes / (double)sw.rows);
         printf("metric=db_gpu_writer_close value=%.3f unit=s\n", sw.close_secs / rounds);
     }
+    /* the floor: the fastest configuration writing the same rows; and the fastest at all */
+    int best = -1, best_any = -1;
+    for (size_t c = 0; c < NFLOOR; c++) {
+        if (!sf[c].records) continue;
+        double rate = (double)sf[c].records / sf[c].secs;
+        printf("metric=db_gpu_floor_%s value=%.0f unit=records/s bytes_per_record=%.1f%s%s\n", k_floor[c].name, rate,
+               (double)sf[c].bytes / (double)sf[c].records, k_floor[c].crash_safe ? "" : " (not crash-safe)",
+               k_floor[c].events ? "" : " (no event rows)");
+        if (k_floor[c].events && (best < 0 || rate > (double)sf[best].records / sf[best].secs)) best = (int)c;
+        if (best_any < 0 || rate > (double)sf[best_any].records / sf[best_any].secs) best_any = (int)c;
+    }
+    double wr = do_writer ? (double)sw.records / sw.secs : 0;
+    if (best >= 0) {
+        double fr = (double)sf[best].records / sf[best].secs;
+        printf("metric=db_gpu_floor value=%.0f unit=records/s config=%s (fastest bare SQLite configuration measured on "
+               "the writer's rows, timed to its close)\n", fr, k_floor[best].name);
+        if (do_writer) printf("metric=db_gpu_writer_vs_floor value=%.3f unit=ratio\n", wr / fr);
+    }
+    if (best_any >= 0 && best_any != best)
+        printf("metric=db_gpu_floor_fewer_rows value=%.0f unit=records/s config=%s\n",
+               (double)sf[best_any].records / sf[best_any].secs, k_floor[best_any].name);
+    if (do_writer && best >= 0)
+        printf("TARGET %s: ingest %.2f M records/s (>= 1 M/s); same run, same records: floor %.2f M records/s (bare "
+               "SQLite, %s)%s%.2f%s%s%s\n", wr >= 1e6 ? "MET" : "MISSED", wr / 1e6,
+               (double)sf[best].records / sf[best].secs / 1e6, k_floor[best].name,
+               best_any != best ? ", without the event rows " : "",
+               best_any != best ? (double)sf[best_any].records / sf[best_any].secs / 1e6 : 0.0,
+               best_any != best ? " M/s (" : "", best_any != best ? k_floor[best_any].name : "", best_any != best ? ")" : "");
     if (nratios) { /* per round: median and spread */
         qsort(ratios, (size_t)nratios, sizeof ratios[0], cmp_double);
         double med = nratios % 2 ? ratios[nratios / 2] : (ratios[nratios / 2 - 1] + ratios[nratios / 2]) / 2;

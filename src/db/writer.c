@@ -160,6 +160,36 @@ static void process_batch(op_db_writer *w, const op_spool_batch *b)
 }
 
 
+/* The WAL stays small, so that the checkpoint at close has little to copy (issue 12: the
+ * database complete soon after the program ends). SQLite's own rule (a PASSIVE checkpoint by
+ * the committing connection once the WAL holds 1,000 pages) stays; besides, when the ingest
+ * thread has caught up (nothing left in the spool), it checkpoints a WAL of OP_DB_IDLE_CKPT_PAGES
+ * or more: the copy and its two fsyncs happen while the thread would wait anyway, and the WAL
+ * left at close holds only what came after. A PASSIVE checkpoint never waits for a reader. */
+#define OP_DB_AUTO_CKPT_PAGES 1000
+#ifndef OP_DB_IDLE_CKPT_PAGES
+#define OP_DB_IDLE_CKPT_PAGES 128 /* 1 MiB of 8 KiB pages */
+#endif
+
+static int wal_hook(void *arg, sqlite3 *db, const char *schema, int pages)
+{
+    op_db_writer *w = arg;
+    w->wal_pages = pages;
+    if (pages >= OP_DB_AUTO_CKPT_PAGES) { /* what sqlite3_wal_autocheckpoint(1000) does */
+        sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        w->wal_pages = 0;
+    }
+    return SQLITE_OK;
+}
+
+static void idle_checkpoint(op_db_writer *w)
+{
+    if (op_db_failed(w) || !w->db) return;
+    int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) op_db_writer_fail(w, "checkpointing the WAL", rc);
+    w->wal_pages = 0;
+}
+
 static void close_database(op_db_writer *w, int checkpoint)
 {
     op_db_rows_free(w);
@@ -171,8 +201,15 @@ static void close_database(op_db_writer *w, int checkpoint)
     if (!checkpoint) {
         sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     } else if (!op_db_failed(w)) {
+        uint64_t t0 = op_now_ns();
+        char wal[4200];
+        struct stat st;
+        snprintf(wal, sizeof wal, "%s-wal", w->path);
+        long long kib = stat(wal, &st) == 0 ? (long long)st.st_size / 1024 : -1;
         int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY) op_db_writer_fail(w, "checkpointing the WAL", rc);
+        op_trace("database '%s': final checkpoint of a %lld KiB WAL: %.1f ms", w->path, kib,
+                 (double)(op_now_ns() - t0) / 1e6);
     }
     sqlite3_close_v2(w->db);
     w->db = NULL;
@@ -232,6 +269,11 @@ static void *ingest_main(void *arg)
             pthread_cond_broadcast(&w->cv);
             pthread_mutex_unlock(&w->mu);
         }
+        if (!stop && w->wal_pages >= OP_DB_IDLE_CKPT_PAGES) {
+            fork_gate_lock();
+            idle_checkpoint(w);
+            fork_gate_unlock();
+        }
         if (stop && op_spool_consumed_pos(w->spool) >= op_spool_reserved_pos(w->spool)) break;
         int timeout_ms = stop ? 1 : (int)(w->opts.flush_interval_ms < 1000 ? w->opts.flush_interval_ms : 1000);
         pfd.fd = op_fd_resolve(w->efd);
@@ -241,15 +283,23 @@ static void *ingest_main(void *arg)
             }
         }
     }
+    /* The close, step by step; OMNIPROF_LOG_LEVEL=trace prints each step's time (issue 12). */
+    uint64_t c0 = op_now_ns();
     fork_gate_lock();
     if (w->txn_open) op_db_txn_commit(w);
+    uint64_t c1 = op_now_ns();
     int fast = atomic_load(&w->stop) == 2;
-    if (w->db && !op_db_failed(w)) {
-        if (!fast) op_db_symbolize_stacks(w);
-        op_db_write_final_rows(w);
-    }
+    if (w->db && !op_db_failed(w) && !fast) op_db_symbolize_stacks(w);
+    uint64_t c2 = op_now_ns();
+    if (w->db && !op_db_failed(w)) op_db_write_final_rows(w);
+    uint64_t c3 = op_now_ns();
     close_database(w, !fast);
     fork_gate_unlock();
+    uint64_t c4 = op_now_ns();
+    op_trace("database '%s' closed: last commit %.1f ms, symbols %.1f ms, closing rows %.1f ms, checkpoint and close "
+             "%.1f ms (from the stop: %.1f ms)", w->path, (double)(c1 - c0) / 1e6, (double)(c2 - c1) / 1e6,
+             (double)(c3 - c2) / 1e6, (double)(c4 - c3) / 1e6,
+             (double)(c4 - atomic_load(&w->stop_ns)) / 1e6);
     {
         uint64_t f = op_spool_file_bytes(w->spool);
         if (f > w->spool_file_peak) w->spool_file_peak = f;
@@ -538,6 +588,7 @@ static int open_connection(op_db_writer *w, char *err, size_t errlen)
     }
     sqlite3_extended_result_codes(w->db, 1);
     sqlite3_busy_timeout(w->db, 2000);
+    sqlite3_wal_hook(w->db, wal_hook, w); /* replaces the auto-checkpoint, which it does itself */
     char pragmas[512];
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-%u; "
@@ -704,6 +755,7 @@ int op_db_writer_close(op_db_writer *w)
         return 0;
     }
     int expected = 0;
+    atomic_store(&w->stop_ns, op_now_ns());
     atomic_compare_exchange_strong(&w->stop, &expected, 1);
     op_spool_shutdown(w->spool);
     op_db_wake_ingest(w);
@@ -739,6 +791,7 @@ int op_db_writer_close_fast(op_db_writer *w, uint64_t timeout_ms)
     /* the deadline is published before stop=2, so the ingest thread never reads a stale one */
     uint64_t zero = 0;
     atomic_compare_exchange_strong(&w->fast_deadline_ns, &zero, deadline);
+    atomic_store(&w->stop_ns, now);
     atomic_store(&w->stop, 2);
     op_spool_shutdown(w->spool);
     op_db_wake_ingest(w);

@@ -164,6 +164,7 @@ struct op_db_writer {
     _Atomic int stop;          /* 0 run, 1 close (drain), 2 fast close */
     _Atomic int done;          /* ingest thread finished (database closed) */
     _Atomic uint64_t fast_deadline_ns;
+    _Atomic uint64_t stop_ns;  /* when close was asked (the close's trace line) */
     _Atomic uint64_t committed_pos;
     _Atomic uint64_t flush_target;
     pthread_mutex_t mu;
@@ -181,6 +182,7 @@ struct op_db_writer {
     op_db_rowq rowq[Q__COUNT];
     int txn_open;
     uint64_t txn_start_ns, txn_rows;
+    int wal_pages; /* pages in the WAL after the last commit (writer.c: checkpoints) */
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
     op_u64map threads, streams, queues, stream_agents, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
     int64_t cpu_agent_row; /* the first CPU agent's row: the host side of copies */

@@ -156,11 +156,16 @@ static void sync_launch_contexts(void)
 static void exit_flush(void)
 {
     if (op_cuda_off) return;
+    uint64_t t0 = op_now_ns();
     sync_launch_contexts();
+    uint64_t t1 = op_now_ns();
     op_cuda_pcs_finish();
     op_cuda_pms_finish();
     op_cuda_sass_finish();
     op_cuda_activity_flush(1);
+    /* where the end of a run goes (OMNIPROF_LOG_LEVEL=trace; issue 12) */
+    op_trace("cuda: exit flush: contexts synchronized in %.1f ms, forced CUPTI flush %.1f ms", (double)(t1 - t0) / 1e6,
+             (double)(op_now_ns() - t1) / 1e6);
 }
 static void register_exit_flush(void)
 {
@@ -780,10 +785,21 @@ static omniprof_status_t cuda_start(void)
     return st;
 }
 
+/* The SDK's finalization flushes the backends first, while the contexts still deliver, then
+ * stops the contexts; every later flush of the finalization (the tool flushes each of its
+ * buffers twice, each flush of a buffer flushes the backends, and then the finalize below)
+ * would deliver into stopped contexts, which drop what they get. Those forced CUPTI flushes
+ * are skipped: only the first of the finalization runs (issue 12: the end of a run). */
+static int g_final_flushed;
+
 static void cuda_flush(void)
 {
     if (g_state != ST_ON || op_cuda_off) return;
+    if (op_sdk_is_finalizing() && __atomic_exchange_n(&g_final_flushed, 1, __ATOMIC_ACQ_REL)) return;
+    uint64_t t0 = op_now_ns();
     op_cuda_activity_flush(1);
+    if (op_sdk_is_finalizing())
+        op_trace("cuda: forced CUPTI flush at finalization: %.1f ms", (double)(op_now_ns() - t0) / 1e6);
 }
 
 static void cuda_finalize(void)
@@ -792,7 +808,7 @@ static void cuda_finalize(void)
     op_cuda_pcs_finish();
     op_cuda_pms_finish();
     op_cuda_sass_finish();
-    op_cuda_activity_flush(1);
+    if (!__atomic_load_n(&g_final_flushed, __ATOMIC_ACQUIRE)) op_cuda_activity_flush(1);
     op_cuda_off = 1; /* invariant (2); no cuptiFinalize at exit: CUDA may be tearing down */
     g_state = ST_FINALIZED;
     op_cuda_activity_finalize();
