@@ -75,13 +75,24 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     const char *demangled = op_db_str(w, &r->kernel_name_demangled);
     int64_t thread = op_db_thread_row(w, r->thread_id);
     int64_t stream = op_db_stream_row(w, r->stream_id.handle);
-    const char *display = op_db_kernel_display_name(w, mangled, demangled);
-    int64_t ksym = kernel_symbol_row(w, r->kernel_id, mangled, display, 0, r->static_shared_memory,
-                                     r->local_memory_per_thread, r->registers_per_thread);
     const char *renamed = w->opts.kernel_rename && r->correlation_id.external.value
                               ? w->opts.kernel_rename(r->correlation_id.external.value, w->opts.user)
                               : NULL; /* --kernel-rename: the range around the launch */
-    int64_t region = op_db_intern(w, renamed ? renamed : display);
+    /* The kernel's name id, kept per kernel id (as its symbol row is): PyTorch's demangled names
+     * run to hundreds of bytes, and interning one per dispatch (hashing it, and looking up those
+     * the string cache does not keep) cost more than the dispatch's rows (issue 12: ingest). */
+    int64_t ksym, region = -1;
+    int known = r->kernel_id && op_db_map_get(&w->kernels, r->kernel_id, &ksym) &&
+                (renamed || op_db_map_get(&w->kernel_names, r->kernel_id, &region));
+    if (!known) {
+        const char *display = op_db_kernel_display_name(w, mangled, demangled);
+        ksym = kernel_symbol_row(w, r->kernel_id, mangled, display, 0, r->static_shared_memory,
+                                 r->local_memory_per_thread, r->registers_per_thread);
+        if (!renamed) region = op_db_intern(w, display);
+        if (!renamed && r->kernel_id && region >= 0)
+            region = op_db_remember(w, &w->kernel_names, r->kernel_id, region, "a kernel name");
+    }
+    if (renamed) region = op_db_intern(w, renamed);
     int64_t agent = op_db_agent_row(w, r->agent_id.handle);
     int64_t queue = stream < 0 ? -1 : op_db_queue_row(w, r->stream_id.handle, stream, agent);
     if (thread < 0 || queue < 0 || ksym < 0 || region < 0) return -1;

@@ -166,7 +166,9 @@ static void process_batch(op_db_writer *w, const op_spool_batch *b)
  * thread has caught up (nothing left in the spool), it checkpoints a WAL of OP_DB_IDLE_CKPT_PAGES
  * or more: the copy and its two fsyncs happen while the thread would wait anyway, and the WAL
  * left at close holds only what came after. A PASSIVE checkpoint never waits for a reader. */
+#ifndef OP_DB_AUTO_CKPT_PAGES
 #define OP_DB_AUTO_CKPT_PAGES 1000
+#endif
 #ifndef OP_DB_IDLE_CKPT_PAGES
 #define OP_DB_IDLE_CKPT_PAGES 128 /* 1 MiB of 8 KiB pages */
 #endif
@@ -375,8 +377,8 @@ static void writer_free(op_db_writer *w)
     close_database(w, 0);
     op_spool_close(w->spool);
     if (w->efd >= 0) op_fd_close(w->efd);
-    op_u64map *maps[] = {&w->threads, &w->streams, &w->queues, &w->stream_agents, &w->agents, &w->kernels, &w->code_objects, &w->opnames, &w->tracks,
-                      &w->metric_tracks, &w->pmcs};
+    op_u64map *maps[] = {&w->threads, &w->streams, &w->queues, &w->stream_agents, &w->agents, &w->kernels,
+                         &w->kernel_names, &w->code_objects, &w->opnames, &w->tracks, &w->metric_tracks, &w->pmcs};
     for (size_t i = 0; i < NELEM(maps); i++) op_u64map_free(maps[i]);
     if (w->strcache)
         for (size_t i = 0; i < OP_DB_STRCACHE; i++) op_free(w->strcache[i].text);
@@ -462,7 +464,7 @@ static int publish_database(op_db_writer *w, const op_db_process_info *info, cha
         sqlite3_close(mem);
         return rc == SQLITE_NOMEM ? ENOMEM : EIO;
     }
-    int e = sqlite3_exec(mem, "PRAGMA page_size=8192", NULL, NULL, NULL) == SQLITE_OK ? 0 : EIO;
+    int e = sqlite3_exec(mem, "PRAGMA page_size=" OP_DB_STR(OP_DB_PAGE_SIZE), NULL, NULL, NULL) == SQLITE_OK ? 0 : EIO;
     w->db = mem;
     if (e == 0) e = -op_db_schema_create(mem, w->uuid, err, errlen);
     if (e == 0) e = -op_db_write_identity(w, info, err, errlen);
@@ -591,7 +593,7 @@ static int open_connection(op_db_writer *w, char *err, size_t errlen)
     sqlite3_wal_hook(w->db, wal_hook, w); /* replaces the auto-checkpoint, which it does itself */
     char pragmas[512];
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-%u; "
+             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-%u; "
              "PRAGMA temp_store=MEMORY; PRAGMA foreign_keys=OFF;",
              w->opts.cache_kib);
     char *msg = NULL;

@@ -46,6 +46,11 @@
 #define OP_DB_STACKCACHE 16384     /* direct-mapped stack-node cache entries */
 #define OP_DB_DISPATCHCACHE 8192   /* direct-mapped dispatch id -> event cache (counters) */
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#ifndef OP_DB_PAGE_SIZE
+#define OP_DB_PAGE_SIZE 8192 /* bytes per database page (fixed when the file is made) */
+#endif
+#define OP_DB_STR_(x) #x
+#define OP_DB_STR(x) OP_DB_STR_(x)
 #define OP_DB_NO_THREAD_ID (1ll << 32) /* + pid: the thread row of GPU work without a launching thread */
 
 /* Internal record category: writer-side entries that travel through the spool so that they
@@ -184,7 +189,8 @@ struct op_db_writer {
     uint64_t txn_start_ns, txn_rows;
     int wal_pages; /* pages in the WAL after the last commit (writer.c: checkpoints) */
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
-    op_u64map threads, streams, queues, stream_agents, agents, kernels, code_objects, opnames, tracks, metric_tracks, pmcs;
+    op_u64map threads, streams, queues, stream_agents, agents, kernels, kernel_names, code_objects, opnames, tracks, metric_tracks,
+        pmcs;
     int64_t cpu_agent_row; /* the first CPU agent's row: the host side of copies */
     dispatch_entry *dispatchcache;
     int64_t cat_counter_id, cat_counter_device_id;
