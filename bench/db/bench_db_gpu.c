@@ -17,13 +17,19 @@
  *           kernel, rocpd_event + rocpd_memory_copy per copy, the same extdata texts;
  *   writer  op_db_writer_append (buffers of 256) -> spool -> ingest thread -> SQLite, timed from
  *           the first append to op_db_writer_flush returning (the producer keeps at most 64 MB of
- *           backlog, as LOSSLESS buffers would); then op_db_writer_close is timed on its own.
+ *           backlog, as LOSSLESS buffers would); then op_db_writer_close is timed on its own;
+ *   floor   the same rows through multi-row INSERTs of 128 rows in faster SQLite configurations,
+ *           timed to the close (k_floor: page size, journal, synchronous, exclusive locking, with
+ *           or without the event rows); by default the fastest on the same rows (no journal,
+ *           synchronous=OFF: not crash-safe) and the fastest at all (also without the event
+ *           rows); BENCH_DB_GPU_FLOOR=all runs every configuration, =none none. Printed beside
+ *           the writer with a TARGET line: whether 1 M records/s is within SQLite's reach here.
  * Prints `metric=<name> value=<number> unit=<unit>` lines: records/s and rows/s of both, their
  * ratio, the ingest thread's own rate (records per second of its busy time), the database's
  * bytes per record and per row after close, and the close time.
  * Sizes: BENCH_DB_GPU_RECORDS (default 2,000,000 per round), BENCH_DB_GPU_ROUNDS (5; the writer/bare
  * ratio printed is the median of the rounds' ratios, with their min and max).
- * BENCH_DB_GPU_ONLY=writer|bare runs one side (for profilers). Files go to BENCH_DB_DIR (default
+ * BENCH_DB_GPU_ONLY=writer|bare|floor runs one side (for profilers). Files go to BENCH_DB_DIR (default
  * a fresh directory under /tmp), removed at the end. */
 #include <pthread.h>
 #include <sqlite3.h>
