@@ -11,8 +11,9 @@
  *
  * Runs, interleaved ROUNDS times (so a burst of load from the other users of the machine hits
  * both sides alike):
- *   bare    a prepared-statement loop writing exactly the writer's rows for those records into
- *           the same schema (op_db_schema_create), same pragmas, same rows per transaction:
+ *   bare    a prepared-statement loop (one-row statements: k_floor[0]) writing exactly the
+ *           writer's rows for those records into the same schema (op_db_schema_create), same
+ *           pragmas, same rows per transaction:
  *           rocpd_event + rocpd_region per API call, rocpd_event + rocpd_kernel_dispatch per
  *           kernel, rocpd_event + rocpd_memory_copy per copy, the same extdata texts;
  *   writer  op_db_writer_append (buffers of 256) -> spool -> ingest thread -> SQLite, timed from
@@ -40,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_db_sql.h"
 #include "common/clock.h"
 #include "db/db.h"
 #include "omniprof/agent.h"
@@ -237,11 +239,10 @@ static size_t gen_fill(gen *g)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Bare SQLite: the writer's rows, written directly                                          */
+/* Bare SQLite: the writer's rows, written directly (the writer's schema, names and symbols)    */
 
 typedef struct bare {
     sqlite3 *db;
-    sqlite3_stmt *ev, *ev_ext, *rg, *kd, *mc;
     int64_t op_name[OP__N], kname[NKERNELS], copy_name[2], cat_rt, cat_kd, cat_mc;
 } bare;
 
@@ -301,112 +302,6 @@ static void bare_setup(bare *b)
     sqlite3_exec(b->db, "COMMIT", 0, 0, 0);
 }
 
-static void bare_open(bare *b, const char *path)
-{
-    memset(b, 0, sizeof *b);
-    if (sqlite3_open(path, &b->db) != SQLITE_OK) die("open", b->db);
-    sqlite3_exec(b->db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                        "PRAGMA cache_size=-8192;", 0, 0, 0);
-    bare_setup(b);
-    char sql[1024];
-    b->ev = prep(b->db, "INSERT INTO rocpd_event" SFX " (category_id, stack_id, parent_stack_id, correlation_id) "
-                        "VALUES (?,?,?,?)");
-    snprintf(sql, sizeof sql,
-             "INSERT INTO rocpd_region" SFX " (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,%d,?,?,?,?,?)",
-             getpid());
-    b->rg = prep(b->db, sql);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO rocpd_kernel_dispatch" SFX " (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, "
-             "start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, "
-             "workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata, queue_id) "
-             "VALUES (1,%d,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", getpid());
-    b->kd = prep(b->db, sql);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO rocpd_memory_copy" SFX " (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, "
-             "size, stream_id, event_id, extdata, queue_id) VALUES (1,%d,?,?,?,?,?,?,?,?,?,?,?)", getpid());
-    b->mc = prep(b->db, sql);
-}
-
-static void step(bare *b, sqlite3_stmt *s)
-{
-    if (sqlite3_step(s) != SQLITE_DONE) die("step", b->db);
-    sqlite3_reset(s);
-}
-
-static int64_t bare_event(bare *b, int64_t cat, uint64_t corr)
-{
-    sqlite3_bind_int64(b->ev, 1, cat);
-    sqlite3_bind_int64(b->ev, 2, (int64_t)corr);
-    sqlite3_bind_null(b->ev, 3);
-    sqlite3_bind_int64(b->ev, 4, 0);
-    step(b, b->ev);
-    return sqlite3_last_insert_rowid(b->db);
-}
-
-/* The same rows and texts the writer makes (ingest_host.c, ingest_gpu.c). */
-static void bare_records(bare *b, const gen *g)
-{
-    char ext[256];
-    for (size_t i = 0; i < g->n_api; i++) {
-        const omniprof_buffer_tracing_api_record_t *a = &g->api[i];
-        int64_t ev = bare_event(b, b->cat_rt, a->correlation_id.internal);
-        sqlite3_bind_int64(b->rg, 1, (int64_t)a->thread_id);
-        sqlite3_bind_int64(b->rg, 2, (int64_t)a->start_timestamp);
-        sqlite3_bind_int64(b->rg, 3, (int64_t)a->end_timestamp);
-        sqlite3_bind_int64(b->rg, 4, b->op_name[a->operation]);
-        sqlite3_bind_int64(b->rg, 5, ev);
-        step(b, b->rg);
-    }
-    for (size_t i = 0; i < g->n_gpu; i++) {
-        if (g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
-            const omniprof_buffer_tracing_kernel_dispatch_record_t *k = &g->kd[i];
-            int64_t ev = bare_event(b, b->cat_kd, k->correlation_id.internal);
-            sqlite3_stmt *s = b->kd;
-            sqlite3_bind_int64(s, 1, (int64_t)k->thread_id);
-            sqlite3_bind_int64(s, 2, 2);
-            sqlite3_bind_int64(s, 3, (int64_t)k->kernel_id);
-            sqlite3_bind_int64(s, 4, (int64_t)k->dispatch_id);
-            sqlite3_bind_int64(s, 5, 1);
-            sqlite3_bind_int64(s, 6, (int64_t)k->start_timestamp);
-            sqlite3_bind_int64(s, 7, (int64_t)k->end_timestamp);
-            sqlite3_bind_int64(s, 8, k->local_memory_per_thread);
-            sqlite3_bind_int64(s, 9, (int64_t)k->static_shared_memory + k->dynamic_shared_memory);
-            sqlite3_bind_int64(s, 10, k->block_size.x);
-            sqlite3_bind_int64(s, 11, k->block_size.y);
-            sqlite3_bind_int64(s, 12, k->block_size.z);
-            sqlite3_bind_int64(s, 13, (int64_t)k->grid_size.x * k->block_size.x);
-            sqlite3_bind_int64(s, 14, (int64_t)k->grid_size.y * k->block_size.y);
-            sqlite3_bind_int64(s, 15, (int64_t)k->grid_size.z * k->block_size.z);
-            sqlite3_bind_int64(s, 16, b->kname[k->kernel_id - 1]);
-            sqlite3_bind_int64(s, 17, ev);
-            int n = snprintf(ext, sizeof ext, "{\"context_id\":%u}", k->context_id);
-            sqlite3_bind_text(s, 18, ext, n, SQLITE_STATIC);
-            sqlite3_bind_int64(s, 19, 1);
-            step(b, s);
-        } else {
-            const omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[i];
-            int64_t ev = bare_event(b, b->cat_mc, m->correlation_id.internal);
-            sqlite3_stmt *s = b->mc;
-            int h2d = m->operation == OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE;
-            sqlite3_bind_int64(s, 1, (int64_t)m->thread_id);
-            sqlite3_bind_int64(s, 2, (int64_t)m->start_timestamp);
-            sqlite3_bind_int64(s, 3, (int64_t)m->end_timestamp);
-            sqlite3_bind_int64(s, 4, b->copy_name[h2d]);
-            sqlite3_bind_int64(s, 5, 2);
-            sqlite3_bind_int64(s, 6, h2d ? 1 : 2);
-            sqlite3_bind_int64(s, 7, (int64_t)m->bytes);
-            sqlite3_bind_int64(s, 8, 1);
-            sqlite3_bind_int64(s, 9, ev);
-            int n = snprintf(ext, sizeof ext,
-                             "{\"src_memory_kind\":\"%s\",\"dst_memory_kind\":\"DEVICE\",\"is_async\":1,\"device_id\":0}",
-                             h2d ? "PINNED" : "DEVICE");
-            sqlite3_bind_text(s, 10, ext, n, SQLITE_STATIC);
-            sqlite3_bind_int64(s, 11, 1);
-            step(b, s);
-        }
-    }
-}
-
 static uint64_t file_bytes(const char *path)
 {
     struct stat st;
@@ -418,44 +313,11 @@ typedef struct result {
     uint64_t records, rows, bytes;
 } result;
 
-static result run_bare(uint64_t n, const char *path)
-{
-    static gen g;
-    memset(&g, 0, sizeof g);
-    bare b;
-    bare_open(&b, path);
-    result r = {0};
-    uint64_t t0 = op_now_ns(), rows_txn = 0;
-    sqlite3_exec(b.db, "BEGIN", 0, 0, 0);
-    while (r.records < n) {
-        size_t m = gen_fill(&g);
-        bare_records(&b, &g);
-        r.records += m;
-        rows_txn += 2 * m;
-        if (rows_txn >= 200000) { /* the writer's batch_rows */
-            sqlite3_exec(b.db, "COMMIT", 0, 0, 0);
-            sqlite3_exec(b.db, "BEGIN", 0, 0, 0);
-            rows_txn = 0;
-        }
-    }
-    sqlite3_exec(b.db, "COMMIT", 0, 0, 0);
-    r.secs = (double)(op_now_ns() - t0) / 1e9;
-    r.busy_secs = r.secs;
-    r.rows = 2 * r.records;
-    sqlite3_stmt *all[] = {b.ev, b.ev_ext, b.rg, b.kd, b.mc};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sqlite3_finalize(all[i]);
-    uint64_t c0 = op_now_ns();
-    sqlite3_close(b.db); /* checkpoints the WAL into the file, as the writer's close does */
-    r.close_secs = (double)(op_now_ns() - c0) / 1e9;
-    r.bytes = file_bytes(path);
-    return r;
-}
-
 /* ------------------------------------------------------------------------------------------ */
-/* The floor: the same rows through faster, partly unsafe SQLite configurations              */
+/* The bare loops: the same rows in several SQLite configurations, the floor among them       */
 
-/* A configuration of the floor loops. Rows go through multi-row INSERTs of `rows` rows (the
- * writer's batching); ids of event rows are bound explicitly. */
+/* A configuration of the bare loops. Rows go through INSERTs of `rows` rows (128: the writer's
+ * batching; 1: one-row statements); ids of event rows are bound explicitly. */
 typedef struct floor_cfg {
     const char *name;
     int rows, page_size;
@@ -464,6 +326,7 @@ typedef struct floor_cfg {
 } floor_cfg;
 
 static const floor_cfg k_floor[] = {
+    {"1row_wal_normal_8k", 1, 8192, "WAL", "NORMAL", 0, 1, 1}, /* `bare`: one-row statements */
     {"128row_wal_normal_8k", 128, 8192, "WAL", "NORMAL", 0, 1, 1}, /* the writer's pragmas */
     {"128row_wal_normal_8k_exclusive", 128, 8192, "WAL", "NORMAL", 1, 1, 1},
     {"128row_wal_normal_32k", 128, 32768, "WAL", "NORMAL", 0, 1, 1},
@@ -474,7 +337,7 @@ static const floor_cfg k_floor[] = {
 #define NFLOOR (sizeof k_floor / sizeof k_floor[0])
 /* Run by default (BENCH_DB_GPU_FLOOR=all runs every one): the fastest found on the same rows and
  * the fastest at all (without the event rows; docs/perf/db.md). */
-#define FLOOR_DEFAULT(c) ((c) == 4 || (c) == 5)
+#define FLOOR_DEFAULT(c) ((c) == 5 || (c) == 6)
 
 #define FQ_MAX 128
 #define FQ_NULL INT64_MIN
@@ -492,16 +355,13 @@ typedef struct floor_db {
     const floor_cfg *c;
     fq ev, rg, kd, mc;
     int64_t next_event;
-    int64_t op_name[OP__N], kname[NKERNELS], copy_name[2], cat_rt, cat_kd, cat_mc;
+    bare b; /* the names' ids */
 } floor_db;
 
 static sqlite3_stmt *prep_rows(sqlite3 *db, const char *head, const char *tuple, int n)
 {
-    size_t cap = strlen(head) + (size_t)n * (strlen(tuple) + 1) + 1;
-    char *sql = malloc(cap);
+    char *sql = bench_rows_sql(head, tuple, n);
     if (!sql) die("out of memory", NULL);
-    size_t at = (size_t)snprintf(sql, cap, "%s", head);
-    for (int i = 0; i < n; i++) at += (size_t)snprintf(sql + at, cap - at, "%s%s", i ? "," : "", tuple);
     sqlite3_stmt *s = prep(db, sql);
     free(sql);
     return s;
@@ -564,15 +424,8 @@ static void floor_open(floor_db *f, const floor_cfg *c, const char *path)
              "PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;", c->exclusive ? "PRAGMA locking_mode=EXCLUSIVE; " : "",
              c->page_size, c->journal, c->sync);
     sqlite3_exec(f->db, sql, 0, 0, 0);
-    /* the schema and the names as the bare loop makes them */
-    bare b;
-    memset(&b, 0, sizeof b);
-    b.db = f->db;
-    bare_setup(&b);
-    f->cat_rt = b.cat_rt, f->cat_kd = b.cat_kd, f->cat_mc = b.cat_mc;
-    memcpy(f->op_name, b.op_name, sizeof f->op_name);
-    memcpy(f->kname, b.kname, sizeof f->kname);
-    memcpy(f->copy_name, b.copy_name, sizeof f->copy_name);
+    f->b.db = f->db;
+    bare_setup(&f->b);
     fq_init(&f->ev, f->db, "INSERT INTO rocpd_event" SFX " (id, category_id, stack_id, parent_stack_id, correlation_id) VALUES ",
             "(?,?,?,NULL,0)", c->rows, -1);
     snprintf(sql, sizeof sql, "INSERT INTO rocpd_region" SFX " (nid, pid, tid, start, \"end\", name_id, event_id) VALUES ");
@@ -595,15 +448,15 @@ static void floor_records(floor_db *f, const gen *g)
 {
     for (size_t i = 0; i < g->n_api; i++) {
         const omniprof_buffer_tracing_api_record_t *a = &g->api[i];
-        int64_t ev = floor_event(f, f->cat_rt, a->correlation_id.internal);
+        int64_t ev = floor_event(f, f->b.cat_rt, a->correlation_id.internal);
         int64_t *v = fq_row(f, &f->rg);
         v[0] = (int64_t)a->thread_id, v[1] = (int64_t)a->start_timestamp, v[2] = (int64_t)a->end_timestamp;
-        v[3] = f->op_name[a->operation], v[4] = ev;
+        v[3] = f->b.op_name[a->operation], v[4] = ev;
     }
     for (size_t i = 0; i < g->n_gpu; i++) {
         if (g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH) {
             const omniprof_buffer_tracing_kernel_dispatch_record_t *k = &g->kd[i];
-            int64_t ev = floor_event(f, f->cat_kd, k->correlation_id.internal);
+            int64_t ev = floor_event(f, f->b.cat_kd, k->correlation_id.internal);
             int slot = f->kd.n == f->c->rows ? 0 : f->kd.n;
             int64_t *v = fq_row(f, &f->kd);
             int64_t cells[19] = {(int64_t)k->thread_id, 2, (int64_t)k->kernel_id, (int64_t)k->dispatch_id, 1,
@@ -611,18 +464,18 @@ static void floor_records(floor_db *f, const gen *g)
                                  (int64_t)k->static_shared_memory + k->dynamic_shared_memory, k->block_size.x,
                                  k->block_size.y, k->block_size.z, (int64_t)k->grid_size.x * k->block_size.x,
                                  (int64_t)k->grid_size.y * k->block_size.y, (int64_t)k->grid_size.z * k->block_size.z,
-                                 f->kname[k->kernel_id - 1], ev, 0, 1};
+                                 f->b.kname[k->kernel_id - 1], ev, 0, 1};
             memcpy(v, cells, sizeof cells);
             f->kd.text_len[slot] = snprintf(f->kd.arena[slot], sizeof f->kd.arena[slot], "{\"context_id\":%u}", k->context_id);
             f->kd.text[slot] = f->kd.arena[slot];
         } else {
             const omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[i];
-            int64_t ev = floor_event(f, f->cat_mc, m->correlation_id.internal);
+            int64_t ev = floor_event(f, f->b.cat_mc, m->correlation_id.internal);
             int h2d = m->operation == OMNIPROF_MEMORY_COPY_HOST_TO_DEVICE;
             int slot = f->mc.n == f->c->rows ? 0 : f->mc.n;
             int64_t *v = fq_row(f, &f->mc);
             int64_t cells[11] = {(int64_t)m->thread_id, (int64_t)m->start_timestamp, (int64_t)m->end_timestamp,
-                                 f->copy_name[h2d], 2, h2d ? 1 : 2, (int64_t)m->bytes, 1, ev, 0, 1};
+                                 f->b.copy_name[h2d], 2, h2d ? 1 : 2, (int64_t)m->bytes, 1, ev, 0, 1};
             memcpy(v, cells, sizeof cells);
             f->mc.text_len[slot] = snprintf(f->mc.arena[slot], sizeof f->mc.arena[slot],
                                             "{\"src_memory_kind\":\"%s\",\"dst_memory_kind\":\"DEVICE\",\"is_async\":1,"
@@ -773,7 +626,7 @@ int main(void)
         result b = {0}, w = {0};
         if (do_bare) {
             snprintf(path, sizeof path, "%s/bare_%d.db", dir, r);
-            b = run_bare(n, path);
+            b = run_floor(&k_floor[0], n, path); /* one-row statements */
             add(&sb, b);
             unlink(path);
         }
@@ -783,7 +636,7 @@ int main(void)
             add(&sw, w);
             unlink(path);
         }
-        for (size_t c = 0; do_floor && c < NFLOOR; c++) {
+        for (size_t c = 1; do_floor && c < NFLOOR; c++) { /* 0 is `bare` */
             if (!floor_all && !FLOOR_DEFAULT(c)) continue;
             snprintf(path, sizeof path, "%s/floor_%zu_%d.db", dir, c, r);
             result f = run_floor(&k_floor[c], n, path);

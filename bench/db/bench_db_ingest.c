@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_db_sql.h"
 #include "common/clock.h"
 #include "db/db.h"
 #include "omniprof/cpu.h"
@@ -184,11 +185,8 @@ static const floor_cfg k_floor[] = {
 
 static sqlite3_stmt *multi_insert(sqlite3 *db, const char *head, const char *tuple, int n)
 {
-    size_t cap = strlen(head) + (size_t)n * (strlen(tuple) + 1) + 1;
-    char *sql = malloc(cap);
+    char *sql = bench_rows_sql(head, tuple, n);
     if (!sql) die("out of memory", NULL);
-    size_t at = (size_t)snprintf(sql, cap, "%s", head);
-    for (int i = 0; i < n; i++) at += (size_t)snprintf(sql + at, cap - at, "%s%s", i ? "," : "", tuple);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) die(sql, db);
     free(sql);
