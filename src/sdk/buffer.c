@@ -1,64 +1,89 @@
-/* buffer.c — record buffers: lock-free reservation by per-thread chunks, delivery in batches
- * on the buffer's callback thread, DISCARD and LOSSLESS policies.
+/* buffer.c — record buffers: per-thread chunks that only their thread writes (no atomic
+ * read-modify-write per record), delivery in batches on the buffer's callback thread after a
+ * grace period, DISCARD and LOSSLESS policies.
  *
  * STORAGE. A buffer owns OP_NSUB (2) sub-buffers of `cap` bytes each (cap = size rounded up
  * to the page size), in one anonymous mmap, plus one 64-byte descriptor per chunk. A
  * sub-buffer is cut into `nchunks` chunks of `chunk_bytes` (a power of two in [512, 16384],
  * about cap/64). While one sub-buffer is delivered, producers fill the other.
  *
- * WORDS. Each sub-buffer has `next_chunk` = gen<<40 | SEALED(bit 39) | chunks handed out; each
- * chunk descriptor has `state` = gen<<40 | CLOSED(bit 39) | bytes reserved in the chunk. `gen`
- * is the low 24 bits of the sub-buffer's sequence number (its incarnation): the buffer's
- * `active` counter names the sub-buffer being filled (index active % OP_NSUB); `delivered` is
- * the sequence number of the next one to deliver.
+ * WORDS. The buffer's `active` counter is the sequence number (incarnation) of the sub-buffer
+ * being filled (index seq % OP_NSUB); `delivered` is the sequence number of the next one to
+ * deliver. Each sub-buffer has
+ *   `ctl`        = seq<<1 while its incarnation `seq` is open for writing, seq<<1|1 once the
+ *                  consumer closed it (the full 64-bit seq: no ABA however long a lane sleeps);
+ *   `next_chunk` = gen<<40 | SEALED(bit 39) | chunks handed out, gen = seq's low 24 bits.
+ * Each chunk descriptor has `used` = bytes of complete records in the chunk, written only by
+ * the thread that owns the chunk (store-release after each record), read by the consumer.
+ * Each thread has an `epoch` word (thread.c's registry, never freed): odd while the thread is
+ * inside op_buffer_emplace.
  *
  * RECORD LAYOUT (8-byte aligned, inside a chunk):
  *     offset 0   uint32 len       bytes of the whole record, header included, multiple of 8
- *     offset 4   uint32 flag      gen+1 once the record is complete (store-release)
+ *     offset 4   uint32 (unused, not written)
  *     offset 8   uint32 category  omniprof_record_category_t
  *     offset 12  uint32 kind
  *     offset 16  payload          `size` bytes as given by the producer, then padding to 8
  *   The omniprof_record_header_t the callback receives ({hash, payload}) is built by the
- *   callback thread in its own batch array, so producers write 16 bytes of overhead only.
+ *   callback thread in its own batch array. A record needs no completion flag: `used` covers
+ *   complete records only.
  *
- * RESERVE / COMMIT / FLUSH PROTOCOL.
- *   Fast path (op_buffer_emplace): the thread's lane names its current chunk (sub, chunk,
- *   gen). It loads the chunk's state; if the gen matches, the chunk is not CLOSED and the
- *   record fits, one CAS adds the record's length; then it copies the record and stores the
- *   flag. No lock, no syscall: a few atomic operations and a memcpy.
+ * RESERVE / COMMIT / CLOSE PROTOCOL.
+ *   Fast path (op_buffer_emplace): make the thread's epoch odd (a plain store), load the lane's
+ *   `ctl`; if it still reads "seq open" and the record fits, copy the record at the lane's
+ *   private offset, store-release the new `used` into the chunk's descriptor (a line only this
+ *   thread writes), make the epoch even (store-release). No atomic read-modify-write, no fence.
  *   Slow path (get_chunk): a CAS on the active sub-buffer's next_chunk hands the lane a new
  *   chunk (several for a record larger than a chunk). A sub-buffer without room is SEALED by
  *   whoever sees it first; the sealer wakes the callback thread and tries to advance `active`
  *   to the next sub-buffer if that one is free (try_advance, under a spinlock that a signal
  *   handler only tries). When none is free: DISCARD drops and counts, LOSSLESS waits on the
- *   `delivered_futex` word until the callback thread frees one.
+ *   `delivered_futex` word until the callback thread frees one. A producer leaves its epoch
+ *   (makes it even) around every wait and wake of the slow path, and re-validates after.
  *   Watermark: the lane that holds the chunk containing byte `watermark` of its sub-buffer
  *   seals the sub-buffer as soon as its chunk reaches that byte (watermark 0: after the
  *   first record), so delivery starts at about `watermark` bytes in use.
- *   Delivery (op_buffer_deliver_ready, callback thread): for each sub-buffer before `active`,
- *   CLOSE every handed-out chunk with fetch_or (a producer's CAS then fails and takes a new
- *   chunk), wait for the flag of every record inside the closed extent, hand the headers to
- *   the callback in batches, reset the descriptors to the next incarnation's gen, publish
- *   the sub-buffer as free (`delivered`+1) and wake waiters.
+ *   Delivery (deliver_sub, callback thread), for each sealed sub-buffer before `active`:
+ *   CLOSE it (ctl = seq<<1|1), then the grace period (producers_quiesce): a process-wide
+ *   barrier, membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full fence on every
+ *   CPU running a thread of the process, then wait until every epoch seen odd has changed.
+ *   This is an asymmetric Dekker handshake: a producer stores its odd epoch and then loads
+ *   `ctl`; the consumer stores `ctl` and, after the barrier, loads the epochs. Either the
+ *   producer's load sees CLOSED (it takes the slow path and writes nothing there) or the
+ *   consumer sees its odd epoch and waits for it to leave, after which its `used` is visible.
+ *   Then each descriptor's `used` is final: hand the headers to the callback in batches,
+ *   reset the descriptors (used = 0), ctl and next_chunk to the next incarnation, publish the
+ *   sub-buffer as free (`delivered`+1) and wake waiters. Where membarrier is unavailable
+ *   (registration failed), producers run a full fence after making their epoch odd instead.
  *   Flush: seal the active sub-buffer if it holds anything, then wait until `delivered`
  *   passes it, for as long as the consumer makes progress.
  *
  * INVARIANTS.
- *   (1) A record is written only after a CAS that saw its chunk's current gen and no CLOSED
- *       bit; so every written byte lies in an extent the consumer will read after closing.
+ *   (1) A producer writes into a chunk only inside its epoch, after loading the chunk's `ctl`
+ *       as "its seq, open"; the consumer reads a sub-buffer only after closing it and a grace
+ *       period. So every byte written lies below a `used` that the consumer reads after the
+ *       last write to that incarnation, and nothing is written into an incarnation after it
+ *       was closed and its grace period ended.
  *   (2) Chunks are handed out only from a sub-buffer whose next_chunk has the active gen and
  *       no SEALED bit; a sealed sub-buffer never gains chunks.
  *   (3) active - delivered < OP_NSUB: a sub-buffer is reactivated only after its delivery.
- *   (4) Descriptors and next_chunk of a free sub-buffer already carry the gen of its next
- *       incarnation (and SEALED), so a stale lane's CAS fails (ABA needs 2^24 incarnations
- *       of one sub-buffer while a producer sleeps between its load and its CAS).
+ *   (4) A stale lane (its sub-buffer was delivered and reused) cannot write: its seq differs
+ *       from ctl's, which is compared in full; and a descriptor or ctl is reset only after the
+ *       grace period, so no producer is between its `ctl` check and its stores at that time.
+ *       (The 24-bit gen of next_chunk is only compared inside one get_chunk call, i.e. inside
+ *       an epoch, which a reset waits for: it cannot wrap there either.)
  *   (5) Storage is never unmapped while the process lives (destroy only drops its pages), so
  *       a producer that raced with destroy writes into valid memory that nobody reads.
- *   (6) Every record not delivered is counted in exactly one drop counter. */
+ *   (6) Every record not delivered is counted in exactly one drop counter.
+ *   (7) A thread never waits for a consumer while its epoch is odd (the LOSSLESS wait, the
+ *       wakes and seals of the slow path happen outside it), so the grace period cannot
+ *       deadlock; it is unbounded while the process runs (a producer preempted inside its
+ *       epoch is waited for, with one warning after 2 s) and bounded during finalization. */
 #include "sdk/sdk_internal.h"
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -75,7 +100,7 @@
 #define OP_GEN_MASK 0xFFFFFFull
 #define OP_SEALED (1ull << 39)
 #define OP_COUNT_MASK (OP_SEALED - 1)
-#define OP_NO_GEN UINT64_MAX
+#define OP_NO_SEQ UINT64_MAX
 #define OP_REC_HDR 16u
 #define OP_BATCH 512
 
@@ -87,21 +112,22 @@
 
 typedef struct op_rec {
     uint32_t len;
-    _Atomic uint32_t flag;
+    uint32_t unused;
     uint32_t category;
     uint32_t kind;
 } op_rec;
 _Static_assert(sizeof(op_rec) == OP_REC_HDR, "record header is 16 bytes");
 
 typedef struct op_chunk_desc {
-    _Atomic uint64_t state;
+    _Atomic uint64_t used;
     char pad[56]; /* one cache line per chunk: two owners never share a line */
 } op_chunk_desc;
 
 typedef struct op_sub {
-    _Atomic uint64_t next_chunk;
+    _Alignas(64) _Atomic uint64_t ctl; /* read by every producer on every record: its own line */
     op_chunk_desc *desc;
     char *data;
+    _Alignas(64) _Atomic uint64_t next_chunk;
 } op_sub;
 
 struct op_buffer {
@@ -141,6 +167,10 @@ static op_buffer g_buffers[OP_SDK_MAX_BUFFERS];
 static _Atomic uint32_t g_nbuffers;
 static uint64_t g_buffer_offset;
 static _Atomic int g_abandoned; /* finalization gave up on a callback thread: never wait again */
+/* membarrier: 0 not registered yet, 1 registered (consumers run the process-wide barrier),
+ * 2 unavailable (g_producer_fence: producers run a full fence per record instead) */
+static _Atomic int g_membarrier;
+static _Atomic int g_producer_fence;
 
 static inline uint64_t gen_of(uint64_t seq) { return seq & OP_GEN_MASK; }
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }
@@ -255,8 +285,94 @@ static void wait_for_space(op_buffer *b)
     atomic_fetch_sub(&b->waiters, 1);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Epochs and the grace period                                                                 */
+
+/* Make the thread's epoch odd: from here on a consumer that closes a sub-buffer waits for this
+ * thread before it reads or reuses it (invariant (1)). The store must be visible before the
+ * loads of `ctl` that follow: the consumer's membarrier orders it (a compiler barrier is all the
+ * producer needs), or, where membarrier is unavailable, a full fence here. */
+static inline void epoch_enter(_Atomic uint64_t *ep)
+{
+    atomic_store_explicit(ep, atomic_load_explicit(ep, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&g_producer_fence, memory_order_relaxed), 0))
+        atomic_thread_fence(memory_order_seq_cst);
+}
+/* Make it even again: every store of the epoch (records, `used`) is visible to a consumer that
+ * sees the new value. */
+static inline void epoch_leave(_Atomic uint64_t *ep)
+{
+    atomic_store_explicit(ep, atomic_load_explicit(ep, memory_order_relaxed) + 1, memory_order_release);
+}
+
+/* Once per process (and again in a forked child): register for membarrier's private expedited
+ * command; without it producers fence. */
+static void membarrier_register(void)
+{
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        atomic_store(&g_membarrier, 1);
+    } else {
+        atomic_store(&g_producer_fence, 1);
+        atomic_store(&g_membarrier, 2);
+        op_info("membarrier unavailable (errno %d): buffer producers use a fence per record", errno);
+    }
+}
+
+typedef struct quiesce_arg {
+    bool gave_up;
+} quiesce_arg;
+
+/* Wait until the thread of one epoch word seen odd has left its epoch (grace period). The
+ * wait is unbounded while the process runs (one warning after 2 s) and bounded during
+ * finalization or after a consumer was abandoned. */
+static void wait_epoch(_Atomic uint64_t *ep, void *arg)
+{
+    quiesce_arg *q = arg;
+    uint64_t e = atomic_load_explicit(ep, memory_order_acquire);
+    if (!(e & 1) || q->gave_up) return;
+    static _Atomic int warned;
+    uint64_t start = 0;
+    for (int i = 0; atomic_load_explicit(ep, memory_order_acquire) == e; i++) {
+        if (i < 256) { cpu_relax(); continue; }
+        if (!start) start = op_now_ns();
+        if (op_now_ns() - start > 2000000000ull) {
+            if (op_sdk_is_finalizing() || atomic_load(&g_abandoned)) {
+                q->gave_up = true;
+                return;
+            }
+            if (!atomic_exchange(&warned, 1))
+                op_warn("a producer has stayed inside a buffer emplace for 2 s; delivery still waits for it");
+        }
+        if (i < 10000) sched_yield();
+        else usleep(1000);
+    }
+}
+
+/* After closing a sub-buffer (ctl stored): the process-wide barrier, then wait for every
+ * producer that may not have seen the close. Returns false when it gave up (finalization). */
+static bool producers_quiesce(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g_membarrier, memory_order_acquire) == 1 &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        /* cannot happen once registered; if it does, producers fence from now on, and a
+         * producer that has not seen the flag yet is inside its epoch: waited for below */
+        atomic_store(&g_producer_fence, 1);
+        atomic_store(&g_membarrier, 2);
+        op_warn("membarrier failed (errno %d): buffer producers use a fence per record from now on", errno);
+    }
+    quiesce_arg q = {false};
+    op_epoch_for_each(wait_epoch, &q);
+    return !q.gave_up;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Producers                                                                                   */
+
 /* Slow path: give `lane` a fresh chunk able to hold `len` bytes. Returns 1, or 0 when the
- * record is dropped (counted here). */
+ * record is dropped (counted here). Called inside the epoch; it leaves the epoch around seals,
+ * wakes and waits (invariant (7)) and re-validates everything after. */
 static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool from_signal)
 {
     uint64_t need = (len + b->chunk_bytes - 1) / b->chunk_bytes;
@@ -271,19 +387,22 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
         uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
         if ((w >> OP_GEN_SHIFT) != gen_of(a)) { cpu_relax(); continue; }
         if (w & OP_SEALED) {
-            if (try_advance(b, from_signal) &&
-                atomic_load_explicit(&b->active, memory_order_acquire) != a)
-                continue;
-            bool may_wait = b->policy == OMNIPROF_BUFFER_POLICY_LOSSLESS && !from_signal && t->cb_thread < 0 &&
-                            t->in_callback == 0 && !atomic_load_explicit(&g_abandoned, memory_order_relaxed);
-            if (!may_wait) {
+            epoch_leave(t->epoch);
+            int r = -1; /* -1: retry, 0: dropped */
+            if (try_advance(b, from_signal) && atomic_load_explicit(&b->active, memory_order_acquire) != a) {
+                /* advanced: retry */
+            } else if (b->policy != OMNIPROF_BUFFER_POLICY_LOSSLESS || from_signal || t->cb_thread >= 0 ||
+                       t->in_callback != 0 || atomic_load_explicit(&g_abandoned, memory_order_relaxed)) {
                 atomic_fetch_add_explicit(from_signal ? &b->n_drop_signal : &b->n_drop_full, 1,
                                           memory_order_relaxed);
-                return 0;
+                r = 0;
+            } else {
+                if (!waited) { atomic_fetch_add_explicit(&b->n_waits, 1, memory_order_relaxed); waited = true; }
+                op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), false);
+                wait_for_space(b);
             }
-            if (!waited) { atomic_fetch_add_explicit(&b->n_waits, 1, memory_order_relaxed); waited = true; }
-            op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), false);
-            wait_for_space(b);
+            epoch_enter(t->epoch);
+            if (r == 0) return 0;
             continue;
         }
         uint64_t cnt = w & OP_COUNT_MASK;
@@ -291,20 +410,21 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
         if (cnt + need > b->nchunks) {
             if (atomic_compare_exchange_strong_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
                                                         memory_order_acquire)) {
+                epoch_leave(t->epoch);
                 try_advance(b, from_signal);
                 op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
+                epoch_enter(t->epoch);
             }
             continue;
         }
         if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w + need, memory_order_acq_rel,
                                                   memory_order_acquire)) {
-            lane->gen = gen_of(a);
-            lane->sub = (uint32_t)(a % OP_NSUB);
-            lane->chunk = (uint32_t)cnt;
-            lane->cap = (uint32_t)(need * b->chunk_bytes);
-            lane->state = &sb->desc[cnt].state;
+            lane->seq = a;
+            lane->ctl = &sb->ctl;
+            lane->used_at = &sb->desc[cnt].used;
             lane->base = sb->data + (size_t)cnt * b->chunk_bytes;
-            lane->tag = lane->gen << (OP_GEN_SHIFT - 39); /* bits 39..63 of a usable state */
+            lane->used = 0;
+            lane->cap = (uint32_t)(need * b->chunk_bytes);
             uint64_t base = cnt * b->chunk_bytes, wm = b->watermark;
             if (wm < base + lane->cap)
                 lane->seal_at = wm > base ? (uint32_t)(wm - base) : 1;
@@ -315,13 +435,9 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
     }
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Producers                                                                                   */
-
-/* Write one reserved record at `at`: header, payload, the external-id patch, then the flag that
- * tells the consumer it is complete (store-release). */
+/* Write one record at `at`: header, payload, the external-id patch. */
 static inline void put_record(char *at, size_t len, uint32_t category, uint32_t kind, const void *payload, size_t size,
-                              size_t patch_off, uint64_t patch_val, uint64_t gen)
+                              size_t patch_off, uint64_t patch_val)
 {
     op_rec *r = (op_rec *)at;
     r->len = (uint32_t)len;
@@ -330,12 +446,47 @@ static inline void put_record(char *at, size_t len, uint32_t category, uint32_t 
     char *dst = at + OP_REC_HDR;
     memcpy(dst, payload, size);
     if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
-    atomic_store_explicit(&r->flag, (uint32_t)gen + 1, memory_order_release);
 }
 
-__attribute__((noinline)) static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
-                                                     const void *payload, size_t size, size_t len, size_t patch_off,
-                                                     uint64_t patch_val, bool from_signal);
+/* The lane's chunk is still open for writing and has room for `len` bytes (invariant (1)). */
+static inline bool lane_fits(const op_lane *lane, size_t len)
+{
+    return lane->ctl && atomic_load_explicit(lane->ctl, memory_order_relaxed) == lane->seq << 1 &&
+           lane->used + len <= lane->cap;
+}
+
+/* Append to the lane's chunk (lane_fits was true): the record, then its `used`. */
+static inline void lane_append(op_lane *lane, size_t len, uint32_t category, uint32_t kind, const void *payload,
+                               size_t size, size_t patch_off, uint64_t patch_val)
+{
+    put_record(lane->base + lane->used, len, category, kind, payload, size, patch_off, patch_val);
+    lane->used += (uint32_t)len;
+    atomic_store_explicit(lane->used_at, lane->used, memory_order_release);
+}
+
+/* Every case of emplace (fast path failed). Returns 1 stored, 0 dropped; *seal gets the
+ * sequence number of a sub-buffer to seal once the epoch is left (watermark), else OP_NO_SEQ. */
+__attribute__((noinline)) static int emplace_slow(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
+                                                  const void *payload, size_t size, size_t len, size_t patch_off,
+                                                  uint64_t patch_val, bool from_signal, uint64_t *seal)
+{
+    op_lane *lane = &t->lanes[b->index];
+    for (;;) {
+        if (lane_fits(lane, len)) {
+            testcase(lane->used + len == lane->cap);                   /* chunk exactly full */
+            testcase(lane->seal_at && lane->used + len == lane->seal_at); /* watermark hit exactly */
+            lane_append(lane, len, category, kind, payload, size, patch_off, patch_val);
+            if (lane->seal_at && lane->used >= lane->seal_at) {
+                *seal = lane->seq;
+                lane->seal_at = 0;
+                lane->seq = OP_NO_SEQ; /* the next record goes to the next sub-buffer */
+                lane->ctl = NULL;
+            }
+            return 1;
+        }
+        if (!get_chunk(b, t, lane, len, from_signal)) return 0;
+    }
+}
 
 int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
                       size_t patch_off, uint64_t patch_val, bool from_signal)
@@ -348,85 +499,27 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
     op_tls *t = from_signal ? op_tls_get_signal() : op_tls_get();
     /* A signal handler that interrupted this thread inside emplace would see its lane half
      * updated: it drops instead (counted). */
-    if (!t || (from_signal && t->emit_nesting)) {
+    if (!t || (atomic_load_explicit(t->epoch, memory_order_relaxed) & 1)) {
         atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
         return 0;
     }
-    t->emit_nesting++;
-    /* Fast path: the lane's chunk has the current gen, is not closed and has room: one CAS
-     * reserves, then the copy (emplace_in_lane below does the same with every case). */
+    epoch_enter(t->epoch);
     op_lane *lane = &t->lanes[b->index];
-    if (__builtin_expect(lane->gen != OP_NO_GEN && !lane->seal_at, 1)) {
-        uint64_t s = atomic_load_explicit(lane->state, memory_order_relaxed);
-        if ((s >> 39) == lane->tag && (s & OP_COUNT_MASK) + len <= lane->cap &&
-            atomic_compare_exchange_strong_explicit(lane->state, &s, s + len, memory_order_acquire,
-                                                    memory_order_relaxed)) {
-            put_record(lane->base + (s & OP_COUNT_MASK), len, category, kind, payload, size, patch_off, patch_val,
-                       lane->gen); /* invariant (1) */
-            t->emit_nesting--;
-            return 1;
-        }
+    if (__builtin_expect(!lane->seal_at && lane_fits(lane, len), 1)) {
+        lane_append(lane, len, category, kind, payload, size, patch_off, patch_val);
+        epoch_leave(t->epoch);
+        return 1;
     }
-    int stored = emplace_in_lane(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal);
-    t->emit_nesting--;
+    uint64_t seal = OP_NO_SEQ;
+    int stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal, &seal);
+    epoch_leave(t->epoch);
+    if (seal != OP_NO_SEQ && atomic_load_explicit(&b->active, memory_order_acquire) == seal)
+        seal_seq(b, seal, from_signal);
     return stored;
-}
-
-static int emplace_in_lane(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload, size_t size,
-                           size_t len, size_t patch_off, uint64_t patch_val, bool from_signal)
-{
-    op_lane *lane = &t->lanes[b->index];
-    for (;;) {
-        if (lane->gen != OP_NO_GEN) {
-            op_sub *sb = &b->sub[lane->sub];
-            _Atomic uint64_t *st = &sb->desc[lane->chunk].state;
-            uint64_t s = atomic_load_explicit(st, memory_order_relaxed);
-            while ((s >> OP_GEN_SHIFT) == lane->gen && !(s & OP_SEALED) && (s & OP_COUNT_MASK) + len <= lane->cap) {
-                if (atomic_compare_exchange_weak_explicit(st, &s, s + len, memory_order_acquire,
-                                                          memory_order_relaxed)) {
-                    uint64_t used = s & OP_COUNT_MASK; /* invariant (1) */
-                    testcase(used + len == lane->cap);  /* chunk exactly full */
-                    testcase(lane->seal_at && used + len == lane->seal_at); /* watermark hit exactly */
-                    put_record(sb->data + (size_t)lane->chunk * b->chunk_bytes + used, len, category, kind, payload,
-                               size, patch_off, patch_val, lane->gen);
-                    if (lane->seal_at && used + len >= lane->seal_at) {
-                        uint64_t gen = lane->gen;
-                        lane->seal_at = 0;
-                        lane->gen = OP_NO_GEN; /* the next record goes to the next sub-buffer */
-                        uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
-                        if (gen_of(a) == gen) seal_seq(b, a, from_signal);
-                    }
-                    return 1;
-                }
-            }
-        }
-        if (!get_chunk(b, t, lane, len, from_signal)) return 0;
-    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Consumer (callback thread)                                                                  */
-
-/* Wait for a reserved record to be completed by its producer. The producer is running or
- * preempted between its CAS and its flag store; giving up and reusing the sub-buffer would let
- * it write into the next incarnation later, so the wait is unbounded while the process runs
- * (with one warning after 2 s) and bounded only during finalization. */
-static bool wait_flag(_Atomic uint32_t *flag, uint32_t want)
-{
-    static _Atomic int warned;
-    uint64_t start = 0;
-    for (int i = 0;; i++) {
-        if (atomic_load_explicit(flag, memory_order_acquire) == want) return true;
-        if (i < 256) { cpu_relax(); continue; }
-        if (!start) start = op_now_ns();
-        if (op_now_ns() - start > 2000000000ull) {
-            if (op_sdk_is_finalizing() || atomic_load(&g_abandoned)) return false;
-            if (!atomic_exchange(&warned, 1)) op_warn("a producer has not completed its record for 2 s; still waiting");
-        }
-        if (i < 10000) sched_yield();
-        else usleep(1000);
-    }
-}
 
 static void invoke(op_buffer *b, omniprof_record_header_t **batch, size_t n)
 {
@@ -441,25 +534,24 @@ static void invoke(op_buffer *b, omniprof_record_header_t **batch, size_t n)
 static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
 {
     op_sub *sb = &b->sub[seq % OP_NSUB];
-    uint32_t want = (uint32_t)gen_of(seq) + 1;
+    /* close, then the grace period: from here on nobody writes into this incarnation */
+    atomic_store_explicit(&sb->ctl, seq << 1 | 1, memory_order_seq_cst);
+    if (!producers_quiesce()) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1))
+            op_warn("buffer %lu: at exit, a producer never left its emplace; its record is lost",
+                    (unsigned long)b->handle);
+    }
     uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
     uint64_t n = w & OP_COUNT_MASK, total = 0;
     if (n > b->nchunks) n = b->nchunks;
     omniprof_record_header_t hdrs[OP_BATCH], *batch[OP_BATCH];
     size_t nb = 0;
-    static _Atomic int warned;
     for (uint64_t k = 0; k < n;) {
-        uint64_t st = atomic_fetch_or_explicit(&sb->desc[k].state, OP_SEALED, memory_order_acq_rel);
-        uint64_t extent = st & OP_COUNT_MASK;
+        uint64_t extent = atomic_load_explicit(&sb->desc[k].used, memory_order_acquire);
         char *base = sb->data + k * b->chunk_bytes;
         for (uint64_t pos = 0; pos + OP_REC_HDR <= extent;) {
             op_rec *r = (op_rec *)(base + pos);
-            if (!wait_flag(&r->flag, want)) {
-                if (!atomic_exchange(&warned, 1))
-                    op_warn("buffer %lu: at exit, a producer never completed its record; the rest of its chunk is lost",
-                            (unsigned long)b->handle);
-                break;
-            }
             hdrs[nb].hash = omniprof_record_header_compute_hash(r->category, r->kind);
             hdrs[nb].payload = (char *)r + OP_REC_HDR;
             batch[nb] = &hdrs[nb];
@@ -471,10 +563,10 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
         k += extent > b->chunk_bytes ? (extent + b->chunk_bytes - 1) / b->chunk_bytes : 1;
     }
     if (nb) invoke(b, batch, nb);
-    /* invariant (4): prepare the next incarnation of this sub-buffer */
-    uint64_t next = gen_of(seq + OP_NSUB) << OP_GEN_SHIFT;
-    for (uint32_t k = 0; k < b->nchunks; k++) atomic_store_explicit(&sb->desc[k].state, next, memory_order_relaxed);
-    atomic_store_explicit(&sb->next_chunk, next | OP_SEALED, memory_order_release);
+    /* invariant (4): prepare the next incarnation of this sub-buffer, after the grace period */
+    for (uint32_t k = 0; k < b->nchunks; k++) atomic_store_explicit(&sb->desc[k].used, 0, memory_order_relaxed);
+    atomic_store_explicit(&sb->ctl, (seq + OP_NSUB) << 1, memory_order_relaxed);
+    atomic_store_explicit(&sb->next_chunk, gen_of(seq + OP_NSUB) << OP_GEN_SHIFT | OP_SEALED, memory_order_release);
     atomic_store_explicit(&b->delivered, seq + 1, memory_order_release);
     atomic_fetch_add_explicit(&b->delivered_futex, 1, memory_order_release);
     futex_wake_all(&b->delivered_futex);
@@ -642,6 +734,7 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
         return OMNIPROF_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     if (!g_buffer_offset) g_buffer_offset = op_sdk_random_offset(0xb0ff);
+    if (!atomic_load(&g_membarrier)) membarrier_register();
     op_buffer *b = &g_buffers[i];
     memset(b, 0, sizeof(*b));
     b->handle = g_buffer_offset + i + 1;
@@ -660,7 +753,8 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
     for (int s = 0; s < OP_NSUB; s++) {
         b->sub[s].data = (char *)map + (size_t)s * cap;
         b->sub[s].desc = descs + (size_t)s * nchunks;
-        for (uint32_t k = 0; k < nchunks; k++) atomic_init(&b->sub[s].desc[k].state, gen_of(s) << OP_GEN_SHIFT);
+        for (uint32_t k = 0; k < nchunks; k++) atomic_init(&b->sub[s].desc[k].used, 0);
+        atomic_init(&b->sub[s].ctl, (uint64_t)s << 1);
         atomic_init(&b->sub[s].next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == 0 ? 0 : OP_SEALED));
     }
     atomic_init(&b->thread, op_cbthread_default());
@@ -760,18 +854,19 @@ void op_buffer_finalize_all(uint64_t deadline_ns)
 
 /* In a forked child only the forking thread exists: records that other threads were writing
  * will never complete, and the parent delivers what was buffered. Start afresh with new
- * incarnations (fresh gens, invariant (4)). */
+ * incarnations (fresh seqs, invariant (4)). */
 void op_buffer_at_fork_child(void)
 {
     uint32_t n = op_buffer_count();
+    if (atomic_load(&g_membarrier) == 1) membarrier_register(); /* the child is a new process */
     for (uint32_t i = 0; i < n; i++) {
         op_buffer *b = &g_buffers[i];
         if (!atomic_load(&b->alive)) continue;
         uint64_t a = atomic_load(&b->active) + OP_NSUB;
         for (uint64_t s = a; s < a + OP_NSUB; s++) {
             op_sub *sb = &b->sub[s % OP_NSUB];
-            for (uint32_t k = 0; k < b->nchunks; k++)
-                atomic_store(&sb->desc[k].state, gen_of(s) << OP_GEN_SHIFT);
+            for (uint32_t k = 0; k < b->nchunks; k++) atomic_store(&sb->desc[k].used, 0);
+            atomic_store(&sb->ctl, s << 1);
             atomic_store(&sb->next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == a ? 0 : OP_SEALED));
         }
         atomic_store(&b->active, a);

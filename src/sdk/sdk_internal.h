@@ -46,16 +46,16 @@ int op_sdk_current_client(void);                 /* client whose configure/initi
 
 /* ---------------------------------------------------------------- per-thread state (thread.c) */
 typedef struct op_lane {
-    uint64_t gen;     /* incarnation (sequence) of the sub-buffer the chunk belongs to; ~0 none */
-    uint32_t sub;     /* sub-buffer index */
-    uint32_t chunk;   /* chunk index within it */
-    uint32_t cap;     /* bytes of the chunk */
-    uint32_t seal_at; /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
-    /* the chunk's state word and first byte, and the state's expected bits 39..63 (gen, not
-     * sealed): buffer.c's fast path checks a record in with one compare and one CAS */
-    _Atomic uint64_t *state;
-    char *base;
-    uint64_t tag;
+    /* the thread's current chunk of one buffer (buffer.c): owned by this thread alone until the
+     * consumer closes its sub-buffer */
+    uint64_t seq;              /* incarnation (sequence number) of the chunk's sub-buffer; ~0 none */
+    _Atomic uint64_t *ctl;     /* the sub-buffer's control word: seq<<1 while open */
+    _Atomic uint64_t *used_at; /* the chunk descriptor's word: bytes of complete records */
+    char *base;                /* first byte of the chunk */
+    uint32_t used;             /* bytes written (== *used_at) */
+    uint32_t cap;              /* bytes of the chunk (several chunks for one large record) */
+    uint32_t seal_at;          /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
+    uint32_t pad;
 } op_lane;
 
 typedef struct op_ext_stack {
@@ -71,8 +71,11 @@ typedef struct op_range_entry {
 
 typedef struct op_tls {
     uint64_t tid;
+    /* odd while the thread is inside op_buffer_emplace (a signal handler that interrupts it
+     * there drops its record); a slot of thread.c's epoch registry, which buffer.c's consumer
+     * scans for its grace period */
+    _Atomic uint64_t *epoch;
     uint32_t in_callback;  /* > 0 while a buffer callback runs on this thread */
-    uint32_t emit_nesting; /* > 0 inside op_sdk_emit (re-entry from a signal handler drops) */
     uint32_t internal;     /* an SDK/backend thread */
     int32_t cb_thread;     /* index of the callback thread this is, -1 */
     uint32_t pool_slot;    /* slot in the static pool + 1, 0 when heap-allocated */
@@ -91,6 +94,9 @@ op_tls *op_tls_get_signal(void); /* never allocates from the heap */
 op_tls *op_tls_peek(void);       /* NULL if not created yet */
 uint64_t op_tid(void);
 void op_tls_at_fork_child(void);
+/* Calls fn on the epoch word of every thread that has (or had) SDK state, for buffer.c's grace
+ * period. The words live in memory that is never freed; a word of a thread that exited is even. */
+void op_epoch_for_each(void (*fn)(_Atomic uint64_t *epoch, void *arg), void *arg);
 bool op_is_main_thread(void);
 
 /* ---------------------------------------------------------------- buffer.c */
