@@ -71,6 +71,7 @@ typedef struct op_range_entry {
 
 typedef struct op_tls {
     uint64_t tid;
+    uint32_t key_set; /* the pthread key that releases this state at thread exit is set */
     /* odd while the thread is inside op_buffer_emplace (a signal handler that interrupts it
      * there drops its record); a slot of thread.c's epoch registry, which buffer.c's consumer
      * scans for its grace period */
@@ -89,7 +90,14 @@ typedef struct op_tls {
 
 /* The calling thread's state, created on first use. NULL when none can be had (signal handler
  * with the static pool exhausted, or a thread past its TLS destructor). */
-op_tls *op_tls_get(void);
+extern __thread op_tls *op_tls_cur __attribute__((visibility("hidden"))) OP_SDK_TLS_INIT; /* thread.c */
+op_tls *op_tls_get_slow(void);
+static inline op_tls *op_tls_get(void)
+{
+    op_tls *t = op_tls_cur;
+    if (__builtin_expect(t != NULL && t->key_set, 1)) return t;
+    return op_tls_get_slow();
+}
 op_tls *op_tls_get_signal(void); /* never allocates from the heap */
 op_tls *op_tls_peek(void);       /* NULL if not created yet */
 uint64_t op_tid(void);
@@ -112,6 +120,9 @@ omniprof_context_id_t op_buffer_context(const op_buffer *b);
  * from_signal: never wait, never allocate. Returns 1 when stored, 0 when dropped. */
 int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
                       size_t patch_off, uint64_t patch_val, bool from_signal);
+/* The same for the calling thread's state `t` (op_tls_get, or op_tls_get_signal when from_signal). */
+int op_buffer_emplace_tls(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
+                          size_t size, size_t patch_off, uint64_t patch_val, bool from_signal);
 /* Deliver the sub-buffers of b that were sealed when the call began (callback thread).
  * Returns records delivered. */
 uint64_t op_buffer_deliver_ready(op_buffer *b);
@@ -171,6 +182,7 @@ extern _Atomic uint64_t g_op_buffer_kind_mask[OMNIPROF_BUFFER_TRACING_LAST];
 extern _Atomic uint64_t g_op_callback_kind_mask[OMNIPROF_CALLBACK_TRACING_LAST];
 extern _Atomic uint64_t g_op_active_mask;
 extern _Atomic int g_op_paused;
+extern _Atomic int g_op_ext_used; /* correlation.c: some thread pushed an external correlation id */
 /* Buffer and callback target of (context index, kind), after checking the operation filter. */
 op_buffer *op_context_buffer_for(int ci, uint32_t kind, int32_t operation);
 bool op_context_callback_for(int ci, uint32_t kind, int32_t operation, omniprof_callback_tracing_cb_t *cb,

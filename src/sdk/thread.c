@@ -13,7 +13,7 @@
  * later ones mmap'd, chained), so a consumer may read a slot whose thread just exited; a slot is
  * claimed with an atomic exchange (signal-safe) and returned at thread exit with its word even.
  *
- * Invariants: (1) a pool slot is owned by at most one live thread; (2) t_state is either
+ * Invariants: (1) a pool slot is owned by at most one live thread; (2) op_tls_cur is either
  * NULL, or a state whose lanes start with seq = none; (3) after fork only the forking
  * thread's slot (pool and epoch) stays claimed in the child, every other epoch word is even;
  * (4) an epoch word is odd only while its thread is inside op_buffer_emplace. */
@@ -28,9 +28,8 @@
 
 #define OP_TLS_POOL 256
 
-static __thread op_tls *t_state OP_SDK_TLS_INIT;
+__thread op_tls *op_tls_cur OP_SDK_TLS_INIT;
 static __thread int t_dead OP_SDK_TLS_INIT;       /* past the key destructor */
-static __thread int t_key_set OP_SDK_TLS_INIT;
 
 #define OP_EPOCH_BLOCK 256
 typedef struct op_epoch_slot {
@@ -91,7 +90,7 @@ static void tls_release(void *p)
 {
     op_tls *t = p;
     if (!t) return;
-    t_state = NULL;
+    op_tls_cur = NULL;
     t_dead = 1;
     for (int i = 0; i < OP_SDK_MAX_CONTEXTS; i++)
         if (t->ext[i]) {
@@ -145,18 +144,18 @@ static op_tls *claim_pool(void)
 
 op_tls *op_tls_get_signal(void)
 {
-    op_tls *t = t_state;
+    op_tls *t = op_tls_cur;
     if (t) return t;
     if (t_dead) return NULL;
     t = claim_pool();
-    t_state = t; /* the key is set on the next non-signal op_tls_get */
+    op_tls_cur = t; /* the key is set on the next non-signal op_tls_get */
     return t;
 }
 
-op_tls *op_tls_get(void)
+op_tls *op_tls_get_slow(void)
 {
-    op_tls *t = t_state;
-    if (__builtin_expect(t != NULL && t_key_set, 1)) return t;
+    op_tls *t = op_tls_cur;
+    if (t != NULL && t->key_set) return t;
     if (t_dead) return NULL;
     if (!t) {
         t = claim_pool();
@@ -168,20 +167,20 @@ op_tls *op_tls_get(void)
                 return NULL;
             }
         }
-        t_state = t;
+        op_tls_cur = t;
     }
-    if (g_key_ok && !t_key_set) {
+    if (g_key_ok && !t->key_set) {
         pthread_setspecific(g_key, t);
-        t_key_set = 1;
+        t->key_set = 1;
     }
     return t;
 }
 
-op_tls *op_tls_peek(void) { return t_state; }
+op_tls *op_tls_peek(void) { return op_tls_cur; }
 
 uint64_t op_tid(void)
 {
-    op_tls *t = t_state;
+    op_tls *t = op_tls_cur;
     if (t) return t->tid;
     return (uint64_t)syscall(SYS_gettid);
 }
@@ -190,7 +189,7 @@ bool op_is_main_thread(void) { return op_tid() == (uint64_t)getpid(); }
 
 void op_tls_at_fork_child(void)
 {
-    op_tls *self = t_state;
+    op_tls *self = op_tls_cur;
     if (self) self->tid = (uint64_t)syscall(SYS_gettid);
     for (uint32_t i = 0; i < OP_TLS_POOL; i++)
         if (!self || self->pool_slot != i + 1) atomic_store(&g_pool_used[i], 0);

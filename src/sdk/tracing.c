@@ -291,6 +291,18 @@ OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_record_args(
 /* ------------------------------------------------------------------------------------------ */
 /* Emit                                                                                        */
 
+/* Which buffer kinds carry a correlation id whose `external` op_sdk_emit fills (kinds.def). */
+static const bool k_kind_correlation[OMNIPROF_BUFFER_TRACING_LAST] = {
+#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) [VALUE] = CORRELATION,
+#include "omniprof/kinds.def"
+};
+
+static inline bool has_correlation(uint32_t category, uint32_t kind)
+{
+    if (category == OMNIPROF_RECORD_CATEGORY_TRACING) return k_kind_correlation[kind]; /* kind < LAST: checked */
+    return op_kind_has_correlation(category, kind);
+}
+
 static uint64_t external_for(int ci, const op_sdk_external *ext)
 {
     if (ext) {
@@ -303,24 +315,30 @@ static uint64_t external_for(int ci, const op_sdk_external *ext)
     return v.value;
 }
 
-static void emit(uint32_t category, uint32_t kind, int32_t op, const void *payload, const op_sdk_external *ext,
-                 bool from_signal)
+/* The data path of every record: which contexts want it (one mask test), then one copy into the
+ * buffer of each. The calling thread's state is looked up once; the external correlation id is
+ * looked up only once some thread has pushed one. */
+static inline __attribute__((always_inline)) void emit(uint32_t category, uint32_t kind, int32_t op,
+                                                       const void *payload, const op_sdk_external *ext,
+                                                       bool from_signal)
 {
     if (!payload || kind >= OMNIPROF_BUFFER_TRACING_LAST) return;
     uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
                  atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
-    if (!m || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
+    if (__builtin_expect(!m, 0) || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
     uint64_t size = *(const uint64_t *)payload;
     if (size < 16) return;
-    bool corr = op_kind_has_correlation(category, kind) && size >= 32;
-    while (m) {
+    bool corr = size >= 32 && has_correlation(category, kind);
+    bool ext_used = ext || atomic_load_explicit(&g_op_ext_used, memory_order_relaxed);
+    op_tls *t = from_signal ? op_tls_get_signal() : op_tls_get();
+    do {
         int ci = __builtin_ctzll(m);
         m &= m - 1;
         op_buffer *b = op_context_buffer_for(ci, kind, op);
         if (!b) continue;
-        uint64_t ev = corr ? external_for(ci, ext) : 0;
-        op_buffer_emplace(b, category, kind, payload, size, corr ? 24 : 0, ev, from_signal);
-    }
+        uint64_t ev = corr && ext_used ? external_for(ci, ext) : 0;
+        op_buffer_emplace_tls(b, t, category, kind, payload, size, corr ? 24 : 0, ev, from_signal);
+    } while (m);
 }
 
 void op_sdk_emit(uint32_t kind, int32_t operation, const void *payload, const op_sdk_external *ext)
