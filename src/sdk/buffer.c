@@ -28,10 +28,11 @@
  *   complete records only.
  *
  * RESERVE / COMMIT / CLOSE PROTOCOL.
- *   Fast path (op_buffer_emplace): make the thread's epoch odd (a plain store), load the lane's
- *   `ctl`; if it still reads "seq open" and the record fits, copy the record at the lane's
- *   private offset, store-release the new `used` into the chunk's descriptor (a line only this
- *   thread writes), make the epoch even (store-release). No atomic read-modify-write, no fence.
+ *   Fast path (op_buffer_emplace_tls; tracing.c's emit passes the thread's state): make the
+ *   thread's epoch odd (a plain store), load the lane's `ctl`; if it still reads "seq open" and
+ *   the record fits, copy the record at the lane's private offset, store-release the new `used`
+ *   into the chunk's descriptor (a line only this thread writes), make the epoch even
+ *   (store-release). No atomic read-modify-write, no fence, no call for a payload <= 256 bytes.
  *   Slow path (get_chunk): a CAS on the active sub-buffer's next_chunk hands the lane a new
  *   chunk (several for a record larger than a chunk). A sub-buffer without room is SEALED by
  *   whoever sees it first; the sealer wakes the callback thread and tries to advance `active`

@@ -5,6 +5,7 @@
 #ifndef OMNIPROF_TESTS_SDK_TEST_H
 #define OMNIPROF_TESTS_SDK_TEST_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ typedef struct test_rec {
 } test_rec;
 _Static_assert(sizeof(test_rec) == 64, "64-byte test record");
 
-static inline void test_emit_kind(uint32_t kind, int32_t operation, uint64_t seq, uint64_t producer)
+static inline test_rec test_rec_make(uint32_t kind, int32_t operation, uint64_t seq, uint64_t producer)
 {
     test_rec r;
     memset(&r, 0, sizeof r);
@@ -77,7 +78,30 @@ static inline void test_emit_kind(uint32_t kind, int32_t operation, uint64_t seq
     r.operation = operation;
     r.seq = seq;
     r.producer = producer;
+    return r;
+}
+static inline void test_emit_kind(uint32_t kind, int32_t operation, uint64_t seq, uint64_t producer)
+{
+    test_rec r = test_rec_make(kind, operation, seq, producer);
     op_sdk_emit(kind, operation, &r, NULL);
+}
+
+/* Check a delivered batch of test_rec: the size and producer id (<= max_producer) of each, and,
+ * when `next` is given, the order per producer (seq == next[producer], then next[producer]++). */
+static inline void test_check_batch(omniprof_record_header_t **h, size_t n, uint64_t max_producer, uint64_t *next,
+                                    _Atomic int *bad, _Atomic int *disorder)
+{
+    for (size_t i = 0; i < n; i++) {
+        test_rec *r = h[i]->payload;
+        if (r->size != sizeof *r || r->producer > max_producer) {
+            atomic_store(bad, 1);
+            continue;
+        }
+        if (next) {
+            if (r->seq != next[r->producer]) atomic_store(disorder, 1);
+            next[r->producer] = r->seq + 1;
+        }
+    }
 }
 static inline void test_emit(uint64_t seq, uint64_t producer)
 {

@@ -32,17 +32,7 @@ static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_
                uint64_t drops)
 {
     (void)c; (void)drops;
-    for (size_t i = 0; i < n; i++) {
-        test_rec *r = h[i]->payload;
-        if (r->size != sizeof *r || r->producer > NTHREADS + 2) {
-            atomic_store(&g_bad, 1);
-            continue;
-        }
-        if (b.handle == g_buf_l.handle) {
-            if (r->seq != g_next[r->producer]) atomic_store(&g_disorder, 1);
-            g_next[r->producer] = r->seq + 1;
-        }
-    }
+    test_check_batch(h, n, NTHREADS + 2, b.handle == g_buf_l.handle ? g_next : NULL, &g_bad, &g_disorder);
     atomic_fetch_add((_Atomic uint64_t *)d, n);
 }
 
@@ -80,12 +70,7 @@ static void *short_lived(void *arg)
 static void on_signal(int sig)
 {
     (void)sig;
-    test_rec r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = OMNIPROF_BUFFER_TRACING_MARKER_API;
-    r.operation = OMNIPROF_MARKER_OP_MARK;
-    r.producer = NTHREADS + 2;
+    test_rec r = test_rec_make(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, 0, NTHREADS + 2);
     op_sdk_emit_from_signal(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, &r);
     atomic_fetch_add(&g_sig_emitted, 1);
 }
@@ -95,11 +80,7 @@ static void *signalled_producer(void *arg)
     (void)arg;
     for (uint64_t i = 0; i < SIG_ROUNDS; i++) {
         test_emit(i, NTHREADS + 1); /* LOSSLESS buffer L */
-        test_rec r;
-        memset(&r, 0, sizeof r);
-        r.size = sizeof r;
-        r.producer = NTHREADS + 1;
-        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, &r, NULL); /* DISCARD D */
+        test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, i, NTHREADS + 1); /* DISCARD D */
     }
     /* stay alive (and take pending signals) until the signaller stopped sending */
     atomic_store(&g_stop, 1);

@@ -27,17 +27,7 @@ static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_
                uint64_t drops)
 {
     (void)c; (void)drops;
-    for (size_t i = 0; i < n; i++) {
-        test_rec *r = h[i]->payload;
-        if (r->size != sizeof *r || r->producer > NPROD) {
-            atomic_store(&g_bad, 1);
-            continue;
-        }
-        if (b.handle == g_buf_l.handle) {
-            if (r->seq != g_next[r->producer]) atomic_store(&g_disorder, 1);
-            g_next[r->producer] = r->seq + 1;
-        }
-    }
+    test_check_batch(h, n, NPROD, b.handle == g_buf_l.handle ? g_next : NULL, &g_bad, &g_disorder);
     atomic_fetch_add((_Atomic uint64_t *)d, n);
 }
 
