@@ -39,7 +39,8 @@
  *   to the next sub-buffer if that one is free (try_advance, under a spinlock that a signal
  *   handler only tries). When none is free: DISCARD drops and counts, LOSSLESS waits on the
  *   `delivered_futex` word until the callback thread frees one. A producer leaves its epoch
- *   (makes it even) around every wait and wake of the slow path, and re-validates after.
+ *   (makes it even) around every wait, advance and wake of the slow path, and re-validates
+ *   after; its seals (CAS on next_chunk) stay inside.
  *   Watermark: the lane that holds the chunk containing byte `watermark` of its sub-buffer
  *   seals the sub-buffer as soon as its chunk reaches that byte (watermark 0: after the
  *   first record), so delivery starts at about `watermark` bytes in use.
@@ -70,15 +71,18 @@
  *   (4) A stale lane (its sub-buffer was delivered and reused) cannot write: its seq differs
  *       from ctl's, which is compared in full; and a descriptor or ctl is reset only after the
  *       grace period, so no producer is between its `ctl` check and its stores at that time.
- *       (The 24-bit gen of next_chunk is only compared inside one get_chunk call, i.e. inside
- *       an epoch, which a reset waits for: it cannot wrap there either.)
+ *       (The 24-bit gen of next_chunk is only compared by producers inside an epoch, in
+ *       get_chunk and seal_seq, which a reset waits for: it cannot wrap there either.)
  *   (5) Storage is never unmapped while the process lives (destroy only drops its pages), so
  *       a producer that raced with destroy writes into valid memory that nobody reads.
  *   (6) Every record not delivered is counted in exactly one drop counter.
- *   (7) A thread never waits for a consumer while its epoch is odd (the LOSSLESS wait, the
- *       wakes and seals of the slow path happen outside it), so the grace period cannot
- *       deadlock; it is unbounded while the process runs (a producer preempted inside its
- *       epoch is waited for, with one warning after 2 s) and bounded during finalization. */
+ *   (7) A thread never waits for anything while its epoch is odd (the LOSSLESS wait, the
+ *       advance under the switch lock and the wakes, which may start a thread, happen outside
+ *       it), so the grace period cannot deadlock; it is unbounded while the process runs (a
+ *       producer preempted inside its epoch is waited for, with one warning after 2 s) and
+ *       bounded during finalization. The consumer never waits for its own word (a signal
+ *       handler that finalizes on a thread interrupted inside emplace), and a thread that exits
+ *       from inside emplace has its word made even at exit (thread.c). */
 #include "sdk/sdk_internal.h"
 
 #include <errno.h>
@@ -258,20 +262,27 @@ static bool try_advance(op_buffer *b, bool from_signal)
     return ok;
 }
 
-/* Seal sub-buffer `seq` if it is still the active, unsealed one. Returns true if this call sealed. */
-static bool seal_seq(op_buffer *b, uint64_t seq, bool from_signal)
+/* Seal sub-buffer `seq` if it is still the active, unsealed one (called inside the epoch, so
+ * the 24-bit gen cannot wrap meanwhile). Returns true if this call sealed: the caller then
+ * leaves its epoch and calls after_seal. */
+static bool seal_seq(op_buffer *b, uint64_t seq)
 {
+    if (atomic_load_explicit(&b->active, memory_order_acquire) != seq) return false;
     op_sub *sb = &b->sub[seq % OP_NSUB];
     uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
     while ((w >> OP_GEN_SHIFT) == gen_of(seq) && !(w & OP_SEALED)) {
         if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
-                                                  memory_order_acquire)) {
-            try_advance(b, from_signal);
-            op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
+                                                  memory_order_acquire))
             return true;
-        }
     }
     return false;
+}
+
+/* What follows a seal: advance `active` if the next sub-buffer is free, wake the consumer. */
+static void after_seal(op_buffer *b, bool from_signal)
+{
+    try_advance(b, from_signal);
+    op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
 }
 
 static void wait_for_space(op_buffer *b)
@@ -319,6 +330,7 @@ static void membarrier_register(void)
 }
 
 typedef struct quiesce_arg {
+    _Atomic uint64_t *own; /* the calling thread's word: never waited for (it cannot move) */
     bool gave_up;
 } quiesce_arg;
 
@@ -329,7 +341,7 @@ static void wait_epoch(_Atomic uint64_t *ep, void *arg)
 {
     quiesce_arg *q = arg;
     uint64_t e = atomic_load_explicit(ep, memory_order_acquire);
-    if (!(e & 1) || q->gave_up) return;
+    if (!(e & 1) || q->gave_up || ep == q->own) return;
     static _Atomic int warned;
     uint64_t start = 0;
     for (int i = 0; atomic_load_explicit(ep, memory_order_acquire) == e; i++) {
@@ -361,7 +373,8 @@ static bool producers_quiesce(void)
         atomic_store(&g_membarrier, 2);
         op_warn("membarrier failed (errno %d): buffer producers use a fence per record from now on", errno);
     }
-    quiesce_arg q = {false};
+    op_tls *self = op_tls_peek();
+    quiesce_arg q = {self ? self->epoch : NULL, false};
     op_epoch_for_each(wait_epoch, &q);
     return !q.gave_up;
 }
@@ -410,8 +423,7 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
             if (atomic_compare_exchange_strong_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
                                                         memory_order_acquire)) {
                 epoch_leave(t->epoch);
-                try_advance(b, from_signal);
-                op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
+                after_seal(b, from_signal);
                 epoch_enter(t->epoch);
             }
             continue;
@@ -471,11 +483,11 @@ static inline void lane_append(op_lane *lane, size_t len, uint32_t category, uin
     atomic_store_explicit(lane->used_at, lane->used, memory_order_release);
 }
 
-/* Every case of emplace (fast path failed). Returns 1 stored, 0 dropped; *seal gets the
- * sequence number of a sub-buffer to seal once the epoch is left (watermark), else OP_NO_SEQ. */
+/* Every case of emplace (fast path failed). Returns 1 stored, 0 dropped; *sealed is set when
+ * this call sealed the sub-buffer (watermark): after_seal follows once the epoch is left. */
 __attribute__((noinline)) static int emplace_slow(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
                                                   const void *payload, size_t size, size_t len, size_t patch_off,
-                                                  uint64_t patch_val, bool from_signal, uint64_t *seal)
+                                                  uint64_t patch_val, bool from_signal, bool *sealed)
 {
     op_lane *lane = &t->lanes[b->index];
     for (;;) {
@@ -484,7 +496,7 @@ __attribute__((noinline)) static int emplace_slow(op_buffer *b, op_tls *t, uint3
             testcase(lane->seal_at && lane->used + len == lane->seal_at); /* watermark hit exactly */
             lane_append(lane, len, category, kind, payload, size, patch_off, patch_val);
             if (lane->seal_at && lane->used >= lane->seal_at) {
-                *seal = lane->seq;
+                *sealed = seal_seq(b, lane->seq);
                 lane->seal_at = 0;
                 lane->seq = OP_NO_SEQ; /* the next record goes to the next sub-buffer */
                 lane->ctl = NULL;
@@ -523,11 +535,10 @@ int op_buffer_emplace_tls(op_buffer *b, op_tls *t, uint32_t category, uint32_t k
         epoch_leave(t->epoch);
         return 1;
     }
-    uint64_t seal = OP_NO_SEQ;
-    int stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal, &seal);
+    bool sealed = false;
+    int stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal, &sealed);
     epoch_leave(t->epoch);
-    if (seal != OP_NO_SEQ && atomic_load_explicit(&b->active, memory_order_acquire) == seal)
-        seal_seq(b, seal, from_signal);
+    if (sealed) after_seal(b, from_signal);
     return stored;
 }
 
@@ -592,7 +603,7 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
  * and a buffer that its producers seal as fast as it is delivered (a LOSSLESS buffer with a slow
  * callback) would otherwise keep the thread inside this loop for as long as they run, while a
  * flush of another buffer of the same thread waited for nothing. Whatever was sealed after the
- * pass began bumped the thread's work word (seal_seq, get_chunk, flush), so the thread comes
+ * pass began bumped the thread's work word (after_seal, get_chunk, flush), so the thread comes
  * back to it after one round of its other buffers. */
 uint64_t op_buffer_deliver_ready(op_buffer *b)
 {

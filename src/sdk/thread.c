@@ -77,7 +77,11 @@ static _Atomic uint64_t *claim_epoch(void)
 
 static void release_epoch(_Atomic uint64_t *epoch)
 {
-    if (epoch) atomic_store_explicit(&((op_epoch_slot *)epoch)->used, 0, memory_order_release);
+    if (!epoch) return;
+    /* a thread that exits from inside an emplace (pthread_exit in a signal handler) left its
+     * record unpublished: consumers must not wait for it (invariant (4)) */
+    if (atomic_load_explicit(epoch, memory_order_relaxed) & 1) atomic_fetch_add_explicit(epoch, 1, memory_order_release);
+    atomic_store_explicit(&((op_epoch_slot *)epoch)->used, 0, memory_order_release);
 }
 
 void op_epoch_for_each(void (*fn)(_Atomic uint64_t *epoch, void *arg), void *arg)
