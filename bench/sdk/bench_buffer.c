@@ -8,6 +8,8 @@
  *   emplace_vs_floor          emplace_ns_1thread / emplace_floor_ns (<= 3)
  *   emplace_cpu_ns_1thread, emplace_floor_cpu_ns   the same two on the thread's CPU clock (less
  *                             sensitive to a loaded machine: preemption does not count)
+ *   membarrier_private_expedited  1 when the kernel offers it (buffer.c's grace period); 0: the
+ *                             producers run a fence per record instead (slower)
  * and four lines to read, one figure each (MET/MISSED where there is a target):
  *   MISSED sdk.emplace_ns_1thread: ..., FLOOR sdk.emplace_floor_ns: ...,
  *   MET sdk.emplace_vs_floor: ..., MET sdk.rate_ratio_2threads: ...
@@ -18,11 +20,13 @@
  * correlation lookup, lane reservation, copy); the callback thread delivers concurrently.
  * BENCH_SCALE=<n> divides the record counts (for quick runs); BENCH_BUFFER_BYTES sets the size
  * of the buffer used for the emplace/scaling/memory metrics (default 1 MiB, watermark half). */
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,6 +196,10 @@ int main(void)
     printf("metric=rate_ratio_2threads value=%.2f unit=x\n", ratio2);
     printf("metric=emplace_floor_ns value=%.2f unit=ns\n", nsf);
     printf("metric=emplace_vs_floor value=%.2f unit=x\n", best1 / bestf);
+    /* the buffers' grace period uses membarrier; without it producers fence on every record */
+    long mb = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    printf("metric=membarrier_private_expedited value=%d unit=bool\n",
+           mb > 0 && (mb & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ? 1 : 0);
     printf("metric=emplace_cpu_ns_1thread value=%.2f unit=ns\n", cpu1 * 1e9 / (double)n);
     printf("metric=emplace_floor_cpu_ns value=%.2f unit=ns\n", cpuf * 1e9 / (double)n);
     printf("%s sdk.emplace_ns_1thread: %.2f ns per 64-byte record through op_sdk_emit, 1 thread (target <= 15 ns)\n",
