@@ -13,7 +13,7 @@ exits only after its database is whole, so
 Every round runs, interleaved:
   plain         the program alone (its own exit: the floor of `close`)
   <build>       the program under `omniprof run --runtime-trace` of each BUILD_DIR given
-with OMNIPROF_LOG_LEVEL=trace, whose close lines (src/tool/tool.c, src/db/writer.c) break the
+with OMNIPROF_LOG_LEVEL=info, whose close lines (src/tool/tool.c, src/db/writer.c) break the
 close down: records not yet stored when the tool's close began and the time to store them, the
 final checkpoint (its WAL size), the database's close as a whole.
 Prints `metric=<name> value=<number> unit=<unit>` lines, medians with [min-max] over the rounds.
@@ -85,7 +85,7 @@ def main():
         res["plain"].append(run_once([prog] + args, dict(os.environ), work))
         for n, b in zip(names, a.builds):
             d = os.path.join(work, "%s%d" % (n, rnd))
-            env = dict(os.environ, OMNIPROF_LOG_LEVEL="trace")
+            env = dict(os.environ, OMNIPROF_LOG_LEVEL="info")
             cmd = [os.path.join(b, "bin", "omniprof"), "run", "--runtime-trace", "-d", d, "-o", "db", "--", prog] + args
             res[n].append(run_once(cmd, env, work))
             db = os.path.join(d, "db_results.db")

@@ -210,7 +210,7 @@ static void close_database(op_db_writer *w, int checkpoint)
         long long kib = stat(wal, &st) == 0 ? (long long)st.st_size / 1024 : -1;
         int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY) op_db_writer_fail(w, "checkpointing the WAL", rc);
-        op_trace("database '%s': final checkpoint of a %lld KiB WAL: %.1f ms", w->path, kib,
+        op_info("database '%s': final checkpoint of a %lld KiB WAL: %.1f ms", w->path, kib,
                  (double)(op_now_ns() - t0) / 1e6);
     }
     sqlite3_close_v2(w->db);
@@ -285,7 +285,7 @@ static void *ingest_main(void *arg)
             }
         }
     }
-    /* The close, step by step; OMNIPROF_LOG_LEVEL=trace prints each step's time (issue 12). */
+    /* The close, step by step; OMNIPROF_LOG_LEVEL=info prints each step's time (issue 12). */
     uint64_t c0 = op_now_ns();
     fork_gate_lock();
     if (w->txn_open) op_db_txn_commit(w);
@@ -298,7 +298,7 @@ static void *ingest_main(void *arg)
     close_database(w, !fast);
     fork_gate_unlock();
     uint64_t c4 = op_now_ns();
-    op_trace("database '%s' closed: last commit %.1f ms, symbols %.1f ms, closing rows %.1f ms, checkpoint and close "
+    op_info("database '%s' closed: last commit %.1f ms, symbols %.1f ms, closing rows %.1f ms, checkpoint and close "
              "%.1f ms (from the stop: %.1f ms)", w->path, (double)(c1 - c0) / 1e6, (double)(c2 - c1) / 1e6,
              (double)(c3 - c2) / 1e6, (double)(c4 - c3) / 1e6,
              (double)(c4 - atomic_load(&w->stop_ns)) / 1e6);

@@ -572,8 +572,8 @@ static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *
     st->size = sizeof(*st);
     op_db_writer_get_stats(w, st);
     *rc = op_db_writer_close(w);
-    /* where the end of a run goes (OMNIPROF_LOG_LEVEL=trace; issue 12) */
-    op_trace("closing %s: buffers delivered %.1f ms, %llu records not yet stored then, stored in %.1f ms, "
+    /* where the end of a run goes (OMNIPROF_LOG_LEVEL=info; issue 12) */
+    op_info("closing %s: buffers delivered %.1f ms, %llu records not yet stored then, stored in %.1f ms, "
              "database closed in %.1f ms", g.db_path, (double)(t1 - t0) / 1e6, (unsigned long long)backlog,
              (double)(t3 - t2) / 1e6, (double)(op_now_ns() - t3) / 1e6);
     /* a writer that turned itself off already said why, in one line (W5) */

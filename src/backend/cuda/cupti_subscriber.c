@@ -163,8 +163,8 @@ static void exit_flush(void)
     op_cuda_pms_finish();
     op_cuda_sass_finish();
     op_cuda_activity_flush(1);
-    /* where the end of a run goes (OMNIPROF_LOG_LEVEL=trace; issue 12) */
-    op_trace("cuda: exit flush: contexts synchronized in %.1f ms, forced CUPTI flush %.1f ms", (double)(t1 - t0) / 1e6,
+    /* where the end of a run goes (OMNIPROF_LOG_LEVEL=info; issue 12) */
+    op_info("cuda: exit flush: contexts synchronized in %.1f ms, forced CUPTI flush %.1f ms", (double)(t1 - t0) / 1e6,
              (double)(op_now_ns() - t1) / 1e6);
 }
 static void register_exit_flush(void)
@@ -799,7 +799,7 @@ static void cuda_flush(void)
     uint64_t t0 = op_now_ns();
     op_cuda_activity_flush(1);
     if (op_sdk_is_finalizing())
-        op_trace("cuda: forced CUPTI flush at finalization: %.1f ms", (double)(op_now_ns() - t0) / 1e6);
+        op_info("cuda: forced CUPTI flush at finalization: %.1f ms", (double)(op_now_ns() - t0) / 1e6);
 }
 
 static void cuda_finalize(void)
