@@ -2,8 +2,10 @@
 """gen_deep.py OUT.c NFUNCS — writes the program of bench_close.py: NFUNCS distinct functions
 that call each other at random (fixed seed) to a depth of 40, each with four call sites (one
 through an inlined helper), so that a sampled run sees deep stacks over thousands of distinct
-return addresses. argv[1] of the program: seconds to run (default 10). It prints the
-CLOCK_MONOTONIC times of its start and of its exit from main (start_mono=, exit_mono=)."""
+return addresses. argv[1] of the program: seconds to run (default 10); argv[2], if given: run
+exactly that many batches of 64 calls instead (fixed work, for bench_sampling.py). It prints the
+CLOCK_MONOTONIC times of its start and of its exit from main (start_mono=, exit_mono=) and the
+CPU time of its loop (work_cpu_ns=, signal handlers on the thread included)."""
 import random, sys
 out, nf = sys.argv[1], int(sys.argv[2])
 rnd = random.Random(12)
@@ -33,15 +35,16 @@ static double now(clockid_t c) { struct timespec t; clock_gettime(c, &t); return
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 10.0;
-    double t0 = now(CLOCK_MONOTONIC), s = 0;
+    long batches = argc > 2 ? atol(argv[2]) : 0;
+    double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID), s = 0;
     unsigned seed = 1;
-    while (now(CLOCK_MONOTONIC) - t0 < secs)
+    for (long b = 0; batches > 0 ? b < batches : now(CLOCK_MONOTONIC) - t0 < secs; b++)
         for (int k = 0; k < 64; k++) {
             seed = seed * 1664525u + 1013904223u;
             s += roots[seed % (sizeof roots / sizeof roots[0])](seed, 40, 2000);
         }
-    double t1 = now(CLOCK_MONOTONIC);
-    printf("start_mono=%.6f exit_mono=%.6f checksum=%d\\n", t0, t1, s > 0);
+    double c1 = now(CLOCK_THREAD_CPUTIME_ID), t1 = now(CLOCK_MONOTONIC);
+    printf("start_mono=%.6f exit_mono=%.6f checksum=%d work_cpu_ns=%.0f\\n", t0, t1, s > 0, (c1 - c0) * 1e9);
     fflush(stdout);
     return 0;
 }""")

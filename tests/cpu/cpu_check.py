@@ -386,6 +386,65 @@ def mode_symbols(args, wd):
     return 0
 
 
+def stack_names(rec, sample):
+    """Physical function names of a sample's frames, innermost first."""
+    out = []
+    for a in sample["frames"]:
+        names = [fr["function"] for fr in rec["A"].get(a, []) if fr["depth"] == 0]
+        out.append(names[0] if names else "?")
+    return tuple(out)
+
+
+def mode_unwind(args, wd):
+    """OMNIPROF_SAMPLING_UNWIND: the allocator's unwinding of stack copies (deferred) gives the
+    stacks the signal handler's libunwind gives (handler), on a 40-deep recursion; threads on a
+    makecontext stack or a sigaltstack fall back to the handler and still get samples."""
+    prog = os.path.join(args.bindir, "cputest_deep_stack")
+    depth = 40
+    hottest = {}
+    for mode in ("handler", "deferred"):
+        out = os.path.join(wd, "unwind-%s.txt" % mode)
+        r = run(args, prog, ["1500", str(depth), "600"],
+                {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_UNWIND": mode,
+                 "OMNIPROF_LOG_LEVEL": "info"}, out)
+        check(r.returncode == 0 and "deep done depth=%d" % depth in r.stdout,
+              "%s: program exits 0, output unchanged (rc=%d, %r)" % (mode, r.returncode, r.stdout.strip()))
+        rec = parse(out)
+        stacks = {}
+        for s in rec["S"]:
+            st = stack_names(rec, s)
+            if "deep_leaf" in st:
+                stacks[st] = stacks.get(st, 0) + 1
+        n_deep = sum(stacks.values())
+        top = max(stacks, key=stacks.get) if stacks else ()
+        hottest[mode] = top
+        print("%s: %d samples in deep_leaf; hottest stack (%d samples, %d frames): %s" % (
+            mode, n_deep, stacks.get(top, 0), len(top), " < ".join(top)))
+        check(n_deep >= 100, "%s: at least 100 samples in deep_leaf (%d)" % (mode, n_deep))
+        check(top.count("deep_rec") == depth and "deep_outer" in top and "deep_thread" in top,
+              "%s: the hottest stack holds deep_rec %d times (%d) and reaches deep_outer and deep_thread" % (
+                  mode, depth, top.count("deep_rec")))
+        for leaf_fn in ("ctx_leaf", "sigalt_leaf"):
+            n = sum(1 for s in rec["S"] if leaf_fn in stack_names(rec, s))
+            check(n >= 20, "%s: %s (%s) got samples (%d)" % (
+                mode, leaf_fn, "makecontext stack" if leaf_fn == "ctx_leaf" else "sigaltstack handler", n))
+        if mode == "deferred":
+            m = re.search(r"deferred unwinding: (\d+) stack copies .*?; (\d+) samples unwound in the handler", r.stderr)
+            check(m is not None, "deferred: the info line reports the unwinding (%s)" % r.stderr.strip()[-400:])
+            if m:
+                print("deferred: %s stack copies, %s unwound in the handler" % (m.group(1), m.group(2)))
+                check(int(m.group(1)) >= n_deep, "deferred: the deep thread's samples came from stack copies (%s >= %d)"
+                      % (m.group(1), n_deep))
+                check(int(m.group(2)) >= 40, "deferred: the other-stack samples fell back to the handler (%s)" % m.group(2))
+    h, d = hottest["handler"], hottest["deferred"]
+    names_h = [x for i, x in enumerate(h) if i == 0 or x != h[i - 1]]
+    names_d = [x for i, x in enumerate(d) if i == 0 or x != d[i - 1]]
+    check(names_h == names_d, "the hottest stacks name the same functions in order (handler %s, deferred %s)"
+          % (" < ".join(names_h), " < ".join(names_d)))
+    check(abs(len(h) - len(d)) <= 2, "their depths differ by at most 2 frames (%d, %d)" % (len(h), len(d)))
+    return 0
+
+
 def launcher(args):
     omniprof = os.path.join(args.bindir, "omniprof")
     if not os.path.exists(omniprof):

@@ -89,6 +89,8 @@ static void read_config(void)
     c->max_allocators = (uint32_t)op_setting_uint(OP_SET_SAMPLING_MAX_ALLOCATORS);
     c->temporary_files = op_setting_bool(OP_SET_SAMPLING_TEMPORARY_FILES);
     c->fast_unwind = op_setting_bool(OP_SET_SAMPLING_FAST_UNWIND);
+    c->deferred_unwind = strcmp(op_setting_str(OP_SET_SAMPLING_UNWIND), "handler") != 0;
+    c->stack_bytes = (uint32_t)op_setting_uint(OP_SET_SAMPLING_STACK_BYTES);
     c->process_sampling = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE) != 0;
     c->process_interval = op_setting_double(OP_SET_PROCESS_SAMPLING_INTERVAL); /* >= 0.001 s: its range */
     c->process_delay = op_setting_double(OP_SET_PROCESS_SAMPLING_DELAY);
@@ -207,10 +209,18 @@ static void cpu_finalize(void)
     uint64_t n, handler_ns, unwind_ns, max_ns;
     op_cpu_sampler_cost(&n, &handler_ns, &unwind_ns, &max_ns);
     if (n)
-        op_info("cpu: %llu samples; the signal handler took %.1f us each (unwinding %.1f us), at most %.1f us, "
+        op_info("cpu: %llu samples; the signal handler took %.1f us each (unwinding or stack copy %.1f us), at most %.1f us, "
                 "%.3f s in all; %llu unwound frame by frame (the cached walker gave up)", (unsigned long long)n,
                 (double)handler_ns / 1e3 / (double)n, (double)unwind_ns / 1e3 / (double)n, (double)max_ns / 1e3,
                 (double)handler_ns / 1e9, (unsigned long long)op_cpu_unwind_slow_count());
+    uint64_t walks, walk_ns, truncated;
+    op_cpu_unwind_deferred_stats(&walks, &walk_ns, &truncated);
+    if (walks || op_cpu_unwind_fallback_count())
+        op_info("cpu: deferred unwinding: %llu stack copies unwound by the allocator threads, %.1f us of CPU each, %llu "
+                "stopped at the top of the copy (OMNIPROF_SAMPLING_STACK_BYTES); %llu samples unwound in the handler "
+                "(stack unknown or elsewhere)",
+                (unsigned long long)walks, walks ? (double)walk_ns / 1e3 / (double)walks : 0.0,
+                (unsigned long long)truncated, (unsigned long long)op_cpu_unwind_fallback_count());
     uint64_t dropped = op_cpu_sampler_dropped();
     if (dropped)
         op_warn("cpu: %llu samples were dropped because a thread's sample buffer was full (raise "

@@ -4,6 +4,7 @@
  *   cpu_backend.c     registration (op_backend "cpu"), start/flush/finalize/fork, settings
  *   threads.c         thread registry, pthread_create wrapper, THREAD records, thread identity
  *   sampler.c         per-thread POSIX timers, the signal handler, sample rings, allocators
+ *   unwind_deferred.c the allocators' unwinder of stack copies (libunwind's remote API)
  *   perf_events.c     per-thread perf_event counter groups read by the handler
  *   time_window.c     OMNIPROF_TRACE_DELAY/DURATION/PERIODS: the collection window
  *   process_sampler.c background thread: RSS, CPU time, frequencies, NVML GPU metrics
@@ -87,6 +88,7 @@ typedef struct op_cpu_thread {
     bool has_ring;
     uint64_t samples;                            /* recorded by the handler */
     uint64_t handler_ns, unwind_ns, handler_max_ns; /* the handler's own time, per recorded sample */
+    uint64_t stack_lo, stack_hi;                 /* the thread's stack (pthread_getattr_np), 0 if unknown */
     char name[64];
     struct op_cpu_region_stack *regions;         /* components.c, owned by the thread */
     op_causal_thread causal;                     /* causal.c: delay counts, causal sampler */
@@ -106,6 +108,8 @@ typedef struct op_cpu_config {
     uint32_t allocator_size;
     uint32_t max_allocators;
     bool fast_unwind;
+    bool deferred_unwind;                        /* OMNIPROF_SAMPLING_UNWIND=deferred */
+    uint32_t stack_bytes;                        /* OMNIPROF_SAMPLING_STACK_BYTES */
     bool temporary_files;
     bool process_sampling;                       /* PROCESS_SAMPLE configured */
     double process_interval, process_delay, process_duration;
@@ -166,6 +170,28 @@ void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outsid
 /* Async-signal-safe: the interrupted context's frames, innermost first (callers as return
  * address - 1); returns how many (at most max <= OMNIPROF_CPU_SAMPLE_MAX_FRAMES). */
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max);
+
+/* ---- deferred unwinding (sampler.c copies, unwind_deferred.c walks) ------------------------
+ * With OMNIPROF_SAMPLING_UNWIND=deferred the handler writes a ring record of kind
+ * OP_CPU_RING_STACK_COPY instead of a sample: the sample's header (num_frames 0), then an
+ * op_cpu_stack_copy, then `len` bytes of the stack from `sp` up. The allocator unwinds it and
+ * emits an ordinary CPU_SAMPLE record. */
+#define OP_CPU_RING_STACK_COPY 0x6f707363u /* never a buffer kind */
+typedef struct op_cpu_stack_copy {
+    uint64_t gregs[NGREG];                   /* the interrupted context's general registers */
+    uint64_t sp;                             /* address of the first copied byte (RSP) */
+    uint64_t stack_hi;                       /* the thread's stack top */
+    uint64_t len;                            /* bytes copied */
+} op_cpu_stack_copy;
+typedef struct op_cpu_unwinder op_cpu_unwinder;
+op_cpu_unwinder *op_cpu_unwinder_create(void);  /* one address space; use it from one thread at a time */
+/* Unwind a copy into frames[] like op_cpu_unwind; returns how many (>= 1 when the pc is known). */
+uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, const uint8_t *stack,
+                            uint64_t *frames, uint32_t max);
+/* Walks so far, their CPU time, and how many stopped at the top of the copied bytes. */
+void op_cpu_unwind_deferred_stats(uint64_t *walks, uint64_t *ns, uint64_t *truncated);
+uint64_t op_cpu_unwind_fallback_count(void); /* deferred mode: samples unwound in the handler */
+void op_cpu_thread_stack_bounds(op_cpu_thread *t); /* threads.c: on the thread, outside handlers */
 
 /* sigaction wrapper support: keep the app's action for our signal and chain to it. */
 int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);

@@ -10,8 +10,18 @@
  * sigqueue, the program's own timers) is passed on to the program's handler, which the
  * sigaction/signal wrappers record instead of installing (op_cpu_sampler_chain_sigaction).
  *
+ * Unwinding (OMNIPROF_SAMPLING_UNWIND). deferred (the default, as perf's dwarf mode): the
+ * handler copies the interrupted registers (the ucontext's gregs) and the stack from RSP up to
+ * min(RSP + OMNIPROF_SAMPLING_STACK_BYTES, the thread's stack top) into the ring as an
+ * OP_CPU_RING_STACK_COPY record (memcpy only); the allocator unwinds the copy
+ * (unwind_deferred.c) and emits the same CPU_SAMPLE record the handler would have written.
+ * A thread whose stack bounds are unknown (adopted threads) or whose RSP lies outside them
+ * (sigaltstack, makecontext stacks, fibers, greenlets) is unwound in the handler as in the
+ * handler mode (counted: op_cpu_unwind_fallback_count). The copy costs the interrupted thread
+ * a few microseconds instead of the walk (tens of microseconds on deep C++/Python stacks).
+ *
  * The handler (op_cpu_on_signal) is async-signal-safe. It calls only: clock_gettime,
- * getrusage, read (perf_event group), timer_settime (disarm after the duration), and
+ * getrusage, read (perf_event group), timer_settime (disarm after the duration), memcpy, and
  * libunwind built with UNW_LOCAL_ONLY: unw_backtrace (the cached walker; its per-thread
  * cache is created before the thread's first sample, op_cpu_unwind_prewarm) or
  * unw_init_local2/unw_get_reg/unw_step (op_cpu_unwind). It never
@@ -33,7 +43,8 @@
  *       consumer (allocator thread or a flusher holding allocator->lock) moves tail;
  *   (2) the producer publishes a record with a release store of head after writing it; the
  *       consumer reads head with acquire and releases tail after it is done with the bytes;
- *   (3) a record never wraps: when fewer than max_record bytes are left before the end, a pad
+ *   (3) a record never wraps: when fewer than max_record bytes (the larger of a sample of full
+ *       depth and a stack copy of full size) are left before the end, a pad
  *       record fills them ({size = rest, kind = 0}, or only the size when rest is 8 bytes; a
  *       size below a sample header's or a kind of 0 marks a pad), and the producer needs rest + max_record
  *       free bytes; otherwise the sample is dropped and counted (ring->dropped);
@@ -43,7 +54,8 @@
  * Allocators. One allocator thread serves up to OMNIPROF_SAMPLING_ALLOCATOR_SIZE threads (at
  * most OMNIPROF_SAMPLING_MAX_ALLOCATORS allocators; beyond that they are shared). A handler
  * that fills its ring past half writes to the allocator's eventfd (write is async-signal-safe);
- * otherwise the allocator polls every 50 ms. It copies each record into the SDK with
+ * otherwise the allocator polls every 50 ms. It unwinds stack copies (with its own libunwind
+ * address space, used under its lock) and copies each record into the SDK with
  * op_sdk_emit, or, with OMNIPROF_SAMPLING_TEMPORARY_FILES, appends it to an unlinked temporary
  * file that is emitted at finalization (lower perturbation during the run). */
 #include <dlfcn.h>
@@ -72,6 +84,7 @@
 
 #define OP_CPU_SIGVAL_MAGIC 0x6f700000 /* 'op' << 16 */
 #define OP_CPU_POLL_MS 50
+#define OP_CPU_RING_BURST 64 /* deferred mode: full-size stack copies a ring holds at least */
 
 typedef struct op_cpu_allocator {
     pthread_mutex_t lock;
@@ -81,6 +94,7 @@ typedef struct op_cpu_allocator {
     _Atomic int stop;
     int spill_fd;               /* -1 unless temporary files */
     uint64_t spilled;           /* records in the spill file */
+    op_cpu_unwinder *unwinder;  /* deferred unwinding, under lock; made at the first copy */
 } op_cpu_allocator;
 
 static pthread_mutex_t g_alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* g_allocs array */
@@ -96,6 +110,10 @@ static uint64_t g_begin_ns[OP_CPU_TIMER_COUNT], g_end_ns[OP_CPU_TIMER_COUNT];
 static uint32_t g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
 static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
 static bool g_fast_unwind = true;          /* OMNIPROF_SAMPLING_FAST_UNWIND */
+static bool g_deferred;                    /* OMNIPROF_SAMPLING_UNWIND=deferred */
+static uint64_t g_stack_bytes = 32768;     /* OMNIPROF_SAMPLING_STACK_BYTES */
+static _Atomic uint64_t g_fallbacks;       /* deferred mode: samples unwound in the handler */
+uint64_t op_cpu_unwind_fallback_count(void) { return atomic_load_explicit(&g_fallbacks, memory_order_relaxed); }
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction(void) { return omniprof_preload_real_sigaction; }
@@ -193,6 +211,57 @@ void op_cpu_unwind_prewarm(void)
     unw_backtrace(buf, 4);
 }
 
+/* Copy n bytes of the live stack. ASan poisons the redzones of the frames there, and its
+ * memcpy would report them: sanitized builds copy word by word uninstrumented. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OP_CPU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(OP_CPU_ASAN)
+__attribute__((no_sanitize_address)) static void stack_copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t v = *(const volatile uint64_t *)(src + i);
+        *(uint64_t *)(dst + i) = v;
+    }
+}
+#else
+static inline void stack_copy(uint8_t *dst, const uint8_t *src, size_t n) { memcpy(dst, src, n); }
+#endif
+
+/* Fill the call stack of the sample at rec (its header written): the frames (handler mode,
+ * or a thread whose stack is unknown or elsewhere), or a stack copy for the allocator
+ * (deferred mode). Returns the record's size (8-byte multiple) with rec->size and kind set. */
+static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, omniprof_cpu_sample_record_t *rec)
+{
+#if defined(__x86_64__)
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    if (g_deferred) {
+        if (sp >= t->stack_lo && sp < t->stack_hi) {
+            op_cpu_stack_copy *c = (op_cpu_stack_copy *)(rec + 1);
+            memcpy(c->gregs, uc->uc_mcontext.gregs, sizeof c->gregs);
+            c->sp = sp & ~(uint64_t)7u;
+            c->stack_hi = t->stack_hi;
+            c->len = t->stack_hi - c->sp < g_stack_bytes ? t->stack_hi - c->sp : g_stack_bytes;
+            c->len &= ~(uint64_t)7u;
+            stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
+            rec->kind = OP_CPU_RING_STACK_COPY;
+            rec->num_frames = 0;
+            rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len;
+            return rec->size;
+        }
+        atomic_fetch_add_explicit(&g_fallbacks, 1, memory_order_relaxed);
+    }
+#endif
+    uint32_t n = op_cpu_unwind(uc, rec->frames, g_max_depth);
+    rec->num_frames = n;
+    size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
+    size = (size + 7u) & ~(size_t)7u;
+    rec->size = size;
+    return size;
+}
+
 static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
 {
     int type = -1;
@@ -239,12 +308,8 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     for (uint32_t i = rec->num_events; i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) rec->event_values[i] = 0;
 
     uint64_t unwind_begin = op_now_ns();
-    uint32_t n = op_cpu_unwind((ucontext_t *)ucv, rec->frames, g_max_depth);
+    size_t size = record_stack((ucontext_t *)ucv, t, rec);
     uint64_t unwind_end = op_now_ns();
-    rec->num_frames = n;
-    size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
-    size = (size + 7u) & ~(size_t)7u;
-    rec->size = size;
     atomic_store_explicit(&r->head, head + size, memory_order_release); /* invariant (2) */
     t->samples++;
     /* what a sample costs the thread it interrupts (reported at the end: op_cpu_sampler_cost) */
@@ -292,6 +357,31 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
 }
 
+/* Unwind a stack copy with the allocator's address space (or, for a thread without
+ * allocator, a shared one under its own lock) and emit the sample it stands for. */
+static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *raw)
+{
+    static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+    static op_cpu_unwinder *shared;
+    union {
+        omniprof_cpu_sample_record_t rec;
+        uint8_t bytes[sizeof(omniprof_cpu_sample_record_t) + OMNIPROF_CPU_SAMPLE_MAX_FRAMES * sizeof(uint64_t)];
+    } out;
+    const op_cpu_stack_copy *c = (const op_cpu_stack_copy *)(raw + 1);
+    memcpy(&out.rec, raw, sizeof out.rec);
+    if (!a) pthread_mutex_lock(&shared_lock);
+    op_cpu_unwinder **u = a ? &a->unwinder : &shared;
+    if (!*u) *u = op_cpu_unwinder_create();
+    uint32_t n = 0;
+    if (*u) n = op_cpu_unwind_copy(*u, c, (const uint8_t *)(c + 1), out.rec.frames, g_max_depth);
+    else if (c->gregs[REG_RIP]) out.rec.frames[n++] = c->gregs[REG_RIP];
+    if (!a) pthread_mutex_unlock(&shared_lock);
+    out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
+    out.rec.num_frames = n;
+    out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);
+    emit_record(a, &out.rec);
+}
+
 /* Consume every committed record of t's ring. Caller holds t->allocator->lock (or t has no
  * allocator and the caller is the only consumer). */
 static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
@@ -305,8 +395,12 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         uint64_t size = *(const uint64_t *)p;
         if (size == 0 || size > r->cap) break; /* cannot happen; never loop forever */
         /* a sample is never smaller than its header; anything smaller is a pad */
-        if (size >= sizeof(omniprof_cpu_sample_record_t) && ((const uint32_t *)p)[2] == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
+        uint32_t kind = size >= sizeof(omniprof_cpu_sample_record_t) ? ((const uint32_t *)p)[2] : 0;
+        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
             emit_record(a, (const omniprof_cpu_sample_record_t *)p);
+            n++;
+        } else if (kind == OP_CPU_RING_STACK_COPY && size >= sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy)) {
+            emit_unwound(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         }
         tail += size;
@@ -327,8 +421,9 @@ static void cost_add(_Atomic uint64_t *sum, const op_cpu_thread *t)
     while (t->handler_max_ns > m && !atomic_compare_exchange_weak(&sum[3], &m, t->handler_max_ns)) {
     }
     if (t->samples)
-        op_info("cpu: thread %d (%s): %llu samples, signal handler %.1f us each (unwind %.1f us), at most %.1f us",
+        op_info("cpu: thread %d (%s): %llu samples, signal handler %.1f us each (%s %.1f us), at most %.1f us",
                  (int)t->tid, t->name, (unsigned long long)t->samples, (double)t->handler_ns / 1e3 / (double)t->samples,
+                 g_deferred ? "unwind or stack copy" : "unwind",
                  (double)t->unwind_ns / 1e3 / (double)t->samples, (double)t->handler_max_ns / 1e3);
 }
 
@@ -461,6 +556,10 @@ int op_cpu_sampler_setup(void)
     if (g_max_depth < 1 || g_max_depth > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     g_fast_unwind = g_op_cpu_cfg.fast_unwind;
+#if defined(__x86_64__)
+    g_deferred = g_op_cpu_cfg.deferred_unwind;
+#endif
+    if (g_op_cpu_cfg.stack_bytes) g_stack_bytes = g_op_cpu_cfg.stack_bytes & ~7u;
     op_cpu_perf_setup();
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         double d = g_op_cpu_cfg.delay[i] > 0 ? g_op_cpu_cfg.delay[i] : 0;
@@ -539,6 +638,11 @@ static bool ring_create(op_cpu_ring *r)
     max_record = (max_record + 7u) & ~(size_t)7u;
     uint64_t n = g_op_cpu_cfg.buffer_samples < 1024 ? 1024 : g_op_cpu_cfg.buffer_samples;
     size_t cap = (size_t)n * max_record;
+    if (g_deferred) { /* room for a burst of OP_CPU_RING_BURST full-size copies too */
+        size_t copy = sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)g_stack_bytes;
+        if (copy > max_record) max_record = copy;
+        if (cap < OP_CPU_RING_BURST * max_record) cap = OP_CPU_RING_BURST * max_record;
+    }
     cap = (cap + (size_t)page - 1) & ~((size_t)page - 1);
     void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return false;

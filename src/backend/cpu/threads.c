@@ -152,7 +152,10 @@ static op_cpu_thread *register_self(pid_t parent_tid, bool is_internal, const ch
         char comm[17] = {0};
         if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0) memcpy(t->name, comm, sizeof comm);
     }
-    if (!is_internal) op_cpu_unwind_prewarm();
+    if (!is_internal) {
+        op_cpu_unwind_prewarm();
+        op_cpu_thread_stack_bounds(t);
+    }
     op_cpu_tls_thread = t; /* invariant (1) */
     pthread_mutex_lock(&g_registry_lock);
     t->next = g_threads;
@@ -162,6 +165,23 @@ static op_cpu_thread *register_self(pid_t parent_tid, bool is_internal, const ch
     if (atomic_load(&g_op_cpu_started) && g_op_cpu_cfg.sampling && !is_internal) op_cpu_sampler_thread_start(t);
     pthread_mutex_unlock(&g_registry_lock);
     return t;
+}
+
+/* The calling thread's stack, for the handler's stack copies (sampler.c): pthread_getattr_np
+ * reads /proc/self/maps for the main thread and allocates, so never in a handler. Unknown
+ * bounds (0) make the handler unwind in place. */
+void op_cpu_thread_stack_bounds(op_cpu_thread *t)
+{
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+    t->stack_lo = t->stack_hi = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr && size) {
+        t->stack_lo = (uint64_t)(uintptr_t)addr;
+        t->stack_hi = t->stack_lo + size;
+    }
+    pthread_attr_destroy(&attr);
 }
 
 op_cpu_thread *op_cpu_thread_register_self(pid_t parent_tid, bool is_internal, const char *name)
