@@ -32,7 +32,7 @@ import time
 
 
 HANDLER_RE = re.compile(r"cpu: \d+ samples; the signal handler took ([\d.]+) us each \((?:unwinding or stack copy|unwinding) ([\d.]+) us\)")
-DEFERRED_RE = re.compile(r"deferred unwinding: (\d+) stack copies unwound by the allocator threads, ([\d.]+) us each, (\d+) stopped")
+DEFERRED_RE = re.compile(r"deferred unwinding: (\d+) stack copies unwound by the allocator threads, ([\d.]+) us of CPU each, (\d+) stopped")
 INFO = {}  # configuration -> list of (handler us, unwind-or-copy us, allocator us or None, truncated)
 
 

@@ -21,7 +21,7 @@
 
 static long g_units = 2000, g_ctx_units = 0;
 static int g_depth = 40;
-static volatile double g_sink;
+static volatile double g_sink, g_sink_ctx, g_sink_alt; /* one per thread that writes */
 
 __attribute__((noinline)) static double spin(long units)
 {
@@ -55,7 +55,7 @@ static ucontext_t g_main_ctx, g_fiber_ctx;
 
 __attribute__((noinline)) double ctx_leaf(long units) { return spin(units) + 2.0; }
 
-static void fiber_main(void) { g_sink += ctx_leaf(g_ctx_units); }
+static void fiber_main(void) { g_sink_ctx += ctx_leaf(g_ctx_units); }
 
 static void *ctx_thread(void *arg)
 {
@@ -79,7 +79,7 @@ __attribute__((noinline)) double sigalt_leaf(long units) { return spin(units) + 
 static void on_usr1(int sig)
 {
     (void)sig;
-    g_sink += sigalt_leaf(g_ctx_units);
+    g_sink_alt += sigalt_leaf(g_ctx_units);
 }
 
 int main(int argc, char **argv)
