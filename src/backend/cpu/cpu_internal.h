@@ -4,7 +4,8 @@
  *   cpu_backend.c     registration (op_backend "cpu"), start/flush/finalize/fork, settings
  *   threads.c         thread registry, pthread_create wrapper, THREAD records, thread identity
  *   sampler.c         per-thread POSIX timers, the signal handler, sample rings, allocators
- *   unwind_deferred.c the allocators' unwinder of stack copies (libunwind's remote API)
+ *   unwind_deferred.c the allocators' unwinder of stack copies (libunwind's remote API);
+ *                     unwind_walk.h: the frame loop it shares with sampler.c
  *   perf_events.c     per-thread perf_event counter groups read by the handler
  *   time_window.c     OMNIPROF_TRACE_DELAY/DURATION/PERIODS: the collection window
  *   process_sampler.c background thread: RSS, CPU time, frequencies, NVML GPU metrics

@@ -76,6 +76,7 @@
 #include <libunwind.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/unwind_walk.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/fd_guard.h"
@@ -191,12 +192,7 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
     uint32_t n = 0;
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-        do {
-            unw_word_t ip = 0;
-            if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-            frames[n] = (n == 0 || unw_is_signal_frame(&cursor) > 0) ? (uint64_t)ip : (uint64_t)ip - 1;
-            n++;
-        } while (n < max && unw_step(&cursor) > 0);
+        n = op_cpu_walk_cursor(&cursor, frames, max);
     } else if (pc) {
         frames[n++] = pc;
     }

@@ -46,6 +46,7 @@
 #include <libunwind.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/unwind_walk.h"
 #include "common/alloc.h"
 
 /* libunwind exports it (libunwind-x86_64.so) without declaring it in its public headers */
@@ -371,14 +372,7 @@ uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, c
     walk_ctx w = {u, copy, stack, false};
     uint32_t n = 0;
     unw_cursor_t cursor;
-    if (unw_init_remote(&cursor, u->as, &w) == 0) {
-        do {
-            unw_word_t ip = 0;
-            if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-            frames[n] = (n == 0 || unw_is_signal_frame(&cursor) > 0) ? (uint64_t)ip : (uint64_t)ip - 1;
-            n++;
-        } while (n < max && unw_step(&cursor) > 0);
-    }
+    if (unw_init_remote(&cursor, u->as, &w) == 0) n = op_cpu_walk_cursor(&cursor, frames, max);
     if (n == 0 && copy->gregs[REG_RIP]) frames[n++] = copy->gregs[REG_RIP];
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_walk_ns, thread_cpu_ns() - t0, memory_order_relaxed);
