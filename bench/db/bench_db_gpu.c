@@ -274,7 +274,8 @@ static void bare_setup(bare *b)
              "INSERT INTO rocpd_info_thread" SFX " (id, nid, pid, tid) VALUES (%d, 1, %d, %d), (%d, 1, %d, %d);"
              "INSERT INTO rocpd_info_agent" SFX " (nid, pid, type) VALUES (1, %d, 'CPU'), (1, %d, 'GPU');"
              "INSERT INTO rocpd_info_stream" SFX " (nid, pid, name, extdata) VALUES (1, %d, 'stream 1', '{}');"
-             "INSERT INTO rocpd_info_queue" SFX " (nid, pid, name, extdata) VALUES (1, %d, 'stream 1', '{}');",
+             "INSERT INTO rocpd_info_queue" SFX " (nid, pid, name, extdata) VALUES (1, %d, 'stream 1', "
+             "'{\"context_id\":1}');",
              getpid(), getpid(), MAIN_TID, getpid(), MAIN_TID, AUTOGRAD_TID, getpid(), AUTOGRAD_TID, getpid(), getpid(),
              getpid(), getpid());
     if (sqlite3_exec(b->db, sql, 0, 0, 0) != SQLITE_OK) die("setup", b->db);
@@ -466,7 +467,8 @@ static void floor_records(floor_db *f, const gen *g)
                                  (int64_t)k->grid_size.y * k->block_size.y, (int64_t)k->grid_size.z * k->block_size.z,
                                  f->b.kname[k->kernel_id - 1], ev, 0, 1};
             memcpy(v, cells, sizeof cells);
-            f->kd.text_len[slot] = snprintf(f->kd.arena[slot], sizeof f->kd.arena[slot], "{\"context_id\":%u}", k->context_id);
+            /* the context is the queue's (the writer names it on a row only where it differs) */
+            f->kd.text_len[slot] = snprintf(f->kd.arena[slot], sizeof f->kd.arena[slot], "{}");
             f->kd.text[slot] = f->kd.arena[slot];
         } else {
             const omniprof_buffer_tracing_memory_copy_record_t *m = &g->mc[i];

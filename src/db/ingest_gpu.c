@@ -31,6 +31,20 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     return op_db_remember(w, &w->kernels, kernel_id, op_db_last_id(w), "a kernel symbol");
 }
 
+/* A CUDA stream belongs to one context: the context of a queue's first kernel is written once
+ * into the queue's extdata ("context_id"), and a kernel's row names its context only where it
+ * differs from its queue's. 1: the row must name it, 0: the queue does, -1: the writer is off. */
+static int queue_context(op_db_writer *w, int64_t queue, uint32_t ctx)
+{
+    int64_t have;
+    if (op_db_map_get(&w->queue_ctx, (uint64_t)queue, &have)) return have != (int64_t)ctx + 1;
+    sqlite3_stmt *s = w->st[ST_QUEUE_CTX];
+    sqlite3_bind_int64(s, 1, ctx);
+    sqlite3_bind_int64(s, 2, queue);
+    if (op_db_step(w, ST_QUEUE_CTX, "recording a queue's context") != 0) return -1;
+    return op_db_remember(w, &w->queue_ctx, (uint64_t)queue, (int64_t)ctx + 1, "a queue's context") < 0 ? -1 : 0;
+}
+
 /* ST_KERNEL's parameters 10-17 (cells 9-16): work-group size, grid size in work-items (rocpd's
  * grid is CUDA's grid times its block), the region name and the event. */
 static void set_launch(op_db_cell *c, omniprof_dim3_t block, omniprof_dim3_t grid, int64_t region, int64_t ev)
@@ -112,11 +126,15 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     set_launch(c, r->block_size, r->grid_size, region, ev);
     /* Only what no join gives (issue 12: bytes per record): the device is the agent's, registers
      * per thread the kernel symbol's arch_vgpr_count, dynamic shared memory group_segment_size
-     * minus the symbol's static group_segment_size. */
-    int n = snprintf(w->scratch, w->scratch_len, "{\"context_id\":%u", r->context_id);
+     * minus the symbol's static group_segment_size, the context its queue's (queue_context). */
+    int own_ctx = queue_context(w, queue, r->context_id);
+    if (own_ctx < 0) return -1;
+    int n = 1;
+    w->scratch[0] = '{';
+    if (own_ctx) n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, "\"context_id\":%u", r->context_id);
     if (r->graph_id)
-        n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, ",\"graph_id\":%llu,\"graph_node_id\":%llu",
-                      (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
+        n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, "%s\"graph_id\":%llu,\"graph_node_id\":%llu",
+                      own_ctx ? "," : "", (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
     w->scratch[n++] = '}';
     op_db_set_text(w, Q_KERNEL, &c[17], w->scratch, n, OP_DB_TEXT_CLEAN);
     op_db_set_int(&c[18], queue);

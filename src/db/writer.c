@@ -358,6 +358,7 @@ static const char *const k_statements[ST__COUNT] = {
     [ST_COMM] = "INSERT INTO \"omniprof_comm%s\" (pid, tid, event_id, api, name, class, phase, start, \"end\", rank, comm, comm_rank, comm_size, dest, source, root, send_tag, recv_tag, count, datatype, reduce_op, bytes_sent, bytes_received, new_comm, request, sequence, stream, device, return_value) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_CLOCK] = "INSERT INTO \"omniprof_clock%s\" (pid, phase, rank, reference_rank, local_timestamp, \"offset\", error, round_trip, round_trips) VALUES ($PID,?,?,?,?,?,?,?,?)",
     [ST_PROCESS_RANK] = "UPDATE \"rocpd_info_process%s\" SET extdata = json_set(extdata, '$.rank', ?, '$.size', ?) WHERE id = $PID",
+    [ST_QUEUE_CTX] = "UPDATE \"rocpd_info_queue%s\" SET extdata = json_set(extdata, '$.context_id', ?) WHERE id = ?",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };
@@ -378,7 +379,7 @@ static void writer_free(op_db_writer *w)
     op_spool_close(w->spool);
     if (w->efd >= 0) op_fd_close(w->efd);
     op_u64map *maps[] = {&w->threads, &w->streams, &w->queues, &w->stream_agents, &w->agents, &w->kernels,
-                         &w->kernel_names, &w->code_objects, &w->opnames, &w->tracks, &w->metric_tracks, &w->pmcs};
+                         &w->kernel_names, &w->queue_ctx, &w->code_objects, &w->opnames, &w->tracks, &w->metric_tracks, &w->pmcs};
     for (size_t i = 0; i < NELEM(maps); i++) op_u64map_free(maps[i]);
     if (w->strcache)
         for (size_t i = 0; i < OP_DB_STRCACHE; i++) op_free(w->strcache[i].text);

@@ -147,7 +147,7 @@ enum {
     ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
     ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
     ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_COMM, ST_CLOCK, ST_PROCESS_RANK, ST_SASS_METRIC,
-    ST_UNIFIED_MEMORY, ST_BEGIN, ST_COMMIT, ST__COUNT
+    ST_UNIFIED_MEMORY, ST_QUEUE_CTX, ST_BEGIN, ST_COMMIT, ST__COUNT
 };
 
 struct op_db_writer {
@@ -189,7 +189,7 @@ struct op_db_writer {
     uint64_t txn_start_ns, txn_rows;
     int wal_pages; /* pages in the WAL after the last commit (writer.c: checkpoints) */
     int64_t cat_id[OMNIPROF_BUFFER_TRACING_LAST];
-    op_u64map threads, streams, queues, stream_agents, agents, kernels, kernel_names, code_objects, opnames, tracks, metric_tracks,
+    op_u64map threads, streams, queues, queue_ctx, stream_agents, agents, kernels, kernel_names, code_objects, opnames, tracks, metric_tracks,
         pmcs;
     int64_t cpu_agent_row; /* the first CPU agent's row: the host side of copies */
     dispatch_entry *dispatchcache;

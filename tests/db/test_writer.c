@@ -341,11 +341,14 @@ int main(void)
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM kernels WHERE name='axpy(float*)' AND region='axpy(float*)' AND grid_x=512 AND grid_y=2 AND workgroup_x=128 AND lds_size=1280 AND scratch_size=16 AND static_lds_size=256 AND corr_id=77 AND stack_id=41 AND agent_type='GPU' AND agent_abs_index=22 AND stream='stream 7' AND tid=101"), 2);
     CHECK_EQ_I64(q_i64(r, "SELECT sum(duration) FROM kernels WHERE name='axpy(float*)'"), 1300);
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM kernel_symbols"), 3); /* axpy, _Z5otherv, scale (from counters) */
-    /* what the dispatch's extdata leaves out, a join gives: dynamic shared memory, registers, device */
+    /* what the dispatch's extdata leaves out, a join gives: dynamic shared memory, registers, device,
+     * context (its queue's) */
     CHECK_EQ_STR(q_text(r, "SELECT (K.group_segment_size - S.group_segment_size) || '|' || S.arch_vgpr_count || '|' || "
-                           "A.type || '|' || K.extdata FROM rocpd_kernel_dispatch K JOIN rocpd_info_kernel_symbol S ON "
-                           "S.id = K.kernel_id JOIN rocpd_info_agent A ON A.id = K.agent_id WHERE K.dispatch_id = 1"),
-                 "1024|32|GPU|{\"context_id\":0}");
+                           "A.type || '|' || K.extdata || '|' || json_extract(Q.extdata, '$.context_id') FROM "
+                           "rocpd_kernel_dispatch K JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id JOIN "
+                           "rocpd_info_agent A ON A.id = K.agent_id JOIN rocpd_info_queue Q ON Q.id = K.queue_id "
+                           "WHERE K.dispatch_id = 1"),
+                 "1024|32|GPU|{}|0");
     CHECK_EQ_I64(q_i64(r, "SELECT code_object_id FROM kernels WHERE dispatch_id=1"), q_i64(r, "SELECT id FROM code_objects"));
     CHECK_EQ_STR(q_text(r, "SELECT name FROM kernels WHERE dispatch_id=3"), "_Z5otherv");
     CHECK_EQ_STR(q_text(r, "SELECT uri || '|' || storage_type_str || '|' || load_base FROM code_objects"), "file:///app#offset=0|FILE|28672");
@@ -452,6 +455,7 @@ int main(void)
         kds[i].dispatch_id = 5000 + i;
         kds[i].start_timestamp = 200000 + i * 10;
         kds[i].end_timestamp = 200000 + i * 10 + 7;
+        if (i == NB - 1) kds[i].context_id = 5; /* not its queue's context: named on its row */
         bh[2 * i] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = apis[i].a.kind, .payload = &apis[i]};
         bh[2 * i + 1] = (omniprof_record_header_t){.category = OMNIPROF_RECORD_CATEGORY_TRACING, .kind = kds[i].kind, .payload = &kds[i]};
     }
@@ -468,7 +472,9 @@ int main(void)
                           " WHERE A.value = CAST(E.stack_id - 1000 AS TEXT) AND A.type = 'int64_t' AND A.name = 'i'"), NB);
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id"
                           " WHERE K.dispatch_id = 5000 + E.stack_id - 1000 AND K.start = 200000 + (E.stack_id - 1000) * 10"), NB);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE extdata LIKE '{\"context_id\":%'"), NB);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_info_queue Q ON Q.id = K.queue_id"
+                          " WHERE K.extdata = '{}' AND json_extract(Q.extdata, '$.context_id') = 0"), NB - 1);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE extdata = '{\"context_id\":5}'"), 1);
     CHECK_EQ_STR(q_text(r, "SELECT DISTINCT guid FROM rocpd_kernel_dispatch"), "0195b6a1-2c3d-7e4f-8a9b-0123456789ab");
     sqlite3_close(r);
 
