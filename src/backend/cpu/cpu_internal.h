@@ -54,7 +54,8 @@ enum { OP_CPU_TIMER_CPUTIME = 0, OP_CPU_TIMER_REALTIME = 1, OP_CPU_TIMER_COUNT =
 typedef struct op_cpu_ring {
     uint8_t *data;
     size_t cap;             /* bytes, multiple of the page size */
-    size_t max_record;      /* bytes of a sample of full depth */
+    size_t max_record;      /* bytes of the largest record (sample of full depth, full stack copy) */
+    size_t max_frames_record; /* bytes of a sample of full depth */
     _Atomic uint64_t head;  /* written by the producer only */
     _Atomic uint64_t tail;  /* written by the consumer only */
     _Atomic uint64_t dropped;

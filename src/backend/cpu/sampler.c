@@ -43,11 +43,11 @@
  *       consumer (allocator thread or a flusher holding allocator->lock) moves tail;
  *   (2) the producer publishes a record with a release store of head after writing it; the
  *       consumer reads head with acquire and releases tail after it is done with the bytes;
- *   (3) a record never wraps: when fewer than max_record bytes (the larger of a sample of full
- *       depth and a stack copy of full size) are left before the end, a pad
- *       record fills them ({size = rest, kind = 0}, or only the size when rest is 8 bytes; a
- *       size below a sample header's or a kind of 0 marks a pad), and the producer needs rest + max_record
- *       free bytes; otherwise the sample is dropped and counted (ring->dropped);
+ *   (3) a record never wraps: the handler reserves what the record may need (a sample of full
+ *       depth, or the exact size of a stack copy); when fewer bytes are left before the end, a
+ *       pad record fills them ({size = rest, kind = 0}, or only the size when rest is 8 bytes;
+ *       a size below a sample header's or a kind of 0 marks a pad), and the producer needs
+ *       rest + need free bytes; otherwise the sample is dropped and counted (ring->dropped);
  *   (4) a thread's ring is unmapped only by its allocator, after the thread marked itself
  *       EXITED (its timers deleted, its handler can no longer run) and the ring was drained.
  *
@@ -143,14 +143,14 @@ static void op_cpu_chain(int type, int signo, siginfo_t *si, void *uc)
     }
 }
 
-static inline uint8_t *ring_reserve(op_cpu_ring *r, uint64_t *head_out)
+static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, uint64_t *head_out)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     size_t off = (size_t)(head % r->cap);
     size_t rest = r->cap - off;
-    size_t pad = rest < r->max_record ? rest : 0;
-    if (head + pad + r->max_record - tail > r->cap) return NULL; /* invariant (3): drop */
+    size_t pad = rest < need ? rest : 0;
+    if (head + pad + need - tail > r->cap) return NULL; /* invariant (3): drop */
     if (pad) { /* pad record: its size, and kind 0 when there is room (rest may be 8 bytes) */
         *(uint64_t *)(r->data + off) = pad;
         if (pad >= 16) ((uint32_t *)(r->data + off))[2] = 0;
@@ -226,29 +226,44 @@ __attribute__((no_sanitize_address)) static void stack_copy(uint8_t *dst, const 
 static inline void stack_copy(uint8_t *dst, const uint8_t *src, size_t n) { memcpy(dst, src, n); }
 #endif
 
-/* Fill the call stack of the sample at rec (its header written): the frames (handler mode,
- * or a thread whose stack is unknown or elsewhere), or a stack copy for the allocator
- * (deferred mode). Returns the record's size (8-byte multiple) with rec->size and kind set. */
-static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, omniprof_cpu_sample_record_t *rec)
+/* Bytes of stack the handler copies for the allocator (deferred mode), 0 to unwind in the
+ * handler (handler mode, or a thread whose stack is unknown or elsewhere: counted). */
+static uint64_t copy_len(const ucontext_t *uc, const op_cpu_thread *t)
 {
 #if defined(__x86_64__)
-    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-    if (g_deferred) {
-        if (sp >= t->stack_lo && sp < t->stack_hi) {
-            op_cpu_stack_copy *c = (op_cpu_stack_copy *)(rec + 1);
-            memcpy(c->gregs, uc->uc_mcontext.gregs, sizeof c->gregs);
-            c->sp = sp & ~(uint64_t)7u;
-            c->stack_hi = t->stack_hi;
-            c->len = t->stack_hi - c->sp < g_stack_bytes ? t->stack_hi - c->sp : g_stack_bytes;
-            c->len &= ~(uint64_t)7u;
-            stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
-            rec->kind = OP_CPU_RING_STACK_COPY;
-            rec->num_frames = 0;
-            rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len;
-            return rec->size;
-        }
-        atomic_fetch_add_explicit(&g_fallbacks, 1, memory_order_relaxed);
+    if (!g_deferred) return 0;
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP] & ~(uint64_t)7u;
+    if (sp >= t->stack_lo && sp < t->stack_hi) {
+        uint64_t len = t->stack_hi - sp < g_stack_bytes ? t->stack_hi - sp : g_stack_bytes;
+        return len & ~(uint64_t)7u;
     }
+    atomic_fetch_add_explicit(&g_fallbacks, 1, memory_order_relaxed);
+#else
+    (void)uc, (void)t;
+#endif
+    return 0;
+}
+
+/* Fill the call stack of the sample at rec (its header written): len bytes of stack copy for
+ * the allocator (copy_len), or the frames. Returns the record's size (8-byte multiple) with
+ * rec->size and kind set. */
+static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len, omniprof_cpu_sample_record_t *rec)
+{
+#if defined(__x86_64__)
+    if (len) {
+        op_cpu_stack_copy *c = (op_cpu_stack_copy *)(rec + 1);
+        memcpy(c->gregs, uc->uc_mcontext.gregs, sizeof c->gregs);
+        c->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP] & ~(uint64_t)7u;
+        c->stack_hi = t->stack_hi;
+        c->len = len;
+        stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
+        rec->kind = OP_CPU_RING_STACK_COPY;
+        rec->num_frames = 0;
+        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len;
+        return rec->size;
+    }
+#else
+    (void)t, (void)len;
 #endif
     uint32_t n = op_cpu_unwind(uc, rec->frames, g_max_depth);
     rec->num_frames = n;
@@ -284,8 +299,9 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     if (!op_cpu_window_open()) goto out;
 
     op_cpu_ring *r = &t->ring;
-    uint64_t head;
-    uint8_t *slot = ring_reserve(r, &head);
+    uint64_t head, len = copy_len((const ucontext_t *)ucv, t);
+    size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len : r->max_frames_record;
+    uint8_t *slot = ring_reserve(r, need, &head);
     if (!slot) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         goto out;
@@ -304,7 +320,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     for (uint32_t i = rec->num_events; i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) rec->event_values[i] = 0;
 
     uint64_t unwind_begin = op_now_ns();
-    size_t size = record_stack((ucontext_t *)ucv, t, rec);
+    size_t size = record_stack((ucontext_t *)ucv, t, len, rec);
     uint64_t unwind_end = op_now_ns();
     atomic_store_explicit(&r->head, head + size, memory_order_release); /* invariant (2) */
     t->samples++;
@@ -632,6 +648,7 @@ static bool ring_create(op_cpu_ring *r)
     long page = sysconf(_SC_PAGESIZE);
     size_t max_record = sizeof(omniprof_cpu_sample_record_t) + (size_t)g_max_depth * sizeof(uint64_t);
     max_record = (max_record + 7u) & ~(size_t)7u;
+    size_t frames_record = max_record;
     uint64_t n = g_op_cpu_cfg.buffer_samples < 1024 ? 1024 : g_op_cpu_cfg.buffer_samples;
     size_t cap = (size_t)n * max_record;
     if (g_deferred) { /* room for a burst of OP_CPU_RING_BURST full-size copies too */
@@ -645,6 +662,7 @@ static bool ring_create(op_cpu_ring *r)
     r->data = p;
     r->cap = cap;
     r->max_record = max_record;
+    r->max_frames_record = frames_record;
     atomic_store(&r->head, 0);
     atomic_store(&r->tail, 0);
     atomic_store(&r->dropped, 0);
