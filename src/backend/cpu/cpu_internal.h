@@ -70,7 +70,7 @@ enum { OP_CPU_THREAD_LIVE = 1, OP_CPU_THREAD_EXITED = 2 };
  * freed by its allocator after the thread exited and its ring was drained. */
 typedef struct op_cpu_thread {
     struct op_cpu_thread *next, *prev;           /* registry, under g_registry_lock */
-    struct op_cpu_thread *alloc_next;            /* allocator list, under allocator->lock */
+    struct op_cpu_thread *alloc_next;            /* allocator list, under allocator->lock (or its pending stack) */
     struct op_cpu_allocator *allocator;
     pthread_t pthread;
     pid_t tid;

@@ -90,6 +90,9 @@
 typedef struct op_cpu_allocator {
     pthread_mutex_t lock;
     op_cpu_thread *threads;     /* served threads, under lock */
+    /* threads just started, pushed without the lock (a pass may hold it while it unwinds):
+     * moved to threads under the lock by take_pending */
+    _Atomic(op_cpu_thread *) pending;
     uint32_t index;
     int efd;                    /* eventfd the handlers poke */
     _Atomic int stop;
@@ -447,10 +450,23 @@ static void free_thread(op_cpu_thread *t)
     op_free(t);
 }
 
+/* Move the threads started since the last pass into the list. Caller holds a->lock. */
+static void take_pending(op_cpu_allocator *a)
+{
+    op_cpu_thread *t = atomic_exchange_explicit(&a->pending, NULL, memory_order_acquire);
+    while (t) {
+        op_cpu_thread *next = t->alloc_next;
+        t->alloc_next = a->threads;
+        a->threads = t;
+        t = next;
+    }
+}
+
 /* One pass over an allocator's threads: drain each, free the exited ones. */
 static void allocator_pass(op_cpu_allocator *a)
 {
     pthread_mutex_lock(&a->lock);
+    take_pending(a);
     op_cpu_thread **pp = &a->threads;
     while (*pp) {
         op_cpu_thread *t = *pp;
@@ -691,11 +707,12 @@ void op_cpu_sampler_thread_start(op_cpu_thread *t)
     t->perf_fd = op_cpu_perf_open_thread(t->tid, t->perf_fds, &t->perf_n);
     op_cpu_allocator *a = allocator_pick(false);
     t->allocator = a;
-    if (a) {
-        pthread_mutex_lock(&a->lock);
-        t->alloc_next = a->threads;
-        a->threads = t;
-        pthread_mutex_unlock(&a->lock);
+    if (a) { /* lock-free push: creating a thread never waits for an allocator's pass */
+        op_cpu_thread *head = atomic_load_explicit(&a->pending, memory_order_relaxed);
+        do {
+            t->alloc_next = head;
+        } while (!atomic_compare_exchange_weak_explicit(&a->pending, &head, t, memory_order_release,
+                                                        memory_order_relaxed));
     }
     atomic_store_explicit(&t->active, 1, memory_order_release);
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
@@ -848,6 +865,7 @@ void op_cpu_sampler_finalize(void)
         int spill = a->spill_fd;
         a->spill_fd = -1; /* drain straight into the SDK from now on */
         op_cpu_thread *t;
+        take_pending(a);
         for (t = a->threads; t; t = t->alloc_next) drain_ring(a, t);
         a->spill_fd = spill;
         emit_spilled(a);
