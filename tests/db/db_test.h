@@ -119,6 +119,23 @@ static inline op_db_process_info test_process_info(void)
     return info;
 }
 
+/* A writer on a fresh temporary folder named after tag (into dir, dir_len >= 512) and its file
+ * there (into path, path_len >= 600), committing every flush_ms; NULL with a failed check when
+ * it cannot be opened. */
+static inline op_db_writer *test_writer_open(const char *tag, const char *file, uint32_t flush_ms, char *dir,
+                                             size_t dir_len, char *path, size_t path_len)
+{
+    char err[512];
+    test_tmpdir(dir, dir_len, tag);
+    snprintf(path, path_len, "%s/%s", dir, file);
+    op_db_process_info info = test_process_info();
+    OMNIPROF_OPTS(op_db_writer_options, opts, .flush_interval_ms = flush_ms);
+    op_db_writer *w = op_db_writer_open(path, &info, &opts, err, sizeof err);
+    CHECK(w != NULL);
+    if (!w) fprintf(stderr, "cannot open the writer on %s: %s\n", path, err);
+    return w;
+}
+
 /* An API record (CUDA runtime kind) without arguments. */
 static inline omniprof_buffer_tracing_api_record_t make_api(uint64_t corr, uint64_t tid, uint64_t start, uint64_t end)
 {

@@ -8,13 +8,8 @@
 
 int main(void)
 {
-    char dir[512], path[600], err[512];
-    test_tmpdir(dir, sizeof dir, "reader");
-    snprintf(path, sizeof path, "%s/r.db", dir);
-    op_db_process_info info = test_process_info();
-    OMNIPROF_OPTS(op_db_writer_options, opts, .flush_interval_ms = 20);
-    op_db_writer *w = op_db_writer_open(path, &info, &opts, err, sizeof err);
-    CHECK(w != NULL);
+    char dir[512], path[600];
+    op_db_writer *w = test_writer_open("reader", "r.db", 20, dir, sizeof dir, path, sizeof path);
     if (!w) return CHECK_DONE();
     int pipefd[2];
     CHECK(pipe(pipefd) == 0);
