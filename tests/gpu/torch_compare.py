@@ -198,30 +198,31 @@ def main():
     own_exit = {k: r["t_done"] - r["t_end"] for k, r in res["plain"].items() if "t_end" in r}
     q = med(list(own_exit.values()))
     print("plain: the program's own exit (t_end to process end) %.3f s [%.3f-%.3f]" % q)
+
+    def completion(m):
+        """Per round of mode m, the time from t_end to its database over the run time (t_launch to
+        t_end): as measured (the program's own exit included), and beyond the program's own exit."""
+        raw, net = [], []
+        for k, r in res.get(m, {}).items():
+            if "t_end" not in r:
+                continue
+            run, after = r["t_end"] - r["t_launch"], r["t_done"] - r["t_end"]
+            raw.append(after / run)
+            if k in own_exit:
+                net.append((after - own_exit[k]) / run)
+        return raw, net
+
     for m in MODES:
-        if m not in OM_FLAGS:
-            continue
-        raw = [(k, (r["t_done"] - r["t_end"]) / (r["t_end"] - r["t_launch"]), r["t_done"] - r["t_end"])
-               for k, r in res[m].items() if "t_end" in r]
-        if not raw:
-            continue
-        net = [(s - own_exit[k]) / (res[m][k]["t_end"] - res[m][k]["t_launch"]) for k, _, s in raw if k in own_exit]
-        print("%s: database after t_end %.1f %% [%.1f-%.1f] of the run time; beyond the program's own exit "
-              "%.1f %% [%.1f-%.1f]" % ((m,) + tuple(100 * x for x in med([f for _, f, _ in raw])) +
-                                       tuple(100 * x for x in med(net))))
+        raw, net = completion(m) if m in OM_FLAGS else ([], [])
+        if raw and net:
+            print("%s: database after t_end %.1f %% [%.1f-%.1f] of the run time; beyond the program's own exit "
+                  "%.1f %% [%.1f-%.1f]" % ((m,) + tuple(100 * x for x in med(raw)) + tuple(100 * x for x in med(net))))
 
     # database completion after the program's end (om_runtime), relative to its run time (t_launch to t_end).
     # The program ends when its own exit is done: the interpreter's and CUDA's teardown after t_end, which
     # `plain` measures in the same round. The target is read on what omniprof adds after that; the raw time
     # from t_end is printed beside it.
-    comp, raw = [], []
-    for k, r in res.get("om_runtime", {}).items():
-        if "t_end" not in r:
-            continue
-        run = r["t_end"] - r["t_launch"]
-        raw.append((r["t_done"] - r["t_end"]) / run)
-        if k in own_exit:
-            comp.append((r["t_done"] - r["t_end"] - own_exit[k]) / run)
+    raw, comp = completion("om_runtime")
     q = med(comp) if comp else None
     out["db_completion"] = q
     out["db_completion_from_t_end"] = med(raw) if raw else None
