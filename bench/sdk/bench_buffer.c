@@ -10,6 +10,13 @@
  *                             sensitive to a loaded machine: preemption does not count)
  *   membarrier_private_expedited  1 when the kernel offers it (buffer.c's grace period); 0: the
  *                             producers run a fence per record instead (slower)
+ *   deliver_cpu_ns_per_record_1thread, _2threads   the callback thread's CPU time per record
+ *                             delivered in the same timed runs (delivery: grace period, building
+ *                             the header array, wakes; the bench's callback only counts)
+ *   deliver_read_cpu_ns_per_record, emplace_ns_1thread_reading_cb   one more 1-thread run whose
+ *                             callback reads every record (checks its kind, size and sequence):
+ *                             the consumer's cost when the callback touches the bodies, as a
+ *                             tool's does
  * and four lines to read, one figure each (MET/MISSED where there is a target):
  *   MISSED sdk.emplace_ns_1thread: ..., FLOOR sdk.emplace_floor_ns: ...,
  *   MET sdk.emplace_vs_floor: ..., MET sdk.rate_ratio_2threads: ...
@@ -38,6 +45,11 @@ static omniprof_context_id_t g_ctx[B_N];
 static omniprof_buffer_id_t g_buf[B_N];
 static _Atomic uint64_t g_delivered[B_N];
 static _Atomic int g_slow[B_N];
+static _Atomic int g_read[B_N];         /* the callback reads and checks every record */
+static _Atomic uint64_t g_seq_sum[B_N]; /* sum of the records' seq fields seen by a reading callback */
+static _Atomic uint64_t g_bad[B_N];     /* records whose header or payload was wrong */
+static _Atomic int g_cb_clock_set;
+static clockid_t g_cb_clock; /* the callback thread's CPU clock (all buffers share the default thread) */
 
 typedef struct rec64 {
     uint64_t size;
@@ -54,6 +66,20 @@ static void cb(omniprof_context_id_t ctx, omniprof_buffer_id_t buf, omniprof_rec
     (void)h;
     (void)drops;
     int i = (int)(intptr_t)data;
+    if (!atomic_load_explicit(&g_cb_clock_set, memory_order_acquire) &&
+        pthread_getcpuclockid(pthread_self(), &g_cb_clock) == 0)
+        atomic_store_explicit(&g_cb_clock_set, 1, memory_order_release);
+    if (atomic_load_explicit(&g_read[i], memory_order_relaxed)) {
+        uint64_t sum = 0, bad = 0;
+        for (size_t k = 0; k < n; k++) {
+            const rec64 *r = h[k]->payload;
+            bad += h[k]->kind != OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API || r->size != sizeof *r ||
+                   r->kind != OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+            sum += r->seq;
+        }
+        atomic_fetch_add(&g_seq_sum[i], sum);
+        if (bad) atomic_fetch_add(&g_bad[i], bad);
+    }
     atomic_fetch_add(&g_delivered[i], n);
     if (atomic_load(&g_slow[i])) usleep(200);
 }
@@ -103,6 +129,14 @@ static double thread_cpu_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of the callback thread so far (0 before its first callback) */
+static double cb_cpu_s(void)
+{
+    struct timespec ts;
+    if (!atomic_load_explicit(&g_cb_clock_set, memory_order_acquire) || clock_gettime(g_cb_clock, &ts)) return 0;
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -166,6 +200,22 @@ static uint64_t producer_waits(void)
     return omniprof_buffer_get_stats(g_buf[B_FAST], &st) == OMNIPROF_STATUS_SUCCESS ? st.producer_waits : 0;
 }
 
+/* One timed run on the emplace buffer, between two flushes (outside the timing): its wall time,
+ * *deliver_ns = the callback thread's CPU time per record delivered meanwhile, and the producer
+ * waits added to *waits. */
+static double timed_run(int nthreads, uint64_t per_thread, double *cpu, double *deliver_ns, uint64_t *waits)
+{
+    omniprof_flush_buffer(g_buf[B_FAST]);
+    uint64_t w0 = producer_waits(), d0 = atomic_load(&g_delivered[B_FAST]);
+    double c0 = cb_cpu_s();
+    double t = run_threads(nthreads, per_thread, cpu);
+    omniprof_flush_buffer(g_buf[B_FAST]);
+    *waits += producer_waits() - w0;
+    uint64_t nd = atomic_load(&g_delivered[B_FAST]) - d0;
+    *deliver_ns = nd ? (cb_cpu_s() - c0) * 1e9 / (double)nd : 0;
+    return t;
+}
+
 static long rss_kb(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -186,25 +236,30 @@ int main(void)
 
     omniprof_start_context(g_ctx[B_FAST]);
     run_threads(1, n / 10, NULL); /* warm up: pages, lanes */
-    double best1 = 1e9, best2 = 1e9, bestf = 1e9, cpu1 = 1e9, cpuf = 1e9, c;
+    double best1 = 1e9, best2 = 1e9, bestf = 1e9, cpu1 = 1e9, cpuf = 1e9, dl1 = 1e9, dl2 = 1e9, c, d;
     /* producer waits (LOSSLESS: both sub-buffers full, the consumer behind) in the timed runs: a
      * run with waits measures the callback thread's delivery rate, not the producers' */
     uint64_t waits1 = 0, waits2 = 0;
     for (int rep = 0; rep < 3; rep++) {
-        uint64_t w0 = producer_waits();
-        double t1 = run_threads(1, n, &c);
-        uint64_t w1 = producer_waits();
-        waits1 += w1 - w0;
+        double t1 = timed_run(1, n, &c, &d, &waits1);
         if (t1 < best1) best1 = t1;
         if (c < cpu1) cpu1 = c;
+        if (d < dl1) dl1 = d;
         double tf = run_floor(n, &c);
         if (tf < bestf) bestf = tf;
         if (c < cpuf) cpuf = c;
-        w0 = producer_waits();
-        double t2 = run_threads(2, n, NULL);
-        waits2 += producer_waits() - w0;
+        double t2 = timed_run(2, n, NULL, &d, &waits2);
         if (t2 < best2) best2 = t2;
+        if (d < dl2) dl2 = d;
     }
+    /* one more 1-thread run whose callback reads every record: what delivery costs when the
+     * callback touches the bodies (a tool's does), and the content check */
+    uint64_t waitsr = 0, d_before = atomic_load(&g_delivered[B_FAST]);
+    atomic_store(&g_read[B_FAST], 1);
+    double dlr, tr = timed_run(1, n, NULL, &dlr, &waitsr);
+    atomic_store(&g_read[B_FAST], 0);
+    uint64_t nread = atomic_load(&g_delivered[B_FAST]) - d_before;
+    int content_ok = nread == n && atomic_load(&g_seq_sum[B_FAST]) == n * (n - 1) / 2 && !atomic_load(&g_bad[B_FAST]);
     double ns1 = best1 * 1e9 / (double)n, nsf = bestf * 1e9 / (double)n, ratio2 = (2.0 * n / best2) / (n / best1);
     printf("metric=emplace_ns_1thread value=%.2f unit=ns\n", ns1);
     printf("metric=emplace_ns_2threads_aggregate value=%.2f unit=ns\n", best2 * 1e9 / (double)(2 * n));
@@ -217,6 +272,11 @@ int main(void)
     long mb = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     printf("metric=membarrier_private_expedited value=%d unit=bool\n",
            mb > 0 && (mb & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ? 1 : 0);
+    printf("metric=deliver_cpu_ns_per_record_1thread value=%.2f unit=ns\n", dl1);
+    printf("metric=deliver_cpu_ns_per_record_2threads value=%.2f unit=ns\n", dl2);
+    printf("metric=emplace_ns_1thread_reading_cb value=%.2f unit=ns\n", tr * 1e9 / (double)n);
+    printf("metric=deliver_read_cpu_ns_per_record value=%.2f unit=ns\n", dlr);
+    printf("metric=reading_cb_content_ok value=%d unit=bool\n", content_ok);
     printf("metric=emplace_cpu_ns_1thread value=%.2f unit=ns\n", cpu1 * 1e9 / (double)n);
     printf("metric=emplace_floor_cpu_ns value=%.2f unit=ns\n", cpuf * 1e9 / (double)n);
     printf("%s sdk.emplace_ns_1thread: %.2f ns per 64-byte record through op_sdk_emit, 1 thread (target <= 15 ns)\n",
@@ -270,5 +330,5 @@ int main(void)
            (unsigned long long)(atomic_load(&g_delivered[B_DISCARD]) + st.records_dropped));
     int ok = atomic_load(&g_delivered[B_LOSSLESS]) == 8 * per &&
              atomic_load(&g_delivered[B_DISCARD]) + st.records_dropped == 8 * per;
-    return ok ? 0 : 1;
+    return ok && content_ok ? 0 : 1;
 }
