@@ -9,6 +9,10 @@
 // activity-mode kernel tracing asks CUPTI for, without driver launches); 6 = 1 + RUNTIME and
 // DRIVER API activity, no callback (the floor of API+kernel tracing); 7 = 5 + API activity of the
 // driver launch calls (omniprof's default kernel tracing).
+// Modifiers of any bare mode (which one setting of omniprof's CUPTI configuration costs, alone):
+// BENCH_TID=system: cuptiSetThreadIdType(SYSTEM) (records carry gettid() values instead of
+// pthread_self()); BENCH_TS=mono: a timestamp callback returning CLOCK_MONOTONIC; BENCH_SUB=1: a
+// subscriber with the resource and NVTX domains enabled (no API callback).
 // Prints "metric=<name> value=<n> unit=<u>" lines; argv[2] names the configuration in them.
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -35,11 +39,22 @@ static void CUPTIAPI buf_done(CUcontext c, uint32_t s, uint8_t *b, size_t sz, si
     free(b);
 }
 static void CUPTIAPI cb(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *p) { (void)u; (void)d; (void)id; (void)p; }
+static uint64_t CUPTIAPI ts_mono(void) { return now_ns(); }
+static int env_is(const char *name, const char *v) { const char *e = getenv(name); return e && !strcmp(e, v); }
 
 int main(int argc, char **argv) {
     int mode = argc > 1 ? atoi(argv[1]) : 0;
     const char *label = argc > 2 ? argv[2] : "untraced";
     const int N = 50000, M = 2000, n = 1 << 24;
+    if (mode >= 1 && env_is("BENCH_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
+    if (mode >= 1 && env_is("BENCH_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (mode >= 1 && env_is("BENCH_SUB", "1")) {
+        CUpti_SubscriberHandle s0;
+        if (cuptiSubscribe(&s0, (CUpti_CallbackFunc)cb, NULL) == CUPTI_SUCCESS) {
+            cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_RESOURCE);
+            cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_NVTX);
+        }
+    }
     if (mode >= 1) {
         cuptiActivityRegisterCallbacks(buf_req, buf_done);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -275,7 +275,7 @@ fi
 
 # (6) omniprof against torch.profiler on a PyTorch training loop (>= 500 kernels per step)
 if want torch; then
-  timeout 540 python3 tests/gpu/torch_compare.py "$B" "$OUT/torch" "${GPU_TORCH_ROUNDS:-5}" >"$OUT/torch.md" 2>&1
+  TORCH_COMPARE_BUDGET_S=${TORCH_COMPARE_BUDGET_S:-480} timeout 540 python3 tests/gpu/torch_compare.py "$B" "$OUT/torch" "${GPU_TORCH_ROUNDS:-5}" >"$OUT/torch.md" 2>&1
   cat "$OUT/torch.md"
   targets "$OUT/torch.md"
   grep -q '^PASS torch.kernels' "$OUT/torch.md" || grep -q '^FAIL torch.kernels' "$OUT/torch.md" ||

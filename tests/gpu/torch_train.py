@@ -26,6 +26,37 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def threads():
+    """Every thread of this process: name -> [cpu s, involuntary switches, voluntary, last cpu]
+    (read outside the timed loop: where the profilers' own threads take the CPU from the loop)."""
+    out, tick = {}, os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            st = open("/proc/self/task/%s/stat" % tid).read()
+            status = open("/proc/self/task/%s/status" % tid).read()
+        except OSError:
+            continue
+        f = st[st.rindex(")") + 2:].split()
+        sw = {k: int(v) for k, v in (l.split(":") for l in status.splitlines() if "ctxt_switches" in l)}
+        name = "%s:%s" % (st[st.index("(") + 1:st.rindex(")")], "main" if int(tid) == os.getpid() else tid)
+        out[name] = [(int(f[11]) + int(f[12])) / tick, sw.get("nonvoluntary_ctxt_switches", 0),
+                     sw.get("voluntary_ctxt_switches", 0), int(f[36])]
+    return out
+
+
+def ipis():
+    """Function-call and rescheduling interrupts of the whole machine (IPIs, e.g. membarrier's)."""
+    n = {}
+    try:
+        for line in open("/proc/interrupts"):
+            parts = line.split()
+            if parts and parts[0] in ("CAL:", "RES:"):
+                n[parts[0][:3]] = sum(int(x) for x in parts[1:] if x.isdigit())
+    except OSError:
+        pass
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="plain", choices=["plain", "torch_cuda", "torch_cpu_cuda"])
@@ -62,6 +93,7 @@ def main():
     step_s = []
     with prof:
         torch.cuda.nvtx.range_push("train")
+        th0, ip0 = threads(), ipis()
         t0 = time.perf_counter()
         for _ in range(a.steps):
             s0 = time.perf_counter()
@@ -69,9 +101,13 @@ def main():
             step_s.append(time.perf_counter() - s0)
         torch.cuda.synchronize()
         t1 = time.perf_counter()
+        th1, ip1 = threads(), ipis()
         torch.cuda.nvtx.range_pop()
     rep = {"mode": a.mode, "steps": a.steps, "loop_s": t1 - t0, "step_ms_median": 1e3 * statistics.median(step_s),
-           "torch": torch.__version__}
+           "step_ms": [round(1e3 * s, 4) for s in step_s], "torch": torch.__version__,
+           "threads": {k: [round(v[0] - th0.get(k, [0, 0, 0])[0], 3), v[1] - th0.get(k, [0, 0, 0])[1],
+                           v[2] - th0.get(k, [0, 0, 0])[2], v[3]] for k, v in th1.items()},
+           "ipis": {k: v - ip0.get(k, 0) for k, v in ip1.items()}}
     if acts:
         t2 = time.perf_counter()
         fd, path = tempfile.mkstemp(suffix=".json")
