@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,6 +236,7 @@ static void *ingest_main(void *arg)
     uint64_t interval_ns = w->opts.flush_interval_ms * 1000000ull;
     struct pollfd pfd = {.fd = w->efd, .events = POLLIN};
     op_db_files_scope(1); /* this thread runs the writer's SQLite for good */
+    prctl(PR_SET_NAME, "omniprof-db", 0, 0, 0); /* top -H, /proc/PID/task/TID/comm */
     for (;;) {
         int stop = atomic_load(&w->stop);
         if (stop == 2 && op_now_ns() >= atomic_load(&w->fast_deadline_ns)) break;

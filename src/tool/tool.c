@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -400,6 +401,7 @@ static void flush_buffers(void)
 static void *flush_thread(void *arg)
 {
     (void)arg;
+    prctl(PR_SET_NAME, "omniprof-flush", 0, 0, 0); /* top -H; /proc/PID/task/TID/comm */
     for (;;) {
         if (wait_until(op_now_ns() + g.flush_interval_ms * 1000000ull)) break;
         if (atomic_load(&g.finalizing)) break;
@@ -411,6 +413,7 @@ static void *flush_thread(void *arg)
 static void *period_thread(void *arg)
 {
     (void)arg;
+    prctl(PR_SET_NAME, "omniprof-period", 0, 0, 0);
     uint64_t t = op_now_ns();
     for (int p = 0; p < g.n_periods; p++) {
         uint64_t delay = g.periods[p][0], duration = g.periods[p][1], repeat = g.periods[p][2];

@@ -41,6 +41,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +98,7 @@ static bool app_has_function(int sig)
 static void *helper_main(void *arg)
 {
     (void)arg;
+    prctl(PR_SET_NAME, "omniprof-signal", 0, 0, 0);
     for (;;) {
         while (sem_wait(&g_sem) != 0 && errno == EINTR) {}
         uint64_t want = atomic_load(&g_requests);
