@@ -294,6 +294,12 @@ def main():
         else:
             ok, msg = compare(om, t1["kernels"], t1["steps"])
             print("%s torch.kernels_match_torch_profiler: %s" % ("PASS" if ok else "FAIL", msg))
+            # how far two runs of torch.profiler itself are apart (its CPU+CUDA run of the same round
+            # against its CUDA run): the run-to-run floor under the 1 % the check asks for
+            t2 = res.get("torch_cpu_cuda", {}).get(1, {})
+            if "kernels" in t2:
+                print("  (reference: torch.profiler's CPU+CUDA run against its CUDA run, same round: %s)" % (
+                    compare(t2["kernels"], t1["kernels"], t1["steps"])[1]))
         con = sqlite3.connect(r1["db"][0])
         win = con.execute("SELECT min(start), max(end) FROM regions WHERE name = 'train'").fetchone()
         top = con.execute("SELECT name, count(*) FROM regions WHERE start >= ? AND end <= ? GROUP BY name "
