@@ -25,6 +25,14 @@
  *           synchronous=OFF: not crash-safe) and the fastest at all (also without the event
  *           rows); BENCH_DB_GPU_FLOOR=all runs every configuration, =none none. Printed beside
  *           the writer with a TARGET line: whether 1 M records/s is within SQLite's reach here.
+ *           Two-connection floors (issue 12): the rocpd_event rows written by a second thread
+ *           through a second connection into a side database (a file beside the database,
+ *           or SQLite's memdb), moved into the database at the end by `INSERT INTO rocpd_event
+ *           SELECT * FROM side.rocpd_event` (SQLite's transfer: records copied without decoding),
+ *           or by a `WHERE id > 0` copy (no transfer: what moving chunks during the run takes);
+ *           every row written into two memdb databases by two threads and all moved at the end
+ *           (the move alone: metric db_gpu_floor_move_ceiling); the checkpoints run by a second
+ *           connection in a second thread, or only at the close.
  * Prints `metric=<name> value=<number> unit=<unit>` lines: records/s and rows/s of both, their
  * ratio, the ingest thread's own rate (records per second of its busy time), the database's
  * bytes per record and per row after close, and the close time.
@@ -33,6 +41,7 @@
  * BENCH_DB_GPU_ONLY=writer|bare|floor runs one side (for profilers). Files go to BENCH_DB_DIR (default
  * a fresh directory under /tmp), removed at the end. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,8 +319,8 @@ static uint64_t file_bytes(const char *path)
 }
 
 typedef struct result {
-    double secs, busy_secs, close_secs;
-    uint64_t records, rows, bytes;
+    double secs, busy_secs, close_secs, side_secs, move_secs, move_commit_secs; /* side, move: split floors */
+    uint64_t records, rows, bytes, wal_bytes, ckpt_runs; /* the last two: ckpt floors */
 } result;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -324,21 +333,49 @@ typedef struct floor_cfg {
     int rows, page_size;
     const char *journal, *sync;
     int exclusive, events, crash_safe; /* events 0: no rocpd_event rows (event_id NULL) */
+    /* split: the rocpd_event rows go through a second connection, in a second thread, into a side
+     * file (same schema) next to the database, moved into it at the end by one
+     * `INSERT INTO rocpd_event SELECT * FROM side.rocpd_event` (SQLite's transfer optimization:
+     * records copied without decoding). split_journal/split_sync: the side file's pragmas. */
+    int split;
+    const char *split_journal, *split_sync;
+    /* ckpt: 0 SQLite's auto-checkpoint (1,000 pages, in the committing thread); 1 none in the
+     * writing connection: a second thread with its own connection checkpoints (PASSIVE) whenever
+     * the WAL holds 1,000 pages; 2 none until the close */
+    int ckpt;
 } floor_cfg;
 
 static const floor_cfg k_floor[] = {
-    {"1row_wal_normal_8k", 1, 8192, "WAL", "NORMAL", 0, 1, 1}, /* `bare`: one-row statements */
-    {"128row_wal_normal_8k", 128, 8192, "WAL", "NORMAL", 0, 1, 1}, /* the writer's pragmas */
-    {"128row_wal_normal_8k_exclusive", 128, 8192, "WAL", "NORMAL", 1, 1, 1},
-    {"128row_wal_normal_32k", 128, 32768, "WAL", "NORMAL", 0, 1, 1},
-    {"128row_wal_off_8k", 128, 8192, "WAL", "OFF", 0, 1, 1}, /* survives kills, not a power loss */
-    {"128row_nojournal_off_64k", 128, 65536, "OFF", "OFF", 1, 1, 0},
-    {"128row_nojournal_off_64k_no_events", 128, 65536, "OFF", "OFF", 1, 0, 0},
+    {"1row_wal_normal_8k", 1, 8192, "WAL", "NORMAL", 0, 1, 1, 0, NULL, NULL, 0}, /* `bare`: one-row statements */
+    {"128row_wal_normal_8k", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 0, NULL, NULL, 0}, /* the writer's pragmas */
+    {"128row_wal_normal_8k_exclusive", 128, 8192, "WAL", "NORMAL", 1, 1, 1, 0, NULL, NULL, 0},
+    {"128row_wal_normal_32k", 128, 32768, "WAL", "NORMAL", 0, 1, 1, 0, NULL, NULL, 0},
+    {"128row_wal_off_8k", 128, 8192, "WAL", "OFF", 0, 1, 1, 0, NULL, NULL, 0}, /* survives kills, not a power loss */
+    {"128row_nojournal_off_64k", 128, 65536, "OFF", "OFF", 1, 1, 0, 0, NULL, NULL, 0},
+    {"128row_nojournal_off_64k_no_events", 128, 65536, "OFF", "OFF", 1, 0, 0, 0, NULL, NULL, 0},
+    {"128row_wal_normal_8k_no_events", 128, 8192, "WAL", "NORMAL", 0, 0, 1, 0, NULL, NULL, 0},
+    /* the checkpoints by a second connection in a second thread; none until the close */
+    {"128row_wal_normal_8k_ckpt_thread", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 0, NULL, NULL, 1},
+    {"128row_wal_normal_8k_ckpt_at_close", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 0, NULL, NULL, 2},
+    /* two connections, two files, two threads; the event rows moved at the end (issue 12) */
+    {"128row_wal_normal_8k_2conn_side_off", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 1, "OFF", "OFF", 0},
+    {"128row_wal_normal_8k_2conn_side_wal", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 1, "WAL", "NORMAL", 0},
+    /* the side database in memory (SQLite's memdb VFS, shared by name between the connections) */
+    {"128row_wal_normal_8k_2conn_side_mem", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 2, "OFF", "OFF", 0},
+    /* the same, moved by `... SELECT <columns> ... WHERE id > 0` (what moving chunks during the
+     * run takes): SQLite's transfer optimization does not apply, rows are decoded and encoded */
+    {"128row_wal_normal_8k_2conn_side_mem_where", 128, 8192, "WAL", "NORMAL", 0, 1, 1, 4, "OFF", "OFF", 0},
+    /* every row into two in-memory databases (two threads), all moved into the file (WAL, NORMAL,
+     * 8 KiB) at the end: the move alone bounds any design that moves rows into the file */
+    {"128row_mem_2conn_move_all_to_wal_normal_8k", 128, 8192, "OFF", "OFF", 0, 1, 1, 3, "OFF", "OFF", 0},
 };
 #define NFLOOR (sizeof k_floor / sizeof k_floor[0])
-/* Run by default (BENCH_DB_GPU_FLOOR=all runs every one): the fastest found on the same rows and
- * the fastest at all (without the event rows; docs/perf/db.md). */
-#define FLOOR_DEFAULT(c) ((c) == 5 || (c) == 6)
+/* Run by default (BENCH_DB_GPU_FLOOR=all runs every one, a comma-separated list the ones it
+ * names): the crash-safe 128-row loop, the fastest found on the same rows, the fastest at all
+ * (without the event rows), the two-connection floor and the move-everything ceiling
+ * (docs/perf/db.md, issue 12). */
+static const char k_floor_default[] = "128row_wal_normal_8k,128row_nojournal_off_64k,128row_nojournal_off_64k_no_events,"
+                                      "128row_wal_normal_8k_2conn_side_mem,128row_mem_2conn_move_all_to_wal_normal_8k";
 
 #define FQ_MAX 128
 #define FQ_NULL INT64_MIN
@@ -356,6 +393,7 @@ typedef struct floor_db {
     const floor_cfg *c;
     fq ev, rg, kd, mc;
     int64_t next_event;
+    int events_elsewhere; /* split, main side: event ids counted, the rows written by the side thread */
     bare b; /* the names' ids */
 } floor_db;
 
@@ -408,6 +446,7 @@ static int64_t *fq_row(floor_db *f, fq *q)
 static int64_t floor_event(floor_db *f, int64_t cat, uint64_t corr)
 {
     if (!f->c->events) return FQ_NULL;
+    if (f->events_elsewhere) return ++f->next_event;
     int64_t *v = fq_row(f, &f->ev);
     v[0] = ++f->next_event, v[1] = cat, v[2] = (int64_t)corr;
     return f->next_event;
@@ -417,8 +456,8 @@ static void floor_open(floor_db *f, const floor_cfg *c, const char *path)
 {
     memset(f, 0, sizeof *f);
     f->c = c;
-    if (sqlite3_open_v2(path, &f->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_open_v2(path, &f->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                        NULL) != SQLITE_OK)
         die("open", f->db);
     char sql[1024];
     snprintf(sql, sizeof sql, "%sPRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA synchronous=%s; "
@@ -487,14 +526,218 @@ static void floor_records(floor_db *f, const gen *g)
     }
 }
 
+/* The split configurations' second thread: the event rows of the same records (its own copy of
+ * the deterministic generator gives the same ids in the same order) into the side file, in
+ * 128-row statements, committed every 200,000 rows. */
+typedef struct side_job {
+    const floor_cfg *c;
+    const bare *names; /* the main database's category ids */
+    uint64_t n;
+    char path[1100];
+    double secs;
+    sqlite3 *db; /* left open: a memdb database lives while a connection has it */
+} side_job;
+
+static void *side_main(void *arg)
+{
+    side_job *j = arg;
+    uint64_t t0 = op_now_ns();
+    gen *g = calloc(1, sizeof *g);
+    floor_db *f = calloc(1, sizeof *f);
+    if (!g || !f) die("out of memory", NULL);
+    f->c = j->c;
+    f->b = *j->names;
+    if (sqlite3_open_v2(j->path, &f->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                        NULL) != SQLITE_OK)
+        die("open side", f->db);
+    char sql[512], err[256];
+    snprintf(sql, sizeof sql, "PRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA synchronous=%s; "
+             "PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;", j->c->page_size, j->c->split_journal, j->c->split_sync);
+    sqlite3_exec(f->db, sql, 0, 0, 0);
+    if (op_db_schema_create(f->db, UUID, err, sizeof err) != 0) die(err, NULL); /* the same table definitions */
+    fq_init(&f->ev, f->db, "INSERT INTO rocpd_event" SFX " (id, category_id, stack_id, parent_stack_id, correlation_id) VALUES ",
+            "(?,?,?,NULL,0)", j->c->rows, -1);
+    uint64_t done = 0, rows_txn = 0;
+    sqlite3_exec(f->db, "BEGIN", 0, 0, 0);
+    while (done < j->n) {
+        size_t m = gen_fill(g);
+        for (size_t i = 0; i < g->n_api; i++) floor_event(f, f->b.cat_rt, g->api[i].correlation_id.internal);
+        for (size_t i = 0; i < g->n_gpu; i++)
+            floor_event(f, g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH ? f->b.cat_kd : f->b.cat_mc,
+                        g->gpu_h[i].kind == OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH ? g->kd[i].correlation_id.internal
+                                                                                    : g->mc[i].correlation_id.internal);
+        done += m;
+        if ((rows_txn += m) >= 200000) {
+            fq_write(f, &f->ev);
+            sqlite3_exec(f->db, "COMMIT; BEGIN", 0, 0, 0);
+            rows_txn = 0;
+        }
+    }
+    fq_write(f, &f->ev);
+    sqlite3_exec(f->db, "COMMIT", 0, 0, 0);
+    sqlite3_finalize(f->ev.multi);
+    sqlite3_finalize(f->ev.one);
+    j->db = f->db;
+    free(g);
+    free(f);
+    j->secs = (double)(op_now_ns() - t0) / 1e9;
+    return NULL;
+}
+
+/* Split configurations, at the end: the side file's event rows into the database (one
+ * transaction), then the side file removed. Returns the seconds it took. */
+#define EVENT_COLS "id, category_id, stack_id, parent_stack_id, correlation_id, call_stack, line_info, extdata"
+static double split_move(floor_db *f, const char *side_path, sqlite3 *side_db, int where, double *commit_secs)
+{
+    uint64_t t0 = op_now_ns();
+    char sql[2000];
+    if (where)
+        snprintf(sql, sizeof sql, "ATTACH '%s' AS side; BEGIN; INSERT INTO main.rocpd_event" SFX " (" EVENT_COLS
+                 ") SELECT " EVENT_COLS " FROM side.rocpd_event" SFX " WHERE id > 0;", side_path);
+    else
+        snprintf(sql, sizeof sql, "ATTACH '%s' AS side; BEGIN; INSERT INTO main.rocpd_event" SFX
+                 " SELECT * FROM side.rocpd_event" SFX ";", side_path);
+    char *msg = NULL;
+    if (sqlite3_exec(f->db, sql, 0, 0, &msg) != SQLITE_OK) die(msg ? msg : "move", f->db);
+    uint64_t t1 = op_now_ns();
+    if (sqlite3_exec(f->db, "COMMIT; DETACH side;", 0, 0, &msg) != SQLITE_OK) die(msg ? msg : "move", f->db);
+    *commit_secs = (double)(op_now_ns() - t1) / 1e9;
+    sqlite3_close(side_db);
+    char p[1200];
+    unlink(side_path);
+    snprintf(p, sizeof p, "%s-wal", side_path), unlink(p);
+    snprintf(p, sizeof p, "%s-shm", side_path), unlink(p);
+    return (double)(op_now_ns() - t0) / 1e9;
+}
+
+/* split 3, at the end: the database file made (the writer's pragmas, the same schema), every
+ * table of the data side and the event side's rows moved into it in one transaction. Returns the
+ * seconds it took (file closed, checkpoint included). */
+static double move_all(sqlite3 *data, const char *data_path, sqlite3 *side_db, const char *side_path, const char *path,
+                       double *commit_secs)
+{
+    uint64_t t0 = op_now_ns();
+    sqlite3 *db;
+    char err[256], sql[2400];
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                        NULL) != SQLITE_OK)
+        die("open", db);
+    sqlite3_exec(db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                 "PRAGMA cache_size=-8192;", 0, 0, 0);
+    if (op_db_schema_create(db, UUID, err, sizeof err) != 0) die(err, NULL);
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS data; ATTACH '%s' AS side; BEGIN;", data_path, side_path);
+    if (sqlite3_exec(db, sql, 0, 0, 0) != SQLITE_OK) die("attach", db);
+    sqlite3_stmt *t;
+    if (sqlite3_prepare_v2(data, "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite_%'", -1,
+                           &t, NULL) != SQLITE_OK)
+        die("tables", data);
+    while (sqlite3_step(t) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(t, 0);
+        /* a WHERE would stop the transfer: only tables the schema left empty, moved whole */
+        sqlite3_stmt *e;
+        snprintf(sql, sizeof sql, "SELECT 1 FROM main.\"%s\" LIMIT 1", name);
+        if (sqlite3_prepare_v2(db, sql, -1, &e, NULL) != SQLITE_OK) die(sql, db);
+        int has = sqlite3_step(e) == SQLITE_ROW;
+        sqlite3_finalize(e);
+        if (has) continue;
+        snprintf(sql, sizeof sql, "INSERT INTO main.\"%s\" SELECT * FROM data.\"%s\"", name, name);
+        if (sqlite3_exec(db, sql, 0, 0, NULL) != SQLITE_OK) {
+            /* a table with a UNIQUE index is transferred only when empty, and SQLite's fallback
+             * for "SELECT *" then counts the generated column: name the stored columns */
+            char cols[1400] = "";
+            size_t at = 0;
+            snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_xinfo('%s') WHERE hidden = 0", name);
+            if (sqlite3_prepare_v2(data, sql, -1, &e, NULL) != SQLITE_OK) die(sql, data);
+            while (sqlite3_step(e) == SQLITE_ROW && at < sizeof cols - 80)
+                at += (size_t)snprintf(cols + at, sizeof cols - at, "%s\"%s\"", at ? "," : "", sqlite3_column_text(e, 0));
+            sqlite3_finalize(e);
+            snprintf(sql, sizeof sql, "INSERT INTO main.\"%s\" (%s) SELECT %s FROM data.\"%s\"", name, cols, cols, name);
+            char *msg = NULL;
+            if (sqlite3_exec(db, sql, 0, 0, &msg) != SQLITE_OK) die(msg ? msg : sql, db);
+        }
+    }
+    sqlite3_finalize(t);
+    char *msg = NULL;
+    if (sqlite3_exec(db, "INSERT INTO main.rocpd_event" SFX " SELECT * FROM side.rocpd_event" SFX, 0, 0, &msg) != SQLITE_OK)
+        die(msg ? msg : "move events", db);
+    uint64_t t1 = op_now_ns();
+    if (sqlite3_exec(db, "COMMIT; DETACH data; DETACH side;", 0, 0, &msg) != SQLITE_OK) die(msg ? msg : "commit", db);
+    sqlite3_close(side_db);
+    sqlite3_close(data);
+    sqlite3_close(db);
+    *commit_secs = (double)(op_now_ns() - t1) / 1e9;
+    return (double)(op_now_ns() - t0) / 1e9;
+}
+
+/* ckpt 1: the checkpointing thread. The writing connection's WAL hook publishes the WAL's
+ * frames; this thread's own connection checkpoints (PASSIVE: never waits for the writer) when
+ * 1,000 frames or more wait. */
+typedef struct ckpt_job {
+    const char *path;
+    _Atomic int stop;
+    _Atomic int frames; /* in the WAL after the writer's last commit */
+    int runs;
+    uint64_t wal_peak;
+} ckpt_job;
+
+static int ckpt_hook(void *arg, sqlite3 *db, const char *schema, int pages)
+{
+    (void)db, (void)schema;
+    atomic_store(&((ckpt_job *)arg)->frames, pages);
+    return SQLITE_OK;
+}
+
+static void *ckpt_main(void *arg)
+{
+    ckpt_job *j = arg;
+    sqlite3 *db;
+    if (sqlite3_open_v2(j->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) die("open", db);
+    sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0;", 0, 0, 0);
+    int done = 0; /* frames already checkpointed */
+    while (!atomic_load(&j->stop)) {
+        int frames = atomic_load(&j->frames);
+        if (frames < done) done = 0; /* the writer restarted the WAL */
+        if (frames - done < 1000) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int log = 0, ck = 0;
+        sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &ck);
+        j->runs++;
+        done = ck > 0 ? ck : frames;
+    }
+    sqlite3_close(db);
+    return NULL;
+}
+
 static result run_floor(const floor_cfg *c, uint64_t n, const char *path)
 {
     static gen g;
     memset(&g, 0, sizeof g);
     static floor_db f;
-    floor_open(&f, c, path);
+    char data_path[1100];
+    snprintf(data_path, sizeof data_path, "file:/omniprof-bench-data-%d?vfs=memdb", (int)getpid());
+    floor_open(&f, c, c->split == 3 ? data_path : path);
     result r = {0};
     uint64_t t0 = op_now_ns(), rows_txn = 0;
+    static side_job side;
+    pthread_t side_thread;
+    if (c->split) {
+        f.events_elsewhere = 1;
+        side = (side_job){.c = c, .names = &f.b, .n = n};
+        if (c->split >= 2) snprintf(side.path, sizeof side.path, "file:/omniprof-bench-side-%d?vfs=memdb", (int)getpid());
+        else snprintf(side.path, sizeof side.path, "%s.side", path);
+        if (pthread_create(&side_thread, NULL, side_main, &side) != 0) die("pthread_create", NULL);
+    }
+    static ckpt_job ck;
+    pthread_t ckpt_thread;
+    if (c->ckpt) sqlite3_exec(f.db, "PRAGMA wal_autocheckpoint=0;", 0, 0, 0);
+    if (c->ckpt == 1) {
+        ck = (ckpt_job){.path = path};
+        sqlite3_wal_hook(f.db, ckpt_hook, &ck);
+        if (pthread_create(&ckpt_thread, NULL, ckpt_main, &ck) != 0) die("pthread_create", NULL);
+    }
     sqlite3_exec(f.db, "BEGIN", 0, 0, 0);
     while (r.records < n) {
         size_t m = gen_fill(&g);
@@ -516,9 +759,27 @@ static result run_floor(const floor_cfg *c, uint64_t n, const char *path)
         sqlite3_finalize(all[i]->multi);
         sqlite3_finalize(all[i]->one);
     }
-    sqlite3_close(f.db); /* to the close, checkpoint included, as the writer is timed */
+    if (c->split) {
+        r.busy_secs = (double)(op_now_ns() - t0) / 1e9; /* the main thread's rows alone */
+        pthread_join(side_thread, NULL);
+        r.side_secs = side.secs;
+        if (c->split == 3) r.move_secs = move_all(f.db, data_path, side.db, side.path, path, &r.move_commit_secs);
+        else r.move_secs = split_move(&f, side.path, side.db, c->split == 4, &r.move_commit_secs);
+    }
+    if (c->ckpt) {
+        char wal[1200];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        r.wal_bytes = file_bytes(wal);
+        r.busy_secs = (double)(op_now_ns() - t0) / 1e9; /* the rows, without the final checkpoint */
+    }
+    if (c->ckpt == 1) {
+        atomic_store(&ck.stop, 1);
+        pthread_join(ckpt_thread, NULL);
+        r.ckpt_runs = ck.runs;
+    }
+    if (c->split != 3) sqlite3_close(f.db); /* to the close, checkpoint included, as the writer is timed */
     r.secs = (double)(op_now_ns() - t0) / 1e9;
-    r.busy_secs = r.secs;
+    if (!c->split && !c->ckpt) r.busy_secs = r.secs;
     r.rows = (c->events ? 2 : 1) * r.records;
     r.bytes = file_bytes(path);
     return r;
@@ -591,9 +852,23 @@ static void add(result *sum, result r)
     sum->secs += r.secs;
     sum->busy_secs += r.busy_secs;
     sum->close_secs += r.close_secs;
+    sum->side_secs += r.side_secs;
+    sum->move_secs += r.move_secs;
+    sum->move_commit_secs += r.move_commit_secs;
+    sum->wal_bytes += r.wal_bytes;
+    sum->ckpt_runs += r.ckpt_runs;
     sum->records += r.records;
     sum->rows += r.rows;
     sum->bytes += r.bytes;
+}
+
+/* Whether `name` is one of the comma-separated names of list. */
+static int name_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -615,6 +890,7 @@ int main(void)
     int do_bare = !only || !strcmp(only, "bare"), do_writer = !only || !strcmp(only, "writer");
     /* BENCH_DB_GPU_FLOOR: all (every floor configuration), none, or (default) the floor only */
     const char *fl = getenv("BENCH_DB_GPU_FLOOR");
+    const char *floor_names = fl && strchr(fl, '_') ? fl : NULL; /* or a comma-separated list of names */
     int floor_all = fl && !strcmp(fl, "all"), do_floor = (!only || !strcmp(only, "floor")) && !(fl && !strcmp(fl, "none"));
     make_kernel_names();
     result sb = {0}, sw = {0}, sf[NFLOOR];
@@ -639,12 +915,19 @@ int main(void)
             unlink(path);
         }
         for (size_t c = 1; do_floor && c < NFLOOR; c++) { /* 0 is `bare` */
-            if (!floor_all && !FLOOR_DEFAULT(c)) continue;
+            if (!floor_all && !name_listed(floor_names ? floor_names : k_floor_default, k_floor[c].name)) continue;
             snprintf(path, sizeof path, "%s/floor_%zu_%d.db", dir, c, r);
             result f = run_floor(&k_floor[c], n, path);
             add(&sf[c], f);
             unlink(path);
-            fprintf(stderr, "round %d: floor %s %.0f records/s\n", r, k_floor[c].name, (double)f.records / f.secs);
+            fprintf(stderr, "round %d: floor %s %.0f records/s", r, k_floor[c].name, (double)f.records / f.secs);
+            if (k_floor[c].split)
+                fprintf(stderr, " (main thread's rows %.3f s, side thread %.3f s, move %.3f s (its commit %.3f s) of %.3f s)",
+                        f.busy_secs, f.side_secs, f.move_secs, f.move_commit_secs, f.secs);
+            if (k_floor[c].ckpt)
+                fprintf(stderr, " (rows %.3f s, WAL at the end %.1f MiB, %llu background checkpoints, close %.3f s)",
+                        f.busy_secs, (double)f.wal_bytes / 1048576.0, (unsigned long long)f.ckpt_runs, f.secs - f.busy_secs);
+            fputc('\n', stderr);
         }
         if (do_bare && do_writer) {
             ratios[nratios++] = ((double)w.records / w.secs) / ((double)b.records / b.secs);
@@ -675,6 +958,20 @@ int main(void)
         printf("metric=db_gpu_floor_%s value=%.0f unit=records/s bytes_per_record=%.1f%s%s\n", k_floor[c].name, rate,
                (double)sf[c].bytes / (double)sf[c].records, k_floor[c].crash_safe ? "" : " (not crash-safe)",
                k_floor[c].events ? "" : " (no event rows)");
+        if (k_floor[c].split)
+            printf("metric=db_gpu_floor_%s_move value=%.3f unit=s share=%.3f side_thread=%.3f main_rows=%.3f "
+                   "move_commit=%.3f (per round: the final move into the file, its share of the time to close, the "
+                   "side thread's rows, the main thread's rows, the move's commit)\n", k_floor[c].name,
+                   sf[c].move_secs / rounds, sf[c].move_secs / sf[c].secs, sf[c].side_secs / rounds,
+                   sf[c].busy_secs / rounds, sf[c].move_commit_secs / rounds);
+        if (k_floor[c].split == 3) /* the move alone: what bounds any design that moves rows into the file */
+            printf("metric=db_gpu_floor_move_ceiling value=%.0f unit=records/s (every row of the records moved by "
+                   "SQLite's transfer into the file, commit and close included)\n", (double)sf[c].records / sf[c].move_secs);
+        if (k_floor[c].ckpt)
+            printf("metric=db_gpu_floor_%s_rows value=%.3f unit=s wal_mib=%.1f checkpoints=%llu (per round: the rows "
+                   "without the close, the WAL before the close, the background checkpoints)\n", k_floor[c].name,
+                   sf[c].busy_secs / rounds, (double)sf[c].wal_bytes / rounds / 1048576.0,
+                   (unsigned long long)sf[c].ckpt_runs);
         if (k_floor[c].events && (best < 0 || rate > (double)sf[best].records / sf[best].secs)) best = (int)c;
         if (best_any < 0 || rate > (double)sf[best_any].records / sf[best_any].secs) best_any = (int)c;
     }
