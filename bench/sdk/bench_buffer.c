@@ -17,6 +17,8 @@
  *                             callback reads every record (checks its kind, size and sequence):
  *                             the consumer's cost when the callback touches the bodies, as a
  *                             tool's does
+ * an INFO line per 2-thread repetition (its aggregate ns, producer waits, the CPUs the producers
+ * and the callback thread ran on, and whether the producers shared a core as hyperthreads),
  * and four lines to read, one figure each (MET/MISSED where there is a target):
  *   MISSED sdk.emplace_ns_1thread: ..., FLOOR sdk.emplace_floor_ns: ...,
  *   MET sdk.emplace_vs_floor: ..., MET sdk.rate_ratio_2threads: ...
@@ -29,6 +31,7 @@
  * of the buffer used for the emplace/scaling/memory metrics (default 1 MiB, watermark half). */
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +53,7 @@ static _Atomic uint64_t g_seq_sum[B_N]; /* sum of the records' seq fields seen b
 static _Atomic uint64_t g_bad[B_N];     /* records whose header or payload was wrong */
 static _Atomic int g_cb_clock_set;
 static clockid_t g_cb_clock; /* the callback thread's CPU clock (all buffers share the default thread) */
+static _Atomic int g_cb_cpu = -1; /* the CPU of the callback thread's last callback */
 
 typedef struct rec64 {
     uint64_t size;
@@ -81,6 +85,7 @@ static void cb(omniprof_context_id_t ctx, omniprof_buffer_id_t buf, omniprof_rec
         if (bad) atomic_fetch_add(&g_bad[i], bad);
     }
     atomic_fetch_add(&g_delivered[i], n);
+    atomic_store_explicit(&g_cb_cpu, sched_getcpu(), memory_order_relaxed);
     if (atomic_load(&g_slow[i])) usleep(200);
 }
 
@@ -122,7 +127,8 @@ static double now_s(void)
 static _Atomic int g_go;
 typedef struct job {
     uint64_t n;
-    double cpu_s; /* the producer's own CPU time (one producer) */
+    double cpu_s; /* the producer's own CPU time */
+    int cpu;      /* the CPU it ended on */
 } job;
 
 static double thread_cpu_s(void)
@@ -156,6 +162,7 @@ static void *producer(void *arg)
         op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, &r, NULL);
     }
     j->cpu_s = thread_cpu_s() - c0;
+    j->cpu = sched_getcpu();
     return NULL;
 }
 
@@ -180,17 +187,45 @@ static double run_floor(uint64_t n, double *cpu)
     return now_s() - t0;
 }
 
+static job g_jobs[16]; /* the producers of the last run_threads */
+
 static double run_threads(int nthreads, uint64_t per_thread, double *cpu)
 {
     pthread_t t[16];
-    job j = {per_thread, 0};
     atomic_store(&g_go, 0);
-    for (int i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, producer, &j);
+    for (int i = 0; i < nthreads; i++) {
+        g_jobs[i] = (job){per_thread, 0, -1};
+        pthread_create(&t[i], NULL, producer, &g_jobs[i]);
+    }
     double t0 = now_s();
     atomic_store(&g_go, 1);
     for (int i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
-    if (cpu) *cpu = j.cpu_s; /* one producer: its own */
+    if (cpu) *cpu = g_jobs[0].cpu_s; /* one producer: its own */
     return now_s() - t0;
+}
+
+/* 1 when CPUs a and b are hyperthreads of one core (sysfs thread_siblings_list of a names b),
+ * 0 when not, -1 when unknown. */
+static int smt_siblings(int a, int b)
+{
+    if (a < 0 || b < 0) return -1;
+    char path[96], list[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", a);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char *ok = fgets(list, sizeof list, f);
+    fclose(f);
+    if (!ok) return -1;
+    for (char *p = list; *p;) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p) break;
+        if (*end == '-') hi = strtol(end + 1, &end, 10);
+        if (b >= lo && b <= hi) return 1;
+        p = *end == ',' ? end + 1 : end;
+        if (*p == '\n') break;
+    }
+    return 0;
 }
 
 static uint64_t producer_waits(void)
@@ -248,9 +283,16 @@ int main(void)
         double tf = run_floor(n, &c);
         if (tf < bestf) bestf = tf;
         if (c < cpuf) cpuf = c;
+        uint64_t w2 = waits2;
         double t2 = timed_run(2, n, NULL, &d, &waits2);
         if (t2 < best2) best2 = t2;
         if (d < dl2) dl2 = d;
+        /* where the two producers ran: two hyperthreads of one core do not scale like two cores */
+        printf("INFO sdk.2threads rep %d: %.2f ns per record aggregate, %llu producer waits, producers ended on "
+               "CPUs %d and %d (hyperthreads of one core: %s), the callback thread on CPU %d\n",
+               rep + 1, t2 * 1e9 / (double)(2 * n), (unsigned long long)(waits2 - w2), g_jobs[0].cpu, g_jobs[1].cpu,
+               (const char *[]){"unknown", "no", "yes"}[smt_siblings(g_jobs[0].cpu, g_jobs[1].cpu) + 1],
+               atomic_load(&g_cb_cpu));
     }
     /* one more 1-thread run whose callback reads every record: what delivery costs when the
      * callback touches the bodies (a tool's does), and the content check */
