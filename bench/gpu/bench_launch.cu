@@ -11,8 +11,8 @@
 // driver launch calls (omniprof's default kernel tracing).
 // Modifiers of any bare mode (which one setting of omniprof's CUPTI configuration costs, alone):
 // BENCH_TID=system: cuptiSetThreadIdType(SYSTEM) (records carry gettid() values instead of
-// pthread_self()); BENCH_TS=mono: a timestamp callback returning CLOCK_MONOTONIC; BENCH_SUB=1: a
-// subscriber with the resource and NVTX domains enabled (no API callback).
+// pthread_self()); BENCH_TS=mono: a timestamp callback returning CLOCK_MONOTONIC; BENCH_SUB=1 (or
+// both, res, nvtx, none): a subscriber with the resource and/or NVTX domains enabled (no API callback).
 // Prints "metric=<name> value=<n> unit=<u>" lines; argv[2] names the configuration in them.
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -48,11 +48,12 @@ int main(int argc, char **argv) {
     const int N = 50000, M = 2000, n = 1 << 24;
     if (mode >= 1 && env_is("BENCH_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
     if (mode >= 1 && env_is("BENCH_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    if (mode >= 1 && env_is("BENCH_SUB", "1")) {
+    const char *sub = getenv("BENCH_SUB");
+    if (mode >= 1 && sub && *sub) { // "1"/"both": resource + NVTX domains; "res", "nvtx": one; "none": no domain
         CUpti_SubscriberHandle s0;
         if (cuptiSubscribe(&s0, (CUpti_CallbackFunc)cb, NULL) == CUPTI_SUCCESS) {
-            cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_RESOURCE);
-            cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_NVTX);
+            if (!strcmp(sub, "1") || !strcmp(sub, "both") || !strcmp(sub, "res")) cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_RESOURCE);
+            if (!strcmp(sub, "1") || !strcmp(sub, "both") || !strcmp(sub, "nvtx")) cuptiEnableDomain(1, s0, CUPTI_CB_DOMAIN_NVTX);
         }
     }
     if (mode >= 1) {

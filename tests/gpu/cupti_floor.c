@@ -5,14 +5,21 @@
  * counted and the buffers freed. OMNIPROF_CUPTI_FLOOR selects:
  *   kernel   CONCURRENT_KERNEL + MEMCPY + MEMSET activity (what any kernel trace pays)
  *   launch   kernel + API activity of the runtime and driver launch calls (= omniprof --kernel-trace)
- *   runtime  launch + every runtime API call but cudaGetDevice, + MEMORY2 (= omniprof --runtime-trace
- *            without NVTX, with omniprof's default OMNIPROF_CUDA_API_EXCLUDE)
+ *   runtime  launch + every runtime API call but those of omniprof's default OMNIPROF_CUDA_API_EXCLUDE
+ *            (cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaEvent{Create,CreateWithFlags,Destroy}),
+ *            + MEMORY2 (= omniprof --runtime-trace without NVTX)
+ *   runtime_all  runtime with every runtime API call but cudaGetDevice (what torch.profiler asks
+ *            CUPTI for: it drops the rest of that list from its trace afterwards)
+ * Modifiers (the settings omniprof adds to the same records, priced alone): OMNIPROF_CUPTI_FLOOR_SUB=1
+ * a subscriber with the resource and NVTX domains enabled (no API callback); OMNIPROF_CUPTI_FLOOR_TID=
+ * system: cuptiSetThreadIdType(SYSTEM); OMNIPROF_CUPTI_FLOOR_TS=mono: a CLOCK_MONOTONIC timestamp callback.
  * At exit it prints "cupti_floor: MODE kernels=N api=N other=N dropped=N" on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cupti.h>
+#include <time.h>
 
 static long g_kernels, g_api, g_other;
 static size_t g_dropped;
@@ -39,6 +46,24 @@ static void CUPTIAPI done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t s
     free(buf);
 }
 
+static void CUPTIAPI no_cb(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *p)
+{
+    (void)u, (void)d, (void)id, (void)p;
+}
+
+static uint64_t CUPTIAPI ts_mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int env_is(const char *name, const char *v)
+{
+    const char *e = getenv(name);
+    return e && !strcmp(e, v);
+}
+
 static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -52,14 +77,31 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (done_once++) return 1;
     const char *m = getenv("OMNIPROF_CUPTI_FLOOR");
     if (m && *m) g_mode = m;
-    int launch = !strcmp(g_mode, "launch") || !strcmp(g_mode, "runtime");
+    int runtime = !strcmp(g_mode, "runtime") || !strcmp(g_mode, "runtime_all");
+    int launch = !strcmp(g_mode, "launch") || runtime;
+    if (env_is("OMNIPROF_CUPTI_FLOOR_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
+    if (env_is("OMNIPROF_CUPTI_FLOOR_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1")) {
+        CUpti_SubscriberHandle s;
+        if (cuptiSubscribe(&s, (CUpti_CallbackFunc)no_cb, NULL) == CUPTI_SUCCESS) {
+            cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_RESOURCE);
+            cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_NVTX);
+        }
+    }
     cuptiActivityRegisterCallbacks(req, done);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-    if (!strcmp(g_mode, "runtime")) {
+    if (runtime) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
+        if (!strcmp(g_mode, "runtime")) {
+            static const CUpti_CallbackId skip[] = {
+                CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020};
+            for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) cuptiActivityEnableRuntimeApi(skip[i], 0);
+        }
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
     } else if (launch) {
         static const CUpti_CallbackId rt[] = {

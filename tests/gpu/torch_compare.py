@@ -2,11 +2,12 @@
 """torch_compare.py BUILD_DIR WORK_DIR [ROUNDS] — omniprof against torch.profiler on the PyTorch
 training loop (tests/gpu/torch_train.py), on the GPU machine, from tests/gpu/run.sh.
 
-Ten modes run ROUNDS (5) times, interleaved (every mode once per round, same order):
+Eleven modes run ROUNDS (5) times, interleaved (every mode once per round, same order):
   plain                 the loop alone
   cupti_kernel          bare CUPTI (tests/gpu/cupti_floor.c injected): kernel+memcpy+memset activity
   cupti_launch          bare CUPTI: cupti_kernel + API records of the launch calls
-  cupti_runtime         bare CUPTI: cupti_launch + every runtime API call + allocations
+  cupti_runtime         bare CUPTI: cupti_launch + every runtime API call omniprof records + allocations
+  cupti_runtime_all     the same with cudaGetLastError, cudaSetDevice, cudaEvent* (what torch.profiler asks for)
   om_lite               omniprof run --kernel-trace --marker-trace, OMNIPROF_CUDA_KERNEL_CORRELATION=false
   om_kernel             omniprof run --kernel-trace
   om_runtime            omniprof run --runtime-trace
@@ -34,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "torch_train.py")
-MODES = ["plain", "cupti_kernel", "cupti_launch", "cupti_runtime", "om_lite", "om_kernel", "om_runtime",
+MODES = ["plain", "cupti_kernel", "cupti_launch", "cupti_runtime", "cupti_runtime_all", "om_lite", "om_kernel", "om_runtime",
          "om_runtime_sample", "torch_cuda", "torch_cpu_cuda"]
 # TORCH_COMPARE_MODES="cupti_kernel om_kernel torch_cuda ...": a subset (plain always runs), so that
 # five rounds of the modes one comparison needs fit one device call; ratios need both of their modes
@@ -42,7 +43,8 @@ if os.environ.get("TORCH_COMPARE_MODES"):
     _want = set(os.environ["TORCH_COMPARE_MODES"].split()) | {"plain"}
     MODES = [m for m in MODES if m in _want]
 # TORCH_COMPARE_EXTRA="name=FLAG,FLAG[;VAR=VALUE;...] ...": extra omniprof modes (diagnostics, e.g.
-# "ors_depth1=--runtime-trace,--sample;OMNIPROF_SAMPLING_MAX_DEPTH=1"), run after the standard ones
+# "ors_depth1=--runtime-trace,--sample;OMNIPROF_SAMPLING_MAX_DEPTH=1"), run after the standard ones; a name
+# starting with cupti_ is a bare-CUPTI variant (e.g. "cupti_sub=;OMNIPROF_CUPTI_FLOOR=runtime;OMNIPROF_CUPTI_FLOOR_SUB=1")
 EXTRA = {}
 for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
     _name, _, _rest = _spec.partition("=")
@@ -54,9 +56,11 @@ OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--ke
                                                        os.environ.get("TORCH_COMPARE_SAMPLE_HZ", "1000")]}
 ENV = {"om_lite": {"OMNIPROF_CUDA_KERNEL_CORRELATION": "false"},
        "cupti_kernel": {"OMNIPROF_CUPTI_FLOOR": "kernel"}, "cupti_launch": {"OMNIPROF_CUPTI_FLOOR": "launch"},
-       "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}}
+       "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}, "cupti_runtime_all": {"OMNIPROF_CUPTI_FLOOR": "runtime_all"}}
 for _name, (_flags, _env) in EXTRA.items():
-    OM_FLAGS[_name], ENV[_name] = _flags, _env
+    ENV[_name] = _env
+    if not _name.startswith("cupti_"):  # "cupti_x=;OMNIPROF_CUPTI_FLOOR=runtime;...": a bare-CUPTI variant
+        OM_FLAGS[_name] = _flags
 
 
 def run_mode(b, work, mode, rnd):
@@ -208,6 +212,11 @@ def main():
                 " ".join("%s=%.2f" % (n, c) for c, n in others if c > 0), r.get("ipis", {}).get("CAL", -1),
                 r.get("ipis", {}).get("RES", -1)))
 
+    mains = {m: [v[0] for r in res[m].values() for n, v in r.get("threads", {}).items() if n.endswith(":main")]
+             for m in MODES}
+    print("main thread CPU s during the loop, median [min-max]: " + "; ".join(
+        "%s %.3f [%.3f-%.3f]" % ((m,) + med(v)) for m, v in mains.items() if v))
+
     def ratio(om, tm):
         if om not in loop or tm not in loop:
             return (float("nan"),) * 3, 0
@@ -217,6 +226,7 @@ def main():
 
     for om, bm in (("om_lite", "cupti_kernel"), ("om_kernel", "cupti_launch"), ("om_runtime", "cupti_runtime"),
                    ("cupti_kernel", "torch_cuda"), ("cupti_launch", "torch_cuda"), ("cupti_runtime", "torch_cuda"),
+                   ("cupti_runtime_all", "torch_cuda"),
                    ("om_lite", "torch_cuda")):
         (q0, q1, q2), n = ratio(om, bm)
         if n == 0:
