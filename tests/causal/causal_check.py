@@ -31,6 +31,7 @@ import re
 import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,7 +100,8 @@ def experiment_runs(path):
                 runs.append(run)
             if parts[0] == "experiment":
                 exp = {"line": kv["selected"], "s": round(float(kv["speedup"]), 2), "dur": int(kv["duration"]), "pts": {}}
-                run.append(exp)
+                if 0 < exp["dur"] < 1 << 62:  # Coz writes an unsigned duration: a delay longer than
+                    run.append(exp)            # the experiment wraps around to about 1.8e19
             elif parts[0] in ("throughput-point", "progress-point") and exp is not None:
                 exp["pts"][kv["name"]] = exp["pts"].get(kv["name"], 0) + int(kv["delta"])
     return runs
@@ -111,7 +113,9 @@ def local_curves(path, neighbours=4, min_visits=5, max_period=None, left_out=Non
     no delay is inserted, whatever line is selected). A machine whose load changes during the
     run (other jobs starting and stopping) changes every experiment's pace; Coz's baseline, the
     line's own 0 % experiments wherever they fell, mixes that change into the curve, a local
-    baseline cancels it. Per bucket: 1 - sum(duration) / sum(visits x local baseline period).
+    baseline cancels it. Per bucket: the median over its experiments of 1 - duration / (visits x
+    local baseline period): an experiment in which the machine stalled the program (seen: 400 ms
+    without a visit) is one value among many, where Coz's pooled sums let it move the bucket.
     max_period (ns per visit): experiments whose local baseline was slower are left out (the
     program did not get the CPU the answer on paper assumes) and counted in left_out[point].
     A run's last experiment is left out: it may hold the program's wind-down, where no progress
@@ -132,12 +136,10 @@ def local_curves(path, neighbours=4, min_visits=5, max_period=None, left_out=Non
                     if left_out is not None:
                         left_out[point] = left_out.get(point, 0) + 1
                     continue
-                g = acc.setdefault((e["line"], point), {}).setdefault(e["s"], [0, 0.0, 0, 0])
-                g[0] += e["dur"]
-                g[1] += visits * bd / bv
-                g[2] += 1
-                g[3] += visits
-    return {key: {s: (1 - g[0] / g[1], g[2]) for s, g in groups.items() if g[3] >= min_visits and g[1] > 0}
+                g = acc.setdefault((e["line"], point), {}).setdefault(e["s"], [[], 0])
+                g[0].append(1 - e["dur"] * bv / (visits * bd) if visits else float("-inf"))
+                g[1] += visits
+    return {key: {s: (statistics.median(g[0]), len(g[0])) for s, g in groups.items() if g[1] >= min_visits}
             for key, groups in acc.items()}
 
 
