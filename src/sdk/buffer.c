@@ -27,7 +27,9 @@
  *     from the back, the index: entry i (the chunk's i-th record) is the 8 bytes ending
  *       8*i bytes before the end of the span: uint32 payload offset from the chunk's first
  *       byte, uint16 category (omniprof_record_category_t), uint16 kind (emplace refuses a
- *       category or kind above 0xFFFF, and a record above OP_MAX_RECORD, counted too big).
+ *       category or kind above 0xFFFF, and a record above OP_MAX_RECORD or above the chunks of
+ *       one sub-buffer (nchunks * chunk_bytes, which is less than cap where cap is not a multiple
+ *       of chunk_bytes: such a record could never be given its chunks), counted too big).
  *   A record takes its padded payload plus 8 bytes, as the former 8-byte in-line header did.
  *   The omniprof_record_header_t the callback receives ({hash, payload}) is built by the
  *   callback thread in its own batch array from the index alone: delivery reads one index line
@@ -92,7 +94,10 @@
  *       producer preempted inside its epoch is waited for, with one warning after 2 s) and
  *       bounded during finalization. The consumer never waits for its own word (a signal
  *       handler that finalizes on a thread interrupted inside emplace), and a thread that exits
- *       from inside emplace has its word made even at exit (thread.c). */
+ *       from inside emplace has its word made even at exit (thread.c).
+ *   (8) A record that emplace accepts fits the chunks of an empty sub-buffer (max_len), so a
+ *       LOSSLESS producer's wait ends once the consumer delivers: it never seals empty
+ *       sub-buffers one after the other for a record that none can hold. */
 #include "sdk/sdk_internal.h"
 
 #include <errno.h>
@@ -153,7 +158,7 @@ struct op_buffer {
     omniprof_buffer_tracing_cb_t cb;
     void *cb_data;
     uint64_t cap, watermark;
-    uint64_t max_len; /* the largest record (payload + entry): cap, at most OP_MAX_RECORD */
+    uint64_t max_len; /* the largest record (payload + entry): nchunks * chunk_bytes, at most OP_MAX_RECORD */
     uint32_t chunk_bytes, nchunks;
     _Atomic int thread;
     _Atomic int alive;
@@ -805,7 +810,11 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
     b->cb = callback;
     b->cb_data = data;
     b->cap = cap;
-    b->max_len = cap < OP_MAX_RECORD ? cap : OP_MAX_RECORD;
+    /* a record must fit the chunks of one sub-buffer (nchunks * cb, less than cap when cap is not
+     * a multiple of cb): a larger one would seal every sub-buffer in turn and, LOSSLESS, wait for
+     * room that never comes (get_chunk never returns) */
+    uint64_t fit = (uint64_t)nchunks * cb;
+    b->max_len = fit < OP_MAX_RECORD ? fit : OP_MAX_RECORD;
     b->watermark = watermark;
     b->chunk_bytes = cb;
     b->nchunks = nchunks;

@@ -1,0 +1,196 @@
+/* test_bounded.c — every wait of src/sdk/buffer.c ends (DESIGN rule 1); a watchdog fails the test
+ * instead of letting it hang.
+ * 1. A record that fits the buffer's size but not the chunks of one sub-buffer (a size that is not
+ *    a multiple of the chunk size: 129 pages make 32 chunks of 16 KiB, 4 KiB short of cap) into a
+ *    LOSSLESS buffer: counted too big. It used to seal every sub-buffer in turn and wait for
+ *    room forever (the producer's emit never returned).
+ * 2. What `omniprof attach` does at detach and re-attach, 300 times, then finalization: producers
+ *    keep emitting into a small LOSSLESS buffer (its own callback thread, as the tool's) while a
+ *    controller flushes, stops the context, flushes again (detach) and restarts it (re-attach);
+ *    three producers start emitting mid-run (threads that existed before the attach), records are
+ *    of mixed sizes (some span chunks), a periodic flusher runs alongside (the tool's
+ *    omniprof-flush), and the SDK finalizes while producers are inside emplace. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "sdk_test.h"
+
+#define NPROD 5
+#define ROUNDS 300
+#define BUF_BYTES 8192
+
+#define ODD_BYTES (4096 * 129)
+#define ODD_RECORD 524300 /* > 32 * 16384, <= ODD_BYTES */
+
+static omniprof_context_id_t g_ctx, g_ctx_odd;
+static omniprof_buffer_id_t g_buf, g_buf_odd;
+static _Atomic uint64_t g_got, g_emitted;
+static _Atomic int g_stop, g_bad, g_init_ok, g_late_go;
+static _Atomic uint64_t g_progress; /* bumped by the controller at every step */
+static const char *_Atomic g_step = "start";
+
+typedef struct var_rec {
+    uint64_t size;
+    uint32_t kind;
+    int32_t operation;
+    uint64_t corr[2];
+    uint64_t seq, producer;
+    unsigned char body[1200];
+} var_rec;
+
+static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
+               uint64_t drops)
+{
+    (void)c; (void)b; (void)d; (void)drops;
+    for (size_t i = 0; i < n; i++) {
+        const var_rec *r = h[i]->payload;
+        if (r->size < 48 || r->size > sizeof(var_rec) || r->producer >= NPROD) atomic_store(&g_bad, 1);
+    }
+    atomic_fetch_add(&g_got, n);
+    if ((atomic_load(&g_got) & 63) == 0) usleep(200); /* a slowish consumer: producers wait (LOSSLESS) */
+}
+
+static _Atomic uint64_t g_got_odd;
+static void cb_odd(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
+                   uint64_t drops)
+{
+    (void)c; (void)b; (void)h; (void)d; (void)drops;
+    atomic_fetch_add(&g_got_odd, n);
+}
+
+static int init(omniprof_client_finalize_t f, void *d)
+{
+    (void)f; (void)d;
+    omniprof_create_context(&g_ctx);
+    CHECK_ST(omniprof_create_buffer(g_ctx, BUF_BYTES, BUF_BYTES - BUF_BYTES / 8, OMNIPROF_BUFFER_POLICY_LOSSLESS, cb,
+                                    NULL, &g_buf),
+             0);
+    omniprof_callback_thread_t th;
+    CHECK_ST(omniprof_create_callback_thread(&th), 0);
+    CHECK_ST(omniprof_assign_callback_thread(g_buf, th), 0);
+    omniprof_configure_buffer_tracing_service(g_ctx, OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, NULL, 0, g_buf);
+    omniprof_create_context(&g_ctx_odd);
+    CHECK_ST(omniprof_create_buffer(g_ctx_odd, ODD_BYTES, ODD_BYTES / 2, OMNIPROF_BUFFER_POLICY_LOSSLESS, cb_odd, NULL,
+                                    &g_buf_odd),
+             0);
+    omniprof_configure_buffer_tracing_service(g_ctx_odd, OMNIPROF_BUFFER_TRACING_MARKER_API, NULL, 0, g_buf_odd);
+    atomic_store(&g_init_ok, 1);
+    return 0;
+}
+SDK_TEST_TOOL(init)
+
+static void *producer(void *arg)
+{
+    uint64_t p = (uintptr_t)arg;
+    if (p >= 2)
+        while (!atomic_load(&g_late_go) && !atomic_load(&g_stop)) sleep_ms(1); /* starts emitting mid-run */
+    var_rec r;
+    memset(&r, 0, sizeof r);
+    r.kind = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API;
+    r.operation = OMNIPROF_MARKER_RANGE_OP_MARK;
+    r.producer = p;
+    for (uint64_t i = 0; !atomic_load(&g_stop); i++) {
+        static const uint64_t sizes[] = {64, 200, 48, 136, 600, 64, 1100, 88};
+        r.size = sizes[(i + p) % 8];
+        r.seq = i;
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, &r, NULL);
+        atomic_fetch_add_explicit(&g_emitted, 1, memory_order_relaxed);
+        if ((i & 255) == 0) sched_yield();
+    }
+    return NULL;
+}
+
+static void *periodic_flusher(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&g_stop)) {
+        omniprof_flush_buffer(g_buf);
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    uint64_t last = atomic_load(&g_progress);
+    for (int idle = 0;; sleep_ms(100)) {
+        uint64_t now = atomic_load(&g_progress);
+        if (now != last) { last = now; idle = 0; continue; }
+        if (++idle > 200) { /* 20 s without a step */
+            fprintf(stderr, "HANG: no progress for 20 s at step '%s' (records delivered %llu, emits returned %llu)\n",
+                    atomic_load(&g_step), (unsigned long long)atomic_load(&g_got),
+                    (unsigned long long)atomic_load(&g_emitted));
+            _exit(3);
+        }
+    }
+    return NULL;
+}
+
+static void step(const char *what)
+{
+    atomic_store(&g_step, what);
+    atomic_fetch_add(&g_progress, 1);
+}
+
+int main(void)
+{
+    omniprof_initialize();
+    CHECK(atomic_load(&g_init_ok));
+    pthread_t wd, fl, pr[NPROD];
+    pthread_create(&wd, NULL, watchdog, NULL);
+    pthread_detach(wd);
+
+    /* 1. a record larger than one sub-buffer's chunks, smaller than the buffer */
+    step("oversize record into a LOSSLESS buffer");
+    {
+        static char big[ODD_RECORD];
+        uint64_t sz = sizeof big;
+        memcpy(big, &sz, 8);
+        omniprof_start_context(g_ctx_odd);
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, big, NULL);
+        test_rec r = test_rec_make(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, 0, 0);
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, &r, NULL);
+        omniprof_stop_context(g_ctx_odd);
+        CHECK_ST(omniprof_flush_buffer(g_buf_odd), 0);
+        omniprof_buffer_stats_t so = {.size = sizeof so};
+        omniprof_buffer_get_stats(g_buf_odd, &so);
+        CHECK_EQ_U(so.records_too_big, 1);
+        CHECK_EQ_U(atomic_load(&g_got_odd), 1);
+    }
+
+    /* 2. detach, re-attach, finalize while producers emit */
+    omniprof_start_context(g_ctx);
+    for (int i = 0; i < NPROD; i++) pthread_create(&pr[i], NULL, producer, (void *)(uintptr_t)i);
+    pthread_create(&fl, NULL, periodic_flusher, NULL);
+    for (int round = 0; round < ROUNDS; round++) {
+        step("collecting");
+        sleep_ms(1 + round % 3);
+        if (round == ROUNDS / 10) atomic_store(&g_late_go, 1);
+        step("detach: flush");
+        omniprof_flush_buffer(g_buf);
+        step("detach: stop context");
+        omniprof_stop_context(g_ctx);
+        step("detach: flush after stop");
+        omniprof_flush_buffer(g_buf);
+        step("re-attach: start context");
+        omniprof_start_context(g_ctx);
+    }
+    step("finalize with producers inside emplace");
+    omniprof_finalize();
+    step("join producers");
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < NPROD; i++) pthread_join(pr[i], NULL);
+    pthread_join(fl, NULL);
+    step("done");
+    omniprof_buffer_stats_t s = {.size = sizeof s};
+    omniprof_buffer_get_stats(g_buf, &s);
+    CHECK(!atomic_load(&g_bad));
+    CHECK(atomic_load(&g_got) > 0);
+    printf("rounds %d, emits %llu, delivered %llu, dropped %llu, producer waits %llu\n", ROUNDS,
+           (unsigned long long)atomic_load(&g_emitted), (unsigned long long)atomic_load(&g_got),
+           (unsigned long long)s.records_dropped, (unsigned long long)s.producer_waits);
+    TEST_DONE();
+}
