@@ -465,30 +465,22 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
     }
 }
 
-/* Copy a payload of 16 to 256 bytes (the usual ones) inline, no call: the first and the last
- * 32 (or 16, or 64) bytes, overlapping where the size is not a multiple; 64 bytes are 4 moves. */
-static inline void copy_payload(char *dst, const char *src, size_t size)
-{
-    if (size >= 32 && size <= 64) {
-        __builtin_memcpy(dst, src, 32);
-        __builtin_memcpy(dst + size - 32, src + size - 32, 32);
-    } else if (size > 64 && size <= 256) {
-        for (size_t i = 0; i + 64 < size; i += 64) __builtin_memcpy(dst + i, src + i, 64);
-        __builtin_memcpy(dst + size - 64, src + size - 64, 64);
-    } else if (size >= 16 && size < 32) {
-        __builtin_memcpy(dst, src, 16);
-        __builtin_memcpy(dst + size - 16, src + size - 16, 16);
-    } else {
-        memcpy(dst, src, size);
-    }
-}
-
-/* Write one record: its payload at `body`, then its index entry at `entry` (one 8-byte store). */
+/* Write one record: its payload at `body`, then its index entry at `entry` (one 8-byte store). A
+ * payload of up to 256 bytes (the usual one) is copied inline in 32/16/8-byte moves: no call. */
 static inline void put_record(char *body, char *entry, uint32_t off, uint32_t category, uint32_t kind,
                               const void *payload, size_t size, size_t patch_off, uint64_t patch_val)
 {
     char *dst = body;
-    copy_payload(dst, payload, size);
+    const char *src = payload;
+    if (size <= 256) {
+        size_t i = 0;
+        for (; i + 32 <= size; i += 32) __builtin_memcpy(dst + i, src + i, 32);
+        if (size - i >= 16) { __builtin_memcpy(dst + i, src + i, 16); i += 16; }
+        if (size - i >= 8) { __builtin_memcpy(dst + i, src + i, 8); i += 8; }
+        if (i < size) memcpy(dst + i, src + i, size - i);
+    } else {
+        memcpy(dst, src, size);
+    }
     if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
     op_entry e = {off, (uint16_t)category, (uint16_t)kind};
     __builtin_memcpy(entry, &e, sizeof e);
