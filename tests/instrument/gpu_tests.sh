@@ -14,9 +14,18 @@ pid=$!
 for _ in $(seq 50); do grep -q '^pid' "$d/prog.out" 2>/dev/null && break; sleep 0.1; done
 sleep 3
 t0=$(date +%s%N)
-timeout 120 "$B/bin/omniprof" attach -p "$pid" --duration 3 --kernel-trace -d "$d/db" > "$d/attach.out" 2> "$d/attach.err"
+timeout 60 "$B/bin/omniprof" attach -p "$pid" --duration 3 --kernel-trace -d "$d/db" > "$d/attach.out" 2> "$d/attach.err"
 arc=$?
 t1=$(date +%s%N)
+# the program ends 12 s after it started: a program still running 20 s after the attach is hung
+# (the profiler must never hang it): say where each thread waits, then end it
+for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+  echo "FAIL instrument.gpu_attach: the program is hung 20 s after the attach (attach exit $arc); its threads:"
+  python3 "$(dirname "$0")/thread_dump.py" "$pid" 2>&1 | sed 's/^/  /'
+  kill -9 "$pid"; wait "$pid" 2>/dev/null
+  exit 0
+fi
 wait "$pid"; prc=$?
 db=$(ls "$d"/db/*/*_results.db 2>/dev/null | head -1)
 msg="attach exit $arc, program exit $prc ($(tail -1 "$d/prog.out")), db ${db:-none}"
