@@ -651,9 +651,10 @@ static double move_all(sqlite3 *data, const char *data_path, sqlite3 *side_db, c
             while (sqlite3_step(e) == SQLITE_ROW && at < sizeof cols - 80)
                 at += (size_t)snprintf(cols + at, sizeof cols - at, "%s\"%s\"", at ? "," : "", sqlite3_column_text(e, 0));
             sqlite3_finalize(e);
-            snprintf(sql, sizeof sql, "INSERT INTO main.\"%s\" (%s) SELECT %s FROM data.\"%s\"", name, cols, cols, name);
+            char *ins = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM data.\"%w\"", name, cols, cols, name);
             char *msg = NULL;
-            if (sqlite3_exec(db, sql, 0, 0, &msg) != SQLITE_OK) die(msg ? msg : sql, db);
+            if (!ins || sqlite3_exec(db, ins, 0, 0, &msg) != SQLITE_OK) die(msg ? msg : "INSERT ... SELECT", db);
+            sqlite3_free(ins);
         }
     }
     sqlite3_finalize(t);
