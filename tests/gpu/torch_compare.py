@@ -198,13 +198,17 @@ def main():
 
     # the loop's own thread against the rest, per round (torch_train.py reads /proc around the loop):
     # CPU seconds, involuntary/voluntary switches of the main thread, the busiest other threads, IPIs
+    def main_thread(r):
+        """The launching thread's [cpu s, involuntary, voluntary, last cpu] in run r, or None."""
+        return next((v for n, v in r.get("threads", {}).items() if n.endswith(":main")), None)
+
     print("threads during the loop (per round: loop s; main cpu s/invol/vol; busiest others cpu s; IPIs CAL/RES):")
     for m in MODES:
         for k, r in sorted(res[m].items()):
             th = r.get("threads")
             if not th:
                 continue
-            mainv = next((v for n, v in th.items() if n.endswith(":main")), [0, 0, 0, 0])
+            mainv = main_thread(r) or [0, 0, 0, 0]
             others = sorted(((v[0], n.rsplit(":", 1)[0]) for n, v in th.items() if not n.endswith(":main")),
                             reverse=True)[:4]
             print("  %-16s r%d loop %.3f; main %.2f/%d/%d cpu%d; %s; CAL %d RES %d" % (
@@ -212,8 +216,7 @@ def main():
                 " ".join("%s=%.2f" % (n, c) for c, n in others if c > 0), r.get("ipis", {}).get("CAL", -1),
                 r.get("ipis", {}).get("RES", -1)))
 
-    mains = {m: [v[0] for r in res[m].values() for n, v in r.get("threads", {}).items() if n.endswith(":main")]
-             for m in MODES}
+    mains = {m: [main_thread(r)[0] for r in res[m].values() if main_thread(r)] for m in MODES}
     print("main thread CPU s during the loop, median [min-max]: " + "; ".join(
         "%s %.3f [%.3f-%.3f]" % ((m,) + med(v)) for m, v in mains.items() if v))
 

@@ -103,6 +103,15 @@ static inline void test_check_batch(omniprof_record_header_t **h, size_t n, uint
         }
     }
 }
+/* A buffer callback that only counts: each batch's size is added to the _Atomic uint64_t that the
+ * buffer's `data` points to (omniprof_create_buffer(..., test_count_cb, &counter, ...)). */
+static inline void test_count_cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h,
+                                 size_t n, void *data, uint64_t drops)
+{
+    (void)c; (void)b; (void)h; (void)drops;
+    atomic_fetch_add((_Atomic uint64_t *)data, n);
+}
+
 static inline void test_emit(uint64_t seq, uint64_t producer)
 {
     test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, OMNIPROF_MARKER_RANGE_OP_MARK, seq, producer);

@@ -92,18 +92,11 @@ static omniprof_context_id_t g_ctx;
 static omniprof_buffer_id_t g_buf;
 static _Atomic uint64_t g_got;
 
-static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
-               uint64_t drops)
-{
-    (void)c; (void)b; (void)h; (void)d; (void)drops;
-    atomic_fetch_add(&g_got, n);
-}
-
 static int init(omniprof_client_finalize_t f, void *d)
 {
     (void)f; (void)d;
     omniprof_create_context(&g_ctx);
-    omniprof_create_buffer(g_ctx, 4096, 4096, OMNIPROF_BUFFER_POLICY_LOSSLESS, cb, NULL, &g_buf);
+    omniprof_create_buffer(g_ctx, 4096, 4096, OMNIPROF_BUFFER_POLICY_LOSSLESS, test_count_cb, (void *)&g_got, &g_buf);
     omniprof_tracing_operation_t bad[] = {7};
     CHECK_ST(omniprof_configure_buffer_tracing_service(g_ctx, OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, bad, 1, g_buf),
              OMNIPROF_STATUS_ERROR_OPERATION_NOT_FOUND); /* validated by the backend */

@@ -53,12 +53,6 @@ static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_
 }
 
 static _Atomic uint64_t g_got_odd;
-static void cb_odd(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
-                   uint64_t drops)
-{
-    (void)c; (void)b; (void)h; (void)d; (void)drops;
-    atomic_fetch_add(&g_got_odd, n);
-}
 
 static int init(omniprof_client_finalize_t f, void *d)
 {
@@ -72,8 +66,8 @@ static int init(omniprof_client_finalize_t f, void *d)
     CHECK_ST(omniprof_assign_callback_thread(g_buf, th), 0);
     omniprof_configure_buffer_tracing_service(g_ctx, OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, NULL, 0, g_buf);
     omniprof_create_context(&g_ctx_odd);
-    CHECK_ST(omniprof_create_buffer(g_ctx_odd, ODD_BYTES, ODD_BYTES / 2, OMNIPROF_BUFFER_POLICY_LOSSLESS, cb_odd, NULL,
-                                    &g_buf_odd),
+    CHECK_ST(omniprof_create_buffer(g_ctx_odd, ODD_BYTES, ODD_BYTES / 2, OMNIPROF_BUFFER_POLICY_LOSSLESS, test_count_cb,
+                                    (void *)&g_got_odd, &g_buf_odd),
              0);
     omniprof_configure_buffer_tracing_service(g_ctx_odd, OMNIPROF_BUFFER_TRACING_MARKER_API, NULL, 0, g_buf_odd);
     atomic_store(&g_init_ok, 1);

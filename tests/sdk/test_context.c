@@ -9,13 +9,6 @@ static omniprof_buffer_id_t g_buf;
 static _Atomic uint64_t g_got;
 static int g_created = 2, g_limit_status = -1;
 
-static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
-               uint64_t drops)
-{
-    (void)c; (void)b; (void)h; (void)d; (void)drops;
-    atomic_fetch_add(&g_got, n);
-}
-
 static int init(omniprof_client_finalize_t f, void *d)
 {
     (void)f; (void)d;
@@ -23,7 +16,7 @@ static int init(omniprof_client_finalize_t f, void *d)
     CHECK_ST(omniprof_create_context(&g_a), OMNIPROF_STATUS_SUCCESS);
     CHECK_ST(omniprof_create_context(&g_b), OMNIPROF_STATUS_SUCCESS);
     CHECK(g_a.handle != 0 && g_b.handle != 0 && g_a.handle != g_b.handle);
-    CHECK_ST(omniprof_create_buffer(g_a, 4096, 4096, OMNIPROF_BUFFER_POLICY_LOSSLESS, cb, NULL, &g_buf),
+    CHECK_ST(omniprof_create_buffer(g_a, 4096, 4096, OMNIPROF_BUFFER_POLICY_LOSSLESS, test_count_cb, (void *)&g_got, &g_buf),
              OMNIPROF_STATUS_SUCCESS);
     CHECK_ST(omniprof_configure_buffer_tracing_service(g_a, OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, NULL, 0, g_buf),
              OMNIPROF_STATUS_SUCCESS);
