@@ -9,8 +9,10 @@
  *   1. PTRACE_SEIZE one thread and PTRACE_INTERRUPT it (no other thread is stopped).
  *   2. Check it is at a safe point: not inside the dynamic loader (dlopen would re-enter it);
  *      not running C-library code outside a system call (it could hold the malloc lock that
- *      dlopen needs); not in a system call that the kernel would restart through
- *      restart_syscall (nanosleep, poll: the restart block does not survive a signal frame).
+ *      dlopen needs); for the first ~1 s not in a system call that the kernel would restart
+ *      through restart_syscall (nanosleep, poll: the restart block does not survive a signal
+ *      frame), after that such a sleep is taken and made to return EINTR, as a signal handler
+ *      would (a program that sleeps between short bursts is almost never anywhere else).
  *      Otherwise let it go and try again a little later (up to ~3 s, threads in turn).
  *   3. Build on its stack, below the red zone, a kernel signal frame (struct rt_sigframe of
  *      x86-64: ucontext with all general registers, the signal mask from PTRACE_GETSIGMASK,
@@ -267,16 +269,26 @@ static int wait_stop(pid_t tid)
 
 typedef enum safety { SAFE, RETRY, BAD } safety;
 
-static safety check_point(const target *t, const struct user_regs_struct *r, bool *restart)
+/* *how: 0 as it was, RESUME_RESTART the kernel's restart, RESUME_EINTR the call fails with EINTR.
+ * A sleep the kernel restarts through restart_syscall (nanosleep, poll or a futex wait with a
+ * timeout) is taken only when `eintr_ok`: it then returns EINTR, which is what any signal with a
+ * handler does to these calls (signal(7): never restarted after a handler). */
+enum { RESUME_AS_IS, RESUME_RESTART, RESUME_EINTR };
+
+static safety check_point(const target *t, const struct user_regs_struct *r, bool eintr_ok, int *how)
 {
-    *restart = false;
+    *how = RESUME_AS_IS;
     if (in_ranges(t->ld, t->n_ld, r->rip)) return RETRY;
     long long orig = (long long)r->orig_rax, rax = (long long)r->rax;
     if (orig >= 0) {
-        if (rax == -ERESTART_RESTARTBLOCK) return RETRY;
+        if (rax == -ERESTART_RESTARTBLOCK) {
+            if (!eintr_ok) return RETRY;
+            *how = RESUME_EINTR;
+            return SAFE;
+        }
         /* malloc's own system calls (made with an arena locked): dlopen would wait for it */
         if (orig == 9 || orig == 10 || orig == 11 || orig == 12 || orig == 25 || orig == 28) return RETRY;
-        if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) *restart = true;
+        if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) *how = RESUME_RESTART;
         return SAFE; /* in (or returning from) a system call: the C library holds no lock of ours */
     }
     return in_ranges(t->libc, t->n_libc, r->rip) ? RETRY : SAFE;
@@ -294,7 +306,7 @@ static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t n)
 }
 
 /* Steps 3-4 on a stopped thread at a safe point. Returns 0, or -1 (nothing was changed). */
-static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, bool restart, const char *lib)
+static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, int how, const char *lib)
 {
     uint8_t *xs = aligned_alloc(64, XSTATE_MAX);
     if (!xs) return -1;
@@ -334,9 +346,11 @@ static int redirect(const target *t, pid_t tid, const struct user_regs_struct *r
     mc->rdx = regs->rdx, mc->rax = regs->rax, mc->rcx = regs->rcx, mc->rsp = regs->rsp;
     mc->rip = regs->rip, mc->eflags = regs->eflags;
     mc->cs = (uint16_t)regs->cs, mc->gs = 0, mc->fs = 0, mc->ss = (uint16_t)regs->ss;
-    if (restart) { /* what the kernel does for a restartable call when no handler runs */
+    if (how == RESUME_RESTART) { /* what the kernel does for a restartable call when no handler runs */
         mc->rip = regs->rip - 2;
         mc->rax = regs->orig_rax;
+    } else if (how == RESUME_EINTR) { /* what it does to a restart_syscall sleep when a handler runs */
+        mc->rax = (unsigned long long)-EINTR;
     }
     mc->fpstate = xs_at;
     uc.sigmask = sigmask;
@@ -429,9 +443,15 @@ op_inject_status op_attach_inject(pid_t pid, const char *lib_path, char *err, si
             continue;
         }
         struct user_regs_struct regs;
-        bool restart = false;
-        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, &regs, &restart) : BAD;
-        if (s == SAFE && redirect(&t, tid, &regs, restart, lib_path) == 0) {
+        int how = RESUME_AS_IS;
+        /* the first ~1 s only where the program sees nothing; then also a sleep, cut short with
+         * EINTR (a program that sleeps between short bursts of work is almost always asleep) */
+        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, &regs, attempt >= 50, &how) : BAD;
+        if (getenv("OMNIPROF_ATTACH_DEBUG"))
+            fprintf(stderr, "attach: try %d thread %d: rip 0x%llx orig_rax %lld rax %lld: %s\n", attempt, (int)tid,
+                    (unsigned long long)regs.rip, (long long)regs.orig_rax, (long long)regs.rax,
+                    s == SAFE ? (how == RESUME_EINTR ? "safe (the sleep returns EINTR)" : "safe") : s == RETRY ? "not now" : "error");
+        if (s == SAFE && redirect(&t, tid, &regs, how, lib_path) == 0) {
             ptrace(PTRACE_DETACH, tid, 0, 0); /* step 5 happens without us */
             return OP_INJECT_OK;
         }
@@ -443,8 +463,8 @@ op_inject_status op_attach_inject(pid_t pid, const char *lib_path, char *err, si
         sleep_ms(20);
     }
     snprintf(err, errlen,
-             "no thread of process %d reached a safe point in 3 s (each was inside the dynamic loader, the C library "
-             "or a sleep that the kernel restarts); nothing was changed; try again",
+             "no thread of process %d reached a safe point in 3 s (each was inside the dynamic loader or running C "
+             "library code, or making one of malloc's system calls); nothing was changed; try again",
              (int)pid);
     return OP_INJECT_NO_SAFE_POINT;
 }

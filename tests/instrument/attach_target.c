@@ -2,9 +2,10 @@
  * included) spin on the CPU for S seconds, optionally K child processes do the same; it prints
  * "pid P" at start and "done" at the end and exits with status 7 (children with 0).
  *
- *   attach_target SECONDS THREADS [CHILDREN] [undumpable]
+ *   attach_target SECONDS THREADS [CHILDREN] [undumpable|sleeper]
  * `undumpable` sets PR_SET_DUMPABLE 0 (what setuid programs get), which refuses ptrace from
- * the same user without CAP_SYS_PTRACE. */
+ * the same user without CAP_SYS_PTRACE. `sleeper`: every thread sleeps 50 ms between bursts of
+ * about a microsecond (a launch-synchronize-sleep loop), so it is almost always in nanosleep. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +24,15 @@ static double now(void)
 
 static volatile double g_sink;
 static double g_secs;
+static int g_sleeper;
 
 __attribute__((noinline)) static double spin(double secs)
 {
     double t0 = now(), x = 0;
-    while (now() - t0 < secs)
-        for (int i = 0; i < 10000; i++) x += i * 0.5;
+    while (now() - t0 < secs) {
+        for (int i = 0; i < (g_sleeper ? 200 : 10000); i++) x += i * 0.5;
+        if (g_sleeper) usleep(50000); /* an EINTR (a signal, or the attach) only shortens one sleep */
+    }
     return x;
 }
 
@@ -44,6 +48,7 @@ int main(int argc, char **argv)
     g_secs = argc > 1 ? atof(argv[1]) : 5;
     int n = argc > 2 ? atoi(argv[2]) : 4, kids = argc > 3 ? atoi(argv[3]) : 0;
     if (argc > 4 && !strcmp(argv[4], "undumpable")) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    g_sleeper = argc > 4 && !strcmp(argv[4], "sleeper");
     printf("pid %d\n", (int)getpid());
     fflush(stdout);
     for (int k = 0; k < kids; k++)

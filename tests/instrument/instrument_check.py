@@ -16,6 +16,10 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
   bad_input                 bad regex, method, throttle, program: exit 2 with a message naming it
   attach_threads            attach to a running 4-thread program for 2 s: samples from every
                             thread, the program ends with its own output and status
+  attach_sleeper            a program whose threads sleep 50 ms between ~1 us bursts (never
+                            outside nanosleep long enough to be caught elsewhere): the attach
+                            succeeds (a sleep is cut short with EINTR), samples, the program
+                            ends with its own output and status
   attach_again              attach, detach, attach again: two databases, the program unharmed
   attach_children           --attach-children (default): one database per process of the tree
   attach_refused            ptrace not permitted (another user; a non-dumpable process): exit 1,
@@ -299,6 +303,23 @@ def mode_attach_threads(a):
         span = con.execute("SELECT (MAX(timestamp) - MIN(timestamp)) / 1e9 FROM samples").fetchone()[0]
         con.close()
         check(span is not None and span < 6, "samples only while attached (%.2f s for a 2 s attach)" % (span or -1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_attach_sleeper(a):
+    out_dir = tempfile.mkdtemp(prefix="att-")
+    p, pid, first = start_target(a, TARGET_SECONDS, 2, extra="sleeper")
+    tids_of(pid, 2)
+    rc, out, err = attach(a, pid, ["--duration", "1", "--process-sampling", "0.05"], out_dir)
+    check(rc == 0, "attach to a sleeping program exits 0 (%d: %s)" % (rc, err.strip()[-300:]))
+    dbs = databases(out_dir)
+    check(len(dbs) == 1 and dbs[0] in out, "one database, named on stdout (%s)" % dbs)
+    finish_target(p, first, 2, 0)
+    if dbs:
+        con = sqlite3.connect(dbs[0])
+        n = con.execute("SELECT COUNT(*) FROM omniprof_metrics WHERE name = 'rss_bytes'").fetchone()[0]
+        con.close()
+        check(n >= 5, "process samples from inside the attached process (%d rss_bytes rows)" % n)
     shutil.rmtree(out_dir, ignore_errors=True)
 
 
