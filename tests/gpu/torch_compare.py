@@ -26,6 +26,7 @@ end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json."""
 import glob
 import json
 import os
+import random
 import shutil
 import sqlite3
 import statistics
@@ -44,7 +45,8 @@ if os.environ.get("TORCH_COMPARE_MODES"):
     MODES = [m for m in MODES if m in _want]
 # TORCH_COMPARE_EXTRA="name=FLAG,FLAG[;VAR=VALUE;...] ...": extra omniprof modes (diagnostics, e.g.
 # "ors_depth1=--runtime-trace,--sample;OMNIPROF_SAMPLING_MAX_DEPTH=1"), run after the standard ones; a name
-# starting with cupti_ is a bare-CUPTI variant (e.g. "cupti_sub=;OMNIPROF_CUPTI_FLOOR=runtime;OMNIPROF_CUPTI_FLOOR_SUB=1")
+# starting with cupti_ is a bare-CUPTI variant (e.g. "cupti_sub=;OMNIPROF_CUPTI_FLOOR=runtime;OMNIPROF_CUPTI_FLOOR_SUB=1");
+# OMNIPROF_COMPARE_BUILD=DIR runs that mode's omniprof from another build directory (an A/B in one run)
 EXTRA = {}
 for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
     _name, _, _rest = _spec.partition("=")
@@ -57,13 +59,17 @@ OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--ke
 ENV = {"om_lite": {"OMNIPROF_CUDA_KERNEL_CORRELATION": "false"},
        "cupti_kernel": {"OMNIPROF_CUPTI_FLOOR": "kernel"}, "cupti_launch": {"OMNIPROF_CUPTI_FLOOR": "launch"},
        "cupti_runtime": {"OMNIPROF_CUPTI_FLOOR": "runtime"}, "cupti_runtime_all": {"OMNIPROF_CUPTI_FLOOR": "runtime_all"}}
+BUILD_OF = {}  # an extra mode's "OMNIPROF_COMPARE_BUILD=DIR": its omniprof comes from another build (an A/B)
 for _name, (_flags, _env) in EXTRA.items():
+    if "OMNIPROF_COMPARE_BUILD" in _env:
+        BUILD_OF[_name] = _env.pop("OMNIPROF_COMPARE_BUILD")
     ENV[_name] = _env
     if not _name.startswith("cupti_"):  # "cupti_x=;OMNIPROF_CUPTI_FLOOR=runtime;...": a bare-CUPTI variant
         OM_FLAGS[_name] = _flags
 
 
 def run_mode(b, work, mode, rnd):
+    b = BUILD_OF.get(mode, b)
     rep = os.path.join(work, "rep-%s-%d.json" % (mode, rnd))
     d = os.path.join(work, "db-%s-%d" % (mode, rnd))
     prog = ["python3", TRAIN, "--report", rep, "--mode", mode if mode.startswith("torch") else "plain"]
@@ -253,6 +259,16 @@ def main():
               if k in q25.get(om, {}) and k in q25.get(tm, {}) and q25[tm][k] > q25["plain"][k]]
         if rs:
             print("  (25th-percentile step instead of loop time: %.2fx [%.2f-%.2f], %d rounds)" % (med(rs) + (len(rs),)))
+        # a third reading: the medians' ratio (each mode's median loop over the rounds), with a 90 %
+        # bootstrap interval over rounds (seeded: the same rounds print the same interval)
+        ks = [k for k in loop["plain"] if k in loop[om] and k in loop[tm]]
+        rm = lambda ks_: ((statistics.median(loop[om][k] for k in ks_) - statistics.median(loop["plain"][k] for k in ks_)) /
+                          max(1e-9, statistics.median(loop[tm][k] for k in ks_) - statistics.median(loop["plain"][k] for k in ks_)))
+        if len(ks) >= 3:
+            rng = random.Random(12)
+            boot = sorted(rm([rng.choice(ks) for _ in ks]) for _ in range(2000))
+            print("  (the medians' ratio: %.2fx, 90 %% bootstrap interval over rounds [%.2f-%.2f])" % (
+                rm(ks), boot[100], boot[1899]))
 
     # what the program's own end costs (interpreter and CUDA teardown after t_end), from `plain` in the
     # same round, and every omniprof mode's time from t_end to its database, raw and beyond that
