@@ -1,6 +1,7 @@
 /* buffer.c — record buffers: per-thread chunks that only their thread writes (no atomic
- * read-modify-write per record), delivery in batches on the buffer's callback thread after a
- * grace period, DISCARD and LOSSLESS policies.
+ * read-modify-write per record), each with an index of its records at its back, delivery in
+ * batches on the buffer's callback thread after a grace period (reading only the indexes, never
+ * a record's payload), DISCARD and LOSSLESS policies.
  *
  * STORAGE. A buffer owns OP_NSUB (2) sub-buffers of `cap` bytes each (cap = size rounded up
  * to the page size), in one anonymous mmap, plus one 64-byte descriptor per chunk. A
@@ -13,27 +14,34 @@
  *   `ctl`        = seq<<1 while its incarnation `seq` is open for writing, seq<<1|1 once the
  *                  consumer closed it (the full 64-bit seq: no ABA however long a lane sleeps);
  *   `next_chunk` = gen<<40 | SEALED(bit 39) | chunks handed out, gen = seq's low 24 bits.
- * Each chunk descriptor has `used` = bytes of complete records in the chunk, written only by
- * the thread that owns the chunk (store-release after each record), read by the consumer.
+ * Each chunk descriptor has `used` = span<<32 | number of complete records of the chunk (span:
+ * how many chunks the lane was handed at once, >1 for a record larger than a chunk), written only
+ * by the thread that owns the chunk (store-release after each record), read by the consumer; 0
+ * while the chunk holds no record.
  * Each thread has an `epoch` word (thread.c's registry, never freed): odd while the thread is
  * inside op_buffer_emplace.
  *
- * RECORD LAYOUT (8-byte aligned, inside a chunk):
- *     offset 0   uint32 len       bytes of the whole record, header included, multiple of 8
- *     offset 4   uint16 category  omniprof_record_category_t
- *     offset 6   uint16 kind      (emplace refuses a category or kind above 0xFFFF, and a record
- *                                  above the chunks of one sub-buffer, nchunks * chunk_bytes, which
- *                                  is less than cap where cap is not a multiple of chunk_bytes:
- *                                  such a record could never be given its chunks; counted too big)
- *     offset 8   payload          `size` bytes as given by the producer, then padding to 8
+ * RECORD LAYOUT. A lane's chunk (span chunks) is filled from both ends:
+ *     from the front, payloads: `size` bytes as given by the producer, padded to 8 (a 64-byte
+ *       payload fills exactly one cache line: chunks start on a cache-line boundary);
+ *     from the back, the index: entry i (the chunk's i-th record) is the 8 bytes ending
+ *       8*i bytes before the end of the span: uint32 payload offset from the chunk's first
+ *       byte, uint16 category (omniprof_record_category_t), uint16 kind (emplace refuses a
+ *       category or kind above 0xFFFF, and a record above OP_MAX_RECORD or above the chunks of
+ *       one sub-buffer (nchunks * chunk_bytes, which is less than cap where cap is not a multiple
+ *       of chunk_bytes: such a record could never be given its chunks), counted too big).
+ *   A record takes its padded payload plus 8 bytes, as the former 8-byte in-line header did.
  *   The omniprof_record_header_t the callback receives ({hash, payload}) is built by the
- *   callback thread in its own batch array. A record needs no completion flag: `used` covers
+ *   callback thread in its own batch array from the index alone: delivery reads one index line
+ *   per 8 records and never a payload line, so the payloads stay in their producer's cache
+ *   unless the callback itself reads them. A record needs no completion flag: `used` counts
  *   complete records only.
  *
  * RESERVE / COMMIT / CLOSE PROTOCOL.
  *   Fast path (op_buffer_emplace_tls; tracing.c's emit passes the thread's state): make the
  *   thread's epoch odd (a plain store), load the lane's `ctl`; if it still reads "seq open" and
- *   the record fits, copy the record at the lane's private offset, store-release the new `used`
+ *   the record fits between the payloads and the index, copy the payload at the lane's private
+ *   offset and its index entry below the previous one, store-release the new record count
  *   into the chunk's descriptor (a line only this thread writes), make the epoch even
  *   (store-release). No atomic read-modify-write, no fence, no call for a payload <= 256 bytes.
  *   Slow path (get_chunk): a CAS on the active sub-buffer's next_chunk hands the lane a new
@@ -55,7 +63,8 @@
  *   `ctl`; the consumer stores `ctl` and, after the barrier, loads the epochs. Either the
  *   producer's load sees CLOSED (it takes the slow path and writes nothing there) or the
  *   consumer sees its odd epoch and waits for it to leave, after which its `used` is visible.
- *   Then each descriptor's `used` is final: hand the headers to the callback in batches,
+ *   Then each descriptor's `used` is final: read each chunk's index entries (independent loads,
+ *   no walk through the records), hand the headers to the callback in batches of OP_BATCH,
  *   reset the descriptors (used = 0), ctl and next_chunk to the next incarnation, publish the
  *   sub-buffer as free (`delivered`+1) and wake waiters. Where membarrier is unavailable
  *   (registration failed), producers run a full fence after making their epoch odd instead.
@@ -65,8 +74,8 @@
  * INVARIANTS.
  *   (1) A producer writes into a chunk only inside its epoch, after loading the chunk's `ctl`
  *       as "its seq, open"; the consumer reads a sub-buffer only after closing it and a grace
- *       period. So every byte written lies below a `used` that the consumer reads after the
- *       last write to that incarnation, and nothing is written into an incarnation after it
+ *       period. So every record (payload and entry) is counted by a `used` that the consumer
+ *       reads after the last write to that incarnation, and nothing is written into an incarnation after it
  *       was closed and its grace period ended.
  *   (2) Chunks are handed out only from a sub-buffer whose next_chunk has the active gen and
  *       no SEALED bit; a sealed sub-buffer never gains chunks.
@@ -85,7 +94,10 @@
  *       producer preempted inside its epoch is waited for, with one warning after 2 s) and
  *       bounded during finalization. The consumer never waits for its own word (a signal
  *       handler that finalizes on a thread interrupted inside emplace), and a thread that exits
- *       from inside emplace has its word made even at exit (thread.c). */
+ *       from inside emplace has its word made even at exit (thread.c).
+ *   (8) A record that emplace accepts fits the chunks of an empty sub-buffer (max_len), so a
+ *       LOSSLESS producer's wait ends once the consumer delivers: it never seals empty
+ *       sub-buffers one after the other for a record that none can hold. */
 #include "sdk/sdk_internal.h"
 
 #include <errno.h>
@@ -108,7 +120,8 @@
 #define OP_SEALED (1ull << 39)
 #define OP_COUNT_MASK (OP_SEALED - 1)
 #define OP_NO_SEQ UINT64_MAX
-#define OP_REC_HDR 8u
+#define OP_ENTRY 8u              /* bytes of a record's index entry */
+#define OP_MAX_RECORD (1u << 31) /* a record (payload + entry) above this is too big: lane offsets are 32-bit */
 #define OP_BATCH 512
 
 /* testcase(X) marks a boundary the tests must reach (SQLite's testcase()): empty in normal
@@ -117,15 +130,16 @@
 #define testcase(X) ((void)0)
 #endif
 
-typedef struct op_rec {
-    uint32_t len;
+/* A record's index entry, at the back of its chunk (see RECORD LAYOUT above) */
+typedef struct op_entry {
+    uint32_t off; /* the payload's offset from the first byte of the lane's chunk */
     uint16_t category;
     uint16_t kind;
-} op_rec;
-_Static_assert(sizeof(op_rec) == OP_REC_HDR, "record header is 8 bytes");
+} op_entry;
+_Static_assert(sizeof(op_entry) == OP_ENTRY, "index entry is 8 bytes");
 
 typedef struct op_chunk_desc {
-    _Atomic uint64_t used;
+    _Atomic uint64_t used; /* span<<32 | complete records; 0: nothing stored (the consumer steps one chunk) */
     char pad[56]; /* one cache line per chunk: two owners never share a line */
 } op_chunk_desc;
 
@@ -144,7 +158,7 @@ struct op_buffer {
     omniprof_buffer_tracing_cb_t cb;
     void *cb_data;
     uint64_t cap, watermark;
-    uint64_t max_len; /* the largest record, header included: nchunks * chunk_bytes (<= cap) */
+    uint64_t max_len; /* the largest record (payload + entry): nchunks * chunk_bytes, at most OP_MAX_RECORD */
     uint32_t chunk_bytes, nchunks;
     _Atomic int thread;
     _Atomic int alive;
@@ -438,10 +452,11 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
             lane->ctl = &sb->ctl;
             lane->used_at = &sb->desc[cnt].used;
             lane->base = sb->data + (size_t)cnt * b->chunk_bytes;
+            lane->word = need << 32;
             lane->used = 0;
-            lane->cap = (uint32_t)(need * b->chunk_bytes);
+            lane->end = (uint32_t)(need * b->chunk_bytes);
             uint64_t base = cnt * b->chunk_bytes, wm = b->watermark;
-            if (wm < base + lane->cap)
+            if (wm < base + lane->end)
                 lane->seal_at = wm > base ? (uint32_t)(wm - base) : 1;
             else
                 lane->seal_at = 0;
@@ -450,41 +465,54 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
     }
 }
 
-/* Write one record at `at`: header (one 8-byte store), payload, the external-id patch. A
- * payload of up to 256 bytes (the usual one) is copied inline in 32/16/8-byte moves: no call. */
-static inline void put_record(char *at, size_t len, uint32_t category, uint32_t kind, const void *payload, size_t size,
-                              size_t patch_off, uint64_t patch_val)
+/* Copy a payload of 16 to 256 bytes (the usual ones) inline, no call: the first and the last
+ * 32 (or 16, or 64) bytes, overlapping where the size is not a multiple; 64 bytes are 4 moves. */
+static inline void copy_payload(char *dst, const char *src, size_t size)
 {
-    op_rec r = {(uint32_t)len, (uint16_t)category, (uint16_t)kind};
-    __builtin_memcpy(at, &r, sizeof r);
-    char *dst = at + OP_REC_HDR;
-    const char *src = payload;
-    if (size <= 256) {
-        size_t i = 0;
-        for (; i + 32 <= size; i += 32) __builtin_memcpy(dst + i, src + i, 32);
-        if (size - i >= 16) { __builtin_memcpy(dst + i, src + i, 16); i += 16; }
-        if (size - i >= 8) { __builtin_memcpy(dst + i, src + i, 8); i += 8; }
-        if (i < size) memcpy(dst + i, src + i, size - i);
+    if (size >= 32 && size <= 64) {
+        __builtin_memcpy(dst, src, 32);
+        __builtin_memcpy(dst + size - 32, src + size - 32, 32);
+    } else if (size > 64 && size <= 256) {
+        for (size_t i = 0; i + 64 < size; i += 64) __builtin_memcpy(dst + i, src + i, 64);
+        __builtin_memcpy(dst + size - 64, src + size - 64, 64);
+    } else if (size >= 16 && size < 32) {
+        __builtin_memcpy(dst, src, 16);
+        __builtin_memcpy(dst + size - 16, src + size - 16, 16);
     } else {
         memcpy(dst, src, size);
     }
-    if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
 }
 
-/* The lane's chunk is still open for writing and has room for `len` bytes (invariant (1)). */
+/* Write one record: its payload at `body`, then its index entry at `entry` (one 8-byte store). */
+static inline void put_record(char *body, char *entry, uint32_t off, uint32_t category, uint32_t kind,
+                              const void *payload, size_t size, size_t patch_off, uint64_t patch_val)
+{
+    char *dst = body;
+    copy_payload(dst, payload, size);
+    if (patch_off && patch_off + 8 <= size) memcpy(dst + patch_off, &patch_val, 8);
+    op_entry e = {off, (uint16_t)category, (uint16_t)kind};
+    __builtin_memcpy(entry, &e, sizeof e);
+}
+
+/* The lane's chunk is still open for writing and has room for `len` bytes (payload and entry;
+ * invariant (1)). */
 static inline bool lane_fits(const op_lane *lane, size_t len)
 {
     return lane->ctl && atomic_load_explicit(lane->ctl, memory_order_relaxed) == lane->seq << 1 &&
-           lane->used + len <= lane->cap;
+           lane->used + len <= lane->end;
 }
 
-/* Append to the lane's chunk (lane_fits was true): the record, then its `used`. */
+/* Append to the lane's chunk (lane_fits was true): the payload at the front, the entry at the
+ * back, then the descriptor's record count. */
 static inline void lane_append(op_lane *lane, size_t len, uint32_t category, uint32_t kind, const void *payload,
                                size_t size, size_t patch_off, uint64_t patch_val)
 {
-    put_record(lane->base + lane->used, len, category, kind, payload, size, patch_off, patch_val);
-    lane->used += (uint32_t)len;
-    atomic_store_explicit(lane->used_at, lane->used, memory_order_release);
+    lane->end -= OP_ENTRY;
+    put_record(lane->base + lane->used, lane->base + lane->end, lane->used, category, kind, payload, size, patch_off,
+               patch_val);
+    lane->used += (uint32_t)(len - OP_ENTRY);
+    lane->word++;
+    atomic_store_explicit(lane->used_at, lane->word, memory_order_release);
 }
 
 /* Every case of emplace (fast path failed). Returns 1 stored, 0 dropped; *sealed is set when
@@ -496,10 +524,12 @@ __attribute__((noinline)) static int emplace_slow(op_buffer *b, op_tls *t, uint3
     op_lane *lane = &t->lanes[b->index];
     for (;;) {
         if (lane_fits(lane, len)) {
-            testcase(lane->used + len == lane->cap);                   /* chunk exactly full */
-            testcase(lane->seal_at && lane->used + len == lane->seal_at); /* watermark hit exactly */
+            /* bytes in use in the lane's chunk: payloads plus entries */
+            uint64_t in_use = lane->used + (uint64_t)OP_ENTRY * (uint32_t)lane->word;
+            testcase(lane->used + len == lane->end);               /* chunk exactly full */
+            testcase(lane->seal_at && in_use + len == lane->seal_at); /* watermark hit exactly */
             lane_append(lane, len, category, kind, payload, size, patch_off, patch_val);
-            if (lane->seal_at && lane->used >= lane->seal_at) {
+            if (lane->seal_at && in_use + len >= lane->seal_at) {
                 *sealed = seal_seq(b, lane->seq);
                 lane->seal_at = 0;
                 lane->seq = OP_NO_SEQ; /* the next record goes to the next sub-buffer */
@@ -524,7 +554,7 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
                                                                 uint32_t kind, const void *payload, size_t size,
                                                                 size_t patch_off, uint64_t patch_val, bool from_signal)
 {
-    size_t len = OP_REC_HDR + ((size + 7) & ~(size_t)7);
+    size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
     if (__builtin_expect(len > b->max_len || (category | kind) > 0xFFFF, 0)) {
         atomic_fetch_add_explicit(&b->n_drop_big, 1, memory_order_relaxed);
         return 0;
@@ -579,19 +609,24 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
     omniprof_record_header_t hdrs[OP_BATCH], *batch[OP_BATCH];
     size_t nb = 0;
     for (uint64_t k = 0; k < n;) {
-        uint64_t extent = atomic_load_explicit(&sb->desc[k].used, memory_order_acquire);
+        /* only the descriptor and the index entries are read here, never a payload: the lines
+         * of the records stay with their producer (or go to the callback, if it reads them) */
+        uint64_t word = atomic_load_explicit(&sb->desc[k].used, memory_order_acquire);
+        uint32_t count = (uint32_t)word;
+        uint64_t span = word ? word >> 32 : 1;
         char *base = sb->data + k * b->chunk_bytes;
-        for (uint64_t pos = 0; pos + OP_REC_HDR <= extent;) {
-            op_rec *r = (op_rec *)(base + pos);
-            hdrs[nb].hash = omniprof_record_header_compute_hash(r->category, r->kind);
-            hdrs[nb].payload = (char *)r + OP_REC_HDR;
+        const op_entry *e = (const op_entry *)(base + span * b->chunk_bytes);
+        for (uint32_t i = 0; i < count; i++) {
+            op_entry r;
+            __builtin_memcpy(&r, --e, sizeof r);
+            hdrs[nb].hash = omniprof_record_header_compute_hash(r.category, r.kind);
+            hdrs[nb].payload = base + r.off;
             batch[nb] = &hdrs[nb];
             nb++;
-            total++;
-            pos += r->len;
             if (nb == OP_BATCH) { invoke(b, batch, nb); nb = 0; }
         }
-        k += extent > b->chunk_bytes ? (extent + b->chunk_bytes - 1) / b->chunk_bytes : 1;
+        total += count;
+        k += span;
     }
     if (nb) invoke(b, batch, nb);
     /* invariant (4): prepare the next incarnation of this sub-buffer, after the grace period */
@@ -778,7 +813,8 @@ OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t cont
     /* a record must fit the chunks of one sub-buffer (nchunks * cb, less than cap when cap is not
      * a multiple of cb): a larger one would seal every sub-buffer in turn and, LOSSLESS, wait for
      * room that never comes (get_chunk never returns) */
-    b->max_len = (uint64_t)nchunks * cb;
+    uint64_t fit = (uint64_t)nchunks * cb;
+    b->max_len = fit < OP_MAX_RECORD ? fit : OP_MAX_RECORD;
     b->watermark = watermark;
     b->chunk_bytes = cb;
     b->nchunks = nchunks;

@@ -50,10 +50,11 @@ typedef struct op_lane {
      * consumer closes its sub-buffer */
     uint64_t seq;              /* incarnation (sequence number) of the chunk's sub-buffer; ~0 none */
     _Atomic uint64_t *ctl;     /* the sub-buffer's control word: seq<<1 while open */
-    _Atomic uint64_t *used_at; /* the chunk descriptor's word: bytes of complete records */
+    _Atomic uint64_t *used_at; /* the chunk descriptor's word: span<<32 | complete records */
     char *base;                /* first byte of the chunk */
-    uint32_t used;             /* bytes written (== *used_at) */
-    uint32_t cap;              /* bytes of the chunk (several chunks for one large record) */
+    uint64_t word;             /* what *used_at holds (span<<32 | records) */
+    uint32_t used;             /* payload bytes written from the front of the chunk */
+    uint32_t end;              /* index entries occupy [end, span * chunk bytes): free space ends here */
     uint32_t seal_at;          /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
     uint32_t pad;
 } op_lane;

@@ -328,16 +328,18 @@ static inline __attribute__((always_inline)) void emit(uint32_t category, uint32
     if (__builtin_expect(!m, 0) || atomic_load_explicit(&g_op_paused, memory_order_relaxed)) return;
     uint64_t size = *(const uint64_t *)payload;
     if (size < 16) return;
-    bool corr = size >= 32 && has_correlation(category, kind);
-    bool ext_used = ext || atomic_load_explicit(&g_op_ext_used, memory_order_relaxed);
+    /* the external correlation id goes at offset 24 of a record with a correlation id; it is
+     * looked up only once some thread pushed one (or the caller captured some) */
+    size_t patch_off = size >= 32 && has_correlation(category, kind) ? 24 : 0;
+    bool want_ext = patch_off && (ext || atomic_load_explicit(&g_op_ext_used, memory_order_relaxed));
     op_tls *t = from_signal ? op_tls_get_signal() : op_tls_get();
     do {
         int ci = __builtin_ctzll(m);
         m &= m - 1;
         op_buffer *b = op_context_buffer_for(ci, kind, op);
         if (!b) continue;
-        uint64_t ev = corr && ext_used ? external_for(ci, ext) : 0;
-        op_buffer_emplace_tls(b, t, category, kind, payload, size, corr ? 24 : 0, ev, from_signal);
+        uint64_t ev = __builtin_expect(want_ext, 0) ? external_for(ci, ext) : 0;
+        op_buffer_emplace_tls(b, t, category, kind, payload, size, patch_off, ev, from_signal);
     } while (m);
 }
 
