@@ -49,9 +49,9 @@
  *   whoever sees it first; the sealer wakes the callback thread and tries to advance `active`
  *   to the next sub-buffer if that one is free (try_advance, under a spinlock that a signal
  *   handler only tries). When none is free: DISCARD drops and counts, LOSSLESS waits on the
- *   `delivered_futex` word until the callback thread frees one. A producer leaves its epoch
- *   (makes it even) around every wait, advance and wake of the slow path, and re-validates
- *   after; its seals (CAS on next_chunk) stay inside.
+ *   `delivered_futex` word until the callback thread frees one (bounded: invariant (9)). A
+ *   producer leaves its epoch (makes it even) around every wait, advance, wake and retry of the
+ *   slow path, and re-validates after; its seals (CAS on next_chunk) stay inside.
  *   Watermark: the lane that holds the chunk containing byte `watermark` of its sub-buffer
  *   seals the sub-buffer as soon as its chunk reaches that byte (watermark 0: after the
  *   first record), so delivery starts at about `watermark` bytes in use.
@@ -89,16 +89,27 @@
  *       a producer that raced with destroy writes into valid memory that nobody reads.
  *   (6) Every record not delivered is counted in exactly one drop counter.
  *   (7) A thread never waits for anything while its epoch is odd (the LOSSLESS wait, the
- *       advance under the switch lock and the wakes, which may start a thread, happen outside
- *       it), so the grace period cannot deadlock; it is unbounded while the process runs (a
- *       producer preempted inside its epoch is waited for, with one warning after 2 s) and
- *       bounded during finalization. The consumer never waits for its own word (a signal
- *       handler that finalizes on a thread interrupted inside emplace), and a thread that exits
- *       from inside emplace has its word made even at exit (thread.c).
+ *       advance under the switch lock, the wakes, which may start a thread, and the retry when
+ *       `active` and its sub-buffer's next_chunk disagree happen outside it), so the grace
+ *       period cannot deadlock. While the process runs a grace period is tried for
+ *       OP_QUIESCE_ATTEMPT_NS at a time: a producer still inside its epoch then (preempted, or
+ *       stopped in a signal handler during its copy) leaves the sub-buffer closed for a later
+ *       pass, and the callback thread goes on with its other buffers (one warning after 2 s);
+ *       during finalization it gives up after 2 s. The consumer never waits for its own word (a
+ *       signal handler that finalizes on a thread interrupted inside emplace), and a thread that
+ *       exits from inside emplace has its word made even at exit (thread.c).
  *   (8) A record that emplace accepts fits the chunks of an empty sub-buffer (max_len), so a
  *       LOSSLESS producer's wait ends once the consumer delivers: it never seals empty
- *       sub-buffers one after the other for a record that none can hold. */
-#include "sdk/sdk_internal.h"
+ *       sub-buffers one after the other for a record that none can hold.
+ *   (9) Every wait ends. A LOSSLESS producer waits for room while the consumer of its buffer
+ *       makes progress (deliveries of any buffer of its callback thread), and drops its record
+ *       (counted) once the consumer made none for OMNIPROF_FINALIZE_TIMEOUT_MS, as a flush
+ *       gives up: the consumer may be waiting for a lock the producer holds (CUPTI's, while it
+ *       hands over activity buffers on the emitting thread). Until the consumer moves again,
+ *       the buffer's LOSSLESS producers drop at once (stall_mark). After finalization (callback
+ *       threads stopped) they never wait. A flush is bounded the same way, the callback thread
+ *       flushing its own buffer included. */
+#include "sdk/buffer_impl.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -114,87 +125,13 @@
 #include "common/log.h"
 #include "common/settings.h"
 
-#define OP_NSUB 2
-#define OP_GEN_SHIFT 40
-#define OP_GEN_MASK 0xFFFFFFull
-#define OP_SEALED (1ull << 39)
-#define OP_COUNT_MASK (OP_SEALED - 1)
-#define OP_NO_SEQ UINT64_MAX
-#define OP_ENTRY 8u              /* bytes of a record's index entry */
-#define OP_MAX_RECORD (1u << 31) /* a record (payload + entry) above this is too big: lane offsets are 32-bit */
-#define OP_BATCH 512
-
-/* testcase(X) marks a boundary the tests must reach (SQLite's testcase()): empty in normal
- * builds; a coverage build can define it to record that X was true at least once. */
-#ifndef testcase
-#define testcase(X) ((void)0)
-#endif
-
-/* A record's index entry, at the back of its chunk (see RECORD LAYOUT above) */
-typedef struct op_entry {
-    uint32_t off; /* the payload's offset from the first byte of the lane's chunk */
-    uint16_t category;
-    uint16_t kind;
-} op_entry;
-_Static_assert(sizeof(op_entry) == OP_ENTRY, "index entry is 8 bytes");
-
-typedef struct op_chunk_desc {
-    _Atomic uint64_t used; /* span<<32 | complete records; 0: nothing stored (the consumer steps one chunk) */
-    char pad[56]; /* one cache line per chunk: two owners never share a line */
-} op_chunk_desc;
-
-typedef struct op_sub {
-    _Alignas(64) _Atomic uint64_t ctl; /* read by every producer on every record: its own line */
-    op_chunk_desc *desc;
-    char *data;
-    _Alignas(64) _Atomic uint64_t next_chunk;
-} op_sub;
-
-struct op_buffer {
-    uint64_t handle;
-    omniprof_context_id_t ctx;
-    uint32_t index;
-    int policy;
-    omniprof_buffer_tracing_cb_t cb;
-    void *cb_data;
-    uint64_t cap, watermark;
-    uint64_t max_len; /* the largest record (payload + entry): nchunks * chunk_bytes, at most OP_MAX_RECORD */
-    uint32_t chunk_bytes, nchunks;
-    _Atomic int thread;
-    _Atomic int alive;
-    void *map;
-    size_t map_len;
-    op_sub sub[OP_NSUB];
-
-    _Alignas(64) _Atomic uint64_t active;
-    _Atomic uint64_t delivered;
-    _Atomic uint32_t delivered_futex;
-    _Atomic uint32_t waiters;
-    _Atomic int switch_lock;
-    _Atomic int flushers;
-    _Atomic int destroying;
-    _Atomic int delivering; /* the callback thread is inside deliver_ready */
-
-    _Alignas(64) _Atomic uint64_t n_delivered;
-    _Atomic uint64_t n_deliveries;
-    _Atomic uint64_t n_drop_full;
-    _Atomic uint64_t n_drop_big;
-    _Atomic uint64_t n_drop_signal;
-    _Atomic uint64_t n_drop_dead;
-    _Atomic uint64_t n_waits;
-};
-
-static op_buffer g_buffers[OP_SDK_MAX_BUFFERS];
-static _Atomic uint32_t g_nbuffers;
-static uint64_t g_buffer_offset;
-static _Atomic int g_abandoned; /* finalization gave up on a callback thread: never wait again */
-/* membarrier: 0 not registered yet, 1 registered (consumers run the process-wide barrier),
- * 2 unavailable (g_producer_fence: producers run a full fence per record instead) */
-static _Atomic int g_membarrier;
-static _Atomic int g_producer_fence;
-
-static inline uint64_t gen_of(uint64_t seq) { return seq & OP_GEN_MASK; }
-static inline void cpu_relax(void) { __builtin_ia32_pause(); }
+/* the buffers' process-wide state (buffer_impl.h says what each holds) */
+op_buffer g_op_buffers[OP_SDK_MAX_BUFFERS];
+_Atomic uint32_t g_op_nbuffers;
+uint64_t g_op_buffer_offset;
+_Atomic int g_op_abandoned;
+_Atomic int g_op_membarrier;
+_Atomic int g_op_producer_fence;
 
 static long futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ns)
 {
@@ -211,22 +148,22 @@ static void futex_wake_all(_Atomic uint32_t *word)
 
 op_buffer *op_buffer_lookup(omniprof_buffer_id_t id)
 {
-    uint32_t n = atomic_load_explicit(&g_nbuffers, memory_order_acquire);
-    if (id.handle <= g_buffer_offset) return NULL;
-    uint64_t i = id.handle - g_buffer_offset - 1;
+    uint32_t n = atomic_load_explicit(&g_op_nbuffers, memory_order_acquire);
+    if (id.handle <= g_op_buffer_offset) return NULL;
+    uint64_t i = id.handle - g_op_buffer_offset - 1;
     if (i >= n) return NULL;
-    op_buffer *b = &g_buffers[i];
+    op_buffer *b = &g_op_buffers[i];
     if (!atomic_load_explicit(&b->alive, memory_order_acquire)) return NULL;
     return b;
 }
 
 op_buffer *op_buffer_at(uint32_t index)
 {
-    if (index >= atomic_load_explicit(&g_nbuffers, memory_order_acquire)) return NULL;
-    op_buffer *b = &g_buffers[index];
+    if (index >= atomic_load_explicit(&g_op_nbuffers, memory_order_acquire)) return NULL;
+    op_buffer *b = &g_op_buffers[index];
     return atomic_load_explicit(&b->alive, memory_order_acquire) ? b : NULL;
 }
-uint32_t op_buffer_count(void) { return atomic_load_explicit(&g_nbuffers, memory_order_acquire); }
+uint32_t op_buffer_count(void) { return atomic_load_explicit(&g_op_nbuffers, memory_order_acquire); }
 uint32_t op_buffer_index(const op_buffer *b) { return b->index; }
 int op_buffer_thread(const op_buffer *b) { return atomic_load_explicit(&b->thread, memory_order_acquire); }
 void op_buffer_set_thread(op_buffer *b, int thread_index)
@@ -303,6 +240,58 @@ static void after_seal(op_buffer *b, bool from_signal)
     op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), from_signal);
 }
 
+static uint64_t consumer_progress(const op_buffer *b);
+
+/* A LOSSLESS producer's wait for room (get_chunk): its state across rounds. */
+typedef struct lossless_wait {
+    bool waited;         /* counted in n_waits */
+    uint64_t seen;       /* consumer_progress at the last change */
+    uint64_t since;      /* when it was seen */
+} lossless_wait;
+
+/* A LOSSLESS producer found no free sub-buffer (invariant (9)). It waits for as long as the
+ * consumer of the buffer makes progress, and gives up (its record is dropped, counted) once the
+ * consumer made none for OMNIPROF_FINALIZE_TIMEOUT_MS (0: never), the patience of a flush: the
+ * consumer may be waiting for something this producer holds (a lock the producer took before it
+ * emitted, such as CUPTI's while it hands over activity buffers). It gives up at once after the
+ * SDK finalized (its callback threads are stopped) or when another producer of the buffer gave up
+ * and the consumer has not moved since: a stuck consumer costs one wait, not one per record. */
+static bool lossless_give_up(op_buffer *b, lossless_wait *lw)
+{
+    uint64_t p = consumer_progress(b), now = op_now_ns();
+    if (op_sdk_state() >= OP_STATE_FINALIZED || atomic_load_explicit(&b->stall_mark, memory_order_relaxed) == p + 1)
+        return true;
+    if (!lw->waited) {
+        lw->waited = true;
+        lw->seen = p;
+        lw->since = now;
+        atomic_fetch_add_explicit(&b->n_waits, 1, memory_order_relaxed);
+        return false;
+    }
+    if (p != lw->seen) {
+        lw->seen = p;
+        lw->since = now;
+        return false;
+    }
+    uint64_t stall = op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    if (!stall || now - lw->since <= stall) return false;
+    atomic_store_explicit(&b->stall_mark, p + 1, memory_order_relaxed);
+    static _Atomic int warned;
+    if (!atomic_exchange(&warned, 1))
+        op_warn("buffer %lu: its consumer made no progress for OMNIPROF_FINALIZE_TIMEOUT_MS=%lu ms; LOSSLESS "
+                "records are dropped (counted) until it delivers again",
+                (unsigned long)b->handle, (unsigned long)op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS));
+    return true;
+}
+
+static void warn_once_skew(const op_buffer *b)
+{
+    static _Atomic int warned;
+    if (!atomic_exchange(&warned, 1))
+        op_warn("buffer %lu: the active sub-buffer and its chunk counter disagreed for 1 s; a record was dropped",
+                (unsigned long)b->handle);
+}
+
 static void wait_for_space(op_buffer *b)
 {
     atomic_fetch_add(&b->waiters, 1);
@@ -316,62 +305,72 @@ static void wait_for_space(op_buffer *b)
 /* ------------------------------------------------------------------------------------------ */
 /* Epochs and the grace period                                                                 */
 
-/* Make the thread's epoch odd: from here on a consumer that closes a sub-buffer waits for this
- * thread before it reads or reuses it (invariant (1)). The store must be visible before the
- * loads of `ctl` that follow: the consumer's membarrier orders it (a compiler barrier is all the
- * producer needs), or, where membarrier is unavailable, a full fence here. */
-static inline void epoch_enter(_Atomic uint64_t *ep)
+/* Make the thread's epoch odd, tagged with the buffer it writes (bits 1-7: its index; bits 8-63:
+ * a counter that every enter and leave moves): from here on a consumer that closes a
+ * sub-buffer of that buffer waits for this thread before it reads or reuses it (invariant (1));
+ * consumers of other buffers do not (a thread writes into one buffer per epoch). The store must
+ * be visible before the loads of `ctl` that follow: the consumer's membarrier orders it (a
+ * compiler barrier is all the producer needs), or, where membarrier is unavailable, a full fence
+ * here. */
+_Static_assert(OP_SDK_MAX_BUFFERS <= 128, "a buffer index fits the epoch word's 7 tag bits");
+#define OP_EPOCH_TAG 0xFFu
+static inline void epoch_enter(_Atomic uint64_t *ep, uint32_t index)
 {
-    atomic_store_explicit(ep, atomic_load_explicit(ep, memory_order_relaxed) + 1, memory_order_relaxed);
+    uint64_t v = atomic_load_explicit(ep, memory_order_relaxed);
+    atomic_store_explicit(ep, (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    if (__builtin_expect(atomic_load_explicit(&g_producer_fence, memory_order_relaxed), 0))
+    if (__builtin_expect(atomic_load_explicit(&g_op_producer_fence, memory_order_relaxed), 0))
         atomic_thread_fence(memory_order_seq_cst);
 }
 /* Make it even again: every store of the epoch (records, `used`) is visible to a consumer that
  * sees the new value. */
 static inline void epoch_leave(_Atomic uint64_t *ep)
 {
-    atomic_store_explicit(ep, atomic_load_explicit(ep, memory_order_relaxed) + 1, memory_order_release);
+    atomic_store_explicit(ep, (atomic_load_explicit(ep, memory_order_relaxed) | OP_EPOCH_TAG) + 1,
+                          memory_order_release);
 }
 
-/* Once per process (and again in a forked child): register for membarrier's private expedited
- * command; without it producers fence. */
-static void membarrier_register(void)
+void op_buffer_membarrier_register(void)
 {
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-        atomic_store(&g_membarrier, 1);
+        atomic_store(&g_op_membarrier, 1);
     } else {
-        atomic_store(&g_producer_fence, 1);
-        atomic_store(&g_membarrier, 2);
+        atomic_store(&g_op_producer_fence, 1);
+        atomic_store(&g_op_membarrier, 2);
         op_info("membarrier unavailable (errno %d): buffer producers use a fence per record", errno);
     }
 }
 
 typedef struct quiesce_arg {
     _Atomic uint64_t *own; /* the calling thread's word: never waited for (it cannot move) */
-    bool gave_up;
+    uint32_t index;        /* the buffer delivered: threads inside another buffer are not waited for */
+    uint64_t until;        /* this attempt ends then (while the process runs) */
+    bool gave_up;          /* finalization: a producer never left; delivery goes on without it */
+    bool later;            /* the attempt ended: deliver the sub-buffer on a later pass */
 } quiesce_arg;
 
-/* Wait until the thread of one epoch word seen odd has left its epoch (grace period). The
- * wait is unbounded while the process runs (one warning after 2 s) and bounded during
- * finalization or after a consumer was abandoned. */
+/* Wait until the thread of one epoch word seen odd has left its epoch (grace period). While
+ * the process runs an attempt ends at q->until (`later`: the sub-buffer stays closed and is
+ * delivered on a later pass, so the callback thread is never stuck behind one producer); during
+ * finalization or after a consumer was abandoned it gives up after 2 s (`gave_up`). */
 static void wait_epoch(_Atomic uint64_t *ep, void *arg)
 {
     quiesce_arg *q = arg;
     uint64_t e = atomic_load_explicit(ep, memory_order_acquire);
-    if (!(e & 1) || q->gave_up || ep == q->own) return;
-    static _Atomic int warned;
+    if (!(e & 1) || ((e & OP_EPOCH_TAG) >> 1) != q->index || q->gave_up || q->later || ep == q->own) return;
     uint64_t start = 0;
     for (int i = 0; atomic_load_explicit(ep, memory_order_acquire) == e; i++) {
         if (i < 256) { cpu_relax(); continue; }
-        if (!start) start = op_now_ns();
-        if (op_now_ns() - start > 2000000000ull) {
-            if (op_sdk_is_finalizing() || atomic_load(&g_abandoned)) {
+        uint64_t now = op_now_ns();
+        if (!start) start = now;
+        if (op_sdk_is_finalizing() || atomic_load(&g_op_abandoned)) {
+            if (now - start > 2000000000ull) {
                 q->gave_up = true;
                 return;
             }
-            if (!atomic_exchange(&warned, 1))
-                op_warn("a producer has stayed inside a buffer emplace for 2 s; delivery still waits for it");
+        } else if (now > q->until) {
+            q->later = true;
+            return;
         }
         if (i < 10000) sched_yield();
         else usleep(1000);
@@ -379,22 +378,23 @@ static void wait_epoch(_Atomic uint64_t *ep, void *arg)
 }
 
 /* After closing a sub-buffer (ctl stored): the process-wide barrier, then wait for every
- * producer that may not have seen the close. Returns false when it gave up (finalization). */
-static bool producers_quiesce(void)
+ * producer that may not have seen the close. Returns 1 when they all left, 0 when it gave up
+ * (finalization), -1 when this attempt ended first (try again later). */
+static int producers_quiesce(const op_buffer *b)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&g_membarrier, memory_order_acquire) == 1 &&
+    if (atomic_load_explicit(&g_op_membarrier, memory_order_acquire) == 1 &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
         /* cannot happen once registered; if it does, producers fence from now on, and a
          * producer that has not seen the flag yet is inside its epoch: waited for below */
-        atomic_store(&g_producer_fence, 1);
-        atomic_store(&g_membarrier, 2);
+        atomic_store(&g_op_producer_fence, 1);
+        atomic_store(&g_op_membarrier, 2);
         op_warn("membarrier failed (errno %d): buffer producers use a fence per record from now on", errno);
     }
     op_tls *self = op_tls_peek();
-    quiesce_arg q = {self ? self->epoch : NULL, false};
+    quiesce_arg q = {self ? self->epoch : NULL, b->index, op_now_ns() + OP_QUIESCE_ATTEMPT_NS, false, false};
     op_epoch_for_each(wait_epoch, &q);
-    return !q.gave_up;
+    return q.later ? -1 : !q.gave_up;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -406,8 +406,9 @@ static bool producers_quiesce(void)
 static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool from_signal)
 {
     uint64_t need = (len + b->chunk_bytes - 1) / b->chunk_bytes;
-    bool waited = false;
-    for (;;) {
+    lossless_wait lw = {false, 0, 0};
+    uint64_t skew_since = 0;
+    for (int skew = 0;;) {
         if (!atomic_load_explicit(&b->alive, memory_order_relaxed)) {
             atomic_fetch_add_explicit(&b->n_drop_dead, 1, memory_order_relaxed);
             return 0;
@@ -415,23 +416,44 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
         uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
         op_sub *sb = &b->sub[a % OP_NSUB];
         uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
-        if ((w >> OP_GEN_SHIFT) != gen_of(a)) { cpu_relax(); continue; }
+        if ((w >> OP_GEN_SHIFT) != gen_of(a)) {
+            /* `active` moved on between the two loads: wait for the next load outside the epoch
+             * (invariant (7): a consumer's grace period never waits for a thread that waits), and
+             * not forever (it cannot last: the sub-buffer of `active` is set up before `active`) */
+            epoch_leave(t->epoch);
+            bool give_up = false;
+            if (++skew < 64) {
+                cpu_relax();
+            } else {
+                uint64_t now = op_now_ns();
+                if (!skew_since) skew_since = now;
+                give_up = now - skew_since > OP_SKEW_BOUND_NS;
+                if (!give_up) sched_yield();
+            }
+            epoch_enter(t->epoch, b->index);
+            if (give_up) {
+                atomic_fetch_add_explicit(&b->n_drop_full, 1, memory_order_relaxed);
+                warn_once_skew(b);
+                return 0;
+            }
+            continue;
+        }
         if (w & OP_SEALED) {
             epoch_leave(t->epoch);
             int r = -1; /* -1: retry, 0: dropped */
             if (try_advance(b, from_signal) && atomic_load_explicit(&b->active, memory_order_acquire) != a) {
                 /* advanced: retry */
             } else if (b->policy != OMNIPROF_BUFFER_POLICY_LOSSLESS || from_signal || t->cb_thread >= 0 ||
-                       t->in_callback != 0 || atomic_load_explicit(&g_abandoned, memory_order_relaxed)) {
+                       t->in_callback != 0 || atomic_load_explicit(&g_op_abandoned, memory_order_relaxed) ||
+                       lossless_give_up(b, &lw)) {
                 atomic_fetch_add_explicit(from_signal ? &b->n_drop_signal : &b->n_drop_full, 1,
                                           memory_order_relaxed);
                 r = 0;
             } else {
-                if (!waited) { atomic_fetch_add_explicit(&b->n_waits, 1, memory_order_relaxed); waited = true; }
                 op_cbthread_wake(atomic_load_explicit(&b->thread, memory_order_acquire), false);
                 wait_for_space(b);
             }
-            epoch_enter(t->epoch);
+            epoch_enter(t->epoch, b->index);
             if (r == 0) return 0;
             continue;
         }
@@ -442,7 +464,7 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
                                                         memory_order_acquire)) {
                 epoch_leave(t->epoch);
                 after_seal(b, from_signal);
-                epoch_enter(t->epoch);
+                epoch_enter(t->epoch, b->index);
             }
             continue;
         }
@@ -565,7 +587,7 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
         atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
         return 0;
     }
-    epoch_enter(t->epoch);
+    epoch_enter(t->epoch, b->index);
     op_lane *lane = &t->lanes[b->index];
     if (__builtin_expect(!lane->seal_at && lane_fits(lane, len), 1)) {
         lane_append(lane, len, category, kind, payload, size, patch_off, patch_val);
@@ -592,12 +614,28 @@ static void invoke(op_buffer *b, omniprof_record_header_t **batch, size_t n)
     atomic_fetch_add_explicit(&b->n_deliveries, 1, memory_order_relaxed);
 }
 
+/* Deliver sub-buffer `seq` (sealed, before `active`). Returns the records delivered, or
+ * OP_NOT_DELIVERED when a producer is still inside its emplace after OP_QUIESCE_ATTEMPT_NS: the
+ * sub-buffer stays closed and sealed, and the next pass tries again (the producers seen inside
+ * are waited for anew; a thread stopped inside emplace, such as one whose payload faulted into a
+ * signal handler that blocks, delays only this buffer, not the thread's other buffers). */
 static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
 {
     op_sub *sb = &b->sub[seq % OP_NSUB];
     /* close, then the grace period: from here on nobody writes into this incarnation */
     atomic_store_explicit(&sb->ctl, seq << 1 | 1, memory_order_seq_cst);
-    if (!producers_quiesce()) {
+    int q = producers_quiesce(b);
+    if (q < 0) {
+        uint64_t now = op_now_ns();
+        static _Atomic int warned;
+        if (!b->quiesce_since) b->quiesce_since = now;
+        else if (now - b->quiesce_since > 2000000000ull && !atomic_exchange(&warned, 1))
+            op_warn("buffer %lu: a producer has stayed inside a buffer emplace for 2 s; delivery of the buffer "
+                    "waits for it (the callback thread's other buffers go on)", (unsigned long)b->handle);
+        return OP_NOT_DELIVERED;
+    }
+    b->quiesce_since = 0;
+    if (q == 0) {
         static _Atomic int warned;
         if (!atomic_exchange(&warned, 1))
             op_warn("buffer %lu: at exit, a producer never left its emplace; its record is lost",
@@ -665,7 +703,9 @@ uint64_t op_buffer_deliver_ready(op_buffer *b)
                 continue;
             break;
         }
-        total += deliver_sub(b, d);
+        uint64_t got = deliver_sub(b, d);
+        if (got == OP_NOT_DELIVERED) break; /* a producer is still inside: a later pass */
+        total += got;
         try_advance(b, false);
     }
     atomic_store(&b->delivering, 0);
@@ -681,7 +721,7 @@ static uint64_t consumer_progress(const op_buffer *b)
     uint64_t sum = 0;
     uint32_t n = op_buffer_count();
     for (uint32_t i = 0; i < n; i++) {
-        op_buffer *o = &g_buffers[i];
+        op_buffer *o = &g_op_buffers[i];
         if (o == b || op_buffer_thread(o) == th)
             sum += atomic_load_explicit(&o->delivered, memory_order_relaxed) +
                    atomic_load_explicit(&o->n_deliveries, memory_order_relaxed);
@@ -697,7 +737,7 @@ static uint64_t seal_for_flush(op_buffer *b)
         uint64_t a = atomic_load_explicit(&b->active, memory_order_acquire);
         op_sub *sb = &b->sub[a % OP_NSUB];
         uint64_t w = atomic_load_explicit(&sb->next_chunk, memory_order_acquire);
-        if ((w >> OP_GEN_SHIFT) != gen_of(a)) continue;
+        if ((w >> OP_GEN_SHIFT) != gen_of(a)) { cpu_relax(); continue; } /* `active` moved on: reload */
         if (w & OP_SEALED) { try_advance(b, false); return a + 1; }
         if ((w & OP_COUNT_MASK) == 0) return a;
         if (atomic_compare_exchange_weak_explicit(&sb->next_chunk, &w, w | OP_SEALED, memory_order_acq_rel,
@@ -721,10 +761,11 @@ omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns, u
     bool inline_delivery = t && t->cb_thread >= 0 && t->cb_thread == th;
     uint64_t seen = consumer_progress(b), since = op_now_ns();
     while (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) {
-        if (inline_delivery || atomic_load(&g_abandoned)) {
+        if (inline_delivery || atomic_load(&g_op_abandoned)) {
+            /* the callback thread flushing its own buffer delivers it itself; the bounds below
+             * hold for it too (a producer stuck inside emplace must not keep it here) */
             op_buffer_deliver_ready(b);
             if (atomic_load_explicit(&b->delivered, memory_order_acquire) < target) sched_yield();
-            if (inline_delivery) continue;
         } else {
             /* wake the callback thread on every round: a wake can be lost when the thread was
              * not started yet and another thread held the start lock (start_thread trylocks) */
@@ -746,212 +787,4 @@ omniprof_status_t op_buffer_flush_internal(op_buffer *b, uint64_t deadline_ns, u
         }
     }
     return OMNIPROF_STATUS_SUCCESS;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Public API                                                                                  */
-
-static size_t page_size(void)
-{
-    long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? (size_t)p : 4096;
-}
-
-OMNIPROF_API omniprof_status_t omniprof_create_buffer(omniprof_context_id_t context, size_t size, size_t watermark,
-                                                      omniprof_buffer_policy_t policy,
-                                                      omniprof_buffer_tracing_cb_t callback, void *data,
-                                                      omniprof_buffer_id_t *buffer_id)
-{
-    if (!buffer_id || !callback) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    if (size == 0 || watermark > size || size > (1ull << 36)) {
-        op_warn("omniprof_create_buffer: size %zu / watermark %zu invalid (need 0 < watermark <= size <= 64 GiB)",
-                size, watermark);
-        return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    }
-    if (policy != OMNIPROF_BUFFER_POLICY_DISCARD && policy != OMNIPROF_BUFFER_POLICY_LOSSLESS) {
-        op_warn("omniprof_create_buffer: policy %d invalid (DISCARD=1 or LOSSLESS=2)", (int)policy);
-        return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    }
-    op_sdk_ensure_init();
-    omniprof_status_t st = op_sdk_config_context(context, NULL);
-    if (st != OMNIPROF_STATUS_SUCCESS) return st;
-
-    size_t pg = page_size();
-    uint64_t cap = (size + pg - 1) / pg * pg;
-    uint32_t cb = 512;
-    while (cb < 16384 && (uint64_t)cb * 64 < cap) cb <<= 1;
-    while (cb > cap) cb >>= 1;
-    uint32_t nchunks = (uint32_t)(cap / cb);
-    size_t data_len = (size_t)cap * OP_NSUB;
-    size_t desc_len = ((size_t)nchunks * sizeof(op_chunk_desc) * OP_NSUB + pg - 1) / pg * pg;
-
-    op_sdk_lock();
-    uint32_t i = atomic_load(&g_nbuffers);
-    if (i >= OP_SDK_MAX_BUFFERS) {
-        op_sdk_unlock();
-        op_warn("omniprof_create_buffer: at most %d buffers per process", OP_SDK_MAX_BUFFERS);
-        return OMNIPROF_STATUS_ERROR_OUT_OF_RESOURCES;
-    }
-    void *map = mmap(NULL, data_len + desc_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                     -1, 0);
-    if (map == MAP_FAILED) {
-        op_sdk_unlock();
-        op_warn("omniprof_create_buffer: mmap of %zu bytes failed (errno %d)", data_len + desc_len, errno);
-        return OMNIPROF_STATUS_ERROR_OUT_OF_RESOURCES;
-    }
-    if (!g_buffer_offset) g_buffer_offset = op_sdk_random_offset(0xb0ff);
-    if (!atomic_load(&g_membarrier)) membarrier_register();
-    op_buffer *b = &g_buffers[i];
-    memset(b, 0, sizeof(*b));
-    b->handle = g_buffer_offset + i + 1;
-    b->ctx = context;
-    b->index = i;
-    b->policy = policy;
-    b->cb = callback;
-    b->cb_data = data;
-    b->cap = cap;
-    /* a record must fit the chunks of one sub-buffer (nchunks * cb, less than cap when cap is not
-     * a multiple of cb): a larger one would seal every sub-buffer in turn and, LOSSLESS, wait for
-     * room that never comes (get_chunk never returns) */
-    uint64_t fit = (uint64_t)nchunks * cb;
-    b->max_len = fit < OP_MAX_RECORD ? fit : OP_MAX_RECORD;
-    b->watermark = watermark;
-    b->chunk_bytes = cb;
-    b->nchunks = nchunks;
-    b->map = map;
-    b->map_len = data_len + desc_len;
-    op_chunk_desc *descs = (op_chunk_desc *)((char *)map + data_len);
-    for (int s = 0; s < OP_NSUB; s++) {
-        b->sub[s].data = (char *)map + (size_t)s * cap;
-        b->sub[s].desc = descs + (size_t)s * nchunks;
-        for (uint32_t k = 0; k < nchunks; k++) atomic_init(&b->sub[s].desc[k].used, 0);
-        atomic_init(&b->sub[s].ctl, (uint64_t)s << 1);
-        atomic_init(&b->sub[s].next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == 0 ? 0 : OP_SEALED));
-    }
-    atomic_init(&b->thread, op_cbthread_default());
-    atomic_store_explicit(&b->alive, 1, memory_order_release);
-    atomic_store_explicit(&g_nbuffers, i + 1, memory_order_release);
-    op_sdk_unlock();
-    buffer_id->handle = b->handle;
-    return OMNIPROF_STATUS_SUCCESS;
-}
-
-OMNIPROF_API omniprof_status_t omniprof_flush_buffer(omniprof_buffer_id_t buffer_id)
-{
-    op_buffer *b = op_buffer_lookup(buffer_id);
-    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    op_tls *t = op_tls_get();
-    if (t && t->in_callback) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
-    int st = op_sdk_state();
-    if (st == OP_STATE_FINALIZED) return OMNIPROF_STATUS_ERROR_FINALIZED;
-    atomic_fetch_add(&b->flushers, 1);
-    if (atomic_load(&b->destroying)) {
-        atomic_fetch_sub(&b->flushers, 1);
-        return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    }
-    op_backends_flush();
-    /* Every flush is bounded (DESIGN rule 1): it waits as long as the consumer makes progress,
-     * and gives up (ERROR_BUFFER_BUSY) once OMNIPROF_FINALIZE_TIMEOUT_MS pass without any (a hung
-     * consumer, a deadlocked child after fork): that must not hang the application, least of
-     * all at exit. A slow consumer that keeps delivering is waited for. */
-    omniprof_status_t r = op_buffer_flush_internal(b, 0, op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull);
-    atomic_fetch_sub(&b->flushers, 1);
-    return r;
-}
-
-OMNIPROF_API omniprof_status_t omniprof_destroy_buffer(omniprof_buffer_id_t buffer_id)
-{
-    op_buffer *b = op_buffer_lookup(buffer_id);
-    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    op_tls *t = op_tls_get();
-    if (t && t->in_callback) return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&b->destroying, &expected, 1)) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    if (atomic_load(&b->flushers) > 0) {
-        atomic_store(&b->destroying, 0);
-        return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
-    }
-    op_buffer_flush_internal(b, 0, op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull);
-    atomic_store_explicit(&b->alive, 0, memory_order_release);
-    /* wait for a delivery in progress to end, then drop the pages (invariant (5)) */
-    for (int i = 0; i < 1000 && atomic_load(&b->delivering); i++) sched_yield();
-    madvise(b->map, b->map_len, MADV_DONTNEED);
-    return OMNIPROF_STATUS_SUCCESS;
-}
-
-OMNIPROF_API omniprof_status_t omniprof_buffer_get_stats(omniprof_buffer_id_t buffer_id, omniprof_buffer_stats_t *stats)
-{
-    if (!stats) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
-    if (stats->size != 0 && stats->size < 16) return OMNIPROF_STATUS_ERROR_INCOMPATIBLE_ABI;
-    op_buffer *b = op_buffer_lookup(buffer_id);
-    if (!b) return OMNIPROF_STATUS_ERROR_BUFFER_NOT_FOUND;
-    omniprof_buffer_stats_t s;
-    memset(&s, 0, sizeof s);
-    s.size = sizeof s;
-    s.capacity = b->cap;
-    s.records_delivered = atomic_load(&b->n_delivered);
-    s.records_committed = s.records_delivered;
-    s.records_dropped = atomic_load(&b->n_drop_full) + atomic_load(&b->n_drop_signal) + atomic_load(&b->n_drop_dead);
-    s.records_too_big = atomic_load(&b->n_drop_big);
-    s.producer_waits = atomic_load(&b->n_waits);
-    s.deliveries = atomic_load(&b->n_deliveries);
-    size_t n = stats->size && stats->size < sizeof s ? stats->size : sizeof s;
-    memcpy(stats, &s, n);
-    stats->size = n;
-    return OMNIPROF_STATUS_SUCCESS;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Finalization and fork                                                                       */
-
-void op_buffer_finalize_all(uint64_t deadline_ns)
-{
-    uint32_t n = op_buffer_count();
-    op_tls *t = op_tls_get();
-    for (uint32_t i = 0; i < n; i++) {
-        op_buffer *b = op_buffer_at(i);
-        if (!b) continue;
-        if (t && t->in_callback && t->cb_thread == op_buffer_thread(b)) continue; /* would wait on itself */
-        if (op_buffer_flush_internal(b, deadline_ns, 0) != OMNIPROF_STATUS_SUCCESS) {
-            if (!atomic_exchange(&g_abandoned, 1))
-                op_warn("finalize: callback thread did not deliver within OMNIPROF_FINALIZE_TIMEOUT_MS=%lu ms; "
-                        "abandoning it (records still buffered are delivered from the exiting thread)",
-                        (unsigned long)op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS));
-            /* deliver what we can ourselves if the callback thread is stuck outside this buffer */
-            op_buffer_deliver_ready(b);
-        }
-    }
-}
-
-/* In a forked child only the forking thread exists: records that other threads were writing
- * will never complete, and the parent delivers what was buffered. Start afresh with new
- * incarnations (fresh seqs, invariant (4)). */
-void op_buffer_at_fork_child(void)
-{
-    uint32_t n = op_buffer_count();
-    if (atomic_load(&g_membarrier) == 1) membarrier_register(); /* the child is a new process */
-    for (uint32_t i = 0; i < n; i++) {
-        op_buffer *b = &g_buffers[i];
-        if (!atomic_load(&b->alive)) continue;
-        uint64_t a = atomic_load(&b->active) + OP_NSUB;
-        for (uint64_t s = a; s < a + OP_NSUB; s++) {
-            op_sub *sb = &b->sub[s % OP_NSUB];
-            for (uint32_t k = 0; k < b->nchunks; k++) atomic_store(&sb->desc[k].used, 0);
-            atomic_store(&sb->ctl, s << 1);
-            atomic_store(&sb->next_chunk, (gen_of(s) << OP_GEN_SHIFT) | (s == a ? 0 : OP_SEALED));
-        }
-        atomic_store(&b->active, a);
-        atomic_store(&b->delivered, a);
-        atomic_store(&b->switch_lock, 0);
-        atomic_store(&b->flushers, 0);
-        atomic_store(&b->delivering, 0);
-        atomic_store(&b->waiters, 0);
-        atomic_store(&b->n_delivered, 0);
-        atomic_store(&b->n_deliveries, 0);
-        atomic_store(&b->n_drop_full, 0);
-        atomic_store(&b->n_drop_big, 0);
-        atomic_store(&b->n_drop_signal, 0);
-        atomic_store(&b->n_drop_dead, 0);
-        atomic_store(&b->n_waits, 0);
-    }
 }

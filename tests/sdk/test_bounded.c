@@ -9,7 +9,16 @@
  *    controller flushes, stops the context, flushes again (detach) and restarts it (re-attach);
  *    three producers start emitting mid-run (threads that existed before the attach), records are
  *    of mixed sizes (some span chunks), a periodic flusher runs alongside (the tool's
- *    omniprof-flush), and the SDK finalizes while producers are inside emplace. */
+ *    omniprof-flush), and the SDK finalizes while producers are inside emplace.
+ * 3. A LOSSLESS producer that holds a lock its buffer's consumer needs: CUPTI hands its activity
+ *    buffers over under its own lock, on the thread that then emits their records (a flusher at
+ *    detach, the CUPTI worker), so a consumer that waits for that lock, directly or through a
+ *    thread it waits for, and a producer waiting for room made a cycle that no wait of the
+ *    buffer broke. Now the producer gives up once the consumer made no progress for
+ *    OMNIPROF_FINALIZE_TIMEOUT_MS (1 s here, CMakeLists.txt): one wait, after which the records
+ *    it cannot store are dropped at once and counted; released, every record accepted is
+ *    delivered (delivered + dropped = emitted) and the buffer is lossless again. Without that
+ *    bound the first emit never returns and the watchdog fails the test. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -54,6 +63,21 @@ static void cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_
 
 static _Atomic uint64_t g_got_odd;
 
+static omniprof_context_id_t g_ctx_cyc;
+static omniprof_buffer_id_t g_buf_cyc;
+static pthread_mutex_t g_cyc_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t g_got_cyc;
+#define CYC_RECORDS 3000
+
+static void cyc_cb(omniprof_context_id_t c, omniprof_buffer_id_t b, omniprof_record_header_t **h, size_t n, void *d,
+                   uint64_t drops)
+{
+    (void)c; (void)b; (void)h; (void)d; (void)drops;
+    pthread_mutex_lock(&g_cyc_lock); /* the lock the producer holds while it emits */
+    atomic_fetch_add(&g_got_cyc, n);
+    pthread_mutex_unlock(&g_cyc_lock);
+}
+
 static int init(omniprof_client_finalize_t f, void *d)
 {
     (void)f; (void)d;
@@ -70,6 +94,14 @@ static int init(omniprof_client_finalize_t f, void *d)
                                     (void *)&g_got_odd, &g_buf_odd),
              0);
     omniprof_configure_buffer_tracing_service(g_ctx_odd, OMNIPROF_BUFFER_TRACING_MARKER_API, NULL, 0, g_buf_odd);
+    omniprof_create_context(&g_ctx_cyc);
+    CHECK_ST(omniprof_create_buffer(g_ctx_cyc, BUF_BYTES, BUF_BYTES / 2, OMNIPROF_BUFFER_POLICY_LOSSLESS, cyc_cb, NULL,
+                                    &g_buf_cyc),
+             0);
+    omniprof_callback_thread_t th2;
+    CHECK_ST(omniprof_create_callback_thread(&th2), 0);
+    CHECK_ST(omniprof_assign_callback_thread(g_buf_cyc, th2), 0);
+    omniprof_configure_buffer_tracing_service(g_ctx_cyc, OMNIPROF_BUFFER_TRACING_MARKER_API, NULL, 0, g_buf_cyc);
     atomic_store(&g_init_ok, 1);
     return 0;
 }
@@ -154,6 +186,38 @@ int main(void)
         CHECK_EQ_U(so.records_too_big, 1);
         CHECK_EQ_U(atomic_load(&g_got_odd), 1);
     }
+
+    /* 3. a LOSSLESS producer holding a lock its consumer needs (before 2, which finalizes) */
+    omniprof_start_context(g_ctx_cyc);
+    for (int phase = 0; phase < 2; phase++) {
+        step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
+        omniprof_buffer_stats_t before = {.size = sizeof before};
+        omniprof_buffer_get_stats(g_buf_cyc, &before);
+        if (phase == 0) pthread_mutex_lock(&g_cyc_lock);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (uint64_t i = 0; i < CYC_RECORDS; i++) {
+            test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, i, 0);
+            if (i % 64 == 0) step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (phase == 0) pthread_mutex_unlock(&g_cyc_lock);
+        CHECK_ST(omniprof_flush_buffer(g_buf_cyc), 0);
+        omniprof_buffer_stats_t after = {.size = sizeof after};
+        omniprof_buffer_get_stats(g_buf_cyc, &after);
+        uint64_t dropped = after.records_dropped - before.records_dropped;
+        printf("phase %d: %d emits in %.2f s, %llu dropped, %llu delivered in all\n", phase, CYC_RECORDS, secs,
+               (unsigned long long)dropped, (unsigned long long)atomic_load(&g_got_cyc));
+        if (phase == 0) {
+            CHECK(dropped > 0);    /* the producer gave up */
+            CHECK(secs < 10);      /* after one stall of ~1 s, not one per record */
+        } else {
+            CHECK_EQ_U(dropped, 0); /* the consumer moved: LOSSLESS again */
+        }
+        CHECK_EQ_U(atomic_load(&g_got_cyc) + after.records_dropped, (phase + 1) * (uint64_t)CYC_RECORDS);
+    }
+    omniprof_stop_context(g_ctx_cyc);
 
     /* 2. detach, re-attach, finalize while producers emit */
     omniprof_start_context(g_ctx);
