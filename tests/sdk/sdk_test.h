@@ -5,11 +5,13 @@
 #ifndef OMNIPROF_TESTS_SDK_TEST_H
 #define OMNIPROF_TESTS_SDK_TEST_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "omniprof/omniprof.h"
 #include "sdk/backend.h"
@@ -121,6 +123,49 @@ static inline void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* A watchdog for tests whose failure would be a hang: test_step(what) marks progress; the thread
+ * that test_watchdog_start starts ends the process (exit 3, the last step named, then what
+ * `extra` prints) once no step came for 20 s, so that the test fails instead of hanging ctest. */
+typedef struct test_watchdog {
+    _Atomic uint64_t progress;
+    const char *_Atomic step;
+    void (*extra)(void);
+} test_watchdog;
+static inline test_watchdog *test_wd(void)
+{
+    static test_watchdog w;
+    return &w;
+}
+static inline void test_step(const char *what)
+{
+    atomic_store(&test_wd()->step, what);
+    atomic_fetch_add(&test_wd()->progress, 1);
+}
+static inline void *test_watchdog_main(void *arg)
+{
+    (void)arg;
+    test_watchdog *w = test_wd();
+    uint64_t last = atomic_load(&w->progress);
+    for (int idle = 0;; sleep_ms(100)) {
+        uint64_t now = atomic_load(&w->progress);
+        if (now != last) { last = now; idle = 0; continue; }
+        if (++idle > 200) {
+            const char *at = atomic_load(&w->step);
+            fprintf(stderr, "HANG: no progress for 20 s at step '%s'\n", at ? at : "start");
+            if (w->extra) w->extra();
+            _exit(3);
+        }
+    }
+    return NULL;
+}
+static inline void test_watchdog_start(void (*extra)(void))
+{
+    test_wd()->extra = extra;
+    pthread_t th;
+    pthread_create(&th, NULL, test_watchdog_main, NULL);
+    pthread_detach(th);
 }
 
 #endif

@@ -37,8 +37,6 @@ static omniprof_context_id_t g_ctx, g_ctx_odd;
 static omniprof_buffer_id_t g_buf, g_buf_odd;
 static _Atomic uint64_t g_got, g_emitted;
 static _Atomic int g_stop, g_bad, g_init_ok, g_late_go;
-static _Atomic uint64_t g_progress; /* bumped by the controller at every step */
-static const char *_Atomic g_step = "start";
 
 typedef struct var_rec {
     uint64_t size;
@@ -138,39 +136,21 @@ static void *periodic_flusher(void *arg)
     return NULL;
 }
 
-static void *watchdog(void *arg)
+static void hang_extra(void)
 {
-    (void)arg;
-    uint64_t last = atomic_load(&g_progress);
-    for (int idle = 0;; sleep_ms(100)) {
-        uint64_t now = atomic_load(&g_progress);
-        if (now != last) { last = now; idle = 0; continue; }
-        if (++idle > 200) { /* 20 s without a step */
-            fprintf(stderr, "HANG: no progress for 20 s at step '%s' (records delivered %llu, emits returned %llu)\n",
-                    atomic_load(&g_step), (unsigned long long)atomic_load(&g_got),
-                    (unsigned long long)atomic_load(&g_emitted));
-            _exit(3);
-        }
-    }
-    return NULL;
-}
-
-static void step(const char *what)
-{
-    atomic_store(&g_step, what);
-    atomic_fetch_add(&g_progress, 1);
+    fprintf(stderr, "records delivered %llu, emits returned %llu\n", (unsigned long long)atomic_load(&g_got),
+            (unsigned long long)atomic_load(&g_emitted));
 }
 
 int main(void)
 {
     omniprof_initialize();
     CHECK(atomic_load(&g_init_ok));
-    pthread_t wd, fl, pr[NPROD];
-    pthread_create(&wd, NULL, watchdog, NULL);
-    pthread_detach(wd);
+    pthread_t fl, pr[NPROD];
+    test_watchdog_start(hang_extra);
 
     /* 1. a record larger than one sub-buffer's chunks, smaller than the buffer */
-    step("oversize record into a LOSSLESS buffer");
+    test_step("oversize record into a LOSSLESS buffer");
     {
         static char big[ODD_RECORD];
         uint64_t sz = sizeof big;
@@ -190,7 +170,7 @@ int main(void)
     /* 3. a LOSSLESS producer holding a lock its consumer needs (before 2, which finalizes) */
     omniprof_start_context(g_ctx_cyc);
     for (int phase = 0; phase < 2; phase++) {
-        step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
+        test_step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
         omniprof_buffer_stats_t before = {.size = sizeof before};
         omniprof_buffer_get_stats(g_buf_cyc, &before);
         if (phase == 0) pthread_mutex_lock(&g_cyc_lock);
@@ -198,7 +178,7 @@ int main(void)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (uint64_t i = 0; i < CYC_RECORDS; i++) {
             test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, i, 0);
-            if (i % 64 == 0) step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
+            if (i % 64 == 0) test_step(phase ? "LOSSLESS again once the consumer moves" : "LOSSLESS producer holding its consumer's lock");
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -224,25 +204,25 @@ int main(void)
     for (int i = 0; i < NPROD; i++) pthread_create(&pr[i], NULL, producer, (void *)(uintptr_t)i);
     pthread_create(&fl, NULL, periodic_flusher, NULL);
     for (int round = 0; round < ROUNDS; round++) {
-        step("collecting");
+        test_step("collecting");
         sleep_ms(1 + round % 3);
         if (round == ROUNDS / 10) atomic_store(&g_late_go, 1);
-        step("detach: flush");
+        test_step("detach: flush");
         omniprof_flush_buffer(g_buf);
-        step("detach: stop context");
+        test_step("detach: stop context");
         omniprof_stop_context(g_ctx);
-        step("detach: flush after stop");
+        test_step("detach: flush after stop");
         omniprof_flush_buffer(g_buf);
-        step("re-attach: start context");
+        test_step("re-attach: start context");
         omniprof_start_context(g_ctx);
     }
-    step("finalize with producers inside emplace");
+    test_step("finalize with producers inside emplace");
     omniprof_finalize();
-    step("join producers");
+    test_step("join producers");
     atomic_store(&g_stop, 1);
     for (int i = 0; i < NPROD; i++) pthread_join(pr[i], NULL);
     pthread_join(fl, NULL);
-    step("done");
+    test_step("done");
     omniprof_buffer_stats_t s = {.size = sizeof s};
     omniprof_buffer_get_stats(g_buf, &s);
     CHECK(!atomic_load(&g_bad));

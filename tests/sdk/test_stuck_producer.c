@@ -27,31 +27,8 @@ static omniprof_context_id_t g_ctx;
 static omniprof_buffer_id_t g_stuck_buf, g_other_buf;
 static _Atomic uint64_t g_got_stuck, g_got_other;
 static _Atomic int g_caught, g_release, g_init_ok;
-static _Atomic uint64_t g_progress;
-static const char *_Atomic g_step = "start";
 static char *g_page; /* two pages: the second one PROT_NONE until the handler maps it */
 static long g_pg;
-
-static void step(const char *what)
-{
-    atomic_store(&g_step, what);
-    atomic_fetch_add(&g_progress, 1);
-}
-
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    uint64_t last = atomic_load(&g_progress);
-    for (int idle = 0;; sleep_ms(100)) {
-        uint64_t now = atomic_load(&g_progress);
-        if (now != last) { last = now; idle = 0; continue; }
-        if (++idle > 200) {
-            fprintf(stderr, "HANG: no progress for 20 s at step '%s'\n", atomic_load(&g_step));
-            _exit(3);
-        }
-    }
-    return NULL;
-}
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
@@ -127,22 +104,21 @@ int main(void)
 
     omniprof_initialize();
     CHECK(atomic_load(&g_init_ok));
-    pthread_t wd, pr;
-    pthread_create(&wd, NULL, watchdog, NULL);
-    pthread_detach(wd);
+    pthread_t pr;
+    test_watchdog_start(NULL);
     omniprof_start_context(g_ctx);
 
-    step("a producer stopped inside emplace");
+    test_step("a producer stopped inside emplace");
     pthread_create(&pr, NULL, stuck_producer, NULL);
     while (!atomic_load(&g_caught)) sleep_ms(1);
 
-    step("flush of the stuck buffer");
+    test_step("flush of the stuck buffer");
     double secs;
     omniprof_status_t st = flush_timed(g_stuck_buf, &secs);
     printf("flush of the stuck buffer: %s after %.2f s\n", omniprof_get_status_name(st), secs);
     CHECK_ST(st, OMNIPROF_STATUS_ERROR_BUFFER_BUSY);
 
-    step("the other buffer of the same callback thread");
+    test_step("the other buffer of the same callback thread");
     for (uint64_t i = 0; i < OTHER; i++) test_emit(i, 1);
     st = flush_timed(g_other_buf, &secs);
     printf("flush of the other buffer: %s after %.2f s, %llu of %d records\n", omniprof_get_status_name(st), secs,
@@ -150,7 +126,7 @@ int main(void)
     CHECK_ST(st, OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_got_other), OTHER);
 
-    step("the producer leaves");
+    test_step("the producer leaves");
     atomic_store(&g_release, 1);
     pthread_join(pr, NULL);
     CHECK_ST(omniprof_flush_buffer(g_stuck_buf), OMNIPROF_STATUS_SUCCESS);
@@ -158,6 +134,6 @@ int main(void)
     omniprof_buffer_stats_t s = {.size = sizeof s};
     omniprof_buffer_get_stats(g_stuck_buf, &s);
     CHECK_EQ_U(s.records_dropped, 0);
-    step("done");
+    test_step("done");
     TEST_DONE();
 }
