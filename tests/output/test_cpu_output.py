@@ -96,7 +96,10 @@ def case_cpu_summary(wd):
         check(abs(got[1] - share) <= 5, "sample: %s self %.1f%% within %d+-5" % (fn, got[1], share))
         check(got[4].endswith("hotspot.c:%d" % hot_line(fn)), "sample: %s at hotspot.c:%d (%s)" % (fn, hot_line(fn), got[4]))
         check(got[5] == "cputest_hotspot", "sample: %s module cputest_hotspot (%s)" % (fn, got[5]))
-    check(rows.get("work", (0, 0, 0, 0.0))[3] == 100.0, "sample: work holds every sample (total 100%)")
+    # every sample but a few: a CPU-time timer that expired inside work() is delivered when the
+    # thread next runs, which on a loaded machine can be after work() returned (its exit path)
+    work_total = rows.get("work", (0, 0, 0, 0.0))[3]
+    check(work_total >= 98.0, "sample: work holds every sample but late-delivered ones (total %.1f%%, >= 98%%)" % work_total)
     check("CPU call tree: %d samples" % n in r.stderr, "sample: call tree printed")
 
     # omniprof summary, console (stdout): the same profile as the run's
