@@ -8,7 +8,8 @@ units then hot_b for 3, so 70% / 30% of the CPU time) under `omniprof sample` or
   cpu_summary  `omniprof sample` ends with a flat profile (names, file:line, module) whose shares
                are 70/30 within +-5 points; `omniprof summary` text/json/md/csv and --cpu-profile.
   cpu_folded   `omniprof run -f folded` and `omniprof convert -f folded`: the same file, counts
-               summing to the database's samples, outermost frame first; a time window.
+               summing to the database's samples, outermost frame first, no omniprof frame between
+               two of the program's (the thread-start trampoline); a time window.
   cpu_pftrace  the Perfetto trace decodes with protoc and holds one instant per sample, named by
                the leaf function, with the stack annotation, and one counter value per metric;
                the Chrome JSON trace holds the same instants.
@@ -185,6 +186,11 @@ def case_cpu_folded(wd):
     check(any(p.startswith("_start;") and p.endswith(";main;work;hot_a") for p in paths),
           "outermost first: _start;...;main;work;hot_a")
     check(all(re.match(r"^\S.* \d+$", l) for l in lines), "every line is `frames COUNT`")
+    # omniprof's frames that only pass through are not in the program's stacks: a worker thread
+    # reads start_thread;work, not start_thread;omniprof_thread_start;work (own_frames.c)
+    check(not any("omniprof_thread_start" in p for p in paths), "no omniprof trampoline frame in the stacks")
+    check(any(p.endswith("start_thread;work;hot_a") for p in paths),
+          "a worker thread's stack: ...;start_thread;work;hot_a (%s)" % [p for p in paths if "start_thread" in p][:2])
     # window
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     ts = [t for (t,) in con.execute("SELECT timestamp FROM omniprof_cpu_sample ORDER BY timestamp")]

@@ -136,6 +136,7 @@ static omniprof_status_t cpu_start(void)
     op_cpu_wrappers_init();
     op_cpu_components_setup();
     update_enabled();
+    if (g_op_cpu_cfg.sampling) op_cpu_own_frames_init(); /* before any timer fires */
     if (g_op_cpu_cfg.sampling && op_cpu_sampler_setup() != 0) {
         op_warn("cpu: call-stack sampling off: no timer could be set up");
         g_op_cpu_cfg.sampling = false;

@@ -172,6 +172,12 @@ void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outsid
 /* Async-signal-safe: the interrupted context's frames, innermost first (callers as return
  * address - 1); returns how many (at most max <= OMNIPROF_CPU_SAMPLE_MAX_FRAMES). */
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max);
+/* own_frames.c: omniprof's frames that only pass through (the thread-start trampoline, the
+ * wrappers) leave a sampled stack, the innermost frame stays; returns the new count.
+ * Async-signal-safe; the table of libomniprof* text ranges is built by _init (outside handlers,
+ * before timers are armed). */
+void op_cpu_own_frames_init(void);
+uint32_t op_cpu_drop_own_frames(uint64_t *frames, uint32_t n);
 
 /* ---- deferred unwinding (sampler.c copies, unwind_deferred.c walks) ------------------------
  * With OMNIPROF_SAMPLING_UNWIND=deferred the handler writes a ring record of kind

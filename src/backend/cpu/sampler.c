@@ -268,7 +268,7 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
 #else
     (void)t, (void)len;
 #endif
-    uint32_t n = op_cpu_unwind(uc, rec->frames, g_max_depth);
+    uint32_t n = op_cpu_drop_own_frames(rec->frames, op_cpu_unwind(uc, rec->frames, g_max_depth));
     rec->num_frames = n;
     size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
     size = (size + 7u) & ~(size_t)7u;
@@ -391,6 +391,7 @@ static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t
     if (*u) n = op_cpu_unwind_copy(*u, c, (const uint8_t *)(c + 1), out.rec.frames, g_max_depth);
     else if (c->gregs[REG_RIP]) out.rec.frames[n++] = c->gregs[REG_RIP];
     if (!a) pthread_mutex_unlock(&shared_lock);
+    n = op_cpu_drop_own_frames(out.rec.frames, n);
     out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
     out.rec.num_frames = n;
     out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);

@@ -287,7 +287,7 @@ static void trampoline_cleanup(void *unused)
     op_cpu_thread_exit_self();
 }
 
-/* named for what it is in sampled stacks: every thread's outermost omniprof frame */
+/* every thread's outermost omniprof frame; sampled stacks leave it out (own_frames.c) */
 static void *omniprof_thread_start(void *p)
 {
     start_args a = *(start_args *)p;
