@@ -6,8 +6,9 @@
  *   kernel   CONCURRENT_KERNEL + MEMCPY + MEMSET activity (what any kernel trace pays)
  *   launch   kernel + API activity of the runtime and driver launch calls (= omniprof --kernel-trace)
  *   runtime  launch + every runtime API call but those of omniprof's default OMNIPROF_CUDA_API_EXCLUDE
- *            (cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaEvent{Create,CreateWithFlags,Destroy}),
- *            + MEMORY2 (= omniprof --runtime-trace without NVTX)
+ *            (read from src/common/settings.def, names matched to CUPTI's runtime callback ids by
+ *            cuptiGetCallbackName without the version suffix), + MEMORY2 (= omniprof --runtime-trace
+ *            without NVTX); omniprof_cupti_floor_excluded() lists them (tests/gpu/check_floor.py)
  *   runtime_all  runtime with every runtime API call but cudaGetDevice (what torch.profiler asks
  *            CUPTI for: it drops the rest of that list from its trace afterwards)
  * Modifiers (the settings omniprof adds to the same records, priced alone): OMNIPROF_CUPTI_FLOOR_SUB=1
@@ -64,6 +65,52 @@ static int env_is(const char *name, const char *v)
     return e && !strcmp(e, v);
 }
 
+/* OMNIPROF_CUDA_API_EXCLUDE's default, from the one registry of settings */
+static const char *exclude_default(void)
+{
+#define OP_SETTING(id, type, def, choices, desc) \
+    if (!strcmp(#id, "CUDA_API_EXCLUDE")) return def;
+#include "common/settings.def"
+#undef OP_SETTING
+    return "";
+}
+
+/* Is `name` (a CUPTI callback name, e.g. "cudaGetLastError_v3020") in the comma-separated list,
+ * compared without its "_vNNNN" suffix? */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *v = strrchr(name, '_');
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9') n = (size_t)(v - name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
+/* The runtime callback ids the `runtime` floor leaves out; writes their names, comma-separated,
+ * to out (for the check on a machine without a GPU) and returns how many. */
+__attribute__((visibility("default"))) int omniprof_cupti_floor_excluded(CUpti_CallbackId *ids, int max, char *out,
+                                                                         size_t outlen)
+{
+    const char *list = exclude_default();
+    int n = 0;
+    size_t at = 0;
+    if (out && outlen) out[0] = '\0';
+    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS || !name || !in_list(list, name))
+            continue;
+        if (ids && n < max) ids[n] = id;
+        n++;
+        if (out && at < outlen) at += (size_t)snprintf(out + at, outlen - at, "%s%s", at ? "," : "", name);
+    }
+    return n;
+}
+
 static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -96,11 +143,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
         if (!strcmp(g_mode, "runtime")) {
-            static const CUpti_CallbackId skip[] = {
-                CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
-                CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
-                CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020};
-            for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) cuptiActivityEnableRuntimeApi(skip[i], 0);
+            CUpti_CallbackId skip[64];
+            int n = omniprof_cupti_floor_excluded(skip, 64, NULL, 0);
+            for (int i = 0; i < n && i < 64; i++) cuptiActivityEnableRuntimeApi(skip[i], 0);
         }
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
     } else if (launch) {
