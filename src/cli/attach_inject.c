@@ -11,8 +11,8 @@
  *      not running C-library code outside a system call (it could hold the malloc lock that
  *      dlopen needs); for the first ~1 s not in a system call that the kernel would restart
  *      through restart_syscall (nanosleep, poll: the restart block does not survive a signal
- *      frame), after that such a sleep is taken and made to return EINTR, as a signal handler
- *      would (a program that sleeps between short bursts is almost never anywhere else).
+ *      frame), after that such a sleep is taken and made again from the start after the call
+ *      (a program that sleeps between short bursts is almost never anywhere else).
  *      Otherwise let it go and try again a little later (up to ~3 s, threads in turn).
  *   3. Build on its stack, below the red zone, a kernel signal frame (struct rt_sigframe of
  *      x86-64: ucontext with all general registers, the signal mask from PTRACE_GETSIGMASK,
@@ -75,6 +75,15 @@ typedef struct target {
     uint64_t sigreturn_addr;
     range ld[8], libc[8];
     int n_ld, n_libc;
+    /* threads seen in a sleep that the kernel restarts through restart_syscall: the call's number
+     * and where and with what it was made, so that once restart_syscall (219) stands in its place
+     * the same call can be made again (check_point) */
+    struct {
+        pid_t tid;
+        long long nr;
+        uint64_t rip, rdi, rsi, rdx, r10;
+    } sleeps[64];
+    int n_sleeps;
 } target;
 
 /* Kernel layouts (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h) written out here so
@@ -269,21 +278,44 @@ static int wait_stop(pid_t tid)
 
 typedef enum safety { SAFE, RETRY, BAD } safety;
 
-/* *how: 0 as it was, RESUME_RESTART the kernel's restart, RESUME_EINTR the call fails with EINTR.
- * A sleep the kernel restarts through restart_syscall (nanosleep, poll or a futex wait with a
- * timeout) is taken only when `eintr_ok`: it then returns EINTR, which is what any signal with a
- * handler does to these calls (signal(7): never restarted after a handler). */
-enum { RESUME_AS_IS, RESUME_RESTART, RESUME_EINTR };
+/* How the thread goes on after the injected call: as it was; the kernel's restart of the
+ * interrupted call (RESUME_RESTART: rax = orig_rax, rip back over the `syscall`); or the call
+ * made again (RESUME_REDO: rax = redo_nr). */
+enum { RESUME_AS_IS, RESUME_RESTART, RESUME_REDO };
 
-static safety check_point(const target *t, const struct user_regs_struct *r, bool eintr_ok, int *how)
+/* A sleep the kernel restarts through restart_syscall (nanosleep, clock_nanosleep, poll, a timed
+ * futex wait: -ERESTART_RESTARTBLOCK) keeps its state in the kernel's per-thread restart block,
+ * which rt_sigreturn clears. Such a thread is taken only when `late` (no other safe point for
+ * ~1 s: a program that sleeps between short bursts), and then the call is made again from the
+ * start: the thread sleeps at most its interval once more and never sees EINTR. Where
+ * restart_syscall already stands in its place (an earlier try of ours interrupted it), the call
+ * is known only if that try recorded it, with the same pc and arguments. */
+static safety check_point(target *t, pid_t tid, const struct user_regs_struct *r, bool late, int *how,
+                          long long *redo_nr)
 {
     *how = RESUME_AS_IS;
     if (in_ranges(t->ld, t->n_ld, r->rip)) return RETRY;
     long long orig = (long long)r->orig_rax, rax = (long long)r->rax;
     if (orig >= 0) {
         if (rax == -ERESTART_RESTARTBLOCK) {
-            if (!eintr_ok) return RETRY;
-            *how = RESUME_EINTR;
+            int k = 0;
+            while (k < t->n_sleeps && t->sleeps[k].tid != tid) k++;
+            if (orig != 219 /* restart_syscall */) { /* the call itself: remember it */
+                if (k == t->n_sleeps && k < 64) t->n_sleeps++;
+                if (k < 64) {
+                    t->sleeps[k].tid = tid, t->sleeps[k].nr = orig, t->sleeps[k].rip = r->rip;
+                    t->sleeps[k].rdi = r->rdi, t->sleeps[k].rsi = r->rsi, t->sleeps[k].rdx = r->rdx;
+                    t->sleeps[k].r10 = r->r10;
+                }
+                *redo_nr = orig;
+            } else if (k < t->n_sleeps && t->sleeps[k].rip == r->rip && t->sleeps[k].rdi == r->rdi &&
+                       t->sleeps[k].rsi == r->rsi && t->sleeps[k].rdx == r->rdx && t->sleeps[k].r10 == r->r10) {
+                *redo_nr = t->sleeps[k].nr;
+            } else {
+                return RETRY; /* which call restart_syscall continues is not known */
+            }
+            if (!late) return RETRY;
+            *how = RESUME_REDO;
             return SAFE;
         }
         /* malloc's own system calls (made with an arena locked): dlopen would wait for it */
@@ -306,7 +338,8 @@ static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t n)
 }
 
 /* Steps 3-4 on a stopped thread at a safe point. Returns 0, or -1 (nothing was changed). */
-static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, int how, const char *lib)
+static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, int how, long long redo_nr,
+                    const char *lib)
 {
     uint8_t *xs = aligned_alloc(64, XSTATE_MAX);
     if (!xs) return -1;
@@ -349,8 +382,9 @@ static int redirect(const target *t, pid_t tid, const struct user_regs_struct *r
     if (how == RESUME_RESTART) { /* what the kernel does for a restartable call when no handler runs */
         mc->rip = regs->rip - 2;
         mc->rax = regs->orig_rax;
-    } else if (how == RESUME_EINTR) { /* what it does to a restart_syscall sleep when a handler runs */
-        mc->rax = (unsigned long long)-EINTR;
+    } else if (how == RESUME_REDO) { /* the sleep made again, with the same arguments */
+        mc->rip = regs->rip - 2;
+        mc->rax = (unsigned long long)redo_nr;
     }
     mc->fpstate = xs_at;
     uc.sigmask = sigmask;
@@ -444,14 +478,16 @@ op_inject_status op_attach_inject(pid_t pid, const char *lib_path, char *err, si
         }
         struct user_regs_struct regs;
         int how = RESUME_AS_IS;
-        /* the first ~1 s only where the program sees nothing; then also a sleep, cut short with
-         * EINTR (a program that sleeps between short bursts of work is almost always asleep) */
-        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, &regs, attempt >= 50, &how) : BAD;
-        if (getenv("OMNIPROF_ATTACH_DEBUG"))
+        long long redo_nr = -1;
+        /* the first ~1 s only where the program sees nothing; then also a sleep, made again
+         * after the call (a program that sleeps between short bursts is almost always asleep) */
+        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, tid, &regs, attempt >= 50, &how, &redo_nr)
+                                                               : BAD;
+        if (s != BAD && getenv("OMNIPROF_ATTACH_DEBUG"))
             fprintf(stderr, "attach: try %d thread %d: rip 0x%llx orig_rax %lld rax %lld: %s\n", attempt, (int)tid,
                     (unsigned long long)regs.rip, (long long)regs.orig_rax, (long long)regs.rax,
-                    s == SAFE ? (how == RESUME_EINTR ? "safe (the sleep returns EINTR)" : "safe") : s == RETRY ? "not now" : "error");
-        if (s == SAFE && redirect(&t, tid, &regs, how, lib_path) == 0) {
+                    s == SAFE ? (how == RESUME_REDO ? "safe (the sleep is made again)" : "safe") : "not now");
+        if (s == SAFE && redirect(&t, tid, &regs, how, redo_nr, lib_path) == 0) {
             ptrace(PTRACE_DETACH, tid, 0, 0); /* step 5 happens without us */
             return OP_INJECT_OK;
         }

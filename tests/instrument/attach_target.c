@@ -5,8 +5,11 @@
  *   attach_target SECONDS THREADS [CHILDREN] [undumpable|sleeper]
  * `undumpable` sets PR_SET_DUMPABLE 0 (what setuid programs get), which refuses ptrace from
  * the same user without CAP_SYS_PTRACE. `sleeper`: every thread sleeps 50 ms between bursts of
- * about a microsecond (a launch-synchronize-sleep loop), so it is almost always in nanosleep. */
+ * about a microsecond (a launch-synchronize-sleep loop), so it is almost always in nanosleep; it prints
+ * how many sleeps ended early with EINTR ("eintr N"). */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +28,14 @@ static double now(void)
 static volatile double g_sink;
 static double g_secs;
 static int g_sleeper;
+static atomic_int g_eintr; /* sleeps cut short: the attach must not cause any */
 
 __attribute__((noinline)) static double spin(double secs)
 {
     double t0 = now(), x = 0;
     while (now() - t0 < secs) {
         for (int i = 0; i < (g_sleeper ? 200 : 10000); i++) x += i * 0.5;
-        if (g_sleeper) usleep(50000); /* an EINTR (a signal, or the attach) only shortens one sleep */
+        if (g_sleeper && usleep(50000) != 0 && errno == EINTR) atomic_fetch_add(&g_eintr, 1);
     }
     return x;
 }
@@ -65,6 +69,7 @@ int main(int argc, char **argv)
         int st = 0;
         if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
     }
+    if (g_sleeper) printf("eintr %d\n", atomic_load(&g_eintr));
     printf("done %d threads %d children %d bad\n", n, kids, bad);
     return 7;
 }

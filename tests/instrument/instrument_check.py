@@ -18,8 +18,9 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             thread, the program ends with its own output and status
   attach_sleeper            a program whose threads sleep 50 ms between ~1 us bursts (never
                             outside nanosleep long enough to be caught elsewhere): the attach
-                            succeeds (a sleep is cut short with EINTR), samples, the program
-                            ends with its own output and status
+                            succeeds (a sleep is made again after the injected call), process
+                            samples arrive, no sleep ends early with EINTR, the program ends
+                            with its own output and status
   attach_again              attach, detach, attach again: two databases, the program unharmed
   attach_children           --attach-children (default): one database per process of the tree
   attach_refused            ptrace not permitted (another user; a non-dumpable process): exit 1,
@@ -257,7 +258,7 @@ def finish_target(p, first, threads, kids):
     out = first + out
     check(p.returncode == 7, "the program ends with its own status (%d)" % p.returncode)
     check("done %d threads %d children 0 bad" % (threads, kids) in out, "the program's output is complete (%r)" % out.strip())
-    return err
+    return out
 
 
 def attach(a, pid, args, out_dir, user=None):
@@ -314,7 +315,8 @@ def mode_attach_sleeper(a):
     check(rc == 0, "attach to a sleeping program exits 0 (%d: %s)" % (rc, err.strip()[-300:]))
     dbs = databases(out_dir)
     check(len(dbs) == 1 and dbs[0] in out, "one database, named on stdout (%s)" % dbs)
-    finish_target(p, first, 2, 0)
+    out = finish_target(p, first, 2, 0)
+    check("eintr 0" in out, "no sleep of the program ended early with EINTR (%s)" % [l for l in out.splitlines() if "eintr" in l])
     if dbs:
         con = sqlite3.connect(dbs[0])
         n = con.execute("SELECT COUNT(*) FROM omniprof_metrics WHERE name = 'rss_bytes'").fetchone()[0]
