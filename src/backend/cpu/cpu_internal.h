@@ -172,8 +172,9 @@ void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outsid
 /* Async-signal-safe: the interrupted context's frames, innermost first (callers as return
  * address - 1); returns how many (at most max <= OMNIPROF_CPU_SAMPLE_MAX_FRAMES). */
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max);
-/* own_frames.c: omniprof's frames that only pass through (the thread-start trampoline, the
- * wrappers) leave a sampled stack, the innermost frame stays; returns the new count.
+/* own_frames.c: a lone omniprof frame between two of the program's (the thread-start
+ * trampoline, a wrapper) leaves a sampled stack; the innermost frame and runs of two or more
+ * omniprof frames stay; returns the new count.
  * Async-signal-safe; the table of libomniprof* text ranges is built by _init (outside handlers,
  * before timers are armed). */
 void op_cpu_own_frames_init(void);

@@ -4,10 +4,11 @@
  * two of the program's frames: the thread-start trampoline of every thread created through the
  * pthread_create wrapper (start_thread → omniprof_thread_start → the thread's function), and the
  * function wrappers (the program's pthread_mutex_lock → omniprof's wrapper → libc's). perf or nsys
- * would show neither, and a flame graph of the program should not either: such a frame is dropped
- * from the stack. The innermost frame is always kept: a sample taken while omniprof's code really
- * ran on the thread (a wrapper's bookkeeping, a record being written) is profiler time, and shows
- * as such.
+ * would show neither, and a flame graph of the program should not either: a lone omniprof frame
+ * between two frames of the program is dropped from the stack. The innermost frame is always kept,
+ * and so are two or more omniprof frames in a row: a sample taken while omniprof's code really ran
+ * on the thread (a wrapper's bookkeeping, a record being written, down into libc) is profiler
+ * time, and shows as such.
  *
  * The text ranges are those of the libomniprof* libraries loaded when op_cpu_own_frames_init runs
  * (the backend's start; a library loaded later keeps its frames). The table is written outside
@@ -63,9 +64,13 @@ static int is_own(uint64_t pc, uint32_t n)
 uint32_t op_cpu_drop_own_frames(uint64_t *frames, uint32_t n)
 {
     uint32_t nr = atomic_load_explicit(&g_n_ranges, memory_order_acquire);
-    if (!nr || n < 2) return n;
+    if (!nr || n < 3) return n;
     uint32_t out = 1; /* the innermost frame stays */
-    for (uint32_t i = 1; i < n; i++)
-        if (!is_own(frames[i], nr)) frames[out++] = frames[i];
+    for (uint32_t i = 1; i < n; i++) {
+        /* a lone own frame between two of the program's passes through; two or more in a row
+         * are omniprof's own work (a wrapper's bookkeeping calling libc) and stay */
+        if (i + 1 < n && is_own(frames[i], nr) && !is_own(frames[i - 1], nr) && !is_own(frames[i + 1], nr)) continue;
+        frames[out++] = frames[i];
+    }
     return out;
 }
