@@ -102,7 +102,8 @@
  *       LOSSLESS producer's wait ends once the consumer delivers: it never seals empty
  *       sub-buffers one after the other for a record that none can hold.
  *   (9) Every wait ends. A LOSSLESS producer waits for room while the consumer of its buffer
- *       makes progress (deliveries of any buffer of its callback thread), and drops its record
+ *       makes progress (deliveries of any buffer of its callback thread; only of its own buffer
+ *       while a producer inside emplace holds that buffer's delivery up), and drops its record
  *       (counted) once the consumer made none for OMNIPROF_FINALIZE_TIMEOUT_MS, as a flush
  *       gives up: the consumer may be waiting for a lock the producer holds (CUPTI's, while it
  *       hands over activity buffers on the emitting thread). Until the consumer moves again,
@@ -626,15 +627,15 @@ static uint64_t deliver_sub(op_buffer *b, uint64_t seq)
     atomic_store_explicit(&sb->ctl, seq << 1 | 1, memory_order_seq_cst);
     int q = producers_quiesce(b);
     if (q < 0) {
-        uint64_t now = op_now_ns();
+        uint64_t now = op_now_ns(), since = atomic_load_explicit(&b->quiesce_since, memory_order_relaxed);
         static _Atomic int warned;
-        if (!b->quiesce_since) b->quiesce_since = now;
-        else if (now - b->quiesce_since > 2000000000ull && !atomic_exchange(&warned, 1))
+        if (!since) atomic_store_explicit(&b->quiesce_since, now, memory_order_relaxed);
+        else if (now - since > 2000000000ull && !atomic_exchange(&warned, 1))
             op_warn("buffer %lu: a producer has stayed inside a buffer emplace for 2 s; delivery of the buffer "
                     "waits for it (the callback thread's other buffers go on)", (unsigned long)b->handle);
         return OP_NOT_DELIVERED;
     }
-    b->quiesce_since = 0;
+    atomic_store_explicit(&b->quiesce_since, 0, memory_order_relaxed);
     if (q == 0) {
         static _Atomic int warned;
         if (!atomic_exchange(&warned, 1))
@@ -714,9 +715,14 @@ uint64_t op_buffer_deliver_ready(op_buffer *b)
 
 /* Progress of the consumer that serves b: deliveries (sub-buffers and callback batches) of every
  * buffer its callback thread serves. A flush measures its patience against this, not against
- * its own buffer: while the thread is busy with another buffer's slow callback, it is alive. */
+ * its own buffer: while the thread is busy with another buffer's slow callback, it is alive.
+ * While b's delivery is held up by a producer inside its emplace (quiesce_since set), only b's
+ * own deliveries count: the thread's other buffers delivering is no progress for b. */
 static uint64_t consumer_progress(const op_buffer *b)
 {
+    if (atomic_load_explicit(&b->quiesce_since, memory_order_relaxed))
+        return atomic_load_explicit(&b->delivered, memory_order_relaxed) +
+               atomic_load_explicit(&b->n_deliveries, memory_order_relaxed);
     int th = op_buffer_thread(b);
     uint64_t sum = 0;
     uint32_t n = op_buffer_count();

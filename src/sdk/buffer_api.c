@@ -208,6 +208,7 @@ void op_buffer_at_fork_child(void)
         atomic_store(&b->switch_lock, 0);
         atomic_store(&b->flushers, 0);
         atomic_store(&b->delivering, 0);
+        atomic_store(&b->quiesce_since, 0);
         atomic_store(&b->waiters, 0);
         atomic_store(&b->n_delivered, 0);
         atomic_store(&b->n_deliveries, 0);

@@ -74,7 +74,10 @@ struct op_buffer {
      * consumer moves again, LOSSLESS producers drop at once instead of each waiting the stall
      * bound (invariant (9)) */
     _Atomic uint64_t stall_mark;
-    uint64_t quiesce_since; /* callback thread only: first grace period of this buffer left unfinished */
+    /* when the first grace period of this buffer left unfinished began (0: none pending); written by
+     * the callback thread, read by consumer_progress: while set, only this buffer's own deliveries
+     * count as its consumer's progress */
+    _Atomic uint64_t quiesce_since;
 
     _Alignas(64) _Atomic uint64_t n_delivered;
     _Atomic uint64_t n_deliveries;

@@ -7,9 +7,13 @@
  *    (the callback thread used to wait in the stuck buffer's grace period for as long as the
  *    producer stayed inside: that flush gave up after OMNIPROF_FINALIZE_TIMEOUT_MS);
  *  - a flush of the stuck buffer gives up (ERROR_BUFFER_BUSY): its sub-buffer cannot be read
- *    while the producer may still write into it.
- * Then the handler returns, the record completes, and both buffers deliver every record. A
- * watchdog fails the test instead of letting it hang. */
+ *    while the producer may still write into it;
+ *  - so does a LOSSLESS producer of the stuck buffer that finds no free sub-buffer: it drops
+ *    (counted) after OMNIPROF_FINALIZE_TIMEOUT_MS.
+ * Both while a third thread keeps the other buffer delivering on the same callback thread: those
+ * deliveries are no progress for the stuck buffer (they used to keep both waiting forever).
+ * Then the handler returns, the record completes, and both buffers deliver every record not
+ * dropped. A watchdog fails the test instead of letting it hang. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -22,11 +26,13 @@
 #define BUF_BYTES 65536
 #define EARLY 100   /* records the stuck producer stores before the one that faults */
 #define OTHER 1000  /* records of the other buffer */
+#define FILL 3000   /* records a LOSSLESS producer writes into the stuck buffer: more than fit */
 
 static omniprof_context_id_t g_ctx;
 static omniprof_buffer_id_t g_stuck_buf, g_other_buf;
 static _Atomic uint64_t g_got_stuck, g_got_other;
-static _Atomic int g_caught, g_release, g_init_ok;
+static _Atomic uint64_t g_churned; /* records the churn thread wrote into the other buffer */
+static _Atomic int g_caught, g_release, g_init_ok, g_churn_stop;
 static char *g_page; /* two pages: the second one PROT_NONE until the handler maps it */
 static long g_pg;
 
@@ -79,6 +85,33 @@ static void *stuck_producer(void *arg)
     return NULL;
 }
 
+/* Keeps the other buffer delivering (same callback thread) until told to stop. */
+static void *churn(void *arg)
+{
+    (void)arg;
+    for (uint64_t i = 0; !atomic_load(&g_churn_stop); i++) {
+        test_emit(i, 2);
+        atomic_fetch_add(&g_churned, 1);
+        if (i % 64 == 63) omniprof_flush_buffer(g_other_buf);
+    }
+    return NULL;
+}
+
+/* A LOSSLESS producer of the stuck buffer: FILL records, more than the free sub-buffer holds. */
+static void *filler(void *arg)
+{
+    (void)arg;
+    for (uint64_t i = 0; i < FILL; i++) test_emit_kind(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK, i, 1);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static omniprof_status_t flush_timed(omniprof_buffer_id_t b, double *secs)
 {
     struct timespec t0, t1;
@@ -112,27 +145,49 @@ int main(void)
     pthread_create(&pr, NULL, stuck_producer, NULL);
     while (!atomic_load(&g_caught)) sleep_ms(1);
 
-    test_step("flush of the stuck buffer");
+    test_step("flush of the stuck buffer while the other buffer keeps delivering");
+    pthread_t ch, fl;
+    pthread_create(&ch, NULL, churn, NULL);
+    while (atomic_load(&g_got_other) < 256) sleep_ms(1);
+    uint64_t other_before = atomic_load(&g_got_other);
     double secs;
     omniprof_status_t st = flush_timed(g_stuck_buf, &secs);
-    printf("flush of the stuck buffer: %s after %.2f s\n", omniprof_get_status_name(st), secs);
+    uint64_t other_during = atomic_load(&g_got_other) - other_before;
+    printf("flush of the stuck buffer: %s after %.2f s (the other buffer delivered %llu records meanwhile)\n",
+           omniprof_get_status_name(st), secs, (unsigned long long)other_during);
     CHECK_ST(st, OMNIPROF_STATUS_ERROR_BUFFER_BUSY);
+    CHECK(other_during > 0);
+
+    test_step("a LOSSLESS producer of the stuck buffer while the other buffer keeps delivering");
+    double t0 = now_s();
+    pthread_create(&fl, NULL, filler, NULL);
+    pthread_join(fl, NULL);
+    omniprof_buffer_stats_t s = {.size = sizeof s};
+    omniprof_buffer_get_stats(g_stuck_buf, &s);
+    uint64_t dropped = s.records_dropped;
+    printf("LOSSLESS producer of the stuck buffer: done after %.2f s, %llu of %d records dropped\n", now_s() - t0,
+           (unsigned long long)dropped, FILL);
+    CHECK(dropped > 0 && dropped < FILL);
+    atomic_store(&g_churn_stop, 1);
+    pthread_join(ch, NULL);
 
     test_step("the other buffer of the same callback thread");
     for (uint64_t i = 0; i < OTHER; i++) test_emit(i, 1);
     st = flush_timed(g_other_buf, &secs);
-    printf("flush of the other buffer: %s after %.2f s, %llu of %d records\n", omniprof_get_status_name(st), secs,
-           (unsigned long long)atomic_load(&g_got_other), OTHER);
+    printf("flush of the other buffer: %s after %.2f s, %llu of %llu records\n", omniprof_get_status_name(st), secs,
+           (unsigned long long)atomic_load(&g_got_other), (unsigned long long)(OTHER + atomic_load(&g_churned)));
     CHECK_ST(st, OMNIPROF_STATUS_SUCCESS);
-    CHECK_EQ_U(atomic_load(&g_got_other), OTHER);
+    CHECK_EQ_U(atomic_load(&g_got_other), OTHER + atomic_load(&g_churned));
 
     test_step("the producer leaves");
     atomic_store(&g_release, 1);
     pthread_join(pr, NULL);
     CHECK_ST(omniprof_flush_buffer(g_stuck_buf), OMNIPROF_STATUS_SUCCESS);
-    CHECK_EQ_U(atomic_load(&g_got_stuck), EARLY + 1);
-    omniprof_buffer_stats_t s = {.size = sizeof s};
+    /* invariant (6): every record is delivered or counted dropped */
+    CHECK_EQ_U(atomic_load(&g_got_stuck) + dropped, EARLY + 1 + FILL);
     omniprof_buffer_get_stats(g_stuck_buf, &s);
+    CHECK_EQ_U(s.records_dropped, dropped);
+    omniprof_buffer_get_stats(g_other_buf, &s);
     CHECK_EQ_U(s.records_dropped, 0);
     test_step("done");
     TEST_DONE();
