@@ -425,6 +425,11 @@ static int get_chunk(op_buffer *b, op_tls *t, op_lane *lane, size_t len, bool fr
             bool give_up = false;
             if (++skew < 64) {
                 cpu_relax();
+            } else if (from_signal) {
+                /* a signal handler neither waits nor warns (not async-signal-safe): it drops */
+                epoch_enter(t->epoch, b->index);
+                atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
+                return 0;
             } else {
                 uint64_t now = op_now_ns();
                 if (!skew_since) skew_since = now;
