@@ -85,8 +85,9 @@
  *       grace period, so no producer is between its `ctl` check and its stores at that time.
  *       (The 24-bit gen of next_chunk is only compared by producers inside an epoch, in
  *       get_chunk and seal_seq, which a reset waits for: it cannot wrap there either.)
- *   (5) Storage is never unmapped while the process lives (destroy only drops its pages), so
- *       a producer that raced with destroy writes into valid memory that nobody reads.
+ *   (5) Storage is never unmapped while the process lives (destroy only drops its pages, once
+ *       a delivery in progress ended; never if one outlasts its bound), so a producer that raced
+ *       with destroy writes into valid memory that nobody reads.
  *   (6) Every record not delivered is counted in exactly one drop counter.
  *   (7) A thread never waits for anything while its epoch is odd (the LOSSLESS wait, the
  *       advance under the switch lock, the wakes, which may start a thread, and the retry when
@@ -697,6 +698,10 @@ uint64_t op_buffer_deliver_ready(op_buffer *b)
     int expected = 0;
     /* one deliverer at a time (the callback thread, or a finalizer standing in for it) */
     if (!atomic_compare_exchange_strong(&b->delivering, &expected, 1)) return 0;
+    if (!atomic_load(&b->alive)) { /* destroyed (omniprof_destroy_buffer waits for a claim made before) */
+        atomic_store(&b->delivering, 0);
+        return 0;
+    }
     uint64_t end = atomic_load_explicit(&b->active, memory_order_acquire) + 1;
     for (;;) {
         uint64_t d = atomic_load_explicit(&b->delivered, memory_order_acquire);

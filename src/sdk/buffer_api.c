@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
 
@@ -135,9 +136,26 @@ OMNIPROF_API omniprof_status_t omniprof_destroy_buffer(omniprof_buffer_id_t buff
         return OMNIPROF_STATUS_ERROR_BUFFER_BUSY;
     }
     op_buffer_flush_internal(b, 0, op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull);
-    atomic_store_explicit(&b->alive, 0, memory_order_release);
-    /* wait for a delivery in progress to end, then drop the pages (invariant (5)) */
-    for (int i = 0; i < 1000 && atomic_load(&b->delivering); i++) sched_yield();
+    /* seq_cst with deliver_ready's claim of `delivering` and its check of `alive`: either the
+     * wait below sees the delivery, or the delivery sees the buffer dead and reads nothing */
+    atomic_store(&b->alive, 0);
+    /* wait for a delivery in progress (a callback may take long) to end, bounded by time: a grace
+     * period attempt plus OMNIPROF_FINALIZE_TIMEOUT_MS; then drop the pages (invariant (5)) */
+    uint64_t start = op_now_ns();
+    uint64_t bound = OP_QUIESCE_ATTEMPT_NS + op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS) * 1000000ull;
+    for (int i = 0; atomic_load(&b->delivering); i++) {
+        if (op_now_ns() - start > bound) {
+            /* the callback may still read the records: leave the pages to it (leaked) */
+            static _Atomic int warned;
+            if (!atomic_exchange(&warned, 1))
+                op_warn("omniprof_destroy_buffer: buffer %lu's callback was still running after "
+                        "OMNIPROF_FINALIZE_TIMEOUT_MS=%lu ms; its memory is left mapped (not freed)",
+                        (unsigned long)b->handle, (unsigned long)op_setting_uint(OP_SET_FINALIZE_TIMEOUT_MS));
+            return OMNIPROF_STATUS_SUCCESS;
+        }
+        if (i < 1000) sched_yield();
+        else usleep(1000);
+    }
     madvise(b->map, b->map_len, MADV_DONTNEED);
     return OMNIPROF_STATUS_SUCCESS;
 }
