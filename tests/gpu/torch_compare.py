@@ -22,7 +22,9 @@ of omniprof's added time to torch.profiler's are taken per round and reported as
 [min-max]. Prints TARGET lines (MET/MISSED: benchmarks, not tests), PASS/FAIL lines for the
 checks (kernel set, counts per step and per-kernel median durations equal torch.profiler's within
 1 %; at least 500 kernels per step), and the database numbers (completion after the program's
-end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json."""
+end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json.
+torch_compare.py --pool A/torch_compare.json B/torch_compare.json ...: the tables and ratios of the
+rounds of several runs together (more rounds than one device call holds; tests/gpu/test_torch_pool.py)."""
 import glob
 import json
 import os
@@ -153,37 +155,20 @@ def compare(om, tk, steps):
     return ok, "; ".join(msgs)
 
 
-def main():
-    b, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    os.makedirs(work, exist_ok=True)
-    res = {m: {} for m in MODES}
-    # TORCH_COMPARE_BUDGET_S: no new round starts once another one would not fit (the device's
-    # call limit), so that a long run still ends with its comparison printed
-    budget = float(os.environ.get("TORCH_COMPARE_BUDGET_S", "0"))
-    t_start = time.time()
-    for rnd in range(1, rounds + 1):
-        spent = time.time() - t_start
-        if budget and rnd > 1 and spent + spent / (rnd - 1) > budget:
-            print("round %d not started: %.0f s spent, a round takes %.0f s, budget %.0f s" % (
-                rnd, spent, spent / (rnd - 1), budget), flush=True)
-            break
-        for m in MODES:
-            res[m][rnd] = run_mode(b, work, m, rnd)
-            r = res[m][rnd]
-            print("round %d %-18s %s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
-                                          if "loop_s" in r else r.get("error")), flush=True)
-    out = {"rounds": res}
-    errors = [(m, k, r["error"]) for m in MODES for k, r in res[m].items() if "error" in r]
+def summarize(res, out):
+    """The tables, the threads and the ratios of the rounds in res (mode -> round -> report);
+    fills out["ratios"]. Returns the rounds that failed."""
+    modes = list(res)
+    errors = [(m, k, r["error"]) for m in modes for k, r in res[m].items() if "error" in r]
     for m, k, e in errors:
-        print("FAIL torch.%s: round %d: %s" % (m, k, e))
-    loop = {m: {k: r["loop_s"] for k, r in res[m].items() if "loop_s" in r} for m in MODES}
-    step = {m: {k: r["step_ms_median"] for k, r in res[m].items() if "step_ms_median" in r} for m in MODES}
+        print("FAIL torch.%s: round %s: %s" % (m, k, e))
+    loop = {m: {k: r["loop_s"] for k, r in res[m].items() if "loop_s" in r} for m in modes}
+    step = {m: {k: r["step_ms_median"] for k, r in res[m].items() if "step_ms_median" in r} for m in modes}
     print("| mode | loop s median [min-max] | added | median step ms | added |")
     print("|---|---|---|---|---|")
     base = med(list(loop["plain"].values()))[0]
     sbase = med(list(step["plain"].values()))[0]
-    for m in MODES:
+    for m in modes:
         q = med(list(loop[m].values()))
         qs = med(list(step[m].values()))
         print("| %s | %.3f [%.3f-%.3f] | %+.1f %% | %.2f | %+.1f %% |" % (
@@ -193,7 +178,7 @@ def main():
     # forced flush, shows in p99/max and in the mean but not in the median)
     print("| mode | step ms mean | p50 | p90 | p99 | max | steps > 1.5x p50 |")
     print("|---|---|---|---|---|---|---|")
-    for m in MODES:
+    for m in modes:
         xs = sorted(x for r in res[m].values() for x in r.get("step_ms", []))
         if not xs:
             continue
@@ -209,7 +194,7 @@ def main():
         return next((v for n, v in r.get("threads", {}).items() if n.endswith(":main")), None)
 
     print("threads during the loop (per round: loop s; main cpu s/invol/vol; busiest others cpu s; IPIs CAL/RES):")
-    for m in MODES:
+    for m in modes:
         for k, r in sorted(res[m].items()):
             th = r.get("threads")
             if not th:
@@ -217,12 +202,12 @@ def main():
             mainv = main_thread(r) or [0, 0, 0, 0]
             others = sorted(((v[0], n.rsplit(":", 1)[0]) for n, v in th.items() if not n.endswith(":main")),
                             reverse=True)[:4]
-            print("  %-16s r%d loop %.3f; main %.2f/%d/%d cpu%d; %s; CAL %d RES %d" % (
+            print("  %-16s r%s loop %.3f; main %.2f/%d/%d cpu%d; %s; CAL %d RES %d" % (
                 m, k, r["loop_s"], mainv[0], mainv[1], mainv[2], mainv[3],
                 " ".join("%s=%.2f" % (n, c) for c, n in others if c > 0), r.get("ipis", {}).get("CAL", -1),
                 r.get("ipis", {}).get("RES", -1)))
 
-    mains = {m: [main_thread(r)[0] for r in res[m].values() if main_thread(r)] for m in MODES}
+    mains = {m: [main_thread(r)[0] for r in res[m].values() if main_thread(r)] for m in modes}
     print("main thread CPU s during the loop, median [min-max]: " + "; ".join(
         "%s %.3f [%.3f-%.3f]" % ((m,) + med(v)) for m, v in mains.items() if v))
 
@@ -270,6 +255,54 @@ def main():
             print("  (the medians' ratio: %.2fx, 90 %% bootstrap interval over rounds [%.2f-%.2f])" % (
                 rm(ks), boot[100], boot[1899]))
 
+    return errors
+
+
+def pool(paths):
+    """--pool: the rounds of several runs (torch_compare.json of several device calls, maybe on other
+    hosts) read as one set. Each round's ratios are taken within its own run, so the per-round
+    ratios pool; the medians' ratio mixes hosts and is only a rough check there."""
+    res = {"plain": {}}
+    for i, path in enumerate(paths, 1):
+        try:
+            data = json.load(open(path))
+        except (OSError, ValueError) as e:
+            print("torch_compare.py --pool: %s: %s (want a torch_compare.json)" % (path, e))
+            return 2
+        for m, rounds in data.get("rounds", {}).items():
+            for k, r in rounds.items():
+                res.setdefault(m, {})["%d.%s" % (i, k)] = r
+    if not res["plain"]:
+        print("torch_compare.py --pool: no round of mode plain in %s" % " ".join(paths))
+        return 2
+    print("pooled: %d runs, %d rounds of plain" % (len(paths), len(res["plain"])))
+    return 1 if summarize(res, {}) else 0
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--pool":
+        return pool(sys.argv[2:])
+    b, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    os.makedirs(work, exist_ok=True)
+    res = {m: {} for m in MODES}
+    # TORCH_COMPARE_BUDGET_S: no new round starts once another one would not fit (the device's
+    # call limit), so that a long run still ends with its comparison printed
+    budget = float(os.environ.get("TORCH_COMPARE_BUDGET_S", "0"))
+    t_start = time.time()
+    for rnd in range(1, rounds + 1):
+        spent = time.time() - t_start
+        if budget and rnd > 1 and spent + spent / (rnd - 1) > budget:
+            print("round %d not started: %.0f s spent, a round takes %.0f s, budget %.0f s" % (
+                rnd, spent, spent / (rnd - 1), budget), flush=True)
+            break
+        for m in MODES:
+            res[m][rnd] = run_mode(b, work, m, rnd)
+            r = res[m][rnd]
+            print("round %d %-18s %s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
+                                          if "loop_s" in r else r.get("error")), flush=True)
+    out = {"rounds": res}
+    errors = summarize(res, out)
     # what the program's own end costs (interpreter and CUDA teardown after t_end), from `plain` in the
     # same round, and every omniprof mode's time from t_end to its database, raw and beyond that
     own_exit = {k: r["t_done"] - r["t_end"] for k, r in res["plain"].items() if "t_end" in r}
