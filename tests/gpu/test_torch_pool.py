@@ -23,7 +23,9 @@ def run_json(loops):
     """{mode: [loop s per round]} -> a torch_compare.json body (steps of 10 ms scaled to the loop)."""
     rounds = {}
     for m, xs in loops.items():
-        rounds[m] = {str(i): {"loop_s": x, "step_ms_median": 10 * x, "step_ms": [10 * x] * 100} for i, x in enumerate(xs, 1)}
+        rounds[m] = {str(i): {"loop_s": x, "step_ms_median": 10 * x, "step_ms": [10 * x] * 100,
+                              "threads": {"python3:main": [0.7 * x, 1, 100, 9], "pt_autograd_0:1": [0.2, 0, 50, 3]},
+                              "ipis": {"CAL": 300, "RES": 1}} for i, x in enumerate(xs, 1)}
     return {"rounds": rounds}
 
 
@@ -41,6 +43,8 @@ def main():
     print(r.stdout)
     check(r.returncode == 0, "--pool exits 0 (%d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     check("pooled: 2 runs, 3 rounds of plain" in r.stdout, "three rounds pooled from two runs")
+    check("om_runtime       r2.1 loop 2.100; main 1.47/1/100 cpu9; pt_autograd_0=0.20; CAL 300 RES 1" in r.stdout,
+          "the threads of each pooled round, named by run and round")
     # runtime per round: 0.5, 0.5, 0.2 -> median 0.5 [0.2-0.5]: met (<= 0.5)
     check("MET torch.om_runtime_vs_torch_cuda: omniprof adds 0.50x [0.20-0.50] what torch_cuda adds (3 rounds" in r.stdout,
           "the runtime ratio pools per round (0.50x [0.20-0.50], met)")
