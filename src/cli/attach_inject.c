@@ -278,22 +278,19 @@ static int wait_stop(pid_t tid)
 
 typedef enum safety { SAFE, RETRY, BAD } safety;
 
-/* How the thread goes on after the injected call: as it was; the kernel's restart of the
- * interrupted call (RESUME_RESTART: rax = orig_rax, rip back over the `syscall`); or the call
- * made again (RESUME_REDO: rax = redo_nr). */
-enum { RESUME_AS_IS, RESUME_RESTART, RESUME_REDO };
-
-/* A sleep the kernel restarts through restart_syscall (nanosleep, clock_nanosleep, poll, a timed
+/* *restart_nr: -1 when the thread goes on as it was after the injected call; else the system call
+ * it makes (again) then, with its own arguments (rip back over the `syscall`): the interrupted
+ * call, as the kernel restarts it when no handler runs.
+ * A sleep the kernel restarts through restart_syscall (nanosleep, clock_nanosleep, poll, a timed
  * futex wait: -ERESTART_RESTARTBLOCK) keeps its state in the kernel's per-thread restart block,
  * which rt_sigreturn clears. Such a thread is taken only when `late` (no other safe point for
  * ~1 s: a program that sleeps between short bursts), and then the call is made again from the
  * start: the thread sleeps at most its interval once more and never sees EINTR. Where
  * restart_syscall already stands in its place (an earlier try of ours interrupted it), the call
  * is known only if that try recorded it, with the same pc and arguments. */
-static safety check_point(target *t, pid_t tid, const struct user_regs_struct *r, bool late, int *how,
-                          long long *redo_nr)
+static safety check_point(target *t, pid_t tid, const struct user_regs_struct *r, bool late, long long *restart_nr)
 {
-    *how = RESUME_AS_IS;
+    *restart_nr = -1;
     if (in_ranges(t->ld, t->n_ld, r->rip)) return RETRY;
     long long orig = (long long)r->orig_rax, rax = (long long)r->rax;
     if (orig >= 0) {
@@ -307,20 +304,18 @@ static safety check_point(target *t, pid_t tid, const struct user_regs_struct *r
                     t->sleeps[k].rdi = r->rdi, t->sleeps[k].rsi = r->rsi, t->sleeps[k].rdx = r->rdx;
                     t->sleeps[k].r10 = r->r10;
                 }
-                *redo_nr = orig;
+                *restart_nr = orig;
             } else if (k < t->n_sleeps && t->sleeps[k].rip == r->rip && t->sleeps[k].rdi == r->rdi &&
                        t->sleeps[k].rsi == r->rsi && t->sleeps[k].rdx == r->rdx && t->sleeps[k].r10 == r->r10) {
-                *redo_nr = t->sleeps[k].nr;
+                *restart_nr = t->sleeps[k].nr;
             } else {
                 return RETRY; /* which call restart_syscall continues is not known */
             }
-            if (!late) return RETRY;
-            *how = RESUME_REDO;
-            return SAFE;
+            return late ? SAFE : RETRY;
         }
         /* malloc's own system calls (made with an arena locked): dlopen would wait for it */
         if (orig == 9 || orig == 10 || orig == 11 || orig == 12 || orig == 25 || orig == 28) return RETRY;
-        if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) *how = RESUME_RESTART;
+        if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) *restart_nr = orig;
         return SAFE; /* in (or returning from) a system call: the C library holds no lock of ours */
     }
     return in_ranges(t->libc, t->n_libc, r->rip) ? RETRY : SAFE;
@@ -338,7 +333,7 @@ static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t n)
 }
 
 /* Steps 3-4 on a stopped thread at a safe point. Returns 0, or -1 (nothing was changed). */
-static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, int how, long long redo_nr,
+static int redirect(const target *t, pid_t tid, const struct user_regs_struct *regs, long long restart_nr,
                     const char *lib)
 {
     uint8_t *xs = aligned_alloc(64, XSTATE_MAX);
@@ -379,12 +374,9 @@ static int redirect(const target *t, pid_t tid, const struct user_regs_struct *r
     mc->rdx = regs->rdx, mc->rax = regs->rax, mc->rcx = regs->rcx, mc->rsp = regs->rsp;
     mc->rip = regs->rip, mc->eflags = regs->eflags;
     mc->cs = (uint16_t)regs->cs, mc->gs = 0, mc->fs = 0, mc->ss = (uint16_t)regs->ss;
-    if (how == RESUME_RESTART) { /* what the kernel does for a restartable call when no handler runs */
+    if (restart_nr >= 0) { /* what the kernel does for a restartable call when no handler runs */
         mc->rip = regs->rip - 2;
-        mc->rax = regs->orig_rax;
-    } else if (how == RESUME_REDO) { /* the sleep made again, with the same arguments */
-        mc->rip = regs->rip - 2;
-        mc->rax = (unsigned long long)redo_nr;
+        mc->rax = (unsigned long long)restart_nr;
     }
     mc->fpstate = xs_at;
     uc.sigmask = sigmask;
@@ -477,17 +469,16 @@ op_inject_status op_attach_inject(pid_t pid, const char *lib_path, char *err, si
             continue;
         }
         struct user_regs_struct regs;
-        int how = RESUME_AS_IS;
-        long long redo_nr = -1;
+        long long restart_nr = -1;
         /* the first ~1 s only where the program sees nothing; then also a sleep, made again
          * after the call (a program that sleeps between short bursts is almost always asleep) */
-        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, tid, &regs, attempt >= 50, &how, &redo_nr)
+        safety s = ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 ? check_point(&t, tid, &regs, attempt >= 50, &restart_nr)
                                                                : BAD;
         if (s != BAD && getenv("OMNIPROF_ATTACH_DEBUG"))
-            fprintf(stderr, "attach: try %d thread %d: rip 0x%llx orig_rax %lld rax %lld: %s\n", attempt, (int)tid,
-                    (unsigned long long)regs.rip, (long long)regs.orig_rax, (long long)regs.rax,
-                    s == SAFE ? (how == RESUME_REDO ? "safe (the sleep is made again)" : "safe") : "not now");
-        if (s == SAFE && redirect(&t, tid, &regs, how, redo_nr, lib_path) == 0) {
+            fprintf(stderr, "attach: try %d thread %d: rip 0x%llx orig_rax %lld rax %lld: %s (restart %lld)\n", attempt,
+                    (int)tid, (unsigned long long)regs.rip, (long long)regs.orig_rax, (long long)regs.rax,
+                    s == SAFE ? "safe" : "not now", restart_nr);
+        if (s == SAFE && redirect(&t, tid, &regs, restart_nr, lib_path) == 0) {
             ptrace(PTRACE_DETACH, tid, 0, 0); /* step 5 happens without us */
             return OP_INJECT_OK;
         }
