@@ -399,6 +399,22 @@ int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation)
     return service_enabled(&g_op_buffer_kind_mask[buffer_kind], false, buffer_kind, operation);
 }
 
+static int kind_active(_Atomic uint64_t *kind_mask)
+{
+    return (atomic_load_explicit(kind_mask, memory_order_acquire) & atomic_load_explicit(&g_op_active_mask, memory_order_acquire)) &&
+           !atomic_load_explicit(&g_op_paused, memory_order_acquire);
+}
+
+int op_sdk_kind_active(uint32_t buffer_kind)
+{
+    return buffer_kind < OMNIPROF_BUFFER_TRACING_LAST && kind_active(&g_op_buffer_kind_mask[buffer_kind]);
+}
+
+int op_sdk_callback_kind_active(uint32_t callback_kind)
+{
+    return callback_kind < OMNIPROF_CALLBACK_TRACING_LAST && kind_active(&g_op_callback_kind_mask[callback_kind]);
+}
+
 int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation)
 {
     if (callback_kind >= OMNIPROF_CALLBACK_TRACING_LAST) return 0;

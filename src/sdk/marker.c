@@ -272,16 +272,30 @@ static void sdk_range_stop(omniprof_range_id_t id)
     }
 }
 
+/* A pause first has the backends deliver what they hold (GPU records of work done before it,
+ * which arrive asynchronously, would otherwise be dropped as paused), then tells them, so that
+ * they stop collecting at the source (the CUDA backend turns CUPTI's activity and API callbacks
+ * off: a paused process does not keep paying CUPTI's cost per launch); a resume turns them on
+ * again before its marker. */
 static void sdk_pause(void)
 {
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_PAUSE, "", 0, -1);
+    if (atomic_load(&g_op_paused)) return;
+    if (!op_sdk_is_finalizing()) op_backends_flush();
     atomic_store(&g_op_paused, 1);
+    if (!op_sdk_is_finalizing()) op_backends_context_change();
 }
 
 static void sdk_resume(void)
 {
-    atomic_store(&g_op_paused, 0);
+    if (atomic_exchange(&g_op_paused, 0) && !op_sdk_is_finalizing()) op_backends_context_change();
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_RESUME, "", 0, -1);
+}
+
+void op_sdk_set_paused(int paused)
+{
+    if (paused) sdk_pause();
+    else sdk_resume();
 }
 
 static void sdk_name_thread(const char *name)

@@ -3,9 +3,11 @@
 // produce (kernels by name with grid/block, copies by direction with bytes, memsets, allocations,
 // NVTX ranges), which tests/gpu/validate.py checks against the trace.
 //
-// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external driverapi, and
+// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external driverapi windows
+// (run under --selected-regions: tests/gpu/run.sh), and
 // exitthread / sigterm (the process ends by exit() from another thread / by SIGTERM).
 // GPU_TEST_INIT_SDK=1 calls omniprof_initialize() first (for OMNIPROF_INIT_AT_LOAD=false runs).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -216,6 +218,39 @@ static int external(void) {
     return 0;
 }
 
+// --selected-regions: only the kernels between cudaProfilerStart and cudaProfilerStop (k_add), and
+// between the driver's cuProfilerStart and cuProfilerStop (k_scale), are recorded; k_empty, launched
+// outside, is not (nor its launching call: CUPTI is off between the windows).
+typedef int (*cu_profiler_t)(void);
+static int windows(void) {
+    const int n = 1 << 12;
+    float *y; CK(cudaMalloc(&y, n * sizeof(float)));
+    void *drv = dlopen("libcuda.so.1", RTLD_LAZY);
+    cu_profiler_t cu_start = drv ? (cu_profiler_t)dlsym(drv, "cuProfilerStart") : NULL;
+    cu_profiler_t cu_stop = drv ? (cu_profiler_t)dlsym(drv, "cuProfilerStop") : NULL;
+    if (!cu_start || !cu_stop) { fprintf(stderr, "cuProfilerStart/Stop not found in libcuda.so.1\n"); return 1; }
+    for (int w = 0; w < 3; w++) {
+        for (int i = 0; i < 20; i++) k_empty<<<1, 32>>>();
+        CK(cudaDeviceSynchronize());
+        CK(cudaProfilerStart());
+        for (int i = 0; i < 10; i++) k_add<<<2, 64>>>(y, n);
+        CK(cudaDeviceSynchronize());
+        CK(cudaProfilerStop());
+    }
+    for (int i = 0; i < 20; i++) k_empty<<<1, 32>>>();
+    CK(cudaDeviceSynchronize());
+    if (cu_start() != 0) { fprintf(stderr, "cuProfilerStart failed\n"); return 1; }
+    for (int i = 0; i < 5; i++) k_scale<<<4, 32>>>(y, n, 1.0f);
+    CK(cudaDeviceSynchronize());
+    if (cu_stop() != 0) { fprintf(stderr, "cuProfilerStop failed\n"); return 1; }
+    for (int i = 0; i < 20; i++) k_empty<<<1, 32>>>();
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(y));
+    ex("{\"kernels\":{\"k_add\":{\"count\":30,\"shapes\":[[[2,1,1],[64,1,1],30]]},"
+       "\"k_scale\":{\"count\":5,\"shapes\":[[[4,1,1],[32,1,1],5]]}}}");
+    return 0;
+}
+
 // exit() from another thread / SIGTERM after the work: nothing may be lost.
 static void *exit_from_thread(void *arg) { (void)arg; exit(0); return NULL; }
 static int ending(const char *how) {
@@ -235,7 +270,7 @@ static int ending(const char *how) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external|driverapi|exitthread|sigterm\n", argv[0]); return 64; }
+    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external|driverapi|windows|exitthread|sigterm\n", argv[0]); return 64; }
     // "held" test: the SDK initializes only now (OMNIPROF_INIT_AT_LOAD=false), after the
     // program's own CUPTI subscriber (libomniprof-cupti-holder.so's constructor) took CUPTI.
     if (getenv("GPU_TEST_INIT_SDK")) {
@@ -257,6 +292,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "many")) rc = many();
     else if (!strcmp(s, "external")) rc = external();
     else if (!strcmp(s, "driverapi")) rc = driverapi();
+    else if (!strcmp(s, "windows")) rc = windows();
     else if (!strcmp(s, "exitthread") || !strcmp(s, "sigterm")) return ending(s);
     else { fprintf(stderr, "unknown scenario '%s'\n", s); return 64; }
     printf("EXPECT %s\n", g_exp);

@@ -1,7 +1,8 @@
 /* test_backend.c — src/sdk/backend.c and the backend half of tracing.c, with a fake backend
  * registered under the name "cpu" before the SDK initializes (OMNIPROF_INIT_AT_LOAD=0, set
  * by CTest), so the real CPU backend is never loaded: duplicate registration, start after the
- * lock (once, because a kind it serves was configured), on_context_change, flush from
+ * lock (once, because a kind it serves was configured), on_context_change (also at a pause, after
+ * a flush, and at a resume), flush from
  * omniprof_flush_buffer, operation names / iteration / argument iteration delegated to it,
  * agents appended after the CPU agents, symbolization delegated, and finalize at exit; which
  * library serves a kind comes from the backends' manifests, read without loading them. */
@@ -19,8 +20,18 @@ static omniprof_status_t fake_start(void)
     atomic_fetch_add(&g_start, 1);
     return OMNIPROF_STATUS_SUCCESS;
 }
-static void fake_change(void) { atomic_fetch_add(&g_change, 1); }
-static void fake_flush(void) { atomic_fetch_add(&g_flush, 1); }
+/* what the backend saw of its kind at its last on_context_change / flush */
+static _Atomic int g_change_active = -1, g_flush_active = -1;
+static void fake_change(void)
+{
+    atomic_store(&g_change_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    atomic_fetch_add(&g_change, 1);
+}
+static void fake_flush(void)
+{
+    atomic_store(&g_flush_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    atomic_fetch_add(&g_flush, 1);
+}
 static void fake_finalize(void) { atomic_fetch_add(&g_finalize, 1); }
 static const char *fake_op_name(uint32_t kind, int32_t op)
 {
@@ -181,6 +192,24 @@ int main(void)
     CHECK(atomic_load(&g_change) == before + 1);
     CHECK(op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_CPU_SAMPLE_CPUTIME));
     CHECK(!op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_CPU_SAMPLE_REALTIME));
+    CHECK(atomic_load(&g_change_active) == 1);
+    CHECK(op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) && !op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH));
+
+    /* a pause flushes the backends while collection is still on (what they hold is delivered),
+     * then tells them, with the kind no longer active (the CUDA backend turns CUPTI off then); a
+     * second pause does neither; a resume tells them with the kind active again */
+    int fl0 = atomic_load(&g_flush), ch0 = atomic_load(&g_change);
+    op_sdk_set_paused(1);
+    CHECK(atomic_load(&g_flush) == fl0 + 1 && atomic_load(&g_flush_active) == 1);
+    CHECK(atomic_load(&g_change) == ch0 + 1 && atomic_load(&g_change_active) == 0);
+    CHECK(!op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    op_sdk_set_paused(1);
+    CHECK(atomic_load(&g_flush) == fl0 + 1 && atomic_load(&g_change) == ch0 + 1);
+    op_sdk_set_paused(0);
+    CHECK(atomic_load(&g_change) == ch0 + 2 && atomic_load(&g_change_active) == 1);
+    CHECK(op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    op_sdk_set_paused(0);
+    CHECK(atomic_load(&g_change) == ch0 + 2);
 
     /* names and iteration delegated */
     const char *n = NULL;

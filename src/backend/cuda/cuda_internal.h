@@ -101,6 +101,9 @@ int op_cuda_activity_start(int api_traced); /* 0, or -1 (logged) */
 /* Activity mode: enable CUPTI's API activity records for the traced domains (full) and for the
  * calls of classes `cls` */
 void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls);
+/* Turns the activity kinds and API records enabled at start off (0) or on again (1): the backend
+ * collects nothing while no active context wants its records or collection is paused. */
+void op_cuda_activity_collect(int on);
 /* Activity mode: does CUPTI write an API activity record for this call? */
 int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);
 void op_cuda_activity_flush(int forced);

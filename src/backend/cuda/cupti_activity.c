@@ -558,6 +558,11 @@ static void *flush_thread(void *arg)
     return NULL;
 }
 
+/* The kinds enabled at start, turned off and on again by op_cuda_activity_collect (the API
+ * kinds are not in the list: op_cuda_activity_enable_api's arguments are kept instead). */
+static CUpti_ActivityKind g_on_kinds[16];
+static int g_n_on_kinds;
+
 static int enable_kind(CUpti_ActivityKind k, const char *what)
 {
     CUptiResult r = cuptiActivityEnable(k);
@@ -567,6 +572,9 @@ static int enable_kind(CUpti_ActivityKind k, const char *what)
         op_warn("cuda: cannot collect %s activity (cuptiActivityEnable: %s)", what, s);
         return -1;
     }
+    if (k != CUPTI_ACTIVITY_KIND_RUNTIME && k != CUPTI_ACTIVITY_KIND_DRIVER &&
+        g_n_on_kinds < (int)(sizeof g_on_kinds / sizeof g_on_kinds[0]))
+        g_on_kinds[g_n_on_kinds++] = k;
     return 0;
 }
 
@@ -653,12 +661,17 @@ static void exclude_apis(CUpti_CallbackDomain dom, uint32_t n)
 }
 
 /* Fine-grained API activity: the whole domain when traced, else the calls of classes `cls`
- * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). */
-static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint32_t n, int driver_launches)
+ * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). on = 0
+ * turns the same off. */
+static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint32_t n, int driver_launches, int on)
 {
     const int runtime = kind == CUPTI_ACTIVITY_KIND_RUNTIME;
     CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     if (full) {
+        if (!on) {
+            cuptiActivityDisable(kind);
+            return;
+        }
         enable_kind(kind, runtime ? "CUDA runtime API" : "CUDA driver API");
         exclude_apis(dom, n);
         return;
@@ -666,12 +679,13 @@ static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint
     if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
     for (uint32_t id = 1; cls && id < n; id++)
         if (op_cuda_cbinfo_get(dom, id)->cls & cls) {
-            if (runtime) cuptiActivityEnableRuntimeApi(id, 1);
-            else cuptiActivityEnableDriverApi(id, 1);
+            if (runtime) cuptiActivityEnableRuntimeApi(id, (uint8_t)on);
+            else cuptiActivityEnableDriverApi(id, (uint8_t)on);
         }
 }
 
-static int g_api_rt_full, g_api_drv_full, g_api_drv_launches;
+static int g_api_rt_full, g_api_drv_full, g_api_drv_launches, g_api_set;
+static uint8_t g_api_cls;
 
 void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
 {
@@ -685,8 +699,22 @@ void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
         g_join = 1;
     }
     g_api_rt_full = rt_full, g_api_drv_full = drv_full, g_api_drv_launches = drv_launches;
-    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1);
-    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches);
+    g_api_cls = cls, g_api_set = 1;
+    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, 1);
+    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches, 1);
+}
+
+void op_cuda_activity_collect(int on)
+{
+    for (int i = 0; i < g_n_on_kinds; i++) {
+        if (on) cuptiActivityEnable(g_on_kinds[i]);
+        else cuptiActivityDisable(g_on_kinds[i]);
+    }
+    if (g_api_set) {
+        enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, g_api_rt_full, g_api_cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, on);
+        enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, g_api_drv_full, g_api_cls, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                        g_api_drv_launches, on);
+    }
 }
 
 int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)

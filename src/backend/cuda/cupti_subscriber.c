@@ -63,6 +63,9 @@ static int g_capture_ext; /* activity mode: launch callbacks capture external id
 static int g_pcs;         /* PC sampling configured (cupti_pcsampling.c) */
 static int g_pms;         /* PM sampling configured (cupti_pmsampling.c) */
 static int g_sass;        /* SASS metrics configured (cupti_sassmetrics.c) */
+static int g_selected;    /* --selected-regions: cuProfilerStart/Stop resume/pause collection */
+static int g_collect_off; /* no active context wants our records, or paused: CUPTI's activity and API
+                           * callbacks are off (under g_start_lock) */
 
 /* launch hook (counters); hook and data published together under g_start_lock, read racily */
 static op_cuda_launch_hook_t volatile g_hook;
@@ -589,6 +592,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 {
     (void)ud;
     if (op_cuda_off || !data || t_own_calls) return;
+    /* --selected-regions: cudaProfilerStart/Stop (which call cuProfilerStart/Stop) select what is
+     * collected, as omniprof_resume/omniprof_pause do: collection starts when the start returns
+     * and stops when the stop is entered */
+    if (g_selected && dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+        const CUpti_ApiCallbackSite site = ((const CUpti_CallbackData *)data)->callbackSite;
+        if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && site == CUPTI_API_EXIT) op_sdk_set_paused(0);
+        else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && site == CUPTI_API_ENTER) op_sdk_set_paused(1);
+    }
     switch (dom) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
     case CUPTI_CB_DOMAIN_DRIVER_API: on_api(dom, cbid, data); break;
@@ -630,19 +641,82 @@ static void enable_launch_callbacks_locked(void)
 
 /* Activity mode, once a tool pushed external ids: callbacks on every call CUPTI records, so
  * that the ids on top of the launching thread's stacks are captured at launch. */
-static void enable_capture_locked(void)
+static void enable_capture_callbacks_locked(void)
 {
-    if (g_capture_ext) return;
-    __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
     enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, op_cuda_activity_classes, CUPTI_RUNTIME_TRACE_CBID_SIZE);
     enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, op_cuda_activity_classes, CUPTI_DRIVER_TRACE_CBID_SIZE);
 }
 
+static void enable_capture_locked(void)
+{
+    if (g_capture_ext) return;
+    __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
+    if (!g_collect_off) enable_capture_callbacks_locked();
+}
+
+/* The callbacks of the runtime and driver API domains and of NVTX that collection needs (the
+ * resource domain's stay on for the process). At start, and again when collection resumes. */
+static void enable_api_callbacks_locked(void)
+{
+    if (op_cuda_activity_mode) {
+        if (g_hook || g_pcs || g_sass) enable_launch_callbacks_locked();
+        if (g_capture_ext) enable_capture_callbacks_locked();
+    } else {
+        uint8_t cls = op_cuda_activity_classes;
+        if (g_hook) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
+        /* runtime ids of every class are kept so that nested driver calls are recognised (inv. 4) */
+        enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+        enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+        if (g_pcs || g_sass) enable_launch_callbacks_locked();
+    }
+    if (g_nvtx_on) cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
+}
+
+/* cudaProfilerStart/Stop and the driver calls they make: on for the process under
+ * --selected-regions (the runtime ones too, so that a runtime call's ENTER and EXIT both arrive
+ * even when its domain is turned off in between). */
+static void enable_profiler_callbacks_locked(void)
+{
+    if (!g_selected) return;
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+}
+
+static int collecting(void);
+
+/* Nothing to collect (the tool's context stopped: omniprof attach detached, a collection period
+ * ended; or omniprof_pause / cudaProfilerStop under --selected-regions): CUPTI's activity kinds and
+ * API callbacks go off, so that the program stops paying CUPTI's cost per launch; they come back
+ * when collection does. PC/PM sampling, SASS metrics and counters keep CUPTI as set at start
+ * (their per-context state is not rebuilt). */
+static void set_collecting_locked(int on)
+{
+    if (on == !g_collect_off || (!on && (g_pcs || g_pms || g_sass || g_hook))) return;
+    if (on) {
+        g_collect_off = 0;
+        op_cuda_activity_collect(1);
+        enable_api_callbacks_locked();
+    } else {
+        g_collect_off = 1;
+        cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
+        if (g_nvtx_on) cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_NVTX);
+        op_cuda_activity_collect(0);
+    }
+    enable_profiler_callbacks_locked();
+    op_info("cuda: collection %s: CUPTI activity and API callbacks %s", on ? "on" : "off", on ? "enabled again" : "disabled");
+}
+
 static void cuda_on_context_change(void)
 {
-    if (g_state != ST_ON || !op_cuda_activity_mode || g_capture_ext || !op_sdk_external_in_use()) return;
+    if (g_state != ST_ON || op_cuda_off || op_sdk_is_finalizing()) return;
     pthread_mutex_lock(&g_start_lock);
-    if (g_state == ST_ON) enable_capture_locked();
+    if (g_state == ST_ON) {
+        if (op_cuda_activity_mode && !g_capture_ext && op_sdk_external_in_use()) enable_capture_locked();
+        set_collecting_locked(collecting());
+    }
     pthread_mutex_unlock(&g_start_lock);
 }
 
@@ -693,6 +767,7 @@ static omniprof_status_t start_locked(void)
         return OMNIPROF_STATUS_SUCCESS;
     }
     cuptiActivityRegisterTimestampCallback(cupti_timestamp);
+    g_selected = op_setting_bool(OP_SET_SELECTED_REGIONS);
     char holder[128] = "";
     CUpti_SubscriberParams sp;
     memset(&sp, 0, sizeof sp);
@@ -729,30 +804,19 @@ static omniprof_status_t start_locked(void)
     if (op_cuda_activity_mode) {
         op_cuda_activity_enable_api(g_rt_full, g_drv_full, cls);
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-        if (g_hook) enable_launch_callbacks_locked();
-        if (op_sdk_external_in_use()) enable_capture_locked();
-    } else {
-        if (g_hook) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
-        /* runtime ids of every class are kept so that nested driver calls are recognised (inv. 4) */
-        enable_api_domain(CUPTI_CB_DOMAIN_RUNTIME_API, g_rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-        enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
+        if (op_sdk_external_in_use()) __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
+    } else if (g_hook) {
+        cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
     }
 
     g_pcs = op_cuda_pcs_start();
-    if (g_pcs) {
-        static const CUpti_CallbackId res[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-                                               CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
-        for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]);
-        enable_launch_callbacks_locked();
-    }
     g_pms = op_cuda_pms_start();
     if (g_pms || op_cuda_um_wanted())
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-    if (g_sass) {
+    if (g_pcs || g_sass) {
         static const CUpti_CallbackId res[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
                                                CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
         for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]);
-        enable_launch_callbacks_locked();
     }
     g_code_on = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CODE_OBJECT) ||
                 op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
@@ -767,8 +831,13 @@ static omniprof_status_t start_locked(void)
     if (g_nvtx_on) {
         set_nvtx_injection();
         r = cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
-        if (r != CUPTI_SUCCESS) op_warn("cuda: NVTX capture off: %s", cupti_err(r));
+        if (r != CUPTI_SUCCESS) {
+            op_warn("cuda: NVTX capture off: %s", cupti_err(r));
+            g_nvtx_on = 0;
+        }
     }
+    enable_api_callbacks_locked();
+    enable_profiler_callbacks_locked();
     hand_over_driver_table();
     g_state = ST_ON;
     op_info("cuda backend on (%s mode; runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
@@ -838,6 +907,20 @@ OP_BACKEND_MANIFEST(g_manifest) = {
     .counter_kinds = {OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, OMNIPROF_COUNTER_RECORD_VALUE},
     .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
 };
+
+/* Does an active context want what this backend collects (and is collection not paused)? */
+static int collecting(void)
+{
+    for (size_t i = 0; i < OP_BACKEND_MAX_KINDS && g_manifest.buffer_kinds[i]; i++)
+        if (op_sdk_kind_active(g_manifest.buffer_kinds[i])) return 1;
+    if (g_nvtx_on &&
+        (op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_MARKER_API) || op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API) ||
+         op_sdk_callback_kind_active(OMNIPROF_CALLBACK_TRACING_MARKER_API)))
+        return 1;
+    return op_sdk_callback_kind_active(OMNIPROF_CALLBACK_TRACING_CUDA_RUNTIME_API) ||
+           op_sdk_callback_kind_active(OMNIPROF_CALLBACK_TRACING_CUDA_DRIVER_API) ||
+           op_sdk_callback_kind_active(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH);
+}
 
 static const op_backend g_desc = {
     .size = sizeof(op_backend),
