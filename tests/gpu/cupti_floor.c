@@ -14,7 +14,10 @@
  * Modifiers (the settings omniprof adds to the same records, priced alone): OMNIPROF_CUPTI_FLOOR_SUB=1
  * a subscriber with the resource and NVTX domains enabled (no API callback); OMNIPROF_CUPTI_FLOOR_TID=
  * system: cuptiSetThreadIdType(SYSTEM); OMNIPROF_CUPTI_FLOOR_TS=mono: a CLOCK_MONOTONIC timestamp callback.
- * At exit it prints "cupti_floor: MODE kernels=N api=N other=N dropped=N" on stderr. */
+ * OMNIPROF_CUPTI_FLOOR_WINDOWS=1: the mode's kinds start disabled; omniprof_cupti_floor_window(1/0), called by
+ * the program (tests/gpu/torch_train.py --windows, through ctypes), enables/disables them around each
+ * profiled window (the within-process comparison; the modifiers above stay as set at injection).
+ * At exit it prints "cupti_floor: MODE kernels=N api=N other=N dropped=N[ windows=N]" on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,8 @@
 static long g_kernels, g_api, g_other;
 static size_t g_dropped;
 static const char *g_mode = "kernel";
+static int g_windows;          /* OMNIPROF_CUPTI_FLOOR_WINDOWS=1 */
+static long g_windows_opened; /* omniprof_cupti_floor_window(1) calls */
 
 static void CUPTIAPI req(uint8_t **buf, size_t *size, size_t *max)
 {
@@ -111,11 +116,66 @@ __attribute__((visibility("default"))) int omniprof_cupti_floor_excluded(CUpti_C
     return n;
 }
 
+/* The activity kinds (and per-call API records) of the mode: on = 1 enables them, as at injection
+ * without windows; on = 0 disables every one of them, turns the per-id API enables off too and
+ * flushes what CUPTI holds. Returns the first CUPTI error, or CUPTI_SUCCESS. */
+static CUptiResult set_kinds(int on)
+{
+    static const CUpti_CallbackId rt[] = {
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+        CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,  CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
+    static const CUpti_CallbackId drv[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                           CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+    static const CUpti_ActivityKind gpu[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                             CUPTI_ACTIVITY_KIND_MEMSET};
+    int runtime = !strcmp(g_mode, "runtime") || !strcmp(g_mode, "runtime_all");
+    int launch = !strcmp(g_mode, "launch") || runtime;
+    CUptiResult first = CUPTI_SUCCESS, r;
+#define KEEP(call) ((r = (call)) != CUPTI_SUCCESS && first == CUPTI_SUCCESS ? (void)(first = r) : (void)0)
+    for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+        KEEP(on ? cuptiActivityEnable(gpu[i]) : cuptiActivityDisable(gpu[i]));
+    if (runtime && on) {
+        KEEP(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME)); /* overrides earlier per-id settings */
+        KEEP(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0));
+        if (!strcmp(g_mode, "runtime")) {
+            CUpti_CallbackId skip[64];
+            int n = omniprof_cupti_floor_excluded(skip, 64, NULL, 0);
+            for (int i = 0; i < n && i < 64; i++) KEEP(cuptiActivityEnableRuntimeApi(skip[i], 0));
+        }
+        KEEP(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2));
+    } else if (runtime) {
+        KEEP(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME));
+        KEEP(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2));
+    } else if (launch) {
+        for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) KEEP(cuptiActivityEnableRuntimeApi(rt[i], (uint8_t)on));
+    }
+    if (launch)
+        for (size_t i = 0; i < sizeof drv / sizeof drv[0]; i++) KEEP(cuptiActivityEnableDriverApi(drv[i], (uint8_t)on));
+    if (!on) KEEP(cuptiActivityFlushAll(0));
+#undef KEEP
+    return first;
+}
+
+/* OMNIPROF_CUPTI_FLOOR_WINDOWS=1: the floor starts with its kinds off; the program (tests/gpu/
+ * torch_train.py --window-api cupti_floor, through ctypes) turns them on (on = 1) for a profiled
+ * window and off (on = 0) after it. Returns 0, the first CUPTI error, or -1 without windows. */
+__attribute__((visibility("default"))) int omniprof_cupti_floor_window(int on)
+{
+    if (!g_windows) return -1;
+    g_windows_opened += on != 0;
+    return (int)set_kinds(on != 0);
+}
+
 static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    fprintf(stderr, "cupti_floor: %s kernels=%ld api=%ld other=%ld dropped=%zu\n", g_mode, g_kernels, g_api, g_other,
+    fprintf(stderr, "cupti_floor: %s kernels=%ld api=%ld other=%ld dropped=%zu", g_mode, g_kernels, g_api, g_other,
             g_dropped);
+    if (g_windows) fprintf(stderr, " windows=%ld", g_windows_opened);
+    fputc('\n', stderr);
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)
@@ -124,8 +184,6 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (done_once++) return 1;
     const char *m = getenv("OMNIPROF_CUPTI_FLOOR");
     if (m && *m) g_mode = m;
-    int runtime = !strcmp(g_mode, "runtime") || !strcmp(g_mode, "runtime_all");
-    int launch = !strcmp(g_mode, "launch") || runtime;
     if (env_is("OMNIPROF_CUPTI_FLOOR_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
     if (env_is("OMNIPROF_CUPTI_FLOOR_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1")) {
@@ -136,32 +194,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         }
     }
     cuptiActivityRegisterCallbacks(req, done);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-    if (runtime) {
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
-        cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
-        if (!strcmp(g_mode, "runtime")) {
-            CUpti_CallbackId skip[64];
-            int n = omniprof_cupti_floor_excluded(skip, 64, NULL, 0);
-            for (int i = 0; i < n && i < 64; i++) cuptiActivityEnableRuntimeApi(skip[i], 0);
-        }
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
-    } else if (launch) {
-        static const CUpti_CallbackId rt[] = {
-            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-            CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-            CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,         CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
-        for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) cuptiActivityEnableRuntimeApi(rt[i], 1);
-    }
-    if (launch) {
-        static const CUpti_CallbackId drv[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                               CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                                               CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
-        for (size_t i = 0; i < sizeof drv / sizeof drv[0]; i++) cuptiActivityEnableDriverApi(drv[i], 1);
-    }
+    g_windows = env_is("OMNIPROF_CUPTI_FLOOR_WINDOWS", "1");
+    if (!g_windows) set_kinds(1);
     atexit(at_exit);
     return 1;
 }
