@@ -19,6 +19,22 @@ def check(cond, what):
         FAILS.append(what)
 
 
+def pool(*paths):
+    """torch_compare.py --pool PATHS with the environment's mode choices cleared."""
+    return subprocess.run([sys.executable, os.path.join(HERE, "torch_compare.py"), "--pool"] + list(paths),
+                          capture_output=True, text=True,
+                          env=dict(os.environ, TORCH_COMPARE_MODES="", TORCH_COMPARE_EXTRA="", TORCH_COMPARE_WINDOWS=""))
+
+
+def finish(d):
+    """Removes the work folder d; the exit status of the checks made."""
+    shutil.rmtree(d, ignore_errors=True)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    return 0
+
+
 def run_json(loops):
     """{mode: [loop s per round]} -> a torch_compare.json body (steps of 10 ms scaled to the loop)."""
     rounds = {}
@@ -38,8 +54,7 @@ def main():
     pa, pb = os.path.join(d, "a.json"), os.path.join(d, "b.json")
     json.dump(a, open(pa, "w"))
     json.dump(b, open(pb, "w"))
-    r = subprocess.run([sys.executable, os.path.join(HERE, "torch_compare.py"), "--pool", pa, pb],
-                       capture_output=True, text=True, env=dict(os.environ, TORCH_COMPARE_MODES="", TORCH_COMPARE_EXTRA=""))
+    r = pool(pa, pb)
     print(r.stdout)
     check(r.returncode == 0, "--pool exits 0 (%d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     check("pooled: 2 runs, 3 rounds of plain" in r.stdout, "three rounds pooled from two runs")
@@ -53,15 +68,10 @@ def main():
           "the kernel ratio pools per round (0.25x [0.25-0.60], met)")
     bad = os.path.join(d, "bad.json")
     open(bad, "w").write("not json")
-    r = subprocess.run([sys.executable, os.path.join(HERE, "torch_compare.py"), "--pool", pa, bad],
-                       capture_output=True, text=True)
+    r = pool(pa, bad)
     check(r.returncode == 2 and bad in r.stdout and "torch_compare.json" in r.stdout,
           "a file that is not a torch_compare.json is named, exit 2 (%d: %s)" % (r.returncode, r.stdout.strip()))
-    shutil.rmtree(d, ignore_errors=True)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        return 1
-    return 0
+    return finish(d)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,17 @@ checks (kernel set, counts per step and per-kernel median durations equal torch.
 1 %; at least 500 kernels per step), and the database numbers (completion after the program's
 end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json.
 torch_compare.py --pool A/torch_compare.json B/torch_compare.json ...: the tables and ratios of the
-rounds of several runs together (more rounds than one device call holds; tests/gpu/test_torch_pool.py)."""
+rounds of several runs together (more rounds than one device call holds; tests/gpu/test_torch_pool.py).
+
+TORCH_COMPARE_WINDOWS=N (TORCH_COMPARE_WINDOW_STEPS=S, default 25): the comparison within each
+process instead (docs/perf/gpu.md, "Within one process"): every mode runs torch_train.py --windows N,
+N profiled windows of S steps alternating with unprofiled phases of S steps (omniprof modes under
+--selected-regions, opened by cudaProfilerStart/Stop; the bare-CUPTI floors by
+omniprof_cupti_floor_window; torch.profiler by one profile() per window; plain by nothing). A
+process's cost is the median over its windows of median(on)/median(off around it) - 1, so its own
+speed cancels; a mode's cost is the median over rounds, and ratios are of these costs, per round and
+of the medians (tests/gpu/test_torch_window.py). The kernel and database checks stay with the
+whole-process runs."""
 import glob
 import json
 import os
@@ -55,6 +65,8 @@ for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
     _parts = _rest.split(";")
     EXTRA[_name] = ([f for f in _parts[0].split(",") if f], dict(kv.split("=", 1) for kv in _parts[1:] if kv))
 MODES += [m for m in EXTRA if m not in MODES]
+WINDOWS = int(os.environ.get("TORCH_COMPARE_WINDOWS") or 0)
+WINDOW_STEPS = int(os.environ.get("TORCH_COMPARE_WINDOW_STEPS") or 25)
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
             "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample", "--sampling-freq",
                                                        os.environ.get("TORCH_COMPARE_SAMPLE_HZ", "1000")]}
@@ -70,19 +82,39 @@ for _name, (_flags, _env) in EXTRA.items():
         OM_FLAGS[_name] = _flags
 
 
+def window_costs(off_ms, on_ms):
+    """Per profiled window i: median(on_ms[i]) / median(off_ms[i] + off_ms[i + 1]) - 1 (the unprofiled
+    phases just before and after it; torch_train.py --windows writes N + 1 of them for N windows)."""
+    return [statistics.median(on) / statistics.median(off_ms[i] + off_ms[i + 1]) - 1
+            for i, on in enumerate(on_ms) if on and i + 1 < len(off_ms)]
+
+
+def process_cost(r):
+    """A windowed run's cost: the median of its windows' costs, from its step times; None if it has none."""
+    c = window_costs(r.get("off_ms", []), r.get("on_ms", []))
+    return statistics.median(c) if c else None
+
+
 def run_mode(b, work, mode, rnd):
     b = BUILD_OF.get(mode, b)
     rep = os.path.join(work, "rep-%s-%d.json" % (mode, rnd))
     d = os.path.join(work, "db-%s-%d" % (mode, rnd))
     prog = ["python3", TRAIN, "--report", rep, "--mode", mode if mode.startswith("torch") else "plain"]
+    if WINDOWS:
+        api = ("torch" if mode.startswith("torch") else "cuda_profiler" if mode in OM_FLAGS
+               else "cupti_floor" if mode.startswith("cupti_") else "none")
+        prog += ["--windows", str(WINDOWS), "--window-steps", str(WINDOW_STEPS), "--window-api", api]
     cmd = prog
     if mode in OM_FLAGS:
-        cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + ["--"] + prog
+        cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + \
+            (["--selected-regions"] if WINDOWS else []) + ["--"] + prog
     if shutil.which("taskset") and (os.cpu_count() or 0) >= 12:
         cmd = ["taskset", "-c", "2-9"] + cmd
     env = dict(os.environ, **ENV.get(mode, {}))
     if mode.startswith("cupti_"):
         env["CUDA_INJECTION64_PATH"] = os.path.join(b, "lib", "libomniprof-cupti-floor.so")
+        if WINDOWS:
+            env["OMNIPROF_CUPTI_FLOOR_WINDOWS"] = "1"
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600, env=env)
     t1 = time.time()
@@ -93,6 +125,17 @@ def run_mode(b, work, mode, rnd):
     r = json.load(open(rep))
     r["t_launch"], r["t_done"] = t0, t1
     r["db"] = glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True) if mode in OM_FLAGS else []
+    if WINDOWS and "on_ms" in r:  # kernels recorded per profiled step (untimed warm-up windows included): if
+        # pausing works, about the kernels of one step; 0 if windows record nothing, more if the off phases count
+        on_steps = (r["windows"] + r.get("window_warmup", 0)) * r["window_steps"]
+        floor = [ln for ln in p.stderr.splitlines() if ln.startswith("cupti_floor: ")]
+        if floor and "kernels=" in floor[-1]:
+            r["kernels_per_on_step"] = int(floor[-1].split("kernels=")[1].split()[0]) / on_steps
+        elif r["db"]:
+            n = sqlite3.connect(r["db"][0]).execute("SELECT count(*) FROM kernels").fetchone()[0]
+            r["kernels_per_on_step"] = n / on_steps
+        elif "kernels" in r:  # torch.profiler: its first measured window
+            r["kernels_per_on_step"] = sum(len(v) for v in r["kernels"].values()) / r["window_steps"]
     return r
 
 
@@ -155,37 +198,80 @@ def compare(om, tk, steps):
     return ok, "; ".join(msgs)
 
 
+def bootstrap(ks, f):
+    """A 90 % bootstrap interval of f over the rounds ks (seeded: the same rounds print the same interval)."""
+    rng = random.Random(12)
+    boot = sorted(f([rng.choice(ks) for _ in ks]) for _ in range(2000))
+    return boot[100], boot[1899]
+
+
+def windowed_table(res, modes, cost):
+    """The within-process table: each mode's cost over rounds, its step times off and on, what it recorded."""
+    print("| mode | within-process cost median [min-max] | 90 % bootstrap | rounds | step ms off | on | "
+          "kernels per profiled step |")
+    print("|---|---|---|---|---|---|---|")
+    for m in modes:
+        ks = list(cost[m])
+        if not ks:
+            continue
+        q = med([cost[m][k] for k in ks])
+        ci = bootstrap(ks, lambda ks_: statistics.median(cost[m][k] for k in ks_)) if len(ks) >= 3 else None
+        off = [x for r in res[m].values() for ph in r.get("off_ms", []) for x in ph]
+        on = [x for r in res[m].values() for ph in r.get("on_ms", []) for x in ph]
+        kps = [r["kernels_per_on_step"] for r in res[m].values() if "kernels_per_on_step" in r]
+        print("| %s | %+.1f %% [%+.1f-%+.1f] | %s | %d | %.2f | %.2f | %s |" % (
+            m, 100 * q[0], 100 * q[1], 100 * q[2], "[%+.1f-%+.1f] %%" % (100 * ci[0], 100 * ci[1]) if ci else "-",
+            len(ks), statistics.median(off), statistics.median(on), " ".join("%.1f" % x for x in kps) or "-"))
+    if cost.get("plain"):
+        q = med(list(cost["plain"].values()))
+        print("plain (windows that profile nothing: the method's own noise, ~0 when it works): %+.2f %% [%+.2f-%+.2f]"
+              % tuple(100 * x for x in q))
+
+
 def summarize(res, out):
     """The tables, the threads and the ratios of the rounds in res (mode -> round -> report);
-    fills out["ratios"]. Returns the rounds that failed."""
+    fills out["ratios"]. Returns the rounds that failed. Windowed rounds (torch_train.py --windows)
+    are read by their within-process cost, whole-process rounds by their loop time over plain's."""
     modes = list(res)
     errors = [(m, k, r["error"]) for m in modes for k, r in res[m].items() if "error" in r]
     for m, k, e in errors:
         print("FAIL torch.%s: round %s: %s" % (m, k, e))
     loop = {m: {k: r["loop_s"] for k, r in res[m].items() if "loop_s" in r} for m in modes}
     step = {m: {k: r["step_ms_median"] for k, r in res[m].items() if "step_ms_median" in r} for m in modes}
-    print("| mode | loop s median [min-max] | added | median step ms | added |")
-    print("|---|---|---|---|---|")
-    base = med(list(loop["plain"].values()))[0]
-    sbase = med(list(step["plain"].values()))[0]
-    for m in modes:
-        q = med(list(loop[m].values()))
-        qs = med(list(step[m].values()))
-        print("| %s | %.3f [%.3f-%.3f] | %+.1f %% | %.2f | %+.1f %% |" % (
-            m, q[0], q[1], q[2], 100 * (q[0] - base) / base, qs[0], 100 * (qs[0] - sbase) / sbase))
+    windowed = any("on_ms" in r for m in modes for r in res[m].values())
+    # what the ratios divide: each round's value minus its base. Whole-process: loop time minus plain's
+    # of the same round (two processes); within-process: the process's own cost, base 0 (plain's cost,
+    # the method's noise, is printed beside, not subtracted)
+    if windowed:
+        val = {m: {k: c for k, c in ((k, process_cost(r)) for k, r in res[m].items()) if c is not None} for m in modes}
+        base = {k: 0.0 for m in modes for k in val[m]}
+        windowed_table(res, modes, val)
+    else:
+        val, base = loop, loop["plain"]
+        print("| mode | loop s median [min-max] | added | median step ms | added |")
+        print("|---|---|---|---|---|")
+        lbase = med(list(loop["plain"].values()))[0]
+        sbase = med(list(step["plain"].values()))[0]
+        for m in modes:
+            q = med(list(loop[m].values()))
+            qs = med(list(step[m].values()))
+            print("| %s | %.3f [%.3f-%.3f] | %+.1f %% | %.2f | %+.1f %% |" % (
+                m, q[0], q[1], q[2], 100 * (q[0] - lbase) / lbase, qs[0], 100 * (qs[0] - sbase) / sbase))
 
     # where each mode's added time goes: every step of every round pooled (a periodic stall, e.g. a
     # forced flush, shows in p99/max and in the mean but not in the median)
     print("| mode | step ms mean | p50 | p90 | p99 | max | steps > 1.5x p50 |")
     print("|---|---|---|---|---|---|---|")
-    for m in modes:
-        xs = sorted(x for r in res[m].values() for x in r.get("step_ms", []))
+    phases = [(m, "%s %s" % (m, ph), ph + "_ms") for m in modes for ph in ("off", "on")] if windowed else \
+        [(m, m, "step_ms") for m in modes]
+    for m, name, key in phases:
+        xs = sorted(x for r in res[m].values() for x in (sum(r.get(key, []), []) if windowed else r.get(key, [])))
         if not xs:
             continue
         pct = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]
         print("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d of %d |" % (
-            m, statistics.fmean(xs), pct(0.5), pct(0.9), pct(0.99), xs[-1], sum(1 for x in xs if x > 1.5 * pct(0.5)),
-            len(xs)))
+            name, statistics.fmean(xs), pct(0.5), pct(0.9), pct(0.99), xs[-1],
+            sum(1 for x in xs if x > 1.5 * pct(0.5)), len(xs)))
 
     # the loop's own thread against the rest, per round (torch_train.py reads /proc around the loop):
     # CPU seconds, involuntary/voluntary switches of the main thread, the busiest other threads, IPIs
@@ -212,10 +298,10 @@ def summarize(res, out):
         "%s %.3f [%.3f-%.3f]" % ((m,) + med(v)) for m, v in mains.items() if v))
 
     def ratio(om, tm):
-        if om not in loop or tm not in loop:
+        if om not in val or tm not in val:
             return (float("nan"),) * 3, 0
-        rs = [(loop[om][k] - loop["plain"][k]) / (loop[tm][k] - loop["plain"][k])
-              for k in loop["plain"] if k in loop[om] and k in loop[tm] and loop[tm][k] > loop["plain"][k]]
+        rs = [(val[om][k] - base[k]) / (val[tm][k] - base[k])
+              for k in base if k in val[om] and k in val[tm] and val[tm][k] > base[k]]
         return med(rs), len(rs)
 
     for om, bm in (("om_lite", "cupti_kernel"), ("om_kernel", "cupti_launch"), ("om_runtime", "cupti_runtime"),
@@ -225,7 +311,8 @@ def summarize(res, out):
         (q0, q1, q2), n = ratio(om, bm)
         if n == 0:
             continue
-        print("ratio %s/%s added time: %.2fx [%.2f-%.2f] (%d rounds)" % (om, bm, q0, q1, q2, n))
+        print("ratio %s/%s added time%s: %.2fx [%.2f-%.2f] (%d rounds)" % (
+            om, bm, ", within-process" if windowed else "", q0, q1, q2, n))
     out["ratios"] = {}
     for om, tm, target in (("om_runtime", "torch_cuda", 0.5), ("om_kernel", "torch_cuda", 0.3),
                            ("om_runtime_sample", "torch_cpu_cuda", 0.5)):
@@ -233,8 +320,9 @@ def summarize(res, out):
         if n == 0:
             continue
         out["ratios"][om] = [q0, q1, q2]
-        print("%s torch.%s_vs_%s: omniprof adds %.2fx [%.2f-%.2f] what %s adds (%d rounds; target <= %.1fx)" % (
-            "MET" if q0 <= target else "MISSED", om, tm, q0, q1, q2, tm, n, target))
+        print("%s torch.%s_vs_%s%s: omniprof adds %.2fx [%.2f-%.2f] what %s adds%s (%d rounds; target <= %.1fx)" % (
+            "MET" if q0 <= target else "MISSED", om, tm, "_within_process" if windowed else "", q0, q1, q2, tm,
+            ", within-process" if windowed else "", n, target))
         # a second reading, not the target's: each run's 25th-percentile step (a slow spell of the
         # host inflates some steps of a run, never the fastest quarter; a periodic cost of the
         # profiler hitting a few steps is missed by it, so the loop time above stays the verdict)
@@ -242,18 +330,16 @@ def summarize(res, out):
                for m in (om, tm, "plain") if m in res}
         rs = [(q25[om][k] - q25["plain"][k]) / (q25[tm][k] - q25["plain"][k]) for k in q25.get("plain", {})
               if k in q25.get(om, {}) and k in q25.get(tm, {}) and q25[tm][k] > q25["plain"][k]]
-        if rs:
+        if rs and not windowed:
             print("  (25th-percentile step instead of loop time: %.2fx [%.2f-%.2f], %d rounds)" % (med(rs) + (len(rs),)))
         # a third reading: the medians' ratio (each mode's median loop over the rounds), with a 90 %
         # bootstrap interval over rounds (seeded: the same rounds print the same interval)
-        ks = [k for k in loop["plain"] if k in loop[om] and k in loop[tm]]
-        rm = lambda ks_: ((statistics.median(loop[om][k] for k in ks_) - statistics.median(loop["plain"][k] for k in ks_)) /
-                          max(1e-9, statistics.median(loop[tm][k] for k in ks_) - statistics.median(loop["plain"][k] for k in ks_)))
+        ks = [k for k in base if k in val[om] and k in val[tm]]
+        rm = lambda ks_: ((statistics.median(val[om][k] for k in ks_) - statistics.median(base[k] for k in ks_)) /
+                          max(1e-9, statistics.median(val[tm][k] for k in ks_) - statistics.median(base[k] for k in ks_)))
         if len(ks) >= 3:
-            rng = random.Random(12)
-            boot = sorted(rm([rng.choice(ks) for _ in ks]) for _ in range(2000))
             print("  (the medians' ratio: %.2fx, 90 %% bootstrap interval over rounds [%.2f-%.2f])" % (
-                rm(ks), boot[100], boot[1899]))
+                (rm(ks),) + bootstrap(ks, rm)))
 
     return errors
 
@@ -262,7 +348,7 @@ def pool(paths):
     """--pool: the rounds of several runs (torch_compare.json of several device calls, maybe on other
     hosts) read as one set. Each round's ratios are taken within its own run, so the per-round
     ratios pool; the medians' ratio mixes hosts and is only a rough check there."""
-    res = {"plain": {}}
+    res, kind = {"plain": {}}, {}
     for i, path in enumerate(paths, 1):
         try:
             data = json.load(open(path))
@@ -272,10 +358,17 @@ def pool(paths):
         for m, rounds in data.get("rounds", {}).items():
             for k, r in rounds.items():
                 res.setdefault(m, {})["%d.%s" % (i, k)] = r
+                if "loop_s" in r:
+                    kind.setdefault("on_ms" in r, path)
+    if len(kind) > 1:  # a cost within one process and a loop time over another process's are not one quantity
+        print("torch_compare.py --pool: %s is windowed (TORCH_COMPARE_WINDOWS), %s is not: pool each kind alone" % (
+            kind[True], kind[False]))
+        return 2
     if not res["plain"]:
         print("torch_compare.py --pool: no round of mode plain in %s" % " ".join(paths))
         return 2
-    print("pooled: %d runs, %d rounds of plain" % (len(paths), len(res["plain"])))
+    print("pooled: %d runs, %d rounds of plain%s" % (len(paths), len(res["plain"]),
+                                                      ", within-process" if True in kind else ""))
     return 1 if summarize(res, {}) else 0
 
 
@@ -299,10 +392,18 @@ def main():
         for m in MODES:
             res[m][rnd] = run_mode(b, work, m, rnd)
             r = res[m][rnd]
-            print("round %d %-18s %s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
-                                          if "loop_s" in r else r.get("error")), flush=True)
-    out = {"rounds": res}
+            cost = process_cost(r) if WINDOWS else None
+            print("round %d %-18s %s%s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
+                                            if "loop_s" in r else r.get("error"),
+                                            ", within-process cost %+.1f %%" % (100 * cost) if cost is not None else ""),
+                  flush=True)
+    out = {"rounds": res, "windows": WINDOWS, "window_steps": WINDOW_STEPS}
     errors = summarize(res, out)
+    if WINDOWS:
+        print("(windowed run: the kernel comparison with torch.profiler and the database checks are read in "
+              "whole-process runs, TORCH_COMPARE_WINDOWS unset)")
+        json.dump(out, open(os.path.join(work, "torch_compare.json"), "w"), default=str)
+        return 1 if errors else 0
     # what the program's own end costs (interpreter and CUDA teardown after t_end), from `plain` in the
     # same round, and every omniprof mode's time from t_end to its database, raw and beyond that
     own_exit = {k: r["t_done"] - r["t_end"] for k, r in res["plain"].items() if "t_end" in r}
