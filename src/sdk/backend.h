@@ -138,14 +138,17 @@ int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation);
 int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation);
 /* True when any context (active or not) configured the kind at all. */
 int op_sdk_kind_configured(uint32_t buffer_kind);
-/* True when some active context traces the kind (any operation) and collection is not paused:
- * what a backend asks in on_context_change to turn its source on or off. */
+/* True when some active context traces the kind (any operation), paused or not: with
+ * op_sdk_is_paused, what a backend asks in on_context_change to turn its source on or off. */
 int op_sdk_kind_active(uint32_t buffer_kind);
 int op_sdk_callback_kind_active(uint32_t callback_kind);
 /* omniprof_pause()/omniprof_resume() for a backend that sees the program ask for it (the CUDA
  * backend: cudaProfilerStop/Start under --selected-regions). A pause flushes the backends and then
  * calls every backend's on_context_change; a resume calls on_context_change. */
 void op_sdk_set_paused(int paused);
+/* True while collection is paused (omniprof_pause). A backend whose source is costly to stop and
+ * start again (probes) may keep it in place while paused and let the SDK drop the records. */
+int op_sdk_is_paused(void);
 /* True when any context configured callback tracing of `callback_kind`. */
 int op_sdk_callback_kind_configured(uint32_t callback_kind);
 

@@ -401,8 +401,7 @@ int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation)
 
 static int kind_active(_Atomic uint64_t *kind_mask)
 {
-    return (atomic_load_explicit(kind_mask, memory_order_acquire) & atomic_load_explicit(&g_op_active_mask, memory_order_acquire)) &&
-           !atomic_load_explicit(&g_op_paused, memory_order_acquire);
+    return (atomic_load_explicit(kind_mask, memory_order_acquire) & atomic_load_explicit(&g_op_active_mask, memory_order_acquire)) != 0;
 }
 
 int op_sdk_kind_active(uint32_t buffer_kind)

@@ -292,6 +292,8 @@ static void sdk_resume(void)
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_RESUME, "", 0, -1);
 }
 
+int op_sdk_is_paused(void) { return atomic_load(&g_op_paused); }
+
 void op_sdk_set_paused(int paused)
 {
     if (paused) sdk_pause();

@@ -24,12 +24,12 @@ static omniprof_status_t fake_start(void)
 static _Atomic int g_change_active = -1, g_flush_active = -1;
 static void fake_change(void)
 {
-    atomic_store(&g_change_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    atomic_store(&g_change_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) && !op_sdk_is_paused());
     atomic_fetch_add(&g_change, 1);
 }
 static void fake_flush(void)
 {
-    atomic_store(&g_flush_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    atomic_store(&g_flush_active, op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) && !op_sdk_is_paused());
     atomic_fetch_add(&g_flush, 1);
 }
 static void fake_finalize(void) { atomic_fetch_add(&g_finalize, 1); }
@@ -202,12 +202,12 @@ int main(void)
     op_sdk_set_paused(1);
     CHECK(atomic_load(&g_flush) == fl0 + 1 && atomic_load(&g_flush_active) == 1);
     CHECK(atomic_load(&g_change) == ch0 + 1 && atomic_load(&g_change_active) == 0);
-    CHECK(!op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    CHECK(op_sdk_is_paused() && op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
     op_sdk_set_paused(1);
     CHECK(atomic_load(&g_flush) == fl0 + 1 && atomic_load(&g_change) == ch0 + 1);
     op_sdk_set_paused(0);
     CHECK(atomic_load(&g_change) == ch0 + 2 && atomic_load(&g_change_active) == 1);
-    CHECK(op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE));
+    CHECK(!op_sdk_is_paused());
     op_sdk_set_paused(0);
     CHECK(atomic_load(&g_change) == ch0 + 2);
 

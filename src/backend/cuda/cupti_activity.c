@@ -559,7 +559,8 @@ static void *flush_thread(void *arg)
 }
 
 /* The kinds enabled at start, turned off and on again by op_cuda_activity_collect (the API
- * kinds are not in the list: op_cuda_activity_enable_api's arguments are kept instead). */
+ * kinds are not in the list: op_cuda_activity_enable_api's arguments are kept instead; unified
+ * memory, enabled at the first context by cupti_unified_memory.c, is not turned off). */
 static CUpti_ActivityKind g_on_kinds[16];
 static int g_n_on_kinds;
 
@@ -572,7 +573,9 @@ static int enable_kind(CUpti_ActivityKind k, const char *what)
         op_warn("cuda: cannot collect %s activity (cuptiActivityEnable: %s)", what, s);
         return -1;
     }
-    if (k != CUPTI_ACTIVITY_KIND_RUNTIME && k != CUPTI_ACTIVITY_KIND_DRIVER &&
+    /* FUNCTION (kernel symbols, once per module load) stays on: a module loaded while collection
+     * is off still gets its symbols */
+    if (k != CUPTI_ACTIVITY_KIND_RUNTIME && k != CUPTI_ACTIVITY_KIND_DRIVER && k != CUPTI_ACTIVITY_KIND_FUNCTION &&
         g_n_on_kinds < (int)(sizeof g_on_kinds / sizeof g_on_kinds[0]))
         g_on_kinds[g_n_on_kinds++] = k;
     return 0;
@@ -661,19 +664,17 @@ static void exclude_apis(CUpti_CallbackDomain dom, uint32_t n)
 }
 
 /* Fine-grained API activity: the whole domain when traced, else the calls of classes `cls`
- * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). on = 0
- * turns the same off. */
+ * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). on: 2 at
+ * start, 1 again later, 0 turns the same off. */
 static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint32_t n, int driver_launches, int on)
 {
     const int runtime = kind == CUPTI_ACTIVITY_KIND_RUNTIME;
     CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     if (full) {
-        if (!on) {
-            cuptiActivityDisable(kind);
-            return;
-        }
-        enable_kind(kind, runtime ? "CUDA runtime API" : "CUDA driver API");
-        exclude_apis(dom, n);
+        if (!on) cuptiActivityDisable(kind);
+        else if (on == 2) enable_kind(kind, runtime ? "CUDA runtime API" : "CUDA driver API");
+        else cuptiActivityEnable(kind); /* again: a failure was said at start */
+        if (on) exclude_apis(dom, n);
         return;
     }
     if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
@@ -700,21 +701,27 @@ void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
     }
     g_api_rt_full = rt_full, g_api_drv_full = drv_full, g_api_drv_launches = drv_launches;
     g_api_cls = cls, g_api_set = 1;
-    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, 1);
-    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches, 1);
+    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, rt_full, cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, 2);
+    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches, 2);
 }
 
+static void collect_api(int on)
+{
+    if (!g_api_set) return;
+    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, g_api_rt_full, g_api_cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, on);
+    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, g_api_drv_full, g_api_cls, CUPTI_DRIVER_TRACE_CBID_SIZE, g_api_drv_launches, on);
+}
+
+/* On: the API records first, then the GPU kinds; off: the other way round. So a launch at the
+ * switch gets its API record whenever its GPU record is written. */
 void op_cuda_activity_collect(int on)
 {
+    if (on) collect_api(1);
     for (int i = 0; i < g_n_on_kinds; i++) {
         if (on) cuptiActivityEnable(g_on_kinds[i]);
         else cuptiActivityDisable(g_on_kinds[i]);
     }
-    if (g_api_set) {
-        enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, g_api_rt_full, g_api_cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, on);
-        enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, g_api_drv_full, g_api_cls, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                        g_api_drv_launches, on);
-    }
+    if (!on) collect_api(0);
 }
 
 int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)

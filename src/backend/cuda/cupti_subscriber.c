@@ -64,8 +64,9 @@ static int g_pcs;         /* PC sampling configured (cupti_pcsampling.c) */
 static int g_pms;         /* PM sampling configured (cupti_pmsampling.c) */
 static int g_sass;        /* SASS metrics configured (cupti_sassmetrics.c) */
 static int g_selected;    /* --selected-regions: cuProfilerStart/Stop resume/pause collection */
-static int g_collect_off; /* no active context wants our records, or paused: CUPTI's activity and API
-                           * callbacks are off (under g_start_lock) */
+static int g_collect_off; /* no active context wants our records, or paused: CUPTI's activity kinds
+                           * are off (written under g_start_lock, read by callbacks) */
+static int g_graphs;      /* the program created a CUDA graph (resource callback) */
 
 /* launch hook (counters); hook and data published together under g_start_lock, read racily */
 static op_cuda_launch_hook_t volatile g_hook;
@@ -243,7 +244,9 @@ static void on_api_capture(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, cons
         const uint8_t cls = ci->cls & op_cuda_activity_classes;
         const int capture = __atomic_load_n(&g_capture_ext, __ATOMIC_ACQUIRE);
         const int pcs = g_pcs && is_launch && !nested;
-        const int insert = !nested && (capture || ((hook || pcs) && cls)) && op_cuda_activity_api_recorded(dom, cbid);
+        /* while collection is off CUPTI writes no API record that would complete the entry */
+        const int insert = !nested && (capture || ((hook || pcs) && cls)) && op_cuda_activity_api_recorded(dom, cbid) &&
+                           !__atomic_load_n(&g_collect_off, __ATOMIC_ACQUIRE);
         if (!insert && !hook && !runtime && !pcs) return;
         int idx = t_depth;
         if (idx >= MAX_FRAMES) return;
@@ -295,7 +298,8 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
         /* fast path: a driver call inside a runtime call when the driver API is not traced
          * (its activity carries the runtime call's id, invariant 4) */
         if (!runtime && !g_drv_full && t_runtime_depth > 0 && !(is_launch && g_hook)) return;
-        uint8_t cls = ci->cls & op_cuda_activity_classes;
+        /* while collection is off no GPU record comes to take a correlation entry */
+        uint8_t cls = __atomic_load_n(&g_collect_off, __ATOMIC_ACQUIRE) ? 0 : ci->cls & op_cuda_activity_classes;
         int async = cls && !(!runtime && t_runtime_depth > 0); /* invariant (4) */
         int buf = op_sdk_buffer_enabled(bkind, op);
         int cbk = op_sdk_callback_enabled(ckind, op);
@@ -385,6 +389,10 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
     if (g_sass) op_cuda_sass_on_resource(cbid, rd);
     if (code && cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) op_cuda_cubins_on_resource(cbid, rd);
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPH_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) {
+        __atomic_store_n(&g_graphs, 1, __ATOMIC_RELAXED);
+        return;
+    }
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         /* activity mode has no API callback: contexts to synchronize at exit come from here,
          * and the exit flush is registered once the CUDA runtime initialized (invariant 8) */
@@ -651,11 +659,13 @@ static void enable_capture_locked(void)
 {
     if (g_capture_ext) return;
     __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
-    if (!g_collect_off) enable_capture_callbacks_locked();
+    enable_capture_callbacks_locked();
 }
 
-/* The callbacks of the runtime and driver API domains and of NVTX that collection needs (the
- * resource domain's stay on for the process). At start, and again when collection resumes. */
+/* The callbacks of the runtime and driver API domains that collection needs, at start. They and
+ * NVTX's stay on while collection is off (turning a domain off mid-call loses the call's EXIT and
+ * leaves the thread's frames and NVTX stacks out of step; in activity mode without external ids
+ * no API callback is on anyway). */
 static void enable_api_callbacks_locked(void)
 {
     if (op_cuda_activity_mode) {
@@ -669,12 +679,11 @@ static void enable_api_callbacks_locked(void)
         enable_api_domain(CUPTI_CB_DOMAIN_DRIVER_API, g_drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE);
         if (g_pcs || g_sass) enable_launch_callbacks_locked();
     }
-    if (g_nvtx_on) cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
 }
 
 /* cudaProfilerStart/Stop and the driver calls they make: on for the process under
- * --selected-regions (the runtime ones too, so that a runtime call's ENTER and EXIT both arrive
- * even when its domain is turned off in between). */
+ * --selected-regions (the runtime ones too, so that in activity mode a runtime call's ENTER and
+ * EXIT both arrive and the thread's runtime depth stays right). */
 static void enable_profiler_callbacks_locked(void)
 {
     if (!g_selected) return;
@@ -686,27 +695,36 @@ static void enable_profiler_callbacks_locked(void)
 
 static int collecting(void);
 
+/* May CUPTI's activity kinds be turned off now (and on again later)? Not with CUPTI 13.0 GA
+ * (cuptiActivityDisable of CONCURRENT_KERNEL could deadlock; fixed in 13.0 Update 1, API
+ * version 130001), nor once the program made a CUDA graph (before CUPTI 13.1 Update 1 graph
+ * launches carry wrong correlation ids after the kinds were enabled again). */
+static int may_switch_off_locked(void)
+{
+    static int said;
+    uint32_t v = 0;
+    const char *why = NULL;
+    if (cuptiGetVersion(&v) != CUPTI_SUCCESS || v < 130001) why = "this CUPTI (API version before 130001, 13.0 Update 1) could deadlock";
+    else if (__atomic_load_n(&g_graphs, __ATOMIC_RELAXED)) why = "the program uses CUDA graphs, whose correlation ids CUPTI gets wrong after a re-enable";
+    if (why && !said) {
+        said = 1;
+        op_info("cuda: CUPTI's activity kinds stay on while nothing is collected (records are dropped): %s", why);
+    }
+    return why == NULL;
+}
+
 /* Nothing to collect (the tool's context stopped: omniprof attach detached, a collection period
- * ended; or omniprof_pause / cudaProfilerStop under --selected-regions): CUPTI's activity kinds and
- * API callbacks go off, so that the program stops paying CUPTI's cost per launch; they come back
- * when collection does. PC/PM sampling, SASS metrics and counters keep CUPTI as set at start
- * (their per-context state is not rebuilt). */
+ * ended; or omniprof_pause / cudaProfilerStop under --selected-regions): CUPTI's activity kinds
+ * (GPU records and API records) go off, so that the program stops paying CUPTI's cost per
+ * launch; they come back when collection does. PC/PM sampling, SASS metrics and counters keep
+ * CUPTI as set at start (their per-context state is not rebuilt). */
 static void set_collecting_locked(int on)
 {
-    if (on == !g_collect_off || (!on && (g_pcs || g_pms || g_sass || g_hook))) return;
-    if (on) {
-        g_collect_off = 0;
-        op_cuda_activity_collect(1);
-        enable_api_callbacks_locked();
-    } else {
-        g_collect_off = 1;
-        cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-        cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
-        if (g_nvtx_on) cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_NVTX);
-        op_cuda_activity_collect(0);
-    }
-    enable_profiler_callbacks_locked();
-    op_info("cuda: collection %s: CUPTI activity and API callbacks %s", on ? "on" : "off", on ? "enabled again" : "disabled");
+    if (on == !g_collect_off || (!on && (g_pcs || g_pms || g_sass || g_hook || !may_switch_off_locked()))) return;
+    if (on) __atomic_store_n(&g_collect_off, 0, __ATOMIC_RELEASE);
+    op_cuda_activity_collect(on);
+    if (!on) __atomic_store_n(&g_collect_off, 1, __ATOMIC_RELEASE);
+    op_info("cuda: collection %s: CUPTI activity kinds %s", on ? "on" : "off", on ? "enabled again" : "disabled");
 }
 
 static void cuda_on_context_change(void)
@@ -813,6 +831,8 @@ static omniprof_status_t start_locked(void)
     g_pms = op_cuda_pms_start();
     if (g_pms || op_cuda_um_wanted())
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPH_CREATED);
+    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED);
     if (g_pcs || g_sass) {
         static const CUpti_CallbackId res[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
                                                CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
@@ -911,6 +931,7 @@ OP_BACKEND_MANIFEST(g_manifest) = {
 /* Does an active context want what this backend collects (and is collection not paused)? */
 static int collecting(void)
 {
+    if (op_sdk_is_paused()) return 0;
     for (size_t i = 0; i < OP_BACKEND_MAX_KINDS && g_manifest.buffer_kinds[i]; i++)
         if (op_sdk_kind_active(g_manifest.buffer_kinds[i])) return 1;
     if (g_nvtx_on &&

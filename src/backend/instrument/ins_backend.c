@@ -168,11 +168,14 @@ static void ins_stop(void)
 }
 
 /* omniprof attach: a detach stops the context — the probes and hooks go (the process is left
- * as it was); a re-attach starts the context again — they come back. */
+ * as it was); a re-attach starts the context again — they come back. A pause leaves them in
+ * place (removing uprobes waits for the kernel, milliseconds to seconds; the SDK drops the
+ * records while paused). */
 static void ins_on_context_change(void)
 {
     if (!g_configured || op_sdk_is_finalizing()) return;
     bool on = false;
+    if (op_sdk_is_paused()) on = op_sdk_kind_active(OMNIPROF_BUFFER_TRACING_FUNCTION_CALL);
     for (int m = 1; m < OMNIPROF_FUNCTION_CALL_LAST && !on; m++)
         on = g_methods[m] && op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_FUNCTION_CALL, m);
     if (!on && !g_stopped) ins_stop();
