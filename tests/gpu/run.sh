@@ -141,6 +141,18 @@ elif [ -x "$B/bin/omniprof" ]; then
     msg="$msg; cudaLaunchKernel regions $launches (want 35); CUPTI turned off $offs times (want >= 4); unresolved: ${unres:-none}"
   else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-windows.err" | tr '\n' ' ')"; fi
   verdict run.windows $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+  # the same with --kernel-trace (launch API records per call id instead of the whole runtime kind)
+  d=$OUT/run-windows-k; rm -rf "$d"
+  timeout 120 env OMNIPROF_LOG_LEVEL=info "$B/bin/omniprof" run -d "$d" --selected-regions --kernel-trace \
+    -- "$B/bin/omniprof-gpu-workloads" windows >"$OUT/run-windows-k.out" 2>"$OUT/run-windows-k.err"; rc=$?
+  if [ $rc = 0 ]; then
+    names=$(python3 -c 'import glob,sqlite3,sys; db=glob.glob(sys.argv[1]+"/**/*_results.db",recursive=True)[0]; print(sorted(sqlite3.connect(db).execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall()))' "$d" 2>&1)
+    unres=$(grep -o "[0-9]* GPU records without their launching call" "$OUT/run-windows-k.err" | head -1)
+    case "$names" in *"k_add"*", 30)"*"k_scale"*", 5)]") ;; *) rc=1 ;; esac
+    [ -z "$unres" ] || rc=1
+    msg="kernels $names (want k_add 30, k_scale 5); unresolved: ${unres:-none}"
+  else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-windows-k.err" | tr '\n' ' ')"; fi
+  verdict run.windows_kernel $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
   d=$OUT/run-torch; rm -rf "$d"
   timeout 300 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- python3 tests/gpu/torch_nvtx.py \
     >"$OUT/run-torch.out" 2>"$OUT/run-torch.err"; rc=$?

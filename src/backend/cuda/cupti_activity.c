@@ -38,6 +38,9 @@ uint8_t op_cuda_activity_classes;
 int op_cuda_activity_mode;
 /* activity mode: GPU records wait for their API record (0: lite, CUDA_KERNEL_CORRELATION=false) */
 static int g_join = 1;
+/* op_now_ns() when collection went off (0 while on): launch API records of calls made since carry
+ * no kernel record (the GPU kinds are off) and must not wait in the correlation map */
+static uint64_t g_off_since;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Buffers.                                                                                    */
@@ -315,7 +318,8 @@ static int on_api(const CUpti_ActivityAPI *a)
         began = 1;
         li.internal = corr.internal;
         li.tid = a->threadId;
-        if (cls && a->returnValue == 0) {
+        const uint64_t off = __atomic_load_n(&g_off_since, __ATOMIC_ACQUIRE);
+        if (cls && a->returnValue == 0 && !(off && a->start >= off)) {
             /* A driver launch may be nested in a runtime launch whose id its kernel carries:
              * such entries leave through the ring (invariant 2 of cupti_corr.c). */
             op_cuda_corr_insert(a->correlationId, cls, &li, runtime ? 0 : OP_CUDA_CORR_RING);
@@ -691,6 +695,13 @@ static uint8_t g_api_cls;
 void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
 {
     int drv_launches = op_setting_bool(OP_SET_CUDA_DRIVER_LAUNCHES);
+    /* A CUPTI that joins a running process (omniprof attach) records no call of a per-call enable
+     * (cuptiActivityEnableRuntimeApi after CUDA initialized; measured on the H100): the launch
+     * calls' records then come from the whole runtime kind, less the excluded calls. */
+    if (!rt_full && cls && op_setting_bool(OP_SET_ATTACH_MODE)) {
+        rt_full = 1;
+        op_info("cuda: attached to a running process: launch records from CUPTI's whole runtime API kind");
+    }
     if (!op_setting_bool(OP_SET_CUDA_KERNEL_CORRELATION)) {
         /* lite: GPU records without their launching calls, unless an API kind is traced anyway */
         if (!rt_full) cls = 0;
@@ -705,23 +716,34 @@ void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
     enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, drv_full, cls, CUPTI_DRIVER_TRACE_CBID_SIZE, drv_launches, 2);
 }
 
+/* The whole API kinds go off and on with collection. Per-call enables stay on: once turned off,
+ * CUPTI does not take them again after CUDA initialized (measured on the H100: enabled before
+ * CUDA's initialization, turned off and on later, they record; turned off before it and on
+ * later, nothing), so while collection is off the launch calls' API records still come (and are
+ * dropped: on_api). */
 static void collect_api(int on)
 {
     if (!g_api_set) return;
-    enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, g_api_rt_full, g_api_cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, on);
-    enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, g_api_drv_full, g_api_cls, CUPTI_DRIVER_TRACE_CBID_SIZE, g_api_drv_launches, on);
+    if (g_api_rt_full) enable_api_kind(CUPTI_ACTIVITY_KIND_RUNTIME, 1, g_api_cls, CUPTI_RUNTIME_TRACE_CBID_SIZE, 1, on);
+    if (g_api_drv_full) enable_api_kind(CUPTI_ACTIVITY_KIND_DRIVER, 1, g_api_cls, CUPTI_DRIVER_TRACE_CBID_SIZE, 1, on);
 }
 
 /* On: the API records first, then the GPU kinds; off: the other way round. So a launch at the
  * switch gets its API record whenever its GPU record is written. */
 void op_cuda_activity_collect(int on)
 {
-    if (on) collect_api(1);
+    if (on) {
+        collect_api(1);
+        __atomic_store_n(&g_off_since, 0, __ATOMIC_RELEASE);
+    }
     for (int i = 0; i < g_n_on_kinds; i++) {
         if (on) cuptiActivityEnable(g_on_kinds[i]);
         else cuptiActivityDisable(g_on_kinds[i]);
     }
-    if (!on) collect_api(0);
+    if (!on) {
+        __atomic_store_n(&g_off_since, op_now_ns(), __ATOMIC_RELEASE);
+        collect_api(0);
+    }
 }
 
 int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)

@@ -715,9 +715,10 @@ static int may_switch_off_locked(void)
 
 /* Nothing to collect (the tool's context stopped: omniprof attach detached, a collection period
  * ended; or omniprof_pause / cudaProfilerStop under --selected-regions): CUPTI's activity kinds
- * (GPU records and API records) go off, so that the program stops paying CUPTI's cost per
- * launch; they come back when collection does. PC/PM sampling, SASS metrics and counters keep
- * CUPTI as set at start (their per-context state is not rebuilt). */
+ * (GPU records and whole API kinds; per-call enables stay on, cupti_activity.c) go off, so that
+ * the program stops paying CUPTI's cost per launch; they come back when collection does. PC/PM
+ * sampling, SASS metrics and counters keep CUPTI as set at start (their per-context state is not
+ * rebuilt). */
 static void set_collecting_locked(int on)
 {
     if (on == !g_collect_off || (!on && (g_pcs || g_pms || g_sass || g_hook || !may_switch_off_locked()))) return;
