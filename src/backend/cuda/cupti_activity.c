@@ -633,7 +633,7 @@ int op_cuda_activity_start(int api_traced)
     }
     if (want_kernel && enable_kind(kernel_kind, "kernel") == 0) cls |= OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH;
     if (want_copy && enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copy") == 0) {
-        enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copy");
+        if (op_setting_bool(OP_SET_CUDA_PEER_COPIES)) enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copy");
         cls |= OP_CUDA_CLS_MEMCPY | OP_CUDA_CLS_GRAPH;
     }
     if (want_set && enable_kind(CUPTI_ACTIVITY_KIND_MEMSET, "memory set") == 0) cls |= OP_CUDA_CLS_MEMSET | OP_CUDA_CLS_GRAPH;
