@@ -10,7 +10,8 @@
 
 #include "common/fd_guard.h"
 
-static volatile int g_level = -1; /* -1: not read yet */
+static int g_level = -1; /* -1: not read yet; any thread may read it first (relaxed atomics: every
+                           * racing reader computes the same value from the environment) */
 static op_log_callback g_callback;
 static void *g_callback_data;
 
@@ -27,16 +28,17 @@ int op_log_parse_level(const char *text)
 
 op_log_level op_log_get_level(void)
 {
-    int level = g_level;
+    int level = __atomic_load_n(&g_level, __ATOMIC_RELAXED);
     if (level < 0) {
         level = op_log_parse_level(getenv("OMNIPROF_LOG_LEVEL"));
         if (level < 0) level = OP_LOG_WARNING;
-        g_level = level;
+        int unset = -1;
+        if (!__atomic_compare_exchange_n(&g_level, &unset, level, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) level = unset;
     }
     return (op_log_level)level;
 }
 
-void op_log_set_level(op_log_level level) { g_level = (int)level; }
+void op_log_set_level(op_log_level level) { __atomic_store_n(&g_level, (int)level, __ATOMIC_RELAXED); }
 
 void op_log_set_callback(op_log_callback cb, void *data)
 {
