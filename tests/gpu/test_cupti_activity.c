@@ -11,7 +11,8 @@
  *    comes is emitted unresolved at the forced flush; an entry captured at launch
  *    (API_PENDING) serves the kernel before and the API record after, with the same id; a
  *    failed call's capture entry leaves with its API record; a nested driver launch's entry
- *    leaves through the ring;
+ *    leaves through the ring; a launch made while collection was off adds no entry, the others
+ *    after a switch go through the ring;
  *  - every insert is released exactly once (retain/release balance after finalize). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,38 @@ static void activity_mode(void)
     deliver_batch(b, 1);
     uint32_t at = (g_ring_pos - 1) & (OP_CUDA_RING - 1);
     CHECK(g_ring[at] == 50006, "case 6: driver launch entry not in the ring");
+
+    /* 7: collection off, then on again (op_cuda_activity_collect; no kind was enabled here, so it
+     * makes no CUPTI call): a launch made while off adds no entry, although its record is delivered
+     * after collection came back (no kernel record will take it); launches made before or after the
+     * off span, or without a start time, add one that goes through the ring (bounded) */
+    uint32_t before = g_map_count;
+    uint64_t t_before = op_now_ns();
+    op_cuda_activity_collect(0);
+    uint64_t t_off = op_now_ns();
+    op_cuda_activity_collect(1);
+    uint64_t t_on = op_now_ns();
+    CUpti_ActivityAPI a7 = api_rec(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 50007, 80, 0);
+    a7.start = t_off, a7.end = t_off + 1;
+    b[0] = (CUpti_Activity *)&a7;
+    CHECK(deliver_batch(b, 1) == 0 && g_map_count == before && map_find(50007) == NULL,
+          "case 7: a launch made while off added an entry (%u, %u)", g_map_count, before);
+    static const uint32_t ids[3] = {50008, 50009, 50010};
+    const uint64_t starts[3] = {t_on, t_before - 1, 0};
+    for (int i = 0; i < 3; i++) {
+        CUpti_ActivityAPI ax = api_rec(CUPTI_ACTIVITY_KIND_RUNTIME, 211, ids[i], 81, 0);
+        ax.start = starts[i], ax.end = starts[i] + 1;
+        b[0] = (CUpti_Activity *)&ax;
+        CHECK(deliver_batch(b, 1) == 1 && map_find(ids[i]) != NULL, "case 7: launch %u added no entry", ids[i]);
+        CHECK(g_ring[(g_ring_pos - 1) & (OP_CUDA_RING - 1)] == ids[i], "case 7: launch %u's entry not in the ring", ids[i]);
+    }
+    CUpti_ActivityKernel10 k8 = kernel_rec(50008);
+    b[0] = (CUpti_Activity *)&k8;
+    int nk = 0;
+    for (int i = 0; i < g_n_emitted; i++) nk += g_emitted[i].kind == K;
+    deliver_batch(b, 1);
+    ek = find(K, nk);
+    CHECK(ek && ek->tid == 81 && ek->internal != 0 && map_find(50008) == NULL, "case 7: the kernel of a launch after the off span not joined");
     printf("activity mode: %d records emitted, %llu unresolved\n", g_n_emitted, (unsigned long long)g_unresolved);
 }
 

@@ -210,7 +210,9 @@ static const op_unw_mod *mod_find(const op_cpu_unwinder *u, uint64_t ip)
 
 static bool seg_holds(op_cpu_unwinder *u, uint64_t addr, uint64_t len)
 {
-    if (u->last_seg < u->n_segs && addr >= u->segs[u->last_seg].lo && addr + len <= u->segs[u->last_seg].hi)
+    /* "len <= hi - addr", not "addr + len <= hi": a garbage address near 2^64 must not wrap */
+    if (u->last_seg < u->n_segs && addr >= u->segs[u->last_seg].lo && addr < u->segs[u->last_seg].hi &&
+        len <= u->segs[u->last_seg].hi - addr)
         return true;
     size_t lo = 0, hi = u->n_segs;
     while (lo < hi) {
@@ -220,7 +222,7 @@ static bool seg_holds(op_cpu_unwinder *u, uint64_t addr, uint64_t len)
     }
     /* segments may overlap at page granularity: look back a few */
     for (size_t i = lo; i > 0 && lo - i < 4; i--)
-        if (addr >= u->segs[i - 1].lo && addr + len <= u->segs[i - 1].hi) {
+        if (addr >= u->segs[i - 1].lo && addr < u->segs[i - 1].hi && len <= u->segs[i - 1].hi - addr) {
             u->last_seg = i - 1;
             return true;
         }

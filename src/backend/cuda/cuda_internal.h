@@ -104,6 +104,9 @@ void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls);
 /* Turns the activity kinds and API records enabled at start off (0) or on again (1): the backend
  * collects nothing while no active context wants its records or collection is paused. */
 void op_cuda_activity_collect(int on);
+/* 1 when CUPTI's timestamps are op_now_ns()'s (its timestamp callback registered), which the
+ * spans collection was off are compared with */
+extern int op_cuda_own_timestamps;
 /* Activity mode: does CUPTI write an API activity record for this call? */
 int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);
 void op_cuda_activity_flush(int forced);

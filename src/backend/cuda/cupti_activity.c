@@ -38,9 +38,27 @@ uint8_t op_cuda_activity_classes;
 int op_cuda_activity_mode;
 /* activity mode: GPU records wait for their API record (0: lite, CUDA_KERNEL_CORRELATION=false) */
 static int g_join = 1;
-/* op_now_ns() when collection went off (0 while on): launch API records of calls made since carry
- * no kernel record (the GPU kinds are off) and must not wait in the correlation map */
-static uint64_t g_off_since;
+/* The last OFF_SPANS spans of time collection was off, [start, end) (end 0: still off). A launch
+ * API record of a call made in one has no kernel record to wait for (the GPU kinds were off), so
+ * it does not enter the correlation map; once collection has been off at all, the launch entries
+ * go through the map's ring (bounded), since a call at a switch or a kernel still running at a
+ * pause may get no kernel record either. Written under the subscriber's start lock, read by the
+ * delivery thread. */
+#define OFF_SPANS 8
+static uint64_t g_off_span[OFF_SPANS][2];
+static uint32_t g_off_spans; /* spans begun so far */
+int op_cuda_own_timestamps = 1;
+
+static int in_off_span(uint64_t t)
+{
+    uint32_t n = __atomic_load_n(&g_off_spans, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < OFF_SPANS; i++) {
+        uint64_t *span = g_off_span[(n - 1 - i) % OFF_SPANS];
+        uint64_t a = __atomic_load_n(&span[0], __ATOMIC_ACQUIRE), b = __atomic_load_n(&span[1], __ATOMIC_ACQUIRE);
+        if (t >= a && (b == 0 || t < b)) return 1;
+    }
+    return 0;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Buffers.                                                                                    */
@@ -312,17 +330,19 @@ static int on_api(const CUpti_ActivityAPI *a)
     if (op_cuda_corr_api_pending(a->correlationId, a->returnValue != 0, &li, &release)) {
         corr.internal = li.internal; /* captured at launch (external ids, counters hook) */
     } else {
-        if (!emit && (!cls || a->returnValue != 0)) return 0;
+        const int windows = __atomic_load_n(&g_off_spans, __ATOMIC_ACQUIRE) != 0;
+        int keep = cls && a->returnValue == 0;
+        if (keep && windows && a->start && op_cuda_own_timestamps && in_off_span(a->start)) keep = 0;
+        if (!emit && !keep) return 0;
         memset(&li, 0, sizeof li);
         op_sdk_correlation_begin(&corr);
         began = 1;
         li.internal = corr.internal;
         li.tid = a->threadId;
-        const uint64_t off = __atomic_load_n(&g_off_since, __ATOMIC_ACQUIRE);
-        if (cls && a->returnValue == 0 && !(off && a->start >= off)) {
+        if (keep) {
             /* A driver launch may be nested in a runtime launch whose id its kernel carries:
              * such entries leave through the ring (invariant 2 of cupti_corr.c). */
-            op_cuda_corr_insert(a->correlationId, cls, &li, runtime ? 0 : OP_CUDA_CORR_RING);
+            op_cuda_corr_insert(a->correlationId, cls, &li, runtime && !windows ? 0 : OP_CUDA_CORR_RING);
             inserted = 1;
         }
     }
@@ -695,13 +715,6 @@ static uint8_t g_api_cls;
 void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
 {
     int drv_launches = op_setting_bool(OP_SET_CUDA_DRIVER_LAUNCHES);
-    /* A CUPTI that joins a running process (omniprof attach) records no call of a per-call enable
-     * (cuptiActivityEnableRuntimeApi after CUDA initialized; measured on the H100): the launch
-     * calls' records then come from the whole runtime kind, less the excluded calls. */
-    if (!rt_full && cls && op_setting_bool(OP_SET_ATTACH_MODE)) {
-        rt_full = 1;
-        op_info("cuda: attached to a running process: launch records from CUPTI's whole runtime API kind");
-    }
     if (!op_setting_bool(OP_SET_CUDA_KERNEL_CORRELATION)) {
         /* lite: GPU records without their launching calls, unless an API kind is traced anyway */
         if (!rt_full) cls = 0;
@@ -709,6 +722,13 @@ void op_cuda_activity_enable_api(int rt_full, int drv_full, uint8_t cls)
         g_join = rt_full || drv_full;
     } else {
         g_join = 1;
+    }
+    /* A CUPTI that joins a running process (omniprof attach) records no call of a per-call enable
+     * (cuptiActivityEnableRuntimeApi after CUDA initialized; measured on the H100): the launch
+     * calls' records then come from the whole runtime kind, less the excluded calls. */
+    if (g_join && !rt_full && cls && op_setting_bool(OP_SET_ATTACH_MODE)) {
+        rt_full = 1;
+        op_info("cuda: attached to a running process: launch records from CUPTI's whole runtime API kind");
     }
     g_api_rt_full = rt_full, g_api_drv_full = drv_full, g_api_drv_launches = drv_launches;
     g_api_cls = cls, g_api_set = 1;
@@ -734,14 +754,20 @@ void op_cuda_activity_collect(int on)
 {
     if (on) {
         collect_api(1);
-        __atomic_store_n(&g_off_since, 0, __ATOMIC_RELEASE);
+        /* the span ends once API records come again and before the GPU kinds do: a call made
+         * after the end has its API record, one made before it no kernel record */
+        uint32_t n = g_off_spans;
+        if (n) __atomic_store_n(&g_off_span[(n - 1) % OFF_SPANS][1], op_now_ns(), __ATOMIC_RELEASE);
     }
     for (int i = 0; i < g_n_on_kinds; i++) {
         if (on) cuptiActivityEnable(g_on_kinds[i]);
         else cuptiActivityDisable(g_on_kinds[i]);
     }
     if (!on) {
-        __atomic_store_n(&g_off_since, op_now_ns(), __ATOMIC_RELEASE);
+        uint32_t n = g_off_spans;
+        __atomic_store_n(&g_off_span[n % OFF_SPANS][1], 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_off_span[n % OFF_SPANS][0], op_now_ns(), __ATOMIC_RELEASE);
+        __atomic_store_n(&g_off_spans, n + 1, __ATOMIC_RELEASE);
         collect_api(0);
     }
 }

@@ -785,7 +785,10 @@ static omniprof_status_t start_locked(void)
         op_warn("cuda backend off: the NVIDIA driver library libcuda.so.1 cannot be loaded; GPU tracing disabled");
         return OMNIPROF_STATUS_SUCCESS;
     }
-    cuptiActivityRegisterTimestampCallback(cupti_timestamp);
+    if (cuptiActivityRegisterTimestampCallback(cupti_timestamp) != CUPTI_SUCCESS) {
+        op_cuda_own_timestamps = 0;
+        op_info("cuda: CUPTI did not take omniprof's timestamp callback: GPU times are CUPTI's own clock");
+    }
     g_selected = op_setting_bool(OP_SET_SELECTED_REGIONS);
     char holder[128] = "";
     CUpti_SubscriberParams sp;
