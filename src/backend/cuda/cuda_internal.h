@@ -92,6 +92,9 @@ int op_cuda_corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *r
 int op_cuda_corr_api_pending(uint32_t cupti_id, int failed, op_cuda_launch_info *out, uint64_t *release);
 void op_cuda_corr_finalize(void);
 
+/* cupti_nvtx.c: one NVTX call (CUPTI's NVTX callback domain) to marker records */
+void op_cuda_on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *nd);
+
 /* cupti_activity.c */
 /* activity mode: GPU records are correlated through CUPTI's API activity records (no callback on
  * the launch path); 0: through callbacks at launch (callback mode) */
