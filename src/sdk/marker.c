@@ -274,9 +274,9 @@ static void sdk_range_stop(omniprof_range_id_t id)
 
 /* A pause first has the backends deliver what they hold (GPU records of work done before it,
  * which arrive asynchronously, would otherwise be dropped as paused), then tells them, so that
- * they stop collecting at the source (the CUDA backend turns CUPTI's activity and API callbacks
- * off: a paused process does not keep paying CUPTI's cost per launch); a resume turns them on
- * again before its marker. */
+ * they stop collecting at the source (the CUDA backend turns CUPTI's activity kinds off: a paused
+ * process does not keep paying most of CUPTI's cost per launch); a resume turns them on again
+ * before its marker. */
 static void sdk_pause(void)
 {
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_PAUSE, "", 0, -1);
