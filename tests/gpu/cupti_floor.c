@@ -13,11 +13,21 @@
  *            CUPTI for: it drops the rest of that list from its trace afterwards)
  * Modifiers (the settings omniprof adds to the same records, priced alone): OMNIPROF_CUPTI_FLOOR_SUB=1
  * a subscriber with the resource and NVTX domains enabled (no API callback); OMNIPROF_CUPTI_FLOOR_TID=
- * system: cuptiSetThreadIdType(SYSTEM); OMNIPROF_CUPTI_FLOOR_TS=mono: a CLOCK_MONOTONIC timestamp callback.
+ * system: cuptiSetThreadIdType(SYSTEM); OMNIPROF_CUPTI_FLOOR_TS=mono: a CLOCK_MONOTONIC timestamp callback;
+ * OMNIPROF_CUPTI_FLOOR_PROFCB=rt|drv|both: a subscriber with the callbacks of cudaProfilerStart/Stop (rt),
+ * of cuProfilerStart/Stop (drv) or both on (what omniprof --selected-regions enables).
  * OMNIPROF_CUPTI_FLOOR_WINDOWS=1: the mode's kinds start disabled; omniprof_cupti_floor_window(1/0), called by
  * the program (tests/gpu/torch_train.py --windows, through ctypes), enables/disables them around each
  * profiled window (the within-process comparison; the modifiers above stay as set at injection).
- * At exit it prints "cupti_floor: MODE kernels=N api=N other=N dropped=N[ windows=N]" on stderr. */
+ * The per-call API enables (the launch calls) are made at injection and stay on, as omniprof keeps
+ * them (CUPTI records nothing for a per-call enable first made after CUDA's initialization: a floor
+ * that made them per window would leave out the launch records omniprof pays for);
+ * OMNIPROF_CUPTI_FLOOR_IDS=window makes them per window instead (to show that difference);
+ * OMNIPROF_CUPTI_FLOOR_START=on leaves the kinds on from injection until the first window closes;
+ * OMNIPROF_CUPTI_FLOOR_CTOR=1 (library preloaded): set up from its constructor, before CUDA's initialization;
+ * OMNIPROF_CUPTI_FLOOR_FUNCTION=1: the FUNCTION kind (kernel symbols) on from injection, as omniprof keeps it.
+ * At exit it prints "cupti_floor: MODE kernels=N api=N (driver=N) other=N dropped=N[ windows=N]" on
+ * stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +35,11 @@
 #include <cupti.h>
 #include <time.h>
 
-static long g_kernels, g_api, g_other;
+static long g_kernels, g_api, g_driver, g_other;
 static size_t g_dropped;
 static const char *g_mode = "kernel";
 static int g_windows;          /* OMNIPROF_CUPTI_FLOOR_WINDOWS=1 */
+static int g_ids_per_window;   /* OMNIPROF_CUPTI_FLOOR_IDS=window */
 static long g_windows_opened; /* omniprof_cupti_floor_window(1) calls */
 
 static void CUPTIAPI req(uint8_t **buf, size_t *size, size_t *max)
@@ -44,7 +55,10 @@ static void CUPTIAPI done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t s
     CUpti_Activity *r = NULL;
     while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
         if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) g_kernels++;
-        else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER) g_api++;
+        else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+            g_api++;
+            g_driver += r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        }
         else g_other++;
     }
     size_t d = 0;
@@ -116,10 +130,10 @@ __attribute__((visibility("default"))) int omniprof_cupti_floor_excluded(CUpti_C
     return n;
 }
 
-/* The activity kinds (and per-call API records) of the mode: on = 1 enables them, as at injection
- * without windows; on = 0 disables every one of them, turns the per-id API enables off too and
- * flushes what CUPTI holds. Returns the first CUPTI error, or CUPTI_SUCCESS. */
-static CUptiResult set_kinds(int on)
+/* The activity kinds of the mode and, when `ids`, its per-call API enables: on = 1 enables them, as
+ * at injection without windows; on = 0 disables them and flushes what CUPTI holds. Returns the
+ * first CUPTI error, or CUPTI_SUCCESS. */
+static CUptiResult set_kinds(int on, int ids)
 {
     static const CUpti_CallbackId rt[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -149,10 +163,10 @@ static CUptiResult set_kinds(int on)
     } else if (runtime) {
         KEEP(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME));
         KEEP(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2));
-    } else if (launch) {
+    } else if (launch && ids) {
         for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) KEEP(cuptiActivityEnableRuntimeApi(rt[i], (uint8_t)on));
     }
-    if (launch)
+    if (launch && ids)
         for (size_t i = 0; i < sizeof drv / sizeof drv[0]; i++) KEEP(cuptiActivityEnableDriverApi(drv[i], (uint8_t)on));
     if (!on) KEEP(cuptiActivityFlushAll(0));
 #undef KEEP
@@ -166,14 +180,14 @@ __attribute__((visibility("default"))) int omniprof_cupti_floor_window(int on)
 {
     if (!g_windows) return -1;
     g_windows_opened += on != 0;
-    return (int)set_kinds(on != 0);
+    return (int)set_kinds(on != 0, g_ids_per_window);
 }
 
 static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    fprintf(stderr, "cupti_floor: %s kernels=%ld api=%ld other=%ld dropped=%zu", g_mode, g_kernels, g_api, g_other,
-            g_dropped);
+    fprintf(stderr, "cupti_floor: %s kernels=%ld api=%ld (driver=%ld) other=%ld dropped=%zu", g_mode, g_kernels, g_api,
+            g_driver, g_other, g_dropped);
     if (g_windows) fprintf(stderr, " windows=%ld", g_windows_opened);
     fputc('\n', stderr);
 }
@@ -186,16 +200,40 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (m && *m) g_mode = m;
     if (env_is("OMNIPROF_CUPTI_FLOOR_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
     if (env_is("OMNIPROF_CUPTI_FLOOR_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1")) {
+    const char *pcb = getenv("OMNIPROF_CUPTI_FLOOR_PROFCB");
+    int prof_rt = pcb && (!strcmp(pcb, "rt") || !strcmp(pcb, "both")), prof_drv = pcb && (!strcmp(pcb, "drv") || !strcmp(pcb, "both"));
+    if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1") || prof_rt || prof_drv) {
         CUpti_SubscriberHandle s;
         if (cuptiSubscribe(&s, (CUpti_CallbackFunc)no_cb, NULL) == CUPTI_SUCCESS) {
-            cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_RESOURCE);
-            cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_NVTX);
+            if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1")) {
+                cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_RESOURCE);
+                cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_NVTX);
+            }
+            if (prof_drv) {
+                cuptiEnableCallback(1, s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+                cuptiEnableCallback(1, s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+            }
+            if (prof_rt) {
+                cuptiEnableCallback(1, s, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+                cuptiEnableCallback(1, s, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+            }
         }
     }
     cuptiActivityRegisterCallbacks(req, done);
+    if (env_is("OMNIPROF_CUPTI_FLOOR_FUNCTION", "1")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_FUNCTION); /* stays on */
     g_windows = env_is("OMNIPROF_CUPTI_FLOOR_WINDOWS", "1");
-    if (!g_windows) set_kinds(1);
+    g_ids_per_window = g_windows && env_is("OMNIPROF_CUPTI_FLOOR_IDS", "window");
+    if (!g_windows) set_kinds(1, 1);
+    else if (env_is("OMNIPROF_CUPTI_FLOOR_START", "on")) set_kinds(1, 1); /* on until the first window closes */
+    else if (!g_ids_per_window) set_kinds(1, 1), set_kinds(0, 0); /* per-call enables now, kinds per window */
     atexit(at_exit);
     return 1;
+}
+
+/* OMNIPROF_CUPTI_FLOOR_CTOR=1 with the library in LD_PRELOAD: CUPTI is set up from the library's
+ * constructor, before the program initializes CUDA (as a preloaded tool such as omniprof does),
+ * instead of by CUDA's injection during cuInit. */
+__attribute__((constructor)) static void floor_ctor(void)
+{
+    if (env_is("OMNIPROF_CUPTI_FLOOR_CTOR", "1")) InitializeInjection();
 }

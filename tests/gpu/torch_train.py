@@ -126,17 +126,18 @@ def main():
     with prof:
         torch.cuda.nvtx.range_push("train")
         th0, ip0 = threads(), ipis()
-        t0 = time.perf_counter()
+        m0, t0 = time.monotonic_ns(), time.perf_counter()
         for _ in range(a.steps):
             s0 = time.perf_counter()
             step()
             step_s.append(time.perf_counter() - s0)
         torch.cuda.synchronize()
-        t1 = time.perf_counter()
+        t1, m1 = time.perf_counter(), time.monotonic_ns()
         th1, ip1 = threads(), ipis()
         torch.cuda.nvtx.range_pop()
     rep = {"mode": a.mode, "steps": a.steps, "loop_s": t1 - t0, "step_ms_median": 1e3 * statistics.median(step_s),
            "step_ms": [round(1e3 * s, 4) for s in step_s], "torch": torch.__version__,
+           "loop_mono_ns": [m0, m1],  # CLOCK_MONOTONIC, omniprof's clock: the loop's samples and records
            "threads": thread_delta(th0, th1),
            "ipis": {k: v - ip0.get(k, 0) for k, v in ip1.items()}}
     if acts:
@@ -198,6 +199,15 @@ def window_api(a, acts):
             if rc != 0:
                 raise SystemExit("torch_train.py: omniprof_cupti_floor_window(%d) returned %d (-1: the floor runs "
                                  "without OMNIPROF_CUPTI_FLOOR_WINDOWS=1; else a CUPTI error)" % (on, rc))
+        if os.environ.get("TORCH_TRAIN_WINDOW_CUDA_PROFILER") == "1":  # cudaProfilerStart/Stop too, as omniprof's windows
+            def p_open():
+                f_set(1)
+                torch.cuda.profiler.start()
+
+            def p_close():
+                torch.cuda.profiler.stop()
+                f_set(0)
+            return api, p_open, p_close
         return api, lambda: f_set(1), lambda: f_set(0)
     return "none", lambda: None, lambda: None
 
