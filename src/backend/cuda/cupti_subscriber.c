@@ -700,10 +700,6 @@ static omniprof_status_t start_locked(void)
     enable_profiler_callbacks_locked();
     hand_over_driver_table();
     g_state = ST_ON;
-    /* Nothing collected yet (--selected-regions before the first cudaProfilerStart, a collection
-     * period's delay): the kinds go off now, not at the first pause, so that the program does not
-     * pay CUPTI's cost until then (and loads its modules with the kinds off) */
-    if (!collecting()) set_collecting_locked(0);
     op_info("cuda backend on (%s mode; runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
             op_cuda_activity_mode ? "activity" : "callback", g_rt_full ? "traced" : "launches only",
             g_drv_full ? "traced" : "launches only", (unsigned)cls, g_nvtx_on ? "on" : "off");
