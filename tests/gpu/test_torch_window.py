@@ -46,6 +46,10 @@ def main():
     # torch.profiler's processes run 20 % slower in their off phases too (a cost left behind outside its windows)
     for k in range(3):
         rounds["torch_cuda"][str(k + 1)] = windowed_report(speeds[k] * 1.2, [per_round["torch_cuda"][k]] * 3)
+    # the CUPTI each process mapped (torch_train.py's cupti_libs): the floor shares PyTorch's, omniprof loads its own
+    for k in range(3):
+        rounds["cupti_runtime"][str(k + 1)]["cupti_libs"] = ["/py/nvidia/cu13/lib/libcupti.so.13"]
+        rounds["om_runtime"][str(k + 1)]["cupti_libs"] = ["/usr/local/cuda/lib64/libcupti.so.2025.3.1"]
     d = tempfile.mkdtemp(prefix="twin-")
     pw = os.path.join(d, "win.json")
     json.dump({"rounds": rounds, "windows": 3, "window_steps": S}, open(pw, "w"))
@@ -80,6 +84,8 @@ def main():
     # the medians' ratio: 0.24 / 0.40 = 0.60x, 0.10 / 0.40 = 0.25x (the bootstrap interval beside it)
     check("  (the medians' ratio: 0.60x, 90 % bootstrap interval over rounds [" in out, "runtime medians' ratio 0.60x")
     check("  (the medians' ratio: 0.25x, 90 % bootstrap interval over rounds [" in out, "kernel medians' ratio 0.25x")
+    check("libcupti mapped (the CUPTI each mode ran on): cupti_runtime /py/nvidia/cu13/lib/libcupti.so.13; "
+          "om_runtime /usr/local/cuda/lib64/libcupti.so.2025.3.1" in out, "the libcupti each mode mapped is shown")
     check("25th-percentile" not in out, "no 25th-percentile reading (a whole-process reading) for windowed runs")
 
     # a windowed and a whole-process run are not one quantity: refused, both files named

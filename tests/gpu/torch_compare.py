@@ -304,6 +304,10 @@ def summarize(res, out):
     print("main thread CPU s during the loop, median [min-max]: " + "; ".join(
         "%s %.3f [%.3f-%.3f]" % ((m,) + med(v)) for m, v in mains.items() if v))
 
+    libs = {m: sorted({"+".join(r["cupti_libs"]) or "none" for r in res[m].values() if "cupti_libs" in r}) for m in modes}
+    print("libcupti mapped (the CUPTI each mode ran on): " + "; ".join(
+        "%s %s" % (m, ", ".join(v)) for m, v in libs.items() if v))
+
     def ratio(om, tm):
         if om not in val or tm not in val:
             return (float("nan"),) * 3, 0

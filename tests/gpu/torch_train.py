@@ -43,6 +43,17 @@ import torch.nn.functional as F
 from torch_compare import window_costs  # the analysis's own function (one definition of a window's cost)
 
 
+def cupti_libs():
+    """The libcupti files mapped in this process (read at the end of the work): which CUPTI each
+    profiler ran on. A tool that loads CUPTI before PyTorch (omniprof's backend) and an injection
+    loaded after it (the bare-CUPTI floor, which shares the one PyTorch loaded) may differ."""
+    try:
+        return sorted({ln.split(None, 5)[5].strip() for ln in open("/proc/self/maps")
+                       if len(ln.split(None, 5)) == 6 and "libcupti" in ln})
+    except OSError:
+        return []
+
+
 def threads():
     """Every thread of this process: name -> [cpu s, involuntary switches, voluntary, last cpu]
     (read outside the timed loop: where the profilers' own threads take the CPU from the loop)."""
@@ -145,6 +156,7 @@ def main():
         rep["kernels"] = trace_kernels(prof)
         rep["export_s"] = time.perf_counter() - t2
     rep["t_end"] = time.time()
+    rep["cupti_libs"] = cupti_libs()
     with open(a.report, "w") as f:
         json.dump(rep, f)
 
@@ -266,6 +278,7 @@ def windowed(a, step, acts):
     if first is not None:  # the first window's kernels (after the timed phases: costs them nothing)
         rep["kernels"] = trace_kernels(first)
     rep["t_end"] = time.time()
+    rep["cupti_libs"] = cupti_libs()
     with open(a.report, "w") as f:
         json.dump(rep, f)
 
