@@ -24,10 +24,12 @@
  * that made them per window would leave out the launch records omniprof pays for);
  * OMNIPROF_CUPTI_FLOOR_IDS=window makes them per window instead (to show that difference);
  * OMNIPROF_CUPTI_FLOOR_START=on leaves the kinds on from injection until the first window closes;
- * OMNIPROF_CUPTI_FLOOR_CTOR=1 (library preloaded): set up from its constructor, before CUDA's initialization;
+ * OMNIPROF_CUPTI_FLOOR_CTOR=1 (library preloaded): set up from its constructor, before CUDA's initialization
+ * (OMNIPROF_CUPTI_FLOOR_CUINIT=1: and cuInit called there too, as omniprof's agent query does early);
  * OMNIPROF_CUPTI_FLOOR_FUNCTION=1: the FUNCTION kind (kernel symbols) on from injection, as omniprof keeps it.
  * At exit it prints "cupti_floor: MODE kernels=N api=N (driver=N) other=N dropped=N[ windows=N]" on
  * stderr. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,4 +238,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 __attribute__((constructor)) static void floor_ctor(void)
 {
     if (env_is("OMNIPROF_CUPTI_FLOOR_CTOR", "1")) InitializeInjection();
+    /* OMNIPROF_CUPTI_FLOOR_CUINIT=1: cuInit from the constructor too, before the program's own
+     * (omniprof's tool initializes CUDA early: it queries the agents when it opens its database) */
+    if (env_is("OMNIPROF_CUPTI_FLOOR_CUINIT", "1")) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        CUresult (*init)(unsigned) = h ? (CUresult(*)(unsigned))dlsym(h, "cuInit") : NULL;
+        if (init) init(0);
+    }
 }
