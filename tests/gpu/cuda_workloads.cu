@@ -3,7 +3,7 @@
 // produce (kernels by name with grid/block, copies by direction with bytes, memsets, allocations,
 // NVTX ranges), which tests/gpu/validate.py checks against the trace.
 //
-// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external driverapi windows
+// Scenarios: multistream graph copies memset alloc nvtx threads lazy many external driverapi windows forkchild
 // (run under --selected-regions: tests/gpu/run.sh), and
 // exitthread / sigterm (the process ends by exit() from another thread / by SIGTERM).
 // GPU_TEST_INIT_SDK=1 calls omniprof_initialize() first (for OMNIPROF_INIT_AT_LOAD=false runs).
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 __global__ void k_empty() {}
@@ -269,8 +270,34 @@ static int ending(const char *how) {
     return 0;
 }
 
+// The parent never touches CUDA; a forked child does (CUDA used only after the fork, in the
+// child: NVIDIA's rule is no CUDA in a child forked after the parent initialized CUDA). A profiler
+// that initializes CUDA in the parent (cuInit at its own start) breaks this program.
+static int forkchild(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); return 1; }
+    if (pid == 0) {
+        const int n = 1 << 12;
+        float *y = NULL;
+        cudaError_t e = cudaSetDevice(0);
+        if (e == cudaSuccess) e = cudaMalloc(&y, n * sizeof(float));
+        if (e == cudaSuccess) {
+            for (int i = 0; i < 10; i++) k_add<<<2, 64>>>(y, n);
+            e = cudaDeviceSynchronize();
+        }
+        if (e == cudaSuccess) e = cudaFree(y);
+        printf("child: %s\n", e == cudaSuccess ? "10 kernels ran" : cudaGetErrorString(e));
+        fflush(stdout);
+        _exit(e == cudaSuccess ? 0 : 1);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid) { perror("waitpid"); return 1; }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external|driverapi|windows|exitthread|sigterm\n", argv[0]); return 64; }
+    if (argc < 2) { fprintf(stderr, "usage: %s multistream|graph|copies|memset|alloc|nvtx|threads|lazy|many|external|driverapi|windows|exitthread|sigterm|forkchild\n", argv[0]); return 64; }
     // "held" test: the SDK initializes only now (OMNIPROF_INIT_AT_LOAD=false), after the
     // program's own CUPTI subscriber (libomniprof-cupti-holder.so's constructor) took CUPTI.
     if (getenv("GPU_TEST_INIT_SDK")) {
@@ -278,6 +305,7 @@ int main(int argc, char **argv) {
         init_t f = (init_t)dlsym(RTLD_DEFAULT, "omniprof_initialize");
         if (f) f();
     }
+    if (!strcmp(argv[1], "forkchild")) return forkchild(); // before init(): the parent stays without CUDA
     init();
     int rc;
     const char *s = argv[1];

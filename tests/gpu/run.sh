@@ -156,6 +156,17 @@ elif [ -x "$B/bin/omniprof" ]; then
     msg="kernels $names (want k_add 30, k_scale 5); unresolved: ${unres:-none}"
   else msg="omniprof run exit $rc: $(tail -3 "$OUT/run-windows-k.err" | tr '\n' ' ')"; fi
   verdict run.windows_kernel $rc "$(echo "$msg" | head -6 | tr '\n' ' ')"
+  # a program that uses CUDA only in a child it forks (the parent never initializes CUDA): the
+  # child's CUDA must work under omniprof as without it (the child is not traced on the GPU)
+  "$B/bin/omniprof-gpu-workloads" forkchild >"$OUT/forkchild-bare.out" 2>&1; brc=$?
+  d=$OUT/run-forkchild; rm -rf "$d"
+  timeout 120 "$B/bin/omniprof" run -d "$d" --runtime-trace -- "$B/bin/omniprof-gpu-workloads" forkchild \
+    >"$OUT/run-forkchild.out" 2>"$OUT/run-forkchild.err"; rc=$?
+  child=$(grep -h "^child:" "$OUT/run-forkchild.out" | head -1)
+  if [ $brc != 0 ]; then rc=77; msg="without omniprof the child's CUDA failed too (exit $brc: $(head -2 "$OUT/forkchild-bare.out" | tr '\n' ' ')): this machine cannot judge"
+  elif [ $rc = 0 ] && [ "$child" = "child: 10 kernels ran" ]; then msg="exit 0, $child"
+  else rc=1; msg="omniprof run exit $rc, ${child:-no child line}: omniprof broke CUDA in the forked child ($(tail -2 "$OUT/run-forkchild.err" | tr '\n' ' '))"; fi
+  verdict run.forkchild $rc "$msg"
   d=$OUT/run-torch; rm -rf "$d"
   timeout 300 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- python3 tests/gpu/torch_nvtx.py \
     >"$OUT/run-torch.out" 2>"$OUT/run-torch.err"; rc=$?
