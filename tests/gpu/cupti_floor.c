@@ -203,7 +203,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (env_is("OMNIPROF_CUPTI_FLOOR_TS", "mono")) cuptiActivityRegisterTimestampCallback(ts_mono);
     if (env_is("OMNIPROF_CUPTI_FLOOR_TID", "system")) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     const char *pcb = getenv("OMNIPROF_CUPTI_FLOOR_PROFCB");
-    int prof_rt = pcb && (!strcmp(pcb, "rt") || !strcmp(pcb, "both")), prof_drv = pcb && (!strcmp(pcb, "drv") || !strcmp(pcb, "both"));
+    int prof_rt = pcb && (!strcmp(pcb, "rt") || !strcmp(pcb, "both"));
+    int prof_drv = pcb && (!strcmp(pcb, "drv") || !strcmp(pcb, "both"));
     if (env_is("OMNIPROF_CUPTI_FLOOR_SUB", "1") || prof_rt || prof_drv) {
         CUpti_SubscriberHandle s;
         if (cuptiSubscribe(&s, (CUpti_CallbackFunc)no_cb, NULL) == CUPTI_SUCCESS) {
