@@ -165,7 +165,7 @@ elif [ -x "$B/bin/omniprof" ]; then
   child=$(grep -h "^child:" "$OUT/run-forkchild.out" | head -1)
   if [ $brc != 0 ]; then rc=77; msg="without omniprof the child's CUDA failed too (exit $brc: $(head -2 "$OUT/forkchild-bare.out" | tr '\n' ' ')): this machine cannot judge"
   elif [ $rc = 0 ] && [ "$child" = "child: 10 kernels ran" ]; then msg="exit 0, $child"
-  else rc=1; msg="omniprof run exit $rc, ${child:-no child line}: omniprof broke CUDA in the forked child ($(tail -2 "$OUT/run-forkchild.err" | tr '\n' ' '))"; fi
+  else msg="omniprof run exit $rc, ${child:-no child line}: omniprof broke CUDA in the forked child ($(tail -2 "$OUT/run-forkchild.err" | tr '\n' ' '))"; rc=1; fi
   verdict run.forkchild $rc "$msg"
   d=$OUT/run-torch; rm -rf "$d"
   timeout 300 "$B/bin/omniprof" run -d "$d" --runtime-trace --stats --summary -- python3 tests/gpu/torch_nvtx.py \
