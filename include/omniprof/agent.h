@@ -52,13 +52,29 @@ typedef omniprof_status_t (*omniprof_query_available_agents_cb_t)(omniprof_agent
 
 /**
  * @brief **omniprof_query_available_agents** calls `callback` once with every agent: the CPU
- * agents first (one per NUMA node), then each GPU of every built backend that found one.
+ * agents first (one per NUMA node), then each GPU of every built backend that found one. It
+ * initializes the device drivers that are not yet (CUDA: cuInit); a tool that must not (the
+ * program may fork before its first CUDA call) uses omniprof_query_ready_agents.
  * @param agent_size: sizeof(omniprof_agent_v0_t) as the caller knows it.
  * @return SUCCESS; ERROR_INVALID_ARGUMENT; ERROR_INCOMPATIBLE_ABI (unknown version or size too small).
  */
 OMNIPROF_API omniprof_status_t omniprof_query_available_agents(omniprof_agent_version_t version,
                                                                omniprof_query_available_agents_cb_t callback,
                                                                size_t agent_size, void *data);
+
+/**
+ * @brief **omniprof_query_ready_agents** calls `callback` once with the agents known without
+ * initializing a device driver: the CPU agents, then the GPUs of each backend whose driver the
+ * program has already initialized. It never initializes one itself (CUDA: no cuInit, which a
+ * program that forks before its first CUDA call must not have in the parent); a later call may
+ * report more agents, at the end of the list, and the agents reported earlier keep their ids and
+ * their place. omniprof_query_available_agents initializes the drivers it needs and reports every
+ * agent; after it, both report the same list. Parameters and return values are those of
+ * omniprof_query_available_agents.
+ */
+OMNIPROF_API omniprof_status_t omniprof_query_ready_agents(omniprof_agent_version_t version,
+                                                           omniprof_query_available_agents_cb_t callback,
+                                                           size_t agent_size, void *data);
 
 OMNIPROF_EXTERN_C_END
 

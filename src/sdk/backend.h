@@ -64,6 +64,9 @@
 #define OP_BACKEND_MANIFEST_MAGIC "omniprof-bknd-1"
 #define OP_BACKEND_MANIFEST_SECTION ".omniprof_backend"
 #define OP_BACKEND_MAX_KINDS 64
+/* query_agents: the driver is not initialized yet; ask again later. */
+#define OP_AGENTS_LATER ((size_t)-1)
+
 typedef struct op_backend_manifest {
     char magic[16];            /* OP_BACKEND_MANIFEST_MAGIC */
     uint32_t size;             /* sizeof(op_backend_manifest) */
@@ -105,8 +108,11 @@ typedef struct op_backend {
     omniprof_status_t (*iterate_record_args)(const omniprof_record_header_t *header,
                                              omniprof_arg_iterate_cb_t cb, void *data);
     /* Fill up to `max` agents (GPU only for device backends) and return how many exist.
-     * Fields id/logical_index are assigned by the SDK. May be NULL. */
-    size_t (*query_agents)(omniprof_agent_v0_t *out, size_t max);
+     * Fields id/logical_index are assigned by the SDK. With may_init 0 the backend must not
+     * initialize its device driver (CUDA: cuInit, which a program that forks before its first
+     * CUDA call must not have in the parent): where the program has not initialized it yet, it
+     * returns OP_AGENTS_LATER and is asked again at later queries (agent.c). May be NULL. */
+    size_t (*query_agents)(omniprof_agent_v0_t *out, size_t max, int may_init);
     /* Serves omniprof_query_address_symbols (the CPU backend). May be NULL. */
     omniprof_status_t (*symbolize)(uint64_t address, omniprof_symbol_cb_t cb, void *data);
     /* What it serves (required). */

@@ -4,6 +4,7 @@
   - the `kernels` view holds exactly the expected rows (per kernel name) and `memory_copies`
     exactly the expected copies;
   - every kernel and copy correlation id resolves to a region (API call) on the same thread;
+  - every kernel row names a GPU agent (agent rows appear once the program initialized CUDA);
   - the summary's kernel totals (`top_kernels`) equal the sum over the `kernels` rows;
   - a *_stats.csv file was written (--stats).
 Prints failures and "OK ..." ; exit 1 on failure."""
@@ -67,6 +68,12 @@ def main():
                     errors.append("%s %s: correlation id %s does not resolve to a region on thread %s" % (what, n, corr, tid))
             if not (s < e):
                 errors.append("%s %s: start %s !< end %s" % (what, n, s, e))
+    # every kernel and copy names its GPU: the agent row is written before the first record of
+    # that GPU (the tool's agents appear only once the program initialized CUDA, docs/cuda.md)
+    gpus = con.execute("SELECT count(*) FROM rocpd_info_agent WHERE type = 'GPU'").fetchone()[0]
+    noagent = con.execute("SELECT count(*) FROM kernels WHERE agent_type IS NOT 'GPU'").fetchone()[0]
+    if not gpus or noagent:
+        errors.append("%d GPU agent rows; %d of %d kernel rows without a GPU agent" % (gpus, noagent, len(kernels)))
     total_rows = sum(e - s for _, _, _, s, e in kernels) / 1000.0
     tk = con.execute("SELECT COALESCE(SUM(total_duration), 0), COALESCE(SUM(total_calls), 0) FROM top_kernels").fetchone()
     if abs(tk[0] - total_rows) > 1e-6 * max(1.0, total_rows) + 1e-3 or tk[1] != len(kernels):

@@ -160,11 +160,22 @@ elif [ -x "$B/bin/omniprof" ]; then
   # child's CUDA must work under omniprof as without it (the child is not traced on the GPU)
   "$B/bin/omniprof-gpu-workloads" forkchild >"$OUT/forkchild-bare.out" 2>&1; brc=$?
   d=$OUT/run-forkchild; rm -rf "$d"
-  timeout 120 "$B/bin/omniprof" run -d "$d" --runtime-trace -- "$B/bin/omniprof-gpu-workloads" forkchild \
-    >"$OUT/run-forkchild.out" 2>"$OUT/run-forkchild.err"; rc=$?
+  "$B/bin/omniprof" run -d "$d" --runtime-trace -- "$B/bin/omniprof-gpu-workloads" forkchild \
+    >"$OUT/run-forkchild.out" 2>"$OUT/run-forkchild.err" & p=$!
+  for _ in $(seq 600); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $p 2>/dev/null; then # hung: where each process of the tree waits, then stop it
+    { ps -e -o pid,ppid,stat,wchan:32,args --forest | grep -B2 -A6 omniprof-gpu-workloads
+      for q in $(pgrep -f "omniprof-gpu-workloads forkchild"); do
+        echo "== $q"; for t in /proc/$q/task/*; do echo "$t $(cat $t/comm) $(cat $t/wchan) $(cat $t/syscall 2>/dev/null | cut -d' ' -f1)"; done
+        command -v gdb >/dev/null && timeout 30 gdb -p $q -batch -ex "thread apply all bt 12" 2>&1 | grep -E "^#|^Thread" | head -60
+      done; } >"$OUT/run-forkchild.hang" 2>&1
+    pkill -KILL -f "omniprof-gpu-workloads forkchild"; kill -KILL $p 2>/dev/null
+  fi
+  wait $p; rc=$?
   child=$(grep -h "^child:" "$OUT/run-forkchild.out" | head -1)
   if [ $brc != 0 ]; then rc=77; msg="without omniprof the child's CUDA failed too (exit $brc: $(head -2 "$OUT/forkchild-bare.out" | tr '\n' ' ')): this machine cannot judge"
   elif [ $rc = 0 ] && [ "$child" = "child: 10 kernels ran" ]; then msg="exit 0, $child"
+  elif [ -s "$OUT/run-forkchild.hang" ]; then msg="hung after 60 s, ${child:-no child line} (where it waited: run-forkchild.hang)"; rc=1
   else msg="omniprof run exit $rc, ${child:-no child line}: omniprof broke CUDA in the forked child ($(tail -2 "$OUT/run-forkchild.err" | tr '\n' ' '))"; rc=1; fi
   verdict run.forkchild $rc "$msg"
   d=$OUT/run-torch; rm -rf "$d"

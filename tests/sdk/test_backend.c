@@ -4,7 +4,8 @@
  * lock (once, because a kind it serves was configured), on_context_change (also at a pause, after
  * a flush, and at a resume), flush from
  * omniprof_flush_buffer, operation names / iteration / argument iteration delegated to it,
- * agents appended after the CPU agents, symbolization delegated, and finalize at exit; which
+ * agents appended after the CPU agents (late: only once its "driver" is up, when the query may
+ * not initialize it), symbolization delegated, and finalize at exit; which
  * library serves a kind comes from the backends' manifests, read without loading them. */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -53,8 +54,16 @@ static omniprof_status_t fake_args(const omniprof_record_header_t *h, omniprof_a
     cb(h->kind, 1, 0, &a, "3", data);
     return OMNIPROF_STATUS_SUCCESS;
 }
-static size_t fake_agents(omniprof_agent_v0_t *out, size_t max)
+/* Its "driver" is up once the program initialized it (g_driver_up), as CUDA after the
+ * program's first call; before, a query that may not initialize it hears "later". */
+static _Atomic int g_driver_up, g_asked_lazy, g_asked_init;
+static size_t fake_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
 {
+    atomic_fetch_add(may_init ? &g_asked_init : &g_asked_lazy, 1);
+    if (!atomic_load(&g_driver_up)) {
+        if (!may_init) return OP_AGENTS_LATER;
+        atomic_store(&g_driver_up, 1);
+    }
     if (max < 1) return 1;
     memset(out, 0, sizeof *out);
     out->name = "Fake GPU";
@@ -125,6 +134,16 @@ static int count_op(omniprof_buffer_tracing_kind_t k, omniprof_tracing_operation
     (void)k; (void)op;
     (*(int *)d)++;
     return 0;
+}
+static omniprof_status_t on_ready_agents(omniprof_agent_version_t v, const void **agents, size_t n, void *data)
+{
+    (void)v;
+    for (size_t i = 0; i < n; i++) {
+        const omniprof_agent_v0_t *a = agents[i];
+        CHECK(a->logical_index == i && a->id.handle == i + 1);
+    }
+    *(size_t *)data = n;
+    return OMNIPROF_STATUS_SUCCESS;
 }
 static omniprof_status_t on_agents(omniprof_agent_version_t v, const void **agents, size_t n, void *data)
 {
@@ -244,11 +263,27 @@ int main(void)
     CHECK_ST(omniprof_iterate_buffer_tracing_record_args(&h, on_arg, NULL), OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_args), 1);
 
-    /* agents and symbols */
-    size_t nag = 0;
+    /* agents: the ready query never initializes a driver (a program that forks before its
+     * first CUDA call must not find CUDA initialized), and finds the GPU once the program
+     * initialized the driver itself, after the CPU agents, whose ids stay */
+    size_t ncpu = 0, nready = 0, nag = 0;
+    CHECK_ST(omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, on_ready_agents, sizeof(omniprof_agent_v0_t), &ncpu),
+             OMNIPROF_STATUS_SUCCESS);
+    CHECK(ncpu >= 1 && atomic_load(&g_asked_lazy) >= 1);
+    CHECK_ST(omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, on_ready_agents, sizeof(omniprof_agent_v0_t), &nready),
+             OMNIPROF_STATUS_SUCCESS);
+    CHECK_EQ_U(nready, ncpu); /* asked again, still not up */
+    CHECK(atomic_load(&g_asked_lazy) >= 2);
+    atomic_store(&g_driver_up, 1); /* the program's first call to its driver */
+    CHECK_ST(omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, on_agents, sizeof(omniprof_agent_v0_t), &nready),
+             OMNIPROF_STATUS_SUCCESS);
+    CHECK_EQ_U(nready, ncpu + 1);
+    CHECK_EQ_U(atomic_load(&g_asked_init), 0); /* never told to initialize it */
+    int asked = atomic_load(&g_asked_lazy);
     CHECK_ST(omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, on_agents, sizeof(omniprof_agent_v0_t), &nag),
              OMNIPROF_STATUS_SUCCESS);
-    CHECK(nag >= 2);
+    CHECK_EQ_U(nag, ncpu + 1); /* the same list: answered once, not appended twice */
+    CHECK_EQ_U(atomic_load(&g_asked_lazy), asked);
     CHECK_ST(omniprof_query_address_symbols(0x1234, on_sym, NULL), OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_symbolize), 1);
 

@@ -2,13 +2,21 @@
  *
  * Device properties come from the driver API, looked up with dlopen("libcuda.so.1") so that
  * the backend loads (and says "no driver" once) on machines without one. cuInit is called only
- * when agents are queried, never at load. The chip name ("GH100") is derived from the compute
- * capability, as CUPTI's profiler host API names chips.
+ * when a query may initialize the driver (omniprof_query_available_agents: a tool asked for
+ * every agent, or counters need them at the start); a query that may not (the tool's database,
+ * omniprof_query_ready_agents) finds the devices only once the program has initialized CUDA
+ * itself, and says "later" before: NVIDIA's rule is that a child forked after the parent
+ * initialized CUDA cannot use it, so a profiler that calls cuInit at its start breaks a program
+ * that forks before its first CUDA call (the GPU test run.forkchild). The chip name ("GH100")
+ * is derived from the compute capability, as CUPTI's profiler host API names chips.
  *
  * Agent ids are assigned by the SDK; records need them, so op_cuda_agent_of_device asks the
- * SDK once (omniprof_query_available_agents) and caches the ids of the GPU agents by ordinal. */
+ * SDK (omniprof_query_ready_agents) and caches the ids of the GPU agents by ordinal, asking
+ * again when a device is not in the cache: a record of a device exists only once the program
+ * initialized CUDA, so the query finds it then. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,20 +51,50 @@ static const char *chip_name(int major, int minor)
     }
 }
 
-size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max)
+static struct {
+    fn_init_t init;
+    fn_count_t count;
+    fn_get_t get;
+    fn_name_t name;
+    fn_uuid_t uuid;
+    fn_attr_t attr;
+    fn_mem_t mem;
+} g_drv;
+static pthread_once_t g_drv_once = PTHREAD_ONCE_INIT;
+
+static void drv_once(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return 0;
-    fn_init_t init = (fn_init_t)dlsym(h, "cuInit");
-    fn_count_t count = (fn_count_t)dlsym(h, "cuDeviceGetCount");
-    fn_get_t get = (fn_get_t)dlsym(h, "cuDeviceGet");
-    fn_name_t name = (fn_name_t)dlsym(h, "cuDeviceGetName");
-    fn_uuid_t uuid = (fn_uuid_t)dlsym(h, "cuDeviceGetUuid_v2");
-    if (!uuid) uuid = (fn_uuid_t)dlsym(h, "cuDeviceGetUuid");
-    fn_attr_t attr = (fn_attr_t)dlsym(h, "cuDeviceGetAttribute");
-    fn_mem_t mem = (fn_mem_t)dlsym(h, "cuDeviceTotalMem_v2");
+    if (!h) return;
+    g_drv.init = (fn_init_t)dlsym(h, "cuInit");
+    g_drv.count = (fn_count_t)dlsym(h, "cuDeviceGetCount");
+    g_drv.get = (fn_get_t)dlsym(h, "cuDeviceGet");
+    g_drv.name = (fn_name_t)dlsym(h, "cuDeviceGetName");
+    g_drv.uuid = (fn_uuid_t)dlsym(h, "cuDeviceGetUuid_v2");
+    if (!g_drv.uuid) g_drv.uuid = (fn_uuid_t)dlsym(h, "cuDeviceGetUuid");
+    g_drv.attr = (fn_attr_t)dlsym(h, "cuDeviceGetAttribute");
+    g_drv.mem = (fn_mem_t)dlsym(h, "cuDeviceTotalMem_v2");
+}
+
+size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
+{
+    pthread_once(&g_drv_once, drv_once);
+    fn_get_t get = g_drv.get;
+    fn_name_t name = g_drv.name;
+    fn_uuid_t uuid = g_drv.uuid;
+    fn_attr_t attr = g_drv.attr;
+    fn_mem_t mem = g_drv.mem;
     int n = 0;
-    if (!init || !count || !get || !attr || init(0) != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS || n <= 0) return 0;
+    if (!g_drv.init || !g_drv.count || !get || !attr) return 0;
+    /* before cuInit every driver call says CUDA_ERROR_NOT_INITIALIZED: the program has not
+     * initialized CUDA (yet), and this query may not do it for the program */
+    CUresult r = g_drv.count(&n);
+    if (r == CUDA_ERROR_NOT_INITIALIZED) {
+        if (!may_init) return OP_AGENTS_LATER;
+        if (g_drv.init(0) != CUDA_SUCCESS) return 0;
+        r = g_drv.count(&n);
+    }
+    if (r != CUDA_SUCCESS || n <= 0) return 0;
     for (int i = 0; i < n && (size_t)i < max; i++) {
         omniprof_agent_v0_t *a = &out[i];
         CUdevice d;
@@ -114,29 +152,36 @@ size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max)
 
 #define MAX_DEV 64
 static omniprof_agent_id_t g_ids[MAX_DEV];
-static pthread_once_t g_ids_once = PTHREAD_ONCE_INIT;
+static _Atomic uint32_t g_ids_n; /* ordinals below it are in g_ids */
+static pthread_mutex_t g_ids_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static omniprof_status_t collect(omniprof_agent_version_t version, const void **agents, size_t n, void *data)
 {
     (void)data;
     if (version != OMNIPROF_AGENT_INFO_VERSION_0) return OMNIPROF_STATUS_SUCCESS;
+    uint32_t top = 0;
     for (size_t i = 0; i < n; i++) {
         const omniprof_agent_v0_t *a = agents[i];
-        if (a && a->type == OMNIPROF_AGENT_TYPE_GPU && a->type_index < MAX_DEV) g_ids[a->type_index] = a->id;
+        if (a && a->type == OMNIPROF_AGENT_TYPE_GPU && a->type_index < MAX_DEV) {
+            g_ids[a->type_index] = a->id;
+            if (a->type_index + 1 > top) top = a->type_index + 1;
+        }
     }
+    if (top > atomic_load_explicit(&g_ids_n, memory_order_relaxed))
+        atomic_store_explicit(&g_ids_n, top, memory_order_release);
     return OMNIPROF_STATUS_SUCCESS;
-}
-
-static void ids_once(void)
-{
-    omniprof_status_t st =
-        omniprof_query_available_agents(OMNIPROF_AGENT_INFO_VERSION_0, collect, sizeof(omniprof_agent_v0_t), NULL);
-    if (st != OMNIPROF_STATUS_SUCCESS) op_info("cuda: agent ids unavailable (%s)", omniprof_get_status_string(st));
 }
 
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device)
 {
-    pthread_once(&g_ids_once, ids_once);
-    if (device < MAX_DEV) return g_ids[device];
-    return (omniprof_agent_id_t){0};
+    if (device >= MAX_DEV) return (omniprof_agent_id_t){0};
+    if (device < atomic_load_explicit(&g_ids_n, memory_order_acquire)) return g_ids[device];
+    pthread_mutex_lock(&g_ids_lock);
+    if (device >= atomic_load_explicit(&g_ids_n, memory_order_relaxed)) {
+        omniprof_status_t st =
+            omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, collect, sizeof(omniprof_agent_v0_t), NULL);
+        if (st != OMNIPROF_STATUS_SUCCESS) op_info("cuda: agent ids unavailable (%s)", omniprof_get_status_string(st));
+    }
+    pthread_mutex_unlock(&g_ids_lock);
+    return device < atomic_load_explicit(&g_ids_n, memory_order_acquire) ? g_ids[device] : (omniprof_agent_id_t){0};
 }

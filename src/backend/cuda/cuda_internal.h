@@ -52,7 +52,7 @@ uint32_t op_cuda_decode_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 void op_cuda_kernel_names(const char *cupti_name, const char **mangled, const char **demangled, uint64_t *kernel_id);
 
 /* cuda_agents.c */
-size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max);
+size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init);
 /* Agent id of CUDA device ordinal `device` (resolved through the SDK once; {0} if unknown). */
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device);
 

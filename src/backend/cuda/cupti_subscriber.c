@@ -731,9 +731,18 @@ static void cuda_flush(void)
         op_info("cuda: forced CUPTI flush at finalization: %.1f ms", (double)(op_now_ns() - t0) / 1e6);
 }
 
+static int g_forked; /* this is a forked child: the parent's CUPTI state is not ours to call */
+
 static void cuda_finalize(void)
 {
     if (g_state != ST_ON) return;
+    if (g_forked) {
+        /* CUPTI's threads did not survive the fork and a lock one held then stays held here:
+         * cuptiActivityFlushAll in a forked child can wait for ever (the child's _exit hung,
+         * and with it the parent that waited for the child: GPU test run.forkchild). */
+        g_state = ST_FINALIZED;
+        return;
+    }
     op_cuda_pcs_finish();
     op_cuda_pms_finish();
     op_cuda_sass_finish();
@@ -745,8 +754,10 @@ static void cuda_finalize(void)
 
 static void cuda_at_fork_child(void)
 {
-    /* CUPTI's threads and device state do not survive fork: the child is not traced on the GPU. */
+    /* CUPTI's threads and device state do not survive fork: the child is not traced on the GPU,
+     * and its end calls nothing of CUPTI (cuda_finalize). */
     op_cuda_off = 1;
+    g_forked = 1;
 }
 
 static const char *cuda_operation_name(uint32_t kind, int32_t op) { return op_cuda_operation_name(kind, op); }

@@ -128,7 +128,7 @@ void ocl_kernel_forget(cl_kernel k);
 void ocl_kernel_remember(cl_kernel k, const char *name);
 void ocl_map_remember(const void *ptr, uint64_t bytes); /* size of a mapped region, for its unmap */
 uint64_t ocl_map_forget(const void *ptr);
-size_t ocl_query_agents(omniprof_agent_v0_t *out, size_t max);
+size_t ocl_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init);
 void ocl_queues_at_fork_child(void);
 
 /* The backend's own implementation of each special entry (S in ocl_api.def), in ocl_queue.c and

@@ -255,8 +255,9 @@ static void fill_agent(const ocl_device *d, omniprof_agent_v0_t *a)
     a->simd_per_cu = 1;
 }
 
-size_t ocl_query_agents(omniprof_agent_v0_t *out, size_t max)
+size_t ocl_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
 {
+    (void)may_init; /* enumerates only where the program loaded OpenCL (init_loader_if_linked) */
     init_loader_if_linked();
     if (!atomic_load(&ocl_layer_ready)) return 0;
     ocl_internal_calls++;
