@@ -76,7 +76,6 @@ static struct tool_state {
     _Atomic int open_failed;
     _Atomic int quick_exit; /* the process leaves through _exit/_Exit */
     _Atomic uint64_t agents_written; /* agent handles up to it are in the database */
-    _Atomic int gpu_agents_written;  /* a GPU agent is among them */
     pthread_mutex_t open_lock;
     uint64_t init_ns;
     uint64_t init_cost_ns;
@@ -218,7 +217,6 @@ static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const v
         const omniprof_agent_v0_t *a = agents[i];
         if (a->id.handle <= done) continue;
         op_db_writer_add_agent(w, a); /* the writer keeps one row per handle: a race adds nothing twice */
-        if (a->type == OMNIPROF_AGENT_TYPE_GPU) atomic_store(&g.gpu_agents_written, 1);
         if (a->id.handle > atomic_load(&g.agents_written)) atomic_store(&g.agents_written, a->id.handle);
     }
     return OMNIPROF_STATUS_SUCCESS;
@@ -227,7 +225,8 @@ static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const v
 /* The agents known so far without initializing a device driver (no cuInit of ours: a program
  * that forks before its first CUDA call must not find CUDA initialized; docs/cuda.md). A GPU's
  * agent appears once the program initialized its driver, before the first record of that GPU:
- * its row is added before that record is appended, so the record's row names its agent. */
+ * each delivery of the GPU buffer adds the new rows before its records (a few loads when
+ * nothing is new), so a record's row names its agent. */
 static void add_new_agents(op_db_writer *w)
 {
     omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, add_agents_cb, sizeof(omniprof_agent_v0_t), w);
@@ -341,7 +340,6 @@ static op_db_writer *open_database(void)
     }
     if (!w) return NULL;
     atomic_store(&g.agents_written, 0);
-    atomic_store(&g.gpu_agents_written, 0);
     add_new_agents(w);
     manifest_append(g.db_path);
     op_info("writing %s", g.db_path);
@@ -397,7 +395,7 @@ static void on_buffer(omniprof_context_id_t context, omniprof_buffer_id_t buffer
     atomic_store_explicit(&b->drops, drop_count, memory_order_relaxed);
     op_db_writer *w = g.benchmark_discard ? NULL : writer_acquire();
     if (w) {
-        if (b == &g.buf[TB_GPU] && !atomic_load_explicit(&g.gpu_agents_written, memory_order_relaxed)) add_new_agents(w);
+        if (b == &g.buf[TB_GPU]) add_new_agents(w);
         op_db_writer_append(w, (const omniprof_record_header_t *const *)headers, n);
         writer_release();
     }

@@ -257,7 +257,10 @@ static void fill_agent(const ocl_device *d, omniprof_agent_v0_t *a)
 
 size_t ocl_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
 {
-    (void)may_init; /* enumerates only where the program loaded OpenCL (init_loader_if_linked) */
+    /* Before the program's first OpenCL call, asking the platforms would initialize its drivers
+     * for the program (NVIDIA's initializes CUDA): a query that may not waits until the layer
+     * sees the program's own calls. */
+    if (!may_init && !atomic_load(&ocl_layer_ready)) return OP_AGENTS_LATER;
     init_loader_if_linked();
     if (!atomic_load(&ocl_layer_ready)) return 0;
     ocl_internal_calls++;
