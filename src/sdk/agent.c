@@ -184,6 +184,11 @@ OMNIPROF_API omniprof_status_t omniprof_query_ready_agents(omniprof_agent_versio
     return report_agents(version, callback, agent_size, data, 0);
 }
 
+/* In a forked child only the forking thread exists: a query another thread was making at the
+ * fork leaves the lock taken. What it appended but had not published stays unpublished, and its
+ * backend stays unanswered, so the child asks that backend again. */
+void op_agents_at_fork_child(void) { pthread_mutex_init(&g_more_lock, NULL); }
+
 int op_sdk_agent_lookup(omniprof_agent_id_t id, omniprof_agent_v0_t *out)
 {
     pthread_once(&g_agents_once, build_agents);

@@ -328,6 +328,7 @@ static void postfork_child(void)
     op_tls_at_fork_child();
     op_buffer_at_fork_child();
     op_cbthread_at_fork_child();
+    op_agents_at_fork_child();
     op_backends_at_fork_child();
 }
 

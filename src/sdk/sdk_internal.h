@@ -225,6 +225,7 @@ void op_backends_context_change(void);
 void op_backends_flush(void);
 void op_backends_finalize(void);
 void op_backends_at_fork_child(void);
+void op_agents_at_fork_child(void); /* agent.c */
 uint32_t op_backend_count(void);
 const op_backend *op_backend_at(uint32_t i);
 void op_intern_prefork(void);

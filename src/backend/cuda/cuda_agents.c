@@ -76,8 +76,11 @@ static void drv_once(void)
     g_drv.mem = (fn_mem_t)dlsym(h, "cuDeviceTotalMem_v2");
 }
 
+static volatile int g_agents_forked; /* a forked child: not traced on the GPU, lists no GPU */
+
 size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
 {
+    if (g_agents_forked) return 0;
     pthread_once(&g_drv_once, drv_once);
     fn_get_t get = g_drv.get;
     fn_name_t name = g_drv.name;
@@ -170,6 +173,12 @@ static omniprof_status_t collect(omniprof_agent_version_t version, const void **
     if (top > atomic_load_explicit(&g_ids_n, memory_order_relaxed))
         atomic_store_explicit(&g_ids_n, top, memory_order_release);
     return OMNIPROF_STATUS_SUCCESS;
+}
+
+void op_cuda_agents_at_fork_child(void)
+{
+    g_agents_forked = 1;
+    pthread_mutex_init(&g_ids_lock, NULL); /* another thread may have held it at the fork */
 }
 
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device)

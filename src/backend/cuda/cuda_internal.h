@@ -53,6 +53,7 @@ void op_cuda_kernel_names(const char *cupti_name, const char **mangled, const ch
 
 /* cuda_agents.c */
 size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init);
+void op_cuda_agents_at_fork_child(void); /* cuda_agents.c: a forked child lists no GPU */
 /* Agent id of CUDA device ordinal `device` (resolved through the SDK once; {0} if unknown). */
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device);
 

@@ -758,6 +758,7 @@ static void cuda_at_fork_child(void)
      * and its end calls nothing of CUPTI (cuda_finalize). */
     op_cuda_off = 1;
     g_forked = 1;
+    op_cuda_agents_at_fork_child();
 }
 
 static const char *cuda_operation_name(uint32_t kind, int32_t op) { return op_cuda_operation_name(kind, op); }
