@@ -16,6 +16,8 @@ Eleven modes run ROUNDS (5) times, interleaved (every mode once per round, same 
   torch_cuda            torch.profiler(activities=[CUDA])
   torch_cpu_cuda        torch.profiler(activities=[CPU, CUDA])
 TORCH_COMPARE_BUDGET_S: no round starts past that many seconds (run.sh: 480).
+TORCH_COMPARE_STEPS: timed steps per whole-process loop (torch_train.py --steps; its default 100).
+A longer loop spreads what one process's start costs over more steps (a round then takes longer).
 Every run is pinned to the same 8 CPUs (taskset -c 2-9) so that runs differ only by the profiler.
 Cost = the loop's time (the measured steps, warm-up excluded) over `plain`'s, per round; ratios
 of omniprof's added time to torch.profiler's are taken per round and reported as median
@@ -67,6 +69,7 @@ for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
 MODES += [m for m in EXTRA if m not in MODES]
 WINDOWS = int(os.environ.get("TORCH_COMPARE_WINDOWS") or 0)
 WINDOW_STEPS = int(os.environ.get("TORCH_COMPARE_WINDOW_STEPS") or 25)
+STEPS = int(os.environ.get("TORCH_COMPARE_STEPS") or 0)  # 0: torch_train.py's default
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
             "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample", "--sampling-freq",
                                                        os.environ.get("TORCH_COMPARE_SAMPLE_HZ", "1000")]}
@@ -104,6 +107,8 @@ def run_mode(b, work, mode, rnd):
         api = ("torch" if mode.startswith("torch") else "cuda_profiler" if mode in OM_FLAGS
                else "cupti_floor" if mode.startswith("cupti_") else "none")
         prog += ["--windows", str(WINDOWS), "--window-steps", str(WINDOW_STEPS), "--window-api", api]
+    elif STEPS > 0:
+        prog += ["--steps", str(STEPS)]
     cmd = prog
     if mode in OM_FLAGS:
         cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + \
