@@ -76,11 +76,9 @@ static void drv_once(void)
     g_drv.mem = (fn_mem_t)dlsym(h, "cuDeviceTotalMem_v2");
 }
 
-static volatile int g_agents_forked; /* a forked child: not traced on the GPU, lists no GPU */
-
 size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init)
 {
-    if (g_agents_forked) return 0;
+    if (op_cuda_forked) return 0; /* a forked child is not traced on the GPU */
     pthread_once(&g_drv_once, drv_once);
     fn_get_t get = g_drv.get;
     fn_name_t name = g_drv.name;
@@ -177,7 +175,6 @@ static omniprof_status_t collect(omniprof_agent_version_t version, const void **
 
 void op_cuda_agents_at_fork_child(void)
 {
-    g_agents_forked = 1;
     pthread_mutex_init(&g_ids_lock, NULL); /* another thread may have held it at the fork */
 }
 

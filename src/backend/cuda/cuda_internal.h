@@ -53,7 +53,7 @@ void op_cuda_kernel_names(const char *cupti_name, const char **mangled, const ch
 
 /* cuda_agents.c */
 size_t op_cuda_query_agents(omniprof_agent_v0_t *out, size_t max, int may_init);
-void op_cuda_agents_at_fork_child(void); /* cuda_agents.c: a forked child lists no GPU */
+void op_cuda_agents_at_fork_child(void); /* cuda_agents.c: resets its lock in a forked child */
 /* Agent id of CUDA device ordinal `device` (resolved through the SDK once; {0} if unknown). */
 omniprof_agent_id_t op_cuda_agent_of_device(uint32_t device);
 
@@ -153,6 +153,7 @@ const char *op_cuda_sass_text(uint64_t crc, const void *cubin, size_t size, cons
 
 /* cupti_subscriber.c */
 extern volatile int op_cuda_off; /* 1: backend turned itself off, or finalizing */
+extern volatile int op_cuda_forked; /* 1: a forked child: the parent's CUPTI state is not ours to call, no GPU is listed */
 void op_cuda_own_calls(int on);  /* 1: this thread's driver calls are ours (not traced) */
 omniprof_thread_id_t op_cuda_tid(void);
 

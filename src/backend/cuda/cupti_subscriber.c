@@ -55,6 +55,7 @@
 enum { ST_LOADED = 0, ST_ON, ST_OFF, ST_FINALIZED };
 
 volatile int op_cuda_off;
+volatile int op_cuda_forked;
 static int g_state = ST_LOADED;
 static pthread_mutex_t g_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_SubscriberHandle g_sub;
@@ -731,12 +732,11 @@ static void cuda_flush(void)
         op_info("cuda: forced CUPTI flush at finalization: %.1f ms", (double)(op_now_ns() - t0) / 1e6);
 }
 
-static int g_forked; /* this is a forked child: the parent's CUPTI state is not ours to call */
 
 static void cuda_finalize(void)
 {
     if (g_state != ST_ON) return;
-    if (g_forked) {
+    if (op_cuda_forked) {
         /* CUPTI's threads did not survive the fork and a lock one held then stays held here:
          * cuptiActivityFlushAll in a forked child can wait for ever (the child's _exit hung,
          * and with it the parent that waited for the child: GPU test run.forkchild). */
@@ -757,7 +757,7 @@ static void cuda_at_fork_child(void)
     /* CUPTI's threads and device state do not survive fork: the child is not traced on the GPU,
      * and its end calls nothing of CUPTI (cuda_finalize). */
     op_cuda_off = 1;
-    g_forked = 1;
+    op_cuda_forked = 1;
     op_cuda_agents_at_fork_child();
 }
 
