@@ -13,6 +13,8 @@
  * handler (it only bumps the word and calls futex). */
 #include "sdk/sdk_internal.h"
 
+#include "common/affinity.h"
+
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -234,6 +236,7 @@ int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omni
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    op_worker_attr_affinity(&attr); /* OMNIPROF_WORKER_CPUS */
     int rc = pthread_create(thread, &attr, trampoline, tr);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/affinity.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -110,6 +111,7 @@ int op_tool_start_thread(void *(*fn)(void *), void *arg)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256 * 1024);
+    op_worker_attr_affinity(&attr); /* OMNIPROF_WORKER_CPUS */
     pthread_t t;
     int rc = pthread_create(&t, &attr, fn, arg);
     pthread_attr_destroy(&attr);

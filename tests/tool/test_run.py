@@ -474,6 +474,47 @@ def t_handler():
     check(p.returncode == 0 and out == "handled 15\nhandled 2\nexiting\n", "disabled handlers: %r" % out)
 
 
+AFFINITIES = """
+import os
+for t in sorted(os.listdir('/proc/self/task')):
+    comm = open('/proc/self/task/%s/comm' % t).read().strip()
+    cpus = [l.split()[1] for l in open('/proc/self/task/%s/status' % t) if l.startswith('Cpus_allowed_list')]
+    print('THREAD', comm, cpus[0] if cpus else '?')
+"""
+
+
+def t_worker_cpus():
+    """OMNIPROF_WORKER_CPUS: omniprof's own threads (the database writer, the tool's flush and
+    signal threads, all made before the program's main) run on the CPUs named, the program's
+    threads keep theirs; a bad list stops the launcher with a message naming the setting; a list
+    of CPUs the process may not use is said once and ignored."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        print("SKIP: one CPU only: nothing to keep omniprof's threads away from")
+        sys.exit(77)
+    mine = str(allowed[-1])
+    full = subprocess.run([sys.executable, "-c", AFFINITIES], stdout=subprocess.PIPE, text=True).stdout
+    want_main = [ln.split()[2] for ln in full.splitlines() if ln.startswith("THREAD")][0]
+    d = tmpdir()
+    r = omniprof("run", "--marker-trace", "-d", d, "--", sys.executable, "-c", AFFINITIES,
+                 env=dict(os.environ, OMNIPROF_WORKER_CPUS=mine))
+    check(r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-300:]))
+    rows = [ln.split()[1:] for ln in r.stdout.splitlines() if ln.startswith("THREAD")]
+    ours = {c: cpus for c, cpus in rows if c.startswith("omniprof")}
+    check({"omniprof-db", "omniprof-flush"} <= set(ours), "omniprof's threads listed: %r" % rows)
+    check(all(cpus == mine for cpus in ours.values()), "omniprof's threads on CPU %s: %r" % (mine, ours))
+    prog = [cpus for c, cpus in rows if not c.startswith("omniprof")]
+    check(prog and all(cpus == want_main for cpus in prog), "the program's threads keep %s: %r" % (want_main, rows))
+    check(len(dbs_in(d)) == 1, "database written")
+    r = omniprof("run", "--marker-trace", "-d", tmpdir(), "--", "true", env=dict(os.environ, OMNIPROF_WORKER_CPUS="abc"))
+    check(r.returncode != 0 and "OMNIPROF_WORKER_CPUS='abc' is not valid" in r.stderr,
+          "a bad list is refused, naming the setting: %d %r" % (r.returncode, r.stderr[-300:]))
+    r = omniprof("run", "--marker-trace", "-d", tmpdir(), "--", "true",
+                 env=dict(os.environ, OMNIPROF_WORKER_CPUS=str(max(allowed) + 1000)))
+    check(r.returncode == 0 and r.stderr.count("names no CPU this process may run on") == 1,
+          "a list of CPUs not allowed is said once and ignored: %d %r" % (r.returncode, r.stderr[-300:]))
+
+
 def t_python_sigint():
     # CPython installs its SIGINT handler without SA_RESTART and relies on EINTR to raise
     # KeyboardInterrupt in a blocking read: under the tool it must behave the same.

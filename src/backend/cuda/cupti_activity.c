@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "common/affinity.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -546,6 +547,11 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
 {
     (void)size;
     if (!buf) return;
+    static __thread int pinned; /* CUPTI's thread runs our record processing: OMNIPROF_WORKER_CPUS */
+    if (!pinned) {
+        pinned = 1;
+        op_worker_pin_self();
+    }
     CUpti_Activity *rec = NULL;
     CUpti_Activity *batch[RECORD_BATCH];
     int more = valid > 0, api_inserted = 0;
