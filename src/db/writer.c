@@ -708,11 +708,7 @@ static op_db_writer *writer_open_gated(const char *path, const op_db_process_inf
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    op_worker_attr_affinity(&attr); /* OMNIPROF_WORKER_CPUS */
-    int rc = pthread_create(&w->thread, &attr, ingest_main, w);
-    pthread_attr_destroy(&attr);
+    int rc = op_worker_thread_create(&w->thread, NULL, ingest_main, w); /* on OMNIPROF_WORKER_CPUS */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         op_db_seterr(err, errlen, "database '%s': cannot start the writer thread: %s", path, strerror(rc));

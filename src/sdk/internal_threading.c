@@ -236,8 +236,7 @@ int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omni
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    op_worker_attr_affinity(&attr); /* OMNIPROF_WORKER_CPUS */
-    int rc = pthread_create(thread, &attr, trampoline, tr);
+    int rc = op_worker_thread_create(thread, &attr, trampoline, tr); /* on OMNIPROF_WORKER_CPUS */
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) op_free(tr);

@@ -111,9 +111,8 @@ int op_tool_start_thread(void *(*fn)(void *), void *arg)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    op_worker_attr_affinity(&attr); /* OMNIPROF_WORKER_CPUS */
     pthread_t t;
-    int rc = pthread_create(&t, &attr, fn, arg);
+    int rc = op_worker_thread_create(&t, &attr, fn, arg); /* on OMNIPROF_WORKER_CPUS */
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;

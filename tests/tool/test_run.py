@@ -485,34 +485,49 @@ for t in sorted(os.listdir('/proc/self/task')):
 
 def t_worker_cpus():
     """OMNIPROF_WORKER_CPUS: omniprof's own threads (the database writer, the tool's flush and
-    signal threads, all made before the program's main) run on the CPUs named, the program's
-    threads keep theirs; a bad list stops the launcher with a message naming the setting; a list
-    of CPUs the process may not use is said once and ignored."""
+    signal threads, all made before the program's main) run on the CPUs named and the program's
+    keep theirs, also when the program was started pinned elsewhere (as under taskset); a bad list
+    stops the launcher with a message naming the setting; a list of no CPU of the machine is said
+    once and ignored."""
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
         print("SKIP: one CPU only: nothing to keep omniprof's threads away from")
         sys.exit(77)
-    mine = str(allowed[-1])
+    first, last = str(allowed[0]), str(allowed[-1])
+
+    def threads(pin=None, cpus=None):
+        env = dict(os.environ)
+        if cpus is not None:
+            env["OMNIPROF_WORKER_CPUS"] = cpus
+        d = tmpdir()
+        r = omniprof("run", "--marker-trace", "-d", d, "--", sys.executable, "-c", AFFINITIES, env=env,
+                     preexec_fn=(lambda: os.sched_setaffinity(0, {pin})) if pin is not None else None)
+        check(r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-300:]))
+        check(len(dbs_in(d)) == 1, "database written")
+        rows = [ln.split()[1:] for ln in r.stdout.splitlines() if ln.startswith("THREAD")]
+        ours = {c: cpus for c, cpus in rows if c.startswith("omniprof")}
+        check({"omniprof-db", "omniprof-flush"} <= set(ours), "omniprof's threads listed: %r" % rows)
+        return ours, [cpus for c, cpus in rows if not c.startswith("omniprof")]
+
     full = subprocess.run([sys.executable, "-c", AFFINITIES], stdout=subprocess.PIPE, text=True).stdout
     want_main = [ln.split()[2] for ln in full.splitlines() if ln.startswith("THREAD")][0]
-    d = tmpdir()
-    r = omniprof("run", "--marker-trace", "-d", d, "--", sys.executable, "-c", AFFINITIES,
-                 env=dict(os.environ, OMNIPROF_WORKER_CPUS=mine))
-    check(r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-300:]))
-    rows = [ln.split()[1:] for ln in r.stdout.splitlines() if ln.startswith("THREAD")]
-    ours = {c: cpus for c, cpus in rows if c.startswith("omniprof")}
-    check({"omniprof-db", "omniprof-flush"} <= set(ours), "omniprof's threads listed: %r" % rows)
-    check(all(cpus == mine for cpus in ours.values()), "omniprof's threads on CPU %s: %r" % (mine, ours))
-    prog = [cpus for c, cpus in rows if not c.startswith("omniprof")]
-    check(prog and all(cpus == want_main for cpus in prog), "the program's threads keep %s: %r" % (want_main, rows))
-    check(len(dbs_in(d)) == 1, "database written")
+    ours, prog = threads(cpus=last)
+    check(all(c == last for c in ours.values()), "omniprof's threads on CPU %s: %r" % (last, ours))
+    check(prog and all(c == want_main for c in prog), "the program's threads keep %s: %r" % (want_main, prog))
+    # the program pinned to one CPU (taskset), omniprof's threads on another
+    ours, prog = threads(pin=allowed[0], cpus=last)
+    check(all(c == last for c in ours.values()), "pinned program: omniprof's threads on CPU %s: %r" % (last, ours))
+    check(prog and all(c == first for c in prog), "pinned program: its threads stay on CPU %s: %r" % (first, prog))
+    # unset: omniprof's threads run where the program's may
+    ours, prog = threads(pin=allowed[0])
+    check(all(c == first for c in ours.values()), "unset: omniprof's threads where the program's: %r" % ours)
     r = omniprof("run", "--marker-trace", "-d", tmpdir(), "--", "true", env=dict(os.environ, OMNIPROF_WORKER_CPUS="abc"))
     check(r.returncode != 0 and "OMNIPROF_WORKER_CPUS='abc' is not valid" in r.stderr,
           "a bad list is refused, naming the setting: %d %r" % (r.returncode, r.stderr[-300:]))
     r = omniprof("run", "--marker-trace", "-d", tmpdir(), "--", "true",
-                 env=dict(os.environ, OMNIPROF_WORKER_CPUS=str(max(allowed) + 1000)))
-    check(r.returncode == 0 and r.stderr.count("names no CPU this process may run on") == 1,
-          "a list of CPUs not allowed is said once and ignored: %d %r" % (r.returncode, r.stderr[-300:]))
+                 env=dict(os.environ, OMNIPROF_WORKER_CPUS=str(os.cpu_count() + 1000)))
+    check(r.returncode == 0 and r.stderr.count("names no CPU of this machine") == 1,
+          "a list of no CPU of the machine is said once and ignored: %d %r" % (r.returncode, r.stderr[-300:]))
 
 
 def t_python_sigint():
