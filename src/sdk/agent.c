@@ -26,6 +26,7 @@ static _Atomic size_t g_nagents; /* published entries */
 static pthread_once_t g_agents_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_more_lock = PTHREAD_MUTEX_INITIALIZER; /* appends after the first build */
 static _Atomic uint32_t g_answered; /* bit per backend index: its agents are in the list (or it has none) */
+_Static_assert(OP_SDK_MAX_BACKENDS < 32, "g_answered has a bit per backend");
 
 static void cpuinfo_field(const char *key, char *out, size_t n)
 {
@@ -65,11 +66,11 @@ static uint32_t count_cpulist(const char *s)
 }
 
 /* Append the agents of the backends not answered yet; with may_init 0 a backend may defer
- * (OP_AGENTS_LATER). Called with g_more_lock held, or from the one-time build. */
+ * (OP_AGENTS_LATER). Called with g_more_lock held. */
 static void ask_backends(int may_init)
 {
     uint32_t nb = op_backend_count();
-    for (uint32_t b = 0; b < nb && b < 32; b++) {
+    for (uint32_t b = 0; b < nb; b++) {
         if (atomic_load_explicit(&g_answered, memory_order_relaxed) & (1u << b)) continue;
         const op_backend *be = op_backend_at(b);
         size_t n = atomic_load_explicit(&g_nagents, memory_order_relaxed), room = MAX_AGENTS - n;
@@ -90,9 +91,7 @@ static void ask_backends(int may_init)
 /* Does a registered backend still owe its agents? */
 static int agents_owed(void)
 {
-    uint32_t nb = op_backend_count();
-    if (nb > 32) nb = 32;
-    uint32_t all = nb == 32 ? 0xffffffffu : (1u << nb) - 1u;
+    uint32_t all = (1u << op_backend_count()) - 1u; /* at most OP_SDK_MAX_BACKENDS < 32 bits */
     return (atomic_load_explicit(&g_answered, memory_order_acquire) & all) != all;
 }
 
@@ -151,9 +150,7 @@ static void build_agents(void)
         g_agents[i].logical_index = (uint32_t)i;
     }
     atomic_store_explicit(&g_nagents, n, memory_order_release);
-    pthread_mutex_lock(&g_more_lock);
-    ask_backends(0);
-    pthread_mutex_unlock(&g_more_lock);
+    more_agents(0);
 }
 
 static omniprof_status_t report_agents(omniprof_agent_version_t version, omniprof_query_available_agents_cb_t callback,
