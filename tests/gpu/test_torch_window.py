@@ -96,6 +96,25 @@ def main():
     r = pool(pw, pw2)
     check(r.returncode == 2 and pw in r.stdout and pw2 in r.stdout and "pool each kind alone" in r.stdout,
           "windowed and whole-process runs do not pool (exit 2, both named: %d %s)" % (r.returncode, r.stdout.strip()))
+
+    # baseline "before": one window against the phase before it only. torch.profiler's process slows by 20 % after
+    # its window (a cost left behind): 10 ms before, 14 ms in the window, 12 ms after -> +40 %, not 14/11 - 1
+    c = torch_compare.window_costs([[10.0] * 3, [12.0] * 3], [[14.0] * 3], "before")
+    check(len(c) == 1 and abs(c[0] - 0.4) < 1e-9, "baseline before: median(on)/median(off before it) - 1 (%s)" % c)
+    before = {m: {"1": dict(windowed_report(1.0, [cs[0]], drift=0.0), window_baseline="before")}
+              for m, cs in per_round.items()}
+    before["torch_cuda"]["1"]["off_ms"][1] = [12.0] * S  # slower after its window: not in its baseline
+    check(abs(torch_compare.process_cost(before["torch_cuda"]["1"]) - 0.40) < 1e-9,
+          "a process's cost reads its report's window_baseline (torch_cuda +40 %% against the phase before: %s)" %
+          torch_compare.process_cost(before["torch_cuda"]["1"]))
+    pb = os.path.join(d, "before.json")
+    json.dump({"rounds": before, "windows": 1, "window_steps": S, "window_baseline": "before"}, open(pb, "w"))
+    r = pool(pb)
+    check(r.returncode == 0 and "| torch_cuda | +40.0 % [+40.0-+40.0]" in r.stdout,
+          "--pool of a before-baseline run reads torch_cuda +40 %% (%d: %s)" % (r.returncode, r.stdout[-400:]))
+    r = pool(pw, pb)
+    check(r.returncode == 2 and "pool each baseline alone" in r.stdout and pw in r.stdout and pb in r.stdout,
+          "windows against other baselines do not pool (exit 2, both named: %d %s)" % (r.returncode, r.stdout.strip()))
     return finish(d)
 
 

@@ -69,6 +69,14 @@ for _spec in os.environ.get("TORCH_COMPARE_EXTRA", "").split():
 MODES += [m for m in EXTRA if m not in MODES]
 WINDOWS = int(os.environ.get("TORCH_COMPARE_WINDOWS") or 0)
 WINDOW_STEPS = int(os.environ.get("TORCH_COMPARE_WINDOW_STEPS") or 25)
+# TORCH_COMPARE_BASELINE=before (with TORCH_COMPARE_WINDOW_WARMUP=0 and one window): a window's cost
+# against the unprofiled phase before it only (window_costs); TORCH_COMPARE_WINDOW_WARMUP: untimed
+# windows before the timed ones (torch_train.py --window-warmup, default 1)
+BASELINE = os.environ.get("TORCH_COMPARE_BASELINE") or "around"
+WINDOW_WARMUP = os.environ.get("TORCH_COMPARE_WINDOW_WARMUP") or "1"
+if BASELINE not in ("around", "before") or not WINDOW_WARMUP.isdigit():
+    sys.exit("torch_compare.py: TORCH_COMPARE_BASELINE is 'around' or 'before' (got %r), TORCH_COMPARE_WINDOW_WARMUP "
+             "a count >= 0 (got %r)" % (BASELINE, WINDOW_WARMUP))
 STEPS = int(os.environ.get("TORCH_COMPARE_STEPS") or 0)  # 0: torch_train.py's default
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
             "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample", "--sampling-freq",
@@ -85,16 +93,19 @@ for _name, (_flags, _env) in EXTRA.items():
         OM_FLAGS[_name] = _flags
 
 
-def window_costs(off_ms, on_ms):
+def window_costs(off_ms, on_ms, baseline="around"):
     """Per profiled window i: median(on_ms[i]) / median(off_ms[i] + off_ms[i + 1]) - 1 (the unprofiled
-    phases just before and after it; torch_train.py --windows writes N + 1 of them for N windows)."""
-    return [statistics.median(on) / statistics.median(off_ms[i] + off_ms[i + 1]) - 1
+    phases just before and after it; torch_train.py --windows writes N + 1 of them for N windows).
+    baseline "before": against off_ms[i] alone, the phase before the window (with one window and no
+    untimed warm-up window, steps no profiler had touched yet: what a tracer leaves behind after
+    its window, as torch.profiler does, stays out of the baseline)."""
+    return [statistics.median(on) / statistics.median(off_ms[i] + (off_ms[i + 1] if baseline == "around" else [])) - 1
             for i, on in enumerate(on_ms) if on and i + 1 < len(off_ms)]
 
 
 def process_cost(r):
     """A windowed run's cost: the median of its windows' costs, from its step times; None if it has none."""
-    c = window_costs(r.get("off_ms", []), r.get("on_ms", []))
+    c = window_costs(r.get("off_ms", []), r.get("on_ms", []), r.get("window_baseline", "around"))
     return statistics.median(c) if c else None
 
 
@@ -106,7 +117,8 @@ def run_mode(b, work, mode, rnd):
     if WINDOWS:
         api = ("torch" if mode.startswith("torch") else "cuda_profiler" if mode in OM_FLAGS
                else "cupti_floor" if mode.startswith("cupti_") else "none")
-        prog += ["--windows", str(WINDOWS), "--window-steps", str(WINDOW_STEPS), "--window-api", api]
+        prog += ["--windows", str(WINDOWS), "--window-steps", str(WINDOW_STEPS), "--window-api", api,
+                 "--window-warmup", WINDOW_WARMUP, "--window-baseline", BASELINE]
     elif STEPS > 0:
         prog += ["--steps", str(STEPS)]
     cmd = prog
@@ -364,7 +376,7 @@ def pool(paths):
     """--pool: the rounds of several runs (torch_compare.json of several device calls, maybe on other
     hosts) read as one set. Each round's ratios are taken within its own run, so the per-round
     ratios pool; the medians' ratio mixes hosts and is only a rough check there."""
-    res, kind = {"plain": {}}, {}
+    res, kind, base_of = {"plain": {}}, {}, {}
     for i, path in enumerate(paths, 1):
         try:
             data = json.load(open(path))
@@ -376,9 +388,15 @@ def pool(paths):
                 res.setdefault(m, {})["%d.%s" % (i, k)] = r
                 if "loop_s" in r:
                     kind.setdefault("on_ms" in r, path)
+                    if "on_ms" in r:
+                        base_of.setdefault(r.get("window_baseline", "around"), path)
     if len(kind) > 1:  # a cost within one process and a loop time over another process's are not one quantity
         print("torch_compare.py --pool: %s is windowed (TORCH_COMPARE_WINDOWS), %s is not: pool each kind alone" % (
             kind[True], kind[False]))
+        return 2
+    if len(base_of) > 1:  # a window against the phases around it and against the one before it differ
+        print("torch_compare.py --pool: %s has windows against the phases around them, %s against the phase before: "
+              "pool each baseline alone" % (base_of["around"], base_of["before"]))
         return 2
     if not res["plain"]:
         print("torch_compare.py --pool: no round of mode plain in %s" % " ".join(paths))
@@ -413,7 +431,7 @@ def main():
                                             if "loop_s" in r else r.get("error"),
                                             ", within-process cost %+.1f %%" % (100 * cost) if cost is not None else ""),
                   flush=True)
-    out = {"rounds": res, "windows": WINDOWS, "window_steps": WINDOW_STEPS}
+    out = {"rounds": res, "windows": WINDOWS, "window_steps": WINDOW_STEPS, "window_baseline": BASELINE}
     errors = summarize(res, out)
     if WINDOWS:
         print("(windowed run: the kernel comparison with torch.profiler and the database checks are read in "

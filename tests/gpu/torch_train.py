@@ -26,7 +26,9 @@ by --window-api (auto: torch for the torch modes, else none):
   cupti_floor    omniprof_cupti_floor_window(1/0) of the injected bare-CUPTI library
                  (CUDA_INJECTION64_PATH=libomniprof-cupti-floor.so, OMNIPROF_CUPTI_FLOOR_WINDOWS=1)
 The report gets "off_ms" (N+1 lists) and "on_ms" (N lists) of step times and "window_cost": per
-window median(on)/median(the off phases before and after it) - 1 (torch_compare.window_costs)."""
+window median(on)/median(the off phases before and after it) - 1 (torch_compare.window_costs); with
+--window-baseline before, against the off phase before it only (one window, --window-warmup 0: steps
+no profiler had touched, so a cost a tracer leaves behind after its window stays out of the baseline)."""
 import argparse
 import contextlib
 import ctypes
@@ -100,6 +102,8 @@ def main():
     ap.add_argument("--windows", type=int, default=0, help="profiled windows within the process (0: whole-process run)")
     ap.add_argument("--window-steps", type=int, default=25)
     ap.add_argument("--window-warmup", type=int, default=1, help="untimed windows after the warm-up steps")
+    ap.add_argument("--window-baseline", choices=("around", "before"), default="around",
+                    help="a window's cost against the unprofiled phases around it, or the one before it only")
     ap.add_argument("--window-api", default="auto", choices=["auto", "none", "torch", "cuda_profiler", "cupti_floor"])
     a = ap.parse_args()
     if a.windows < 0 or a.window_steps < 1 or a.window_warmup < 0:
@@ -270,7 +274,8 @@ def windowed(a, step, acts):
     rep = {"mode": a.mode, "window_api": api, "windows": a.windows, "window_steps": a.window_steps,
            "window_warmup": a.window_warmup, "steps": len(every), "loop_s": t1 - t0,
            "step_ms_median": statistics.median(every), "off_ms": off_ms, "on_ms": on_ms,
-           "window_cost": window_costs(off_ms, on_ms), "open_ms": open_ms, "close_ms": close_ms,
+           "window_cost": window_costs(off_ms, on_ms, a.window_baseline),
+           "window_baseline": a.window_baseline, "open_ms": open_ms, "close_ms": close_ms,
            "torch": torch.__version__,
            "threads": thread_delta(th0, th1),
            "ipis": {k: v - ip0.get(k, 0) for k, v in ip1.items()}}
