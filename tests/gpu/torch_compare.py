@@ -16,6 +16,9 @@ Eleven modes run ROUNDS (5) times, interleaved (every mode once per round, same 
   torch_cuda            torch.profiler(activities=[CUDA])
   torch_cpu_cuda        torch.profiler(activities=[CPU, CUDA])
 TORCH_COMPARE_BUDGET_S: no round starts past that many seconds (run.sh: 480).
+TORCH_COMPARE_PARALLEL=N (a machine of N >= modes GPUs): the modes of a round run at once, each on its own
+GPU and 8 CPUs local to it, the slots rotating from round to round (gpu_slots): the hosts' speed drifts
+by 20 % within seconds, and a drift then slows every mode of the round alike; a round takes one run's time.
 TORCH_COMPARE_STEPS: timed steps per whole-process loop (torch_train.py --steps; its default 100).
 A longer loop spreads what one process's start costs over more steps (a round then takes longer).
 Every run is pinned to the same 8 CPUs (taskset -c 2-9) so that runs differ only by the profiler.
@@ -77,7 +80,11 @@ WINDOW_WARMUP = os.environ.get("TORCH_COMPARE_WINDOW_WARMUP") or "1"
 if BASELINE not in ("around", "before") or not WINDOW_WARMUP.isdigit():
     sys.exit("torch_compare.py: TORCH_COMPARE_BASELINE is 'around' or 'before' (got %r), TORCH_COMPARE_WINDOW_WARMUP "
              "a count >= 0 (got %r)" % (BASELINE, WINDOW_WARMUP))
-STEPS = int(os.environ.get("TORCH_COMPARE_STEPS") or 0)  # 0: torch_train.py's default
+STEPS = int(os.environ.get("TORCH_COMPARE_STEPS") or 0)
+# TORCH_COMPARE_PARALLEL=N (N GPUs, N >= the modes): the modes of a round run at once, each on a GPU and 8 CPUs of
+# its own (gpu_slots), the slots rotating over the rounds: what slows the whole host for a while slows every mode
+# of the round alike (the hosts' speed drifts by 20 % within seconds), and a round takes one run's time
+PARALLEL = int(os.environ.get("TORCH_COMPARE_PARALLEL") or 0)  # 0: torch_train.py's default
 OM_FLAGS = {"om_lite": ["--kernel-trace", "--marker-trace"], "om_kernel": ["--kernel-trace"],
             "om_runtime": ["--runtime-trace"], "om_runtime_sample": ["--runtime-trace", "--sample", "--sampling-freq",
                                                        os.environ.get("TORCH_COMPARE_SAMPLE_HZ", "1000")]}
@@ -109,7 +116,45 @@ def process_cost(r):
     return statistics.median(c) if c else None
 
 
-def run_mode(b, work, mode, rnd):
+def gpu_slots(n):
+    """TORCH_COMPARE_PARALLEL=N: N slots, each one GPU (CUDA_VISIBLE_DEVICES, PCI order) and 8 CPUs of its
+    own, taken from the CPUs local to that GPU (sysfs local_cpulist) and not given to another slot,
+    CPUs 0-1 left to the system; [(gpu index, "c,c,..")]."""
+    q = subprocess.run(["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    gpus = [ln.split(",") for ln in q.stdout.splitlines() if "," in ln]
+    if len(gpus) < n:
+        sys.exit("torch_compare.py: TORCH_COMPARE_PARALLEL=%d wants %d GPUs, nvidia-smi lists %d" % (n, n, len(gpus)))
+
+    def cpulist(text):
+        out = []
+        for part in text.strip().split(","):
+            lo, _, hi = part.partition("-")
+            if lo.strip().isdigit():
+                out += range(int(lo), int(hi or lo) + 1)
+        return out
+
+    allc = sorted(os.sched_getaffinity(0))
+    low = 2 if len(allc) >= 12 else 0  # CPUs 0-1 left to the system where there are enough
+    taken, slots = set(), []
+    for idx, bus in gpus[:n]:
+        dom, _, rest = bus.strip().lower().partition(":")
+        try:
+            local = cpulist(open("/sys/bus/pci/devices/%s:%s/local_cpulist" % (dom[-4:], rest)).read())
+        except OSError:
+            local = allc
+        pick = [c for c in local if c >= low and c not in taken and c in allc][:8]
+        if len(pick) < 8:
+            pick = (pick + [c for c in allc if c >= low and c not in taken and c not in pick])[:8]
+        pick = pick or allc  # fewer CPUs than slots (a small test machine): the slots share them
+        taken.update(pick)
+        slots.append((idx.strip(), ",".join(map(str, pick))))
+    return slots
+
+
+def start_mode(b, work, mode, rnd, slot=None):
+    """Start one run of mode (slot: (gpu, cpus) of a concurrent round, else the default CPUs 2-9);
+    returns the state finish_mode reads."""
     b = BUILD_OF.get(mode, b)
     rep = os.path.join(work, "rep-%s-%d.json" % (mode, rnd))
     d = os.path.join(work, "db-%s-%d" % (mode, rnd))
@@ -125,27 +170,51 @@ def run_mode(b, work, mode, rnd):
     if mode in OM_FLAGS:
         cmd = [os.path.join(b, "bin", "omniprof"), "run", "-d", d] + OM_FLAGS[mode] + \
             (["--selected-regions"] if WINDOWS else []) + ["--"] + prog
-    if shutil.which("taskset") and (os.cpu_count() or 0) >= 12:
-        cmd = ["taskset", "-c", "2-9"] + cmd
     env = dict(os.environ, **ENV.get(mode, {}))
+    if slot:
+        cmd = ["taskset", "-c", slot[1]] + cmd
+        env.update(CUDA_DEVICE_ORDER="PCI_BUS_ID", CUDA_VISIBLE_DEVICES=slot[0])
+    elif shutil.which("taskset") and (os.cpu_count() or 0) >= 12:
+        cmd = ["taskset", "-c", "2-9"] + cmd
     if mode.startswith("cupti_"):
         env["CUDA_INJECTION64_PATH"] = os.path.join(b, "lib", "libomniprof-cupti-floor.so")
         if WINDOWS:
             env["OMNIPROF_CUPTI_FLOOR_WINDOWS"] = "1"
-    t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600, env=env)
+    log = os.path.join(work, "log-%s-%d.txt" % (mode, rnd))
+    out, err = open(log + ".out", "w+"), open(log + ".err", "w+")
+    return {"p": subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env), "out": out, "err": err,
+            "log": log, "rep": rep, "d": d, "mode": mode, "slot": slot, "t0": time.time()}
+
+
+def finish_mode(st):
+    """Wait for a run start_mode began; its report with the launch and end times, or {"error": ...}."""
+    try:
+        rc = st["p"].wait(timeout=max(1, 600 - (time.time() - st["t0"])))
+    except subprocess.TimeoutExpired:
+        st["p"].kill()
+        rc = st["p"].wait()
     t1 = time.time()
-    with open(os.path.join(work, "log-%s-%d.txt" % (mode, rnd)), "w") as f:
-        f.write(p.stdout + "\n--- stderr ---\n" + p.stderr)
-    if p.returncode != 0 or not os.path.exists(rep):
-        return {"error": "exit %d: %s" % (p.returncode, p.stderr.strip().splitlines()[-3:])}
+    texts = []
+    for f in (st["out"], st["err"]):
+        f.seek(0)
+        texts.append(f.read())
+        f.close()
+        os.unlink(f.name)
+    stdout, stderr = texts
+    with open(st["log"], "w") as f:
+        f.write(stdout + "\n--- stderr ---\n" + stderr)
+    mode, rep, d = st["mode"], st["rep"], st["d"]
+    if rc != 0 or not os.path.exists(rep):
+        return {"error": "exit %d: %s" % (rc, stderr.strip().splitlines()[-3:])}
     r = json.load(open(rep))
-    r["t_launch"], r["t_done"] = t0, t1
+    r["t_launch"], r["t_done"] = st["t0"], t1
+    if st["slot"]:
+        r["slot"] = list(st["slot"])
     r["db"] = glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True) if mode in OM_FLAGS else []
     if WINDOWS and "on_ms" in r:  # kernels recorded per profiled step (untimed warm-up windows included): if
         # pausing works, about the kernels of one step; 0 if windows record nothing, more if the off phases count
         on_steps = (r["windows"] + r.get("window_warmup", 0)) * r["window_steps"]
-        floor = [ln for ln in p.stderr.splitlines() if ln.startswith("cupti_floor: ")]
+        floor = [ln for ln in stderr.splitlines() if ln.startswith("cupti_floor: ")]
         if floor and "kernels=" in floor[-1]:
             r["kernels_per_on_step"] = int(floor[-1].split("kernels=")[1].split()[0]) / on_steps
         elif r["db"]:
@@ -413,6 +482,14 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     os.makedirs(work, exist_ok=True)
     res = {m: {} for m in MODES}
+    slots = []
+    if PARALLEL:
+        if PARALLEL < len(MODES):
+            sys.exit("torch_compare.py: TORCH_COMPARE_PARALLEL=%d slots for %d modes (%s): one slot per mode" % (
+                PARALLEL, len(MODES), " ".join(MODES)))
+        slots = gpu_slots(PARALLEL)
+        print("concurrent rounds: slots (GPU, CPUs) %s; mode i runs in slot (i + round) %% %d" % (
+            " ".join("%s:%s" % sl for sl in slots), len(slots)), flush=True)
     # TORCH_COMPARE_BUDGET_S: no new round starts once another one would not fit (the device's
     # call limit), so that a long run still ends with its comparison printed
     budget = float(os.environ.get("TORCH_COMPARE_BUDGET_S", "0"))
@@ -423,8 +500,13 @@ def main():
             print("round %d not started: %.0f s spent, a round takes %.0f s, budget %.0f s" % (
                 rnd, spent, spent / (rnd - 1), budget), flush=True)
             break
+        if slots:  # every mode at once, one slot each; mode i takes slot (i + round) % N, so each visits each slot
+            runs = [start_mode(b, work, m, rnd, slots[(i + rnd) % len(slots)]) for i, m in enumerate(MODES)]
+            for m, st in zip(MODES, runs):
+                res[m][rnd] = finish_mode(st)
         for m in MODES:
-            res[m][rnd] = run_mode(b, work, m, rnd)
+            if not slots:
+                res[m][rnd] = finish_mode(start_mode(b, work, m, rnd))
             r = res[m][rnd]
             cost = process_cost(r) if WINDOWS else None
             print("round %d %-18s %s%s" % (rnd, m, ("loop %.3f s, step %.2f ms" % (r["loop_s"], r["step_ms_median"]))
