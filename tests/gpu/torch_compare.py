@@ -31,6 +31,9 @@ end, bytes per row, ingest rate). Writes WORK_DIR/torch_compare.json.
 torch_compare.py --pool A/torch_compare.json B/torch_compare.json ...: the tables and ratios of the
 rounds of several runs together (more rounds than one device call holds; tests/gpu/test_torch_pool.py).
 
+TORCH_COMPARE_BASELINE=before with TORCH_COMPARE_WINDOW_WARMUP=0 (and TORCH_COMPARE_WINDOWS=1): a window's
+cost against the unprofiled phase before it alone, steps no profiler had touched (torch.profiler leaves
+a cost behind after its windows); one long window is exposed to the host's drift within seconds.
 TORCH_COMPARE_WINDOWS=N (TORCH_COMPARE_WINDOW_STEPS=S, default 25): the comparison within each
 process instead (docs/perf/gpu.md, "Within one process"): every mode runs torch_train.py --windows N,
 N profiled windows of S steps alternating with unprofiled phases of S steps (omniprof modes under
