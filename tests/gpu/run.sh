@@ -12,6 +12,7 @@
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
 # GPU_PARTS="scenarios json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
+# GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
 # diagnostic variants run only when named: sass_launchexit (OMNIPROF_SASS_METRICS_ENABLE_AT=
 # launch-exit: enabled after the first launch, which is not counted: 2/3 of the arithmetic),
@@ -325,7 +326,31 @@ if want dbbench && [ -x "$B/bin/bench_db_gpu" ]; then
 fi
 
 # (6) omniprof against torch.profiler on a PyTorch training loop (>= 500 kernels per step)
-if want torch; then
+# GPU_TORCH_PARALLEL=N (a machine of N >= 4 GPUs): concurrent rounds (TORCH_COMPARE_PARALLEL), three parts of
+# four modes, each omniprof mode beside its bare-CUPTI floor and torch.profiler, 200-step loops; the targets
+# are read on the three parts pooled, the kernel check on the runtime part's runs of one GPU
+if want torch && [ -n "${GPU_TORCH_PARALLEL:-}" ]; then
+  budget=${TORCH_COMPARE_BUDGET_S:-480}
+  : >"$OUT/torch.md"
+  for spec in "rt:cupti_runtime om_runtime torch_cuda" "k:cupti_launch om_kernel torch_cuda" \
+              "s:om_runtime_sample torch_cpu_cuda om_runtime"; do
+    part=${spec%%:*}
+    TORCH_COMPARE_PARALLEL=$GPU_TORCH_PARALLEL TORCH_COMPARE_STEPS=${TORCH_COMPARE_STEPS:-200} \
+      TORCH_COMPARE_MODES="${spec#*:}" TORCH_COMPARE_BUDGET_S=$((budget / 3)) \
+      timeout $((budget / 3 + 60)) python3 tests/gpu/torch_compare.py "$B" "$OUT/torch-$part" 40 >"$OUT/torch-$part.md" 2>&1
+    # a part's own ratio lines are its rounds alone: kept to read, not counted (the pooled ones are)
+    sed -e "s/^\(MET\|MISSED\) torch\.om_/  (part $part) \1 torch.om_/" -e "s/^/[$part] /" "$OUT/torch-$part.md" >>"$OUT/torch.md"
+  done
+  echo "== the three parts pooled" >>"$OUT/torch.md"
+  # the pooled tables and TARGET lines count; its PASS/FAIL lines repeat the parts', which count instead
+  python3 tests/gpu/torch_compare.py --pool "$OUT"/torch-{rt,k,s}/torch_compare.json 2>&1 |
+    sed "s/^\(PASS\|FAIL\) /  (pooled) \1 /" >>"$OUT/torch.md"
+  sed -i -e 's/^\[[a-z]*\] \(PASS\|FAIL\|MET\|MISSED\) /\1 /' "$OUT/torch.md"
+  cat "$OUT/torch.md"
+  targets "$OUT/torch.md"
+  grep -q '^PASS torch.kernels' "$OUT/torch.md" || grep -q '^FAIL torch.kernels' "$OUT/torch.md" ||
+    verdict torch.compare 1 "no comparison result ($(tail -2 "$OUT/torch.md" | tr '\n' ' '))"
+elif want torch; then
   TORCH_COMPARE_BUDGET_S=${TORCH_COMPARE_BUDGET_S:-480} timeout 540 python3 tests/gpu/torch_compare.py "$B" "$OUT/torch" "${GPU_TORCH_ROUNDS:-5}" >"$OUT/torch.md" 2>&1
   cat "$OUT/torch.md"
   targets "$OUT/torch.md"
