@@ -608,6 +608,49 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
     return stored;
 }
 
+/* The fast path alone, for tracing.c's emit when exactly one buffer wants the record (no
+ * operation filter, no external correlation id to look up): a payload of 16-256 bytes, the
+ * lane's chunk open with room and no watermark in reach. Returns 1 stored, 0 not taken: then
+ * nothing was written, no drop was counted, and the caller takes the full path
+ * (op_buffer_emplace_tls), which handles (and counts) every other case. The same protocol as
+ * op_buffer_emplace_tls's fast path: the epoch made odd before the lane is read and `ctl`
+ * loaded (a signal handler that interrupts after that store drops; one before it ran to its
+ * end), the lane's words kept in registers across the copy and stored after it, the epoch's
+ * even value computed from the odd one (only this thread writes it while it is odd). */
+__attribute__((always_inline)) inline int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category,
+                                                                 uint32_t kind, const void *payload, size_t size,
+                                                                 size_t patch_off)
+{
+    _Atomic uint64_t *ep = t->epoch;
+    uint64_t v = atomic_load_explicit(ep, memory_order_relaxed);
+    if (v & 1) return 0;
+    uint32_t index = b->index;
+    uint64_t in = (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1;
+    atomic_store_explicit(ep, in, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&g_op_producer_fence, memory_order_relaxed), 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    op_lane *lane = &t->lanes[index];
+    uint32_t used = lane->used, end = lane->end;
+    size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
+    _Atomic uint64_t *ctl = lane->ctl;
+    if (__builtin_expect(lane->seal_at || !ctl || used + len > end ||
+                             atomic_load_explicit(ctl, memory_order_relaxed) != lane->seq << 1, 0)) {
+        atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
+        return 0;
+    }
+    char *base = lane->base;
+    uint64_t word = lane->word + 1;
+    end -= OP_ENTRY;
+    put_record(base + used, base + end, used, category, kind, payload, size, patch_off, 0);
+    lane->end = end;
+    lane->used = used + (uint32_t)(len - OP_ENTRY);
+    lane->word = word;
+    atomic_store_explicit(lane->used_at, word, memory_order_release);
+    atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
+    return 1;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Consumer (callback thread)                                                                  */
 

@@ -49,6 +49,7 @@ _Atomic uint64_t g_op_buffer_kind_mask[OMNIPROF_BUFFER_TRACING_LAST];
 _Atomic uint64_t g_op_callback_kind_mask[OMNIPROF_CALLBACK_TRACING_LAST];
 _Atomic uint64_t g_op_active_mask;
 _Atomic int g_op_paused;
+op_buffer *g_op_solo[OMNIPROF_BUFFER_TRACING_LAST][OP_SDK_MAX_CONTEXTS];
 
 static op_context g_ctx[OP_SDK_MAX_CONTEXTS];
 static _Atomic int g_nctx;
@@ -322,6 +323,7 @@ static omniprof_status_t add_service(int ci, uint32_t kind, uint32_t bk, _Atomic
         } else {
             c->bsvc[kind].f = f;
             c->bsvc[kind].buf = t->buf;
+            if (f.nbits == 0) g_op_solo[kind][ci] = t->buf; /* the emit path's shortcut (sdk_internal.h) */
         }
         atomic_fetch_or_explicit(mask, 1ull << ci, memory_order_release);
     }

@@ -124,6 +124,10 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
 /* The same for the calling thread's state `t` (op_tls_get, or op_tls_get_signal when from_signal). */
 int op_buffer_emplace_tls(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
                           size_t size, size_t patch_off, uint64_t patch_val, bool from_signal);
+/* The fast path alone (no drop, no wait, no call): 1 stored, 0 not taken (nothing written; the
+ * caller then calls op_buffer_emplace_tls). t: op_tls_get's state; the patch writes 0. */
+int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
+                           size_t size, size_t patch_off);
 /* Deliver the sub-buffers of b that were sealed when the call began (callback thread).
  * Returns records delivered. */
 uint64_t op_buffer_deliver_ready(op_buffer *b);
@@ -184,6 +188,12 @@ extern _Atomic uint64_t g_op_callback_kind_mask[OMNIPROF_CALLBACK_TRACING_LAST];
 extern _Atomic uint64_t g_op_active_mask;
 extern _Atomic int g_op_paused;
 extern _Atomic int g_op_ext_used; /* correlation.c: some thread pushed an external correlation id */
+/* The emit path's shortcut (context.c): g_op_solo[kind][ci] is context ci's buffer for the kind
+ * when its service has no operation filter, else NULL; written once, before the context's bit in
+ * the kind's mask is set (release), never changed. While the kind's mask & g_op_active_mask is
+ * that one bit, that buffer alone wants every record of the kind: emit copies into it without
+ * the context loop and the filter. */
+extern op_buffer *g_op_solo[OMNIPROF_BUFFER_TRACING_LAST][OP_SDK_MAX_CONTEXTS];
 /* Buffer and callback target of (context index, kind), after checking the operation filter. */
 op_buffer *op_context_buffer_for(int ci, uint32_t kind, int32_t operation);
 bool op_context_callback_for(int ci, uint32_t kind, int32_t operation, omniprof_callback_tracing_cb_t *cb,

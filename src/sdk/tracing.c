@@ -318,9 +318,8 @@ static uint64_t external_for(int ci, const op_sdk_external *ext)
 /* The data path of every record: which contexts want it (one mask test), then one copy into the
  * buffer of each. The calling thread's state is looked up once; the external correlation id is
  * looked up only once some thread has pushed one. */
-static inline __attribute__((always_inline)) void emit(uint32_t category, uint32_t kind, int32_t op,
-                                                       const void *payload, const op_sdk_external *ext,
-                                                       bool from_signal)
+__attribute__((noinline)) static void emit_all(uint32_t category, uint32_t kind, int32_t op, const void *payload,
+                                               const op_sdk_external *ext, bool from_signal)
 {
     if (!payload || kind >= OMNIPROF_BUFFER_TRACING_LAST) return;
     uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
@@ -343,20 +342,44 @@ static inline __attribute__((always_inline)) void emit(uint32_t category, uint32
     } while (m);
 }
 
+/* The common case without the loop: one context wants the kind and its service has no operation
+ * filter (g_op_solo), no external correlation id to write, the thread's state exists, a payload
+ * of 16-256 bytes, room in the lane's open chunk (op_buffer_emplace_fast). Anything else, and
+ * every case the shortcut declines, goes through emit_all from the start. */
+static inline __attribute__((always_inline)) void emit(uint32_t category, uint32_t kind, int32_t op,
+                                                       const void *payload, const op_sdk_external *ext)
+{
+    if (__builtin_expect(payload != NULL && kind < OMNIPROF_BUFFER_TRACING_LAST && category <= 0xFFFF, 1)) {
+        uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
+                     atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
+        op_buffer *b;
+        uint64_t size;
+        if (m && !(m & (m - 1)) && (b = g_op_solo[kind][__builtin_ctzll(m)]) != NULL &&
+            !atomic_load_explicit(&g_op_paused, memory_order_relaxed) && (size = *(const uint64_t *)payload) - 16 <= 240) {
+            size_t patch_off = size >= 32 && has_correlation(category, kind) ? 24 : 0;
+            op_tls *t = op_tls_cur;
+            if ((!patch_off || (!ext && !atomic_load_explicit(&g_op_ext_used, memory_order_relaxed))) && t &&
+                t->key_set && op_buffer_emplace_fast(b, t, category, kind, payload, size, patch_off))
+                return;
+        }
+    }
+    emit_all(category, kind, op, payload, ext, false);
+}
+
 void op_sdk_emit(uint32_t kind, int32_t operation, const void *payload, const op_sdk_external *ext)
 {
-    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, ext, false);
+    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, ext);
 }
 
 void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, const void *payload,
                           const op_sdk_external *ext)
 {
-    emit(category, kind, operation, payload, ext, false);
+    emit(category, kind, operation, payload, ext);
 }
 
 void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload)
 {
-    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, NULL, true);
+    emit_all(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, NULL, true);
 }
 
 void op_sdk_external_capture(op_sdk_external *out)
