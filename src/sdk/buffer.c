@@ -608,22 +608,39 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
     return stored;
 }
 
-/* The fast path alone, for tracing.c's emit when exactly one buffer wants the record (no
- * operation filter, no external correlation id to look up): a payload of 16-256 bytes, the
- * lane's chunk open with room and no watermark in reach. Returns 1 stored, 0 not taken: then
- * nothing was written, no drop was counted, and the caller takes the full path
- * (op_buffer_emplace_tls), which handles (and counts) every other case. The same protocol as
- * op_buffer_emplace_tls's fast path: the epoch made odd before the lane is read and `ctl`
- * loaded (a signal handler that interrupts after that store drops; one before it ran to its
- * end), the lane's words kept in registers across the copy and stored after it, the epoch's
- * even value computed from the odd one (only this thread writes it while it is odd). */
+/* op_buffer_emplace_fast's every other case, inside the epoch it entered:
+ * the lane's chunk closed, full or at its watermark. */
+__attribute__((noinline)) static int emplace_fast_miss(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
+                                                       const void *payload, size_t size, size_t patch_off)
+{
+    size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
+    bool sealed = false;
+    int stored = 0;
+    if (len > b->max_len) atomic_fetch_add_explicit(&b->n_drop_big, 1, memory_order_relaxed);
+    else stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, 0, false, &sealed);
+    epoch_leave(t->epoch);
+    if (sealed) after_seal(b, false);
+    return stored;
+}
+
+/* op_buffer_emplace_tls for tracing.c's emit when exactly one buffer wants the record and no
+ * external correlation id is to be written (patch_val 0), not from a signal handler, for a
+ * payload of 16-256 bytes and t = op_tls_get()'s state: the same protocol, with fewer
+ * instructions on the way through an open chunk with room. The epoch is made odd before the
+ * lane is read and `ctl` loaded (a signal handler that interrupts after that store drops; one
+ * before it ran to its end), the lane's words stay in registers across the copy and are stored
+ * after it, and the epoch's even value is computed from the odd one (only this thread writes
+ * it while it is odd). Every other case goes to emplace_fast_miss (emplace_slow). */
 __attribute__((always_inline)) inline int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category,
                                                                  uint32_t kind, const void *payload, size_t size,
                                                                  size_t patch_off)
 {
     _Atomic uint64_t *ep = t->epoch;
     uint64_t v = atomic_load_explicit(ep, memory_order_relaxed);
-    if (v & 1) return 0;
+    if (__builtin_expect(v & 1, 0)) { /* a signal handler that interrupted this thread inside emplace */
+        atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
+        return 0;
+    }
     uint32_t index = b->index;
     uint64_t in = (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1;
     atomic_store_explicit(ep, in, memory_order_relaxed);
@@ -635,10 +652,8 @@ __attribute__((always_inline)) inline int op_buffer_emplace_fast(op_buffer *b, o
     size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
     _Atomic uint64_t *ctl = lane->ctl;
     if (__builtin_expect(lane->seal_at || !ctl || used + len > end ||
-                             atomic_load_explicit(ctl, memory_order_relaxed) != lane->seq << 1, 0)) {
-        atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
-        return 0;
-    }
+                             atomic_load_explicit(ctl, memory_order_relaxed) != lane->seq << 1, 0))
+        return emplace_fast_miss(b, t, category, kind, payload, size, patch_off);
     char *base = lane->base;
     uint64_t word = lane->word + 1;
     end -= OP_ENTRY;

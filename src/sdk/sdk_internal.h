@@ -124,8 +124,8 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
 /* The same for the calling thread's state `t` (op_tls_get, or op_tls_get_signal when from_signal). */
 int op_buffer_emplace_tls(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
                           size_t size, size_t patch_off, uint64_t patch_val, bool from_signal);
-/* The fast path alone (no drop, no wait, no call): 1 stored, 0 not taken (nothing written; the
- * caller then calls op_buffer_emplace_tls). t: op_tls_get's state; the patch writes 0. */
+/* The same for tracing.c's emit when one buffer alone wants the record: patch value 0, not from
+ * a signal handler, a payload of 16-256 bytes, t = op_tls_get()'s state (buffer.c). */
 int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
                            size_t size, size_t patch_off);
 /* Deliver the sub-buffers of b that were sealed when the call began (callback thread).

@@ -344,8 +344,7 @@ __attribute__((noinline)) static void emit_all(uint32_t category, uint32_t kind,
 
 /* The common case without the loop: one context wants the kind and its service has no operation
  * filter (g_op_solo), no external correlation id to write, the thread's state exists, a payload
- * of 16-256 bytes, room in the lane's open chunk (op_buffer_emplace_fast). Anything else, and
- * every case the shortcut declines, goes through emit_all from the start. */
+ * of 16-256 bytes: op_buffer_emplace_fast. Every other case goes through emit_all. */
 static inline __attribute__((always_inline)) void emit(uint32_t category, uint32_t kind, int32_t op,
                                                        const void *payload, const op_sdk_external *ext)
 {
@@ -359,8 +358,10 @@ static inline __attribute__((always_inline)) void emit(uint32_t category, uint32
             size_t patch_off = size >= 32 && has_correlation(category, kind) ? 24 : 0;
             op_tls *t = op_tls_cur;
             if ((!patch_off || (!ext && !atomic_load_explicit(&g_op_ext_used, memory_order_relaxed))) && t &&
-                t->key_set && op_buffer_emplace_fast(b, t, category, kind, payload, size, patch_off))
+                t->key_set) {
+                op_buffer_emplace_fast(b, t, category, kind, payload, size, patch_off);
                 return;
+            }
         }
     }
     emit_all(category, kind, op, payload, ext, false);
