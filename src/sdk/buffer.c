@@ -610,9 +610,10 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
 
 /* op_buffer_emplace_fast's every other case, inside the epoch it entered:
  * the lane's chunk closed, full or at its watermark. */
-__attribute__((noinline)) static int emplace_fast_miss(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind,
+__attribute__((noinline)) static int emplace_fast_miss(uint32_t index, op_tls *t, uint32_t category, uint32_t kind,
                                                        const void *payload, size_t size, size_t patch_off)
 {
+    op_buffer *b = &g_op_buffers[index];
     size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
     bool sealed = false;
     int stored = 0;
@@ -631,17 +632,16 @@ __attribute__((noinline)) static int emplace_fast_miss(op_buffer *b, op_tls *t, 
  * before it ran to its end), the lane's words stay in registers across the copy and are stored
  * after it, and the epoch's even value is computed from the odd one (only this thread writes
  * it while it is odd). Every other case goes to emplace_fast_miss (emplace_slow). */
-__attribute__((always_inline)) inline int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category,
+__attribute__((always_inline)) inline int op_buffer_emplace_fast(uint32_t index, op_tls *t, uint32_t category,
                                                                  uint32_t kind, const void *payload, size_t size,
                                                                  size_t patch_off)
 {
     _Atomic uint64_t *ep = t->epoch;
     uint64_t v = atomic_load_explicit(ep, memory_order_relaxed);
     if (__builtin_expect(v & 1, 0)) { /* a signal handler that interrupted this thread inside emplace */
-        atomic_fetch_add_explicit(&b->n_drop_signal, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g_op_buffers[index].n_drop_signal, 1, memory_order_relaxed);
         return 0;
     }
-    uint32_t index = b->index;
     uint64_t in = (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1;
     atomic_store_explicit(ep, in, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
@@ -653,15 +653,21 @@ __attribute__((always_inline)) inline int op_buffer_emplace_fast(op_buffer *b, o
     _Atomic uint64_t *ctl = lane->ctl;
     if (__builtin_expect(lane->seal_at || !ctl || used + len > end ||
                              atomic_load_explicit(ctl, memory_order_relaxed) != lane->seq << 1, 0))
-        return emplace_fast_miss(b, t, category, kind, payload, size, patch_off);
-    char *base = lane->base;
+        return emplace_fast_miss(index, t, category, kind, payload, size, patch_off);
+    /* the entry and the lane's words first, so that only the payload's pointers, the descriptor's
+     * word and the epoch's are live across the copy (no register saved for them) */
+    char *dst = lane->base + used;
     uint64_t word = lane->word + 1;
+    _Atomic uint64_t *used_at = lane->used_at;
     end -= OP_ENTRY;
-    put_record(base + used, base + end, used, category, kind, payload, size, patch_off, 0);
+    op_entry e = {used, (uint16_t)category, (uint16_t)kind};
+    __builtin_memcpy(lane->base + end, &e, sizeof e);
     lane->end = end;
     lane->used = used + (uint32_t)(len - OP_ENTRY);
     lane->word = word;
-    atomic_store_explicit(lane->used_at, word, memory_order_release);
+    copy_payload(dst, payload, size);
+    if (patch_off) __builtin_memset(dst + patch_off, 0, 8); /* the external id: none */
+    atomic_store_explicit(used_at, word, memory_order_release);
     atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
     return 1;
 }

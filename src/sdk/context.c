@@ -198,6 +198,7 @@ OMNIPROF_API omniprof_status_t omniprof_start_context(omniprof_context_id_t cont
     int expected = CTX_INACTIVE;
     if (atomic_compare_exchange_strong(&c->state, &expected, CTX_ACTIVE)) {
         atomic_fetch_or_explicit(&g_op_active_mask, 1ull << i, memory_order_acq_rel);
+        op_route_changed();
         ASSERT_CTX(c, i);
         if (st == OP_STATE_LOCKED) op_backends_context_change();
     }
@@ -212,6 +213,7 @@ OMNIPROF_API omniprof_status_t omniprof_stop_context(omniprof_context_id_t conte
     int expected = CTX_ACTIVE;
     if (atomic_compare_exchange_strong(&c->state, &expected, CTX_INACTIVE)) {
         atomic_fetch_and_explicit(&g_op_active_mask, ~(1ull << i), memory_order_acq_rel);
+        op_route_changed();
         ASSERT_CTX(c, i);
         if (op_sdk_state() == OP_STATE_LOCKED) op_backends_context_change();
     }
@@ -242,6 +244,7 @@ void op_context_stop_all(void)
         if (atomic_compare_exchange_strong(&g_ctx[i].state, &expected, CTX_INACTIVE))
             atomic_fetch_and(&g_op_active_mask, ~(1ull << i));
     }
+    op_route_changed();
     op_backends_context_change();
 }
 
@@ -254,6 +257,7 @@ void op_context_deactivate_client(int client)
         if (atomic_compare_exchange_strong(&g_ctx[i].state, &expected, CTX_INACTIVE))
             atomic_fetch_and(&g_op_active_mask, ~(1ull << i));
     }
+    op_route_changed();
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -326,6 +330,7 @@ static omniprof_status_t add_service(int ci, uint32_t kind, uint32_t bk, _Atomic
             if (f.nbits == 0) g_op_solo[kind][ci] = t->buf; /* the emit path's shortcut (sdk_internal.h) */
         }
         atomic_fetch_or_explicit(mask, 1ull << ci, memory_order_release);
+        op_route_changed();
     }
     op_sdk_unlock();
     return st;

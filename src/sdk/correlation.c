@@ -212,7 +212,10 @@ OMNIPROF_API omniprof_status_t omniprof_push_external_correlation_id(omniprof_co
         s->cap = cap;
     }
     s->v[s->depth++] = external_correlation_id;
-    if (!atomic_exchange(&g_op_ext_used, 1)) op_backends_context_change(); /* backends may need launch capture now */
+    if (!atomic_exchange(&g_op_ext_used, 1)) {
+        op_route_changed();          /* records of kinds with a correlation id take emit's full path now */
+        op_backends_context_change(); /* backends may need launch capture now */
+    }
     if (op_is_main_thread()) {
         atomic_store(&g_main_top[ci], external_correlation_id.value);
         atomic_store_explicit(&g_main_depth[ci], s->depth, memory_order_release);

@@ -283,12 +283,16 @@ static void sdk_pause(void)
     if (atomic_load(&g_op_paused)) return;
     if (!op_sdk_is_finalizing()) op_backends_flush();
     atomic_store(&g_op_paused, 1);
+    op_route_changed();
     if (!op_sdk_is_finalizing()) op_backends_context_change();
 }
 
 static void sdk_resume(void)
 {
-    if (atomic_exchange(&g_op_paused, 0) && !op_sdk_is_finalizing()) op_backends_context_change();
+    if (atomic_exchange(&g_op_paused, 0)) {
+        op_route_changed();
+        if (!op_sdk_is_finalizing()) op_backends_context_change();
+    }
     if (tracing_on()) simple_call(OMNIPROF_MARKER_OP_RESUME, "", 0, -1);
 }
 

@@ -347,6 +347,9 @@ __attribute__((constructor(110))) static void sdk_ctor(void)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* pin: never unloaded */
     pthread_once(&g_handlers_once, install_handlers);
     /* --selected-regions: nothing is collected until omniprof_resume() (user API) */
-    if (op_setting_bool(OP_SET_SELECTED_REGIONS)) atomic_store(&g_op_paused, 1);
+    if (op_setting_bool(OP_SET_SELECTED_REGIONS)) {
+        atomic_store(&g_op_paused, 1);
+        op_route_changed();
+    }
     if (op_setting_bool(OP_SET_INIT_AT_LOAD)) op_sdk_ensure_init();
 }

@@ -56,8 +56,9 @@ typedef struct op_lane {
     uint32_t used;             /* payload bytes written from the front of the chunk */
     uint32_t end;              /* index entries occupy [end, span * chunk bytes): free space ends here */
     uint32_t seal_at;          /* seal the sub-buffer once the chunk holds this many bytes; 0 never */
-    uint32_t pad;
+    uint32_t pad[3];           /* 64 bytes: the lane of a buffer index is a shift away (emit's shortcut) */
 } op_lane;
+_Static_assert(sizeof(op_lane) == 64, "op_lane is 64 bytes");
 
 typedef struct op_ext_stack {
     uint32_t depth, cap;
@@ -124,9 +125,9 @@ int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void
 /* The same for the calling thread's state `t` (op_tls_get, or op_tls_get_signal when from_signal). */
 int op_buffer_emplace_tls(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
                           size_t size, size_t patch_off, uint64_t patch_val, bool from_signal);
-/* The same for tracing.c's emit when one buffer alone wants the record: patch value 0, not from
- * a signal handler, a payload of 16-256 bytes, t = op_tls_get()'s state (buffer.c). */
-int op_buffer_emplace_fast(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
+/* The same for tracing.c's emit when one buffer alone (its index) wants the record: patch value
+ * 0, not from a signal handler, a payload of 16-256 bytes, t = op_tls_get()'s state (buffer.c). */
+int op_buffer_emplace_fast(uint32_t index, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
                            size_t size, size_t patch_off);
 /* Deliver the sub-buffers of b that were sealed when the call began (callback thread).
  * Returns records delivered. */
@@ -190,10 +191,11 @@ extern _Atomic int g_op_paused;
 extern _Atomic int g_op_ext_used; /* correlation.c: some thread pushed an external correlation id */
 /* The emit path's shortcut (context.c): g_op_solo[kind][ci] is context ci's buffer for the kind
  * when its service has no operation filter, else NULL; written once, before the context's bit in
- * the kind's mask is set (release), never changed. While the kind's mask & g_op_active_mask is
- * that one bit, that buffer alone wants every record of the kind: emit copies into it without
- * the context loop and the filter. */
+ * the kind's mask is set (release), never changed. tracing.c's route of a kind is built from it. */
 extern op_buffer *g_op_solo[OMNIPROF_BUFFER_TRACING_LAST][OP_SDK_MAX_CONTEXTS];
+/* Call after every change of what op_sdk_emit routes a record on (tracing.c): a kind mask, the
+ * active mask, the paused flag, g_op_ext_used. Each kind's route is rebuilt at its next record. */
+void op_route_changed(void);
 /* Buffer and callback target of (context index, kind), after checking the operation filter. */
 op_buffer *op_context_buffer_for(int ci, uint32_t kind, int32_t operation);
 bool op_context_callback_for(int ci, uint32_t kind, int32_t operation, omniprof_callback_tracing_cb_t *cb,

@@ -342,40 +342,78 @@ __attribute__((noinline)) static void emit_all(uint32_t category, uint32_t kind,
     } while (m);
 }
 
-/* The common case without the loop: one context wants the kind and its service has no operation
- * filter (g_op_solo), no external correlation id to write, the thread's state exists, a payload
- * of 16-256 bytes: op_buffer_emplace_fast. Every other case goes through emit_all. */
-static inline __attribute__((always_inline)) void emit(uint32_t category, uint32_t kind, int32_t op,
-                                                       const void *payload, const op_sdk_external *ext)
+/* ROUTES. The common case skips the loop: one context alone wants the kind, its service has no
+ * operation filter (g_op_solo), collection is not paused, and no external correlation id is to be
+ * written. Whether that holds for a kind is kept in g_op_route[kind] = gen<<8 | 0x80 | buffer index
+ * (gen<<8 alone: it does not hold), built at the kind's first record after each change of what
+ * it depends on (route_build); every such change calls op_route_changed afterwards, which makes
+ * every route stale (gen moves on). A record sees the state as of its gen load: a change that
+ * has not called op_route_changed yet is not seen, as a record emitted just before the change. */
+static _Atomic uint64_t g_route_gen = 1;
+_Static_assert(OP_SDK_MAX_BUFFERS <= 64, "a route holds a buffer index in 6 bits");
+static _Atomic uint64_t g_op_route[OMNIPROF_BUFFER_TRACING_LAST];
+
+void op_route_changed(void) { atomic_fetch_add_explicit(&g_route_gen, 1, memory_order_seq_cst); }
+
+/* The route of kind (< LAST) as of now, stored for the records after this one. */
+static uint64_t route_build(uint32_t kind)
 {
-    if (__builtin_expect(payload != NULL && kind < OMNIPROF_BUFFER_TRACING_LAST && category <= 0xFFFF, 1)) {
-        uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
-                     atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
-        op_buffer *b;
-        uint64_t size;
-        if (m && !(m & (m - 1)) && (b = g_op_solo[kind][__builtin_ctzll(m)]) != NULL &&
-            !atomic_load_explicit(&g_op_paused, memory_order_relaxed) && (size = *(const uint64_t *)payload) - 16 <= 240) {
-            size_t patch_off = size >= 32 && has_correlation(category, kind) ? 24 : 0;
-            op_tls *t = op_tls_cur;
-            if ((!patch_off || (!ext && !atomic_load_explicit(&g_op_ext_used, memory_order_relaxed))) && t &&
-                t->key_set) {
-                op_buffer_emplace_fast(b, t, category, kind, payload, size, patch_off);
-                return;
-            }
+    uint64_t gen = atomic_load_explicit(&g_route_gen, memory_order_seq_cst), r = gen << 8;
+    uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
+                 atomic_load_explicit(&g_op_active_mask, memory_order_acquire);
+    op_buffer *b;
+    if (m && !(m & (m - 1)) && (b = g_op_solo[kind][__builtin_ctzll(m)]) != NULL &&
+        !atomic_load_explicit(&g_op_paused, memory_order_acquire) &&
+        !(k_kind_correlation[kind] && atomic_load_explicit(&g_op_ext_used, memory_order_acquire)))
+        r |= 0x80 | (uint64_t)op_buffer_index(b); /* index < OP_SDK_MAX_BUFFERS = 64 */
+    atomic_store_explicit(&g_op_route[kind], r, memory_order_relaxed);
+    return r;
+}
+
+/* A record whose kind's route was stale: rebuild it, then the full path. */
+__attribute__((noinline)) static void emit_rerouted(uint32_t kind, int32_t op, const void *payload,
+                                                    const op_sdk_external *ext)
+{
+    route_build(kind);
+    emit_all(OMNIPROF_RECORD_CATEGORY_TRACING, kind, op, payload, ext, false);
+}
+
+/* A tracing record: by its kind's route (op_buffer_emplace_fast) when that is one buffer, the
+ * caller captured no external ids, the thread's state exists and the payload has 16-256 bytes;
+ * else the full path. */
+static inline __attribute__((always_inline)) void emit(uint32_t kind, int32_t op, const void *payload,
+                                                       const op_sdk_external *ext)
+{
+    if (__builtin_expect(kind < OMNIPROF_BUFFER_TRACING_LAST && ext == NULL, 1)) {
+        if (__builtin_expect(payload == NULL, 0)) return;
+        uint64_t gen = atomic_load_explicit(&g_route_gen, memory_order_acquire);
+        uint64_t r = atomic_load_explicit(&g_op_route[kind], memory_order_relaxed);
+        if (__builtin_expect((r >> 8) != gen, 0)) {
+            emit_rerouted(kind, op, payload, ext);
+            return;
+        }
+        uint64_t size = *(const uint64_t *)payload;
+        op_tls *t = op_tls_cur;
+        if ((r & 0x80) && size - 16 <= 240 && t && t->key_set) {
+            size_t patch_off = size >= 32 && k_kind_correlation[kind] ? 24 : 0;
+            op_buffer_emplace_fast((uint32_t)r & 0x3F, t, OMNIPROF_RECORD_CATEGORY_TRACING, kind, payload, size,
+                                   patch_off);
+            return;
         }
     }
-    emit_all(category, kind, op, payload, ext, false);
+    emit_all(OMNIPROF_RECORD_CATEGORY_TRACING, kind, op, payload, ext, false);
 }
 
 void op_sdk_emit(uint32_t kind, int32_t operation, const void *payload, const op_sdk_external *ext)
 {
-    emit(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, ext);
+    emit(kind, operation, payload, ext);
 }
 
 void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, const void *payload,
                           const op_sdk_external *ext)
 {
-    emit(category, kind, operation, payload, ext);
+    if (category == OMNIPROF_RECORD_CATEGORY_TRACING) emit(kind, operation, payload, ext);
+    else emit_all(category, kind, operation, payload, ext, false);
 }
 
 void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload)
