@@ -11,7 +11,7 @@
 #include "sdk_test.h"
 
 #define MAGIC 0x5eedull
-#define MAXR 1024
+#define MAXR 2048
 enum { B_A, B_B, B_F, B_N };
 
 static omniprof_context_id_t g_ctx[B_N];
@@ -98,7 +98,14 @@ static void emit(uint32_t kind, int32_t op, uint64_t seq, uint64_t size, const o
     memcpy(p, &size, 8);
     op_sdk_emit(kind, op, p, ext);
 }
-static void emit64(uint32_t kind, int32_t op, uint64_t seq) { emit(kind, op, seq, 64, NULL); }
+/* Twice, as seq and seq + TWIN: the first record after a change takes the full path (it rebuilds
+ * the kind's route), the second the route; both must go where the full path sends them. */
+#define TWIN 5000
+static void emit64(uint32_t kind, int32_t op, uint64_t seq)
+{
+    emit(kind, op, seq, 64, NULL);
+    emit(kind, op, seq + TWIN, 64, NULL);
+}
 
 static void flush_all(void)
 {
@@ -119,7 +126,7 @@ static const got *find(int which, uint64_t seq)
 }
 
 /* seq went exactly to the buffers of `mask` (bit i: buffer i) */
-#define WENT_TO(seq, mask)                                                                                         \
+#define WENT_TO1(seq, mask)                                                                                        \
     do {                                                                                                           \
         for (int i_ = 0; i_ < B_N; i_++)                                                                           \
             if ((find(i_, (seq)) != NULL) != (((mask) >> i_) & 1)) {                                               \
@@ -127,6 +134,12 @@ static const got *find(int which, uint64_t seq)
                         find(i_, (seq)) ? "reached" : "missed", i_);                                               \
                 g_failures++;                                                                                      \
             }                                                                                                      \
+    } while (0)
+/* the same for both records of an emit64 */
+#define WENT_TO(seq, mask)                                                                                         \
+    do {                                                                                                           \
+        WENT_TO1((seq), (mask));                                                                                   \
+        WENT_TO1((seq) + TWIN, (mask));                                                                            \
     } while (0)
 
 static void *second_thread(void *arg)
@@ -156,6 +169,9 @@ int main(void)
     emit64(RANGE, RMARK, 4);
     CHECK_ST(omniprof_start_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
     emit64(RANGE, RMARK, 5);
+    CHECK_ST(omniprof_stop_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
+    emit64(RANGE, RMARK, 6);
+    CHECK_ST(omniprof_start_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
 
     /* an operation filter: F alone wants MARKER (MARK only), then with A, then A alone */
     CHECK_ST(omniprof_start_context(g_ctx[B_F]), OMNIPROF_STATUS_SUCCESS);
@@ -168,7 +184,8 @@ int main(void)
     emit64(MARKER, OMNIPROF_MARKER_OP_RANGE_PUSH, 14);
     CHECK_ST(omniprof_stop_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
 
-    /* paused, resumed */
+    /* paused, resumed (A alone wants RANGE: its route was in use) */
+    emit64(RANGE, RMARK, 29);
     op_sdk_set_paused(1);
     emit64(RANGE, RMARK, 30);
     op_sdk_set_paused(0);
@@ -206,17 +223,22 @@ int main(void)
     WENT_TO(3, 1u << B_B);
     WENT_TO(4, 0u);
     WENT_TO(5, 1u << B_B);
+    WENT_TO(6, 0u);
     WENT_TO(10, 1u << B_F);
     WENT_TO(11, 0u);
     WENT_TO(12, 1u << B_A);
     WENT_TO(13, 1u << B_A | 1u << B_F);
     WENT_TO(14, 1u << B_A);
-    for (uint64_t s = 20; s <= 23; s++) WENT_TO(s, 1u << B_A);
+    for (uint64_t s = 20; s <= 22; s++) WENT_TO(s, 1u << B_A);
+    WENT_TO1(23, 1u << B_A);
     const got *g;
-    if ((g = find(B_A, 20))) CHECK_EQ_U(g->external, 0);
-    if ((g = find(B_A, 21))) CHECK_EQ_U(g->external, 55);
-    if ((g = find(B_A, 22))) CHECK_EQ_U(g->external, 0);
+    for (uint64_t twin = 0; twin <= TWIN; twin += TWIN) {
+        if ((g = find(B_A, 20 + twin))) CHECK_EQ_U(g->external, 0);
+        if ((g = find(B_A, 21 + twin))) CHECK_EQ_U(g->external, 55);
+        if ((g = find(B_A, 22 + twin))) CHECK_EQ_U(g->external, 0);
+    }
     if ((g = find(B_A, 23))) CHECK_EQ_U(g->external, 55);
+    WENT_TO(29, 1u << B_A);
     WENT_TO(30, 0u);
     WENT_TO(31, 1u << B_A);
     WENT_TO(40, 1u << B_A | 1u << B_B);
@@ -224,7 +246,7 @@ int main(void)
     for (uint64_t size = 16; size <= 300; size++) {
         for (int k = 0; k < 2; k++) {
             uint64_t seq = (k ? 2000 : 1000) + size;
-            WENT_TO(seq, 1u << B_A);
+            WENT_TO1(seq, 1u << B_A);
             if (!(g = find(B_A, seq))) continue;
             CHECK_EQ_U(g->size, size);
             CHECK_EQ_U(g->kind, k ? OMNIPROF_BUFFER_TRACING_CODE_OBJECT : RANGE);
