@@ -38,7 +38,8 @@
  *   complete records only.
  *
  * RESERVE / COMMIT / CLOSE PROTOCOL.
- *   Fast path (op_buffer_emplace_tls; tracing.c's emit passes the thread's state): make the
+ *   Fast path (op_buffer_emplace_tls; tracing.c's emit passes the thread's state, and takes
+ *   op_buffer_emplace_fast, the same steps, when its kind's route names one buffer): make the
  *   thread's epoch odd (a plain store), load the lane's `ctl`; if it still reads "seq open" and
  *   the record fits between the payloads and the index, copy the payload at the lane's private
  *   offset and its index entry below the previous one, store-release the new record count

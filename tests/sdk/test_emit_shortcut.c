@@ -158,19 +158,16 @@ int main(void)
     const uint32_t RANGE = OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, MARKER = OMNIPROF_BUFFER_TRACING_MARKER_API;
     const int32_t RMARK = OMNIPROF_MARKER_RANGE_OP_MARK;
 
-    /* contexts started and stopped between emits */
-    CHECK_ST(omniprof_start_context(g_ctx[B_A]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 1);
-    CHECK_ST(omniprof_start_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 2);
-    CHECK_ST(omniprof_stop_context(g_ctx[B_A]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 3);
-    CHECK_ST(omniprof_stop_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 4);
-    CHECK_ST(omniprof_start_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 5);
-    CHECK_ST(omniprof_stop_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
-    emit64(RANGE, RMARK, 6);
+    /* contexts started (1) and stopped (0) between emits: record seq follows the step */
+    static const struct {
+        int which, on;
+        uint64_t seq;
+    } k_steps[] = {{B_A, 1, 1}, {B_B, 1, 2}, {B_A, 0, 3}, {B_B, 0, 4}, {B_B, 1, 5}, {B_B, 0, 6}};
+    for (size_t i = 0; i < sizeof k_steps / sizeof k_steps[0]; i++) {
+        CHECK_ST((k_steps[i].on ? omniprof_start_context : omniprof_stop_context)(g_ctx[k_steps[i].which]),
+                 OMNIPROF_STATUS_SUCCESS);
+        emit64(RANGE, RMARK, k_steps[i].seq);
+    }
     CHECK_ST(omniprof_start_context(g_ctx[B_B]), OMNIPROF_STATUS_SUCCESS);
 
     /* an operation filter: F alone wants MARKER (MARK only), then with A, then A alone */
