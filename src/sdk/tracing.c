@@ -345,21 +345,26 @@ __attribute__((noinline)) static void emit_all(uint32_t category, uint32_t kind,
 
 /* ROUTES. The common case skips the loop: one context alone wants the kind, its service has no
  * operation filter (g_op_solo), collection is not paused, and no external correlation id is to be
- * written. Whether that holds for a kind is kept in g_op_route[kind] = gen<<8 | 0x80 | buffer index
+ * written. Whether that holds for a kind is kept in g_routes.route[kind] = gen<<8 | 0x80 | buffer index
  * (gen<<8 alone: it does not hold), built at the kind's first record after each change of what
  * it depends on (route_build); every such change calls op_route_changed afterwards, which makes
  * every route stale (gen moves on). A record sees the state as of its gen load: a change that
  * has not called op_route_changed yet is not seen, as a record emitted just before the change. */
-static _Atomic uint64_t g_route_gen = 1;
 _Static_assert(OP_SDK_MAX_BUFFERS <= 64, "a route holds a buffer index in 6 bits");
-static _Atomic uint64_t g_op_route[OMNIPROF_BUFFER_TRACING_LAST];
+/* Cache lines of their own (the struct's size is a multiple of its alignment): every record
+ * reads gen, and the linker placed it on one line with correlation.c's g_next_id and marker.c's
+ * g_next_range_id, which every traced call of every thread increments. */
+static struct {
+    _Alignas(64) _Atomic uint64_t gen;
+    _Atomic uint64_t route[OMNIPROF_BUFFER_TRACING_LAST];
+} g_routes = {.gen = 1};
 
-void op_route_changed(void) { atomic_fetch_add_explicit(&g_route_gen, 1, memory_order_seq_cst); }
+void op_route_changed(void) { atomic_fetch_add_explicit(&g_routes.gen, 1, memory_order_seq_cst); }
 
 /* The route of kind (< LAST) as of now, stored for the records after this one. */
 static uint64_t route_build(uint32_t kind)
 {
-    uint64_t gen = atomic_load_explicit(&g_route_gen, memory_order_seq_cst), r = gen << 8;
+    uint64_t gen = atomic_load_explicit(&g_routes.gen, memory_order_seq_cst), r = gen << 8;
     uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
                  atomic_load_explicit(&g_op_active_mask, memory_order_acquire);
     op_buffer *b;
@@ -367,7 +372,7 @@ static uint64_t route_build(uint32_t kind)
         !atomic_load_explicit(&g_op_paused, memory_order_acquire) &&
         !(k_kind_correlation[kind] && atomic_load_explicit(&g_op_ext_used, memory_order_acquire)))
         r |= 0x80 | (uint64_t)op_buffer_index(b); /* index < OP_SDK_MAX_BUFFERS = 64 */
-    atomic_store_explicit(&g_op_route[kind], r, memory_order_relaxed);
+    atomic_store_explicit(&g_routes.route[kind], r, memory_order_relaxed);
     return r;
 }
 
@@ -387,8 +392,8 @@ static inline __attribute__((always_inline)) void emit(uint32_t kind, int32_t op
 {
     if (__builtin_expect(kind < OMNIPROF_BUFFER_TRACING_LAST && ext == NULL, 1)) {
         if (__builtin_expect(payload == NULL, 0)) return;
-        uint64_t gen = atomic_load_explicit(&g_route_gen, memory_order_acquire);
-        uint64_t r = atomic_load_explicit(&g_op_route[kind], memory_order_relaxed);
+        uint64_t gen = atomic_load_explicit(&g_routes.gen, memory_order_acquire);
+        uint64_t r = atomic_load_explicit(&g_routes.route[kind], memory_order_relaxed);
         if (__builtin_expect((r >> 8) != gen, 0)) {
             emit_rerouted(kind, op, payload, ext);
             return;
