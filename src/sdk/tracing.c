@@ -5,8 +5,9 @@
  * The emit path takes no lock: it reads the kind's context mask and the active mask (both
  * atomics), checks each context's operation filter (immutable once published) and emplaces
  * (buffer.c); where one unfiltered context alone wants the kind, the kind's route (ROUTES below)
- * says so and the record goes to its buffer without those steps. Records of kinds that carry a correlation id get correlation_id.external
- * written per context at payload offset 24 (backend.h convention (2)). While the user API
+ * says so and the record goes to its buffer without those steps. Records of kinds that carry a
+ * correlation id get correlation_id.external written per context at payload offset 24
+ * (backend.h convention (2)). While the user API
  * paused collection (omniprof_pause), nothing is emitted and ENTER callbacks are skipped. */
 #include "sdk/sdk_internal.h"
 

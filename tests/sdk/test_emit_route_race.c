@@ -1,9 +1,10 @@
 /* test_emit_route_race.c — src/sdk/tracing.c's route per kind under concurrency: two emitter
  * threads emit without pause (both rebuilding the kind's route at once after each change) while
  * the main thread starts and stops a second context of the same kind, pauses and resumes
- * collection, and stops and starts the first context (its route in use), and sends the emitters signals whose handlers emit (op_sdk_emit_from_signal,
- * into a buffer of its own) while they are inside the shortcut or rebuilding. After each change
- * the main thread waits until each emitter has seen it (a handshake: the emitter stores the
+ * collection, and stops and starts the first context (its route in use), and sends the emitters
+ * signals whose handlers emit (op_sdk_emit_from_signal, into a buffer of its own) while they are
+ * inside the shortcut or rebuilding. After each change the main thread waits until each
+ * emitter has seen it (a handshake: the emitter stores the
  * seq of its next record, release; the main thread loads it, acquire): from that record on, the
  * change must be in effect (the route built before it is stale) — every record reaches exactly
  * the buffers of the contexts that want it, once, byte for byte. Records emitted between a
