@@ -346,11 +346,13 @@ __attribute__((noinline)) static void emit_all(uint32_t category, uint32_t kind,
 
 /* ROUTES. The common case skips the loop: one context alone wants the kind, its service has no
  * operation filter (g_op_solo), collection is not paused, and no external correlation id is to be
- * written. Whether that holds for a kind is kept in g_routes.route[kind] = gen<<8 | 0x80 | buffer index
- * (gen<<8 alone: it does not hold), built at the kind's first record after each change of what
- * it depends on (route_build); every such change calls op_route_changed afterwards, which makes
- * every route stale (gen moves on). A record sees the state as of its gen load: a change that
- * has not called op_route_changed yet is not seen, as a record emitted just before the change. */
+ * written. Whether that holds for a kind is kept in g_routes.route[kind] = gen<<8 | 0x80 | buffer
+ * index (gen<<8 | 0x40: no context wants the kind or collection is paused, so the record is
+ * dropped where it is; gen<<8 alone: the full path), built at the kind's first record after
+ * each change of what it depends on (route_build); every such change calls op_route_changed
+ * afterwards, which makes every route stale (gen moves on). A record sees the state as of its
+ * gen load: a change that has not called op_route_changed yet is not seen, as a record emitted
+ * just before the change. */
 _Static_assert(OP_SDK_MAX_BUFFERS <= 64, "a route holds a buffer index in 6 bits");
 /* Cache lines of their own (the struct's size is a multiple of its alignment): every record
  * reads gen, and the linker placed it on one line with correlation.c's g_next_id and marker.c's
@@ -369,9 +371,11 @@ static uint64_t route_build(uint32_t kind)
     uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
                  atomic_load_explicit(&g_op_active_mask, memory_order_acquire);
     op_buffer *b;
-    if (m && !(m & (m - 1)) && (b = g_op_solo[kind][__builtin_ctzll(m)]) != NULL &&
-        !atomic_load_explicit(&g_op_paused, memory_order_acquire) &&
-        !(k_kind_correlation[kind] && atomic_load_explicit(&g_op_ext_used, memory_order_acquire)))
+    bool paused = atomic_load_explicit(&g_op_paused, memory_order_acquire);
+    if (!m || paused)
+        r |= 0x40; /* emit_all would return at once */
+    else if (!(m & (m - 1)) && (b = g_op_solo[kind][__builtin_ctzll(m)]) != NULL &&
+             !(k_kind_correlation[kind] && atomic_load_explicit(&g_op_ext_used, memory_order_acquire)))
         r |= 0x80 | (uint64_t)op_buffer_index(b); /* index < OP_SDK_MAX_BUFFERS = 64 */
     atomic_store_explicit(&g_routes.route[kind], r, memory_order_relaxed);
     return r;
@@ -399,6 +403,7 @@ static inline __attribute__((always_inline)) void emit(uint32_t kind, int32_t op
             emit_rerouted(kind, op, payload, ext);
             return;
         }
+        if (__builtin_expect(!(r & 0x80), 0) && (r & 0x40)) return; /* nobody wants it, or paused */
         uint64_t size = *(const uint64_t *)payload;
         op_tls *t = op_tls_cur;
         if ((r & 0x80) && size - 16 <= 240 && t && t->key_set) {
