@@ -601,7 +601,7 @@ def main():
 
     # the checks against torch.profiler: round 1's databases and torch_cuda trace
     # the first om_runtime run with a torch_cuda run on the same GPU (concurrent rounds put them on two
-    # GPUs in one round, and two H100s' kernel durations differ by about 1 % alone: measured, docs/perf/gpu.md)
+    # GPUs in one round, and comparing two H100s adds up to half a point to the 1 % check: docs/perf/gpu.md)
     ka, kb = same_gpu_pair(res, "om_runtime", "torch_cuda") or (1, 1)
     r1 = res["om_runtime"].get(ka, {})
     t1 = res.get("torch_cuda", {}).get(kb, {})
