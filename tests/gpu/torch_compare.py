@@ -599,7 +599,7 @@ def main():
               "MET" if q[0] <= 0.10 else "MISSED", 100 * q[0], 100 * q[1], 100 * q[2], 100 * r0[0], 100 * r0[1],
               100 * r0[2]))
 
-    # the checks against torch.profiler: round 1's databases and torch_cuda trace
+    # the checks against torch.profiler: one om_runtime database and one torch_cuda trace
     # the first om_runtime run with a torch_cuda run on the same GPU (concurrent rounds put them on two
     # GPUs in one round, and comparing two H100s adds up to half a point to the 1 % check: docs/perf/gpu.md)
     ka, kb = same_gpu_pair(res, "om_runtime", "torch_cuda") or (1, 1)
