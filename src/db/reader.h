@@ -181,6 +181,21 @@ void op_rd_close(op_rd *rd);
  * the next one sets *out (1: this region sends it, 0: receives it) and *id (the message's flow
  * id, the same on both ends), and returns where the one after starts; NULL when none is left. */
 const unsigned char *op_rd_mpi_flow_next(const unsigned char *p, const unsigned char *end, int *out, uint64_t *id);
+/* Pairs the two ends of MPI messages for a writer that must write both or neither (JSON):
+ * ends read in any order, from any set or input, wait in a private temporary SQLite database
+ * (bounded memory: it spills to a temporary file) until the other end comes. */
+typedef struct op_rd_msg_pairs op_rd_msg_pairs;
+typedef struct op_rd_msg_end {
+    int64_t pid, tid, ts; /* the writer's values for this end */
+} op_rd_msg_end;
+/* NULL on failure (err filled). */
+op_rd_msg_pairs *op_rd_msg_pairs_new(char *err, size_t errlen);
+/* One end of message `id` (out 1: the send's). 1 when the other end came before: *other holds
+ * it, and the message is done (later ends of it are ignored); 0 when this end now waits (or the
+ * message is done, or this end came already); -1 on failure (err filled). */
+int op_rd_msg_pairs_add(op_rd_msg_pairs *m, uint64_t id, int out, const op_rd_msg_end *end, op_rd_msg_end *other,
+                        char *err, size_t errlen);
+void op_rd_msg_pairs_free(op_rd_msg_pairs *m);
 /* Number of rows of one kind in a set (within the window): for progress and tests. */
 int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w);
 

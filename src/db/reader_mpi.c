@@ -14,7 +14,10 @@
  *
  * Per set and connection one TEMP table op_fm<suffix> (event id of the region -> "o|i sender
  * receiver comm tag k"), made once with an index on the event; regions read their keys with
- * group_concat over it (a Waitall completes several receives). */
+ * group_concat over it (a Waitall completes several receives).
+ *
+ * op_rd_msg_pairs: the ends that wait for their other end, in a private temporary database
+ * (table m: id -> the end, or 'done' once paired), for writers that write a pair or nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +83,73 @@ const unsigned char *op_rd_mpi_flow_next(const unsigned char *p, const unsigned 
         return p;
     }
     return NULL;
+}
+
+struct op_rd_msg_pairs {
+    sqlite3 *db;
+    sqlite3_stmt *get, *put, *done;
+};
+
+void op_rd_msg_pairs_free(op_rd_msg_pairs *m) {
+    if (!m) return;
+    sqlite3_finalize(m->get);
+    sqlite3_finalize(m->put);
+    sqlite3_finalize(m->done);
+    sqlite3_close(m->db);
+    free(m);
+}
+
+op_rd_msg_pairs *op_rd_msg_pairs_new(char *err, size_t errlen) {
+    op_rd_msg_pairs *m = calloc(1, sizeof *m);
+    if (!m) {
+        op_seterr(err, errlen, "out of memory");
+        return NULL;
+    }
+    /* "": a private database in a temporary file that SQLite deletes on close */
+    if (sqlite3_open_v2("", &m->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ||
+        sqlite3_exec(m->db,
+                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-4096; "
+                     "CREATE TABLE m (id INTEGER PRIMARY KEY, out INTEGER, pid INTEGER, tid INTEGER, ts INTEGER); "
+                     "BEGIN;", /* one transaction, never committed: no write per end */
+                     NULL, NULL, NULL) ||
+        sqlite3_prepare_v2(m->db, "SELECT out, pid, tid, ts FROM m WHERE id = ?", -1, &m->get, NULL) ||
+        sqlite3_prepare_v2(m->db, "INSERT INTO m VALUES (?, ?, ?, ?, ?)", -1, &m->put, NULL) ||
+        sqlite3_prepare_v2(m->db, "UPDATE m SET out = 2 WHERE id = ?", -1, &m->done, NULL)) {
+        op_seterr(err, errlen, "pairing the MPI messages: %s", m->db ? sqlite3_errmsg(m->db) : "out of memory");
+        op_rd_msg_pairs_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+int op_rd_msg_pairs_add(op_rd_msg_pairs *m, uint64_t id, int out, const op_rd_msg_end *end, op_rd_msg_end *other,
+                        char *err, size_t errlen) {
+    int rc, found = 0, got_out = 0;
+    sqlite3_bind_int64(m->get, 1, (sqlite3_int64)id);
+    if ((rc = sqlite3_step(m->get)) == SQLITE_ROW) {
+        found = 1;
+        got_out = sqlite3_column_int(m->get, 0);
+        other->pid = sqlite3_column_int64(m->get, 1);
+        other->tid = sqlite3_column_int64(m->get, 2);
+        other->ts = sqlite3_column_int64(m->get, 3);
+    }
+    sqlite3_reset(m->get);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+        if (found && got_out == !out) { /* the other end waits: the message is done */
+            sqlite3_bind_int64(m->done, 1, (sqlite3_int64)id);
+            rc = sqlite3_step(m->done);
+            sqlite3_reset(m->done);
+            if (rc == SQLITE_DONE) return 1;
+        } else if (found) {
+            return 0; /* done already, or this end twice */
+        } else {
+            sqlite3_int64 v[5] = {(sqlite3_int64)id, out != 0, end->pid, end->tid, end->ts};
+            for (int i = 0; i < 5; i++) sqlite3_bind_int64(m->put, i + 1, v[i]);
+            rc = sqlite3_step(m->put);
+            sqlite3_reset(m->put);
+            if (rc == SQLITE_DONE) return 0;
+        }
+    }
+    op_seterr(err, errlen, "pairing the MPI messages: %s", sqlite3_errmsg(m->db));
+    return -1;
 }

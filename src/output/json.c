@@ -11,6 +11,12 @@
  *   allocs    ph "C" counter "Memory allocated (agent N)"
  *   pmc       ph "C" counter "Agent N PMC <name>"; metrics ph "C" under their name
  *   flows     ph "s" at the API call, ph "f" (bp "e") at the kernel/copy; id "<seq>:<corr>"
+ *   messages  MPI point-to-point messages (keys: reader_mpi.c, op_ev.mpi_flows): ph "s" at the
+ *             send call's slice, ph "f" (bp "e") at the receive's (or its wait's or test's);
+ *             name "MPI message", cat "mpi", id "mpi:<key>". A pair is written once both ends
+ *             have been read (any set, any input): an end waits for the other in op_rd_msg_pairs
+ *             (a temporary database: bounded memory); an end whose other end never comes
+ *             writes nothing.
  *   metadata  ph "M" process_name / thread_name
  * ts/dur are microseconds with 3 decimals (exact ns). A GPU stream's pseudo-tid is
  * 0x40000000 + (agent << 16) + stream. pids are unique across sets (sink.h, op_pidmap). */
@@ -40,6 +46,7 @@ typedef struct js_sink {
     char **stack_txt;
     size_t n_stack, cap_stack;
     op_buf stk;
+    op_rd_msg_pairs *msg; /* MPI message ends waiting for their other end, across sets */
 } js_sink;
 
 /* The leaf name and stack text of CPU stack `stack` (NULL when out of memory). */
@@ -155,6 +162,35 @@ static void js_flow(js_sink *j, const op_ev *ev, int64_t pid, int64_t tid, int e
     op_buf_putc(&j->out, '}');
 }
 
+static void js_msg_flow(js_sink *j, uint64_t key, int64_t pid, int64_t tid, int64_t ts, int end) {
+    js_sep(j);
+    op_buf_printf(&j->out,
+                  "{\"ph\":\"%s\",\"name\":\"MPI message\",\"cat\":\"mpi\",\"id\":\"mpi:%016llx\",\"pid\":%lld,"
+                  "\"tid\":%lld%s",
+                  end ? "f" : "s", (unsigned long long)key, (long long)pid, (long long)tid, end ? ",\"bp\":\"e\"" : "");
+    js_ts(&j->out, "ts", ts);
+    op_buf_putc(&j->out, '}');
+}
+
+/* The MPI messages that region ev sends or receives: each end waits in j->msg (reader_mpi.c)
+ * until its other end comes; then both are written. 0, or -1 (err filled). */
+static int js_messages(js_sink *j, const op_ev *ev, int64_t pid, char *err, size_t errlen) {
+    int out;
+    uint64_t key;
+    const unsigned char *q = ev->mpi_flows, *qe = q ? q + ev->mpi_flows_len : NULL;
+    while ((q = op_rd_mpi_flow_next(q, qe, &out, &key))) {
+        if (!j->msg && !(j->msg = op_rd_msg_pairs_new(err, errlen))) return -1;
+        op_rd_msg_end me = {pid, ev->tid, ev->start}, o;
+        int rc = op_rd_msg_pairs_add(j->msg, key, out, &me, &o, err, errlen);
+        if (rc < 0) return -1;
+        if (!rc) continue;
+        const op_rd_msg_end *s = out ? &me : &o, *f = out ? &o : &me;
+        js_msg_flow(j, key, s->pid, s->tid, s->ts, 0);
+        js_msg_flow(j, key, f->pid, f->tid, f->ts, 1);
+    }
+    return 0;
+}
+
 static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
     js_sink *j = (js_sink *)k;
     int64_t pid = js_pid(j, ev->process_row, ev->pid);
@@ -179,6 +215,7 @@ static int js_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         }
         op_buf_puts(b, "}}");
         if (ev->kind == EV_REGION && ev->flow) js_flow(j, ev, pid, ev->tid, 0);
+        if (ev->kind == EV_REGION && ev->mpi_flows && js_messages(j, ev, pid, err, errlen)) return OP_OUT_EFAIL;
         break;
     }
     case EV_KERNEL:
@@ -269,6 +306,7 @@ static int js_finish(op_sink *k, int ok, char *err, size_t errlen) {
     op_buf_free(&j->out);
     op_buf_free(&j->stk);
     op_u64map_free(&j->pids.used);
+    op_rd_msg_pairs_free(j->msg);
     free(j->path);
     free(j);
     return rc;

@@ -14,7 +14,11 @@
             a sub-communicator, Probe + Recv, Irecv completed in MPI_Test): `convert -f pftrace`
             of the four databases and of their merge holds one flow per message (view
             mpi_messages), from a send call's slice on the sender's thread track to a receive
-            call's (or its wait's or test's) slice on the receiver's, and no unpaired flow id
+            call's (or its wait's or test's) slice on the receiver's, and no unpaired flow id;
+            `convert -f json` of both holds the same flows as "ph":"s"/"f" pairs (cat "mpi"),
+            each s inside a send call's slice on the sender's pid/tid and each f ("bp":"e")
+            inside a receive's, wait's or test's on the receiver's; ranks 0 and 1 alone give
+            only their messages' pairs, nothing dangling
   treemerge `mpirun -np K omniprof merge --mpi` (the tree merge, omniprof-merge-mpi) of the four
             rank databases of mpi_calls.c and 7 synthetic ones (omniprof-gen-db, ranks 4-10): with
             K = 4 and fan-in 2 (two levels), K = 3 and fan-in 8 (one), K = 13 (ranks without
@@ -30,6 +34,7 @@ usage: xrank_check.py MODE --omniprof BIN --bindir DIR --proto perfetto_trace.pr
 Skips (exit 77) with a reason when mpirun, the test program or protoc is missing."""
 import argparse
 import csv
+import decimal
 import io
 import json
 import os
@@ -250,6 +255,46 @@ def check_flows(a, pftrace, pids, msgs, what):
           "(messages %s)" % (what, sorted(got), want))
 
 
+SEND_CALLS = ("MPI_Send", "MPI_Isend", "MPI_Sendrecv")
+RECV_CALLS = ("MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait", "MPI_Test")
+
+
+def check_json_flows(path, pids, msgs, what):
+    """The MPI message flows of a Chrome JSON trace: one s/f pair per message, on the right slices."""
+    with open(path) as f:  # exact times: ts and dur are microseconds with 3 decimals
+        ev = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
+    slices = {}
+    for e in ev:
+        if e.get("ph") == "X":
+            slices.setdefault((e["pid"], e["tid"]), []).append(e)
+    ends = {}
+    for e in ev:
+        if e.get("ph") in ("s", "f") and e.get("cat") == "mpi":
+            ends.setdefault(e["id"], []).append(e)
+    pairs = {i: l for i, l in ends.items() if sorted(x["ph"] for x in l) == ["f", "s"]}
+    check(len(pairs) == len(ends) == len(msgs), "%s (json): %d s/f pairs of %d ids, %d messages" %
+          (what, len(pairs), len(ends), len(msgs)))
+    rank_of = {pid: r for r, pid in enumerate(pids)}
+    got, bad = [], []
+    for i, l in pairs.items():
+        s, f = sorted(l, key=lambda x: x["ph"] == "f")
+        if s.get("name") != f.get("name") or f.get("bp") != "e" or "bp" in s:
+            bad.append(("names/bp", s, f))
+        for e, calls in ((s, SEND_CALLS), (f, RECV_CALLS)):
+            inside = [x["name"] for x in slices.get((e["pid"], e["tid"]), [])
+                      if x["ts"] <= e["ts"] <= x["ts"] + x["dur"] and x["name"] in calls]
+            if not inside:
+                bad.append((e["ph"], e["pid"], e["tid"], str(e["ts"])))
+        got.append((rank_of.get(s["pid"]), rank_of.get(f["pid"])))
+    check(not bad, "%s (json): every s is inside a send call's slice on its pid/tid, every f (bp e) inside a "
+          "receive's, wait's or test's: %s" % (what, bad[:5]))
+    want = sorted((m[0], m[1]) for m in msgs)
+    check(sorted(got) == want, "%s (json): each pair goes from the sender's process to the receiver's: %s "
+          "(messages %s)" % (what, sorted(got), want))
+    gpu = [e for e in ev if e.get("ph") in ("s", "f") and e.get("cat") != "mpi"]
+    check(not gpu, "%s (json): no other flow (no GPU work here): %d" % (what, len(gpu)))
+
+
 def case_flows(a, tmp):
     if not shutil.which("protoc"):
         print("SKIP: protoc (protobuf-compiler) is not installed")
@@ -267,6 +312,13 @@ def case_flows(a, tmp):
         d = os.path.join(tmp, "pf-" + what.replace(" ", "-"))
         omniprof(a, "convert", "-i", *inputs, "-f", "pftrace", "-d", d, "-o", "x")
         check_flows(a, os.path.join(d, "x_results.pftrace"), pids, msgs, what)
+        d = os.path.join(tmp, "js-" + what.replace(" ", "-"))
+        omniprof(a, "convert", "-i", *inputs, "-f", "json", "-d", d, "-o", "x")
+        check_json_flows(os.path.join(d, "x_results.json"), pids, msgs, what)
+    # ranks 0 and 1 alone: only the messages between them, no end whose other end is left out
+    d = os.path.join(tmp, "js-ranks01")
+    omniprof(a, "convert", "-i", dbs[0], dbs[1], "-f", "json", "-d", d, "-o", "x")
+    check_json_flows(os.path.join(d, "x_results.json"), pids, [m for m in msgs if set(m) <= {0, 1}], "ranks 0 and 1")
 
 
 # ---- tree merge -----------------------------------------------------------------------------------
