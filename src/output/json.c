@@ -12,7 +12,8 @@
  *   pmc       ph "C" counter "Agent N PMC <name>"; metrics ph "C" under their name
  *   flows     ph "s" at the API call, ph "f" (bp "e") at the kernel/copy; id "<seq>:<corr>"
  *   messages  MPI point-to-point messages (keys: reader_mpi.c, op_ev.mpi_flows): ph "s" at the
- *             send call's slice, ph "f" (bp "e") at the receive's (or its wait's or test's);
+ *             send call's start, ph "f" (bp "e") just inside the end of the receive (or of its
+ *             wait or test);
  *             name "MPI message", cat "mpi", id "mpi:<key>". A pair is written once both ends
  *             have been read (any set, any input): an end waits for the other in op_rd_msg_pairs
  *             (a temporary database: bounded memory); an end whose other end never comes
@@ -180,7 +181,9 @@ static int js_messages(js_sink *j, const op_ev *ev, int64_t pid, char *err, size
     const unsigned char *q = ev->mpi_flows, *qe = q ? q + ev->mpi_flows_len : NULL;
     while ((q = op_rd_mpi_flow_next(q, qe, &out, &key))) {
         if (!j->msg && !(j->msg = op_rd_msg_pairs_new(err, errlen))) return -1;
-        op_rd_msg_end me = {pid, ev->tid, ev->start}, o;
+        /* the send end at the call's start, the receive end just inside its call's end (the
+         * message has arrived when the receive, wait or test returns): arrows run forward */
+        op_rd_msg_end me = {pid, ev->tid, out || ev->end <= ev->start ? ev->start : ev->end - 1}, o;
         int rc = op_rd_msg_pairs_add(j->msg, key, out, &me, &o, err, errlen);
         if (rc < 0) return -1;
         if (!rc) continue;

@@ -280,6 +280,8 @@ def check_json_flows(path, pids, msgs, what):
         s, f = sorted(l, key=lambda x: x["ph"] == "f")
         if s.get("name") != f.get("name") or f.get("bp") != "e" or "bp" in s:
             bad.append(("names/bp", s, f))
+        if f["ts"] < s["ts"]:  # the receive completes after the send started (one host, one clock)
+            bad.append(("backward", str(s["ts"]), str(f["ts"])))
         for e, calls in ((s, SEND_CALLS), (f, RECV_CALLS)):
             inside = [x["name"] for x in slices.get((e["pid"], e["tid"]), [])
                       if x["ts"] <= e["ts"] <= x["ts"] + x["dur"] and x["name"] in calls]
@@ -287,7 +289,7 @@ def check_json_flows(path, pids, msgs, what):
                 bad.append((e["ph"], e["pid"], e["tid"], str(e["ts"])))
         got.append((rank_of.get(s["pid"]), rank_of.get(f["pid"])))
     check(not bad, "%s (json): every s is inside a send call's slice on its pid/tid, every f (bp e) inside a "
-          "receive's, wait's or test's: %s" % (what, bad[:5]))
+          "receive's, wait's or test's, after its s: %s" % (what, bad[:5]))
     want = sorted((m[0], m[1]) for m in msgs)
     check(sorted(got) == want, "%s (json): each pair goes from the sender's process to the receiver's: %s "
           "(messages %s)" % (what, sorted(got), want))
