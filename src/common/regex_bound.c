@@ -60,12 +60,22 @@ static double bound_factor(const char *p, const char **end)
     return n ? (double)n : 1;
 }
 
-/* One walk: the expanded size, and in *depth how many repetitions apply one over another at
- * most ('a??+' 3, '((a?)+)*' 3). */
-static double walk(const char *pattern, int *depth)
+/* An atom is done (another follows, its branch or group ends, or the pattern does): an atom under
+ * two or more nested repetitions adds 2^depth to *nested (see regex_bound.h: anchors). */
+static void settle(const frame *f, double *nested)
+{
+    if (f->last_depth >= 2) *nested += f->last_depth > 60 ? 1e18 : (double)(1ULL << f->last_depth);
+}
+
+/* One walk: the expanded size; in *depth how many repetitions apply one over another at most
+ * ('a??+' 3, '((a?)+)*' 3); in *nested the sum of 2^depth over the atoms nested two deep or more;
+ * in *anchored whether the pattern has an anchor (^, $, \<, \>, \b, \B, \`, \'). */
+static double walk3(const char *pattern, int *depth, double *nested, bool *anchored)
 {
     frame stack[MAX_GROUPS + 1];
     int d = 0;
+    double nest = 0;
+    bool anch = false;
     stack[0] = (frame){0, 0, 0, 0};
     for (const char *p = pattern; *p;) {
         frame *f = &stack[d];
@@ -78,20 +88,30 @@ static double walk(const char *pattern, int *depth)
             break;
         case ')':
             if (d > 0) {
+                settle(&stack[d], &nest);
                 atom = stack[d].sum;
                 atom_depth = stack[d].depth;
                 f = &stack[--d];
             }
             break;
-        case '|': f->last = 0, f->last_depth = 0; break;
+        case '|': settle(f, &nest), f->last = 0, f->last_depth = 0; break;
         case '*': case '+': case '?': factor = 2; break;
         case '{': factor = bound_factor(p, &next); if (factor == 0) atom = 1; break;
         case '[': next = skip_bracket(p); atom = 1; break;
-        case '\\': if (p[1]) next = p + 2; atom = 1; break;
-        case '^': case '$': break;
+        case '\\':
+            if (p[1] && strchr("<>bB`'", p[1])) {
+                anch = true; /* a word or buffer anchor, not an atom */
+                next = p + 2;
+                break;
+            }
+            if (p[1]) next = p + 2;
+            atom = 1;
+            break;
+        case '^': case '$': anch = true; break;
         default: atom = 1; break;
         }
         if (atom >= 0) {
+            settle(f, &nest);
             f->sum += atom;
             f->last = atom;
             f->last_depth = atom_depth;
@@ -109,14 +129,20 @@ static double walk(const char *pattern, int *depth)
     for (int k = 0; k <= d; k++) {
         total += stack[k].sum;
         if (stack[k].depth > deepest) deepest = stack[k].depth;
+        settle(&stack[k], &nest);
     }
-    if (depth) *depth = deepest;
+    *depth = deepest;
+    *nested = nest;
+    *anchored = anch;
     return total > 1e15 ? 1e15 : total;
 }
 
 double op_regex_weight(const char *pattern)
 {
-    return walk(pattern, NULL);
+    int depth;
+    double nested;
+    bool anchored;
+    return walk3(pattern, &depth, &nested, &anchored);
 }
 
 int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, size_t errlen)
@@ -138,12 +164,22 @@ int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, si
         if (p[0] == '\\' && p[1]) p++;
     }
     int depth;
-    double w = walk(pattern, &depth);
+    double nested;
+    bool anchored;
+    double w = walk3(pattern, &depth, &nested, &anchored);
     if (depth > OP_REGEX_MAX_NESTED) {
         snprintf(err, errlen,
                  "repeats a repetition %d deep (as in 'a??+++' or '((a?)+)+'; at most %d): regcomp's time grows "
                  "exponentially with it",
                  depth, OP_REGEX_MAX_NESTED);
+        return -1;
+    }
+    if (anchored && nested > OP_REGEX_MAX_ANCHORED_NESTING) {
+        snprintf(err, errlen,
+                 "combines an anchor (^, $, \\<, \\>, \\b, \\B) with repetitions of repetitions (as in "
+                 "'$x??+++$y??+++': weight %.0f, at most %d, where each atom under d nested repetitions, d >= 2, "
+                 "weighs 2^d): regcomp's time grows exponentially with it",
+                 nested, OP_REGEX_MAX_ANCHORED_NESTING);
         return -1;
     }
     if (w > OP_REGEX_MAX_WEIGHT) {

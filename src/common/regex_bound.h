@@ -10,7 +10,12 @@
  * exponentially). regcomp's own time and memory are then proportional to that bound. A pattern
  * that repeats a repetition more than OP_REGEX_MAX_NESTED deep ('a??+++++++++++', found by
  * fuzz_settings: over 100 s in glibc's regcomp at a weight of 8,192) is refused too: regcomp's
- * time grows about 7x per level over an optional atom, far beyond the size estimate. */
+ * time grows about 7x per level over an optional atom, far beyond the size estimate. With an
+ * anchor in the pattern (^, $, \<, \>, \b, \B, \`, \'), glibc's epsilon closures grow far
+ * faster: '$x??++++' takes 4 s, '$x??+++$y??+++' 3.5 s, '$x??+++$y??+++$z??+++' over 20 s (2-core
+ * VM; found by fuzz_settings). Each atom under d >= 2 nested repetitions weighs 2^d; a pattern with
+ * an anchor and a total weight over OP_REGEX_MAX_ANCHORED_NESTING is refused (at 32 every
+ * pattern measured compiled in under 20 ms; at 64, in 0.3-4 s). */
 #ifndef OMNIPROF_COMMON_REGEX_BOUND_H
 #define OMNIPROF_COMMON_REGEX_BOUND_H
 
@@ -20,6 +25,7 @@
 #define OP_REGEX_MAX_LENGTH 4096
 #define OP_REGEX_MAX_WEIGHT 20000.0
 #define OP_REGEX_MAX_NESTED 6
+#define OP_REGEX_MAX_ANCHORED_NESTING 32
 
 /* The estimated expanded size of an ERE (0 for an empty pattern). */
 double op_regex_weight(const char *pattern);
