@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # fuzz_one NAME BIN CORPUS WORK SECONDS: prints one line; returns 0, or 1 on a finding.
 fuzz_one() {
-    name=$1 bin=$2 corpus=$3 work=$4 secs=$5
+    local name=$1 bin=$2 corpus=$3 work=$4 secs=$5 log start rc took runs ncorp nnew
     mkdir -p "$work/new"
     log=$work/log.txt
     set -- -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 \
