@@ -317,20 +317,29 @@ static void wait_for_space(op_buffer *b)
  * here. */
 _Static_assert(OP_SDK_MAX_BUFFERS <= 128, "a buffer index fits the epoch word's 7 tag bits");
 #define OP_EPOCH_TAG 0xFFu
-static inline void epoch_enter(_Atomic uint64_t *ep, uint32_t index)
+/* The same from v, the epoch's even value the caller loaded; returns the odd value stored. */
+static inline uint64_t epoch_enter_from(_Atomic uint64_t *ep, uint64_t v, uint32_t index)
 {
-    uint64_t v = atomic_load_explicit(ep, memory_order_relaxed);
-    atomic_store_explicit(ep, (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1, memory_order_relaxed);
+    uint64_t in = (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1;
+    atomic_store_explicit(ep, in, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (__builtin_expect(atomic_load_explicit(&g_op_producer_fence, memory_order_relaxed), 0))
         atomic_thread_fence(memory_order_seq_cst);
+    return in;
 }
-/* Make it even again: every store of the epoch (records, `used`) is visible to a consumer that
- * sees the new value. */
+static inline void epoch_enter(_Atomic uint64_t *ep, uint32_t index)
+{
+    epoch_enter_from(ep, atomic_load_explicit(ep, memory_order_relaxed), index);
+}
+/* Make it even again from in, its odd value (only this thread writes it while it is odd): every
+ * store of the epoch (records, `used`) is visible to a consumer that sees the new value. */
+static inline void epoch_leave_from(_Atomic uint64_t *ep, uint64_t in)
+{
+    atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
+}
 static inline void epoch_leave(_Atomic uint64_t *ep)
 {
-    atomic_store_explicit(ep, (atomic_load_explicit(ep, memory_order_relaxed) | OP_EPOCH_TAG) + 1,
-                          memory_order_release);
+    epoch_leave_from(ep, atomic_load_explicit(ep, memory_order_relaxed));
 }
 
 void op_buffer_membarrier_register(void)
@@ -571,6 +580,18 @@ __attribute__((noinline)) static int emplace_slow(op_buffer *b, op_tls *t, uint3
     }
 }
 
+/* emplace_slow inside the epoch, then the epoch left and, when the call sealed the sub-buffer,
+ * its delivery started: every emplace path that missed its fast case ends here. */
+static inline int emplace_slow_leave(op_buffer *b, op_tls *t, uint32_t category, uint32_t kind, const void *payload,
+                                     size_t size, size_t len, size_t patch_off, uint64_t patch_val, bool from_signal)
+{
+    bool sealed = false;
+    int stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal, &sealed);
+    epoch_leave(t->epoch);
+    if (sealed) after_seal(b, from_signal);
+    return stored;
+}
+
 int op_buffer_emplace(op_buffer *b, uint32_t category, uint32_t kind, const void *payload, size_t size,
                       size_t patch_off, uint64_t patch_val, bool from_signal)
 {
@@ -602,11 +623,7 @@ __attribute__((always_inline)) inline int op_buffer_emplace_tls(op_buffer *b, op
         epoch_leave(t->epoch);
         return 1;
     }
-    bool sealed = false;
-    int stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal, &sealed);
-    epoch_leave(t->epoch);
-    if (sealed) after_seal(b, from_signal);
-    return stored;
+    return emplace_slow_leave(b, t, category, kind, payload, size, len, patch_off, patch_val, from_signal);
 }
 
 /* op_buffer_emplace_fast's every other case, inside the epoch it entered:
@@ -616,13 +633,12 @@ __attribute__((noinline)) static int emplace_fast_miss(uint32_t index, op_tls *t
 {
     op_buffer *b = &g_op_buffers[index];
     size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
-    bool sealed = false;
-    int stored = 0;
-    if (len > b->max_len) atomic_fetch_add_explicit(&b->n_drop_big, 1, memory_order_relaxed);
-    else stored = emplace_slow(b, t, category, kind, payload, size, len, patch_off, 0, false, &sealed);
-    epoch_leave(t->epoch);
-    if (sealed) after_seal(b, false);
-    return stored;
+    if (len > b->max_len) {
+        atomic_fetch_add_explicit(&b->n_drop_big, 1, memory_order_relaxed);
+        epoch_leave(t->epoch);
+        return 0;
+    }
+    return emplace_slow_leave(b, t, category, kind, payload, size, len, patch_off, 0, false);
 }
 
 /* op_buffer_emplace_tls for tracing.c's emit when exactly one buffer wants the record and no
@@ -643,18 +659,12 @@ __attribute__((always_inline)) inline int op_buffer_emplace_fast(uint32_t index,
         atomic_fetch_add_explicit(&g_op_buffers[index].n_drop_signal, 1, memory_order_relaxed);
         return 0;
     }
-    uint64_t in = (((v >> 8) + 1) << 8) | (uint64_t)index << 1 | 1;
-    atomic_store_explicit(ep, in, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
-    if (__builtin_expect(atomic_load_explicit(&g_op_producer_fence, memory_order_relaxed), 0))
-        atomic_thread_fence(memory_order_seq_cst);
+    uint64_t in = epoch_enter_from(ep, v, index);
     op_lane *lane = &t->lanes[index];
-    uint32_t used = lane->used, end = lane->end;
     size_t len = OP_ENTRY + ((size + 7) & ~(size_t)7);
-    _Atomic uint64_t *ctl = lane->ctl;
-    if (__builtin_expect(lane->seal_at || !ctl || used + len > end ||
-                             atomic_load_explicit(ctl, memory_order_relaxed) != lane->seq << 1, 0))
+    if (__builtin_expect(lane->seal_at || !lane_fits(lane, len), 0))
         return emplace_fast_miss(index, t, category, kind, payload, size, patch_off);
+    uint32_t used = lane->used, end = lane->end;
     /* the entry and the lane's words first, so that only the payload's pointers, the descriptor's
      * word and the epoch's are live across the copy (no register saved for them) */
     char *dst = lane->base + used;
@@ -669,7 +679,7 @@ __attribute__((always_inline)) inline int op_buffer_emplace_fast(uint32_t index,
     copy_payload(dst, payload, size);
     if (patch_off) __builtin_memset(dst + patch_off, 0, 8); /* the external id: none */
     atomic_store_explicit(used_at, word, memory_order_release);
-    atomic_store_explicit(ep, (in | OP_EPOCH_TAG) + 1, memory_order_release);
+    epoch_leave_from(ep, in);
     return 1;
 }
 
