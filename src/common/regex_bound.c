@@ -70,7 +70,7 @@ static void settle(const frame *f, double *nested)
 /* One walk: the expanded size; in *depth how many repetitions apply one over another at most
  * ('a??+' 3, '((a?)+)*' 3); in *nested the sum of 2^depth over the atoms nested two deep or more;
  * in *anchored whether the pattern has an anchor (^, $, \<, \>, \b, \B, \`, \'). */
-static double walk3(const char *pattern, int *depth, double *nested, bool *anchored)
+static double walk(const char *pattern, int *depth, double *nested, bool *anchored)
 {
     frame stack[MAX_GROUPS + 1];
     int d = 0;
@@ -142,7 +142,7 @@ double op_regex_weight(const char *pattern)
     int depth;
     double nested;
     bool anchored;
-    return walk3(pattern, &depth, &nested, &anchored);
+    return walk(pattern, &depth, &nested, &anchored);
 }
 
 int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, size_t errlen)
@@ -166,7 +166,7 @@ int op_regex_compile(regex_t *re, const char *pattern, int cflags, char *err, si
     int depth;
     double nested;
     bool anchored;
-    double w = walk3(pattern, &depth, &nested, &anchored);
+    double w = walk(pattern, &depth, &nested, &anchored);
     if (depth > OP_REGEX_MAX_NESTED) {
         snprintf(err, errlen,
                  "repeats a repetition %d deep (as in 'a??+++' or '((a?)+)+'; at most %d): regcomp's time grows "

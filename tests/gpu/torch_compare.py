@@ -251,11 +251,15 @@ def same_gpu(ka, ra, kb, rb):
     return ka == kb
 
 
+def in_round_order(runs):
+    """A mode's (round, report) pairs by round (1, 2, ... 10; pooled keys "1.2" likewise)."""
+    return sorted(runs.items(), key=lambda kv: str(kv[0]).zfill(8))
+
+
 def same_gpu_pair(res, a, b):
     """(round of mode a, round of mode b) of the first run of a with a run of b on the same GPU, or None."""
-    order = lambda kv: str(kv[0]).zfill(8)
-    for ka, ra in sorted(res.get(a, {}).items(), key=order):
-        for kb, rb in sorted(res.get(b, {}).items(), key=order):
+    for ka, ra in in_round_order(res.get(a, {})):
+        for kb, rb in in_round_order(res.get(b, {})):
             if "error" not in ra and "error" not in rb and same_gpu(ka, ra, kb, rb):
                 return ka, kb
     return None
@@ -616,7 +620,7 @@ def main():
             print("%s torch.kernels_match_torch_profiler: %s%s" % ("PASS" if ok else "FAIL", msg, where))
             # how far two runs of torch.profiler itself are apart (its CPU+CUDA run against its CUDA run, on
             # the same GPU): the run-to-run floor under the 1 % the check asks for
-            kc = next((k for k, r in sorted(res.get("torch_cpu_cuda", {}).items(), key=lambda kv: str(kv[0]).zfill(8))
+            kc = next((k for k, r in in_round_order(res.get("torch_cpu_cuda", {}))
                        if "kernels" in r and same_gpu(k, r, kb, t1)), None)
             if kc is not None:
                 print("  (reference: torch.profiler's CPU+CUDA run (round %s) against its CUDA run, same GPU: %s)" % (
