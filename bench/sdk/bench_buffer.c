@@ -186,56 +186,52 @@ static void *producer(void *arg)
 }
 
 /* The floor: per record one uncontended atomic add (the reservation) and a 64-byte copy into a
- * 1 MiB ring (the record), nothing else. */
-static _Alignas(64) unsigned char g_ring[1u << 20];
-static _Atomic uint64_t g_ring_pos;
+ * 1 MiB ring (the record), nothing else. On two threads at once (run_floor2), each thread has its
+ * own ring and its own counter (nothing shared), so their rate over one thread's is what this
+ * host gives two such loops at once (its turbo, memory and neighbours): the ceiling of
+ * rate_ratio_2threads. */
+typedef struct floor_lane {
+    _Alignas(64) _Atomic uint64_t pos;
+    unsigned char ring[1u << 20];
+} floor_lane;
+static _Alignas(64) floor_lane g_floor_lanes[2];
 static uint64_t g_jobs_floor_n; /* records per thread of run_floor2 (set before its threads start) */
 
-static double run_floor(uint64_t n, double *cpu)
+static void floor_loop(floor_lane *fl, uint64_t n)
 {
     rec64 r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r;
+    for (uint64_t i = 0; i < n; i++) {
+        r.seq = i;
+        uint64_t off = atomic_fetch_add_explicit(&fl->pos, sizeof r, memory_order_relaxed) & (sizeof fl->ring - 1);
+        memcpy(fl->ring + off, &r, sizeof r);
+        __asm__ volatile("" ::: "memory");
+    }
+}
+
+static double run_floor(uint64_t n, double *cpu)
+{
     cpu_set_t was;
     int pinned = g_pin[0] >= 0 && pthread_getaffinity_np(pthread_self(), sizeof was, &was) == 0;
     if (pinned) pin_self(g_pin[0]);
     double t0 = now_s(), c0 = thread_cpu_s();
-    for (uint64_t i = 0; i < n; i++) {
-        r.seq = i;
-        uint64_t off = atomic_fetch_add_explicit(&g_ring_pos, sizeof r, memory_order_relaxed) & (sizeof g_ring - 1);
-        memcpy(g_ring + off, &r, sizeof r);
-        __asm__ volatile("" ::: "memory");
-    }
+    floor_loop(&g_floor_lanes[0], n);
     *cpu = thread_cpu_s() - c0;
     double t = now_s() - t0;
     if (pinned) pthread_setaffinity_np(pthread_self(), sizeof was, &was);
     return t;
 }
 
-/* The floor on two threads at once: each thread its own ring and its own counter (nothing
- * shared), so their rate over one thread's is what this host gives two such loops at once (its
- * turbo, memory and neighbours), the ceiling of rate_ratio_2threads. */
-typedef struct floor_lane {
-    _Alignas(64) _Atomic uint64_t pos;
-    unsigned char ring[1u << 20];
-} floor_lane;
-static _Alignas(64) floor_lane g_floor_lanes[2];
+
 
 static void *floor_producer(void *arg)
 {
     floor_lane *fl = arg;
     pin_self(g_pin[fl - g_floor_lanes]);
-    rec64 r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
     while (!atomic_load(&g_go)) {
     }
-    for (uint64_t i = 0; i < g_jobs_floor_n; i++) {
-        r.seq = i;
-        uint64_t off = atomic_fetch_add_explicit(&fl->pos, sizeof r, memory_order_relaxed) & (sizeof fl->ring - 1);
-        memcpy(fl->ring + off, &r, sizeof r);
-        __asm__ volatile("" ::: "memory");
-    }
+    floor_loop(fl, g_jobs_floor_n);
     return NULL;
 }
 

@@ -720,10 +720,11 @@ __attribute__((always_inline)) inline int op_buffer_emplace_fast(uint32_t index,
     end -= OP_ENTRY;
     op_entry e = {used, (uint16_t)category, (uint16_t)kind};
     __builtin_memcpy(lane->base + end, &e, sizeof e);
+    uint32_t next = used + (uint32_t)(len - OP_ENTRY);
     lane->end = end;
-    lane->used = used + (uint32_t)(len - OP_ENTRY);
+    lane->used = next;
     lane->word = word;
-    lane_ahead(lane->base, used + (uint32_t)(len - OP_ENTRY), end);
+    lane_ahead(lane->base, next, end);
     copy_payload(dst, payload, size);
     if (patch_off) __builtin_memset(dst + patch_off, 0, 8); /* the external id: none */
     atomic_store_explicit(used_at, word, memory_order_release);
