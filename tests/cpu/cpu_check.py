@@ -445,6 +445,33 @@ def mode_unwind(args, wd):
     return 0
 
 
+def mode_dlclose(args, wd):
+    """A program that loads a library, runs 10 of its frames and closes it, in a loop, sampled at
+    1 kHz with deferred unwinding: the allocator walks stacks of the library while it is being
+    closed or after (unwind_deferred.c walks under the loader's list lock). Five runs: each exits
+    0 with its output unchanged, and samples land in the library while it is loaded."""
+    prog = os.path.join(args.bindir, "cputest_dlclose_churn")
+    lib = os.path.join(args.bindir, "libcputest_churnlib.so")
+    total = 0
+    for i in range(5):
+        out = os.path.join(wd, "dlclose-%d.txt" % i)
+        r = run(args, prog, [lib, "1.5", "20000"],
+                {"OMNIPROF_SAMPLE": "cputime", "OMNIPROF_SAMPLING_FREQ": "1000", "OMNIPROF_SAMPLING_UNWIND": "deferred"},
+                out)
+        check(r.returncode == 0 and r.stdout == "churn done ok\n",
+              "run %d: exits 0, output unchanged (rc=%d, %r, %s)" % (i, r.returncode, r.stdout, r.stderr.strip()[-300:]))
+        if r.returncode != 0:
+            continue
+        rec = parse(out)
+        # a stack through the library: churn_leaf, 9 churn_mid, main and the C start (its names
+        # are gone with the library by the time the test tool names the frames)
+        n = sum(1 for s in rec["S"] if len(s["frames"]) >= 12)
+        total += n
+        print("run %d: %d samples, %d with 12 frames or more" % (i, len(rec["S"]), n))
+    check(total >= 100, "samples walked through the library's 10 frames (%d in 5 runs)" % total)
+    return 0
+
+
 def launcher(args):
     omniprof = os.path.join(args.bindir, "omniprof")
     if not os.path.exists(omniprof):

@@ -25,15 +25,25 @@
  *                reports (get_dyn_info_list_addr says "no info").
  *
  * The module table is built with dl_iterate_phdr (never in a handler) and rebuilt when the
- * loader's dlpi_adds/dlpi_subs counters moved, checked before every walk and again when an ip
- * belongs to no module; the cache of unwind recipes is flushed with it (a module unloaded
- * and another loaded at its address must not reuse its recipes).
+ * loader's list of modules changed (a signature of the list: the loader's dlpi_adds/dlpi_subs
+ * counters and each module's address and program headers), checked before every walk and
+ * again when an ip belongs to no module; the cache of unwind recipes is flushed with it (a
+ * module unloaded and another loaded at its address must not reuse its recipes).
+ *
+ * A walk runs inside a dl_iterate_phdr callback, that is with the loader's list lock held:
+ * glibc unmaps a closed module and unlinks it from the list under that lock (dl-close.c), so no
+ * module of the list can be unmapped while the walk reads its segments, and the signature read
+ * under the same lock tells whether the table still matches the list. Before, a program that
+ * dlcloses libraries while it is sampled (Open MPI's components in MPI_Init and MPI_Finalize)
+ * could have a module unmapped under a walk: a segmentation fault of the program (mpi.cpu, and
+ * cpu.dlclose with a program that loads, runs and closes a library in a loop, 1 run in 2).
+ * The lock (recursive) is the one C++ exception unwinding and libunwind's own lookups take;
+ * inside it the walk allocates only from libunwind's pools, and a table rebuild from malloc, as
+ * build_cb did before.
  *
  * Frames come out as op_cpu_unwind's do (sampler.c): frame 0 the interrupted pc exactly, the
  * callers as return address - 1 (except after a signal frame), at most max of them.
- *
- * Known limit: a module unloaded by another thread between the counter check and a read of
- * its segment would fault the reader, the same exposure libunwind's local unwinder has. */
+ */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -48,6 +58,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/unwind_walk.h"
 #include "common/alloc.h"
+#include "common/u64map.h"
 
 /* libunwind exports it (libunwind-x86_64.so) without declaring it in its public headers */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
@@ -70,7 +81,7 @@ struct op_cpu_unwinder {
     size_t n_mods, cap_mods;
     op_unw_seg *segs;       /* sorted by lo */
     size_t n_segs, cap_segs;
-    unsigned long long adds, subs; /* the loader's counters when the table was built */
+    uint64_t sig;           /* the loader's list when the table was built (list_sig) */
     bool built;
     size_t last_seg;        /* the segment of the last live read (most reads hit .eh_frame) */
 };
@@ -89,18 +100,22 @@ static _Atomic uint64_t g_walks, g_walk_ns, g_truncated;
 /* ---------------------------------------------------------------------------------------- */
 /* Module table.                                                                            */
 
-typedef struct counters {
-    unsigned long long adds, subs;
-} counters;
-
-static int counters_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The loader's list in one word: its counters (from the first module) and every module's load
+ * address and program headers, so that a list changed while the counters lag still differs. */
+static int sig_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    counters *c = data;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-        c->adds = info->dlpi_adds;
-        c->subs = info->dlpi_subs;
-    }
-    return 1; /* the first module is enough: the counters are the loader's */
+    uint64_t *sig = data;
+    if (*sig == 0 && size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *sig = op_hash64x3(1, info->dlpi_adds, info->dlpi_subs);
+    *sig = op_hash64x3(*sig, info->dlpi_addr, (uint64_t)(uintptr_t)info->dlpi_phdr ^ (uint64_t)info->dlpi_phnum << 48);
+    return 0;
+}
+
+static uint64_t list_sig(void)
+{
+    uint64_t sig = 0;
+    dl_iterate_phdr(sig_cb, &sig);
+    return sig;
 }
 
 /* Decode one .eh_frame_hdr pointer of the encodings linkers emit (absolute, pc- or
@@ -180,18 +195,16 @@ static int cmp_seg(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Rebuild the table if the loader's counters moved (or it was never built). True if rebuilt. */
+/* Rebuild the table if the loader's list changed (or it was never built). True if rebuilt. */
 static bool table_refresh(op_cpu_unwinder *u)
 {
-    counters c = {0, 0};
-    dl_iterate_phdr(counters_cb, &c);
-    if (u->built && c.adds == u->adds && c.subs == u->subs) return false;
+    uint64_t sig = list_sig();
+    if (u->built && sig == u->sig) return false;
     u->n_mods = u->n_segs = 0;
     dl_iterate_phdr(build_cb, u);
     qsort(u->mods, u->n_mods, sizeof *u->mods, cmp_mod);
     qsort(u->segs, u->n_segs, sizeof *u->segs, cmp_seg);
-    u->adds = c.adds;
-    u->subs = c.subs;
+    u->sig = sig;
     u->built = true;
     unw_flush_cache(u->as, 0, 0);
     return true;
@@ -371,15 +384,32 @@ op_cpu_unwinder *op_cpu_unwinder_create(void)
     return u;
 }
 
+typedef struct locked_walk {
+    walk_ctx w;
+    uint64_t *frames;
+    uint32_t max, n;
+} locked_walk;
+
+/* dl_iterate_phdr's callback, for its first module: the whole walk, with the loader's list lock
+ * held (the file's notes). */
+static int walk_locked(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info, (void)size;
+    locked_walk *lw = data;
+    table_refresh(lw->w.u);
+    unw_cursor_t cursor;
+    if (unw_init_remote(&cursor, lw->w.u->as, &lw->w) == 0) lw->n = op_cpu_walk_cursor(&cursor, lw->frames, lw->max);
+    return 1;
+}
+
 uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, const uint8_t *stack,
                             uint64_t *frames, uint32_t max)
 {
     uint64_t t0 = thread_cpu_ns(); /* CPU, not wall: the allocator may wait for a core */
-    table_refresh(u);
-    walk_ctx w = {u, copy, stack, false};
-    uint32_t n = 0;
-    unw_cursor_t cursor;
-    if (unw_init_remote(&cursor, u->as, &w) == 0) n = op_cpu_walk_cursor(&cursor, frames, max);
+    locked_walk lw = {{u, copy, stack, false}, frames, max, 0};
+    dl_iterate_phdr(walk_locked, &lw);
+    walk_ctx w = lw.w;
+    uint32_t n = lw.n;
     if (n == 0 && copy->gregs[REG_RIP]) frames[n++] = copy->gregs[REG_RIP];
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_walk_ns, thread_cpu_ns() - t0, memory_order_relaxed);
