@@ -158,16 +158,19 @@ _Atomic int g_op_producer_fence;
  * another lane's. */
 enum { OP_AHEAD_INDEX = 192, OP_AHEAD_PAYLOAD = 512 };
 #if defined(__x86_64__) || defined(__i386__)
-/* PREFETCHW (CPUID 0x80000001 ECX bit 8: AMD since K6, Intel since Broadwell); 0 without it */
-static int g_op_prefetchw;
-__attribute__((constructor)) static void detect_prefetchw(void)
+/* PREFETCHW (CPUID 0x80000001 ECX bit 8: AMD since K6, Intel since Broadwell); 0 without it.
+ * Set before sdk_ctor (110) starts any thread; atomic all the same, for a library whose
+ * constructor emits before ours ran (it then takes no line ahead). */
+static _Atomic int g_op_prefetchw;
+__attribute__((constructor(103))) static void detect_prefetchw(void)
 {
     unsigned a, b, c, d;
-    g_op_prefetchw = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8));
+    atomic_store_explicit(&g_op_prefetchw, __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)),
+                          memory_order_relaxed);
 }
 static inline void prefetch_own(const char *p)
 {
-    if (g_op_prefetchw) __asm__ volatile("prefetchw %0" ::"m"(*p));
+    if (atomic_load_explicit(&g_op_prefetchw, memory_order_relaxed)) __asm__ volatile("prefetchw %0" ::"m"(*p));
 }
 #else
 static inline void prefetch_own(const char *p)
