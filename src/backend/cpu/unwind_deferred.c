@@ -408,12 +408,11 @@ uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, c
     uint64_t t0 = thread_cpu_ns(); /* CPU, not wall: the allocator may wait for a core */
     locked_walk lw = {{u, copy, stack, false}, frames, max, 0};
     dl_iterate_phdr(walk_locked, &lw);
-    walk_ctx w = lw.w;
     uint32_t n = lw.n;
     if (n == 0 && copy->gregs[REG_RIP]) frames[n++] = copy->gregs[REG_RIP];
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_walk_ns, thread_cpu_ns() - t0, memory_order_relaxed);
-    if (w.truncated) atomic_fetch_add_explicit(&g_truncated, 1, memory_order_relaxed);
+    if (lw.w.truncated) atomic_fetch_add_explicit(&g_truncated, 1, memory_order_relaxed);
     return n;
 }
 
