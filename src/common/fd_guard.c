@@ -19,7 +19,11 @@ extern int omniprof_preload_fd_close(int fd) __attribute__((weak));
 extern int omniprof_preload_fd_is_ours(int fd) __attribute__((weak));
 extern int omniprof_preload_fd_resolve(int fd) __attribute__((weak));
 extern int omniprof_preload_fd_verify(int fd) __attribute__((weak));
-extern int omniprof_preload_log_fd(void) __attribute__((weak));
+extern int omniprof_preload_log_fd_checked(void) __attribute__((weak));
+extern int omniprof_preload_fd_io_begin(int may_wait) __attribute__((weak));
+extern void omniprof_preload_fd_io_end(void) __attribute__((weak));
+extern void omniprof_preload_fd_capture(int on) __attribute__((weak));
+extern int omniprof_preload_fd_captured(int *out, int cap) __attribute__((weak));
 
 int op_fd_floor(void)
 {
@@ -115,4 +119,71 @@ int op_fd_resolve(int fd) { return omniprof_preload_fd_resolve ? omniprof_preloa
 
 int op_fd_verify(int fd) { return omniprof_preload_fd_verify ? omniprof_preload_fd_verify(fd) : 0; }
 
-int op_fd_log(void) { return omniprof_preload_log_fd ? omniprof_preload_log_fd() : STDERR_FILENO; }
+int op_fd_usable(int fd)
+{
+    if (fd < 0) return -1;
+    if (op_fd_verify(fd) != 0) {
+        errno = ESTALE;
+        return -1;
+    }
+    return op_fd_resolve(fd);
+}
+
+/* The log fd is adopted with its identity: a line is dropped rather than written into a file
+ * the program put on that number behind the interposers. */
+int op_fd_log(void)
+{
+    if (!omniprof_preload_log_fd_checked) return STDERR_FILENO;
+    return omniprof_preload_log_fd_checked();
+}
+
+void op_fd_capture_begin(void)
+{
+    if (omniprof_preload_fd_capture) omniprof_preload_fd_capture(1);
+}
+
+int op_fd_capture_end(int *fds, int cap)
+{
+    if (!omniprof_preload_fd_capture) return 0;
+    omniprof_preload_fd_capture(0);
+    int tmp[1];
+    return omniprof_preload_fd_captured(fds ? fds : tmp, fds ? cap : 0);
+}
+
+int op_fd_io_begin(bool may_wait)
+{
+    return omniprof_preload_fd_io_begin ? omniprof_preload_fd_io_begin(may_wait) : 0;
+}
+
+void op_fd_io_end(void)
+{
+    if (omniprof_preload_fd_io_end) omniprof_preload_fd_io_end();
+}
+
+ssize_t op_fd_write_checked(int fd, const void *buf, size_t n, bool may_wait)
+{
+    if (op_fd_io_begin(may_wait) != 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    int ufd = op_fd_usable(fd);
+    ssize_t r = ufd < 0 ? -1 : write(ufd, buf, n);
+    int e = errno;
+    op_fd_io_end();
+    errno = e;
+    return r;
+}
+
+ssize_t op_fd_read_checked(int fd, void *buf, size_t n, bool may_wait)
+{
+    if (op_fd_io_begin(may_wait) != 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    int ufd = op_fd_usable(fd);
+    ssize_t r = ufd < 0 ? -1 : read(ufd, buf, n);
+    int e = errno;
+    op_fd_io_end();
+    errno = e;
+    return r;
+}

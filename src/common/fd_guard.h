@@ -19,6 +19,7 @@
 #define OMNIPROF_COMMON_FD_GUARD_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* op_fd_adopt flags */
 #define OP_FD_IDENTITY 1u /* remember (st_dev, st_ino) so that op_fd_verify can check it */
@@ -59,8 +60,39 @@ int op_fd_resolve(int fd);
  * no identity recorded); -1 with errno = ESTALE when it was closed or replaced. */
 int op_fd_verify(int fd);
 
+/* The number to read, write or poll through for one of the profiler's fds: op_fd_resolve(fd)
+ * when op_fd_verify(fd) accepts it, else -1 with errno = ESTALE (poll ignores a negative fd, a
+ * read or write on it fails with EBADF): never a file the program put on that number. */
+int op_fd_usable(int fd);
+
+/* Bracket every system call the profiler makes through one of its numbers, from the
+ * resolution of the number (op_fd_resolve, op_fd_usable) to the call's return: a dup2 of the
+ * program's onto that number then waits instead of slipping in between. op_fd_io_begin(true)
+ * waits out a relocation under way and returns 0; op_fd_io_begin(false) (signal handlers)
+ * returns -1 instead, and the caller skips its call and op_fd_io_end. Async-signal-safe. */
+int op_fd_io_begin(bool may_wait);
+void op_fd_io_end(void);
+
+/* One write (or read) through one of the profiler's fds, inside op_fd_io_begin/end and only
+ * while op_fd_usable accepts the fd: -1 with errno ESTALE when it is no longer the profiler's,
+ * EAGAIN when a relocation is under way and may_wait is false. Async-signal-safe. */
+ssize_t op_fd_write_checked(int fd, const void *buf, size_t n, bool may_wait);
+ssize_t op_fd_read_checked(int fd, void *buf, size_t n, bool may_wait);
+
+/* The capture scope, for a library that opens fds of its own inside a call of the profiler's
+ * and keeps their numbers where the profiler cannot renumber them (libunwind's memory-check
+ * pipe): between op_fd_capture_begin() and op_fd_capture_end() on the calling thread, every
+ * pipe()/pipe2() the process makes on that thread is adopted (with OP_FD_IDENTITY) before the
+ * caller sees its numbers. op_fd_capture_end returns how many fds were captured in all scopes
+ * so far and copies up to `cap` of them to `fds` (NULL: none). Without the preload library
+ * nothing is captured (0). Not async-signal-safe. */
+void op_fd_capture_begin(void);
+int op_fd_capture_end(int *fds, int cap);
+
 /* The fd omniprof's log lines go to: a private copy of stderr taken when the preload library
- * started (-1: stderr was closed then, lines are dropped), or 2 without the preload library. */
+ * started (-1: stderr was closed then, lines are dropped), or 2 without the preload library.
+ * A copy the program closed or replaced behind the interposers is never written: the line goes
+ * to fd 2 while that is still the same file as stderr was at start, else it is dropped. */
 int op_fd_log(void);
 
 #endif /* OMNIPROF_COMMON_FD_GUARD_H */

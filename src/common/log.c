@@ -50,17 +50,20 @@ void op_log_set_callback(op_log_callback cb, void *data)
  * whatever file the program put on fd 2 later, nor anywhere when stderr was closed at start). */
 static void write_all(int fd, const char *buf, size_t len)
 {
+    bool guarded = fd == STDERR_FILENO;
+    /* a line may come from a signal handler: never wait for a relocation, drop the line */
+    if (guarded && op_fd_io_begin(false) != 0) return;
     if (fd == STDERR_FILENO) fd = op_fd_log();
-    if (fd < 0) return;
-    while (len > 0) {
+    while (fd >= 0 && len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return;
+            break;
         }
         buf += n;
         len -= (size_t)n;
     }
+    if (guarded) op_fd_io_end();
 }
 
 int op_log_would_write(op_log_level level)

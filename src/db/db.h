@@ -30,6 +30,7 @@
 #ifndef OMNIPROF_DB_DB_H
 #define OMNIPROF_DB_DB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -279,6 +280,11 @@ const char *op_db_writer_uuid(const op_db_writer *w);
 
 /** @brief **op_db_writer_error**: the first error's text ("" if none; valid until close). */
 const char *op_db_writer_error(const op_db_writer *w);
+
+/** @brief **op_db_writer_files_lost**: true when the writer is off because one of its files
+ * (database, WAL, shared memory, spool) was closed or replaced behind the fd interposers (a
+ * raw close_range system call); nothing more was written through it. Thread-safe. */
+bool op_db_writer_files_lost(const op_db_writer *w);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -48,7 +49,15 @@
 
 static __thread int t_scope;
 
-void op_db_files_scope(int delta) { t_scope += delta; }
+/* libomniprof-preload.so's fsync/fdatasync follow relocated numbers on such a thread (SQLite
+ * syncs through its own numbers directly, outside the system-call table). */
+extern void omniprof_preload_fd_sync_scope(int delta) __attribute__((weak));
+
+void op_db_files_scope(int delta)
+{
+    t_scope += delta;
+    if (omniprof_preload_fd_sync_scope) omniprof_preload_fd_sync_scope(delta);
+}
 
 typedef int (*open_fn)(const char *, int, int);
 typedef int (*close_fn)(int);
@@ -79,10 +88,16 @@ static struct {
 } g_orig;
 
 /* The fd to use for a write through `fd`, or -1 (errno EBADF) when it is ours and replaced. */
+static _Atomic uint64_t g_replaced; /* fds found replaced so far (op_db_files_replaced) */
+
+uint64_t op_db_files_replaced(void) { return atomic_load(&g_replaced); }
+void op_db_files_note_replaced(void) { atomic_fetch_add(&g_replaced, 1); }
+
 static int write_fd(int fd)
 {
     if (!op_fd_is_ours(fd) && op_fd_resolve(fd) == fd) return fd;
     if (op_fd_verify(fd) != 0) {
+        op_db_files_note_replaced();
         static int told; /* a plain int: the __atomic builtins (clang refuses them on _Atomic) */
         if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
             op_error("a database file descriptor (%d) was closed or replaced behind omniprof's back; "
@@ -93,42 +108,78 @@ static int write_fd(int fd)
     return op_fd_resolve(fd);
 }
 
+/* The fds f_open adopted (database, WAL, shared memory, journal), for op_db_files_check. */
+#define OP_DB_FILES_MAX 32
+static _Atomic int g_open_fds[OP_DB_FILES_MAX]; /* fd + 1; 0 = free */
+
+static void remember_fd(int fd, bool on)
+{
+    for (int i = 0; i < OP_DB_FILES_MAX; i++) {
+        int want = on ? 0 : fd + 1;
+        if (atomic_compare_exchange_strong(&g_open_fds[i], &want, on ? fd + 1 : 0)) return;
+    }
+}
+
+int op_db_files_check(void)
+{
+    int rc = 0;
+    for (int i = 0; i < OP_DB_FILES_MAX; i++) {
+        int v = atomic_load(&g_open_fds[i]);
+        if (v && op_fd_verify(v - 1) != 0) {
+            /* forgotten once found: the writer that held it is off for good (W5), a new
+             * writer's files are checked on their own */
+            atomic_compare_exchange_strong(&g_open_fds[i], &v, 0);
+            rc = -1;
+        }
+    }
+    if (rc) op_db_files_note_replaced();
+    return rc;
+}
+
 static int f_open(const char *path, int flags, int mode)
 {
     int fd = g_orig.open(path, flags, mode);
     if (fd < 0 || t_scope <= 0) return fd;
-    return op_fd_adopt_path(fd, path, OP_FD_IDENTITY);
+    fd = op_fd_adopt_path(fd, path, OP_FD_IDENTITY);
+    if (fd >= 0) remember_fd(fd, true);
+    return fd;
 }
 
 static int f_close(int fd)
 {
+    remember_fd(fd, false);
     if (op_fd_is_ours(fd) || op_fd_resolve(fd) != fd) return op_fd_close(fd);
     return g_orig.close(fd);
 }
 
-static ssize_t f_read(int fd, void *buf, size_t n) { return g_orig.read(op_fd_resolve(fd), buf, n); }
-static ssize_t f_pread64(int fd, void *buf, size_t n, off_t off) { return g_orig.pread64(op_fd_resolve(fd), buf, n, off); }
-static int f_fstat(int fd, struct stat *st) { return g_orig.fstat(op_fd_resolve(fd), st); }
-static int f_fchmod(int fd, mode_t m) { return g_orig.fchmod(op_fd_resolve(fd), m); }
-static int f_fchown(int fd, uid_t u, gid_t g) { return g_orig.fchown(op_fd_resolve(fd), u, g); }
+/* Reads, locks and maps check the fd as writes do: a read() would move the offset of a file the
+ * program put on the number, a lock would lock it. Each call is one I/O of the profiler's
+ * (fd_guard.h, op_fd_io_begin): a dup2 of the program's onto the number waits for it. */
+#define OP_GUARDED_CALL(T, FD, CALL)                                                           \
+    do {                                                                                       \
+        op_fd_io_begin(true);                                                                  \
+        int gfd_ = write_fd(FD);                                                               \
+        T r_ = gfd_ < 0 ? (T)-1 : (CALL);                                                      \
+        int e_ = errno;                                                                        \
+        op_fd_io_end();                                                                        \
+        errno = e_;                                                                            \
+        return r_;                                                                             \
+    } while (0)
 
-static ssize_t f_write(int fd, const void *buf, size_t n)
+static ssize_t f_read(int fd, void *buf, size_t n) { OP_GUARDED_CALL(ssize_t, fd, g_orig.read(gfd_, buf, n)); }
+static ssize_t f_pread64(int fd, void *buf, size_t n, off_t off)
 {
-    int wfd = write_fd(fd);
-    return wfd < 0 ? -1 : g_orig.write(wfd, buf, n);
+    OP_GUARDED_CALL(ssize_t, fd, g_orig.pread64(gfd_, buf, n, off));
 }
-
+static int f_fstat(int fd, struct stat *st) { OP_GUARDED_CALL(int, fd, g_orig.fstat(gfd_, st)); }
+static int f_fchmod(int fd, mode_t m) { OP_GUARDED_CALL(int, fd, g_orig.fchmod(gfd_, m)); }
+static int f_fchown(int fd, uid_t u, gid_t g) { OP_GUARDED_CALL(int, fd, g_orig.fchown(gfd_, u, g)); }
+static ssize_t f_write(int fd, const void *buf, size_t n) { OP_GUARDED_CALL(ssize_t, fd, g_orig.write(gfd_, buf, n)); }
 static ssize_t f_pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
-    int wfd = write_fd(fd);
-    return wfd < 0 ? -1 : g_orig.pwrite64(wfd, buf, n, off);
+    OP_GUARDED_CALL(ssize_t, fd, g_orig.pwrite64(gfd_, buf, n, off));
 }
-
-static int f_ftruncate(int fd, off_t len)
-{
-    int wfd = write_fd(fd);
-    return wfd < 0 ? -1 : g_orig.ftruncate(wfd, len);
-}
+static int f_ftruncate(int fd, off_t len) { OP_GUARDED_CALL(int, fd, g_orig.ftruncate(gfd_, len)); }
 
 /* SQLite calls fcntl with one int or pointer argument (locks, F_GETFL, F_SETFD, ...). */
 static int f_fcntl(int fd, int cmd, ...)
@@ -137,12 +188,19 @@ static int f_fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    return g_orig.fcntl(op_fd_resolve(fd), cmd, arg);
+    OP_GUARDED_CALL(int, fd, g_orig.fcntl(gfd_, cmd, arg));
 }
 
 static void *f_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return g_orig.mmap(addr, len, prot, flags, fd >= 0 ? op_fd_resolve(fd) : fd, off);
+    if (fd < 0) return g_orig.mmap(addr, len, prot, flags, fd, off);
+    op_fd_io_begin(true);
+    int mfd = write_fd(fd);
+    void *r = mfd < 0 ? MAP_FAILED : g_orig.mmap(addr, len, prot, flags, mfd, off);
+    int e = errno;
+    op_fd_io_end();
+    errno = e;
+    return r;
 }
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;

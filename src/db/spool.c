@@ -26,6 +26,7 @@
  *      reservations committed), so the file copy is complete.
  *  S5. Logical positions: a chunk's logical base is its predecessor's base plus its sealed
  *      length, so reserved_pos and consumed_pos compare across chunks (flush targets). */
+#include "db/db_files.h"
 #include "db/spool.h"
 
 #include <errno.h>
@@ -226,13 +227,16 @@ static void evict(op_spool *s, op_spool_chunk *c)
         off_t foff = (off_t)fslot * (off_t)s->chunk_bytes;
         uint64_t done = 0;
         /* The program may have replaced our fd behind the interposers: never write into its file. */
-        int fd = op_fd_verify(s->fd) == 0 ? op_fd_resolve(s->fd) : -1;
+        op_fd_io_begin(true); /* no dup2 of the program's onto it meanwhile (fd_guard.h) */
+        int fd = op_fd_usable(s->fd);
+        if (fd < 0) op_db_files_note_replaced();
         while (fd >= 0 && done < len) {
             ssize_t w = pwrite(fd, c->base + done, len - done, foff + (off_t)done);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) break;
             done += (uint64_t)w;
         }
+        op_fd_io_end();
         ok = done == len;
     }
     pthread_mutex_lock(&s->lock);
@@ -371,13 +375,15 @@ const op_spool_batch *op_spool_peek(op_spool *s)
                 }
                 uint64_t len = atomic_load_explicit(&c->reserved, memory_order_acquire), done = 0;
                 off_t foff = (off_t)c->file_slot * (off_t)s->chunk_bytes;
-                int fd = op_fd_resolve(s->fd);
+                op_fd_io_begin(true);
+                int fd = op_fd_usable(s->fd);
                 while (s->rbuf && done < len) {
                     ssize_t r = pread(fd, s->rbuf + done, len - done, foff + (off_t)done);
                     if (r < 0 && errno == EINTR) continue;
                     if (r <= 0) break;
                     done += (uint64_t)r;
                 }
+                op_fd_io_end();
                 if (done != len) { /* cannot read it back: skip the chunk, count the bytes */
                     atomic_fetch_add(&s->lost_bytes, len);
                     s->read_off = len;

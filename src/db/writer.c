@@ -107,6 +107,10 @@ int op_db_step(op_db_writer *w, int which, const char *what)
 int op_db_txn_begin(op_db_writer *w)
 {
     if (w->txn_open) return 0;
+    if (op_db_files_check() != 0) {
+        op_db_writer_fail(w, "checking the database's files", SQLITE_IOERR);
+        return -1;
+    }
     int rc = sqlite3_step(w->st[ST_BEGIN]);
     sqlite3_reset(w->st[ST_BEGIN]);
     if (rc != SQLITE_DONE) {
@@ -281,10 +285,11 @@ static void *ingest_main(void *arg)
         }
         if (stop && op_spool_consumed_pos(w->spool) >= op_spool_reserved_pos(w->spool)) break;
         int timeout_ms = stop ? 1 : (int)(w->opts.flush_interval_ms < 1000 ? w->opts.flush_interval_ms : 1000);
-        pfd.fd = op_fd_resolve(w->efd);
+        pfd.fd = op_fd_usable(w->efd); /* -1 (replaced behind the interposers): poll just waits */
         if (poll(&pfd, 1, timeout_ms) > 0) {
             uint64_t v;
-            if (read(pfd.fd, &v, sizeof v) < 0) { /* spurious: fine */
+            /* through the checked read, not the number polled: it may have moved since */
+            if (op_fd_read_checked(w->efd, &v, sizeof v, true) < 0) { /* spurious: fine */
             }
         }
     }
@@ -419,8 +424,10 @@ op_db_writer *op_db_writer_open(const char *path, const op_db_process_info *info
     op_db_files_install();
     fork_gate_lock();
     op_db_files_scope(1); /* the files SQLite opens here are the profiler's (db_files.c) */
+    uint64_t replaced = op_db_files_replaced();
     op_db_writer *w = writer_open_gated(path, info, opts, err, errlen);
     int e = errno;
+    if (w) w->replaced_at_open = replaced;
     op_db_files_scope(-1);
     fork_gate_unlock();
     errno = e;
@@ -575,7 +582,7 @@ static int open_spool(op_db_writer *w, char *err, size_t errlen)
                            w->opts.spool_max_bytes, err, errlen);
     if (rc != 0) return -rc;
     w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->efd >= 0) w->efd = op_fd_adopt(w->efd, 0); /* above the program's fds, protected */
+    if (w->efd >= 0) w->efd = op_fd_adopt(w->efd, OP_FD_IDENTITY); /* above the program's fds, protected */
     if (w->efd < 0) {
         int e = errno;
         op_db_seterr(err, errlen, "database '%s': eventfd failed: %s", w->path, strerror(e));
@@ -843,3 +850,8 @@ int op_db_writer_get_stats(const op_db_writer *cw, op_db_writer_stats *out)
 const char *op_db_writer_path(const op_db_writer *w) { return w ? w->path : ""; }
 const char *op_db_writer_uuid(const op_db_writer *w) { return w ? w->uuid : ""; }
 const char *op_db_writer_error(const op_db_writer *w) { return w ? w->errmsg : ""; }
+
+bool op_db_writer_files_lost(const op_db_writer *w)
+{
+    return w && op_db_failed(w) && op_db_files_replaced() > w->replaced_at_open;
+}

@@ -92,7 +92,7 @@ static void rec_spool_write(uint8_t *dst, uint64_t size, uint32_t category, uint
 void op_db_wake_ingest(op_db_writer *w)
 {
     uint64_t one = 1;
-    ssize_t r = write(op_fd_resolve(w->efd), &one, sizeof one);
+    ssize_t r = op_fd_write_checked(w->efd, &one, sizeof one, true);
     (void)r;
 }
 

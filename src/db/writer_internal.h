@@ -156,6 +156,7 @@ struct op_db_writer {
     char uuid[40];
     char suffix[48];
     op_db_writer_options opts;
+    uint64_t replaced_at_open; /* op_db_files_replaced() when it opened */
     int64_t pid, ppid;
     uint64_t start_ns;
 

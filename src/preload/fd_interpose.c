@@ -12,15 +12,25 @@
  *   dup2/dup3(old, ours)        succeeds as onto a free number: the profiler's file first moves
  *                               to another number (op_preload_fd_relocate), then libc's call runs
  *   dup2/dup3(ours, new)        -1, EBADF (ours was not open without the profiler)
+ *   pipe/pipe2                  libc's call; on a thread inside a capture scope (op_fd_capture_
+ *                               begin/end of fd_guard.h) both ends are then adopted as the
+ *                               profiler's, and the numbers returned are the adopted ones.
+ *                               That is how a library the profiler loads keeps a pipe of its own
+ *                               out of the program's numbers: libunwind opens the pipe it
+ *                               checks memory through when it first initialises, and keeps the
+ *                               numbers in a static array (issue 31 item 1).
  * Every other call goes to libc unchanged; the calls' own errors (EINVAL, EBADF of a bad
  * number) come from libc, in libc's order of checks. */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/fd_guard.h"
 #include "preload/preload_internal.h"
 
 #ifndef CLOSE_RANGE_UNSHARE
@@ -34,6 +44,95 @@ typedef int (*close_fn)(int);
 typedef int (*fclose_fn)(FILE *);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
+typedef int (*pipe2_fn)(int[2], int);
+
+/* The capture scope: per thread (initial-exec TLS: no allocation on first use). */
+static __thread int t_capture __attribute__((tls_model("initial-exec")));
+#define OP_CAPTURE_MAX 8
+static int g_captured[OP_CAPTURE_MAX];
+static _Atomic int g_n_captured;
+
+OMNIPROF_API void omniprof_preload_fd_capture(int on) { t_capture = on; }
+
+/* How many fds were captured so far; the first `cap` of them (in order of capture) to out. */
+OMNIPROF_API int omniprof_preload_fd_captured(int *out, int cap)
+{
+    int n = atomic_load_explicit(&g_n_captured, memory_order_acquire);
+    for (int i = 0; i < n && i < cap; i++) out[i] = g_captured[i];
+    return n;
+}
+
+static int capture_pipe(int fds[2])
+{
+    for (int i = 0; i < 2; i++) {
+        int nfd = omniprof_preload_fd_adopt(fds[i], OP_FD_IDENTITY);
+        if (nfd < 0) { /* cannot happen short of EMFILE: give the library no pipe rather than one of the program's numbers */
+            int e = errno;
+            if (i == 1) omniprof_preload_fd_close(fds[0]);
+            errno = e;
+            return -1;
+        }
+        fds[i] = nfd;
+        int k = atomic_load_explicit(&g_n_captured, memory_order_relaxed);
+        if (k < OP_CAPTURE_MAX) {
+            g_captured[k] = nfd;
+            atomic_store_explicit(&g_n_captured, k + 1, memory_order_release);
+        }
+    }
+    return 0;
+}
+
+/* fsync and fdatasync: SQLite calls them on its own numbers directly (not through its VFS's
+ * system-call table, where db_files.c follows relocations). On a thread that runs only the
+ * profiler's SQLite (omniprof_preload_fd_sync_scope), a number that moved (the program dup2()ed
+ * onto it) is followed to where the profiler's file went; a number that is no longer the
+ * profiler's fails with EBADF rather than syncing the program's file. */
+typedef int (*sync_fn)(int);
+static __thread int t_sync_scope __attribute__((tls_model("initial-exec")));
+
+OMNIPROF_API void omniprof_preload_fd_sync_scope(int delta) { t_sync_scope += delta; }
+
+static int profiler_sync(int fd, sync_fn real)
+{
+    omniprof_preload_fd_io_begin(1);
+    int ufd = fd;
+    if (omniprof_preload_fd_resolve(fd) != fd || op_preload_fd_bit(fd))
+        ufd = omniprof_preload_fd_verify(fd) == 0 ? omniprof_preload_fd_resolve(fd) : -1;
+    int rc = ufd < 0 ? (errno = EBADF, -1) : real(ufd);
+    int e = errno;
+    omniprof_preload_fd_io_end();
+    errno = e;
+    return rc;
+}
+
+OMNIPROF_API int fsync(int fd)
+{
+    sync_fn real = OP_REAL(sync_fn, fsync);
+    if (!real) return (int)syscall(SYS_fsync, fd);
+    return t_sync_scope > 0 ? profiler_sync(fd, real) : real(fd);
+}
+
+OMNIPROF_API int fdatasync(int fd)
+{
+    sync_fn real = OP_REAL(sync_fn, fdatasync);
+    if (!real) return (int)syscall(SYS_fdatasync, fd);
+    return t_sync_scope > 0 ? profiler_sync(fd, real) : real(fd);
+}
+
+OMNIPROF_API int pipe2(int fds[2], int flags)
+{
+    pipe2_fn real = OP_REAL(pipe2_fn, pipe2);
+    int rc = real ? real(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
+    if (rc == 0 && t_capture) rc = capture_pipe(fds);
+    return rc;
+}
+
+OMNIPROF_API int pipe(int fds[2])
+{
+    int rc = (int)syscall(SYS_pipe2, fds, 0);
+    if (rc == 0 && t_capture) rc = capture_pipe(fds);
+    return rc;
+}
 
 OMNIPROF_API int close(int fd)
 {
@@ -117,30 +216,44 @@ OMNIPROF_API void closefrom(int lowfd)
 
 /* The part dup2 and dup3 share: 1 when the call must fail with EBADF, -1 when the profiler's
  * file could not move away (errno set), 0 to go on with libc's call. */
-static int before_dup(int oldfd, int newfd)
+static int before_dup(int oldfd, int newfd, bool *relocating)
 {
+    *relocating = false;
     if (op_preload_fd_bit(oldfd)) {
         errno = EBADF;
         return 1;
     }
     if (newfd == oldfd || !op_preload_fd_bit(newfd)) return 0;
     if (fcntl(oldfd, F_GETFD) < 0) return 1; /* libc would fail on oldfd first: EBADF */
-    return op_preload_fd_relocate(newfd) == 0 ? 0 : -1;
+    /* no I/O of the profiler's between the move and libc's call (fd_registry.c, invariant 5) */
+    op_preload_fd_relocate_begin();
+    *relocating = true;
+    if (op_preload_fd_relocate(newfd) == 0) return 0;
+    op_preload_fd_relocate_end();
+    *relocating = false;
+    return -1;
 }
 
 OMNIPROF_API int dup2(int oldfd, int newfd)
 {
-    int b = before_dup(oldfd, newfd);
-    if (b) {
-        if (b == 1) errno = EBADF;
-        return -1;
-    }
     dup2_fn real = OP_REAL(dup2_fn, dup2);
     if (!real) {
         errno = ENOSYS;
         return -1;
     }
-    return real(oldfd, newfd);
+    bool relocating;
+    int b = before_dup(oldfd, newfd, &relocating);
+    if (b) {
+        if (b == 1) errno = EBADF;
+        return -1;
+    }
+    int rc = real(oldfd, newfd);
+    if (relocating) {
+        int e = errno;
+        op_preload_fd_relocate_end();
+        errno = e;
+    }
+    return rc;
 }
 
 OMNIPROF_API int dup3(int oldfd, int newfd, int flags)
@@ -151,10 +264,17 @@ OMNIPROF_API int dup3(int oldfd, int newfd, int flags)
         return -1;
     }
     if ((flags & ~O_CLOEXEC) || oldfd == newfd) return real(oldfd, newfd, flags); /* EINVAL */
-    int b = before_dup(oldfd, newfd);
+    bool relocating;
+    int b = before_dup(oldfd, newfd, &relocating);
     if (b) {
         if (b == 1) errno = EBADF;
         return -1;
     }
-    return real(oldfd, newfd, flags);
+    int rc = real(oldfd, newfd, flags);
+    if (relocating) {
+        int e = errno;
+        op_preload_fd_relocate_end();
+        errno = e;
+    }
+    return rc;
 }

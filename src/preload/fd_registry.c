@@ -18,7 +18,17 @@
  *  (3) After a relocation, the old number's entry stays (the holder still uses that number) and
  *      maps to the new one; a new adoption never takes a number that still has such an entry,
  *      so a holder's number never means two files to the profiler.
- *  (4) Writers of the registry hold g_lock; nothing under g_lock calls back into the program. */
+ *  (4) Writers of the registry hold g_lock; nothing under g_lock calls back into the program.
+ *  (5) A relocation never happens between the moment the profiler resolves one of its numbers
+ *      and the end of the system call it makes through it (else a dup2 of the program's could
+ *      slip in between, and the profiler's write land in the program's file). The profiler's
+ *      I/O is bracketed by omniprof_preload_fd_io_begin/end: a count of calls in flight,
+ *      raised before g_relocating is read; a relocation raises g_relocating, then waits for
+ *      the count to drain (bounded: a signal handler of the program's that relocates on a
+ *      thread interrupted inside the profiler's I/O would otherwise wait for itself). Both
+ *      sides use sequentially consistent atomics, so one of them always sees the other. I/O
+ *      that finds a relocation under way waits for it, or (io_begin's `may_wait` false, in a
+ *      signal handler) gives up its call. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -27,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/fd_guard.h"
@@ -49,6 +60,8 @@ static fd_entry g_ent[OP_FD_ENTRIES];
 static _Atomic int g_n_ent;      /* slots ever used (scan bound) */
 static _Atomic int g_n_moves;    /* relocations so far (op_fd_resolve's fast path) */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_io_inflight;  /* invariant (5) */
+static _Atomic int g_relocating;
 static int g_log_fd = -1;
 
 static int raw_close(int fd) { return (int)syscall(SYS_close, fd); }
@@ -183,9 +196,15 @@ OMNIPROF_API int omniprof_preload_fd_close(int fd)
         drop_entry(e);
         fd = to;
     }
-    drop_entry(find_entry(fd));
+    fd_entry *last = find_entry(fd);
+    struct stat st;
+    /* closed or replaced behind the interposers (a raw close_range): the number may be the
+     * program's file now; forget it without closing it */
+    bool replaced = last && last->has_id &&
+                    (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != last->dev || (uint64_t)st.st_ino != last->ino);
+    drop_entry(last);
     set_bit(fd, false);
-    int rc = raw_close(fd);
+    int rc = replaced ? 0 : raw_close(fd);
     int e = errno;
     pthread_mutex_unlock(&g_lock);
     errno = e;
@@ -212,6 +231,35 @@ OMNIPROF_API int omniprof_preload_fd_verify(int fd)
     }
     return 0;
 }
+
+/* Invariant (5), the I/O side. 0: go on (call io_end after the system call); -1: a relocation
+ * is under way and may_wait is false: make no call (and no io_end). Async-signal-safe. */
+OMNIPROF_API int omniprof_preload_fd_io_begin(int may_wait)
+{
+    for (;;) {
+        atomic_fetch_add(&g_io_inflight, 1);
+        if (!atomic_load(&g_relocating)) return 0;
+        atomic_fetch_sub(&g_io_inflight, 1);
+        if (!may_wait) return -1;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+OMNIPROF_API void omniprof_preload_fd_io_end(void) { atomic_fetch_sub(&g_io_inflight, 1); }
+
+/* Invariant (5), the relocation side: raise the flag and wait (at most ~50 ms) for the
+ * profiler's calls in flight; op_preload_fd_relocate_end lowers it once libc's dup2 is done. */
+void op_preload_fd_relocate_begin(void)
+{
+    atomic_fetch_add(&g_relocating, 1);
+    for (int i = 0; i < 5000 && atomic_load(&g_io_inflight) > 0; i++) {
+        struct timespec ts = {0, 10000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void op_preload_fd_relocate_end(void) { atomic_fetch_sub(&g_relocating, 1); }
 
 /* The program is about to make `fd` (one of ours) refer to another file (dup2/dup3 onto it):
  * move the profiler's file to a new number first, so that both keep what they expect. Returns
@@ -290,7 +338,23 @@ void op_preload_fd_at_fork_child(void)
  * Called once from the library's constructor. */
 void op_preload_fd_init(void)
 {
-    if (fcntl(STDERR_FILENO, F_GETFD) >= 0) g_log_fd = omniprof_preload_fd_adopt(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3), 0);
+    if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
+        g_log_fd = omniprof_preload_fd_adopt(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3), OP_FD_IDENTITY);
 }
 
 OMNIPROF_API int omniprof_preload_log_fd(void) { return g_log_fd; }
+
+/* The fd to write a log line through now: the private copy while it is still the profiler's;
+ * once the program closed it behind the interposers, fd 2 if that is still the same file as
+ * stderr was at start (so the line goes where it would have gone); else -1 (dropped). */
+OMNIPROF_API int omniprof_preload_log_fd_checked(void)
+{
+    if (g_log_fd < 0) return -1;
+    if (omniprof_preload_fd_verify(g_log_fd) == 0) return omniprof_preload_fd_resolve(g_log_fd);
+    fd_entry *e = find_entry(g_log_fd);
+    struct stat st;
+    if (e && e->has_id && fstat(STDERR_FILENO, &st) == 0 && (uint64_t)st.st_dev == e->dev &&
+        (uint64_t)st.st_ino == e->ino)
+        return STDERR_FILENO;
+    return -1;
+}

@@ -3,10 +3,11 @@
  *
  * One owner per symbol: this library alone exports
  *     pthread_create                          (thread_interpose: process_interpose.c)
- *     fork, exit, _exit, _Exit                (process_interpose.c)
+ *     fork, exit, _exit, _Exit, quick_exit (through at_quick_exit), daemon   (process_interpose.c)
  *     execve, execv, execvp, execvpe, execl, execlp, execle
  *     signal, sigaction                       (signal_interpose.c)
- *     close, closefrom, close_range, fclose, dup2, dup3   (fd_interpose.c)
+ *     close, closefrom, close_range, fclose, dup2, dup3, pipe, pipe2, fsync, fdatasync
+ *                                             (fd_interpose.c)
  *     pthread_mutex_unlock, pthread_rwlock_unlock, pthread_cond_*, sem_wait/timedwait/post,
  *     sleep, usleep, nanosleep, clock_nanosleep, read, recv*, accept*, write, send*, poll,
  *     ppoll, select, pselect, epoll_wait/pwait, __libc_start_main (sync_interpose.c)
@@ -85,6 +86,9 @@ typedef struct op_preload_hooks {
     /* main returned with `status`, before exit's atexit handlers run. main is wrapped (through
      * __libc_start_main) only when a client registered before main sets this hook. */
     void (*main_end)(int status);
+    /* ---- appended (issue 31): exec returned (it failed) after before_exec; the process goes
+     * on in this image. */
+    void (*exec_failed)(void);
 } op_preload_hooks;
 
 /* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */

@@ -42,8 +42,16 @@ extern _Atomic pid_t g_op_preload_pid;
     })
 
 /* fd_registry.c */
+int omniprof_preload_fd_adopt(int fd, unsigned flags);
+int omniprof_preload_fd_close(int fd);
+int omniprof_preload_fd_resolve(int fd);
+int omniprof_preload_fd_verify(int fd);
+int omniprof_preload_fd_io_begin(int may_wait);
+void omniprof_preload_fd_io_end(void);
 bool op_preload_fd_bit(int fd);
 int op_preload_fd_relocate(int fd);
+void op_preload_fd_relocate_begin(void);
+void op_preload_fd_relocate_end(void);
 int op_preload_fd_list_locked(unsigned lo, unsigned hi, int *out, int cap);
 void op_preload_fd_lock(void);
 void op_preload_fd_unlock(void);

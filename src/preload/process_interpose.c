@@ -1,5 +1,5 @@
 /* process_interpose.c — libomniprof-preload.so's clients and its process-level interposers:
- * pthread_create, fork, exit, _exit, _Exit and the exec family.
+ * pthread_create, fork, exit, _exit, _Exit, quick_exit, daemon and the exec family.
  *
  *   pthread_create   the first client with a pthread_create hook (the CPU backend: thread
  *                    identity and sampling) makes the call; without one, libc's.
@@ -13,18 +13,27 @@
  *                    keeps its records as one that exits. Skipped in a vfork child (it shares
  *                    the parent's memory: finalizing there would close the parent's database)
  *                    and when the call nests in finalization.
- *   exec*            clients' before_exec (the tool commits what it has; the new image is
- *                    traced by its own copy), then libc's. The execl forms gather their
- *                    arguments and call execve/execvpe, as glibc's own do internally, where no
- *                    interposer would see them.
+ *   quick_exit       an at_quick_exit handler registered at load time runs last, after the
+ *                    program's: process_end(_EXIT) and the SDK's finalization, as for _exit
+ *                    (libc's quick_exit leaves through its internal _exit).
+ *   daemon           reimplemented over the interposed fork and _exit (libc's uses internal
+ *                    ones), so that the parent's database is closed as at any _exit.
+ *   exec*            clients' before_exec (the tool closes its database whole, checkpointed,
+ *                    without its WAL; the new image is traced by its own copy), then libc's;
+ *                    if libc's returns (the exec failed), clients' exec_failed (the tool goes
+ *                    on in a new database). The execl forms gather their arguments and call
+ *                    execve/execvpe, as glibc's own do internally, where no interposer would
+ *                    see them.
  * Invariant: an interposer returns exactly what libc returned, with libc's errno. */
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "omniprof/fwd.h"
@@ -206,6 +215,17 @@ static void before_exec(void)
     errno = saved;
 }
 
+static void exec_failed(void)
+{
+    if (in_vfork_child()) return;
+    int saved = errno;
+    FOR_CLIENTS(c)
+    {
+        if (OP_PRELOAD_HAS(c, exec_failed)) c->exec_failed();
+    }
+    errno = saved;
+}
+
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 
 OMNIPROF_API int execve(const char *path, char *const argv[], char *const envp[])
@@ -216,7 +236,9 @@ OMNIPROF_API int execve(const char *path, char *const argv[], char *const envp[]
         return -1;
     }
     before_exec();
-    return real(path, argv, envp);
+    int rc = real(path, argv, envp);
+    exec_failed();
+    return rc;
 }
 
 OMNIPROF_API int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -227,7 +249,9 @@ OMNIPROF_API int execvpe(const char *file, char *const argv[], char *const envp[
         return -1;
     }
     before_exec();
-    return real(file, argv, envp);
+    int rc = real(file, argv, envp);
+    exec_failed();
+    return rc;
 }
 
 OMNIPROF_API int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
@@ -269,9 +293,50 @@ OMNIPROF_API int execle(const char *path, const char *arg, ...)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* quick_exit, daemon                                                                          */
+
+/* quick_exit() runs the at_quick_exit handlers, then leaves through libc's own _exit, which no
+ * interposer sees. This handler, registered first (from the constructor), runs last: after the
+ * program's handlers, it ends the process as _exit would (the clients' hooks, then the SDK's
+ * finalization). */
+static void at_quick_exit_handler(void) { process_end(OP_PRELOAD_END__EXIT, 0); }
+
+/* glibc's daemon() forks and leaves the parent through its internal fork and _exit, which no
+ * interposer sees: the parent's records were lost. The same steps through the interposers: fork
+ * (the clients' fork hooks run), the parent _exit(0)s (its database is closed), the child
+ * starts a session, goes to "/" unless nochdir, and puts /dev/null on 0-2 unless noclose
+ * (failing with ENODEV when /dev/null is not the character device it should be), as libc
+ * documents daemon(3). */
+OMNIPROF_API int daemon(int nochdir, int noclose)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid > 0) _exit(0);
+    if (setsid() < 0) return -1;
+    if (!nochdir && chdir("/") != 0) { /* as libc: the result is ignored */
+    }
+    if (!noclose) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd < 0) return -1;
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+            close(fd);
+            errno = ENODEV;
+            return -1;
+        }
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > 2) close(fd);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 __attribute__((constructor(101))) static void preload_ctor(void)
 {
+    at_quick_exit(at_quick_exit_handler);
     atomic_store(&g_op_preload_pid, getpid());
     pthread_atfork(NULL, NULL, at_fork_child);
     g_sdk_finalize = (finalize_fn)dlsym(RTLD_DEFAULT, "omniprof_finalize");

@@ -77,6 +77,9 @@ static struct tool_state {
     _Atomic int open_failed;
     _Atomic int quick_exit; /* the process leaves through _exit/_Exit */
     _Atomic uint64_t agents_written; /* agent handles up to it are in the database */
+    _Atomic uint64_t records_lost;   /* appended to writers whose files the program closed */
+    _Atomic int writers_lost;
+    _Atomic int exec_closed; /* before_exec closed the database; exec_failed reopens */
     pthread_mutex_t open_lock;
     uint64_t init_ns;
     uint64_t init_cost_ns;
@@ -348,10 +351,43 @@ static op_db_writer *open_database(void)
 }
 
 /* Invariant 2. Returns the writer (and counts this caller in flight) or NULL. */
+/* The program closed or replaced the writer's files behind the interposers (a raw close_range
+ * system call): that writer is off and its database keeps what it committed (W5). It is set
+ * aside, never closed (closing would reach numbers that may be the program's files now; its
+ * thread idles), and the next delivery opens the next database (the next free name), where
+ * omniprof_drops says how many records were lost (cause "files_closed_by_program"). */
+static void writer_set_aside_if_lost(op_db_writer *w)
+{
+    if (!op_db_writer_files_lost(w)) return;
+    pthread_mutex_lock(&g.open_lock);
+    if (atomic_load(&g.writer) == w && !atomic_load(&g.finalizing)) {
+        atomic_store(&g.writer, NULL);
+        op_db_writer_stats st;
+        memset(&st, 0, sizeof st);
+        st.size = sizeof st;
+        op_db_writer_get_stats(w, &st);
+        uint64_t lost = st.records_dropped + (st.records_appended - st.records_ingested);
+        atomic_fetch_add(&g.records_lost, lost ? lost : 1);
+        atomic_fetch_add(&g.writers_lost, 1);
+        op_warn("%s: the program closed or replaced the database's files behind omniprof's back (a raw "
+                "close_range?); what was committed stays there, at least %llu records are lost, recording goes on "
+                "in a new database",
+                g.db_path, (unsigned long long)lost);
+        g.db_path[0] = '\0';
+        atomic_store(&g.open_failed, 0);
+        atomic_store(&g.need_open, 1);
+    }
+    pthread_mutex_unlock(&g.open_lock);
+}
+
 static op_db_writer *writer_acquire_ex(bool allow_open)
 {
     atomic_fetch_add(&g.inflight, 1);
     op_db_writer *w = atomic_load(&g.writer);
+    if (w && op_db_writer_files_lost(w)) {
+        writer_set_aside_if_lost(w);
+        w = atomic_load(&g.writer);
+    }
     if (!w && allow_open && atomic_load(&g.need_open) && !atomic_load(&g.finalizing) && !atomic_load(&g.open_failed)) {
         pthread_mutex_lock(&g.open_lock);
         w = atomic_load(&g.writer);
@@ -524,6 +560,8 @@ static void record_costs(op_db_writer *w)
         }
         if (drops) op_db_writer_add_drops(w, b->name, "buffer_full", drops);
     }
+    uint64_t lost = atomic_load(&g.records_lost);
+    if (lost) op_db_writer_add_drops(w, "all", "files_closed_by_program", lost);
     op_db_writer_add_run_cost(w, "tool_init_ns", (double)g.init_cost_ns, "ns");
     op_db_writer_add_run_cost(w, "tool_callback_ns", (double)cb_ns, "ns");
     op_db_writer_add_run_cost(w, "tool_records", (double)records, "count");
@@ -578,6 +616,12 @@ static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *
     omniprof_stop_context(g.ctx);
     flush_buffers();
     uint64_t t1 = op_now_ns();
+    op_db_writer *cur = writer_acquire_ex(false);
+    if (cur) { /* a writer whose files the program closed finds out at its next transaction */
+        op_db_writer_flush(cur, timeout_ms);
+        writer_release();
+        writer_set_aside_if_lost(cur);
+    }
     if (!atomic_load(&g.writer) && atomic_load(&g.need_open) && !(final && atomic_load(&g.quick_exit))) {
         if (writer_acquire()) writer_release();
     }
@@ -723,15 +767,32 @@ static void at_fork_child(void)
     op_tool_signals_after_fork_child();
 }
 
-/* Before exec replaces this image, commit what it collected (the new image is traced by its
- * own copy of the tool, through the inherited LD_PRELOAD and OMNIPROF_* variables). Called by
- * libomniprof-preload.so's exec interposers. */
+static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *st, int *rc);
+
+/* Before exec replaces this image, stop collecting and close the database as at exit: every
+ * record delivered and committed, the WAL checkpointed and removed, so the database is one
+ * whole file (the new image is traced by its own copy of the tool, through the inherited
+ * LD_PRELOAD and OMNIPROF_* variables). Other threads still running meanwhile record nothing
+ * more (the context is stopped). Called by libomniprof-preload.so's exec interposers. */
 static void before_exec(void)
 {
     if (atomic_load(&g.state) != ST_ACTIVE) return;
     /* A vfork child shares the parent's memory and runs no fork handlers: leave it alone. */
     if (getpid() != g.pid) return;
-    op_tool_flush_now(false, op_setting_uint(OP_SET_SIGNAL_FLUSH_TIMEOUT_MS));
+    op_db_writer_stats st;
+    int rc;
+    stop_and_close(op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS), false, &st, &rc);
+    atomic_store(&g.exec_closed, 1);
+}
+
+/* The exec failed: this image goes on, recording into a new database (the next free name). */
+static void exec_failed(void)
+{
+    if (atomic_load(&g.state) != ST_ACTIVE || getpid() != g.pid || !atomic_exchange(&g.exec_closed, 0)) return;
+    g.db_path[0] = '\0';
+    atomic_store(&g.open_failed, 0);
+    atomic_store(&g.need_open, 1);
+    omniprof_start_context(g.ctx);
 }
 
 /* _exit/_Exit: the preload library finalizes the SDK (and so the tool) after this hook. */
@@ -748,6 +809,7 @@ static const op_preload_hooks g_tool_hooks = {
     .order = 10, /* after the backends: they hand over what they hold before the tool closes */
     .process_end = process_end,
     .before_exec = before_exec,
+    .exec_failed = exec_failed,
     .sigaction = op_tool_sigaction_hook,
 };
 

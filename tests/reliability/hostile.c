@@ -30,7 +30,21 @@
  *   exec         ranges, then exec itself in mode normal with N
  *   signal SIG   ranges, then raise(SIG) (default action)
  *   wait         ranges, print "ready", then pause() until a signal ends the process
- *   spin MS      make ranges for MS milliseconds (the SIGKILL test kills it meanwhile) */
+ *   spin MS      make ranges for MS milliseconds (the SIGKILL test kills it meanwhile)
+ *   fiber        (issue 31) write its input file, close every fd from 3, open the input (fd 3)
+ *                and its output (fd 4), spin on a makecontext stack (a fiber: the sampler's
+ *                unwinder meets a stack it does not know), then copy the input to the output
+ *                and report what it read; run under `omniprof sample`
+ *   raw_close_range  close_range(3, ~0U, 0) as a raw system call (behind any interposer), then
+ *                fill every free fd number with dups of its own file, make N ranges "after",
+ *                write one line through every dup, close them
+ *   dup2_high LO HI  dup2 its own file onto every number in [LO, HI], write through each, make N
+ *                ranges "after", close them
+ *   exec_threads 4 threads make ranges "thread" until main has made its N "before", then main
+ *                execs itself in mode normal (the threads still running)
+ *   glibc_daemon daemon(1, 1) (glibc's: the parent leaves through libc's internal _exit); the
+ *                child makes N ranges "daemon" and writes its pid file
+ *   quick_exit   ranges, quick_exit(5) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +57,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <omniprof/user.h>
@@ -264,6 +283,104 @@ static void do_daemon(int n)
     exit(0);
 }
 
+/* A fiber that burns CPU for about `ms` milliseconds of its thread's CPU time (so that the
+ * sampler fires while it runs), on a stack of its own. */
+static ucontext_t g_main_ctx, g_fiber_ctx;
+static volatile double g_sink;
+static long g_fiber_ms;
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void fiber_body(void)
+{
+    double t0 = thread_cpu_ms(), x = 1.0;
+    while (thread_cpu_ms() - t0 < (double)g_fiber_ms)
+        for (int i = 0; i < 10000; i++) x = x * 1.0000001 + 1e-9;
+    g_sink = x;
+}
+
+static void do_fiber(void)
+{
+    char in_path[PATH_MAX], out_path[PATH_MAX];
+    path_in_dir(in_path, sizeof in_path, "own-in.txt");
+    path_in_dir(out_path, sizeof out_path, "own-out.txt");
+    int w = own_file("own-in.txt", 0);
+    (void)w;
+    close_loop(3);
+    int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    report("input fd %d, output fd %d\n", in, out);
+    static char stack[256 * 1024];
+    getcontext(&g_fiber_ctx);
+    g_fiber_ctx.uc_stack.ss_sp = stack;
+    g_fiber_ctx.uc_stack.ss_size = sizeof stack;
+    g_fiber_ctx.uc_link = &g_main_ctx;
+    g_fiber_ms = 400;
+    makecontext(&g_fiber_ctx, fiber_body, 0);
+    swapcontext(&g_main_ctx, &g_fiber_ctx);
+    char buf[65536];
+    ssize_t got = 0, r;
+    while ((r = read(in, buf + got, sizeof buf - (size_t)got)) > 0) got += r;
+    ssize_t put = write(out, buf, (size_t)got);
+    report("read %zd bytes of input, wrote %zd\n", got, put);
+    close(in);
+    close(out);
+}
+
+static void do_raw_close_range(int n)
+{
+    errno = 0;
+    long rc = syscall(SYS_close_range, 3u, ~0u, 0u);
+    report("raw close_range = %ld %s\n", rc, errname(rc ? errno : 0));
+    int own = own_file("own-a.txt", 1), dups = 0;
+    static int fds[1 << 16];
+    for (int fd; dups < (int)(sizeof fds / sizeof fds[0]) && (fd = dup(own)) >= 0;) fds[dups++] = fd;
+    report("filled the fd table (%s)\n", dups > 0 ? "some dups" : "no dup");
+    ranges("after", n);
+    int bad = 0;
+    for (int i = 0; i < dups; i++) {
+        if (write(fds[i], "y\n", 2) != 2) bad++;
+        close(fds[i]);
+    }
+    report("writes through the dups: %s\n", bad ? "failed" : "all worked");
+    char path[PATH_MAX];
+    path_in_dir(path, sizeof path, "dups.txt");
+    FILE *side = fopen(path, "w");
+    if (side) {
+        fprintf(side, "dups %d\n", dups);
+        fclose(side);
+    }
+    close(own);
+}
+
+static void do_dup2_high(int lo, int hi, int n)
+{
+    int own = own_file("own-a.txt", 1), bad = 0;
+    for (int fd = lo; fd <= hi; fd++)
+        if (dup2(own, fd) != fd || write(fd, "z\n", 2) != 2) bad++;
+    report("dup2 onto %d..%d: %s\n", lo, hi, bad ? "failed" : "all worked");
+    ranges("after", n);
+    for (int fd = lo; fd <= hi; fd++) close(fd);
+    close(own);
+}
+
+static _Atomic long g_thread_ranges;
+
+/* Makes ranges until the process execs; counts each one once it is closed. */
+static void *range_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        ranges("thread", 1);
+        g_thread_ranges++;
+    }
+    return NULL;
+}
+
 static long now_ms(void)
 {
     struct timespec ts;
@@ -344,6 +461,51 @@ int main(int argc, char **argv)
         report("ready\n");
         finish();
         for (;;) pause();
+    } else if (strcmp(mode, "fiber") == 0) {
+        do_fiber();
+    } else if (strcmp(mode, "raw_close_range") == 0) {
+        do_raw_close_range(n);
+    } else if (strcmp(mode, "dup2_high") == 0) {
+        do_dup2_high(argc > 4 ? atoi(argv[4]) : 4090, argc > 5 ? atoi(argv[5]) : 4120, n);
+    } else if (strcmp(mode, "exec_threads") == 0) {
+        /* "before" was made before the threads start; the threads run on into the exec */
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, range_thread, NULL);
+        ranges("main_threads", n);
+        while (g_thread_ranges < 4L * n) sched_yield();
+        /* every range counted here was closed before the exec: the first image's database
+         * must hold at least this many "thread" ranges (DIR/threads.txt, not in the report) */
+        long made = g_thread_ranges;
+        char path[PATH_MAX];
+        path_in_dir(path, sizeof path, "threads.txt");
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%ld\n", made);
+            fclose(f);
+        }
+        char nbuf[32];
+        snprintf(nbuf, sizeof nbuf, "%d", n);
+        execl("/proc/self/exe", argv[0], "normal", g_dir, nbuf, (char *)NULL);
+        report("exec failed\n");
+    } else if (strcmp(mode, "glibc_daemon") == 0) {
+        report("daemon starting\n");
+        finish();
+        if (daemon(1, 1) != 0) return 13;
+        char path[PATH_MAX], final_path[PATH_MAX];
+        ranges("daemon", n);
+        path_in_dir(path, sizeof path, "daemon.pid.tmp");
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+            path_in_dir(final_path, sizeof final_path, "daemon.pid");
+            rename(path, final_path);
+        }
+        exit(0);
+    } else if (strcmp(mode, "quick_exit") == 0) {
+        report("quick_exit\n");
+        finish();
+        quick_exit(5);
     } else if (strcmp(mode, "spin") == 0) {
         long ms = argc > 3 ? atol(argv[3]) : 200, t0 = now_ms();
         while (now_ms() - t0 < ms) ranges("spin", 100);

@@ -67,6 +67,10 @@ def traced_cmd(dbdir, cmd, extra=()):
     return [ARGS.omniprof, "run", "--marker-trace", "-d", dbdir, "-o", "p%pid%", *extra, "--"] + cmd
 
 
+# `omniprof sample` without its summary on stdout (the program's stdout is compared)
+SAMPLED = ("--sample", "--sampling-freq", "1000")
+
+
 def dbs_in(d):
     out = []
     for root, _dirs, names in os.walk(d):
@@ -126,13 +130,23 @@ def compare(base, traced, bdir, tdir, skip=()):
                 next((i for i, (a, b) in enumerate(zip(fb[name], ft[name])) if a != b), min(len(fb[name]), len(ft[name])))))
 
 
-def matrix_case(mode, *args, want=None, stdio_closed=False, skip=(), extra=()):
+def check_no_wal(dbdir, tag=""):
+    """Every database closed cleanly: checkpointed, its -wal and -shm removed (to be called
+    before anything opens the databases: a reader's connection makes them again)."""
+    wal = [n for n in os.listdir(dbdir) if n.endswith("-wal") or n.endswith("-shm")]
+    check(not wal, "%sdatabases closed cleanly (no WAL left): %r" % (tag, wal))
+
+
+def matrix_case(mode, *args, want=None, stdio_closed=False, skip=(), extra=(), env=None, no_wal=False):
     bdir, tdir, dbdir = tmpdir("base"), tmpdir("prog"), tmpdir("db")
     base = launch(program(mode, bdir, *args), stdio_closed)
-    t = launch(traced_cmd(dbdir, program(mode, tdir, *args), extra), stdio_closed)
+    t = launch(traced_cmd(dbdir, program(mode, tdir, *args), extra), stdio_closed,
+               env=dict(os.environ, **env) if env else None)
     if not stdio_closed and t.stderr:
         sys.stdout.write("[launcher stderr] " + t.stderr.decode(errors="replace"))
     compare(base, t, bdir, tdir, skip)
+    if no_wal:
+        check_no_wal(dbdir)
     return check_dbs(dbdir, want), tdir, dbdir
 
 
@@ -172,6 +186,62 @@ def t_foreign_fds():
     check(data == b"x\n" * writes and writes == n, "writes through dup2'ed fds: %r for %d fds" % (data[:64], n))
 
 
+def sampled_in(dbdir, function):
+    """How many samples of the databases in dbdir have `function` on their stack (the flat
+    profile's TOTAL column of `omniprof summary`)."""
+    r = subprocess.run([ARGS.omniprof, "summary", "-i", *dbs_in(dbdir)], capture_output=True, text=True, timeout=120)
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[4] == function and f[2].isdigit():
+            return int(f[2])
+    return 0
+
+
+def fiber_case(env=None, tag=""):
+    """Issue 31 item 1: the program closes every fd, opens its input and output (fds 3 and 4),
+    and spins on a makecontext stack while sampled. libunwind's memory-check pipes must not
+    take the program's numbers nor read its input or write into its output."""
+    _, tdir, dbdir = matrix_case("fiber", str(N), want=[{"before": N}], extra=SAMPLED, env=env)
+    n = sampled_in(dbdir, "fiber_body")
+    check(n >= 20, "%sthe fiber was sampled (%d samples in fiber_body)" % (tag, n))
+
+
+def t_fiber():
+    fiber_case()
+
+
+def t_fiber_handler():
+    """Issue 31 item 2: the same with the stack unwound in the signal handler."""
+    fiber_case(env={"OMNIPROF_SAMPLING_UNWIND": "handler"}, tag="handler mode: ")
+
+
+def t_std_closed_sampled():
+    """Issue 31 item 1: started with stdout and stderr closed under `sample`: the profiler's
+    fds (libunwind's pipes among them) never take 1 or 2."""
+    matrix_case("std_closed", str(N), want=[{"before": N}], stdio_closed=True, extra=SAMPLED)
+
+
+def t_raw_close_range():
+    """Issue 31 item 3: close_range as a raw system call (behind the interposers), then every
+    free number holds one of the program's files: not a byte of the profiler's goes into them,
+    and what the profiler could no longer write is kept or reported."""
+    got, tdir, dbdir = matrix_case("raw_close_range", str(N), want=None, skip=("dups.txt",), extra=SAMPLED)
+    kept = sum(g.get("before", 0) + g.get("after", 0) for g in got)
+    lost = 0
+    for p in dbs_in(dbdir):
+        con = sqlite3.connect("file:%s?mode=ro" % p, uri=True)
+        lost += con.execute("SELECT coalesce(sum(count), 0) FROM omniprof_drops WHERE cause = "
+                            "'files_closed_by_program'").fetchone()[0]
+        con.close()
+    check(kept + lost >= 2 * N, "every range kept or reported lost: %d kept, %d reported (%r)" % (kept, lost, got))
+
+
+def t_dup2_high():
+    """Issue 31 item 4: dup2 onto every number of the profiler's range while it records."""
+    lo, n = 4090, 30 * N  # enough records in flight for the writer to be busy while the fds move
+    matrix_case("dup2_high", str(n), str(lo), str(lo + 30), want=[{"before": n, "after": n}], extra=SAMPLED)
+
+
 # ------------------------------------------------------------------------------------------------
 # exits
 
@@ -189,7 +259,33 @@ def t_fork_exit():
 
 
 def t_exec():
-    matrix_case("exec", str(N), want=[{"before": N}, {"before": N}])
+    matrix_case("exec", str(N), want=[{"before": N}, {"before": N}], no_wal=True)
+
+
+def t_exec_threads():
+    """Issue 31 item 5: exec while four threads make ranges: every range closed before the exec
+    is in the first image's database, and the database is closed cleanly (no -wal beside it)."""
+    got, tdir, dbdir = matrix_case("exec_threads", str(N), want=None, skip=("threads.txt",), no_wal=True)
+    made = int(open(os.path.join(tdir, "threads.txt")).read())
+    first = [g for g in got if g.get("main_threads") == N]
+    check(len(first) == 1 and first[0].get("thread", 0) >= made,
+          "the first image's database holds every thread range made before the exec (%d): %r" % (made, got))
+    check(any(g.get("before") == N and "main_threads" not in g for g in got), "the second image's database: %r" % got)
+
+
+def t_quick_exit():
+    """Issue 31 item 5: quick_exit() (libc calls _exit itself, behind the interposers)."""
+    matrix_case("quick_exit", str(N), want=[{"before": N}], no_wal=True)
+
+
+def t_glibc_daemon():
+    """Issue 31 item 5: glibc's daemon(): the parent leaves through libc's internal _exit."""
+    bdir, tdir, dbdir = tmpdir("base"), tmpdir("prog"), tmpdir("db")
+    base = daemon_run(program("glibc_daemon", bdir, str(N)), bdir)
+    t = daemon_run(traced_cmd(dbdir, program("glibc_daemon", tdir, str(N))), tdir)
+    compare(base, t, bdir, tdir, skip=("daemon.pid",))
+    check_no_wal(dbdir, "glibc daemon: ")
+    check_dbs(dbdir, [{"before": N}, {"daemon": N}], tag="glibc daemon: ")
 
 
 def wait_gone(pid, timeout=60):

@@ -194,6 +194,7 @@ typedef struct op_cpu_stack_copy {
 } op_cpu_stack_copy;
 typedef struct op_cpu_unwinder op_cpu_unwinder;
 op_cpu_unwinder *op_cpu_unwinder_create(void);  /* one address space; use it from one thread at a time */
+void op_cpu_unwind_deferred_init(void);         /* libunwind-x86_64's own init (sampler.c's capture scope) */
 /* Unwind a copy into frames[] like op_cpu_unwind; returns how many (>= 1 when the pc is known). */
 uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, const uint8_t *stack,
                             uint64_t *frames, uint32_t max);

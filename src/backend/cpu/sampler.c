@@ -172,6 +172,7 @@ static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, uint64_t *head_
  * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
  * unw_step from the signal context itself. */
 #define OP_CPU_UNWIND_SKIP_MAX 8
+static bool local_unwind_safe(void);
 static _Atomic uint64_t g_slow_unwinds; /* samples the cached walker could not unwind */
 uint64_t op_cpu_unwind_slow_count(void) { return atomic_load_explicit(&g_slow_unwinds, memory_order_relaxed); }
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
@@ -181,6 +182,10 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
     pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 #endif
     void *buf[OMNIPROF_CPU_SAMPLE_MAX_FRAMES + OP_CPU_UNWIND_SKIP_MAX];
+    if (!local_unwind_safe()) {
+        if (pc && max) frames[0] = pc;
+        return pc && max ? 1 : 0;
+    }
     if (pc && g_fast_unwind) {
         int got = unw_backtrace(buf, (int)(max + OP_CPU_UNWIND_SKIP_MAX));
         for (int i = 0; i < got && i < OP_CPU_UNWIND_SKIP_MAX; i++) {
@@ -202,10 +207,55 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
     return n;
 }
 
+/* libunwind's memory-check pipes (issue 31 items 1 and 2). Each of libunwind's two libraries
+ * (the local one this file uses, libunwind-x86_64 for unwind_deferred.c) opens a pipe when it
+ * first initialises, and checks a doubtful address by writing one byte from it into that pipe
+ * (and reading one back) whenever a walk falls back to guessing frames (a fiber's stack, code
+ * without unwind tables). It keeps the pipe's numbers in a static array, where the profiler
+ * cannot renumber them. Both libraries are therefore initialised once, here, inside an fd
+ * capture scope (fd_guard.h): their pipes are adopted above the floor and registered, so a
+ * program that closes every fd does not close them, nor finds its own files on their numbers.
+ * What the interposers cannot see (a raw close_range system call, a dup2 onto exactly those
+ * numbers) is checked before every local walk (local_unwind_safe): a pipe that is no longer
+ * the profiler's own turns the local walk off for the rest of the run, and samples keep their
+ * interrupted pc alone (deferred mode copies the stack of threads it knows, which never
+ * reaches the pipe). */
+#define OP_CPU_UNW_PIPES 8
+static int g_unw_pipe[OP_CPU_UNW_PIPES];
+static int g_n_unw_pipe;
+static _Atomic bool g_local_unwind_off;
+static pthread_once_t g_unw_libs_once = PTHREAD_ONCE_INIT;
+
+static void unw_libs_init(void)
+{
+    op_fd_capture_begin();
+    void *buf[4];
+    unw_backtrace(buf, 4); /* tdep_init of the local library */
+    op_cpu_unwind_deferred_init();
+    int n = op_fd_capture_end(g_unw_pipe, OP_CPU_UNW_PIPES);
+    g_n_unw_pipe = n < OP_CPU_UNW_PIPES ? n : OP_CPU_UNW_PIPES;
+}
+
+/* Async-signal-safe: every captured pipe end still the profiler's own at its own number. */
+static bool local_unwind_safe(void)
+{
+    if (atomic_load_explicit(&g_local_unwind_off, memory_order_relaxed)) return false;
+    for (int i = 0; i < g_n_unw_pipe; i++) {
+        int fd = g_unw_pipe[i];
+        if (op_fd_resolve(fd) != fd || op_fd_verify(fd) != 0) {
+            atomic_store_explicit(&g_local_unwind_off, true, memory_order_relaxed);
+            return false;
+        }
+    }
+    return true;
+}
+
+
 /* Create the calling thread's libunwind trace cache outside any handler (it takes
- * pthread_once and mmap the first time). */
+ * pthread_once and mmap the first time); the first call initialises libunwind. */
 void op_cpu_unwind_prewarm(void)
 {
+    pthread_once(&g_unw_libs_once, unw_libs_init);
     void *buf[4];
     unw_backtrace(buf, 4);
 }
@@ -335,7 +385,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     /* past half full: wake the allocator now (write(2) is async-signal-safe) */
     if (head + size - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2 && t->allocator) {
         uint64_t one = 1;
-        ssize_t w = write(op_fd_resolve(t->allocator->efd), &one, sizeof one);
+        ssize_t w = op_fd_write_checked(t->allocator->efd, &one, sizeof one, false);
         (void)w;
     }
 out:
@@ -351,9 +401,8 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
         const uint8_t *p = (const uint8_t *)rec;
         size_t left = rec->size;
         /* never write into a file the program put on our number behind the interposers */
-        int fd = op_fd_verify(a->spill_fd) == 0 ? op_fd_resolve(a->spill_fd) : -1;
         while (left) {
-            ssize_t w = fd < 0 ? (errno = EBADF, -1) : write(fd, p, left);
+            ssize_t w = op_fd_write_checked(a->spill_fd, p, left, true);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) {
                 op_warn("cpu: cannot write the sample spill file (%s); emitting directly", strerror(errno));
@@ -487,11 +536,11 @@ static void *allocator_main(void *arg)
 {
     op_cpu_allocator *a = arg;
     while (!atomic_load(&a->stop)) {
-        struct pollfd pfd = {.fd = op_fd_resolve(a->efd), .events = POLLIN};
+        struct pollfd pfd = {.fd = op_fd_usable(a->efd), .events = POLLIN}; /* -1: poll waits out the period */
         int rc = poll(&pfd, 1, OP_CPU_POLL_MS);
         if (rc > 0) {
             uint64_t v;
-            ssize_t rd = read(pfd.fd, &v, sizeof v);
+            ssize_t rd = op_fd_read_checked(a->efd, &v, sizeof v, true); /* never the number polled: it may have moved */
             (void)rd;
         }
         if (atomic_load(&a->stop)) break;
@@ -509,7 +558,7 @@ static op_cpu_allocator *allocator_create(uint32_t index)
     a->index = index;
     a->spill_fd = -1;
     a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (a->efd >= 0) a->efd = op_fd_adopt(a->efd, 0); /* above the program's fds, protected */
+    if (a->efd >= 0) a->efd = op_fd_adopt(a->efd, OP_FD_IDENTITY); /* above the program's fds, protected */
     if (a->efd < 0) {
         op_free(a);
         return NULL;
@@ -583,6 +632,7 @@ int op_cpu_sampler_setup(void)
 {
     g_max_depth = g_op_cpu_cfg.max_depth;
     if (g_max_depth < 1 || g_max_depth > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
+    pthread_once(&g_unw_libs_once, unw_libs_init); /* before any other libunwind call initialises it */
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     g_fast_unwind = g_op_cpu_cfg.fast_unwind;
 #if defined(__x86_64__)
@@ -832,12 +882,13 @@ static void emit_spilled(op_cpu_allocator *a)
     if (!buf) return;
     off_t off = 0;
     for (;;) {
-        int fd = op_fd_resolve(a->spill_fd);
+        op_fd_io_begin(true);
+        int fd = op_fd_usable(a->spill_fd);
         ssize_t r = pread(fd, buf, sizeof(uint64_t), off);
-        if (r != (ssize_t)sizeof(uint64_t)) break;
-        uint64_t size = *(uint64_t *)buf;
-        if (size < sizeof(omniprof_cpu_sample_record_t) || size > cap) break;
-        if (pread(fd, buf, size, off) != (ssize_t)size) break;
+        uint64_t size = r == (ssize_t)sizeof(uint64_t) ? *(uint64_t *)buf : 0;
+        bool whole = size >= sizeof(omniprof_cpu_sample_record_t) && size <= cap && pread(fd, buf, size, off) == (ssize_t)size;
+        op_fd_io_end();
+        if (!whole) break;
         const omniprof_cpu_sample_record_t *rec = (const omniprof_cpu_sample_record_t *)buf;
         op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
         off += (off_t)size;
@@ -860,7 +911,7 @@ void op_cpu_sampler_finalize(void)
         op_cpu_allocator *a = copy[i];
         atomic_store(&a->stop, 1); /* never joined: the thread exits within OP_CPU_POLL_MS */
         uint64_t one = 1;
-        ssize_t w = write(op_fd_resolve(a->efd), &one, sizeof one);
+        ssize_t w = op_fd_write_checked(a->efd, &one, sizeof one, true);
         (void)w;
         pthread_mutex_lock(&a->lock);
         int spill = a->spill_fd;
@@ -873,6 +924,9 @@ void op_cpu_sampler_finalize(void)
         pthread_mutex_unlock(&a->lock);
     }
     op_free(copy);
+    if (atomic_load(&g_local_unwind_off))
+        op_warn("cpu: the program closed or replaced libunwind's pipe behind omniprof's interposers (a raw "
+                "close_range or a dup2 onto it); later samples unwound in the signal handler keep their pc only");
 }
 
 static void dropped_cb(op_cpu_thread *t, void *data)

@@ -384,6 +384,19 @@ op_cpu_unwinder *op_cpu_unwinder_create(void)
     return u;
 }
 
+/* libunwind-x86_64 initialises itself (and opens its memory-check pipe) in the first call that
+ * needs it (unw_set_caching_policy, unw_init_remote): done once here, inside the caller's fd
+ * capture scope (sampler.c). */
+void op_cpu_unwind_deferred_init(void)
+{
+    unw_accessors_t acc;
+    memset(&acc, 0, sizeof acc);
+    unw_addr_space_t as = unw_create_addr_space(&acc, 0);
+    if (!as) return;
+    unw_set_caching_policy(as, UNW_CACHE_NONE);
+    unw_destroy_addr_space(as);
+}
+
 typedef struct locked_walk {
     walk_ctx w;
     uint64_t *frames;
