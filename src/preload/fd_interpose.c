@@ -22,9 +22,9 @@
  * Every other call goes to libc unchanged; the calls' own errors (EINVAL, EBADF of a bad
  * number) come from libc, in libc's order of checks. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>

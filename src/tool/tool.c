@@ -605,11 +605,11 @@ static void drain_writer(op_db_writer *w, uint64_t stall_ms)
 
 /* Stop the context and close the database, what the buffers hold delivered: flush while the
  * context is still active (a backend's flush, cuptiActivityFlushAll, emits the GPU activity it
- * holds only into active contexts), stop, flush again; a forked child that recorded nothing yet
- * still gets its database, unless it leaves through _exit (final: a daemon's middle process, a
- * failed exec); then drain (bounded by timeout_ms), record the costs and close. false if there
+ * holds only into active contexts), stop, flush again; with open_empty, a forked child that
+ * recorded nothing yet still gets its database, unless it leaves through _exit (final: a
+ * daemon's middle process, a failed exec); then drain (bounded by timeout_ms), record the costs and close. false if there
  * was no database; else *st holds the writer's statistics and *rc the close status. */
-static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *st, int *rc)
+static bool stop_and_close(uint64_t timeout_ms, bool final, bool open_empty, op_db_writer_stats *st, int *rc)
 {
     uint64_t t0 = op_now_ns();
     flush_buffers();
@@ -622,7 +622,7 @@ static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *
         writer_release();
         writer_set_aside_if_lost(cur);
     }
-    if (!atomic_load(&g.writer) && atomic_load(&g.need_open) && !(final && atomic_load(&g.quick_exit))) {
+    if (open_empty && !atomic_load(&g.writer) && atomic_load(&g.need_open) && !(final && atomic_load(&g.quick_exit))) {
         if (writer_acquire()) writer_release();
     }
     if (final) atomic_store(&g.finalizing, 1);
@@ -661,7 +661,7 @@ static void finalize_tool(void)
     pthread_mutex_unlock(&g.thr_lock);
     op_db_writer_stats st;
     int rc;
-    if (stop_and_close(timeout, true, &st, &rc)) {
+    if (stop_and_close(timeout, true, true, &st, &rc)) {
         /* --minimum-output-data: a database with less recorded data than asked is not kept */
         uint64_t min_kb = op_setting_uint(OP_SET_MINIMUM_OUTPUT_DATA);
         if (rc == 0 && min_kb && st.spool_bytes_total < min_kb * 1024) {
@@ -708,7 +708,7 @@ int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
     if (atomic_load(&g.state) != ST_ACTIVE) return -1;
     op_db_writer_stats st;
     int rc;
-    bool closed = stop_and_close(timeout_ms, false, &st, &rc);
+    bool closed = stop_and_close(timeout_ms, false, true, &st, &rc);
     snprintf(db, n, "%s", closed ? g.db_path : "");
     return 0;
 }
@@ -767,7 +767,7 @@ static void at_fork_child(void)
     op_tool_signals_after_fork_child();
 }
 
-static bool stop_and_close(uint64_t timeout_ms, bool final, op_db_writer_stats *st, int *rc);
+static bool stop_and_close(uint64_t timeout_ms, bool final, bool open_empty, op_db_writer_stats *st, int *rc);
 
 /* Before exec replaces this image, stop collecting and close the database as at exit: every
  * record delivered and committed, the WAL checkpointed and removed, so the database is one
@@ -781,7 +781,8 @@ static void before_exec(void)
     if (getpid() != g.pid) return;
     op_db_writer_stats st;
     int rc;
-    stop_and_close(op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS), false, &st, &rc);
+    /* a forked child about to exec that recorded nothing writes no database (open_empty false) */
+    stop_and_close(op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS), false, false, &st, &rc);
     atomic_store(&g.exec_closed, 1);
 }
 
