@@ -379,6 +379,14 @@ static inline int64_t op_rd_clock_apply(const op_rd_clock_map *m, int64_t t)
     if (!m || !m->active) return t;
     return t - m->offset - (int64_t)(m->rate * (double)(t - m->at));
 }
+/* The local time that op_rd_clock_apply maps to t (to ask a process's rows for a window given
+ * on the reference clock). */
+static inline int64_t op_rd_clock_unapply(const op_rd_clock_map *m, int64_t t)
+{
+    if (!m || !m->active) return t;
+    if (m->rate == 0) return t + m->offset;
+    return m->at + (int64_t)((double)(t + m->offset - m->at) / (1.0 - m->rate));
+}
 
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
 /* Copies every table set of every input into the new database file `tmp_path` (created empty
