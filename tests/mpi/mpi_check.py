@@ -23,7 +23,8 @@ the ranks, each under `omniprof run --mpi-trace`.
             inside B's network, UTS and time namespaces (CLOCK_MONOTONIC HOSTS2_SKEW_S ahead), Open
             MPI over TCP on the veth only. The veth's byte counters grew both ways by at least the
             ring's 8000-byte messages; ranks 0-1 record host A's name and machine id, 2-3 host B's;
-            then the checks of case clocks. Skips without root, ip, veth or time namespaces.
+            then the checks of case clocks; `omniprof report` of the merged and of the four
+            databases names the two hosts. Skips without root, ip, veth or time namespaces.
   report    `omniprof report` of 4 ranks on this one machine, ranks 2-3 in a time namespace
             SKEW_S seconds ahead (as in clocks): of the merged database and of the four unmerged
             databases alike, the page says one host (not one per rank) and its run spans less
@@ -275,6 +276,12 @@ def case_hosts2(a, tmp):
         want = list(zip(netns_hosts.HOSTS, hosts.machine_ids))
         check(got == want, "merged: the processes are on the two hosts %s (%s)" % (want, got))
         con.close()
+    for inputs, what in (([merged], "merged"), (dbs, "unmerged")):
+        d = report_data(a, inputs, os.path.join(tmp, what + ".html")) if merged else None
+        if d:
+            names = sorted(h["name"] for h in d["overview"].get("hosts", []))
+            check(names == sorted(netns_hosts.HOSTS), "%s: the report names the two hosts %s (%s)" %
+                  (what, sorted(netns_hosts.HOSTS), names))
 
 
 def check_aligned(a, tmp, dbs, truth):
