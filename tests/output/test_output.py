@@ -650,6 +650,58 @@ def case_all_views(tmp):
             eq(diff, [], "one input, omniprof.connect(): views whose rows differ from the file's")
 
 
+# Names a program may give its markers that act on a terminal: set the window title (OSC ... BEL),
+# clear the screen and home the cursor (CSI 2J, CSI H), the 8-bit CSI (U+009B), a backspace, a
+# Markdown cell separator, a tab and a newline.
+EVIL = ["title\x1b]0;pwned\x07clear\x1b[2J\x1b[Hend", "c1\u009b31mred", "bs\x08\x7fdel", "cell|pipe\tab\nline"]
+EVIL_SHOWN = [r"title\x1b]0;pwned\x07clear\x1b[2J\x1b[Hend", r"c1\xc2\x9b31mred", r"bs\x08\x7fdel", "cell|pipe ab line"]
+
+
+def raw_controls(b):
+    """The control characters (other than newline) in bytes b: C0 bytes, DEL, UTF-8 C1 controls."""
+    return [m.group(0) for m in re.finditer(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b)]
+
+
+def case_terminal_names(tmp):
+    """Names a profiled program gave its markers never reach the terminal as control characters:
+    `omniprof summary` (console and md), `omniprof run --summary`, `omniprof query` (console and md)
+    and `python3 -m omniprof query` show each control character as the text \\xHH (newline, CR,
+    tab as a space; '|' escaped in Markdown), and JSON/CSV keep the exact name. The names come
+    from a real run: a Python program that calls the user API through ctypes."""
+    user = os.path.join(os.path.dirname(A.lib), "libomniprof-user.so")
+    prog = ("import ctypes, sys\n"
+            "u = ctypes.CDLL(sys.argv[1])\n"
+            "for n in sys.argv[2:]:\n"
+            "    u.omniprof_range_push(n.encode()); u.omniprof_range_pop(); u.omniprof_mark(n.encode())\n")
+    d = os.path.join(tmp, "run")
+    r = run([A.omniprof, "run", "--marker-trace", "-S", "--summary-output-file", "stdout", "-d", d, "-o", "t", "--",
+             sys.executable, "-c", prog, user] + EVIL)
+    db = os.path.join(d, "t_results.db")
+    stored = sorted(x for (x,) in sqlite3.connect(db).execute("SELECT DISTINCT name FROM range_markers"))
+    eq(stored, sorted(EVIL), "the database keeps the names as the program gave them")
+    eq(raw_controls(r.stdout), [], "omniprof run --summary: control characters on the terminal")
+    for shown in EVIL_SHOWN[:3]:
+        check(shown.encode() in r.stdout, "run --summary shows %s: %s" % (shown, r.stdout[-1500:]))
+    outputs = {
+        "summary": op("summary", "-i", db).stdout,
+        "summary md": op("summary", "-i", db, "-f", "md").stdout,
+        "query": op("query", "-i", db, "--sql", "SELECT name, count(*) FROM markers GROUP BY name").stdout,
+        "query md": op("query", "-i", db, "-f", "md", "--sql", "SELECT name FROM range_markers").stdout,
+        "python -m omniprof query": pym("query", "-i", db, "--sql", "SELECT name FROM single_markers").stdout,
+    }
+    for what, out in outputs.items():
+        eq(raw_controls(out), [], "%s: control characters on the terminal" % what)
+        for shown in EVIL_SHOWN[:3]:
+            check(shown.encode() in out, "%s shows %s: %s" % (what, shown, out[-1500:]))
+    check(b"cell|pipe ab line" in outputs["query"] and b"cell\\|pipe ab line" in outputs["query md"],
+          "tab and newline as spaces; '|' escaped in Markdown only")
+    # machine formats keep the exact bytes
+    j = json.loads(op("query", "-i", db, "-f", "json", "--sql", "SELECT DISTINCT name FROM range_markers").stdout)
+    eq(sorted(x["name"] for x in j), sorted(EVIL), "query -f json keeps the names")
+    rows = list(csv.reader(io.StringIO(op("summary", "-i", db, "-f", "csv").stdout.decode())))
+    check(all(n in [row[1] for row in rows] for n in EVIL), "summary -f csv keeps the names: %s" % rows)
+
+
 def case_foreign(tmp):
     """A database without omniprof's own tables and views (as rocprofv3 writes: rocpd tables
     only, uuid-suffixed) converts, summarizes and queries; merged with one of ours too."""
