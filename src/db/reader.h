@@ -413,6 +413,11 @@ typedef struct op_db_union op_db_union;
 int op_db_union_open(const char *const *inputs, size_t n_inputs, const char *tmp_path, op_db_union **out,
                      char **script, char *err, size_t errlen);
 void op_db_union_close(op_db_union *u);
+/* Makes a statement of the union stop within a few thousand SQLite steps once stop() returns
+ * non-zero (a SIGINT arrived): op_db_stmt_step then fails with "query failed: interrupted".
+ * A query that computes for minutes before its first row (a recursive CTE, a cross join) would
+ * otherwise run to its end. stop NULL: never. */
+void op_db_union_set_stop(op_db_union *u, int (*stop)(void));
 
 /* A statement over the union: read-only SQL text, one statement at a time. */
 typedef struct op_db_stmt op_db_stmt;

@@ -229,6 +229,11 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
     op_db_union *u = NULL;
     if (!rc) rc = op_db_union_open(in.v, in.n, tmp, &u, NULL, err, errlen);
     if (rc) goto out;
+    /* SIGINT/SIGTERM/SIGHUP (op_out_signals_install) stop a long statement. In the omniprof
+     * binary the signal's default action ends the process anyway; in a process whose handler
+     * only records the signal (Python's: python3 -m omniprof query) the query would otherwise
+     * run to its end before the caller could act on it. */
+    op_db_union_set_stop(u, op_out_interrupted);
     const char *tail = sql;
     int first_json_row = 1, any_json = 0;
     while (!rc && tail && *tail) {
@@ -239,6 +244,10 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
         if (op_db_stmt_columns(st) == 0) rc = r < 0 ? OP_OUT_EINPUT : 0;
         else rc = print_rows(st, format, out, r, &any_json, &first_json_row, err, errlen);
         op_db_stmt_free(st);
+    }
+    if (rc && op_out_interrupted()) { /* a statement stopped by a signal is no bad input */
+        op_seterr(err, errlen, "interrupted");
+        rc = OP_OUT_EFAIL;
     }
     if (format == OP_OUT_QUERY_JSON) fputs(any_json ? "\n]\n" : "[]\n", out);
     if (fflush(out) && !rc) {
