@@ -16,6 +16,11 @@ connect() and query() build their union of databases with the SQL that the C lib
 (op_output_union_sql: the same union `omniprof query` runs on), so the two agree and the
 inputs are checked the same way.
 
+Ctrl-C (SIGINT) stops a statement in progress: query(), a connection's execute() and
+`python3 -m omniprof query` end with KeyboardInterrupt as soon as SQLite checks (every few
+thousand of its instructions); rows fetched later from a cursor stop with
+sqlite3.OperationalError("interrupted").
+
 The library is found through $OMNIPROF_OUTPUT_LIB, then beside the installed package
 (<prefix>/lib), then in the source tree's build*/lib folders, then the system's library path.
 """
@@ -25,8 +30,10 @@ import ctypes.util
 import glob
 import json
 import os
+import signal
 import sqlite3
 import tempfile
+import threading
 
 __all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path", "unescape_text"]
 __version__ = "0.1.0"
@@ -186,12 +193,56 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "
            "REINDEX", "UPSERT", "PRAGMA")
 
 
+def _progress_tick():
+    # Called by SQLite every _PROGRESS_STEPS of its instructions. Python runs a signal's handler
+    # only between bytecodes, so while sqlite3 steps a long statement none would run before it
+    # ends: this call gives the handler its moment (see _interruptible).
+    return 0
+
+
+_PROGRESS_STEPS = 10000
+
+
+def _interruptible(con, fn):
+    """fn()'s result, where a SIGINT during it interrupts the connection's statement and then
+    acts as it would have (the previous handler runs: KeyboardInterrupt by default). Without
+    this, the default handler raises inside the progress callback, where sqlite3 swallows the
+    exception and only the statement's "interrupted" error is left."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    old = signal.getsignal(signal.SIGINT)
+    if not callable(old):  # SIG_IGN, SIG_DFL, or a handler not set from Python
+        return fn()
+    got = []
+
+    def on_sigint(signum, frame):
+        got.append((signum, frame))
+        con.interrupt()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    result = stopped = None
+    try:
+        result = fn()
+    except sqlite3.OperationalError as e:
+        if not got:
+            raise
+        stopped = e
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if got:
+        old(*got[0])  # KeyboardInterrupt under the default handler
+    if stopped is not None:  # a handler that returned: the statement still did not finish
+        raise stopped
+    return result
+
+
 def query(inputs, sql, params=()):
     """Runs one read-only SQL statement over the union of the inputs; returns a list of tuples.
-    A statement that would write is refused (Error, as `omniprof query` refuses it)."""
+    A statement that would write is refused (Error, as `omniprof query` refuses it). Ctrl-C stops
+    it (KeyboardInterrupt)."""
     con = connect(*_inputs(inputs))
     try:
-        return con.execute(sql, params).fetchall()
+        return _interruptible(con, lambda: sqlite3.Connection.execute(con, sql, params).fetchall())
     except sqlite3.DatabaseError as e:
         m = str(e)
         words = sql.lstrip(" \t\r\n(").split(None, 1)
@@ -203,9 +254,13 @@ def query(inputs, sql, params=()):
 
 
 class _Connection(sqlite3.Connection):
-    """A connection that removes its temporary merged database when closed."""
+    """A connection that removes its temporary merged database when closed, and whose execute()
+    Ctrl-C stops (KeyboardInterrupt)."""
 
     _omniprof_tmp = None
+
+    def execute(self, *args, **kwargs):
+        return _interruptible(self, lambda: super(_Connection, self).execute(*args, **kwargs))
 
     def _omniprof_cleanup(self):
         tmp, self._omniprof_tmp = self._omniprof_tmp, None
@@ -312,6 +367,7 @@ def connect(*dbs):
         con.executescript(sql)
         con.execute("PRAGMA query_only=1")
         con.set_authorizer(_deny_changes)
+        con.set_progress_handler(_progress_tick, _PROGRESS_STEPS)
     except sqlite3.DatabaseError as e:
         con.close()
         raise Error("connect: %s" % e, 2)

@@ -136,8 +136,7 @@ static const char *status_text(const cli_counters_api *a, omniprof_status_t st)
     return a->status_string ? a->status_string(st) : "error";
 }
 
-/* Load each ':'-separated metrics file into the SDK (once per file and process). */
-static int load_extra_metrics(const cli_counters_api *api, const char *files, char *msg, size_t msglen)
+int cli_load_extra_metrics(const cli_counters_api *api, const char *files, char *msg, size_t msglen)
 {
     static char loaded[4096];
     char *list = strdup(files ? files : ""), *save = NULL;
@@ -207,7 +206,7 @@ cli_pmc_status cli_pmc_plan_set(const char *const *names, size_t n, const char *
                  "unknown chip '%s' (omniprof avail --counters --list-chips names the valid ones)", out->chip);
         return out->status = CLI_PMC_BAD;
     }
-    if (extra_metrics && *extra_metrics && load_extra_metrics(api, extra_metrics, out->message, sizeof(out->message)))
+    if (extra_metrics && *extra_metrics && cli_load_extra_metrics(api, extra_metrics, out->message, sizeof(out->message)))
         return out->status = CLI_PMC_BAD;
     if (n == 0 || n > 256) {
         snprintf(out->message, sizeof(out->message), n ? "more than 256 counters in one set" : "no counter names");

@@ -67,6 +67,11 @@ typedef struct cli_pmc_plan {
     char message[2048];  /* why it is not OK (one line per problem, "closest: ..." for names) */
 } cli_pmc_plan;
 
+/* Loads each ':'-separated metrics file of `files` into the SDK (once per file and process), the
+ * way `omniprof run --extra-metrics` files are loaded. 0, or -1 with msg "--extra-metrics F: why"
+ * (cannot be read, or the loader's message: the line and what is wrong) for the first bad file. */
+int cli_load_extra_metrics(const cli_counters_api *api, const char *files, char *msg, size_t msglen);
+
 /* Plan `names` on `chip` (NULL: GH100) in `replay_mode` ("kernel" or "none"), after loading
  * the metrics files of `extra_metrics` (':'-separated, NULL for none) into the SDK. */
 cli_pmc_status cli_pmc_plan_set(const char *const *names, size_t n, const char *chip, const char *replay_mode,

@@ -7,7 +7,7 @@
  *
  * Usage (argv as `omniprof avail` received it; unknown options are ignored so the avail
  * command can pass its whole argv):
- *   --counters [--chip CHIP] [--base | --derived | --constants] [--grep TEXT]
+ *   --counters [--chip CHIP] [--base | --derived | --constants] [--grep TEXT] [--extra-metrics F.xml[:G.xml]]
  *   --pmc-check NAME... [--chip CHIP] [--replay-mode kernel|none] [--extra-metrics F.xml[:G.xml]]
  *   --counters --list-chips
  * Exit status: 0 ok; 1 the SDK or the counter backend is missing; 2 bad input (unknown chip,
@@ -116,6 +116,7 @@ int op_avail_counters(int argc, char **argv)
     uint32_t flags = 0;
     const char *names[256];
     size_t n_names = 0;
+    int extra_given = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--counters") || !strcmp(a, "--pmc") || !strcmp(a, "counters")) {
@@ -132,9 +133,11 @@ int op_avail_counters(int argc, char **argv)
             grep = argv[++i];
         } else if (!strcmp(a, "--replay-mode") && i + 1 < argc) {
             mode = argv[++i];
-        } else if (!strcmp(a, "--extra-metrics") && i + 1 < argc) {
-            extra = argv[++i];
+        } else if (!strcmp(a, "--extra-metrics")) {
+            extra_given = 1;
+            extra = i + 1 < argc ? argv[++i] : NULL;
         } else if (!strncmp(a, "--extra-metrics=", 16)) {
+            extra_given = 1;
             extra = a + 16;
         } else if (!strcmp(a, "--base")) {
             flags |= OMNIPROF_COUNTER_ITERATE_BASE;
@@ -148,6 +151,10 @@ int op_avail_counters(int argc, char **argv)
     }
     if (!want_list && !want_check && !want_chips)
         want_list = 1;
+    if (extra_given && (!extra || !*extra)) {
+        fprintf(stderr, "omniprof avail: --extra-metrics needs FILE.xml (':'-separated files of metric definitions)\n");
+        return 2;
+    }
     if (mode && *mode && strcmp(mode, "kernel") && strcmp(mode, "none")) {
         fprintf(stderr, "omniprof avail: replay mode '%s' is not valid (valid: kernel, none)\n", mode);
         return 2;
@@ -179,6 +186,11 @@ int op_avail_counters(int argc, char **argv)
     }
     if (!cli_chip_known(api, chip)) {
         fprintf(stderr, "omniprof avail: unknown chip '%s' (omniprof avail --counters --list-chips names the valid ones)\n", chip);
+        return 2;
+    }
+    /* the listing includes the metrics of --extra-metrics files, as --pmc-check and run use them */
+    if (extra && cli_load_extra_metrics(api, extra, err, sizeof err)) {
+        fprintf(stderr, "omniprof avail: %s\n", err);
         return 2;
     }
     list_ctx x;

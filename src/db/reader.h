@@ -379,6 +379,14 @@ static inline int64_t op_rd_clock_apply(const op_rd_clock_map *m, int64_t t)
     if (!m || !m->active) return t;
     return t - m->offset - (int64_t)(m->rate * (double)(t - m->at));
 }
+/* The local time that op_rd_clock_apply maps to t (to ask a process's rows for a window given
+ * on the reference clock). */
+static inline int64_t op_rd_clock_unapply(const op_rd_clock_map *m, int64_t t)
+{
+    if (!m || !m->active) return t;
+    if (m->rate == 0) return t + m->offset;
+    return m->at + (int64_t)((double)(t + m->offset - m->at) / (1.0 - m->rate));
+}
 
 /* ---- many inputs as one (reader_union.c, reader_merge.c) ------------------------------------ */
 /* Copies every table set of every input into the new database file `tmp_path` (created empty
@@ -405,6 +413,11 @@ typedef struct op_db_union op_db_union;
 int op_db_union_open(const char *const *inputs, size_t n_inputs, const char *tmp_path, op_db_union **out,
                      char **script, char *err, size_t errlen);
 void op_db_union_close(op_db_union *u);
+/* Makes a statement of the union stop within a few thousand SQLite steps once stop() returns
+ * non-zero (a SIGINT arrived): op_db_stmt_step then fails with "query failed: interrupted".
+ * A query that computes for minutes before its first row (a recursive CTE, a cross join) would
+ * otherwise run to its end. stop NULL: never. */
+void op_db_union_set_stop(op_db_union *u, int (*stop)(void));
 
 /* A statement over the union: read-only SQL text, one statement at a time. */
 typedef struct op_db_stmt op_db_stmt;

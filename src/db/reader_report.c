@@ -55,6 +55,7 @@ static int proc_row(sqlite3_stmt *st, void *arg)
         .system = text_or_empty(st, 10),
         .release = text_or_empty(st, 11),
         .hardware = text_or_empty(st, 12),
+        .machine_id = text_or_empty(st, 13),
     };
     return ((int (*)(const op_rd_proc_desc *, void *))c->fn)(&d, c->arg);
 }
@@ -69,10 +70,10 @@ int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_p
     else
         snprintf(threads, sizeof threads, "0");
     if (SRC_HAS(set, T_NODE))
-        snprintf(node, sizeof node, "N.hostname, N.system_name, N.release, N.hardware_name FROM %s P LEFT JOIN %s N "
-                 "ON N.id = P.nid", set->name[T_PROCESS], set->name[T_NODE]);
+        snprintf(node, sizeof node, "N.hostname, N.system_name, N.release, N.hardware_name, N.machine_id FROM %s P "
+                 "LEFT JOIN %s N ON N.id = P.nid", set->name[T_PROCESS], set->name[T_NODE]);
     else
-        snprintf(node, sizeof node, "NULL, NULL, NULL, NULL FROM %s P", set->name[T_PROCESS]);
+        snprintf(node, sizeof node, "NULL, NULL, NULL, NULL, NULL FROM %s P", set->name[T_PROCESS]);
     snprintf(sql, sizeof sql,
              "SELECT P.id, P.pid, P.ppid, COALESCE(P.start, P.init, 0), COALESCE(P.\"end\", P.fini, 0), P.command, "
              "json_extract(CASE WHEN json_valid(P.extdata) THEN P.extdata END, '$.rank'), "

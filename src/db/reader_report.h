@@ -22,6 +22,7 @@ typedef struct op_rd_proc_desc {
     int64_t threads;                /* rocpd_info_thread rows of the process */
     const char *command;            /* "" when unknown */
     const char *host, *system, *release, *hardware; /* rocpd_info_node; "" when unknown */
+    const char *machine_id;         /* rocpd_info_node.machine_id; "" when unknown */
 } op_rd_proc_desc;
 int op_rd_report_processes(op_src *src, op_src_set *set, int (*cb)(const op_rd_proc_desc *, void *), void *arg,
                            char *err, size_t errlen);

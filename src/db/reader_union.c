@@ -27,6 +27,7 @@
 
 struct op_db_union {
     sqlite3 *db;
+    int (*stop)(void); /* op_db_union_set_stop */
 };
 
 struct op_db_stmt {
@@ -178,8 +179,28 @@ static int union_views(ubuild *b, char *err, size_t errlen) {
     return 0;
 }
 
+/* The first byte of s that is neither white space nor inside an SQL comment ("-- ..." to the end
+ * of the line, or a block comment). A view's statement may follow the comment that describes
+ * it: the CREATE keyword is looked for after both. */
+static const char *skip_space_and_comments(const char *s) {
+    for (;;) {
+        s += strspn(s, " \t\r\n");
+        if (s[0] == '-' && s[1] == '-') {
+            s += strcspn(s, "\n");
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *end = strstr(s + 2, "*/");
+            s = end ? end + 2 : s + strlen(s);
+        } else {
+            return s;
+        }
+    }
+}
+
 /* Re-creates the data, summary and omniprof views as TEMP views, one statement at a time; a
- * statement that fails over these inputs is left out. */
+ * statement that fails over these inputs is left out. Each statement is rewritten after its
+ * leading comments: were a commented statement left as a plain CREATE VIEW, it would be made in
+ * the in-memory main schema, where the TEMP views it reads do not resolve ("no such table:
+ * main.kernels"), and be left out silently. */
 static int data_views(ubuild *b) {
     static const char from[] = "CREATE VIEW IF NOT EXISTS", to[] = "CREATE TEMP VIEW IF NOT EXISTS";
     const char *text = op_db_schema_views_sql();
@@ -192,8 +213,7 @@ static int data_views(ubuild *b) {
         op_buf_putc(&stmt, 0);
         if (stmt.oom) break;
         if (!sqlite3_complete((const char *)stmt.p)) continue; /* a ';' inside a literal or trigger */
-        const char *s = (const char *)stmt.p;
-        s += strspn(s, " \t\r\n");
+        const char *s = skip_space_and_comments((const char *)stmt.p);
         op_buf one = {0};
         if (!strncmp(s, from, sizeof from - 1)) {
             op_buf_puts(&one, to);
@@ -270,6 +290,15 @@ int op_db_union_open(const char *const *inputs, size_t n_inputs, const char *tmp
     ubuild_free(&b);
     *out = u;
     return 0;
+}
+
+static int union_progress(void *arg) { return ((op_db_union *)arg)->stop(); }
+
+void op_db_union_set_stop(op_db_union *u, int (*stop)(void)) {
+    if (!u) return;
+    u->stop = stop;
+    /* every 4096 virtual machine instructions: microseconds apart, not measurable in a query */
+    sqlite3_progress_handler(u->db, stop ? 4096 : 0, stop ? union_progress : NULL, u);
 }
 
 void op_db_union_close(op_db_union *u) {

@@ -21,6 +21,15 @@
 void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n);
 /* CSV field (RFC 4180): quoted when always_quote or when it holds , " CR or LF; " doubled. */
 void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote);
+/* A name as a console or Markdown table shows it, so that no name can act on the terminal
+ * (set its title, clear the screen, move the cursor) or break the table: newline, CR and tab
+ * become a space; every other control character — C0 bytes, DEL, the C1 controls U+0080..U+009F
+ * — and each byte that is not part of valid UTF-8 becomes the text \xHH of its byte(s); each
+ * byte of `special` (NULL: none; Markdown passes "|") gets a backslash before it. */
+void op_buf_term_str(op_buf *b, const unsigned char *s, size_t n, const char *special);
+/* The same for a C string, into `scratch` (emptied first); returns its NUL-terminated text, ""
+ * for NULL or when memory ran out. */
+const char *op_term_text(op_buf *scratch, const char *s);
 
 /* ---- protobuf wire writer (util.c) ----------------------------------------------------- */
 void pb_varint_slow(op_buf *b, uint64_t v);

@@ -276,9 +276,13 @@ static void write_text(FILE *out, const profile *p, ranked *rk, size_t nr, size_
     for (size_t i = 0; i < nr && i < max_lines; i++) {
         const series *s = &p->s[rk[i].series];
         char point[200];
-        snprintf(point, sizeof point, "%s%s", op_strtab_str(&p->names, s->point), s->latency ? " (latency)" : "");
+        op_buf t[2] = {{0}, {0}}; /* names as a terminal may show them (internal.h) */
+        snprintf(point, sizeof point, "%s%s", op_term_text(&t[0], op_strtab_str(&p->names, s->point)),
+                 s->latency ? " (latency)" : "");
         fprintf(out, "%4zu %7.3f %+8.1f%% %6u  %-20s %s\n", i + 1, rk[i].slope, 100.0 * rk[i].max_speedup,
-                rk[i].experiments, point, op_strtab_str(&p->names, s->line));
+                rk[i].experiments, point, op_term_text(&t[1], op_strtab_str(&p->names, s->line)));
+        op_buf_free(&t[0]);
+        op_buf_free(&t[1]);
         int ng = groups_of(s, g);
         fprintf(out, "%18s %12s %8s %6s %8s\n", "line speedup", "program", "spread", "expts", "visits");
         for (int k = 0; k < ng; k++) {

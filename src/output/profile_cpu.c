@@ -53,8 +53,10 @@ static void text_tree(FILE *f, cp_profile *p, uint32_t id, int depth, double min
         double tp = p->total ? 100.0 * (double)c->total / (double)p->total : 0;
         if (tp < min_pct) continue;
         double sp = p->total ? 100.0 * (double)c->self / (double)p->total : 0;
+        op_buf name = {0};
         fprintf(f, "%8llu %6.2f%% %8llu %6.2f%%  %*s%s\n", (unsigned long long)c->total, tp,
-                (unsigned long long)c->self, sp, depth * 2, "", CP_STR(p, c->name));
+                (unsigned long long)c->self, sp, depth * 2, "", op_term_text(&name, CP_STR(p, c->name)));
+        op_buf_free(&name);
         if (depth < 200) text_tree(f, p, kids[i], depth + 1, min_pct);
     }
     free(kids);
@@ -151,9 +153,11 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
                 if (!f->self && i >= 10) break;
                 const char *loc = f->best_loc != UINT32_MAX ? CP_STR(&p, f->best_loc) : "-";
                 const char *mod = f->module != UINT32_MAX ? CP_STR(&p, f->module) : "-";
+                op_buf t[3] = {{0}, {0}, {0}}; /* names as a terminal may show them (internal.h) */
                 fprintf(out, "%8llu %6.2f%% %8llu %6.2f%%  %-40s %-32s %s\n", (unsigned long long)f->self,
                         100.0 * (double)f->self / tot, (unsigned long long)f->total, 100.0 * (double)f->total / tot,
-                        CP_STR(&p, f->name), loc, mod);
+                        op_term_text(&t[0], CP_STR(&p, f->name)), op_term_text(&t[1], loc), op_term_text(&t[2], mod));
+                for (int k = 0; k < 3; k++) op_buf_free(&t[k]);
             }
         }
         if (o.tree) {

@@ -135,12 +135,7 @@ static const char *short_reason(const char *s) {
     return s;
 }
 
-static void cell(op_buf *b, const char *s) {
-    for (; *s; s++) {
-        if (*s == '|') op_buf_puts(b, "\\|");
-        else op_buf_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
-    }
-}
+static void cell(op_buf *b, const char *s) { op_buf_term_str(b, (const unsigned char *)s, strlen(s), "|"); }
 static void jstr(op_buf *b, const char *s) {
     op_buf_putc(b, '"');
     op_buf_json_str(b, (const unsigned char *)s, strlen(s));

@@ -53,14 +53,10 @@ static void cell_text(op_buf *b, op_db_stmt *st, int i, int fmt) {
         op_buf_csv_str(b, s, n, 0);
         break;
     case OP_OUT_QUERY_MD:
-        for (size_t k = 0; k < n; k++) {
-            if (s[k] == '|') op_buf_puts(b, "\\|");
-            else if (s[k] == '\n' || s[k] == '\r') op_buf_putc(b, ' ');
-            else op_buf_putc(b, s[k]);
-        }
+        op_buf_term_str(b, s, n, "|");
         break;
-    default:
-        for (size_t k = 0; k < n; k++) op_buf_putc(b, s[k] == '\n' || s[k] == '\r' || s[k] == '\t' ? ' ' : s[k]);
+    default: /* console: no text may act on the terminal (internal.h) */
+        op_buf_term_str(b, s, n, NULL);
         break;
     }
     op_buf_free(&hex);
@@ -89,7 +85,8 @@ static int print_console(op_db_stmt *st, FILE *out, int r, char *err, size_t err
         free(cells);
         return OP_OUT_EFAIL;
     }
-    for (int i = 0; i < nc; i++) w[i] = strlen(op_db_stmt_column_name(st, i));
+    op_buf name = {0};
+    for (int i = 0; i < nc; i++) w[i] = strlen(op_term_text(&name, op_db_stmt_column_name(st, i)));
     int nrows = 0;
     while (r == 1 && nrows < CONSOLE_PEEK) {
         for (int i = 0; i < nc; i++) {
@@ -101,7 +98,9 @@ static int print_console(op_db_stmt *st, FILE *out, int r, char *err, size_t err
         r = op_db_stmt_step(st, err, errlen);
     }
     op_buf line = {0};
-    for (int i = 0; i < nc; i++) op_buf_printf(&line, "%s%-*s", i ? " | " : "", (int)w[i], op_db_stmt_column_name(st, i));
+    for (int i = 0; i < nc; i++)
+        op_buf_printf(&line, "%s%-*s", i ? " | " : "", (int)w[i], op_term_text(&name, op_db_stmt_column_name(st, i)));
+    op_buf_free(&name);
     op_buf_putc(&line, '\n');
     for (int i = 0; i < nc; i++) {
         op_buf_puts(&line, i ? "-+-" : "");
@@ -132,8 +131,11 @@ static void table_header(op_buf *b, op_db_stmt *st, int format) {
         if (format == OP_OUT_QUERY_CSV) {
             if (i) op_buf_putc(b, ',');
             op_buf_csv_str(b, (const unsigned char *)cn, strlen(cn), 0);
-        } else
-            op_buf_printf(b, "| %s ", cn);
+        } else {
+            op_buf_puts(b, "| ");
+            op_buf_term_str(b, (const unsigned char *)cn, strlen(cn), "|");
+            op_buf_putc(b, ' ');
+        }
     }
     if (format == OP_OUT_QUERY_MD) {
         op_buf_puts(b, "|\n");
@@ -227,6 +229,11 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
     op_db_union *u = NULL;
     if (!rc) rc = op_db_union_open(in.v, in.n, tmp, &u, NULL, err, errlen);
     if (rc) goto out;
+    /* SIGINT/SIGTERM/SIGHUP (op_out_signals_install) stop a long statement. In the omniprof
+     * binary the signal's default action ends the process anyway; in a process whose handler
+     * only records the signal (Python's: python3 -m omniprof query) the query would otherwise
+     * run to its end before the caller could act on it. */
+    op_db_union_set_stop(u, op_out_interrupted);
     const char *tail = sql;
     int first_json_row = 1, any_json = 0;
     while (!rc && tail && *tail) {
@@ -237,6 +244,10 @@ int op_output_query(const char *const *inputs, size_t n_inputs, const char *sql,
         if (op_db_stmt_columns(st) == 0) rc = r < 0 ? OP_OUT_EINPUT : 0;
         else rc = print_rows(st, format, out, r, &any_json, &first_json_row, err, errlen);
         op_db_stmt_free(st);
+    }
+    if (rc && op_out_interrupted()) { /* a statement stopped by a signal is no bad input */
+        op_seterr(err, errlen, "interrupted");
+        rc = OP_OUT_EFAIL;
     }
     if (format == OP_OUT_QUERY_JSON) fputs(any_json ? "\n]\n" : "[]\n", out);
     if (fflush(out) && !rc) {

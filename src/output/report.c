@@ -73,6 +73,7 @@ static int each_set(op_src *src, op_src_set *set, size_t input, void *arg, char 
     if (c->ordinal == 0 || input != c->input)
         op_progress_stage(&c->r->progress, "%s, input %zu/%zu", c->what, input + 1, c->r->n_inputs);
     c->input = input;
+    c->r->input = input;
     int rc = c->fn(c->r, src, set, c->ordinal++, c->arg, err, errlen);
     if (!rc && op_out_interrupted()) {
         op_seterr(err, errlen, "interrupted");
@@ -88,6 +89,17 @@ int rp_each_set(rp_report *r, const char *what,
 {
     each_ctx c = {r, what, fn, arg, 0, 0};
     return op_out_each_set(r->inputs, r->n_inputs, each_set, &c, err, errlen);
+}
+
+const op_rd_clock_map *rp_set_clock(const rp_report *r, const op_src *src, const op_src_set *set)
+{
+    return op_clock_plan_set_map(r->clocks, r->input, (size_t)(set - src->sets));
+}
+
+const op_rd_clock_map *rp_proc_clock(const rp_report *r, const op_src *src, const op_src_set *set,
+                                     int64_t process_row)
+{
+    return op_clock_plan_lookup(r->clocks, r->input, (size_t)(set - src->sets), process_row);
 }
 
 size_t rp_proc_of(const rp_report *r, size_t set_ordinal, int64_t process_row)
@@ -145,6 +157,8 @@ static void named_free(named_list *l)
 }
 
 typedef struct overview_ctx {
+    op_src *src;                   /* the set being read (for rp_proc_clock) */
+    op_src_set *set;
     op_buf procs, agents;
     int n_procs, n_agents;
     named_list hosts, cost, drops, backpressure;
@@ -166,23 +180,28 @@ static int on_proc(const op_rd_proc_desc *d, void *arg)
     r->n_procs++;
     r->threads += d->threads;
     if (!r->command[0] && d->command[0]) snprintf(r->command, sizeof r->command, "%s", d->command);
+    const op_rd_clock_map *clock = rp_proc_clock(r, c->src, c->set, d->process_row);
+    int64_t start = d->start ? op_rd_clock_apply(clock, d->start) : 0, end = d->end ? op_rd_clock_apply(clock, d->end) : 0;
     op_buf *b = &c->procs;
     op_buf_printf(b, "%s{\"pid\":%lld,\"ppid\":%lld,\"rank\":%lld,\"size\":%lld,\"start\":%lld,\"end\":%lld,"
                      "\"threads\":%lld,",
                   c->n_procs++ ? "," : "", (long long)d->pid, (long long)d->ppid, (long long)d->rank, (long long)d->size,
-                  (long long)d->start, (long long)d->end, (long long)d->threads);
+                  (long long)start, (long long)end, (long long)d->threads);
     json_key_str(b, "command", d->command);
     op_buf_putc(b, ',');
     json_key_str(b, "host", d->host);
     op_buf_putc(b, '}');
-    if (d->host[0]) {
-        named_sum *h = named_get(&c->hosts, d->host, "", "");
-        if (!h) return OP_OUT_EFAIL;
-        if (!h->value) { /* first sight: keep the description */
+    /* A host is a machine: its machine id where the process recorded one, else its host name
+     * (the processes of every rank on one machine are one host, whatever their count). */
+    const char *machine = d->machine_id[0] ? d->machine_id : d->host;
+    if (machine[0]) {
+        named_sum *h = NULL;
+        for (size_t i = 0; i < c->hosts.n && !h; i++)
+            if (!strcmp(c->hosts.v[i].key, machine)) h = &c->hosts.v[i];
+        if (!h) { /* first sight: its name (units) and description (extra) */
             char desc[600];
             snprintf(desc, sizeof desc, "%s %s %s", d->system, d->release, d->hardware);
-            free(h->extra);
-            if (!(h->extra = strdup(desc))) return OP_OUT_EFAIL;
+            if (!(h = named_get(&c->hosts, machine, d->host, desc))) return OP_OUT_EFAIL;
         }
         h->value++;
     }
@@ -230,12 +249,13 @@ static int on_loss(const op_rd_loss_row *row, void *arg)
 typedef struct series_ctx {
     op_buf *b;
     int n;
+    const op_rd_clock_map *clock;
 } series_ctx;
 
 static int on_point(int64_t t, double v, void *arg)
 {
     series_ctx *s = arg;
-    op_buf_printf(s->b, "%s[%lld,", s->n++ ? "," : "", (long long)t);
+    op_buf_printf(s->b, "%s[%lld,", s->n++ ? "," : "", (long long)op_rd_clock_apply(s->clock, t));
     rp_json_num(s->b, v);
     op_buf_putc(s->b, ']');
     return 0;
@@ -264,9 +284,12 @@ static int on_counter(const op_rd_counter_row *row, void *arg)
     /* metrics: the first set's series of this name is drawn (one per metric and device) */
     if (row->kind == 1 && a->n > before && a->n <= RP_MAX_SERIES) {
         op_buf_printf(&c->series, "%s[%zu,[", c->series.len ? "," : "", i);
-        series_ctx s = {&c->series, 0};
+        /* the run's extent on this set's own clock; its points back on the reference clock */
+        const op_rd_clock_map *clock = rp_set_clock(r, src, set);
+        series_ctx s = {&c->series, 0, clock};
         char e2[8];
-        op_rd_report_metric_series(src, set, row->track, r->t0, r->t1, RP_SERIES_POINTS, on_point, &s, e2, sizeof e2);
+        op_rd_report_metric_series(src, set, row->track, op_rd_clock_unapply(clock, r->t0),
+                                   op_rd_clock_unapply(clock, r->t1), RP_SERIES_POINTS, on_point, &s, e2, sizeof e2);
         op_buf_puts(&c->series, "]]");
     }
     return 0;
@@ -277,6 +300,8 @@ static int overview_set(rp_report *r, op_src *src, op_src_set *set, size_t ordin
 {
     overview_ctx *c = arg;
     c->ordinal = ordinal;
+    c->src = src;
+    c->set = set;
     void *x[4] = {r, c, src, set};
     int rc = op_rd_report_processes(src, set, on_proc, x, err, errlen);
     if (!rc) rc = op_rd_agents(src, set, on_agent, x, err, errlen);
@@ -293,7 +318,15 @@ static int extent_set(rp_report *r, op_src *src, op_src_set *set, size_t ordinal
 {
     (void)arg;
     r->n_sets = ordinal + 1;
-    return op_rd_extent(src, set, &r->t0, &r->t1, err, errlen);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int rc = op_rd_extent(src, set, &lo, &hi, err, errlen);
+    if (rc || lo > hi) return rc;
+    const op_rd_clock_map *clock = rp_set_clock(r, src, set); /* a map keeps the order of times */
+    lo = op_rd_clock_apply(clock, lo);
+    hi = op_rd_clock_apply(clock, hi);
+    if (lo < r->t0) r->t0 = lo;
+    if (hi > r->t1) r->t1 = hi;
+    return 0;
 }
 
 static void write_named(op_buf *b, const char *name, const named_list *l, int kind)
@@ -316,8 +349,8 @@ static void write_named(op_buf *b, const char *name, const named_list *l, int ki
         } else if (kind == 2) { /* back-pressure */
             json_key_str(b, "buffer", e->key);
             op_buf_printf(b, ",\"waits\":%.0f,\"wait_ns\":%.0f", e->waits, e->wait_ns);
-        } else { /* hosts */
-            json_key_str(b, "name", e->key);
+        } else { /* hosts: key the machine, units its name */
+            json_key_str(b, "name", e->units[0] ? e->units : e->key);
             op_buf_putc(b, ',');
             json_key_str(b, "system", e->extra);
         }
@@ -561,6 +594,7 @@ OMNIPROF_API int op_output_report(const op_out_report_options *opts, char *writt
     memset(&r, 0, sizeof r);
     r.inputs = in.v;
     r.n_inputs = in.n;
+    r.clocks = &in.clocks;
     op_progress_init(&r.progress, opts->progress, "report:", 0);
     if (!rc) rc = rp_overview(&r, err, errlen);
     if (!rc) rc = rp_tables(&r, err, errlen);

@@ -42,7 +42,9 @@ void rp_json_num(op_buf *b, double v);
 typedef struct rp_report {
     const char *const *inputs;
     size_t n_inputs;
-    int64_t t0, t1;               /* the extent of every input's events (ns) */
+    const op_clock_plan *clocks;  /* the inputs' clock plan (clocks.c, built by op_out_inputs_begin) */
+    size_t input;                 /* the input rp_each_set is in (for rp_set_clock) */
+    int64_t t0, t1;               /* the extent of every input's events (ns), on the reference clock */
     int64_t threads;              /* threads of every process */
     char command[256];            /* the first process's command (the page's title) */
     size_t n_procs;               /* processes in input/set order (the page's process index) */
@@ -55,6 +57,14 @@ typedef struct rp_report {
 
 /* The process index of (set ordinal, process row); the set's first process when unknown. */
 size_t rp_proc_of(const rp_report *r, size_t set_ordinal, int64_t process_row);
+
+/* Times on one clock: the map of the set rp_each_set is in (NULL: its times stay), and of one of
+ * its processes — the clock plan that merge and convert apply (clocks.c), so that the report of
+ * unmerged ranks of several hosts (or clocks) spans the run as their merge does. Every time the
+ * page shows goes through op_rd_clock_apply with one of these. */
+const op_rd_clock_map *rp_set_clock(const rp_report *r, const op_src *src, const op_src_set *set);
+const op_rd_clock_map *rp_proc_clock(const rp_report *r, const op_src *src, const op_src_set *set,
+                                     int64_t process_row);
 
 /* The passes (report.c drives them in this order; each returns an OP_OUT_* status). */
 int rp_overview(rp_report *r, char *err, size_t errlen);   /* report.c: overview, counters */

@@ -43,6 +43,7 @@ typedef struct tl_ctx {
     op_strtab names;
     /* the set being read */
     size_t set;
+    const op_rd_clock_map *clock; /* its times onto the reference clock (rp_set_clock) */
     int table;
     int oom;
 } tl_ctx;
@@ -114,9 +115,13 @@ static void heap_offer(tl_lane *l, size_t cap, int64_t start, int64_t dur, int64
     l->heap[i] = s;
 }
 
-static int on_span(const op_rd_span *s, void *arg)
+static int on_span(const op_rd_span *raw, void *arg)
 {
     tl_ctx *c = arg;
+    op_rd_span moved = *raw;
+    moved.start = op_rd_clock_apply(c->clock, raw->start);
+    moved.end = op_rd_clock_apply(c->clock, raw->end);
+    const op_rd_span *s = &moved;
     int gpu = c->table == T_KERNEL || c->table == T_COPY; /* group: the category, or for GPU lanes the agent */
     tl_lane *l = lane_get(c, s->lane, gpu ? 0 : s->group, gpu ? s->group : 0);
     if (!l) {
@@ -245,11 +250,11 @@ static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
 static int timeline_set(rp_report *r, op_src *src, op_src_set *set, size_t ordinal, void *arg, char *err,
                         size_t errlen)
 {
-    (void)r;
     tl_ctx *c = arg;
     static const int tables[] = {T_REGION, T_OP_CPU_SAMPLE, T_KERNEL, T_COPY};
     size_t first = c->n_lanes;
     c->set = ordinal;
+    c->clock = rp_set_clock(r, src, set);
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         c->table = tables[i];
         c->last = 0;

@@ -386,12 +386,8 @@ typedef struct sum_line {
 } sum_line;
 
 void op_out_md_cell(op_buf *b, const unsigned char *s, size_t n) {
-    /* markdown: escape '|' and turn newlines into spaces; bytes kept otherwise */
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '|') op_buf_puts(b, "\\|");
-        else if (s[i] == '\n' || s[i] == '\r') op_buf_putc(b, ' ');
-        else op_buf_putc(b, s[i]);
-    }
+    /* console and Markdown tables: '|' escaped, control characters shown as text (internal.h) */
+    op_buf_term_str(b, s, n, "|");
 }
 
 void op_out_fmt_num(char *buf, size_t n, double v, op_out_units u) {
@@ -405,7 +401,9 @@ static int write_table(FILE *out, int format, op_out_units units, const char *ti
     const char *un = op_out_unit_name(units);
     double div = op_out_unit_div(units);
     if (format == OP_OUT_SUMMARY_CONSOLE || format == OP_OUT_SUMMARY_MD) {
-        op_buf_printf(&b, "\n%s%s:\n\n", format == OP_OUT_SUMMARY_MD ? "### " : "", title);
+        op_buf_printf(&b, "\n%s", format == OP_OUT_SUMMARY_MD ? "### " : "");
+        op_buf_term_str(&b, (const unsigned char *)title, strlen(title), NULL); /* host names in group labels */
+        op_buf_puts(&b, ":\n\n");
         op_buf_printf(&b, "| NAME | DOMAIN | CALLS | DURATION (%s) | AVERAGE (%s) | PERCENT (INC) | MIN (%s) | MAX (%s) | STDDEV (%s) |\n",
                       un, un, un, un, un);
         op_buf_puts(&b, "|:-----|:-------|------:|------:|------:|------:|------:|------:|------:|\n");

@@ -47,6 +47,38 @@ void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n) {
     b->len += op_json_escape((char *)b->p + b->len, b->cap - b->len, s, n, NULL);
 }
 
+void op_buf_term_str(op_buf *b, const unsigned char *s, size_t n, const char *special) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t l = c < 0x80 ? 1 : op_utf8_seq_len(s + i, n - i);
+        if (c == '\n' || c == '\r' || c == '\t') {
+            op_buf_putc(b, ' ');
+        } else if (l == 0 || c < 0x20 || c == 0x7f || (c == 0xc2 && s[i + 1] < 0xa0)) {
+            /* a control character (U+0080..U+009F is C2 80..C2 9F) or a byte that is not UTF-8 */
+            size_t k = l ? l : 1;
+            for (size_t j = 0; j < k; j++) op_buf_printf(b, "\\x%02x", s[i + j]);
+            i += k;
+            continue;
+        } else if (special && c && strchr(special, c)) {
+            op_buf_putc(b, '\\');
+            op_buf_putc(b, c);
+        } else {
+            op_buf_put(b, s + i, l);
+            i += l;
+            continue;
+        }
+        i++;
+    }
+}
+
+const char *op_term_text(op_buf *scratch, const char *s) {
+    scratch->len = 0;
+    if (s) op_buf_term_str(scratch, (const unsigned char *)s, strlen(s), NULL);
+    op_buf_putc(scratch, 0);
+    return scratch->oom ? "" : (const char *)scratch->p;
+}
+
 void op_buf_csv_str(op_buf *b, const unsigned char *s, size_t n, int always_quote) {
     int q = always_quote;
     if (!q) {

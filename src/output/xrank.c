@@ -125,7 +125,9 @@ static void rank_text(char *buf, size_t n, const xr_line *l) {
 
 static void write_header(op_buf *b, const char *title, int format, const char *un) {
     if (format == OP_OUT_SUMMARY_CONSOLE || format == OP_OUT_SUMMARY_MD) {
-        op_buf_printf(b, "\n%s%s:\n\n", format == OP_OUT_SUMMARY_MD ? "### " : "", title);
+        op_buf_printf(b, "\n%s", format == OP_OUT_SUMMARY_MD ? "### " : "");
+        op_buf_term_str(b, (const unsigned char *)title, strlen(title), NULL);
+        op_buf_puts(b, ":\n\n");
         op_buf_printf(b, "| NAME | DOMAIN | RANKS | CALLS MIN | CALLS MEAN | CALLS MAX | MIN (%s) | MEAN (%s) | "
                          "MAX (%s) | STDDEV (%s) | MAX/MEAN | SLOWEST RANK |\n", un, un, un, un);
         op_buf_puts(b, "|:-----|:-------|------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|\n");

@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -486,6 +487,69 @@ def case_clock_hosts():
                f"{'changed' if machine_id else 'the same'})")
             eq(q1(m, "SELECT min(start) FROM regions WHERE pid = 21000"), q1(ref, "SELECT min(start) FROM regions"),
                f"{tag}: the reference's times unchanged")
+
+
+def amd_column_table():
+    """{view: (rocpd's columns in order, omniprof's columns after them)} from the table in
+    docs/database.md ("Column order"): the specification this case checks."""
+    path = os.path.join(A.source, "docs", "database.md")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = lines.index("| view | rocpd's columns, in order | omniprof's after them |")
+    views = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("| `"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        name = cells[0].strip("`")
+        views[name] = (re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2]))
+    return views
+
+
+def case_amd_columns():
+    """Every view rocpd also has keeps rocpd's columns in rocpd's order, omniprof's extra columns only
+    after them (a reader that takes columns by position gets the same values as from AMD's views):
+    the views in a database of the real writer, in a merged database, and the TEMP views of the
+    union that `omniprof query` and the Python package build over several inputs."""
+    amd = amd_column_table()
+    eq(len(amd), 27, "rocpd's data, summary and marker views in docs/database.md")
+    check(all(cols for cols, _ in amd.values()), "every view of the table lists its columns")
+
+    def check_view(view, got, where):
+        want, extra = amd[view]
+        eq(got[:len(want)], want, f"{where}: {view}: rocpd's columns in rocpd's order first")
+        eq(got[len(want):], extra, f"{where}: {view}: omniprof's columns after rocpd's")
+
+    with tempfile.TemporaryDirectory() as d:
+        a, _ = compat_db(d, "a.db", "--pid", 61000)
+        b, _ = compat_db(d, "b.db", "--pid", 62000)
+        m = os.path.join(d, "m.db")
+        run([A.omniprof, "merge", "-o", m, "-i", a, b])
+        for db, where in ((a, "writer"), (m, "merged")):
+            con = sqlite3.connect(db)
+            for view in amd:
+                check_view(view, [c[0] for c in con.execute(f'SELECT * FROM "{view}" LIMIT 0').description], where)
+            con.close()
+        # the union of several inputs: omniprof query's CSV header, the Python package's cursor
+        for view in amd:
+            out = run([A.omniprof, "query", "-i", a, b, "-f", "csv", "--sql", f'SELECT * FROM "{view}" LIMIT 0']).stdout
+            check_view(view, next(csv.reader(io.StringIO(out.decode()))), "omniprof query over two inputs")
+        env = dict(os.environ, PYTHONPATH=A.python, OMNIPROF_OUTPUT_LIB=A.lib)
+        py = ("import omniprof, json, sys; c = omniprof.connect(*sys.argv[2:]); "
+              "print(json.dumps({v: [d[0] for d in c.execute('SELECT * FROM \"%s\" LIMIT 0' % v).description] "
+              "for v in sys.argv[1].split(',')}))")
+        got = json.loads(run([sys.executable, "-c", py, ",".join(amd), a, b], env=env).stdout.decode().splitlines()[-1])
+        for view in amd:
+            check_view(view, got[view], "Python connect() over two inputs")
+        # a kernel read by position: AMD's index of each column gives the same value as by name
+        con = sqlite3.connect(a)
+        row = con.execute("SELECT * FROM kernels ORDER BY id LIMIT 1").fetchone()
+        named = con.execute("SELECT id, name, pid, agent_abs_index, duration, corr_id FROM kernels ORDER BY id "
+                            "LIMIT 1").fetchone()
+        con.close()
+        want = amd["kernels"][0]
+        eq(tuple(row[want.index(c)] for c in ("id", "name", "pid", "agent_abs_index", "duration", "corr_id")), named,
+           "kernels by rocpd's column positions")
 
 
 def case_amd_views():

@@ -53,4 +53,13 @@ cat >"$tmp/bad.xml" <<'X'
 X
 check extra-bad 0 "bad.xml:2: metric 'BROKEN': bad expression: unexpected '\*' where a number, name or '(' was expected at column 24" -- env OMNIPROF_EXTRA_METRICS="$tmp/bad.xml" "$bin" avail --counters --chip GH100 --derived
 check metrics-path 0 ', 1 derived' -- env OMNIPROF_METRICS_PATH="$tmp/extra.xml" "$bin" avail --counters --chip GH100 --derived
+# --extra-metrics F on the listing: F's metrics are listed (as with OMNIPROF_EXTRA_METRICS); a
+# missing or invalid F, or no F, is refused naming it (exit 2), not ignored
+check extra-list-option 0 'MY_RATIO  *= dram__bytes_read.sum / dram__bytes_write.sum' -- "$bin" avail --counters --chip GH100 --derived --extra-metrics "$tmp/extra.xml"
+check extra-list-count 0 '22 derived' -- "$bin" avail --counters --chip GH100 --extra-metrics="$tmp/extra.xml"
+check extra-list-missing 2 "--extra-metrics $tmp/none.xml: cannot be read" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/none.xml"
+check extra-list-bad 2 "extra-metrics $tmp/bad.xml: .*:2: metric 'BROKEN': bad expression" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/bad.xml"
+check extra-list-second-bad 2 "extra-metrics $tmp/bad.xml" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/extra.xml:$tmp/bad.xml"
+check extra-list-no-file 2 '--extra-metrics needs FILE.xml' -- "$bin" avail --counters --chip GH100 --extra-metrics
+check extra-check-missing 2 "--extra-metrics $tmp/none.xml: cannot be read" -- "$bin" avail --pmc-check dram__bytes_read.sum --chip GH100 --extra-metrics "$tmp/none.xml"
 exit $fail

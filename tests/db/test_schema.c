@@ -101,7 +101,7 @@ int main(void)
     }
     check_columns(db, "regions", "id,guid,category,name,nid,pid,tid,start,end,duration,event_id,stack_id,parent_stack_id,corr_id,extdata,call_stack,line_info");
     check_columns(db, "samples", "id,guid,category,name,nid,pid,tid,timestamp,event_id,stack_id,parent_stack_id,corr_id,extdata,call_stack,line_info");
-    check_columns(db, "kernels", "id,guid,tid,category,region,name,nid,pid,agent_id,agent_abs_index,agent_log_index,agent_type_index,agent_type,code_object_id,kernel_id,dispatch_id,stream_id,queue_id,queue,stream,start,end,duration,grid_x,grid_y,grid_z,workgroup_x,workgroup_y,workgroup_z,lds_size,scratch_size,vgpr_count,accum_vgpr_count,sgpr_count,static_lds_size,static_scratch_size,stack_id,parent_stack_id,corr_id");
+    check_columns(db, "kernels", "id,guid,tid,category,region,name,nid,pid,agent_abs_index,agent_log_index,agent_type_index,agent_type,code_object_id,kernel_id,dispatch_id,stream_id,queue_id,queue,stream,start,end,duration,grid_x,grid_y,grid_z,workgroup_x,workgroup_y,workgroup_z,lds_size,scratch_size,vgpr_count,accum_vgpr_count,sgpr_count,static_lds_size,static_scratch_size,stack_id,parent_stack_id,corr_id,agent_id");
     check_columns(db, "top_kernels", "name,total_calls,total_duration,average,percentage");
     check_columns(db, "top", "name,total_calls,total_duration,average,percentage");
     check_columns(db, "busy", "agent_id,type,GpuTime,WallTime,Busy");

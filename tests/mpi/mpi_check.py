@@ -23,7 +23,15 @@ the ranks, each under `omniprof run --mpi-trace`.
             inside B's network, UTS and time namespaces (CLOCK_MONOTONIC HOSTS2_SKEW_S ahead), Open
             MPI over TCP on the veth only. The veth's byte counters grew both ways by at least the
             ring's 8000-byte messages; ranks 0-1 record host A's name and machine id, 2-3 host B's;
-            then the checks of case clocks. Skips without root, ip, veth or time namespaces.
+            then the checks of case clocks; `omniprof report` of the merged and of the four
+            databases names the two hosts. Skips without root, ip, veth or time namespaces.
+  report    `omniprof report` of 4 ranks on this one machine, ranks 2-3 in a time namespace
+            SKEW_S seconds ahead (as in clocks): of the merged database and of the four unmerged
+            databases alike, the page says one host (not one per rank) and its run spans less
+            than the wall time mpirun took (not SKEW_S more): the unmerged ranks are put on one
+            clock by the plan that merge and convert apply; its span is the merged one's, and its
+            processes' lives (first start to last end) fit in mpirun's time too. Skips when time
+            namespaces are not available.
 
 usage: mpi_check.py MODE --omniprof BIN --bindir DIR
 Skips (exit 77) with a reason when mpirun or the test program is missing."""
@@ -268,6 +276,12 @@ def case_hosts2(a, tmp):
         want = list(zip(netns_hosts.HOSTS, hosts.machine_ids))
         check(got == want, "merged: the processes are on the two hosts %s (%s)" % (want, got))
         con.close()
+    for inputs, what in (([merged], "merged"), (dbs, "unmerged")):
+        d = report_data(a, inputs, os.path.join(tmp, what + ".html")) if merged else None
+        if d:
+            names = sorted(h["name"] for h in d["overview"].get("hosts", []))
+            check(names == sorted(netns_hosts.HOSTS), "%s: the report names the two hosts %s (%s)" %
+                  (what, sorted(netns_hosts.HOSTS), names))
 
 
 def check_aligned(a, tmp, dbs, truth):
@@ -369,6 +383,73 @@ def check_aligned(a, tmp, dbs, truth):
     return merged
 
 
+def report_data(a, dbs, html):
+    """The data of the page `omniprof report` writes for dbs (the JSON it embeds)."""
+    r = subprocess.run([a.omniprof, "report", "-i"] + dbs + ["-o", html], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "report of %d database(s) (%s)" % (len(dbs), r.stderr.strip()[-300:]))
+    if r.returncode != 0:
+        return None
+    with open(html, encoding="utf-8") as f:
+        page = f.read()
+    import re
+    m = re.search(r'<script id="omniprof-data" type="application/json">(.*?)</script>', page, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+def case_report(a, tmp):
+    unshare = ["unshare", "--time", "--monotonic", str(SKEW_S), "--fork", "--"]
+    probe = subprocess.run(unshare + ["cat", "/proc/self/timens_offsets"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("SKIP: time namespaces are not available here (unshare --time: %s)" % probe.stderr.strip()[-200:])
+        return 77
+    n = 4
+    out = os.path.join(tmp, "report")
+    os.environ["OMNIPROF_MPI_CLOCK_ROUND_TRIPS"] = "1000"  # as in case_clocks
+    t0 = time.monotonic()
+    run_ranks(a, n, out, ["--mpi-trace"], skewed=(2, unshare))
+    wall_ns = int((time.monotonic() - t0) * 1e9)
+    dbs = dbs_of(out, n)
+    if not all(os.path.exists(d) for d in dbs):
+        check(False, "one database per rank: %s" % [d for d in dbs if not os.path.exists(d)])
+        return None
+    # the ranks' own estimates of their offsets bound how far apart their events may land
+    bound = 0
+    for db in dbs:
+        con = sqlite3.connect(db)
+        bound = max([bound] + [e for (e,) in con.execute("SELECT error FROM omniprof_clock")])
+        con.close()
+    margin = 2 * bound + 1000000
+    merged = os.path.join(tmp, "merged.db")
+    r = subprocess.run([a.omniprof, "merge", "-i"] + dbs + ["-o", merged], capture_output=True, text=True)
+    check(r.returncode == 0, "merge (%s)" % r.stderr.strip()[-300:])
+    spans = {}
+    for inputs, what in (([merged], "merged"), (dbs, "unmerged")):
+        d = report_data(a, inputs, os.path.join(tmp, what + ".html"))
+        if not d:
+            continue
+        o = d["overview"]
+        hosts = o.get("hosts", [])
+        check(len(hosts) == 1, "%s: the page names one host for %d ranks on one machine: %s" % (what, n, hosts))
+        check(len(o["processes"]) == n, "%s: %d processes" % (what, n))
+        span = o["duration_ns"]
+        spans[what] = span
+        check(0 < span <= wall_ns + margin,
+              "%s: the run spans %.3f s, no more than mpirun's %.3f s (+ %.1f ms for the clock estimates)" %
+              (what, span / 1e9, wall_ns / 1e9, margin / 1e6))
+        ps = o["processes"]
+        life = max(p["end"] for p in ps) - min(p["start"] for p in ps)
+        check(all(0 < p["start"] <= p["end"] for p in ps) and life <= wall_ns + margin,
+              "%s: the processes live %.3f s from the first start to the last end, within mpirun's time: %s" %
+              (what, life / 1e9, [(p["rank"], p["start"], p["end"]) for p in ps]))
+        tl = d.get("timeline") or {}
+        check((tl.get("t0"), tl.get("t1")) == (o["t0"], o["t1"]), "%s: the timeline spans the same run" % what)
+    if len(spans) == 2:
+        check(abs(spans["merged"] - spans["unmerged"]) <= margin,
+              "the unmerged ranks span what their merge spans (%d ns, %d ns; %.1f ms margin)" %
+              (spans["unmerged"], spans["merged"], margin / 1e6))
+    return None
+
+
 def case_cpu(a, tmp):
     out = os.path.join(tmp, "cpu")
     run_ranks(a, 4, out, ["--sample", "cputime"])
@@ -412,7 +493,7 @@ def main():
             print("SKIP: no MPI compiler wrapper (mpicc) was found at build time")
             return 77
     return run_case(a, {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks,
-                        "hosts2": case_hosts2}[a.mode], "omniprof-mpi-")
+                        "hosts2": case_hosts2, "report": case_report}[a.mode], "omniprof-mpi-")
 
 
 def run_case(a, case, prefix):

@@ -202,9 +202,10 @@ def case_names(tmp):
     text = decode(os.path.join(tmp, "w_results.pftrace"))
     check(big.decode().replace('"', '\\"') in text, "10 KB name intact in Perfetto")
     check('k_\\\\xFF\\\\xFE_bytes_\\"quoted\\",comma\\nnewline' in text, "escaped name in Perfetto")
-    # summary (markdown) keeps the name too
+    # summary (markdown) keeps the name too; a byte that is not UTF-8 shows as the text \xHH (a
+    # terminal that is not UTF-8 would take such a byte as a control: output.terminal_names)
     out = op("summary", "-i", db, "--format", "md").stdout
-    check(big in out and b"k_\xff\xfe_bytes_" in out, "names in the summary")
+    check(big in out and b'k_\\xff\\xfe_bytes_"quoted",comma newline' in out, "names in the summary")
 
 
 def case_merge3(tmp):
@@ -535,6 +536,173 @@ def case_from_run(tmp):
     check(not os.path.exists(db + "-wal") and not os.path.exists(db + "-shm"), "no -wal/-shm litter")
 
 
+SOURCE = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def schema_views():
+    """Every view the schema defines (src/db/schema/*.sql), in file order: the list is read from
+    the schema, never kept by hand."""
+    names = []
+    for f in sorted(glob.glob(os.path.join(SOURCE, "src", "db", "schema", "*.sql"))):
+        with open(f, encoding="utf-8") as fh:
+            names += re.findall(r'CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+"([^"]+)"', fh.read())
+    return names
+
+
+def view_counts_cli(argv, inputs, views, env=None):
+    """{view: row count or the error} of each view through a query command (argv: the omniprof
+    binary or python3 -m omniprof), all views in one run; when that run fails, each view alone
+    (so that every failing view is named, with its error)."""
+    def batch(vs):
+        sql = "; ".join("SELECT '%s' AS view, count(*) AS n FROM \"%s\"" % (v, v) for v in vs)
+        return run(argv + ["query", "-i"] + inputs + ["-f", "csv", "--sql", sql], rc=None, env=env)
+    p = batch(views)
+    got = {}
+    for row in csv.reader(io.StringIO(p.stdout.decode())):
+        if row and row[0] in views:
+            got[row[0]] = int(row[1])
+    if p.returncode != 0 or len(got) != len(views):
+        for v in views:
+            if v not in got:
+                q = batch([v])
+                rows = [r for r in csv.reader(io.StringIO(q.stdout.decode())) if r and r[0] == v]
+                got[v] = int(rows[0][1]) if q.returncode == 0 and rows else q.stderr.decode().strip()[-300:]
+    return got
+
+
+PY_VIEWS = r"""
+import json, sys, omniprof
+views, inputs = sys.argv[1].split(","), sys.argv[2:]
+con = omniprof.connect(*inputs)
+out = {}
+for v in views:
+    try:
+        out[v] = sorted(repr(r) for r in con.execute('SELECT * FROM "%s"' % v).fetchall())
+    except Exception as e:
+        out[v] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(out))
+"""
+
+
+def case_all_views(tmp):
+    """Every view the schema defines — rocpd's plain-named views, its data, summary and marker
+    views, omniprof's own — reads through every reader: SQLite on the file, `omniprof query` (C),
+    `python3 -m omniprof query` and omniprof.connect() (the union's script in Python's sqlite3),
+    over one database and over three, all made by real profiled runs. One input: each reader
+    gives the file's own row count (connect(): the file's very rows). Three: each reader gives the
+    row count of the same three merged into one file. A view missing from any reader, or failing
+    there ("no such table: main.kernels": a view created outside the TEMP schema of the union),
+    fails the case, named."""
+    if not A.demo or not os.path.exists(A.demo):
+        print("SKIP: omniprof-demo not built")
+        sys.exit(77)
+    views = schema_views()
+    check(len(views) > 50 and len(set(views)) == len(views), "the schema's views: %s" % views)
+    docs = ""
+    for f in glob.glob(os.path.join(SOURCE, "docs", "*.md")):
+        with open(f, encoding="utf-8") as fh:
+            docs += fh.read()
+    undocumented = [v for v in views if ("`%s`" % v) not in docs and ("`%s(" % v) not in docs]
+    eq(undocumented, [], "views of the schema that docs/ does not name")
+    dbs = []
+    for i in range(3):
+        d = os.path.join(tmp, "run%d" % i)
+        run([A.omniprof, "run", "--marker-trace", "--sample", "--process-sampling", "0.05", "-d", d, "-o", "r", "--",
+             A.demo])
+        dbs.append(os.path.join(d, "r_results.db"))
+    con = sqlite3.connect(dbs[0])
+    in_file = {r[0] for r in con.execute("SELECT name FROM sqlite_schema WHERE type = 'view'")}
+    con.close()
+    eq(sorted(set(views) - in_file), [], "views of the schema missing from a database of a real run")
+    merged = os.path.join(tmp, "m.db")
+    op("merge", "-i", *dbs, "-o", merged)
+
+    def direct(db):
+        c = sqlite3.connect(db)
+        c.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+        try:
+            return {v: sorted(repr(r) for r in c.execute('SELECT * FROM "%s"' % v).fetchall()) for v in views}
+        finally:
+            c.close()
+
+    py = [sys.executable, "-m", "omniprof"]
+    for inputs, truth_db, what in (([dbs[0]], dbs[0], "one input"), (dbs, merged, "three inputs")):
+        truth = direct(truth_db)
+        want = {v: len(rows) for v, rows in truth.items()}
+        # the file's own metadata rows: a merged file adds its own uuid/guid rows to its inputs'
+        if truth_db == merged:
+            want["rocpd_metadata"] = sum(len(direct(d)["rocpd_metadata"]) for d in dbs)
+        for v, n in (("processes", len(inputs)), ("markers", 1), ("regions", 1), ("samples", 1),
+                     ("omniprof_cpu_samples", 1), ("omniprof_metrics", 1), ("omniprof_stack_frames", 1), ("top", 1),
+                     ("marker_summary", 1), ("threads", len(inputs))):
+            check(want[v] >= n, "%s: the runs recorded %s (%d rows)" % (what, v, want[v]))
+        for argv, env, reader in (([A.omniprof], None, "omniprof query"),
+                                  (py, pyenv(), "python3 -m omniprof query")):
+            got = view_counts_cli(argv, inputs, views, env)
+            bad = {v: (got.get(v), want[v]) for v in views if got.get(v) != want[v]}
+            eq(bad, {}, "%s, %s: views whose row count (got, want) differs" % (what, reader))
+        out = run([sys.executable, "-c", PY_VIEWS, ",".join(views)] + inputs, env=pyenv()).stdout.decode()
+        got = json.loads(out.splitlines()[-1])
+        bad = {v: got.get(v) if isinstance(got.get(v), str) else (len(got.get(v) or []), want[v])
+               for v in views if not isinstance(got.get(v), list) or len(got[v]) != want[v]}
+        eq(bad, {}, "%s, omniprof.connect(): views that fail or whose row count (got, want) differs" % what)
+        if len(inputs) == 1:
+            diff = [v for v in views if got[v] != truth[v]]
+            eq(diff, [], "one input, omniprof.connect(): views whose rows differ from the file's")
+
+
+# Names a program may give its markers that act on a terminal: set the window title (OSC ... BEL),
+# clear the screen and home the cursor (CSI 2J, CSI H), the 8-bit CSI (U+009B), a backspace, a
+# Markdown cell separator, a tab and a newline.
+EVIL = ["title\x1b]0;pwned\x07clear\x1b[2J\x1b[Hend", "c1\u009b31mred", "bs\x08\x7fdel", "cell|pipe\tab\nline"]
+EVIL_SHOWN = [r"title\x1b]0;pwned\x07clear\x1b[2J\x1b[Hend", r"c1\xc2\x9b31mred", r"bs\x08\x7fdel", "cell|pipe ab line"]
+
+
+def raw_controls(b):
+    """The control characters (other than newline) in bytes b: C0 bytes, DEL, UTF-8 C1 controls."""
+    return [m.group(0) for m in re.finditer(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b)]
+
+
+def case_terminal_names(tmp):
+    """Names a profiled program gave its markers never reach the terminal as control characters:
+    `omniprof summary` (console and md), `omniprof run --summary`, `omniprof query` (console and md)
+    and `python3 -m omniprof query` show each control character as the text \\xHH (newline, CR,
+    tab as a space; '|' escaped in Markdown), and JSON/CSV keep the exact name. The names come
+    from a real run: a Python program that calls the user API through ctypes."""
+    user = os.path.join(os.path.dirname(A.lib), "libomniprof-user.so")
+    prog = ("import ctypes, sys\n"
+            "u = ctypes.CDLL(sys.argv[1])\n"
+            "for n in sys.argv[2:]:\n"
+            "    u.omniprof_range_push(n.encode()); u.omniprof_range_pop(); u.omniprof_mark(n.encode())\n")
+    d = os.path.join(tmp, "run")
+    r = run([A.omniprof, "run", "--marker-trace", "-S", "--summary-output-file", "stdout", "-d", d, "-o", "t", "--",
+             sys.executable, "-c", prog, user] + EVIL)
+    db = os.path.join(d, "t_results.db")
+    stored = sorted(x for (x,) in sqlite3.connect(db).execute("SELECT DISTINCT name FROM range_markers"))
+    eq(stored, sorted(EVIL), "the database keeps the names as the program gave them")
+    eq(raw_controls(r.stdout), [], "omniprof run --summary: control characters on the terminal")
+    for shown in EVIL_SHOWN[:3]:
+        check(shown.encode() in r.stdout, "run --summary shows %s: %s" % (shown, r.stdout[-1500:]))
+    outputs = {
+        "summary": op("summary", "-i", db).stdout,
+        "summary md": op("summary", "-i", db, "-f", "md").stdout,
+        "query": op("query", "-i", db, "--sql", "SELECT name, count(*) FROM markers GROUP BY name").stdout,
+        "query md": op("query", "-i", db, "-f", "md", "--sql", "SELECT name FROM range_markers").stdout,
+        "python -m omniprof query": pym("query", "-i", db, "--sql", "SELECT name FROM single_markers").stdout,
+    }
+    for what, out in outputs.items():
+        eq(raw_controls(out), [], "%s: control characters on the terminal" % what)
+        for shown in EVIL_SHOWN[:3]:
+            check(shown.encode() in out, "%s shows %s: %s" % (what, shown, out[-1500:]))
+    check(b"cell|pipe ab line" in outputs["query"] and b"cell\\|pipe ab line" in outputs["query md"],
+          "tab and newline as spaces; '|' escaped in Markdown only")
+    # machine formats keep the exact bytes
+    j = json.loads(op("query", "-i", db, "-f", "json", "--sql", "SELECT DISTINCT name FROM range_markers").stdout)
+    eq(sorted(x["name"] for x in j), sorted(EVIL), "query -f json keeps the names")
+    rows = list(csv.reader(io.StringIO(op("summary", "-i", db, "-f", "csv").stdout.decode())))
+    check(all(n in [row[1] for row in rows] for n in EVIL), "summary -f csv keeps the names: %s" % rows)
+
+
 def case_foreign(tmp):
     """A database without omniprof's own tables and views (as rocprofv3 writes: rocpd tables
     only, uuid-suffixed) converts, summarizes and queries; merged with one of ours too."""
@@ -574,6 +742,7 @@ def main():
     ap.add_argument("--proto", required=True)
     ap.add_argument("--python", required=True)
     ap.add_argument("--victim", default="")
+    ap.add_argument("--demo", default="")
     ap.add_argument("--sanitized", action="store_true",
                     help="sanitizer build: the Python package cannot load an ASan library (no ASan runtime in python)")
     A = ap.parse_args()

@@ -311,6 +311,55 @@ def case_query_interrupted(tmp):
         check(os.listdir(td) == [], "nothing left in $TMPDIR after signal %d: %s" % (sig, os.listdir(td)))
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) process pid has used, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def case_python_query_interrupted(tmp):
+    """Ctrl-C (SIGINT) stops a long query of the Python package: `python3 -m omniprof query` (the C
+    query through ctypes), omniprof.query() and a connect() connection's execute() each end with
+    KeyboardInterrupt (status -SIGINT / 130) within 30 s of the signal, where the query alone would
+    run for minutes. The signal is sent once the process has spent 1 s of CPU time, i.e. while
+    SQLite computes the query (opening the input takes milliseconds)."""
+    db = os.path.join(tmp, "q.db")
+    gen(db, "--events", 300, "--pid", 4242)
+    slow = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000000000) "
+            "SELECT count(*) FROM c")
+    variants = (
+        ("python3 -m omniprof query", [sys.executable, "-m", "omniprof", "query", "-i", db, "--sql", slow]),
+        ("omniprof.query()", [sys.executable, "-c", "import omniprof, sys; omniprof.query([sys.argv[1]], sys.argv[2])",
+                              db, slow]),
+        ("connect().execute()", [sys.executable, "-c", "import omniprof, sys; "
+                                 "omniprof.connect(sys.argv[1]).execute(sys.argv[2]).fetchall()", db, slow]),
+    )
+    for what, argv in variants:
+        proc = subprocess.Popen(argv, env=pyenv(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            t0 = time.time()
+            while proc.poll() is None and cpu_seconds(proc.pid) < 1.0:
+                check(time.time() - t0 < 300, "%s: 1 s of CPU time within 300 s" % what)
+                time.sleep(0.01)
+            check(proc.poll() is None, "%s: still querying after 1 s of CPU time (status %s: %s)" % (
+                what, proc.returncode, proc.stderr.read()[-500:] if proc.returncode is not None else ""))
+            proc.send_signal(signal.SIGINT)
+            t1 = time.time()
+            try:
+                out, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("%s: still running 30 s after SIGINT (the query ignored it)" % what)
+            print("%s: ended %.2f s after SIGINT, status %d" % (what, time.time() - t1, proc.returncode))
+            check(proc.returncode in (-signal.SIGINT, 130), "%s: status %d after SIGINT (KeyboardInterrupt: -2 or 130): "
+                  "%s" % (what, proc.returncode, err[-500:]))
+            check(b"KeyboardInterrupt" in err, "%s: KeyboardInterrupt: %s" % (what, err[-500:]))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def case_convert_interrupted(tmp):
     """SIGINT during a conversion or a merge leaves neither the output nor its temporary file."""
     db = os.path.join(tmp, "big.db")

@@ -3,7 +3,9 @@
 -- over a union of many attached databases (op_db_schema_create_views). Every join pairs
 -- (id, guid) so that ids of different processes never meet. Joins to optional rows (agents,
 -- streams, queues, threads of GPU activity) are LEFT JOINs: a row never disappears from a
--- view because the record that would describe its agent or stream was lost.
+-- view because the record that would describe its agent or stream was lost. A view that rocpd
+-- also has keeps rocpd's columns in rocpd's order; a column of ours comes after all of them
+-- (docs/database.md, "Views": the column lists).
 
 CREATE VIEW IF NOT EXISTS "code_objects" AS
 SELECT
@@ -111,7 +113,6 @@ SELECT
     R.string AS region,
     S.display_name AS name,
     K.nid, P.pid,
-    K.agent_id,
     A.absolute_index AS agent_abs_index,
     A.logical_index AS agent_log_index,
     A.type_index AS agent_type_index,
@@ -129,7 +130,9 @@ SELECT
     S.sgpr_count,
     S.group_segment_size AS static_lds_size,
     S.private_segment_size AS static_scratch_size,
-    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id
+    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
+    -- columns rocpd's kernels view lacks come after all of its own (readers by position)
+    K.agent_id
 FROM "rocpd_kernel_dispatch" K
     INNER JOIN "rocpd_event" E ON E.id = K.event_id AND E.guid = K.guid
     INNER JOIN "rocpd_info_kernel_symbol" S ON S.id = K.kernel_id AND S.guid = K.guid
