@@ -247,7 +247,7 @@ static int set_comm(run_opts *ro, env_list *env, run_plan *plan)
 
 /* ---- collection periods ------------------------------------------------------------------- */
 
-#define PERIOD_MAX_SEC 31536000.0 /* a year: DELAY and DURATION */
+#define PERIOD_MAX_SEC OP_NUM_SECONDS_MAX /* a year: DELAY and DURATION */
 #define PERIOD_MAX_REPEAT 1000000000ull
 
 /* "D:D:R D:D:R" in `unit` → "d:d:r;d:d:r" in ns. Returns 0 or -1 (printed). */
