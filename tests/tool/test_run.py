@@ -209,9 +209,9 @@ def t_errors():
           (r.returncode, r.stderr))
     with open(afile) as f:
         check(f.read() == "the user's file\n", "the file under -o is untouched")
-    # issue 31: -i with many jobs: refused at once (50,000 parsed for 5-31 s, 200,000 for about
-    # 90 s: the job list was grown by walking it to its end, the --pmc groups by copying them,
-    # for every job; now 0.6 s for 200,000 on the 2-core VM), in JSON and as `pmc:` lines
+    # issue 31: -i with many jobs: refused at once (the old code took 5-9 s for 50,000 and 423 s
+    # for 200,000 in JSON on the busy 2-core VM: the job list was grown by walking it to its end,
+    # the --pmc groups by copying them, for every job; now 0.4-0.6 s), in JSON and as `pmc:` lines
     for name, text in (("many.json", json.dumps({"jobs": [{"pmc": ["SQ_WAVES"]} for _ in range(200000)]})),
                        ("many.txt", "pmc: SQ_WAVES\n" * 200000)):
         many = os.path.join(d, name)
