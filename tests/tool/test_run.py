@@ -1151,7 +1151,10 @@ def t_config_files():
     # an unreadable ~/.omniprof.cfg (EACCES) is as no file, with one warning (root reads any file:
     # then the launcher runs as 'nobody' through setpriv)
     os.chmod(os.path.join(home, ".omniprof.cfg"), 0)
-    for p in (home, d):
+    # a fresh output directory: d/<host>, made by root's runs above, would not take nobody's
+    # database (the launcher now says so before the run: issue 31)
+    dn = tmpdir()
+    for p in (home, dn):
         os.chmod(p, 0o777)
     drop = []
     if os.geteuid() == 0:
@@ -1159,7 +1162,7 @@ def t_config_files():
     if drop and not drop[0]:
         print("SKIP-CHECK: unreadable ~/.omniprof.cfg not checked: running as root without setpriv")
     else:
-        r = run(drop + [ARGS.omniprof, "run", "--marker-trace", "--echo", "-d", d, "--", "/bin/true"], env=env3)
+        r = run(drop + [ARGS.omniprof, "run", "--marker-trace", "--echo", "-d", dn, "--", "/bin/true"], env=env3)
         warn = [l for l in r.stderr.splitlines() if ".omniprof.cfg" in l]
         check(r.returncode == 0 and "export OMNIPROF_FLUSH_INTERVAL=444" not in r.stderr and len(warn) == 1 and
               "cannot read it" in warn[0] and "ignored" in warn[0], "unreadable ~/.omniprof.cfg: one warning, run goes "
