@@ -3,12 +3,15 @@
 #include "cli/cli_lib.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/path_template.h"
 #include "common/settings.h"
 
 int cli_lib_dir(char *out, size_t outlen)
@@ -45,6 +48,58 @@ int cli_lib_file(const char *name, char *out, size_t n)
     if (cli_lib_dir(dir, sizeof dir) != 0) return -1;
     if ((size_t)snprintf(out, n, "%.*s/%s", (int)(n / 2), dir, name) >= n) return -1;
     return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+int cli_check_output_dir(const char *dir, bool create, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "directory name too long: '%.200s'", dir);
+        return -1;
+    }
+    /* Walk down from the root: a component that is not a directory ends the check; the first
+     * missing one ends the walk (or is created, with its descendants). */
+    size_t deepest = path[0] == '/' ? 1 : 0; /* length of the deepest existing directory ("/" or ".") */
+    for (char *p = path + 1; path[0] && path[1]; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char saved = *p;
+        *p = '\0';
+        struct stat st;
+        if (stat(path, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "'%s' is not a directory (it is %s)", path,
+                         S_ISREG(st.st_mode) ? "a file" : "another kind of file");
+                return -1;
+            }
+            deepest = strlen(path);
+        } else if (errno == ENOENT && create) {
+            if (op_path_mkdirs(dir, err, errlen) != 0) return -1;
+            deepest = strlen(dir);
+            *p = saved;
+            break;
+        } else if (errno != ENOENT) {
+            snprintf(err, errlen, "cannot use '%s': %s", path, strerror(errno));
+            return -1;
+        } else {
+            *p = saved;
+            break;
+        }
+        *p = saved;
+        if (saved == '\0') break;
+    }
+    char probe[PATH_MAX + 32];
+    char where[PATH_MAX];
+    if (deepest) snprintf(where, sizeof where, "%.*s", (int)deepest, dir);
+    else snprintf(where, sizeof where, ".");
+    snprintf(probe, sizeof probe, "%s/.omniprof-probe-XXXXXX", strcmp(where, "/") ? where : "");
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create files in '%s': %s", where, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
 }
 
 int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out)

@@ -23,6 +23,15 @@ int cli_lib_file(const char *name, char *out, size_t outlen);
  * is missing. */
 int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out);
 
+/* The one check of an output location, before any program runs (run, sample, instrument,
+ * attach: the database's directory; causal: the profile's and the databases' directories).
+ * `dir` (absolute, expanded) is where files will be created: every component of it that exists
+ * must be a directory; with `create`, the missing ones are created (mkdir -p); the deepest one
+ * that exists must accept a new file (a probe file is created and removed). Returns 0, or -1
+ * with the reason in err, naming the component ("'/a/b' is not a directory (it is a file)", "cannot
+ * create files in '/a': Read-only file system"). */
+int cli_check_output_dir(const char *dir, bool create, char *err, size_t errlen);
+
 /* dlopen `soname` from the library directory, else from the loader's search path. Returns the
  * handle, or NULL with dlerror's text in err. */
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen);

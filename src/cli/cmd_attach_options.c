@@ -21,6 +21,7 @@
 #include "cli/cmd_attach.h"
 #include "cli/cmd_instrument.h"
 #include "cli/cli_lib.h"
+#include "common/number.h"
 #include "omniprof/defines.h"
 
 /* The run options that cannot apply to a process that is already running. */
@@ -112,9 +113,11 @@ static int own_option(int argc, char **argv, int *i, attach_opts *ao, bool *inst
         return 1;
     }
     if ((r = cli_option_value(argc, argv, i, "duration", 0, &v)) != 0) {
-        ao->duration = r > 0 ? strtod(v, &end) : 0;
-        if (r < 0 || *end || !(ao->duration > 0)) {
-            run_usage_error("--duration '%s' is not a positive number of seconds", r < 0 ? "" : v);
+        char why[160] = "no value";
+        if (r < 0 || op_num_seconds(v, false, &ao->duration, why, sizeof why) != 0) {
+            run_usage_error("--duration '%s' is not valid: %s, in seconds; leave --duration out to collect until the "
+                            "processes end or Ctrl-C",
+                            r < 0 ? "" : v, why);
             return -1;
         }
         return 1;

@@ -333,16 +333,80 @@ static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len
     return 0;
 }
 
+/* Is the existing file at `path` a Coz profile (ours or Coz's own), which runs append to? Its
+ * first line is one of the profile's records ("startup\ttime=...", "experiment\t...") and it
+ * holds text. An empty file is one (nothing to lose). 1 yes, 0 no, -1 unreadable (errno). */
+static int is_coz_profile(const char *path)
+{
+    static const char *const records[] = {"startup\t", "experiment\t", "throughput-point\t", "latency-point\t",
+                                          "runtime\t", "samples\t", "shutdown\t"};
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    if (n == 0) return 1;
+    if (memchr(head, '\0', n)) return 0; /* a database, a binary: not text */
+    head[n] = '\0';
+    for (size_t k = 0; k < sizeof records / sizeof records[0]; k++)
+        if (!strncmp(head, records[k], strlen(records[k]))) return 1;
+    return 0;
+}
+
+/* `dir` made absolute (from the current directory) into out. */
+static void absolute(const char *dir, char *out, size_t n)
+{
+    char cwd[PATH_MAX];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(out, n, "%s/%s", cwd, dir);
+    else snprintf(out, n, "%s", dir);
+}
+
+/* Before any run: the profile (-o) is a new file in a directory that accepts one, or an
+ * existing Coz profile we may append to — never another file (a database, a binary, a text
+ * of the user's), which appending would damage; the databases' directory (-d) exists or can be
+ * created and accepts files. The same directory check as run's (cli_check_output_dir).
+ * Returns 0, or -1 (printed). */
+static int check_outputs(const causal_opts *o)
+{
+    char err[1024], path[2 * PATH_MAX + 2];
+    struct stat st;
+    if (stat(o->output, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            usage_error("--output '%s' is not a regular file; give the path of a Coz profile to create or append to",
+                        o->output);
+            return -1;
+        }
+        int coz = is_coz_profile(o->output);
+        if (coz <= 0 || access(o->output, W_OK) != 0) {
+            usage_error("--output '%s' %s; runs append only to a Coz profile (profile.coz): give a new file name",
+                        o->output, coz < 0 || coz > 0 ? "cannot be written" : "exists and is not a Coz profile");
+            return -1;
+        }
+    } else {
+        absolute(o->output, path, sizeof path);
+        char *slash = strrchr(path, '/');
+        if (slash == path) slash[1] = '\0';
+        else *slash = '\0';
+        if (cli_check_output_dir(path, true, err, sizeof err) != 0) {
+            usage_error("--output '%s': %s; give a writable directory for the profile", o->output, err);
+            return -1;
+        }
+    }
+    absolute(o->dir ? o->dir : ".", path, sizeof path);
+    if (cli_check_output_dir(path, true, err, sizeof err) != 0) {
+        usage_error("--output-directory '%s': %s; give a writable directory that exists or can be created",
+                    o->dir ? o->dir : ".", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int causal_main(causal_opts *o, int argc, char **argv)
 {
     int prc = parse(o, argc, argv);
     if (prc != 0) return prc > 0 ? 0 : EXIT_USAGE;
     if (!o->output) o->output = "profile.coz";
-    struct stat st;
-    if (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode)) {
-        usage_error("--output '%s' is not a regular file", o->output);
-        return EXIT_USAGE;
-    }
+    if (check_outputs(o) != 0) return EXIT_USAGE;
     char prog_path[PATH_MAX];
     if (run_resolve_program(o->program[0], prog_path, sizeof prog_path) != 0) {
         usage_error("cannot run '%s': %s", o->program[0],

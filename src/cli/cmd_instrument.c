@@ -218,55 +218,166 @@ static void print_module(op_ins_module *m, size_t *n_avail, size_t *n_ins, size_
         }
 }
 
-static int do_list(const ins_opts *o, const char *prog, op_ins_method method)
+/* The program and its libraries, read and given their status under the options and the
+ * method, as the profiled process would (what --list prints, what the checks before a run
+ * count). */
+typedef struct ins_selection {
+    op_ins_filter filter;
+    uint64_t min_insns;
+    char **libs;
+    int n_libs;
+    op_ins_module *mods;
+    int n_mods;
+    char **imports; /* every module's PLT imports (borrowed from mods) */
+    size_t n_imports;
+    size_t n_ok;
+} ins_selection;
+
+static void selection_free(ins_selection *s)
 {
-    op_ins_filter f;
+    free(s->imports);
+    for (int i = 0; i < s->n_mods; i++) op_ins_module_free(&s->mods[i]);
+    free(s->mods);
+    for (int i = 0; i < s->n_libs; i++) free(s->libs[i]);
+    free(s->libs);
+    op_ins_filter_fini(&s->filter);
+    memset(s, 0, sizeof *s);
+}
+
+/* Returns 0; EXIT_USAGE (printed) for a bad filter or a program that is not an ELF file (a
+ * library that cannot be read is said and left out). */
+static int read_selection(const ins_opts *o, const char *prog, op_ins_method method, ins_selection *s)
+{
+    memset(s, 0, sizeof *s);
     char err[512];
-    uint64_t min = 64;
-    if (o->min_insns) op_parse_uint(o->min_insns, &min);
-    if (op_ins_filter_init(&f, o->include, o->exclude, o->modules, min, method, err, sizeof err) != 0) {
+    s->min_insns = 64;
+    if (o->min_insns) op_parse_uint(o->min_insns, &s->min_insns);
+    if (op_ins_filter_init(&s->filter, o->include, o->exclude, o->modules, s->min_insns, method, err, sizeof err) != 0) {
         fprintf(stderr, "omniprof instrument: %s\n", err);
         return EXIT_USAGE;
     }
-    char **libs = NULL;
-    int nlibs = list_libraries(prog, &libs);
-    op_ins_module *mods = calloc((size_t)nlibs + 1, sizeof *mods);
-    int nm = 0;
-    char *paths[1 + 512];
-    paths[0] = (char *)prog;
-    for (int i = 0; i < nlibs && i < 512; i++) paths[1 + i] = libs[i];
+    s->mods = calloc(1, sizeof *s->mods);
+    if (!s->mods || op_ins_module_read(prog, true, &s->mods[0], err, sizeof err) != 0) {
+        fprintf(stderr, "omniprof instrument: %s: it has no functions to instrument (give an ELF executable; for a "
+                        "script, instrument its interpreter)\n", s->mods ? err : "out of memory");
+        selection_free(s);
+        return EXIT_USAGE;
+    }
+    s->n_mods = 1;
+    s->n_libs = list_libraries(prog, &s->libs);
+    op_ins_module *more = realloc(s->mods, ((size_t)s->n_libs + 1) * sizeof *more);
+    if (!more) return 0;
+    s->mods = more;
     /* read every module first: the audit method needs every caller's PLT imports */
-    char **imports = NULL;
-    size_t n_imports = 0;
-    for (int i = 0; i <= nlibs && i <= 512 && mods; i++) {
-        if (op_ins_module_read(paths[i], i == 0, &mods[nm], err, sizeof err) != 0) {
+    for (int i = 0; i < s->n_libs; i++) {
+        if (op_ins_module_read(s->libs[i], false, &s->mods[s->n_mods], err, sizeof err) != 0) {
             fprintf(stderr, "omniprof instrument: %s\n", err);
             continue;
         }
-        char **p = realloc(imports, (n_imports + mods[nm].n_imports + 1) * sizeof *p);
-        if (p) {
-            imports = p;
-            for (size_t k = 0; k < mods[nm].n_imports; k++) imports[n_imports++] = mods[nm].imports[k];
-        }
-        nm++;
+        s->n_mods++;
     }
-    static const char *const names[] = {[OP_INS_METHOD_UPROBE] = "uprobe", [OP_INS_METHOD_AUDIT] = "audit",
-                                        [OP_INS_METHOD_COMPILER] = "compiler"};
-    printf("# omniprof instrument --list: %s (method %s; min %llu instructions%s)\n", prog, names[method],
-           (unsigned long long)min, mods && nm && mods[0].exact_insns ? "" : ", counted as bytes/4");
-    size_t n_avail = 0, n_ins = 0, n_exc = 0;
-    for (int i = 0; i < nm; i++) {
-        op_ins_module_select(&mods[i], &f, method == OP_INS_METHOD_AUDIT ? imports : NULL, n_imports);
-        print_module(&mods[i], &n_avail, &n_ins, &n_exc);
+    for (int i = 0; i < s->n_mods; i++) {
+        char **p = realloc(s->imports, (s->n_imports + s->mods[i].n_imports + 1) * sizeof *p);
+        if (!p) break;
+        s->imports = p;
+        for (size_t k = 0; k < s->mods[i].n_imports; k++) s->imports[s->n_imports++] = s->mods[i].imports[k];
     }
-    printf("# %zu available, %zu instrumented, %zu excluded\n", n_avail, n_ins, n_exc);
-    free(imports);
-    for (int i = 0; i < nm; i++) op_ins_module_free(&mods[i]);
-    free(mods);
-    for (int i = 0; i < nlibs; i++) free(libs[i]);
-    free(libs);
-    op_ins_filter_fini(&f);
+    for (int i = 0; i < s->n_mods; i++)
+        s->n_ok += op_ins_module_select(&s->mods[i], &s->filter, method == OP_INS_METHOD_AUDIT ? s->imports : NULL,
+                                        s->n_imports);
     return 0;
+}
+
+static const char *const g_method_names[] = {[OP_INS_METHOD_UPROBE] = "uprobe", [OP_INS_METHOD_AUDIT] = "audit",
+                                             [OP_INS_METHOD_COMPILER] = "compiler"};
+
+static int do_list(const ins_opts *o, const char *prog, op_ins_method method)
+{
+    ins_selection s;
+    int rc = read_selection(o, prog, method, &s);
+    if (rc != 0) return rc;
+    printf("# omniprof instrument --list: %s (method %s; min %llu instructions%s)\n", prog, g_method_names[method],
+           (unsigned long long)s.min_insns, s.n_mods && s.mods[0].exact_insns ? "" : ", counted as bytes/4");
+    size_t n_avail = 0, n_ins = 0, n_exc = 0;
+    for (int i = 0; i < s.n_mods; i++) print_module(&s.mods[i], &n_avail, &n_ins, &n_exc);
+    printf("# %zu available, %zu instrumented, %zu excluded\n", n_avail, n_ins, n_exc);
+    selection_free(&s);
+    return 0;
+}
+
+/* Can the method see what the options select? Said before the run, as perf and uftrace do
+ * when a probe cannot be placed: nothing at all to record is an error (the program is not
+ * run); functions named by -i that the method cannot see, while others are recorded, are a
+ * warning naming them. `uprobe_why`: why auto did not take uprobes ("" when it was not
+ * asked). Returns 0 to run, EXIT_USAGE (printed). */
+static int check_method_sees(const ins_opts *o, const char *prog, op_ins_method method, const char *uprobe_why)
+{
+    char alt[512];
+    snprintf(alt, sizeof alt, "--method uprobe (any function with a symbol; needs root or CAP_PERFMON%s%s)",
+             *uprobe_why ? ": " : "", uprobe_why);
+    if (method == OP_INS_METHOD_COMPILER) {
+        ins_selection s;
+        int rc = read_selection(o, prog, method, &s);
+        if (rc != 0) return rc;
+        const char *caller = NULL;
+        bool user_lib = false;
+        for (int i = 0; i < s.n_mods; i++) {
+            const char *base = strrchr(s.mods[i].path, '/');
+            base = base ? base + 1 : s.mods[i].path;
+            if (!strncmp(base, "libomniprof-user.so", 19)) user_lib = true;
+            for (size_t k = 0; k < s.mods[i].n_imports && !caller; k++)
+                if (!strcmp(s.mods[i].imports[k], "__cyg_profile_func_enter")) caller = s.mods[i].path;
+        }
+        if (!caller || (!user_lib && s.n_libs > 0)) {
+            fprintf(stderr,
+                    "omniprof instrument: --method compiler cannot record anything in %s: %s; build it with "
+                    "-finstrument-functions and link it with -lomniprof-user, or use %s or --method audit (calls "
+                    "into shared libraries)\nomniprof instrument: the program was not run\n",
+                    prog,
+                    !caller ? "neither it nor its libraries call the -finstrument-functions hooks "
+                              "(__cyg_profile_func_enter)"
+                            : "it calls the -finstrument-functions hooks but is not linked with libomniprof-user, "
+                              "which hands them to omniprof",
+                    alt);
+            rc = EXIT_USAGE;
+        }
+        selection_free(&s);
+        return rc;
+    }
+    if (method != OP_INS_METHOD_AUDIT) return 0;
+    ins_selection s;
+    int rc = read_selection(o, prog, method, &s);
+    if (rc != 0) return rc;
+    char unseen[512] = "";
+    size_t n_unseen = 0, used = 0;
+    for (int i = 0; i < s.n_mods; i++)
+        for (size_t k = 0; k < s.mods[i].n_fns; k++) {
+            const op_ins_fn *fn = &s.mods[i].fns[k];
+            if (fn->status != OP_INS_NOT_PLT || (!fn->forced && s.n_ok)) continue;
+            if (n_unseen++ < 4 && used < sizeof unseen - 1) {
+                int w = snprintf(unseen + used, sizeof unseen - used, "%s%s", used ? ", " : "", fn->name);
+                used = w > 0 && (size_t)w < sizeof unseen - used ? used + (size_t)w : sizeof unseen - 1;
+            }
+        }
+    char more[32] = "";
+    if (n_unseen > 4) snprintf(more, sizeof more, " and %zu more", n_unseen - 4);
+    /* (no function selected at all, whatever the method: --list says why; not this check's) */
+    if (s.n_ok == 0 && n_unseen) {
+        fprintf(stderr,
+                "omniprof instrument: --method audit cannot record anything in %s: LD_AUDIT sees only calls through the "
+                "PLT into shared libraries, and no selected function is called that way (%s%s); use %s, or build "
+                "the program with -finstrument-functions -lomniprof-user and use --method compiler\n"
+                "omniprof instrument: the program was not run\n",
+                prog, unseen, more, alt);
+        rc = EXIT_USAGE;
+    } else if (n_unseen) {
+        fprintf(stderr,
+                "omniprof instrument: warning: --method audit cannot see %s%s (named by -i, not called through the "
+                "PLT) will not be recorded; %s sees such functions\n",
+                unseen, more, alt);
+    }
+    selection_free(&s);
+    return rc;
 }
 
 int ins_parse_args(int argc, char **argv, ins_opts *o, char **fwd, int *nf, const char *cmd)
@@ -317,12 +428,10 @@ int ins_check_values(const ins_opts *o, const char *cmd)
                 bad[1] == 'i' ? o->min_insns : o->max_functions);
         return -1;
     }
-    unsigned long long tc, tn;
-    char tail;
-    if (o->throttle && strcmp(o->throttle, "auto") && strcmp(o->throttle, "off") &&
-        sscanf(o->throttle, "%llu:%llu%c", &tc, &tn, &tail) != 2) {
-        fprintf(stderr, "omniprof %s: --throttle '%s' is not valid; expected auto, off or CALLS:NS (e.g. 1000:20000)\n",
-                cmd, o->throttle);
+    uint64_t tc, tn;
+    char why[256];
+    if (o->throttle && op_ins_throttle_parse(o->throttle, &tc, &tn, why, sizeof why) < 0) {
+        fprintf(stderr, "omniprof %s: --throttle '%s' is not valid; %s\n", cmd, o->throttle, why);
         return -1;
     }
     const char *method = o->method ? o->method : "auto";
@@ -340,15 +449,18 @@ int ins_check_values(const ins_opts *o, const char *cmd)
     return 0;
 }
 
-/* --method (auto: chosen here, and said why unless listing) into `methods`. */
-static op_ins_method choose_method(const ins_opts *o, const char *prog, char *methods, size_t n)
+/* --method (auto: chosen here, and said why unless listing) into `methods`; why auto left
+ * uprobes out, in uprobe_why ("" otherwise). */
+static op_ins_method choose_method(const ins_opts *o, const char *prog, char *methods, size_t n, char *uprobe_why,
+                                   size_t uwlen)
 {
     const char *method = o->method ? o->method : "auto";
     char why[256] = "";
+    uprobe_why[0] = '\0';
     if (!strcmp(method, "auto")) {
         if (calls_cyg_hooks(prog)) snprintf(methods, n, "compiler"), snprintf(why, sizeof why, "the program calls the -finstrument-functions hooks");
         else if (uprobe_permitted(why, sizeof why)) snprintf(methods, n, "uprobe");
-        else snprintf(methods, n, "audit");
+        else snprintf(methods, n, "audit"), snprintf(uprobe_why, uwlen, "%s", why);
         if (!o->list) fprintf(stderr, "omniprof instrument: method %s (%s)\n", methods, why);
     } else {
         snprintf(methods, n, "%s", method);
@@ -401,9 +513,11 @@ static int prepare(int argc, char **argv, char **fwd, int *nf)
         fprintf(stderr, "omniprof instrument: program '%s' not found or not executable\n", prog_arg);
         return EXIT_USAGE;
     }
-    char methods[64] = "";
-    op_ins_method lm = choose_method(&o, prog, methods, sizeof methods);
+    char methods[64] = "", uprobe_why[256];
+    op_ins_method lm = choose_method(&o, prog, methods, sizeof methods, uprobe_why, sizeof uprobe_why);
     if (o.list) return do_list(&o, prog, lm);
+    int rc = check_method_sees(&o, prog, lm, uprobe_why);
+    if (rc != 0) return rc;
     if (export_settings(&o, methods) != 0) return 1;
     for (; i < argc; i++) fwd[(*nf)++] = argv[i];
     fwd[*nf] = NULL;

@@ -247,7 +247,7 @@ static int set_comm(run_opts *ro, env_list *env, run_plan *plan)
 
 /* ---- collection periods ------------------------------------------------------------------- */
 
-#define PERIOD_MAX_SEC 31536000.0 /* a year: DELAY and DURATION */
+#define PERIOD_MAX_SEC OP_NUM_SECONDS_MAX /* a year: DELAY and DURATION */
 #define PERIOD_MAX_REPEAT 1000000000ull
 
 /* "D:D:R D:D:R" in `unit` → "d:d:r;d:d:r" in ns. Returns 0 or -1 (printed). */
@@ -327,8 +327,31 @@ static int set_control(run_opts *ro, env_list *env)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-/* The output directory: expand the template in this process, make it absolute, create its
- * process-independent leading part and check that a file can be created there. */
+/* The leading directories of `tmpl` (an absolute path template) that are the same in every
+ * process: up to the first component with a per-process key ("/" at least). */
+static void static_prefix(const char *tmpl, char *out, size_t n)
+{
+    snprintf(out, n, "%s", tmpl);
+    if (!op_path_has_process_keys(out)) return;
+    char *cut = out;
+    for (char *slash = strchr(out + 1, '/');; slash = strchr(slash + 1, '/')) {
+        char saved = slash ? *slash : '\0';
+        if (slash) *slash = '\0';
+        bool has = op_path_has_process_keys(out);
+        if (slash) *slash = saved;
+        if (has) break;
+        cut = slash ? slash : out + strlen(out);
+        if (!slash) break;
+    }
+    *cut = '\0';
+    if (!out[0]) snprintf(out, n, "/");
+}
+
+/* The output location, checked before the program runs: expand the templates in this process,
+ * make the directory absolute, create its process-independent leading part, and check (without
+ * creating them: the tool does, in each process) the directories that -o adds below it (or
+ * names itself, when absolute): every one that exists is a directory, the deepest accepts a
+ * new file (cli_check_output_dir). */
 static int check_output(const char *dir_tmpl, const char *file_tmpl, const op_path_context *ctx, char *abs_tmpl,
                         size_t abs_len)
 {
@@ -353,42 +376,32 @@ static int check_output(const char *dir_tmpl, const char *file_tmpl, const op_pa
     if (relative) snprintf(abs_tmpl, abs_len, "%s/%s", ctx->cwd, dir_tmpl);
     else snprintf(abs_tmpl, abs_len, "%s", dir_tmpl);
 
-    /* The leading components without per-process keys. */
-    char prefix_tmpl[8448];
-    snprintf(prefix_tmpl, sizeof(prefix_tmpl), "%s", abs_tmpl);
-    if (op_path_has_process_keys(prefix_tmpl)) {
-        char *cut = prefix_tmpl;
-        for (char *slash = strchr(prefix_tmpl + 1, '/');; slash = strchr(slash + 1, '/')) {
-            char saved = slash ? *slash : '\0';
-            if (slash) *slash = '\0';
-            bool has = op_path_has_process_keys(prefix_tmpl);
-            if (slash) *slash = saved;
-            if (has) break;
-            cut = slash ? slash : prefix_tmpl + strlen(prefix_tmpl);
-            if (!slash) break;
-        }
-        *cut = '\0';
-        if (!prefix_tmpl[0]) strcpy(prefix_tmpl, "/");
-    }
-    char dir[4096];
+    char prefix_tmpl[8448], dir[4096];
+    static_prefix(abs_tmpl, prefix_tmpl, sizeof(prefix_tmpl));
     if (op_path_expand(prefix_tmpl, ctx, dir, sizeof(dir), err, sizeof(err)) != 0) {
         run_usage_error("--output-directory '%s': %s", dir_tmpl, err);
         return -1;
     }
-    if (op_path_mkdirs(dir, err, sizeof(err)) != 0) {
-        run_usage_error("--output-directory '%s': %s; give a directory that exists or can be created", dir_tmpl, err);
+    if (cli_check_output_dir(dir, true, err, sizeof(err)) != 0) {
+        run_usage_error("--output-directory '%s': %s; give a writable directory that exists or can be created", dir_tmpl,
+                        err);
         return -1;
     }
-    char probe[4200];
-    snprintf(probe, sizeof(probe), "%s/.omniprof-probe-XXXXXX", dir);
-    int fd = mkstemp(probe);
-    if (fd < 0) {
-        run_usage_error("--output-directory '%s': cannot create files in '%s': %s; give a writable directory", dir_tmpl,
-                        dir, strerror(errno));
+    /* The directories of the database's path: -o's own, below -d unless -o is absolute. */
+    char full[8448 + 4096];
+    const char *last = strrchr(file_tmpl, '/');
+    if (!last) return 0; /* a plain name: the directory above is checked */
+    if (file_tmpl[0] == '/') snprintf(full, sizeof(full), "%.*s", (int)(last - file_tmpl), file_tmpl);
+    else snprintf(full, sizeof(full), "%s/%.*s", abs_tmpl, (int)(last - file_tmpl), file_tmpl);
+    static_prefix(full, prefix_tmpl, sizeof(prefix_tmpl));
+    if (op_path_expand(prefix_tmpl, ctx, dir, sizeof(dir), err, sizeof(err)) != 0) {
+        run_usage_error("--output-file '%s': %s", file_tmpl, err);
         return -1;
     }
-    close(fd);
-    unlink(probe);
+    if (cli_check_output_dir(dir, false, err, sizeof(err)) != 0) {
+        run_usage_error("--output-file '%s': %s; the database would be written below it", file_tmpl, err);
+        return -1;
+    }
     return 0;
 }
 
@@ -399,6 +412,7 @@ static int set_output(run_opts *ro, env_list *env, run_plan *plan)
     op_path_context_init_self(&ctx);
     ctx.argv = ro->program;
     ctx.argc = ro->program_argc;
+    ctx.strict_args = ro->program_argc > 0; /* %arg<N>% names a word of this command line */
     char launch[32];
     snprintf(launch, sizeof(launch), "%lld", (long long)ctx.launch_time);
     if (run_set(env, OP_SET_LAUNCH_TIME, launch, NULL) != 0) return -1;

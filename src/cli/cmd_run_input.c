@@ -358,6 +358,11 @@ static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char 
         snprintf(err, errlen, "line %d: \"jobs\" must be a non-empty list of objects", jobs->line);
         return -1;
     }
+    if (jobs->n_children > RUN_MAX_PMC_GROUPS) { /* before any work that grows with the count */
+        snprintf(err, errlen, "line %d: %zu jobs; at most %d (each job is one run of the program)", jobs->line,
+                 jobs->n_children, RUN_MAX_PMC_GROUPS);
+        return -1;
+    }
     const op_json *first = jobs->child;
     if (jobs->n_children == 1) return merge_job(ro, first, file, false, err, errlen);
     char *groups = NULL;

@@ -62,9 +62,9 @@ op_json *op_json_new(op_json_type type, const char *text, int line, int column)
 
 void op_json_append(op_json *parent, op_json *item)
 {
-    op_json **tail = &parent->child;
-    while (*tail) tail = &(*tail)->next;
-    *tail = item;
+    if (parent->last) parent->last->next = item;
+    else parent->child = item;
+    parent->last = item;
     parent->n_children++;
 }
 

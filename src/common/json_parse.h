@@ -33,6 +33,7 @@ struct op_json {
     char *text;         /* STRING: the value (UTF-8); NUMBER: as written; BOOL: "true"/"false" */
     char *key;          /* a member of an object: its key; else NULL */
     op_json *child;     /* ARRAY, OBJECT: the first element or member */
+    op_json *last;      /* ARRAY, OBJECT: the last one (appending is O(1): a list of 50,000 jobs) */
     op_json *next;      /* the next element or member of the parent */
     size_t n_children;  /* ARRAY, OBJECT */
     int line, column;   /* where the value starts (1-based), for messages */

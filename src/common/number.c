@@ -183,6 +183,13 @@ int op_num_parse_checked(const char *text, op_num_type type, const char *range, 
     return OP_NUM_OK;
 }
 
+int op_num_seconds(const char *text, bool zero_ok, double *out, char *why, size_t whylen)
+{
+    char range[48];
+    snprintf(range, sizeof range, "%c0,%.0f]", zero_ok ? '[' : '(', OP_NUM_SECONDS_MAX);
+    return op_num_parse_checked(text, OP_NUM_TYPE_DOUBLE, range, out, NULL, NULL, why, whylen);
+}
+
 /* ---- id lists ----------------------------------------------------------------------------- */
 
 /* Items are separated by commas, blanks and brackets (rocprofv3 writes "[1, [3-5]]"). */

@@ -57,6 +57,14 @@ typedef enum op_num_type { OP_NUM_TYPE_INT, OP_NUM_TYPE_UINT, OP_NUM_TYPE_DOUBLE
 int op_num_parse_checked(const char *text, op_num_type type, const char *range, double *out, int64_t *i, uint64_t *u,
                          char *why, size_t whylen);
 
+/* Durations in seconds, as the duration options and settings take them (attach --duration,
+ * the *_DELAY and *_DURATION settings, collection periods): a finite number from 0 (or above 0
+ * when !zero_ok) to a year. "inf" is refused like any other non-number: "until the end" is
+ * said by leaving the duration out (or 0 where a setting documents it). Returns 0, or a result
+ * code with "expected a number in (0,31536000] (<reason>)" in why. */
+#define OP_NUM_SECONDS_MAX 31536000.0
+int op_num_seconds(const char *text, bool zero_ok, double *out, char *why, size_t whylen);
+
 /* Id lists. validate: 0 or -1 with the reason in why (the offending item named). */
 int op_idlist_validate(const char *text, char *why, size_t whylen);
 /* Is `value` in the list? "" and "all" hold everything, "none" nothing; a list of separators

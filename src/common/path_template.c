@@ -186,7 +186,8 @@ static void put_time(sink *s, time_t t, const char *fmt)
     put(s, tmp, n);
 }
 
-/* Expand the key named by [k, k+n). Returns 1 if known, 0 if not. */
+/* Expand the key named by [k, k+n). Returns 1 if known, 0 if not, -1 for %arg<N>% past the
+ * command line (strict_args). */
 static int expand_key(sink *s, const char *k, size_t n, const op_path_context *ctx)
 {
 #define IS(name) (n == sizeof(name) - 1 && memcmp(k, name, n) == 0)
@@ -243,11 +244,30 @@ static int expand_key(sink *s, const char *k, size_t n, const op_path_context *c
         }
         int leading = 1;
         if (ctx->argv && ctx->argc > 0 && i < (uint64_t)ctx->argc && ctx->argv[i]) put_sanitized(s, ctx->argv[i], &leading);
+        else if (ctx->strict_args) return -1; /* past the command line: the caller says so */
     } else {
         return 0;
     }
     return 1;
 #undef IS
+}
+
+/* "arg" then a signed number ("arg-1", "arg+2"): meant as %arg<N>%, but N has a sign. */
+static int is_signed_arg(const char *p, size_t n)
+{
+    if (n < 5 || memcmp(p, "arg", 3) != 0 || (p[3] != '-' && p[3] != '+')) return 0;
+    for (size_t i = 4; i < n; i++)
+        if (!isdigit((unsigned char)p[i])) return 0;
+    return 1;
+}
+
+/* The valid N of %arg<N>% for messages: "from 0 (the program) to 2 (its last argument)". */
+static void args_range(const op_path_context *ctx, char *out, size_t n)
+{
+    int argc = ctx->argv ? ctx->argc : 0;
+    if (argc <= 0) snprintf(out, n, "from 0 (the program's command line is not known here)");
+    else if (argc == 1) snprintf(out, n, "0 only (the program; it has no arguments)");
+    else snprintf(out, n, "from 0 (the program) to %d (its last argument)", argc - 1);
 }
 
 /* One pass. Returns 0 and sets *env_used, or -1 with err. */
@@ -295,8 +315,27 @@ static int expand_pass(const char *t, const op_path_context *ctx, sink *s, int *
         }
         /* %key% */
         const char *close = strchr(t + 1, '%');
+        if (close && is_signed_arg(t + 1, (size_t)(close - t - 1))) { /* %arg-1%: no such key */
+            if (err) {
+                char valid[96];
+                args_range(ctx, valid, sizeof valid);
+                snprintf(err, errlen, "'%.*s' is not a valid placeholder: %%arg<N>%% takes N %s", (int)(close - t + 1), t,
+                         valid);
+            }
+            return -1;
+        }
         if (close && is_ident(t + 1, (size_t)(close - t - 1))) {
-            if (!expand_key(s, t + 1, (size_t)(close - t - 1), ctx)) {
+            int known = expand_key(s, t + 1, (size_t)(close - t - 1), ctx);
+            if (known < 0) {
+                if (err) {
+                    char valid[96];
+                    args_range(ctx, valid, sizeof valid);
+                    snprintf(err, errlen, "placeholder '%.*s' is past the program's command line: %%arg<N>%% takes N %s",
+                             (int)(close - t + 1), t, valid);
+                }
+                return -1;
+            }
+            if (!known) {
                 if (err)
                     snprintf(err, errlen, "unknown placeholder '%.*s'; valid: %s", (int)(close - t + 1), t, KEY_LIST);
                 return -1;

@@ -20,7 +20,8 @@
  * and leading '_' are dropped, so a value never adds a directory level. Expansion repeats
  * until the text no longer changes (an environment variable may itself hold placeholders), at
  * most OP_PATH_MAX_PASSES times. A '%' that starts no placeholder is kept as is; text that
- * looks like one (`%word%`) but names no known key is an error that lists the valid keys. */
+ * looks like one (`%word%`) but names no known key is an error that lists the valid keys, and
+ * so is `%arg<N>%` with a sign (`%arg-1%`) and, with strict_args, an N past the command line. */
 #ifndef OMNIPROF_COMMON_PATH_TEMPLATE_H
 #define OMNIPROF_COMMON_PATH_TEMPLATE_H
 
@@ -40,6 +41,10 @@ typedef struct op_path_context {
     char *const *argv; /* NULL-terminated, argv[0] = program; may be NULL */
     int argc;
     time_t launch_time; /* seconds since the epoch */
+    /* argv is the command line the user gave (the launcher): %arg<N>% past its last word is an
+     * error naming the valid range. Off (the tool, in a process whose command line may be
+     * shorter, e.g. a child): such a key expands to nothing. */
+    bool strict_args;
     char hostname_buf[256];
     char cwd_buf[4096];
 } op_path_context;

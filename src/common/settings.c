@@ -216,6 +216,10 @@ int op_settings_check_environment(op_settings_problem_cb cb, void *data)
 static void log_problem(int id, const char *message, void *data)
 {
     (void)data;
+    /* An unknown name under `omniprof run` (OMNIPROF_LAUNCH_TIME set, not an attach): the
+     * launcher said it before the run, from the environment the program inherited; saying it
+     * again in every process of the program is noise (issue 31). */
+    if (id < 0 && g_values[OP_SET_LAUNCH_TIME].is_set && !g_values[OP_SET_ATTACH_MODE].v.b) return;
     /* Once per process: not when it cannot be written yet (a copy loaded before the preload
      * library's log fd leaves it to a later one), nor when it was said already. */
     if (!op_log_would_write(id < 0 ? OP_LOG_WARNING : OP_LOG_ERROR) || !op_once(message)) return;

@@ -39,6 +39,7 @@
 #endif
 
 #include "common/alloc.h"
+#include "common/number.h"
 
 static const char *const g_reasons[OP_INS__COUNT] = {
     [OP_INS_OK] = "instrumented",
@@ -58,6 +59,29 @@ static const char *const g_reasons[OP_INS__COUNT] = {
 const char *op_ins_status_reason(op_ins_status s)
 {
     return (unsigned)s < OP_INS__COUNT && g_reasons[s] ? g_reasons[s] : "unknown";
+}
+
+int op_ins_throttle_parse(const char *text, uint64_t *calls, uint64_t *ns, char *why, size_t whylen)
+{
+    *calls = *ns = 0;
+    if (!text || !strcmp(text, "auto")) return 1;
+    if (!strcmp(text, "off") || !strcmp(text, "0")) return 0;
+    const char *colon = strchr(text, ':');
+    char first[32];
+    size_t n = colon ? (size_t)(colon - text) : 0;
+    int rc = OP_NUM_SYNTAX;
+    if (colon && n < sizeof first && strspn(text, "0123456789") == n && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+        memcpy(first, text, n);
+        first[n] = '\0';
+        rc = op_num_u64(first, calls);
+        if (rc == OP_NUM_OK) rc = op_num_u64(colon + 1, ns);
+    }
+    if (rc != OP_NUM_OK) {
+        snprintf(why, whylen, "expected auto, off or CALLS:NS with CALLS and NS non-negative integers (e.g. 1000:20000)%s",
+                 text[0] == '-' || (colon && colon[1] == '-') ? "; they cannot be negative" : "");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */

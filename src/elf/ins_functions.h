@@ -99,6 +99,12 @@ size_t op_ins_module_select(op_ins_module *m, const op_ins_filter *f, char *cons
 
 void op_ins_module_free(op_ins_module *m);
 
+/* The throttle ("--throttle", OMNIPROF_INSTRUMENT_THROTTLE), one parser for the command line
+ * and the backend: "auto" returns 1 (the caller picks its own numbers); "off" (or "0") returns
+ * 0 with *calls = 0; "CALLS:NS", two non-negative decimal integers, returns 0 with both set.
+ * Anything else (a sign, a fraction, a third field) returns -1 with the reason in why. */
+int op_ins_throttle_parse(const char *text, uint64_t *calls, uint64_t *ns, char *why, size_t whylen);
+
 /* Binary search by link-time address over the module's functions (sorted by vaddr). */
 const op_ins_fn *op_ins_module_find(const op_ins_module *m, uint64_t vaddr);
 

@@ -13,6 +13,9 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
   coz PROG         Coz (Debian coz-profiler) on the same program: the same top line
   viewer           omniprof's profile.coz in Coz's own viewer, in headless Chromium: the plots
                    of the program's lines are drawn
+  outputs          -o onto a database, a binary, a text, under a file or in a directory that
+                   cannot be written; -d under a file: exit 2, nothing run, nothing changed;
+                   a Coz profile (or an empty file) is still appended to
 
 Statistical modes are robust on a busy machine: experiments are pooled per speedup and
 measured against time-local baselines (local_curves: a machine whose other jobs start and stop
@@ -506,9 +509,51 @@ def mode_functional(args, wd):
     return 0
 
 
+def mode_outputs(args, wd):
+    """Issue 31: the profile (-o) is created or appended to only when it is a Coz profile; any
+    other existing file (a database, a binary, the user's text) is refused and left as it was,
+    and so are a directory that is a file and a directory that cannot be written: exit 2, the
+    program not run."""
+    marker = os.path.join(wd, "ran")
+    prog = ["/bin/sh", "-c", "touch %s" % marker]
+    db = os.path.join(wd, "old.db")  # a database of the user's
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t(a)")
+    con.commit()
+    con.close()
+    binary = os.path.join(wd, "a.out")
+    shutil.copy(os.path.join(args.bindir, "causaltest_no_progress"), binary)
+    text = os.path.join(wd, "notes.txt")
+    with open(text, "w") as f:
+        f.write("my notes\n")
+    before = {p: open(p, "rb").read() for p in (db, binary, text)}
+    for path, why in ((db, "exists and is not a Coz profile"), (binary, "exists and is not a Coz profile"),
+                      (text, "exists and is not a Coz profile"),
+                      (text + "/profile.coz", "'%s' is not a directory (it is a file)" % text),
+                      ("/proc/self/profile.coz", "cannot create files in '/proc/self'")):
+        r = omniprof_causal(args, wd, ["-e", "-o", path, "-d", "db"], prog)
+        check(r.returncode == 2 and ("--output '%s'" % path) in r.stderr and why in r.stderr,
+              "-o %s: exit 2 naming it (%s)" % (path, r.stderr.strip()[-240:]))
+    r = omniprof_causal(args, wd, ["-e", "-o", "p.coz", "-d", text + "/db"], prog)
+    check(r.returncode == 2 and "--output-directory" in r.stderr and "is not a directory" in r.stderr,
+          "-d under a file: exit 2 naming it (%s)" % r.stderr.strip()[-200:])
+    check(not os.path.exists(marker), "the program was not run for a refused output")
+    check(all(open(p, "rb").read() == b for p, b in before.items()), "the existing files are unchanged")
+    check(not databases(wd), "no database written for a refused output")
+    # a profile of ours (and an empty file) is still appended to
+    coz = os.path.join(wd, "p.coz")
+    open(coz, "w").close()
+    np = os.path.join(args.bindir, "causaltest_no_progress")
+    for n in (1, 2):
+        r = omniprof_causal(args, wd, ["-e", "-o", coz, "-d", "db", "-q"], [np, "200"])
+        exps = [line for line in open(coz) if line.startswith("experiment\t")]
+        check(r.returncode == 0 and len(exps) == n, "run %d appends to the profile (%d experiments)" % (n, len(exps)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer"])
+    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs"])
     ap.add_argument("prog", nargs="?")
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)

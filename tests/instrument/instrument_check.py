@@ -13,7 +13,10 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
   not_permitted             as an unprivileged user: auto falls back to LD_AUDIT and says why;
                             --method uprobe says uprobes are not permitted and the program
                             still runs unchanged
-  bad_input                 bad regex, method, throttle, program: exit 2 with a message naming it
+  bad_input                 bad regex, method, throttle, program: exit 2 with a message naming it;
+                            issue 31: a negative throttle, --list of a non-ELF file, a method that
+                            cannot see the selected functions (audit on the program's own, compiler
+                            without the hooks: exit 2; some unseen: a warning), -o under a file
   attach_threads            attach to a running 4-thread program for 2 s: samples from every
                             thread, the program ends with its own output and status
   attach_sleeper            a program whose threads sleep 50 ms between ~1 us bursts (never
@@ -235,6 +238,60 @@ def mode_bad_input(a):
     check(rc == 2 and "/no/such/program" in err, "missing program -> exit 2 naming it")
     rc, _, err = run([omni, "instrument", "-i", "fib"])
     check(rc == 2 and "no program" in err, "no program -> exit 2")
+    issue31_inputs(a)
+
+
+def issue31_inputs(a):
+    """Issue 31: what cannot work is said before the program runs (exit 2, the program not run)."""
+    omni = os.path.join(a.bindir, "omniprof")
+    fib = os.path.join(a.bindir, "instest_fib")
+    work = tempfile.mkdtemp(prefix="ins-31-")
+    marker = os.path.join(work, "ran")
+    script = os.path.join(work, "script.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\ntouch %s\n" % marker)
+    os.chmod(script, 0o755)
+    # a negative throttle was accepted (it wrapped to a huge count)
+    rc, out, err = run([omni, "instrument", "--throttle", "-1:5", "--", fib, "5"])
+    check(rc == 2 and "--throttle '-1:5'" in err and "non-negative" in err and "CALLS:NS" in err,
+          "--throttle -1:5 -> exit 2 naming the valid form (%d: %s)" % (rc, err.strip()))
+    check("fib(" not in out, "--throttle -1:5 -> the program was not run")
+    rc, out, err = run([omni, "instrument", "--throttle", "5:-1", "--", fib, "5"])
+    check(rc == 2 and "--throttle '5:-1'" in err, "--throttle 5:-1 -> exit 2 (%d)" % rc)
+    # --list of a file that is not ELF exited 0 with an empty list
+    rc, out, err = run([omni, "instrument", "--list", "--", script])
+    check(rc == 2 and "'%s' is not an ELF file" % script in err, "--list on a script -> exit 2 naming it (%d: %s)" %
+          (rc, err.strip()))
+    # the audit method cannot see a function of the program itself: it recorded nothing, silently
+    rc, out, err = run([omni, "instrument", "--method", "audit", "-i", "^fib$", "-d", work, "--", fib, "20"])
+    check(rc == 2 and "--method audit cannot record anything in %s" % fib in err and "fib" in err and
+          "--method uprobe" in err and "--method compiler" in err,
+          "--method audit on the program's own fib -> exit 2 naming the method, the function and what works (%d: %s)" %
+          (rc, err.strip()))
+    check("fib(" not in out and databases(work) == [], "--method audit, nothing visible -> the program was not run")
+    # functions named by -i that audit cannot see, beside ones it can: a warning naming them
+    lib = os.path.join(a.bindir, "instest_fib_lib")
+    ref_rc, ref_out, _ = reference(lib)
+    rc, out, err = run([omni, "instrument", "--method", "audit", "-i", "^(fib|scramble)$", "-d", work, "--", lib, "20"])
+    check(rc == ref_rc and out == ref_out, "--method audit, some visible -> the program runs unchanged (%d)" % rc)
+    check("warning: --method audit cannot see scramble" in err and "--method uprobe" in err,
+          "--method audit names the function it cannot see (%s)" % err.strip())
+    # the compiler method on a program without the hooks recorded nothing, silently
+    rc, out, err = run([omni, "instrument", "--method", "compiler", "-d", work, "--", fib, "20"])
+    check(rc == 2 and "--method compiler cannot record anything in %s" % fib in err and
+          "-finstrument-functions" in err and "-lomniprof-user" in err,
+          "--method compiler without the hooks -> exit 2 naming the binary and the build (%d: %s)" % (rc, err.strip()))
+    check("fib(" not in out, "--method compiler without the hooks -> the program was not run")
+    # -o DIR/NAME whose DIR is a file: the shared output check of run
+    afile = os.path.join(work, "afile")
+    with open(afile, "w") as f:
+        f.write("kept\n")
+    rc, out, err = run([omni, "instrument", "-i", "^fib$", "-d", work, "-o", "afile/name", "--", fib, "5"])
+    check(rc == 2 and "'%s' is not a directory" % afile in err, "instrument -o afile/name -> exit 2 (%d: %s)" %
+          (rc, err.strip()))
+    check("fib(" not in out and open(afile).read() == "kept\n", "instrument -o afile/name -> nothing run or changed")
+    check(not os.path.exists(marker), "the script was never run")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -413,6 +470,18 @@ def mode_attach_run_options(a):
     check(rc == 2 and err.startswith("omniprof attach: --process-sampling: ")
           and "OMNIPROF_PROCESS_SAMPLING_INTERVAL='0'" in err and "[0.001,86400]" in err,
           "a bad value: run's check and message (%s)" % err.strip())
+    # issue 31: --duration inf collected about 1 s (infinity wrapped in the end time): refused,
+    # with what to do instead; -o DIR/NAME whose DIR is a file: run's output check, before attaching
+    for dur in ("inf", "-1", "nan", "1e9"):
+        rc, out, err = attach(a, pid, ["--duration", dur, "--sample"], out_dir)
+        check(rc == 2 and ("--duration '%s' is not valid" % dur) in err and "(0,31536000]" in err and
+              "leave --duration out" in err, "--duration %s: exit 2 naming the valid range (%s)" % (dur, err.strip()))
+    afile = os.path.join(out_dir, "afile")
+    with open(afile, "w") as f:
+        f.write("kept\n")
+    rc, out, err = attach(a, pid, ["--duration", "1", "--sample", "-o", "afile/name"], out_dir)
+    check(rc == 2 and "'%s' is not a directory" % afile in err, "-o afile/name: exit 2 naming it (%s)" % err.strip())
+    check(open(afile).read() == "kept\n", "-o afile/name: the file is untouched")
     check(not databases(out_dir), "nothing attached by the refused command lines")
     rc, out, err = attach(a, pid, ["--duration", "2", "--process-sampling", "0.05", "-f", "rocpd", "pftrace"], out_dir)
     check(rc == 0, "attach with --process-sampling -f rocpd pftrace exits 0 (%d)" % rc)

@@ -123,6 +123,21 @@ int main(void)
     EXPECT("x%arg4294967296%y", "xy");
     EXPECT("x%arg99999999999999999999999%y", "xy");
     EXPECT("x%arg00001%y", "x--flagy");
+    /* issue 31: a signed index is an error naming it and the valid range (it stayed literal) */
+    CHECK(strstr(expand("%arg-1%"), "ERROR: '%arg-1%' is not a valid placeholder") != NULL);
+    CHECK(strstr(expand("x%arg+2%"), "from 0 (the program) to 2 (its last argument)") != NULL);
+    /* issue 31: with the user's command line (the launcher), an index past it is an error
+     * naming the placeholder and the range (it expanded to nothing: "-o %arg99%" became
+     * "_results.db"); without (the tool in a child), it still expands to nothing (above) */
+    ctx.strict_args = true;
+    EXPECT("%arg0%:%arg2%", "usr_bin_my_app:a_b");
+    CHECK(strstr(expand("%arg99%"), "ERROR: placeholder '%arg99%' is past the program's command line") != NULL);
+    CHECK(strstr(expand("%arg3%"), "N from 0 (the program) to 2 (its last argument)") != NULL);
+    CHECK(strstr(expand("x%arg99999999999999999999999%y"), "ERROR: placeholder") != NULL);
+    ctx.argc = 1;
+    CHECK(strstr(expand("%arg1%"), "N 0 only (the program; it has no arguments)") != NULL);
+    ctx.argc = 3;
+    ctx.strict_args = false;
     EXPECT("%launch_date%", "1970-01-01");
     EXPECT("%launch_time%", "1970-01-01_00.00");
     setenv("OP_TEST_VAR", "val", 1);

@@ -25,6 +25,7 @@
 #include "backend/instrument/ins_internal.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/once.h"
 #include "common/settings.h"
 #include "sdk/backend.h"
 
@@ -99,10 +100,11 @@ static void read_config(void)
     g_methods[OMNIPROF_FUNCTION_CALL_COMPILER] = op_setting_list_has(OP_SET_INSTRUMENT, "compiler");
     /* throttle: "auto" (20x the costliest method in use, after 100 calls), "off", "CALLS:NS" */
     const char *t = op_setting_str(OP_SET_INSTRUMENT_THROTTLE);
-    unsigned long long calls = 0, ns = 0;
-    if (!strcasecmp(t, "off") || !strcmp(t, "0")) {
-        c->throttle_calls = 0;
-    } else if (sscanf(t, "%llu:%llu", &calls, &ns) == 2) {
+    uint64_t calls = 0, ns = 0;
+    char why[160];
+    int rc = op_ins_throttle_parse(strcasecmp(t, "off") ? t : "off", &calls, &ns, why, sizeof why);
+    if (rc < 0) op_log_once(OP_LOG_WARNING, "OMNIPROF_INSTRUMENT_THROTTLE='%s' is not valid (%s); using auto", t, why);
+    if (rc == 0) {
         c->throttle_calls = calls;
         c->throttle_ns = ns;
     } else {
