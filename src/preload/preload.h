@@ -5,6 +5,7 @@
  *     pthread_create                          (thread_interpose: process_interpose.c)
  *     fork, exit, _exit, _Exit                (process_interpose.c)
  *     execve, execv, execvp, execvpe, execl, execlp, execle
+ *     dlclose                                 (process_interpose.c)
  *     signal, sigaction                       (signal_interpose.c)
  *     close, closefrom, close_range, fclose, dup2, dup3   (fd_interpose.c)
  *     pthread_mutex_unlock, pthread_rwlock_unlock, pthread_cond_*, sem_wait/timedwait/post,
@@ -85,6 +86,12 @@ typedef struct op_preload_hooks {
     /* main returned with `status`, before exit's atexit handlers run. main is wrapped (through
      * __libc_start_main) only when a client registered before main sets this hook. */
     void (*main_end)(int status);
+    /* ---- appended: dlclose(handle) of the program, before and after libc's (which may unmap
+     * the library and its dependencies, or only drop a reference). `rc` is libc's result. The
+     * CPU backend notes which modules went, and when, so that samples taken in them are named
+     * after the module of their time, not the one mapped at that address at the end. */
+    void (*dlclose_before)(void *handle);
+    void (*dlclose_after)(void *handle, int rc);
 } op_preload_hooks;
 
 /* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */

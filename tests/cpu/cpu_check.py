@@ -472,6 +472,77 @@ def mode_dlclose(args, wd):
     return 0
 
 
+def mode_dlreuse(args, wd):
+    """A library closed and another loaded at its address (dlreuse.c: liba_work for 0.6 s of CPU,
+    dlclose, libb_work for 0.4 s): under `omniprof run --sample`, the database names each
+    sample after the module of its time — liba_work in the first phase, libb_work in the second,
+    in the proportion of the phases' CPU times — with deferred unwinding and in the handler. Before,
+    symbols were resolved at the end against the mappings of that moment: every sample of liba
+    was named libb_work."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    import sqlite3
+    prog = os.path.join(args.bindir, "cputest_dlreuse")
+    liba, libb = (os.path.join(args.bindir, "libcputest_reuse%s.so" % x) for x in "ab")
+    for unwind in ("deferred", "handler"):
+        d = os.path.join(wd, unwind)
+        env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
+        r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "re",
+                            "--", prog, liba, libb, "0.6", "0.4"], capture_output=True, text=True, timeout=300, env=env)
+        check(r.returncode == 0 and r.stdout.endswith("dlreuse done\n"),
+              "%s: exits 0, output passes through (rc=%d, %s)" % (unwind, r.returncode, r.stderr.strip()[-300:]))
+        phases = {}
+        for line in r.stdout.splitlines():
+            p = line.split()
+            if len(p) == 10 and p[0] == "phase":
+                phases[p[1]] = {"bias": int(p[3], 16), "start": int(p[5]), "end": int(p[7]), "cpu": int(p[9])}
+        if set(phases) != {"liba_work", "libb_work"}:
+            check(False, "%s: both phases ran (%s)" % (unwind, r.stdout.strip()[-300:]))
+            continue
+        a, b = phases["liba_work"], phases["libb_work"]
+        if a["bias"] != b["bias"]:
+            print("SKIP: the loader mapped libb at 0x%x, not where liba was (0x%x): nothing to tell apart here"
+                  % (b["bias"], a["bias"]))
+            return 77
+        print("%s: both libraries loaded at 0x%x; CPU liba %.0f ms, libb %.0f ms" %
+              (unwind, a["bias"], a["cpu"] / 1e6, b["cpu"] / 1e6))
+        db = os.path.join(d, "re_results.db")
+        if not os.path.exists(db):
+            check(False, "%s: database %s written" % (unwind, db))
+            continue
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        rows = con.execute("SELECT CS.timestamp, F.function, F.module FROM omniprof_cpu_samples CS "
+                           "JOIN omniprof_stack_frames F ON F.stack_id = CS.stack_id AND F.guid = CS.guid "
+                           "AND F.level = 0").fetchall()
+        con.close()
+        in_a = [(f, m) for t, f, m in rows if a["start"] <= t <= a["end"]]
+        in_b = [(f, m) for t, f, m in rows if b["start"] <= t <= b["end"]]
+        na = sum(1 for f, _ in in_a if f == "liba_work")
+        nb = sum(1 for f, _ in in_b if f == "libb_work")
+        print("%s: phase a %d samples, %d liba_work; phase b %d samples, %d libb_work" %
+              (unwind, len(in_a), na, len(in_b), nb))
+        check(len(in_a) >= 20 and na >= 0.9 * len(in_a),
+              "%s: phase a's samples are liba_work (%d of %d; others %s)" %
+              (unwind, na, len(in_a), sorted({f for f, _ in in_a if f != "liba_work"}, key=str)[:5]))
+        check(len(in_b) >= 20 and nb >= 0.9 * len(in_b),
+              "%s: phase b's samples are libb_work (%d of %d; others %s)" %
+              (unwind, nb, len(in_b), sorted({f for f, _ in in_b if f != "libb_work"}, key=str)[:5]))
+        check(not any(f == "libb_work" for f, _ in in_a) and not any(f == "liba_work" for f, _ in in_b),
+              "%s: no sample named after the other phase's library" % unwind)
+        check(all(m and m.endswith("libcputest_reusea.so") for f, m in in_a if f == "liba_work") and
+              all(m and m.endswith("libcputest_reuseb.so") for f, m in in_b if f == "libb_work"),
+              "%s: each sample's module is its own library" % unwind)
+        ta = sum(1 for _, f, _ in rows if f == "liba_work")
+        tb = sum(1 for _, f, _ in rows if f == "libb_work")
+        share = 100.0 * ta / max(1, ta + tb)
+        want = 100.0 * a["cpu"] / (a["cpu"] + b["cpu"])
+        check(abs(share - want) <= 10, "%s: liba_work has %.1f%% of the two functions' samples, its phase %.1f%% of "
+              "their CPU time (within 10 points)" % (unwind, share, want))
+    return 0
+
+
 def launcher(args):
     omniprof = os.path.join(args.bindir, "omniprof")
     if not os.path.exists(omniprof):

@@ -372,6 +372,25 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
 }
 
+/* A sample unwound in the handler: its frames tagged with their modules (modules.c) when a
+ * module was closed during the run. */
+static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
+{
+    if (!op_cpu_modules_any_retired() || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
+        emit_record(a, rec);
+        return;
+    }
+    union {
+        omniprof_cpu_sample_record_t rec;
+        uint8_t bytes[sizeof(omniprof_cpu_sample_record_t) + OMNIPROF_CPU_SAMPLE_MAX_FRAMES * sizeof(uint64_t)];
+    } out;
+    size_t size = sizeof out.rec + (size_t)rec->num_frames * sizeof(uint64_t);
+    memcpy(&out, rec, size);
+    op_cpu_modules_tag(out.rec.frames, out.rec.num_frames, out.rec.timestamp);
+    out.rec.size = size;
+    emit_record(a, &out.rec);
+}
+
 /* Unwind a stack copy with the allocator's address space (or, for a thread without
  * allocator, a shared one under its own lock) and emit the sample it stands for. */
 static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *raw)
@@ -392,6 +411,7 @@ static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t
     else if (c->gregs[REG_RIP]) out.rec.frames[n++] = c->gregs[REG_RIP];
     if (!a) pthread_mutex_unlock(&shared_lock);
     n = op_cpu_drop_own_frames(out.rec.frames, n);
+    op_cpu_modules_tag(out.rec.frames, n, out.rec.timestamp);
     out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
     out.rec.num_frames = n;
     out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);
@@ -413,7 +433,7 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         /* a sample is never smaller than its header; anything smaller is a pad */
         uint32_t kind = size >= sizeof(omniprof_cpu_sample_record_t) ? ((const uint32_t *)p)[2] : 0;
         if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
-            emit_record(a, (const omniprof_cpu_sample_record_t *)p);
+            emit_sample(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         } else if (kind == OP_CPU_RING_STACK_COPY && size >= sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy)) {
             emit_unwound(a, (const omniprof_cpu_sample_record_t *)p);
@@ -810,6 +830,26 @@ void op_cpu_sampler_drain_all(void)
     if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
     pthread_mutex_unlock(&g_alloc_lock);
     for (uint32_t i = 0; copy && i < n; i++) allocator_pass(copy[i]);
+    op_free(copy);
+}
+
+/* op_cpu_sampler_drain_all without waiting: an allocator whose lock is taken (it is draining
+ * already) is skipped. For dlclose, where the caller may hold the loader's lock that a walk
+ * takes under the allocator's lock. */
+void op_cpu_sampler_drain_try(void)
+{
+    if (pthread_mutex_trylock(&g_alloc_lock) != 0) return;
+    uint32_t n = g_n_allocs;
+    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
+    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
+    pthread_mutex_unlock(&g_alloc_lock);
+    for (uint32_t i = 0; copy && i < n; i++) {
+        op_cpu_allocator *a = copy[i];
+        if (pthread_mutex_trylock(&a->lock) != 0) continue;
+        take_pending(a);
+        for (op_cpu_thread *t = a->threads; t; t = t->alloc_next) drain_ring(a, t);
+        pthread_mutex_unlock(&a->lock);
+    }
     op_free(copy);
 }
 
