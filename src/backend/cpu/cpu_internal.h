@@ -62,6 +62,7 @@ typedef struct op_cpu_ring {
     _Atomic uint64_t head;  /* written by the producer only */
     _Atomic uint64_t tail;  /* written by the consumer only */
     _Atomic uint64_t dropped;
+    uint64_t dropped_reported; /* consumer only: drops already counted in the SDK (op_sdk_report_lost) */
 } op_cpu_ring;
 
 struct op_cpu_allocator;

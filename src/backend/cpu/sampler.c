@@ -50,6 +50,11 @@
  *       rest + need free bytes; otherwise the sample is dropped and counted (ring->dropped);
  *   (4) a thread's ring is unmapped only by its allocator, after the thread marked itself
  *       EXITED (its timers deleted, its handler can no longer run) and the ring was drained.
+ *   (5) whether the ring takes a sample does not depend on the sample's size (ring_reserve):
+ *       the ring drops while it has less room than the largest record needs, so drops are
+ *       stretches of time, never the deep stacks in preference to the shallow ones; each drop
+ *       is counted in the SDK (op_sdk_report_lost) when the ring is drained, and the database
+ *       keeps the count (omniprof_drops, cause lost_at_source; the summary's CPU profile says it).
  *
  * Allocators. One allocator thread serves up to OMNIPROF_SAMPLING_ALLOCATOR_SIZE threads (at
  * most OMNIPROF_SAMPLING_MAX_ALLOCATORS allocators; beyond that they are shared). A handler
@@ -146,14 +151,23 @@ static void op_cpu_chain(int type, int signo, siginfo_t *si, void *uc)
     }
 }
 
-static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, uint64_t *head_out)
+/* Invariant (5): whether a sample is kept never depends on its own size. A stack copy's size
+ * is where the program is (how deep its stack is there): had a nearly full ring taken the small
+ * copies and dropped the large ones, the functions of deep stacks would lose their share, and
+ * every thread's share would move with its stack's depth. So the ring takes a sample only while
+ * it has room for the largest record (`room`, with the pad the largest would need here), and
+ * drops every sample, whatever its size, while it has not: what a full ring drops is a stretch
+ * of time, not a kind of place. */
+static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, size_t room, uint64_t *head_out)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     size_t off = (size_t)(head % r->cap);
     size_t rest = r->cap - off;
     size_t pad = rest < need ? rest : 0;
-    if (head + pad + need - tail > r->cap) return NULL; /* invariant (3): drop */
+    size_t room_pad = rest < room ? rest : 0;
+    if (room < need) room = need;
+    if (head + room_pad + room - tail > r->cap) return NULL; /* invariants (3) and (5): drop */
     if (pad) { /* pad record: its size, and kind 0 when there is room (rest may be 8 bytes) */
         *(uint64_t *)(r->data + off) = pad;
         if (pad >= 16) ((uint32_t *)(r->data + off))[2] = 0;
@@ -304,7 +318,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     op_cpu_ring *r = &t->ring;
     uint64_t head, len = copy_len((const ucontext_t *)ucv, t);
     size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len : r->max_frames_record;
-    uint8_t *slot = ring_reserve(r, need, &head);
+    uint8_t *slot = ring_reserve(r, need, r->max_record, &head);
     if (!slot) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         goto out;
@@ -442,6 +456,14 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         tail += size;
     }
     atomic_store_explicit(&r->tail, tail, memory_order_release);
+    uint64_t dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+    if (dropped > r->dropped_reported) { /* invariant (5): drops reach the database */
+        op_sdk_report_lost(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE,
+                           g_op_cpu_cfg.timer_on[OP_CPU_TIMER_CPUTIME] ? OMNIPROF_CPU_SAMPLE_CPUTIME
+                                                                       : OMNIPROF_CPU_SAMPLE_REALTIME,
+                           dropped - r->dropped_reported);
+        r->dropped_reported = dropped;
+    }
     return n;
 }
 
@@ -703,6 +725,7 @@ static bool ring_create(op_cpu_ring *r)
     atomic_store(&r->head, 0);
     atomic_store(&r->tail, 0);
     atomic_store(&r->dropped, 0);
+    r->dropped_reported = 0;
     return true;
 }
 
