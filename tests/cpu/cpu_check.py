@@ -480,11 +480,12 @@ def mode_dlclose(args, wd):
 
 def mode_dlreuse(args, wd):
     """A library closed and another loaded at its address (dlreuse.c: liba_work for 0.6 s of CPU,
-    dlclose, libb_work for 0.4 s): under `omniprof run --sample`, the database names each
+    dlclose, libb_work for 0.4 s; libb stays loaded to the end with deferred unwinding, is closed
+    too with handler unwinding): under `omniprof run --sample`, the database names each
     sample after the module of its time — liba_work in the first phase, libb_work in the second,
-    in the proportion of the phases' CPU times — with deferred unwinding and in the handler. Before,
+    in the proportion of the phases' CPU times when the machine gave each a CPU — with deferred unwinding and in the handler. Before,
     symbols were resolved at the end against the mappings of that moment: every sample of liba
-    was named libb_work."""
+    was named libb_work (libb kept), or nothing (both closed)."""
     omniprof, why = launcher(args)
     if not omniprof:
         print("SKIP: " + why)
@@ -492,11 +493,12 @@ def mode_dlreuse(args, wd):
     import sqlite3
     prog = os.path.join(args.bindir, "cputest_dlreuse")
     liba, libb = (os.path.join(args.bindir, "libcputest_reuse%s.so" % x) for x in "ab")
-    for unwind in ("deferred", "handler"):
+    for unwind, keep in (("deferred", ["keep"]), ("handler", [])):
         d = os.path.join(wd, unwind)
         env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
         r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "re",
-                            "--", prog, liba, libb, "0.6", "0.4"], capture_output=True, text=True, timeout=300, env=env)
+                            "--", prog, liba, libb, "0.6", "0.4"] + keep, capture_output=True, text=True, timeout=300,
+                           env=env)
         check(r.returncode == 0 and r.stdout.endswith("dlreuse done\n"),
               "%s: exits 0, output passes through (rc=%d, %s)" % (unwind, r.returncode, r.stderr.strip()[-300:]))
         phases = {}
@@ -523,16 +525,18 @@ def mode_dlreuse(args, wd):
                            "JOIN omniprof_stack_frames F ON F.stack_id = CS.stack_id AND F.guid = CS.guid "
                            "AND F.level = 0").fetchall()
         con.close()
-        in_a = [(f, m) for t, f, m in rows if a["start"] <= t <= a["end"]]
-        in_b = [(f, m) for t, f, m in rows if b["start"] <= t <= b["end"]]
+        # the samples of either function (a sample in the loop's clock_gettime names neither)
+        two = ("liba_work", "libb_work")
+        in_a = [(f, m) for t, f, m in rows if a["start"] <= t <= a["end"] and f in two]
+        in_b = [(f, m) for t, f, m in rows if b["start"] <= t <= b["end"] and f in two]
         na = sum(1 for f, _ in in_a if f == "liba_work")
         nb = sum(1 for f, _ in in_b if f == "libb_work")
         print("%s: phase a %d samples, %d liba_work; phase b %d samples, %d libb_work" %
               (unwind, len(in_a), na, len(in_b), nb))
-        check(len(in_a) >= 20 and na >= 0.9 * len(in_a),
+        check(len(in_a) >= 20 and na == len(in_a),
               "%s: phase a's samples are liba_work (%d of %d; others %s)" %
               (unwind, na, len(in_a), sorted({f for f, _ in in_a if f != "liba_work"}, key=str)[:5]))
-        check(len(in_b) >= 20 and nb >= 0.9 * len(in_b),
+        check(len(in_b) >= 20 and nb == len(in_b),
               "%s: phase b's samples are libb_work (%d of %d; others %s)" %
               (unwind, nb, len(in_b), sorted({f for f, _ in in_b if f != "libb_work"}, key=str)[:5]))
         check(not any(f == "libb_work" for f, _ in in_a) and not any(f == "liba_work" for f, _ in in_b),
@@ -544,8 +548,16 @@ def mode_dlreuse(args, wd):
         tb = sum(1 for _, f, _ in rows if f == "libb_work")
         share = 100.0 * ta / max(1, ta + tb)
         want = 100.0 * a["cpu"] / (a["cpu"] + b["cpu"])
-        check(abs(share - want) <= 10, "%s: liba_work has %.1f%% of the two functions' samples, its phase %.1f%% of "
-              "their CPU time (within 10 points)" % (unwind, share, want))
+        # CPU-time timers fire at the scheduler tick; on a busy machine how many fire per ms of CPU
+        # changes with the load, so two phases a second apart may get different rates: the shares
+        # are judged only when each phase had a CPU (its CPU time >= 90 % of its wall time)
+        got_cpu = min(a["cpu"] / max(1, a["end"] - a["start"]), b["cpu"] / max(1, b["end"] - b["start"]))
+        if got_cpu >= 0.9:
+            check(abs(share - want) <= 10, "%s: liba_work has %.1f%% of the two functions' samples, its phase %.1f%% "
+                  "of their CPU time (within 10 points)" % (unwind, share, want))
+        else:
+            print("note %s: a phase got %.0f%% of a CPU (machine busy): shares not judged (liba_work %.1f%% of the "
+                  "samples, %.1f%% of the CPU time)" % (unwind, 100 * got_cpu, share, want))
     return 0
 
 
