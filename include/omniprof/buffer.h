@@ -64,6 +64,9 @@ typedef struct omniprof_buffer_stats_t {
     uint64_t records_too_big;   /* records larger than the buffer (dropped under every policy) */
     uint64_t producer_waits;    /* LOSSLESS: times a producer had to wait for space */
     uint64_t deliveries;        /* callback invocations */
+    /* appended: records a producer lost before they reached this buffer (the CPU sampler's
+     * per-thread ring was full), for the kinds this buffer traces */
+    uint64_t records_lost_at_source;
 } omniprof_buffer_stats_t;
 
 OMNIPROF_API omniprof_status_t omniprof_buffer_get_stats(omniprof_buffer_id_t buffer_id,

@@ -3,7 +3,10 @@
  * Produced by the CPU backend (src/backend/cpu/). Stacks are code addresses, innermost first:
  * the interrupted instruction, then for each caller its return address minus one (so that the
  * address lies inside the call instruction and resolves to the calling line); symbolization
- * happens at the end of the run (see docs/cpu.md, "Samples"). */
+ * happens at the end of the run (see docs/cpu.md, "Symbols"). A frame where a library closed
+ * during the run (dlclose) had been, in a later module than the first one there, carries that
+ * module's identity in bits 48-63; omniprof_query_address_symbols resolves such frames as they
+ * are (mask with (1 << 48) - 1 for the plain address). */
 #ifndef OMNIPROF_CPU_H
 #define OMNIPROF_CPU_H
 

@@ -3,6 +3,12 @@
  * process. */
 #include "common/clock.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 static uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
@@ -30,3 +36,26 @@ static int64_t offset_to_monotonic(clockid_t other)
 int64_t op_realtime_offset_ns(void) { return offset_to_monotonic(CLOCK_REALTIME); }
 
 int64_t op_boottime_offset_ns(void) { return offset_to_monotonic(CLOCK_BOOTTIME); }
+
+/* Two processes read the same CLOCK_MONOTONIC exactly when they run on one kernel since one boot
+ * (the kernel's boot id) in one time namespace (which can move CLOCK_MONOTONIC: unshare --time,
+ * containers). Kernels without time namespaces have no /proc/self/ns/time: one boot, one clock. */
+int op_clock_domain(char *buf, size_t len)
+{
+    if (!buf || len < 2) return -1;
+    buf[0] = 0;
+    char boot[64] = "";
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, boot, sizeof boot - 1);
+    close(fd);
+    while (n > 0 && (boot[n - 1] == '\n' || boot[n - 1] == ' ')) n--;
+    if (n <= 0) return -1;
+    boot[n] = 0;
+    struct stat st;
+    if (stat("/proc/self/ns/time", &st) == 0)
+        snprintf(buf, len, "%s/time:%llu:%llu", boot, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    else
+        snprintf(buf, len, "%s", boot);
+    return 0;
+}

@@ -25,5 +25,8 @@ int64_t op_realtime_offset_ns(void);
 /* CLOCK_BOOTTIME - CLOCK_MONOTONIC in ns (the time the machine was suspended; the clock of
  * Perfetto's system traces is BOOTTIME), sampled the same way. */
 int64_t op_boottime_offset_ns(void);
+/* This process's clock domain: "<kernel boot id>/time:<dev>:<inode of its time namespace>";
+ * processes of one domain share CLOCK_MONOTONIC exactly. 0, or -1 (buf "") where unknown. */
+int op_clock_domain(char *buf, size_t len);
 
 #endif /* OMNIPROF_COMMON_CLOCK_H */

@@ -358,6 +358,7 @@ typedef struct op_rd_process_clock {
     int64_t process_row, pid, rank;  /* rank -1: none */
     int64_t file_row;                /* process_row as stored in the file (reader.h, op_src_set) */
     char guid[96], host[160];        /* host: "<machine id>|<host name>" of its node ("" unknown) */
+    char clock_domain[160];          /* processes of one (non-empty) domain share CLOCK_MONOTONIC */
     int has_realtime;
     int64_t realtime_offset;         /* CLOCK_REALTIME - CLOCK_MONOTONIC of the process */
     int n;                           /* MPI estimates, by local time (at most 2: init, finalize) */

@@ -1,5 +1,5 @@
 /* reader_clock.c — what the processes of a set say about their clocks (op_rd_clocks, reader.h):
- * one row per process with its rank, host, wall-clock offset and its MPI clock estimates
+ * one row per process with its rank, host, clock domain, wall-clock offset and its MPI clock estimates
  * (omniprof_clock, CLOCK_SYNC records), for the clock plan of src/output/clocks.c. Two
  * statements per set; the estimates of a process are found by (pid, guid). */
 #include <stdio.h>
@@ -37,13 +37,13 @@ int op_rd_clocks(op_src *src, op_src_set *set, int (*cb)(const op_rd_process_clo
         snprintf(sql, sizeof sql,
                  "SELECT P.id, P.pid, " X_JSON("rank") ", " X_JSON("realtime_offset_ns") ", P.guid, "
                  "(SELECT COALESCE(N.machine_id, '') || '|' || COALESCE(N.hostname, '') FROM %s N "
-                 "WHERE N.id = P.nid AND N.guid = P.guid) "
+                 "WHERE N.id = P.nid AND N.guid = P.guid), " X_JSON("clock_domain") " "
                  "FROM %s P ORDER BY P.id",
                  set->name[T_NODE], set->name[T_PROCESS]);
     else
         snprintf(sql, sizeof sql,
-                 "SELECT P.id, P.pid, " X_JSON("rank") ", " X_JSON("realtime_offset_ns") ", P.guid, NULL FROM %s P "
-                 "ORDER BY P.id",
+                 "SELECT P.id, P.pid, " X_JSON("rank") ", " X_JSON("realtime_offset_ns") ", P.guid, NULL, "
+                 X_JSON("clock_domain") " FROM %s P ORDER BY P.id",
                  set->name[T_PROCESS]);
     sqlite3_stmt *p = op_src_prepare(src, sql, err, errlen), *c = NULL;
     if (!p) return OP_RD_EINPUT;
@@ -68,6 +68,8 @@ int op_rd_clocks(op_src *src, op_src_set *set, int (*cb)(const op_rd_process_clo
         if ((pc.has_realtime = sqlite3_column_type(p, 3) == SQLITE_INTEGER)) pc.realtime_offset = sqlite3_column_int64(p, 3);
         copy_text(pc.guid, sizeof pc.guid, sqlite3_column_text(p, 4));
         copy_text(pc.host, sizeof pc.host, sqlite3_column_text(p, 5));
+        if (sqlite3_column_type(p, 6) == SQLITE_TEXT)
+            copy_text(pc.clock_domain, sizeof pc.clock_domain, sqlite3_column_text(p, 6));
         if (c) read_estimates(c, &pc);
         stop = cb(&pc, arg);
     }

@@ -111,10 +111,13 @@ static int write_process(op_db_writer *w, const op_db_process_info *info, char *
     }
     env[at++] = '}';
     env[at] = 0;
+    char domain[160];
+    op_clock_domain(domain, sizeof domain); /* hex, digits, '-', '/', ':' only: no escaping */
     size_t xa = (size_t)snprintf(ext, 4096,
-                                 "{\"realtime_offset_ns\":%lld,\"boottime_offset_ns\":%lld,\"rank\":%d,\"size\":%d,\"uuid\":\"%s\"",
-                                 (long long)info->realtime_offset_ns, (long long)op_boottime_offset_ns(), info->rank,
-                                 info->world_size, w->uuid);
+                                 "{\"realtime_offset_ns\":%lld,\"boottime_offset_ns\":%lld,\"clock_domain\":\"%s\","
+                                 "\"rank\":%d,\"size\":%d,\"uuid\":\"%s\"",
+                                 (long long)info->realtime_offset_ns, (long long)op_boottime_offset_ns(), domain,
+                                 info->rank, info->world_size, w->uuid);
     if (info->extdata_json && info->extdata_json[0] == '{') {
         const char *inner = info->extdata_json + 1;
         size_t n = strlen(inner);

@@ -6,6 +6,10 @@
  *
  * The reference: the MPI rank 0 that measured clock offsets (omniprof_clock), else the first
  * process of the first input. A process's map:
+ *   0. none when it shares the reference's clock domain (one kernel boot, one time namespace:
+ *      the writer records it, op_clock_domain): its CLOCK_MONOTONIC is the reference's, exactly,
+ *      while an MPI estimate has the error of a round trip — on a busy machine a fraction of a
+ *      millisecond, enough to put a message's receive before its send;
  *   1. its MPI estimates against rank 0 — t' = t - (o1 + rate x (t - l1)), o1 at local time l1
  *      (init), rate = (o2 - o1) / (l2 - l1) from the second one (finalize) when the two differ
  *      by more than their errors (estimate_map): offset and drift;
@@ -91,7 +95,9 @@ void op_clock_plan_finish(op_clock_plan *p) {
     for (size_t i = 0; i < p->n; i++) {
         clock_proc *e = &p->v[i];
         if (e->pc.applied || e == ref) continue;
-        if (e->pc.n > 0) estimate_map(e);
+        if (ref && e->pc.clock_domain[0] && strcmp(e->pc.clock_domain, ref->pc.clock_domain) == 0) {
+            /* rule 0: one clock */
+        } else if (e->pc.n > 0) estimate_map(e);
         else if (ref && ref->pc.has_realtime && e->pc.has_realtime && other_host(e->pc.host, ref->pc.host)) {
             e->map.active = 1;
             e->map.offset = ref->pc.realtime_offset - e->pc.realtime_offset;

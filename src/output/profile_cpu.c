@@ -119,7 +119,8 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
     qsort_r(p.flat, p.n_flat, sizeof *p.flat, cmp_flat, &p);
     double tot = p.total ? (double)p.total : 1.0;
     if (o.format == OP_CPU_PROFILE_JSON) {
-        fprintf(out, "{\"total_samples\": %llu", (unsigned long long)p.total);
+        fprintf(out, "{\"total_samples\": %llu, \"dropped_samples\": %llu", (unsigned long long)p.total,
+                (unsigned long long)p.lost);
         if (o.flat) {
             fprintf(out, ", \"flat\": [");
             for (size_t i = 0; i < p.n_flat; i++) {
@@ -145,7 +146,11 @@ int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char 
         fprintf(out, "}\n");
     } else {
         if (o.flat) {
-            fprintf(out, "CPU flat profile: %llu samples\n", (unsigned long long)p.total);
+            fprintf(out, "CPU flat profile: %llu samples", (unsigned long long)p.total);
+            if (p.lost) /* sampler.c invariant (5): the ring drops stretches of time, never by place */
+                fprintf(out, " (%llu more dropped in the run: a thread's sample ring was full; what was dropped "
+                        "does not depend on where the program was)", (unsigned long long)p.lost);
+            fputc('\n', out);
             fprintf(out, "%8s %7s %8s %7s  %-40s %-32s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "FUNCTION", "LOCATION",
                     "MODULE");
             for (size_t i = 0; i < p.n_flat && i < o.max_rows; i++) {

@@ -104,6 +104,7 @@ typedef struct cp_profile {
     cp_flat *flat;
     size_t n_flat, cap_flat;
     uint64_t total;                      /* samples */
+    uint64_t lost;                       /* samples the sampler dropped (omniprof_drops lost_at_source; whole run) */
 } cp_profile;
 
 /* Build the tree and flat table of every CPU sample of the inputs (clock: 0 all, 1 CPU-time,

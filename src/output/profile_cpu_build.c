@@ -18,6 +18,7 @@
 
 #include "output/internal.h"
 #include "output/profile_cpu.h"
+#include "db/reader_report.h"
 
 /* The id of name s, interned once per distinct text (0, the root's name, when out of memory). */
 static uint32_t intern(cp_profile *p, const char *s)
@@ -228,6 +229,12 @@ static int count_cb(int64_t stack, uint64_t count, void *arg)
     return 0;
 }
 
+static int lost_cb(const op_rd_loss_row *r, void *arg)
+{
+    if (r->cause && strcmp(r->cause, "lost_at_source") == 0 && r->count > 0) *(uint64_t *)arg += (uint64_t)r->count;
+    return 0;
+}
+
 /* Adds the samples of one set (clock and window as in cp_profile_build_set). */
 static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const int64_t *window, char *err,
                    size_t errlen)
@@ -236,6 +243,7 @@ static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const
     int rc = op_rd_stack_nodes(src, set, node_cb, &d, err, errlen);
     if (!rc && !d.oom) rc = op_rd_symbols(src, set, symbol_cb, &d, err, errlen);
     if (!rc && !d.oom) rc = op_rd_stack_counts(src, set, clock, window, count_cb, &d, err, errlen);
+    if (!rc && !d.oom) rc = op_rd_report_losses(src, set, lost_cb, &p->lost, err, errlen);
     if (d.oom) {
         op_seterr(err, errlen, "%s: out of memory while building the CPU profile", src->path);
         rc = OP_OUT_EFAIL;

@@ -5,6 +5,7 @@
  *     pthread_create                          (thread_interpose: process_interpose.c)
  *     fork, exit, _exit, _Exit, quick_exit (through at_quick_exit), daemon   (process_interpose.c)
  *     execve, execv, execvp, execvpe, execl, execlp, execle
+ *     dlclose                                 (process_interpose.c)
  *     signal, sigaction                       (signal_interpose.c)
  *     close, closefrom, close_range, fclose, dup2, dup3, pipe, pipe2, fsync, fdatasync
  *                                             (fd_interpose.c)
@@ -89,6 +90,12 @@ typedef struct op_preload_hooks {
     /* ---- appended (issue 31): exec returned (it failed) after before_exec; the process goes
      * on in this image. */
     void (*exec_failed)(void);
+    /* ---- appended: dlclose(handle) of the program, before and after libc's (which may unmap
+     * the library and its dependencies, or only drop a reference). `rc` is libc's result. The
+     * CPU backend notes which modules went, and when, so that samples taken in them are named
+     * after the module of their time, not the one mapped at that address at the end. */
+    void (*dlclose_before)(void *handle);
+    void (*dlclose_after)(void *handle, int rc);
 } op_preload_hooks;
 
 /* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */

@@ -1,5 +1,5 @@
 /* process_interpose.c — libomniprof-preload.so's clients and its process-level interposers:
- * pthread_create, fork, exit, _exit, _Exit, quick_exit, daemon and the exec family.
+ * pthread_create, fork, exit, _exit, _Exit, quick_exit, daemon, the exec family and dlclose.
  *
  *   pthread_create   the first client with a pthread_create hook (the CPU backend: thread
  *                    identity and sampling) makes the call; without one, libc's.
@@ -24,6 +24,9 @@
  *                    on in a new database). The execl forms gather their arguments and call
  *                    execve/execvpe, as glibc's own do internally, where no interposer would
  *                    see them.
+ *   dlclose          clients' dlclose_before, libc's dlclose, then clients' dlclose_after with
+ *                    its result (errno and dlerror's message are libc's: the hooks run before
+ *                    and after, never between the call and its return).
  * Invariant: an interposer returns exactly what libc returned, with libc's errno. */
 #include <alloca.h>
 #include <dlfcn.h>
@@ -341,4 +344,27 @@ __attribute__((constructor(101))) static void preload_ctor(void)
     pthread_atfork(NULL, NULL, at_fork_child);
     g_sdk_finalize = (finalize_fn)dlsym(RTLD_DEFAULT, "omniprof_finalize");
     op_preload_fd_init();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* dlclose                                                                                     */
+
+typedef int (*dlclose_fn)(void *);
+
+OMNIPROF_API int dlclose(void *handle)
+{
+    dlclose_fn real = OP_REAL(dlclose_fn, dlclose);
+    if (!real) return -1;
+    FOR_CLIENTS(c)
+    {
+        if (OP_PRELOAD_HAS(c, dlclose_before)) c->dlclose_before(handle);
+    }
+    int rc = real(handle);
+    int saved = errno;
+    FOR_CLIENTS(c)
+    {
+        if (OP_PRELOAD_HAS(c, dlclose_after)) c->dlclose_after(handle, rc);
+    }
+    errno = saved;
+    return rc;
 }

@@ -180,6 +180,10 @@ void op_sdk_emit_category(uint32_t category, uint32_t kind, int32_t operation, c
                           const op_sdk_external *ext);
 /* From a signal handler: never waits, never allocates; a full buffer counts a drop. */
 void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *payload);
+/* n records of kind/operation were lost before they could be emitted (a backend's own buffer
+ * was full): counted in every buffer that would have received them, for the tool's drop rows
+ * (omniprof_buffer_stats_t.records_lost_at_source). Not from a signal handler. */
+void op_sdk_report_lost(uint32_t kind, int32_t operation, uint64_t n);
 
 /* A marker record (MARKER_API or MARKER_RANGE_API) filled for a backend's or the user API's
  * markers (marker.c): header, span, source, and msg (NULL: "") inline, cut to cap - 1 bytes that

@@ -216,6 +216,8 @@ op_buffer *op_buffer_at(uint32_t index)
     return atomic_load_explicit(&b->alive, memory_order_acquire) ? b : NULL;
 }
 uint32_t op_buffer_count(void) { return atomic_load_explicit(&g_op_nbuffers, memory_order_acquire); }
+void op_buffer_count_lost(op_buffer *b, uint64_t n) { atomic_fetch_add_explicit(&b->n_lost_source, n, memory_order_relaxed); }
+
 uint32_t op_buffer_index(const op_buffer *b) { return b->index; }
 int op_buffer_thread(const op_buffer *b) { return atomic_load_explicit(&b->thread, memory_order_acquire); }
 void op_buffer_set_thread(op_buffer *b, int thread_index)

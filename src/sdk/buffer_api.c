@@ -176,6 +176,7 @@ OMNIPROF_API omniprof_status_t omniprof_buffer_get_stats(omniprof_buffer_id_t bu
     s.records_too_big = atomic_load(&b->n_drop_big);
     s.producer_waits = atomic_load(&b->n_waits);
     s.deliveries = atomic_load(&b->n_deliveries);
+    s.records_lost_at_source = atomic_load(&b->n_lost_source);
     size_t n = stats->size && stats->size < sizeof s ? stats->size : sizeof s;
     memcpy(stats, &s, n);
     stats->size = n;

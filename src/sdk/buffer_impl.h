@@ -83,6 +83,7 @@ struct op_buffer {
     _Atomic uint64_t n_deliveries;
     _Atomic uint64_t n_drop_full;
     _Atomic uint64_t n_drop_big;
+    _Atomic uint64_t n_lost_source; /* records its producer lost before emitting (op_sdk_report_lost) */
     _Atomic uint64_t n_drop_signal;
     _Atomic uint64_t n_drop_dead;
     _Atomic uint64_t n_waits;

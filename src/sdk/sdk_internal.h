@@ -115,6 +115,7 @@ op_buffer *op_buffer_lookup(omniprof_buffer_id_t id); /* NULL if stale */
 op_buffer *op_buffer_at(uint32_t index);
 uint32_t op_buffer_count(void);
 uint32_t op_buffer_index(const op_buffer *b);
+void op_buffer_count_lost(op_buffer *b, uint64_t n); /* records lost before emit (op_sdk_report_lost) */
 int op_buffer_thread(const op_buffer *b);
 void op_buffer_set_thread(op_buffer *b, int thread_index);
 omniprof_context_id_t op_buffer_context(const op_buffer *b);

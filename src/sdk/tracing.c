@@ -433,6 +433,19 @@ void op_sdk_emit_from_signal(uint32_t kind, int32_t operation, const void *paylo
     emit_all(OMNIPROF_RECORD_CATEGORY_TRACING, kind, operation, payload, NULL, true);
 }
 
+void op_sdk_report_lost(uint32_t kind, int32_t operation, uint64_t n)
+{
+    if (!n || kind >= OMNIPROF_BUFFER_TRACING_LAST) return;
+    uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[kind], memory_order_acquire) &
+                 atomic_load_explicit(&g_op_active_mask, memory_order_relaxed);
+    while (m) {
+        int ci = __builtin_ctzll(m);
+        m &= m - 1;
+        op_buffer *b = op_context_buffer_for(ci, kind, operation);
+        if (b) op_buffer_count_lost(b, n);
+    }
+}
+
 void op_sdk_external_capture(op_sdk_external *out)
 {
     if (!out) return;

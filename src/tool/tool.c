@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,6 +560,9 @@ static void record_costs(op_db_writer *w)
             op_db_writer_add_run_cost(w, key, (double)st.deliveries, "count");
         }
         if (drops) op_db_writer_add_drops(w, b->name, "buffer_full", drops);
+        if (st.size >= offsetof(omniprof_buffer_stats_t, records_lost_at_source) + sizeof(uint64_t) &&
+            st.records_lost_at_source) /* the CPU sampler's rings: shown by the summary's CPU profile */
+            op_db_writer_add_drops(w, b->name, "lost_at_source", st.records_lost_at_source);
     }
     uint64_t lost = atomic_load(&g.records_lost);
     if (lost) op_db_writer_add_drops(w, "all", "files_closed_by_program", lost);

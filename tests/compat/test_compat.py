@@ -459,7 +459,8 @@ def case_otf2():
 def case_clock_hosts():
     """merge moves a process's times by the two wall-clock offsets only when it ran on another
     host than the reference: machine id and host name both differ (a renamed container on the same
-    kernel shares CLOCK_MONOTONIC). The amd_views case relies on it: compat_db's node is named
+    kernel shares CLOCK_MONOTONIC), and never when both recorded the same clock domain (one kernel
+    boot, one time namespace). The amd_views case relies on it: compat_db's node is named
     'compat-host' with this machine's id, beside a real run's."""
     with tempfile.TemporaryDirectory() as d:
         ref, _ = compat_db(d, "ref.db", "--pid", 21000)
@@ -476,6 +477,9 @@ def case_clock_hosts():
             # its CLOCK_REALTIME - CLOCK_MONOTONIC is 5 s less than the reference's: an event at its
             # monotonic time t happened at the reference's monotonic time t - 5 s
             con.execute(f"UPDATE {proc} SET extdata = json_set(extdata, '$.realtime_offset_ns', -5000000000)")
+            if moved:  # a process of another host also recorded that host's clock domain (its boot id)
+                con.execute(f"UPDATE {proc} SET extdata = json_set(extdata, '$.clock_domain', "
+                            "'00000000-0000-0000-0000-000000000000/time:0:1')")
             con.commit()
             con.close()
             before = q1(b, "SELECT min(start) FROM regions")

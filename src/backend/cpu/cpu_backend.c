@@ -242,6 +242,7 @@ static void cpu_at_fork_child(void)
     op_cpu_threads_at_fork_child();
     op_cpu_process_sampler_at_fork_child();
     op_cpu_symbols_reset();
+    op_cpu_modules_at_fork_child();
     atomic_store(&g_threads_announced, 0);
     atomic_store(&g_final_flush_done, 0);
     if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping)) {

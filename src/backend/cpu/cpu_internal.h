@@ -15,10 +15,13 @@
  *                     per-region call-tree profile written at the end (wall_clock-<pid>.txt)
  *   symbols.c         address -> function/file/line/inlines/module with elfutils libdw
  *   symbols_index.c   per-module indexes for symbols.c (symbol table, DWARF code scopes)
+ *   modules.c         modules closed during the run: which one a sampled address was in at
+ *                     the sample's time (frame tags), for symbols.c
  *   causal*.c         causal profiling: virtual speedups, progress points (causal.h)
  *
  * Lock order (a lock never nests inside one listed after it):
  *   g_registry_lock (threads.c)  >  allocator->lock (sampler.c)  >  g_sym_lock (symbols.c)
+ *     >  g_mod_lock (modules.c; the loader's lock is never taken under it)
  * No lock is ever taken in the signal handler, and no lock is held while calling op_sdk_emit
  * except an allocator's own lock (the SDK never calls back into the backend from emit). */
 #ifndef OMNIPROF_BACKEND_CPU_INTERNAL_H
@@ -59,6 +62,7 @@ typedef struct op_cpu_ring {
     _Atomic uint64_t head;  /* written by the producer only */
     _Atomic uint64_t tail;  /* written by the consumer only */
     _Atomic uint64_t dropped;
+    uint64_t dropped_reported; /* consumer only: drops already counted in the SDK (op_sdk_report_lost) */
 } op_cpu_ring;
 
 struct op_cpu_allocator;
@@ -163,6 +167,7 @@ void op_cpu_adopt_resume(void);                     /* re-attach: timers rearmed
 op_cpu_thread *op_cpu_adopted_find(pid_t tid);      /* async-signal-safe */
 void op_cpu_sampler_release(op_cpu_thread *t);      /* thread exited: hand to its allocator */
 void op_cpu_sampler_drain_all(void);         /* flush: emit everything buffered */
+void op_cpu_sampler_drain_try(void);         /* the same for the allocators that are free now */
 uint64_t op_cpu_unwind_slow_count(void);
 void op_cpu_sampler_cost(uint64_t *samples, uint64_t *handler_ns, uint64_t *unwind_ns, uint64_t *max_ns);
 void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spilled samples */
@@ -261,6 +266,18 @@ void op_cpu_components_emit_profile(void); /* final flush: REGION_PROFILE record
 /* ---- symbols.c ---------------------------------------------------------------------------- */
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);
 void op_cpu_symbols_reset(void);
+
+/* ---- modules.c ---------------------------------------------------------------------------- */
+void op_cpu_modules_dlclose_before(void); /* the preload library's dlclose hooks */
+void op_cpu_modules_dlclose_after(void);
+bool op_cpu_modules_any_retired(void);   /* has any module been closed (a relaxed load) */
+/* Before a sample leaves the backend: each of its n frames taken at ts that lies where a closed
+ * module was gets the identity of its module of that time in bits 48-63 (modules.c). */
+void op_cpu_modules_tag(uint64_t *frames, uint32_t n, uint64_t ts);
+/* For symbols.c: the address of a frame (*addr), and, when it must be resolved in a module that
+ * is gone or no longer the one mapped there, that module's file and load bias (true). */
+bool op_cpu_modules_resolve(uint64_t frame, uint64_t *addr, char *path, size_t pathlen, uint64_t *bias);
+void op_cpu_modules_at_fork_child(void);
 /* 1: lookups through symbols_index.c, 0: libdw's per-address search, -1: OMNIPROF_SYMBOL_INDEX
  * (the default; tests compare both). */
 void op_cpu_symbols_use_index(int on);

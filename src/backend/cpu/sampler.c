@@ -50,6 +50,11 @@
  *       rest + need free bytes; otherwise the sample is dropped and counted (ring->dropped);
  *   (4) a thread's ring is unmapped only by its allocator, after the thread marked itself
  *       EXITED (its timers deleted, its handler can no longer run) and the ring was drained.
+ *   (5) whether the ring takes a sample does not depend on the sample's size (ring_reserve):
+ *       the ring drops while it has less room than the largest record needs, so drops are
+ *       stretches of time, never the deep stacks in preference to the shallow ones; each drop
+ *       is counted in the SDK (op_sdk_report_lost) when the ring is drained, and the database
+ *       keeps the count (omniprof_drops, cause lost_at_source; the summary's CPU profile says it).
  *
  * Allocators. One allocator thread serves up to OMNIPROF_SAMPLING_ALLOCATOR_SIZE threads (at
  * most OMNIPROF_SAMPLING_MAX_ALLOCATORS allocators; beyond that they are shared). A handler
@@ -146,14 +151,23 @@ static void op_cpu_chain(int type, int signo, siginfo_t *si, void *uc)
     }
 }
 
-static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, uint64_t *head_out)
+/* Invariant (5): whether a sample is kept never depends on its own size. A stack copy's size
+ * is where the program is (how deep its stack is there): had a nearly full ring taken the small
+ * copies and dropped the large ones, the functions of deep stacks would lose their share, and
+ * every thread's share would move with its stack's depth. So the ring takes a sample only while
+ * it has room for the largest record (`room`, with the pad the largest would need here), and
+ * drops every sample, whatever its size, while it has not: what a full ring drops is a stretch
+ * of time, not a kind of place. */
+static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, size_t room, uint64_t *head_out)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     size_t off = (size_t)(head % r->cap);
     size_t rest = r->cap - off;
     size_t pad = rest < need ? rest : 0;
-    if (head + pad + need - tail > r->cap) return NULL; /* invariant (3): drop */
+    size_t room_pad = rest < room ? rest : 0;
+    if (room < need) room = need;
+    if (head + room_pad + room - tail > r->cap) return NULL; /* invariants (3) and (5): drop */
     if (pad) { /* pad record: its size, and kind 0 when there is room (rest may be 8 bytes) */
         *(uint64_t *)(r->data + off) = pad;
         if (pad >= 16) ((uint32_t *)(r->data + off))[2] = 0;
@@ -354,7 +368,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     op_cpu_ring *r = &t->ring;
     uint64_t head, len = copy_len((const ucontext_t *)ucv, t);
     size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len : r->max_frames_record;
-    uint8_t *slot = ring_reserve(r, need, &head);
+    uint8_t *slot = ring_reserve(r, need, r->max_record, &head);
     if (!slot) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         goto out;
@@ -421,6 +435,25 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, rec->operation, rec, NULL);
 }
 
+/* A sample unwound in the handler: its frames tagged with their modules (modules.c) when a
+ * module was closed during the run. */
+static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
+{
+    if (!op_cpu_modules_any_retired() || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
+        emit_record(a, rec);
+        return;
+    }
+    union {
+        omniprof_cpu_sample_record_t rec;
+        uint8_t bytes[sizeof(omniprof_cpu_sample_record_t) + OMNIPROF_CPU_SAMPLE_MAX_FRAMES * sizeof(uint64_t)];
+    } out;
+    size_t size = sizeof out.rec + (size_t)rec->num_frames * sizeof(uint64_t);
+    memcpy(&out, rec, size);
+    op_cpu_modules_tag(out.rec.frames, out.rec.num_frames, out.rec.timestamp);
+    out.rec.size = size;
+    emit_record(a, &out.rec);
+}
+
 /* Unwind a stack copy with the allocator's address space (or, for a thread without
  * allocator, a shared one under its own lock) and emit the sample it stands for. */
 static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *raw)
@@ -441,6 +474,7 @@ static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t
     else if (c->gregs[REG_RIP]) out.rec.frames[n++] = c->gregs[REG_RIP];
     if (!a) pthread_mutex_unlock(&shared_lock);
     n = op_cpu_drop_own_frames(out.rec.frames, n);
+    op_cpu_modules_tag(out.rec.frames, n, out.rec.timestamp);
     out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
     out.rec.num_frames = n;
     out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);
@@ -462,7 +496,7 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         /* a sample is never smaller than its header; anything smaller is a pad */
         uint32_t kind = size >= sizeof(omniprof_cpu_sample_record_t) ? ((const uint32_t *)p)[2] : 0;
         if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
-            emit_record(a, (const omniprof_cpu_sample_record_t *)p);
+            emit_sample(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         } else if (kind == OP_CPU_RING_STACK_COPY && size >= sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy)) {
             emit_unwound(a, (const omniprof_cpu_sample_record_t *)p);
@@ -471,6 +505,14 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         tail += size;
     }
     atomic_store_explicit(&r->tail, tail, memory_order_release);
+    uint64_t dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+    if (dropped > r->dropped_reported) { /* invariant (5): drops reach the database */
+        op_sdk_report_lost(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE,
+                           g_op_cpu_cfg.timer_on[OP_CPU_TIMER_CPUTIME] ? OMNIPROF_CPU_SAMPLE_CPUTIME
+                                                                       : OMNIPROF_CPU_SAMPLE_REALTIME,
+                           dropped - r->dropped_reported);
+        r->dropped_reported = dropped;
+    }
     return n;
 }
 
@@ -733,6 +775,7 @@ static bool ring_create(op_cpu_ring *r)
     atomic_store(&r->head, 0);
     atomic_store(&r->tail, 0);
     atomic_store(&r->dropped, 0);
+    r->dropped_reported = 0;
     return true;
 }
 
@@ -860,6 +903,26 @@ void op_cpu_sampler_drain_all(void)
     if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
     pthread_mutex_unlock(&g_alloc_lock);
     for (uint32_t i = 0; copy && i < n; i++) allocator_pass(copy[i]);
+    op_free(copy);
+}
+
+/* op_cpu_sampler_drain_all without waiting: an allocator whose lock is taken (it is draining
+ * already) is skipped. For dlclose, where the caller may hold the loader's lock that a walk
+ * takes under the allocator's lock. */
+void op_cpu_sampler_drain_try(void)
+{
+    if (pthread_mutex_trylock(&g_alloc_lock) != 0) return;
+    uint32_t n = g_n_allocs;
+    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
+    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
+    pthread_mutex_unlock(&g_alloc_lock);
+    for (uint32_t i = 0; copy && i < n; i++) {
+        op_cpu_allocator *a = copy[i];
+        if (pthread_mutex_trylock(&a->lock) != 0) continue;
+        take_pending(a);
+        for (op_cpu_thread *t = a->threads; t; t = t->alloc_next) drain_ring(a, t);
+        pthread_mutex_unlock(&a->lock);
+    }
     op_free(copy);
 }
 

@@ -18,6 +18,12 @@
  * libdwfl's own per-address search (dwfl_module_addrinfo, dwarf_getscopes) where the index
  * cannot decide alone.
  *
+ * Frames of modules that a dlclose took away (modules.c): an address whose module is no longer
+ * the one mapped there (its identity in the frame's top bits, or the first module of a place
+ * that another took since) is resolved in that module's own file at its load bias, in a Dwfl
+ * session of its own (one per module identity, kept until the end); info.address stays the frame
+ * as recorded, module_offset is the offset in that file.
+ *
  * Libdw is not thread-safe for one Dwfl: every query holds g_sym_lock (lowest in the lock
  * order of cpu_internal.h). Never called from a signal handler. */
 #include <dlfcn.h>
@@ -47,6 +53,49 @@ static const Dwfl_Callbacks g_callbacks = {
     .debuginfo_path = &g_debuginfo_path,
 };
 
+/* Sessions of modules that are gone (modules.c), one per (file, bias). */
+static const Dwfl_Callbacks g_file_callbacks = {
+    .find_elf = NULL,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+typedef struct gone_session {
+    char *path;
+    uint64_t bias;
+    Dwfl *dwfl;
+    Dwfl_Module *mod; /* NULL: the file cannot be read */
+} gone_session;
+static gone_session *g_gone;
+static size_t g_n_gone, g_cap_gone;
+
+/* The module of file `path` loaded at `bias`, in its own session. Under g_sym_lock. */
+static Dwfl_Module *gone_module(const char *path, uint64_t bias)
+{
+    for (size_t i = 0; i < g_n_gone; i++)
+        if (g_gone[i].bias == bias && strcmp(g_gone[i].path, path) == 0) return g_gone[i].mod;
+    if (g_n_gone == g_cap_gone) {
+        size_t nc = g_cap_gone ? g_cap_gone * 2 : 8;
+        gone_session *g = realloc(g_gone, nc * sizeof *g);
+        if (!g) return NULL;
+        g_gone = g;
+        g_cap_gone = nc;
+    }
+    gone_session *e = &g_gone[g_n_gone];
+    memset(e, 0, sizeof *e);
+    e->path = strdup(path);
+    e->bias = bias;
+    e->dwfl = e->path ? dwfl_begin(&g_file_callbacks) : NULL;
+    if (e->dwfl) {
+        dwfl_report_begin(e->dwfl);
+        e->mod = dwfl_report_elf(e->dwfl, path, path, -1, (GElf_Addr)bias, false);
+        dwfl_report_end(e->dwfl, NULL, NULL);
+        if (!e->mod) op_info("cpu: symbols of '%s', closed during the run, cannot be read (%s)", path, dwfl_errmsg(-1));
+    }
+    g_n_gone++;
+    return e->mod;
+}
+
 static bool report(void)
 {
     if (!g_dwfl) {
@@ -74,6 +123,8 @@ void op_cpu_symbols_reset(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     g_sym_lock = fresh;
     g_dwfl = NULL; /* the parent's memory is left alone */
+    g_gone = NULL;
+    g_n_gone = g_cap_gone = 0;
     op_cpu_symidx_clear(0);
     g_dwfl_pid = 0;
 }
@@ -143,22 +194,31 @@ static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes, Dwarf_Die
     return nchain;
 }
 
-omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data)
+omniprof_status_t op_cpu_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data)
 {
     if (!cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
     omniprof_symbol_info_t info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    info.address = address;
+    info.address = frame;
+    uint64_t address = frame;
+    char gone_path[512];
+    uint64_t gone_bias = 0;
+    bool gone = op_cpu_modules_resolve(frame, &address, gone_path, sizeof gone_path, &gone_bias);
     pthread_mutex_lock(&g_sym_lock);
     if (g_use_index < 0) g_use_index = op_setting_bool(OP_SET_SYMBOL_INDEX);
-    if ((!g_dwfl || g_dwfl_pid != getpid()) && !report()) {
-        pthread_mutex_unlock(&g_sym_lock);
-        cb(&info, data);
-        return OMNIPROF_STATUS_ERROR;
+    Dwfl_Module *mod = NULL;
+    if (gone) {
+        mod = gone_module(gone_path, gone_bias);
+    } else {
+        if ((!g_dwfl || g_dwfl_pid != getpid()) && !report()) {
+            pthread_mutex_unlock(&g_sym_lock);
+            cb(&info, data);
+            return OMNIPROF_STATUS_ERROR;
+        }
+        mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
+        if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
     }
-    Dwfl_Module *mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
-    if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
     if (!mod) {
         pthread_mutex_unlock(&g_sym_lock);
         cb(&info, data);

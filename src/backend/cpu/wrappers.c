@@ -170,6 +170,24 @@ static bool sigaction_hook(int signo, const struct sigaction *act, struct sigact
     return false;
 }
 
+/* dlclose: the samples waiting in the rings are unwound while the library is still mapped
+ * (allocators busy right now are skipped: never wait here, the program may hold the loader's
+ * lock), and modules.c notes the modules that went. */
+static void dlclose_before(void *handle)
+{
+    (void)handle;
+    if (!atomic_load_explicit(&g_op_cpu_started, memory_order_acquire) || !g_op_cpu_cfg.sampling) return;
+    op_cpu_sampler_drain_try();
+    op_cpu_modules_dlclose_before();
+}
+
+static void dlclose_after(void *handle, int rc)
+{
+    (void)handle;
+    (void)rc;
+    op_cpu_modules_dlclose_after();
+}
+
 const op_preload_hooks g_op_cpu_preload_hooks = {
     .size = sizeof(op_preload_hooks),
     .name = "cpu",
@@ -180,6 +198,8 @@ const op_preload_hooks g_op_cpu_preload_hooks = {
     .fork_child = fork_child,
     .process_end = process_end,
     .sigaction = sigaction_hook,
+    .dlclose_before = dlclose_before,
+    .dlclose_after = dlclose_after,
 };
 
 /* ---------------------------------------------------------------------------------------- */
