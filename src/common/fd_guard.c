@@ -160,30 +160,24 @@ void op_fd_io_end(void)
     if (omniprof_preload_fd_io_end) omniprof_preload_fd_io_end();
 }
 
-ssize_t op_fd_write_checked(int fd, const void *buf, size_t n, bool may_wait)
+/* One read or write through a checked fd (op_fd_write_checked, op_fd_read_checked). */
+static ssize_t checked_io(int fd, void *buf, size_t n, bool may_wait, bool writing)
 {
     if (op_fd_io_begin(may_wait) != 0) {
         errno = EAGAIN;
         return -1;
     }
     int ufd = op_fd_usable(fd);
-    ssize_t r = ufd < 0 ? -1 : write(ufd, buf, n);
+    ssize_t r = ufd < 0 ? -1 : writing ? write(ufd, buf, n) : read(ufd, buf, n);
     int e = errno;
     op_fd_io_end();
     errno = e;
     return r;
 }
 
-ssize_t op_fd_read_checked(int fd, void *buf, size_t n, bool may_wait)
+ssize_t op_fd_write_checked(int fd, const void *buf, size_t n, bool may_wait)
 {
-    if (op_fd_io_begin(may_wait) != 0) {
-        errno = EAGAIN;
-        return -1;
-    }
-    int ufd = op_fd_usable(fd);
-    ssize_t r = ufd < 0 ? -1 : read(ufd, buf, n);
-    int e = errno;
-    op_fd_io_end();
-    errno = e;
-    return r;
+    return checked_io(fd, (void *)buf, n, may_wait, true);
 }
+
+ssize_t op_fd_read_checked(int fd, void *buf, size_t n, bool may_wait) { return checked_io(fd, buf, n, may_wait, false); }

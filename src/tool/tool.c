@@ -42,6 +42,7 @@
 #include "common/affinity.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "common/path_template.h"
 #include "common/settings.h"
@@ -242,6 +243,9 @@ static void manifest_append(const char *path)
     const char *m = op_setting_str(OP_SET_RUN_MANIFEST);
     if (!m || !*m) return;
     int fd = open(m, O_WRONLY | O_APPEND | O_CLOEXEC);
+    /* adopted like every fd of the profiler's, even for one write: a program closing every fd
+     * meanwhile must not get our line into a file of its own on that number */
+    if (fd >= 0) fd = op_fd_adopt_path(fd, m, OP_FD_IDENTITY);
     if (fd < 0) {
         op_warn("cannot append to the run manifest %s: %s", m, strerror(errno));
         return;
@@ -249,10 +253,10 @@ static void manifest_append(const char *path)
     char line[PATH_MAX + 2];
     int n = snprintf(line, sizeof(line), "%s\n", path);
     if (n > 0 && (size_t)n < sizeof(line)) {
-        ssize_t wr = write(fd, line, (size_t)n); /* one write with O_APPEND: lines never interleave */
+        ssize_t wr = op_fd_write_checked(fd, line, (size_t)n, true); /* one O_APPEND write: lines never interleave */
         (void)wr;
     }
-    close(fd);
+    op_fd_close(fd);
 }
 
 /* Open <dir>/<name>[-k]_results.db (invariant 3). Called with open_lock held. */

@@ -131,13 +131,13 @@ int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open)
     }
     /* each fd is adopted (common/fd_guard.h): above the program's fds, protected from its closes */
     int leader = open_event(g_active[0], tid, -1, g_exclude_kernel);
-    if (leader >= 0) leader = op_fd_adopt(leader, 0);
+    if (leader >= 0) leader = op_fd_adopt(leader, OP_FD_IDENTITY);
     if (leader < 0) return -1;
     fds[0] = leader;
     uint32_t n = 1;
     for (uint32_t i = 1; i < g_n_active; i++) {
         int fd = open_event(g_active[i], tid, leader, g_exclude_kernel);
-        if (fd >= 0) fd = op_fd_adopt(fd, 0);
+        if (fd >= 0) fd = op_fd_adopt(fd, OP_FD_IDENTITY);
         if (fd < 0) break; /* keep the prefix that opened: values stay in list order */
         fds[n++] = fd;
     }
@@ -156,7 +156,8 @@ void op_cpu_perf_close_thread(int *fds, uint32_t n)
 uint32_t op_cpu_perf_read(int fd, uint32_t n, uint64_t *values)
 {
     uint64_t buf[1 + OMNIPROF_CPU_SAMPLE_MAX_EVENTS];
-    ssize_t r = read(fd, buf, sizeof(uint64_t) * (1 + n));
+    /* never a read of a file the program put on the number behind the interposers */
+    ssize_t r = op_fd_read_checked(fd, buf, sizeof(uint64_t) * (1 + n), false);
     if (r < (ssize_t)sizeof(uint64_t)) return 0;
     uint32_t got = (uint32_t)buf[0];
     if (got > n) got = n;

@@ -877,6 +877,22 @@ void op_cpu_sampler_thread_stop(op_cpu_thread *t)
     t->perf_n = 0;
 }
 
+/* A copy of the allocator list (op_free it; NULL when empty, out of memory, or with try_lock
+ * when the list's lock is taken), so that passes over it run without g_alloc_lock. */
+static op_cpu_allocator **allocators_snapshot(uint32_t *n, bool try_lock)
+{
+    *n = 0;
+    if (try_lock ? pthread_mutex_trylock(&g_alloc_lock) != 0 : pthread_mutex_lock(&g_alloc_lock) != 0) return NULL;
+    uint32_t k = g_n_allocs;
+    op_cpu_allocator **copy = k ? op_malloc(k * sizeof *copy) : NULL;
+    if (copy) {
+        memcpy(copy, g_allocs, k * sizeof *copy);
+        *n = k;
+    }
+    pthread_mutex_unlock(&g_alloc_lock);
+    return copy;
+}
+
 /* The thread is gone (or going): its allocator drains and frees it. */
 void op_cpu_sampler_release(op_cpu_thread *t)
 {
@@ -890,18 +906,15 @@ void op_cpu_sampler_release(op_cpu_thread *t)
     op_cpu_allocator *a = t->allocator;
     atomic_store_explicit(&t->state, OP_CPU_THREAD_EXITED, memory_order_release);
     uint64_t one = 1;
-    ssize_t w = write(op_fd_resolve(a->efd), &one, sizeof one);
+    ssize_t w = op_fd_write_checked(a->efd, &one, sizeof one, true);
     (void)w;
 }
 
 void op_cpu_sampler_drain_all(void)
 {
     op_cpu_threads_emit_pending();
-    pthread_mutex_lock(&g_alloc_lock);
-    uint32_t n = g_n_allocs;
-    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
-    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
-    pthread_mutex_unlock(&g_alloc_lock);
+    uint32_t n;
+    op_cpu_allocator **copy = allocators_snapshot(&n, false);
     for (uint32_t i = 0; copy && i < n; i++) allocator_pass(copy[i]);
     op_free(copy);
 }
@@ -911,11 +924,8 @@ void op_cpu_sampler_drain_all(void)
  * takes under the allocator's lock. */
 void op_cpu_sampler_drain_try(void)
 {
-    if (pthread_mutex_trylock(&g_alloc_lock) != 0) return;
-    uint32_t n = g_n_allocs;
-    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
-    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
-    pthread_mutex_unlock(&g_alloc_lock);
+    uint32_t n;
+    op_cpu_allocator **copy = allocators_snapshot(&n, true);
     for (uint32_t i = 0; copy && i < n; i++) {
         op_cpu_allocator *a = copy[i];
         if (pthread_mutex_trylock(&a->lock) != 0) continue;
@@ -965,11 +975,8 @@ static void emit_spilled(op_cpu_allocator *a)
 void op_cpu_sampler_finalize(void)
 {
     op_cpu_threads_foreach(stop_timer_cb, NULL);
-    pthread_mutex_lock(&g_alloc_lock);
-    uint32_t n = g_n_allocs;
-    op_cpu_allocator **copy = n ? op_malloc(n * sizeof *copy) : NULL;
-    if (copy) memcpy(copy, g_allocs, n * sizeof *copy);
-    pthread_mutex_unlock(&g_alloc_lock);
+    uint32_t n;
+    op_cpu_allocator **copy = allocators_snapshot(&n, false);
     for (uint32_t i = 0; copy && i < n; i++) {
         op_cpu_allocator *a = copy[i];
         atomic_store(&a->stop, 1); /* never joined: the thread exits within OP_CPU_POLL_MS */
