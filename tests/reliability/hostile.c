@@ -319,7 +319,7 @@ static void do_fiber(void)
     g_fiber_ctx.uc_stack.ss_sp = stack;
     g_fiber_ctx.uc_stack.ss_size = sizeof stack;
     g_fiber_ctx.uc_link = &g_main_ctx;
-    g_fiber_ms = 400;
+    g_fiber_ms = 800;
     makecontext(&g_fiber_ctx, fiber_body, 0);
     swapcontext(&g_main_ctx, &g_fiber_ctx);
     char buf[65536];

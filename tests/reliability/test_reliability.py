@@ -203,7 +203,10 @@ def fiber_case(env=None, tag=""):
     take the program's numbers nor read its input or write into its output."""
     _, tdir, dbdir = matrix_case("fiber", str(N), want=[{"before": N}], extra=SAMPLED, env=env)
     n = sampled_in(dbdir, "fiber_body")
-    check(n >= 20, "%sthe fiber was sampled (%d samples in fiber_body)" % (tag, n))
+    # 800 ms of the fiber's CPU time: ~200 samples on an idle machine (CPU-time timers fire at
+    # the 4 ms tick), 14-18 seen beside two busy loops and three test suites; the case only
+    # needs the fiber's stack to have been walked
+    check(n >= 5, "%sthe fiber was sampled (%d samples in fiber_body)" % (tag, n))
 
 
 def t_fiber():
