@@ -654,7 +654,13 @@ def mode_profile(args, wd):
         line_a = [i for i, l in enumerate(fh, 1) if "double hot_a(long units)" in l][0]
     check(rows.get("hot_a", (0, 0, ""))[2].endswith("hotspot.c:%d" % line_a),
           "flat: hot_a located at hotspot.c:%d (%s)" % (line_a, rows.get("hot_a", (0, 0, ""))[2]))
-    check(abs(rows.get("work", (0, 0))[1] - 100) < 0.01, "flat: work is in every stack (total 100%)")
+    # every sample in the hot functions is under work; beside busy loops one sample in ~1,200 can
+    # land outside the program's work (seen: ld.so's munmap, the SDK's put_record while a thread
+    # starts or the process ends), so work's total is the hot functions' self share, not 100 %
+    hot_self = rows.get("hot_a", (0,))[0] + rows.get("hot_b", (0,))[0]
+    work_total = rows.get("work", (0, 0))[1]
+    check(work_total >= hot_self - 0.01 and work_total >= 99.0,
+          "flat: work is in every stack of the hot functions (work %.2f%%, hot_a + hot_b %.2f%%)" % (work_total, hot_self))
     check("CPU call tree" in t.stdout, "call tree printed")
     j = subprocess.run([prof, "json", db], capture_output=True, text=True)
     import json as _json
