@@ -183,37 +183,6 @@ static void read_cmdline(void)
 /* ------------------------------------------------------------------------------------------ */
 /* The database.                                                                               */
 
-static const char *db_kind_name(uint32_t kind, void *user)
-{
-    (void)user;
-    const char *name = NULL;
-    uint64_t len = 0;
-    if (omniprof_query_buffer_tracing_kind_name((omniprof_buffer_tracing_kind_t)kind, &name, &len) != 0) return NULL;
-    return name;
-}
-
-static const char *db_operation_name(uint32_t kind, int32_t op, void *user)
-{
-    (void)user;
-    const char *name = NULL;
-    uint64_t len = 0;
-    if (omniprof_query_buffer_tracing_kind_operation_name((omniprof_buffer_tracing_kind_t)kind, op, &name, &len) != 0)
-        return NULL;
-    return name;
-}
-
-static omniprof_status_t db_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *cb_data, void *user)
-{
-    (void)user;
-    return omniprof_query_address_symbols(address, cb, cb_data);
-}
-
-static const char *db_kernel_rename(uint64_t external, void *user)
-{
-    (void)user;
-    return op_tool_rename_name(external);
-}
-
 static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const void **agents, size_t n, void *data)
 {
     op_db_writer *w = data;
@@ -236,27 +205,6 @@ static omniprof_status_t add_agents_cb(omniprof_agent_version_t version, const v
 static void add_new_agents(op_db_writer *w)
 {
     omniprof_query_ready_agents(OMNIPROF_AGENT_INFO_VERSION_0, add_agents_cb, sizeof(omniprof_agent_v0_t), w);
-}
-
-static void manifest_append(const char *path)
-{
-    const char *m = op_setting_str(OP_SET_RUN_MANIFEST);
-    if (!m || !*m) return;
-    int fd = open(m, O_WRONLY | O_APPEND | O_CLOEXEC);
-    /* adopted like every fd of the profiler's, even for one write: a program closing every fd
-     * meanwhile must not get our line into a file of its own on that number */
-    if (fd >= 0) fd = op_fd_adopt_path(fd, m, OP_FD_IDENTITY);
-    if (fd < 0) {
-        op_warn("cannot append to the run manifest %s: %s", m, strerror(errno));
-        return;
-    }
-    char line[PATH_MAX + 2];
-    int n = snprintf(line, sizeof(line), "%s\n", path);
-    if (n > 0 && (size_t)n < sizeof(line)) {
-        ssize_t wr = op_fd_write_checked(fd, line, (size_t)n, true); /* one O_APPEND write: lines never interleave */
-        (void)wr;
-    }
-    op_fd_close(fd);
 }
 
 /* Open <dir>/<name>[-k]_results.db (invariant 3). Called with open_lock held. */
@@ -321,12 +269,12 @@ static op_db_writer *open_database(void)
         opts.flush_interval_ms = fi == 0 || fi > 60000 ? 60000 : fi;
     }
     opts.close_timeout_ms = op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS);
-    opts.kind_name = db_kind_name;
-    opts.operation_name = db_operation_name;
-    opts.symbolize = db_symbolize;
+    opts.kind_name = op_tool_db_kind_name;
+    opts.operation_name = op_tool_db_operation_name;
+    opts.symbolize = op_tool_db_symbolize;
     opts.kernel_names_mangled = !op_setting_bool(OP_SET_DEMANGLE_KERNELS); /* -M */
     opts.truncate_kernel_names = op_setting_bool(OP_SET_TRUNCATE_KERNELS); /* -T */
-    if (op_setting_bool(OP_SET_KERNEL_RENAME)) opts.kernel_rename = db_kernel_rename; /* --kernel-rename */
+    if (op_setting_bool(OP_SET_KERNEL_RENAME)) opts.kernel_rename = op_tool_db_kernel_rename; /* --kernel-rename */
     op_db_writer *w = NULL;
     for (int k = 0; k < 10000; k++) {
         char path[PATH_MAX];
@@ -350,7 +298,7 @@ static op_db_writer *open_database(void)
     if (!w) return NULL;
     atomic_store(&g.agents_written, 0);
     add_new_agents(w);
-    manifest_append(g.db_path);
+    op_tool_manifest_append(g.db_path);
     op_info("writing %s", g.db_path);
     return w;
 }
@@ -851,7 +799,7 @@ static int trace_kind(int which, const char *bname, omniprof_buffer_tracing_kind
     if (make_buffer(which, bname) != OMNIPROF_STATUS_SUCCESS) return -1;
     omniprof_status_t st = omniprof_configure_buffer_tracing_service(g.ctx, kind, NULL, 0, g.buf[which].id);
     if (st != OMNIPROF_STATUS_SUCCESS) {
-        const char *kname = db_kind_name(kind, NULL);
+        const char *kname = op_tool_db_kind_name(kind, NULL);
         op_info("tracing %s is not available: %s", kname ? kname : "?", omniprof_get_status_string(st));
         return -1;
     }

@@ -43,4 +43,13 @@ bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigacti
 int op_tool_rename_setup(omniprof_context_id_t ctx);
 const char *op_tool_rename_name(uint64_t id);
 
+#include "omniprof/symbols.h"
+/* tool_db.c: the writer's name, symbol and rename callbacks (their `user` is unused), and one
+ * line with a database's path appended to the run manifest (OMNIPROF_RUN_MANIFEST), if any. */
+const char *op_tool_db_kind_name(uint32_t kind, void *user);
+const char *op_tool_db_operation_name(uint32_t kind, int32_t op, void *user);
+omniprof_status_t op_tool_db_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *cb_data, void *user);
+const char *op_tool_db_kernel_rename(uint64_t external, void *user);
+void op_tool_manifest_append(const char *path);
+
 #endif /* OMNIPROF_TOOL_TOOL_H */

@@ -174,6 +174,9 @@ void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spi
 void op_cpu_sampler_at_fork_child(void);
 bool op_cpu_is_sampling_signal(int signo, int *type);
 void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outside handlers */
+/* unwind_local.c: libunwind's set-up (sampler setup) and the end-of-run line. */
+void op_cpu_unwind_local_setup(bool fast);
+void op_cpu_unwind_local_report(void);
 /* Async-signal-safe: the interrupted context's frames, innermost first (callers as return
  * address - 1); returns how many (at most max <= OMNIPROF_CPU_SAMPLE_MAX_FRAMES). */
 uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max);

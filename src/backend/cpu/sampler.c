@@ -24,7 +24,7 @@
  * getrusage, read (perf_event group), timer_settime (disarm after the duration), memcpy, and
  * libunwind built with UNW_LOCAL_ONLY: unw_backtrace (the cached walker; its per-thread
  * cache is created before the thread's first sample, op_cpu_unwind_prewarm) or
- * unw_init_local2/unw_get_reg/unw_step (op_cpu_unwind). It never
+ * unw_init_local2/unw_get_reg/unw_step (op_cpu_unwind, in unwind_local.c). It never
  * allocates, locks a pthread mutex or does stdio. Notes on libunwind's safety, as used here:
  *   - the caching policy is UNW_CACHE_PER_THREAD (set at setup), so unw_step takes no global
  *     lock; libunwind's local unwinder allocates from its own mmap'd pools, not malloc;
@@ -77,11 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "backend/cpu/cpu_internal.h"
-#include "backend/cpu/unwind_walk.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/fd_guard.h"
@@ -118,7 +114,6 @@ static bool g_chain_set[OP_CPU_TIMER_COUNT];
 static uint64_t g_begin_ns[OP_CPU_TIMER_COUNT], g_end_ns[OP_CPU_TIMER_COUNT];
 static uint32_t g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
 static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
-static bool g_fast_unwind = true;          /* OMNIPROF_SAMPLING_FAST_UNWIND */
 static bool g_deferred;                    /* OMNIPROF_SAMPLING_UNWIND=deferred */
 static uint64_t g_stack_bytes = 32768;     /* OMNIPROF_SAMPLING_STACK_BYTES */
 static _Atomic uint64_t g_fallbacks;       /* deferred mode: samples unwound in the handler */
@@ -178,101 +173,6 @@ static inline uint8_t *ring_reserve(op_cpu_ring *r, size_t need, size_t room, ui
     return r->data + off;
 }
 
-/* Unwind the interrupted context into frames[] (innermost first; callers as return address
- * - 1). Fast path: unw_backtrace, libunwind's cached frame walker (x86-64 tdep_trace: a
- * per-thread cache of unwind recipes, created outside handlers by op_cpu_unwind_prewarm), from
- * the handler's own frame; the frames up to the interrupted pc (the handler and the kernel's
- * signal trampoline) are dropped. If the interrupted pc is not among the first frames (the
- * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
- * unw_step from the signal context itself. */
-#define OP_CPU_UNWIND_SKIP_MAX 8
-static bool local_unwind_safe(void);
-static _Atomic uint64_t g_slow_unwinds; /* samples the cached walker could not unwind */
-uint64_t op_cpu_unwind_slow_count(void) { return atomic_load_explicit(&g_slow_unwinds, memory_order_relaxed); }
-uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
-{
-    uint64_t pc = 0;
-#if defined(__x86_64__)
-    pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-#endif
-    void *buf[OMNIPROF_CPU_SAMPLE_MAX_FRAMES + OP_CPU_UNWIND_SKIP_MAX];
-    if (!local_unwind_safe()) {
-        if (pc && max) frames[0] = pc;
-        return pc && max ? 1 : 0;
-    }
-    if (pc && g_fast_unwind) {
-        int got = unw_backtrace(buf, (int)(max + OP_CPU_UNWIND_SKIP_MAX));
-        for (int i = 0; i < got && i < OP_CPU_UNWIND_SKIP_MAX; i++) {
-            if ((uint64_t)(uintptr_t)buf[i] != pc) continue;
-            uint32_t n = 0;
-            frames[n++] = pc;
-            for (int k = i + 1; k < got && n < max; k++) frames[n++] = (uint64_t)(uintptr_t)buf[k] - 1;
-            return n;
-        }
-    }
-    if (pc && g_fast_unwind) atomic_fetch_add_explicit(&g_slow_unwinds, 1, memory_order_relaxed);
-    uint32_t n = 0;
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-        n = op_cpu_walk_cursor(&cursor, frames, max);
-    } else if (pc) {
-        frames[n++] = pc;
-    }
-    return n;
-}
-
-/* libunwind's memory-check pipes (issue 31 items 1 and 2). Each of libunwind's two libraries
- * (the local one this file uses, libunwind-x86_64 for unwind_deferred.c) opens a pipe when it
- * first initialises, and checks a doubtful address by writing one byte from it into that pipe
- * (and reading one back) whenever a walk falls back to guessing frames (a fiber's stack, code
- * without unwind tables). It keeps the pipe's numbers in a static array, where the profiler
- * cannot renumber them. Both libraries are therefore initialised once, here, inside an fd
- * capture scope (fd_guard.h): their pipes are adopted above the floor and registered, so a
- * program that closes every fd does not close them, nor finds its own files on their numbers.
- * What the interposers cannot see (a raw close_range system call, a dup2 onto exactly those
- * numbers) is checked before every local walk (local_unwind_safe): a pipe that is no longer
- * the profiler's own turns the local walk off for the rest of the run, and samples keep their
- * interrupted pc alone (deferred mode copies the stack of threads it knows, which never
- * reaches the pipe). */
-#define OP_CPU_UNW_PIPES 8
-static int g_unw_pipe[OP_CPU_UNW_PIPES];
-static int g_n_unw_pipe;
-static _Atomic bool g_local_unwind_off;
-static pthread_once_t g_unw_libs_once = PTHREAD_ONCE_INIT;
-
-static void unw_libs_init(void)
-{
-    op_fd_capture_begin();
-    void *buf[4];
-    unw_backtrace(buf, 4); /* tdep_init of the local library */
-    op_cpu_unwind_deferred_init();
-    int n = op_fd_capture_end(g_unw_pipe, OP_CPU_UNW_PIPES);
-    g_n_unw_pipe = n < OP_CPU_UNW_PIPES ? n : OP_CPU_UNW_PIPES;
-}
-
-/* Async-signal-safe: every captured pipe end still the profiler's own at its own number. */
-static bool local_unwind_safe(void)
-{
-    if (atomic_load_explicit(&g_local_unwind_off, memory_order_relaxed)) return false;
-    for (int i = 0; i < g_n_unw_pipe; i++) {
-        int fd = g_unw_pipe[i];
-        if (op_fd_resolve(fd) != fd || op_fd_verify(fd) != 0) {
-            atomic_store_explicit(&g_local_unwind_off, true, memory_order_relaxed);
-            return false;
-        }
-    }
-    return true;
-}
-
-
-/* Create the calling thread's libunwind trace cache outside any handler (it takes
- * pthread_once and mmap the first time); the first call initialises libunwind. */
-void op_cpu_unwind_prewarm(void)
-{
-    pthread_once(&g_unw_libs_once, unw_libs_init);
-    void *buf[4];
-    unw_backtrace(buf, 4);
-}
 
 /* Copy n bytes of the live stack. ASan poisons the redzones of the frames there, and its
  * memcpy would report them: sanitized builds copy word by word uninstrumented. */
@@ -674,9 +574,7 @@ int op_cpu_sampler_setup(void)
 {
     g_max_depth = g_op_cpu_cfg.max_depth;
     if (g_max_depth < 1 || g_max_depth > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) g_max_depth = OMNIPROF_CPU_SAMPLE_MAX_FRAMES;
-    pthread_once(&g_unw_libs_once, unw_libs_init); /* before any other libunwind call initialises it */
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-    g_fast_unwind = g_op_cpu_cfg.fast_unwind;
+    op_cpu_unwind_local_setup(g_op_cpu_cfg.fast_unwind);
 #if defined(__x86_64__)
     g_deferred = g_op_cpu_cfg.deferred_unwind;
 #endif
@@ -994,9 +892,7 @@ void op_cpu_sampler_finalize(void)
         pthread_mutex_unlock(&a->lock);
     }
     op_free(copy);
-    if (atomic_load(&g_local_unwind_off))
-        op_warn("cpu: the program closed or replaced libunwind's pipe behind omniprof's interposers (a raw "
-                "close_range or a dup2 onto it); later samples unwound in the signal handler keep their pc only");
+    op_cpu_unwind_local_report();
 }
 
 static void dropped_cb(op_cpu_thread *t, void *data)
