@@ -723,8 +723,6 @@ static void at_fork_child(void)
     op_tool_signals_after_fork_child();
 }
 
-static bool stop_and_close(uint64_t timeout_ms, bool final, bool open_empty, op_db_writer_stats *st, int *rc);
-
 /* Before exec replaces this image, stop collecting and close the database as at exit: every
  * record delivered and committed, the WAL checkpointed and removed, so the database is one
  * whole file (the new image is traced by its own copy of the tool, through the inherited

@@ -224,11 +224,20 @@ SKEW_S = 1000  # the second host's CLOCK_MONOTONIC runs this far ahead
 MARGIN_NS = 50000
 
 
-def case_clocks(a, tmp):
+def timens_prefix():
+    """The command prefix that runs a program with CLOCK_MONOTONIC SKEW_S ahead (a time
+    namespace), or None, with the skip reason printed, where this machine has none."""
     unshare = ["unshare", "--time", "--monotonic", str(SKEW_S), "--fork", "--"]
     probe = subprocess.run(unshare + ["cat", "/proc/self/timens_offsets"], capture_output=True, text=True)
     if probe.returncode != 0:
         print("SKIP: time namespaces are not available here (unshare --time: %s)" % probe.stderr.strip()[-200:])
+        return None
+    return unshare
+
+
+def case_clocks(a, tmp):
+    unshare = timens_prefix()
+    if not unshare:
         return 77
     n, skew = 4, SKEW_S * 1000000000
     out = os.path.join(tmp, "clocks")
@@ -397,10 +406,8 @@ def report_data(a, dbs, html):
 
 
 def case_report(a, tmp):
-    unshare = ["unshare", "--time", "--monotonic", str(SKEW_S), "--fork", "--"]
-    probe = subprocess.run(unshare + ["cat", "/proc/self/timens_offsets"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        print("SKIP: time namespaces are not available here (unshare --time: %s)" % probe.stderr.strip()[-200:])
+    unshare = timens_prefix()
+    if not unshare:
         return 77
     n = 4
     out = os.path.join(tmp, "report")

@@ -140,6 +140,21 @@ static void finish(void)
     (void)w;
 }
 
+/* DIR/name with one line (printf-style): what differs between the runs with and without the
+ * profiler (counts of fds, of ranges) goes there, never into the report. */
+static void side_file(const char *name, const char *fmt, ...)
+{
+    char path[PATH_MAX];
+    path_in_dir(path, sizeof path, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+}
+
 static int max_fd(void)
 {
     struct rlimit rl;
@@ -234,12 +249,7 @@ static void do_foreign_fds(void)
     }
     report("dup2 onto foreign fds: %s; fclose on them: %s\n", dup_bad ? "failed" : "all worked",
            fclose_bad ? "closed them" : "EBADF");
-    path_in_dir(path, sizeof path, "foreign.txt");
-    FILE *side = fopen(path, "w");
-    if (side) {
-        fprintf(side, "foreign %d writes %d then %d\n", n, writes, n2);
-        fclose(side);
-    }
+    side_file("foreign.txt", "foreign %d writes %d then %d\n", n, writes, n2);
     close(own);
     close(dupf);
 }
@@ -347,13 +357,7 @@ static void do_raw_close_range(int n)
         close(fds[i]);
     }
     report("writes through the dups: %s\n", bad ? "failed" : "all worked");
-    char path[PATH_MAX];
-    path_in_dir(path, sizeof path, "dups.txt");
-    FILE *side = fopen(path, "w");
-    if (side) {
-        fprintf(side, "dups %d\n", dups);
-        fclose(side);
-    }
+    side_file("dups.txt", "dups %d\n", dups);
     close(own);
 }
 
@@ -476,13 +480,7 @@ int main(int argc, char **argv)
         /* every range counted here was closed before the exec: the first image's database
          * must hold at least this many "thread" ranges (DIR/threads.txt, not in the report) */
         long made = g_thread_ranges;
-        char path[PATH_MAX];
-        path_in_dir(path, sizeof path, "threads.txt");
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "%ld\n", made);
-            fclose(f);
-        }
+        side_file("threads.txt", "%ld\n", made);
         char nbuf[32];
         snprintf(nbuf, sizeof nbuf, "%d", n);
         execl("/proc/self/exe", argv[0], "normal", g_dir, nbuf, (char *)NULL);
