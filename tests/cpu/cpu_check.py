@@ -561,6 +561,66 @@ def mode_dlreuse(args, wd):
     return 0
 
 
+def mode_cputime_exact(args, wd):
+    """CPU-time sampling fires on the thread's CPU time itself, not at the scheduler tick
+    (cputime_exact.c: 3 ms of CPU in phase_a, 1 ms in phase_b, measured by the program). At
+    997 Hz the samples must number 997 per second of the program's CPU (a POSIX CPU-time timer
+    fires at most once per tick: 250 per second on a 250 Hz kernel, 312 for 1.2 s measured) and
+    split as the program measured its CPU, on an idle or a busy machine alike; and while the
+    program blocks every signal for 300 ms of CPU, the sampler queues at most one signal (an
+    event armed for many overflows queued one per period) and takes no sample there."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    import sqlite3
+    env = dict(os.environ, OMNIPROF_LOG_LEVEL="info")
+    r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "997", "-d", wd, "-o", "ce", "--",
+                        os.path.join(args.bindir, "cputest_cputime_exact"), "300", "block"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    check(r.returncode == 0 and "cputime_exact done" in r.stdout,
+          "exits 0, output passes through (rc=%d, %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    fired = re.search(r"CPU-time samples of (\d+) threads fired on the perf task-clock event, of (\d+) on POSIX",
+                      r.stderr)
+    refused = re.search(r"task-clock event is not available \(([^;)]*)", r.stderr)
+    if refused:
+        print("SKIP: the kernel refused the perf task-clock event here (%s); CPU-time samples fell back to "
+              "POSIX timers, which fire at the tick" % refused.group(1))
+        return 77
+    check(fired is not None, "the run says which clock fired the CPU-time samples")
+    m = re.search(r"cpu_ms=([\d.]+) phase_a=([\d.]+) phase_b=([\d.]+)", r.stdout)
+    q = re.search(r"blocked queued=(-?\d+)", r.stdout)
+    if not m or not q:
+        check(False, "the program measured its CPU (%r)" % r.stdout)
+        return 0
+    cpu_s, want_a = float(m.group(1)) / 1e3, float(m.group(2))
+    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(wd, "ce_results.db"), uri=True)
+    stacks = {}
+    for sid, fn in con.execute("SELECT DISTINCT stack_id, function FROM omniprof_stack_frames"):
+        stacks.setdefault(sid, set()).add(fn)
+    counts = {"phase_a": 0, "phase_b": 0, "blocked": 0}
+    total = 0
+    for (sid,) in con.execute("SELECT stack_id FROM omniprof_cpu_samples"):
+        total += 1
+        for fn in counts:
+            if fn in stacks.get(sid, ()):
+                counts[fn] += 1
+    con.close()
+    phases = counts["phase_a"] + counts["phase_b"]
+    got_a = 100.0 * counts["phase_a"] / max(1, phases)
+    print("%d samples for %.2f s of the program's CPU (%.0f per s, 997 asked); phase_a %.1f%% of the phases' "
+          "samples, %.1f%% of their CPU; %d in the blocked spin; %s queued while blocked"
+          % (total, cpu_s, total / cpu_s, got_a, want_a, counts["blocked"], q.group(1)))
+    check(0.85 * 997 * cpu_s <= total <= 1.15 * 997 * cpu_s + 20,  # + the blocked spin's one
+          "997 samples per second of CPU, within 15%% (%d for %.2f s)" % (total, cpu_s))
+    check(abs(got_a - want_a) <= 4, "phase_a has %.1f%% of the samples, %.1f%% of the CPU (within 4 points)"
+          % (got_a, want_a))
+    # the spin's own samples wait until it returned: the one queued signal lands after it
+    check(int(q.group(1)) <= 3, "at most a few signals queued while the program blocked them (%s more; the "
+          "count is the user's, so other processes' count too)" % q.group(1))
+    return 0
+
+
 def mode_starved_ring(args, wd):
     """A ring that overflows because its unwinder is starved (starve.c: the allocators under
     SCHED_IDLE on the worker's CPU; the worker runs deep_a, a 12 KiB frame, and shallow_b, 70/30

@@ -97,6 +97,7 @@ static void adopt(pid_t tid)
     t->internal_value = 1000000 + n;
     t->sequent_value = g_next_sequent++;
     t->perf_fd = -1;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) t->clock_fd[i] = -1;
     atomic_store(&t->state, OP_CPU_THREAD_LIVE);
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
@@ -162,11 +163,7 @@ void op_cpu_adopt_start(void)
 static void stop_cb(op_cpu_thread *t, void *data)
 {
     (void)data;
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
-        if (t->timer_made[i]) {
-            struct itimerspec zero = {{0, 0}, {0, 0}};
-            timer_settime(t->timers[i], 0, &zero, NULL);
-        }
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_disarm(t, i);
 }
 
 /* Detach: disarm every timer (adopted threads and the registered ones), stop following. */

@@ -75,6 +75,7 @@ static void read_config(void)
     const char *t_ct = op_setting_str(OP_SET_SAMPLING_CPUTIME_TIDS), *t_rt = op_setting_str(OP_SET_SAMPLING_REALTIME_TIDS);
     c->tids[0] = t_ct && *t_ct ? t_ct : tids;
     c->tids[1] = t_rt && *t_rt ? t_rt : tids;
+    c->task_clock = strcmp(op_setting_str(OP_SET_SAMPLING_CPUTIME_CLOCK), "timer") != 0;
     c->signo[0] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_CPUTIME_SIGNAL);
     c->signo[1] = SIGRTMIN + (int)op_setting_uint(OP_SET_SAMPLING_REALTIME_SIGNAL);
     if (c->signo[0] == c->signo[1]) {
@@ -214,6 +215,11 @@ static void cpu_finalize(void)
                 "%.3f s in all; %llu unwound frame by frame (the cached walker gave up)", (unsigned long long)n,
                 (double)handler_ns / 1e3 / (double)n, (double)unwind_ns / 1e3 / (double)n, (double)max_ns / 1e3,
                 (double)handler_ns / 1e9, (unsigned long long)op_cpu_unwind_slow_count());
+    uint64_t on_task_clock, on_timer;
+    op_cpu_clock_counts(&on_task_clock, &on_timer);
+    if (on_task_clock || on_timer)
+        op_info("cpu: CPU-time samples of %llu threads fired on the perf task-clock event, of %llu on POSIX "
+                "CPU-time timers (scheduler tick)", (unsigned long long)on_task_clock, (unsigned long long)on_timer);
     uint64_t walks, walk_ns, truncated;
     op_cpu_unwind_deferred_stats(&walks, &walk_ns, &truncated);
     if (walks || op_cpu_unwind_fallback_count())

@@ -3,7 +3,8 @@
  * Files of the backend (each opens with its own design notes):
  *   cpu_backend.c     registration (op_backend "cpu"), start/flush/finalize/fork, settings
  *   threads.c         thread registry, pthread_create wrapper, THREAD records, thread identity
- *   sampler.c         per-thread POSIX timers, the signal handler, sample rings, allocators
+ *   sampler.c         the signal handler, sample rings, allocators
+ *   sample_clock.c    what fires samples: perf task-clock events, POSIX timers
  *   unwind_deferred.c the allocators' unwinder of stack copies (libunwind's remote API);
  *                     unwind_walk.h: the frame loop it shares with sampler.c
  *   perf_events.c     per-thread perf_event counter groups read by the handler
@@ -48,6 +49,7 @@
 #define OP_CPU_TLS __thread __attribute__((tls_model("initial-exec")))
 
 enum { OP_CPU_TIMER_CPUTIME = 0, OP_CPU_TIMER_REALTIME = 1, OP_CPU_TIMER_COUNT = 2 };
+#define OP_CPU_SIGVAL_MAGIC 0x6f700000 /* 'op' << 16: a POSIX timer's sigev_value, + type */
 
 /* ---- sample ring (sampler.c) ------------------------------------------------------------
  * Single producer (the thread's own signal handler), single consumer (its allocator, or a
@@ -86,7 +88,9 @@ typedef struct op_cpu_thread {
     _Atomic int state;
     _Atomic int active;                          /* the handler may record */
     timer_t timers[OP_CPU_TIMER_COUNT];
-    bool timer_made[OP_CPU_TIMER_COUNT];
+    bool timer_made[OP_CPU_TIMER_COUNT];         /* a timer or a task-clock event (sample_clock.c) */
+    int clock_fd[OP_CPU_TIMER_COUNT];            /* the task-clock event, -1 for a POSIX timer */
+    int clock_tag[OP_CPU_TIMER_COUNT];           /* its number when O_ASYNC was set: the si_fd */
     int perf_fd;                                 /* group leader, -1 if none */
     uint32_t perf_n;                             /* counters in the group */
     int perf_fds[OMNIPROF_CPU_SAMPLE_MAX_EVENTS];  /* leader first */
@@ -109,6 +113,7 @@ typedef struct op_cpu_config {
     double duration[OP_CPU_TIMER_COUNT];
     const char *tids[OP_CPU_TIMER_COUNT];
     int signo[OP_CPU_TIMER_COUNT];
+    bool task_clock;                             /* CPU-time samples on perf task-clock */
     uint32_t max_depth;
     uint32_t buffer_samples;
     uint32_t allocator_size;
@@ -150,12 +155,23 @@ int op_cpu_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 /* wrappers.c: this backend's hooks in libomniprof-preload.so (registered by the constructor). */
 extern const op_preload_hooks g_op_cpu_preload_hooks;
 /* The pthread_create hook of libomniprof-preload.so (src/preload/preload.h). */
+void op_cpu_thread_named(pthread_t th, const char *name); /* pthread_setname_np (preload hook) */
 int op_cpu_pthread_create_hook(op_pthread_create_fn real, pthread_t *th, const pthread_attr_t *attr,
                                void *(*fn)(void *), void *arg, const void *caller);
 
 /* ---- sampler.c ---------------------------------------------------------------------------- */
 int op_cpu_sampler_setup(void);              /* handlers; 0 or -1 (sampling off, logged) */
 void op_cpu_sampler_prepare(uint64_t n_threads);  /* enough allocators for n threads */
+/* ---- sample_clock.c: what fires a thread's samples ----------------------------------------- */
+bool op_cpu_clock_make(op_cpu_thread *t, int type, int signo, uint64_t period, bool task_clock);
+void op_cpu_clock_arm(op_cpu_thread *t, int type, uint64_t period, uint64_t first);
+void op_cpu_clock_refresh(op_cpu_thread *t, int type); /* handler: the next overflow */
+void op_cpu_clock_disarm(op_cpu_thread *t, int type);  /* async-signal-safe */
+void op_cpu_clock_delete(op_cpu_thread *t, int type);
+void op_cpu_clock_forget(op_cpu_thread *t, int type);  /* fork child: the parent's, let go */
+int op_cpu_clock_signal_kind(const op_cpu_thread *t, int type, const siginfo_t *si); /* 1 sample, 2 stale, 0 not ours */
+void op_cpu_clock_counts(uint64_t *task_clock, uint64_t *timer);
+
 void op_cpu_sampler_thread_start(op_cpu_thread *t); /* ring + timers for a live thread */
 void op_cpu_sampler_thread_stop(op_cpu_thread *t);  /* on the thread itself, before exit */
 void op_cpu_sampler_rearm(op_cpu_thread *t);        /* timers made: period again (re-attach) */

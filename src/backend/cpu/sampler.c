@@ -1,13 +1,15 @@
-/* sampler.c — call-stack sampling: per-thread POSIX timers, the signal handler that unwinds
- * into a per-thread mmap'd ring, and the allocator threads that drain rings into the SDK.
+/* sampler.c — call-stack sampling: the signal handler that unwinds into a per-thread mmap'd
+ * ring, and the allocator threads that drain rings into the SDK.
  *
- * Signals. Each sampled thread owns up to two timers (timer_create with SIGEV_THREAD_ID, so
- * the signal goes to that very thread): one on the thread's CPU-time clock
- * (pthread_getcpuclockid) and one on CLOCK_MONOTONIC (the "real-time" timer). They fire real-time
- * signals, SIGRTMIN+4 and SIGRTMIN+5 by default (OMNIPROF_SAMPLING_{CPUTIME,REALTIME}_SIGNAL),
- * never SIGPROF or SIGALRM, so a program's own profiling timers keep working. The timer's
- * sigev_value carries OP_CPU_SIGVAL_MAGIC + timer type: any other delivery of the signal (kill,
- * sigqueue, the program's own timers) is passed on to the program's handler, which the
+ * Signals. Each sampled thread owns up to two sample clocks (sample_clock.c), each signalling
+ * that very thread: the CPU-time one is the thread's perf task-clock event (where the kernel
+ * refuses it, a POSIX timer on the thread's CPU clock), the real-time one a POSIX timer on
+ * CLOCK_MONOTONIC (timer_create, SIGEV_THREAD_ID). They fire real-time signals, SIGRTMIN+4 and
+ * SIGRTMIN+5 by default (OMNIPROF_SAMPLING_{CPUTIME,REALTIME}_SIGNAL), never SIGPROF or
+ * SIGALRM, so a program's own profiling timers keep working. A timer's sigev_value carries
+ * OP_CPU_SIGVAL_MAGIC + timer type, a task-clock signal the event's fd (op_cpu_clock_signal_kind):
+ * any other delivery of the signal (kill, sigqueue, the program's own timers) is passed on to
+ * the program's handler, which the
  * sigaction/signal wrappers record instead of installing (op_cpu_sampler_chain_sigaction).
  *
  * Unwinding (OMNIPROF_SAMPLING_UNWIND). deferred (the default, as perf's dwarf mode): the
@@ -21,7 +23,8 @@
  * a few microseconds instead of the walk (tens of microseconds on deep C++/Python stacks).
  *
  * The handler (op_cpu_on_signal) is async-signal-safe. It calls only: clock_gettime,
- * getrusage, read (perf_event group), timer_settime (disarm after the duration), memcpy, and
+ * getrusage, read (perf_event group), timer_settime or ioctl (disarm after the duration; re-arm
+ * a task-clock event), memcpy, and
  * libunwind built with UNW_LOCAL_ONLY: unw_backtrace (the cached walker; its per-thread
  * cache is created before the thread's first sample, op_cpu_unwind_prewarm) or
  * unw_init_local2/unw_get_reg/unw_step (op_cpu_unwind, in unwind_local.c). It never
@@ -84,7 +87,6 @@
 #include "common/log.h"
 #include "sdk/backend.h"
 
-#define OP_CPU_SIGVAL_MAGIC 0x6f700000 /* 'op' << 16 */
 #define OP_CPU_POLL_MS 50
 #define OP_CPU_RING_BURST 64 /* deferred mode: full-size stack copies a ring holds at least */
 
@@ -245,22 +247,31 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     int type = -1;
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
         if (g_handler_installed[i] && g_signo[i] == signo) type = i;
-    if (type < 0 || !si || si->si_code != SI_TIMER || si->si_value.sival_int != OP_CPU_SIGVAL_MAGIC + type) {
+    if (type < 0 || !si || (si->si_code != SI_TIMER && si->si_code != POLL_IN && si->si_code != POLL_HUP)) {
         op_cpu_chain(type, signo, si, ucv);
         return;
     }
     int saved_errno = errno;
     op_cpu_thread *t = op_cpu_tls_thread;
     if (!t && (t = op_cpu_adopted_find((pid_t)syscall(SYS_gettid)))) op_cpu_tls_thread = t; /* adopt.c */
-    if (!t || !atomic_load_explicit(&t->active, memory_order_acquire) ||
-        atomic_load_explicit(&g_op_cpu_stopping, memory_order_relaxed) ||
-        !atomic_load_explicit(&g_op_cpu_sampling_enabled[type], memory_order_relaxed))
+    int kind = op_cpu_clock_signal_kind(t, type, si); /* sample_clock.c */
+    if (kind != 1) {
+        errno = saved_errno;
+        if (!kind) op_cpu_chain(type, signo, si, ucv);
+        return;
+    }
+    bool rearm = true; /* a task-clock event takes one overflow at a time (sample_clock.c) */
+    if (!atomic_load_explicit(&t->active, memory_order_acquire) ||
+        atomic_load_explicit(&g_op_cpu_stopping, memory_order_relaxed)) {
+        rearm = false;
         goto out;
+    }
+    if (!atomic_load_explicit(&g_op_cpu_sampling_enabled[type], memory_order_relaxed)) goto out;
     uint64_t now = op_now_ns();
     if (now < g_begin_ns[type]) goto out;
     if (g_end_ns[type] && now >= g_end_ns[type]) {
-        struct itimerspec zero = {{0, 0}, {0, 0}};
-        timer_settime(t->timers[type], 0, &zero, NULL); /* async-signal-safe per POSIX */
+        op_cpu_clock_disarm(t, type);
+        rearm = false;
         goto out;
     }
     if (!op_cpu_window_open()) goto out;
@@ -303,6 +314,7 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
         (void)w;
     }
 out:
+    if (rearm) op_cpu_clock_refresh(t, type);
     errno = saved_errno;
 }
 
@@ -677,6 +689,14 @@ static bool ring_create(op_cpu_ring *r)
     return true;
 }
 
+/* The period of timer i in ns (OMNIPROF_SAMPLING_*_FREQ; at least 10 us). */
+static uint64_t sampling_period(int i)
+{
+    double f = g_op_cpu_cfg.freq[i] > 0 ? g_op_cpu_cfg.freq[i] : 100.0;
+    uint64_t period = (uint64_t)(1e9 / f);
+    return period < 10000 ? 10000 : period;
+}
+
 /* Arm the timers of a live thread (any thread may call it; the caller holds the registry
  * lock so the thread cannot be unregistered meanwhile). */
 void op_cpu_sampler_thread_start(op_cpu_thread *t)
@@ -709,67 +729,34 @@ void op_cpu_sampler_thread_start(op_cpu_thread *t)
     atomic_store_explicit(&t->active, 1, memory_order_release);
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         if (!g_op_cpu_cfg.timer_on[i] || t->filtered[i]) continue;
-        clockid_t clk = CLOCK_MONOTONIC;
-        if (i == OP_CPU_TIMER_CPUTIME && !t->pthread) /* adopted (adopt.c): the kernel's id of its CPU clock */
-            clk = (clockid_t)((~(unsigned)t->tid << 3) | 6); /* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) */
-        else if (i == OP_CPU_TIMER_CPUTIME && pthread_getcpuclockid(t->pthread, &clk) != 0) continue;
-        struct sigevent sev;
-        memset(&sev, 0, sizeof sev);
-        sev.sigev_notify = SIGEV_THREAD_ID;
-        sev.sigev_signo = g_signo[i];
-        sev.sigev_value.sival_int = OP_CPU_SIGVAL_MAGIC + i;
-        sev._sigev_un._tid = t->tid;
-        if (timer_create(clk, &sev, &t->timers[i]) != 0) {
+        uint64_t period = sampling_period(i);
+        if (!op_cpu_clock_make(t, i, g_signo[i], period, g_op_cpu_cfg.task_clock)) { /* sample_clock.c */
             static _Atomic int warned;
             if (!atomic_exchange(&warned, 1))
                 op_warn("cpu: timer_create failed for thread %d (%s); that thread is not sampled", (int)t->tid,
                         strerror(errno));
             continue;
         }
-        t->timer_made[i] = true;
-        double f = g_op_cpu_cfg.freq[i] > 0 ? g_op_cpu_cfg.freq[i] : 100.0;
-        uint64_t period = (uint64_t)(1e9 / f);
-        if (period < 10000) period = 10000;
-        struct itimerspec its;
-        its.it_interval.tv_sec = (time_t)(period / 1000000000u);
-        its.it_interval.tv_nsec = (long)(period % 1000000000u);
-        its.it_value = its.it_interval;
+        uint64_t first = period;
         if (i == OP_CPU_TIMER_REALTIME) { /* first expiry at the delay */
             uint64_t now = op_now_ns();
-            if (g_begin_ns[i] > now + period) {
-                uint64_t d = g_begin_ns[i] - now;
-                its.it_value.tv_sec = (time_t)(d / 1000000000u);
-                its.it_value.tv_nsec = (long)(d % 1000000000u);
-            }
+            if (g_begin_ns[i] > now + period) first = g_begin_ns[i] - now;
         }
-        timer_settime(t->timers[i], 0, &its, NULL);
+        op_cpu_clock_arm(t, i, period, first);
     }
 }
 
 /* Set the running timers of a thread to their period again (after adopt.c disarmed them). */
 void op_cpu_sampler_rearm(op_cpu_thread *t)
 {
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
-        if (!t->timer_made[i]) continue;
-        double f = g_op_cpu_cfg.freq[i] > 0 ? g_op_cpu_cfg.freq[i] : 100.0;
-        uint64_t period = (uint64_t)(1e9 / f);
-        if (period < 10000) period = 10000;
-        struct itimerspec its;
-        its.it_interval.tv_sec = (time_t)(period / 1000000000u);
-        its.it_interval.tv_nsec = (long)(period % 1000000000u);
-        its.it_value = its.it_interval;
-        timer_settime(t->timers[i], 0, &its, NULL);
-    }
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_arm(t, i, sampling_period(i), sampling_period(i));
 }
 
 /* On the thread itself (or for a thread that can no longer run: fork child). */
 void op_cpu_sampler_thread_stop(op_cpu_thread *t)
 {
     atomic_store_explicit(&t->active, 0, memory_order_release);
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
-        if (t->timer_made[i]) timer_delete(t->timers[i]);
-        t->timer_made[i] = false;
-    }
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_delete(t, i);
     if (t->perf_fd >= 0) op_cpu_perf_close_thread(t->perf_fds, t->perf_n);
     t->perf_fd = -1;
     t->perf_n = 0;
@@ -838,11 +825,7 @@ static void stop_timer_cb(op_cpu_thread *t, void *data)
 {
     (void)data;
     atomic_store_explicit(&t->active, 0, memory_order_release);
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
-        if (!t->timer_made[i]) continue;
-        struct itimerspec zero = {{0, 0}, {0, 0}};
-        timer_settime(t->timers[i], 0, &zero, NULL);
-    }
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_disarm(t, i);
 }
 
 static void emit_spilled(op_cpu_allocator *a)

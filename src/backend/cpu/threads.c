@@ -144,6 +144,7 @@ static op_cpu_thread *register_self(pid_t parent_tid, bool is_internal, const ch
     t->internal_value = internal_value;
     t->sequent_value = sequent_value;
     t->perf_fd = -1;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) t->clock_fd[i] = -1;
     op_causal_thread_init(t);
     atomic_store(&t->state, OP_CPU_THREAD_LIVE);
     if (name) {
@@ -235,9 +236,12 @@ void op_cpu_threads_at_fork_child(void)
     op_cpu_thread *self = op_cpu_tls_thread;
     /* other threads are gone: their perf fds (inherited, counting the parent's threads) are
      * closed; their memory is left alone */
-    for (op_cpu_thread *t = g_threads; t; t = t->next)
-        if (t != self && t->perf_fd >= 0)
+    for (op_cpu_thread *t = g_threads; t; t = t->next) {
+        if (t == self) continue;
+        if (t->perf_fd >= 0)
             for (uint32_t i = 0; i < t->perf_n && i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) op_fd_close(t->perf_fds[i]);
+        for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_forget(t, i);
+    }
     g_threads = NULL;
     g_n_live = 0;
     atomic_store(&g_next_internal, 1);
@@ -248,7 +252,7 @@ void op_cpu_threads_at_fork_child(void)
         return;
     }
     /* timers are not inherited by a child; the perf fds count the parent's thread */
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) self->timer_made[i] = false;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_forget(self, i);
     if (self->perf_fd >= 0)
         for (uint32_t i = 0; i < self->perf_n; i++) op_fd_close(self->perf_fds[i]);
     self->perf_fd = -1;
