@@ -287,15 +287,19 @@ static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len
         fputs("omniprof causal: cannot find omniprof's libraries (../lib beside the binary)\n", stderr);
         return 1;
     }
-    char lp[4 * PATH_MAX + 200]; /* the libc interposers first, as `omniprof run` orders them */
-    snprintf(lp, sizeof lp,
-             "%s/libomniprof-preload.so:%s/libomniprof-tool.so:%s/libomniprof-sdk.so:%s/libomniprof-backend-cpu.so",
-             libdir, libdir, libdir, libdir);
+    char lp[5 * PATH_MAX + 200]; /* the libc interposers first, as `omniprof run` orders them */
+    snprintf(lp, sizeof lp, /* and the waits that causal profiling alone needs, right after them */
+             "%s/libomniprof-preload.so:%s/libomniprof-sync.so:%s/libomniprof-tool.so:%s/libomniprof-sdk.so:"
+             "%s/libomniprof-backend-cpu.so",
+             libdir, libdir, libdir, libdir, libdir);
     char probe[PATH_MAX + 40];
-    snprintf(probe, sizeof probe, "%s/libomniprof-backend-cpu.so", libdir);
-    if (access(probe, R_OK) != 0) {
-        usage_error("causal profiling needs the CPU backend, which is not built (%s is missing)", probe);
-        return EXIT_USAGE;
+    for (const char *const *need = (const char *const[]){"libomniprof-backend-cpu.so", "libomniprof-sync.so", NULL};
+         *need; need++) {
+        snprintf(probe, sizeof probe, "%s/%s", libdir, *need);
+        if (access(probe, R_OK) != 0) {
+            usage_error("causal profiling needs %s, which is not built (%s is missing)", *need, probe);
+            return EXIT_USAGE;
+        }
     }
     snprintf(probe, sizeof probe, "%s/libomniprof-backend-mpi.so", libdir); /* owns the MPI waits */
     if (access(probe, R_OK) == 0 && strlen(lp) + strlen(probe) + 2 < sizeof lp) {

@@ -553,6 +553,19 @@ static int add_opencl_layer(const run_opts *ro, const char *libdir, env_list *en
     return 0;
 }
 
+/* True when the run sets `id` true: in the list being built (options, input files) or else in
+ * the environment the program inherits. */
+static bool setting_on(const env_list *env, op_setting_id id)
+{
+    const char *name = op_setting_get_info(id)->env_name, *value = NULL;
+    size_t nl = strlen(name);
+    for (int i = 0; i < env->n; i++)
+        if (strncmp(env->items[i], name, nl) == 0 && env->items[i][nl] == '=') value = env->items[i] + nl + 1;
+    if (!value) value = getenv(name);
+    bool on = false;
+    return value && op_parse_bool(value, &on) == 0 && on;
+}
+
 int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
 {
     char libdir[PATH_MAX];
@@ -561,7 +574,9 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
         return 1;
     }
     char tool[PATH_MAX + 32], sdk[PATH_MAX + 32], cpu[PATH_MAX + 40], pre[PATH_MAX + 40], mpi[PATH_MAX + 40];
+    char sync[PATH_MAX + 40];
     snprintf(pre, sizeof(pre), "%s/libomniprof-preload.so", libdir); /* the libc interposers: first */
+    snprintf(sync, sizeof(sync), "%s/libomniprof-sync.so", libdir);  /* lock calls, only when traced */
     snprintf(tool, sizeof(tool), "%s/libomniprof-tool.so", libdir);
     snprintf(sdk, sizeof(sdk), "%s/libomniprof-sdk.so", libdir);
     snprintf(cpu, sizeof(cpu), "%s/libomniprof-backend-cpu.so", libdir);
@@ -595,6 +610,10 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
         free(copy);
     }
     if (file_exists(pre)) lp_add(&lp, pre);
+    bool locks = false;
+    for (op_setting_id id = OP_SET_TRACE_THREAD_LOCKS; id <= OP_SET_TRACE_THREAD_JOIN; id++)
+        locks |= setting_on(env, id);
+    if (plan->cpu_backend && locks && file_exists(sync)) lp_add(&lp, sync);
     lp_add(&lp, tool);
     lp_add(&lp, sdk);
     if (plan->cpu_backend) lp_add(&lp, cpu);
@@ -606,7 +625,7 @@ int run_build_preload(const run_opts *ro, const run_plan *plan, env_list *env)
         char *copy = run_xstrdup(old);
         for (char *save = NULL, *w = strtok_r(copy, " :", &save); w; w = strtok_r(NULL, " :", &save))
             if (strcmp(w, tool) != 0 && strcmp(w, sdk) != 0 && strcmp(w, cpu) != 0 && strcmp(w, pre) != 0 &&
-                strcmp(w, mpi) != 0)
+                strcmp(w, mpi) != 0 && strcmp(w, sync) != 0)
                 lp_add(&lp, w);
         free(copy);
     }

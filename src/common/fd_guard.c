@@ -1,8 +1,10 @@
 /* fd_guard.c — client side of the profiler's fd registry (fd_guard.h): each call goes to
- * libomniprof-preload.so when it is loaded (weak references, bound when this library is
- * loaded), else does what can be done locally (move above the floor, close). */
+ * libomniprof-preload.so's registry when that library is loaded, through the one table it
+ * exports (omniprof_preload_fd_api, looked up when this library loads), else does what can be
+ * done locally (move above the floor, close). */
 #include "common/fd_guard.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -13,17 +15,38 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Exported by libomniprof-preload.so (src/preload/fd_registry.c). */
-extern int omniprof_preload_fd_adopt(int fd, unsigned flags) __attribute__((weak));
-extern int omniprof_preload_fd_close(int fd) __attribute__((weak));
-extern int omniprof_preload_fd_is_ours(int fd) __attribute__((weak));
-extern int omniprof_preload_fd_resolve(int fd) __attribute__((weak));
-extern int omniprof_preload_fd_verify(int fd) __attribute__((weak));
-extern int omniprof_preload_log_fd_checked(void) __attribute__((weak));
-extern int omniprof_preload_fd_io_begin(int may_wait) __attribute__((weak));
-extern void omniprof_preload_fd_io_end(void) __attribute__((weak));
-extern void omniprof_preload_fd_capture(int on) __attribute__((weak));
-extern int omniprof_preload_fd_captured(int *out, int cap) __attribute__((weak));
+#include "preload/preload.h"
+
+/* The registry's table, or NULL in a process without libomniprof-preload.so. Looked up by the
+ * first call that may not run in a signal handler (adopt, close, capture: every fd of ours was
+ * adopted before a handler can use it), or by this library's constructor, whichever comes
+ * first: a library's code can run before its own constructors (another library's constructor
+ * starting the SDK, which starts a backend), so the constructor alone is too late. */
+static const op_preload_fd_api *_Atomic g_api;
+static _Atomic int g_bound;
+
+/* In the global scope (LD_PRELOAD), or a library that `omniprof attach` loaded into a local
+ * scope of its own: found by its soname there, never loaded here. Not async-signal-safe. */
+static const op_preload_fd_api *api_bind(void)
+{
+    if (atomic_load_explicit(&g_bound, memory_order_acquire)) return atomic_load_explicit(&g_api, memory_order_relaxed);
+    typedef const op_preload_fd_api *(*api_fn)(void);
+    api_fn f = (api_fn)dlsym(RTLD_DEFAULT, "omniprof_preload_fd_api");
+    if (!f) {
+        void *h = dlopen("libomniprof-preload.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) f = (api_fn)dlsym(h, "omniprof_preload_fd_api");
+    }
+    const op_preload_fd_api *a = f ? f() : NULL;
+    if (a && a->size < sizeof *a) a = NULL;
+    atomic_store_explicit(&g_api, a, memory_order_relaxed);
+    atomic_store_explicit(&g_bound, 1, memory_order_release);
+    return a;
+}
+
+__attribute__((constructor(101))) static void fd_guard_bind(void) { api_bind(); }
+
+/* For the calls a signal handler may make: what is bound (nothing of ours exists before). */
+static inline const op_preload_fd_api *api(void) { return atomic_load_explicit(&g_api, memory_order_acquire); }
 
 int op_fd_floor(void)
 {
@@ -43,7 +66,8 @@ int op_fd_floor(void)
 
 int op_fd_adopt(int fd, unsigned flags)
 {
-    if (omniprof_preload_fd_adopt) return omniprof_preload_fd_adopt(fd, flags);
+    const op_preload_fd_api *a = api_bind();
+    if (a) return a->adopt(fd, flags);
     if (fd < 0) {
         errno = EBADF;
         return -1;
@@ -109,15 +133,16 @@ int op_fd_tmpfile(const char *dir, unsigned flags)
 
 int op_fd_close(int fd)
 {
-    if (omniprof_preload_fd_close) return omniprof_preload_fd_close(fd);
+    const op_preload_fd_api *a = api_bind();
+    if (a) return a->close(fd);
     return (int)syscall(SYS_close, fd);
 }
 
-bool op_fd_is_ours(int fd) { return omniprof_preload_fd_is_ours ? omniprof_preload_fd_is_ours(fd) != 0 : false; }
+bool op_fd_is_ours(int fd) { return api() ? api()->is_ours(fd) != 0 : false; }
 
-int op_fd_resolve(int fd) { return omniprof_preload_fd_resolve ? omniprof_preload_fd_resolve(fd) : fd; }
+int op_fd_resolve(int fd) { return api() ? api()->resolve(fd) : fd; }
 
-int op_fd_verify(int fd) { return omniprof_preload_fd_verify ? omniprof_preload_fd_verify(fd) : 0; }
+int op_fd_verify(int fd) { return api() ? api()->verify(fd) : 0; }
 
 int op_fd_usable(int fd)
 {
@@ -133,31 +158,39 @@ int op_fd_usable(int fd)
  * the program put on that number behind the interposers. */
 int op_fd_log(void)
 {
-    if (!omniprof_preload_log_fd_checked) return STDERR_FILENO;
-    return omniprof_preload_log_fd_checked();
+    const op_preload_fd_api *a = api_bind(); /* bound long before any handler logs */
+    return a ? a->log_fd_checked() : STDERR_FILENO;
 }
 
 void op_fd_capture_begin(void)
 {
-    if (omniprof_preload_fd_capture) omniprof_preload_fd_capture(1);
+    const op_preload_fd_api *a = api_bind();
+    if (a) a->capture(1);
+}
+
+void op_fd_sync_scope(int delta)
+{
+    const op_preload_fd_api *a = api();
+    if (a) a->sync_scope(delta);
 }
 
 int op_fd_capture_end(int *fds, int cap)
 {
-    if (!omniprof_preload_fd_capture) return 0;
-    omniprof_preload_fd_capture(0);
+    const op_preload_fd_api *a = api_bind();
+    if (!a) return 0;
+    a->capture(0);
     int tmp[1];
-    return omniprof_preload_fd_captured(fds ? fds : tmp, fds ? cap : 0);
+    return a->captured(fds ? fds : tmp, fds ? cap : 0);
 }
 
 int op_fd_io_begin(bool may_wait)
 {
-    return omniprof_preload_fd_io_begin ? omniprof_preload_fd_io_begin(may_wait) : 0;
+    return api() ? api()->io_begin(may_wait) : 0;
 }
 
 void op_fd_io_end(void)
 {
-    if (omniprof_preload_fd_io_end) omniprof_preload_fd_io_end();
+    if (api()) api()->io_end();
 }
 
 /* One read or write through a checked fd (op_fd_write_checked, op_fd_read_checked). */

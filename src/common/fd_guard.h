@@ -11,9 +11,10 @@
  * call, a static program), code that writes through it calls op_fd_verify first: the fd must
  * still be the file (device, inode) it was when adopted.
  *
- * These functions reach the registry of libomniprof-preload.so through weak references, so
- * every omniprof library can use them whether or not the preload library is loaded; without it
- * an fd is still moved above the floor, but nothing protects it and op_fd_verify accepts it.
+ * These functions reach the registry of libomniprof-preload.so through the table it exports
+ * (omniprof_preload_fd_api, looked up once when the calling library loads), so every omniprof
+ * library can use them whether or not the preload library is loaded; without it an fd is still
+ * moved above the floor, but nothing protects it and op_fd_verify accepts it.
  * All of them are async-signal-safe except op_fd_adopt and op_fd_close. */
 #ifndef OMNIPROF_COMMON_FD_GUARD_H
 #define OMNIPROF_COMMON_FD_GUARD_H
@@ -88,6 +89,9 @@ ssize_t op_fd_read_checked(int fd, void *buf, size_t n, bool may_wait);
  * nothing is captured (0). Not async-signal-safe. */
 void op_fd_capture_begin(void);
 int op_fd_capture_end(int *fds, int cap);
+
+/* SQLite's fsync/fdatasync on this thread follow relocated numbers while delta > 0 (db_files.c). */
+void op_fd_sync_scope(int delta);
 
 /* The fd omniprof's log lines go to: a private copy of stderr taken when the preload library
  * started (-1: stderr was closed then, lines are dropped), or 2 without the preload library.

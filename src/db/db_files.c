@@ -50,13 +50,11 @@
 static __thread int t_scope;
 
 /* libomniprof-preload.so's fsync/fdatasync follow relocated numbers on such a thread (SQLite
- * syncs through its own numbers directly, outside the system-call table). */
-extern void omniprof_preload_fd_sync_scope(int delta) __attribute__((weak));
-
+ * syncs through its own numbers directly, outside the system-call table): op_fd_sync_scope. */
 void op_db_files_scope(int delta)
 {
     t_scope += delta;
-    if (omniprof_preload_fd_sync_scope) omniprof_preload_fd_sync_scope(delta);
+    op_fd_sync_scope(delta);
 }
 
 typedef int (*open_fn)(const char *, int, int);

@@ -52,10 +52,10 @@ static __thread int t_capture __attribute__((tls_model("initial-exec")));
 static int g_captured[OP_CAPTURE_MAX];
 static _Atomic int g_n_captured;
 
-OMNIPROF_API void omniprof_preload_fd_capture(int on) { t_capture = on; }
+void omniprof_preload_fd_capture(int on) { t_capture = on; }
 
 /* How many fds were captured so far; the first `cap` of them (in order of capture) to out. */
-OMNIPROF_API int omniprof_preload_fd_captured(int *out, int cap)
+int omniprof_preload_fd_captured(int *out, int cap)
 {
     int n = atomic_load_explicit(&g_n_captured, memory_order_acquire);
     for (int i = 0; i < n && i < cap; i++) out[i] = g_captured[i];
@@ -90,7 +90,7 @@ static int capture_pipe(int fds[2])
 typedef int (*sync_fn)(int);
 static __thread int t_sync_scope __attribute__((tls_model("initial-exec")));
 
-OMNIPROF_API void omniprof_preload_fd_sync_scope(int delta) { t_sync_scope += delta; }
+void omniprof_preload_fd_sync_scope(int delta) { t_sync_scope += delta; }
 
 static int profiler_sync(int fd, sync_fn real)
 {

@@ -43,7 +43,7 @@
 #include "common/fd_guard.h"
 #include "common/log.h"
 #include "omniprof/defines.h"
-#include "preload/preload.h"
+#include "preload/preload_internal.h"
 
 #define OP_FD_MAX 65536
 #define OP_FD_ENTRIES 256
@@ -129,7 +129,7 @@ static int dup_above(int fd, int min)
     return nfd;
 }
 
-OMNIPROF_API int omniprof_preload_fd_adopt(int fd, unsigned flags)
+int omniprof_preload_fd_adopt(int fd, unsigned flags)
 {
     if (fd < 0) {
         errno = EBADF;
@@ -174,7 +174,7 @@ OMNIPROF_API int omniprof_preload_fd_adopt(int fd, unsigned flags)
     return nfd;
 }
 
-OMNIPROF_API int omniprof_preload_fd_resolve(int fd)
+int omniprof_preload_fd_resolve(int fd)
 {
     if (atomic_load_explicit(&g_n_moves, memory_order_acquire) == 0) return fd;
     for (int hops = 0; hops < 8; hops++) {
@@ -186,7 +186,7 @@ OMNIPROF_API int omniprof_preload_fd_resolve(int fd)
     return fd;
 }
 
-OMNIPROF_API int omniprof_preload_fd_close(int fd)
+int omniprof_preload_fd_close(int fd)
 {
     pthread_mutex_lock(&g_lock);
     for (int hops = 0; hops < 8; hops++) { /* the old numbers' entries go with the file */
@@ -211,9 +211,9 @@ OMNIPROF_API int omniprof_preload_fd_close(int fd)
     return rc;
 }
 
-OMNIPROF_API int omniprof_preload_fd_is_ours(int fd) { return op_preload_fd_bit(fd); }
+int omniprof_preload_fd_is_ours(int fd) { return op_preload_fd_bit(fd); }
 
-OMNIPROF_API int omniprof_preload_fd_verify(int fd)
+int omniprof_preload_fd_verify(int fd)
 {
     int r = omniprof_preload_fd_resolve(fd);
     fd_entry *e = find_entry(r);
@@ -234,7 +234,7 @@ OMNIPROF_API int omniprof_preload_fd_verify(int fd)
 
 /* Invariant (5), the I/O side. 0: go on (call io_end after the system call); -1: a relocation
  * is under way and may_wait is false: make no call (and no io_end). Async-signal-safe. */
-OMNIPROF_API int omniprof_preload_fd_io_begin(int may_wait)
+int omniprof_preload_fd_io_begin(int may_wait)
 {
     for (;;) {
         atomic_fetch_add(&g_io_inflight, 1);
@@ -246,7 +246,7 @@ OMNIPROF_API int omniprof_preload_fd_io_begin(int may_wait)
     }
 }
 
-OMNIPROF_API void omniprof_preload_fd_io_end(void) { atomic_fetch_sub(&g_io_inflight, 1); }
+void omniprof_preload_fd_io_end(void) { atomic_fetch_sub(&g_io_inflight, 1); }
 
 /* Invariant (5), the relocation side: raise the flag and wait (at most ~50 ms) for the
  * profiler's calls in flight; op_preload_fd_relocate_end lowers it once libc's dup2 is done. */
@@ -342,12 +342,11 @@ void op_preload_fd_init(void)
         g_log_fd = omniprof_preload_fd_adopt(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3), OP_FD_IDENTITY);
 }
 
-OMNIPROF_API int omniprof_preload_log_fd(void) { return g_log_fd; }
 
 /* The fd to write a log line through now: the private copy while it is still the profiler's;
  * once the program closed it behind the interposers, fd 2 if that is still the same file as
  * stderr was at start (so the line goes where it would have gone); else -1 (dropped). */
-OMNIPROF_API int omniprof_preload_log_fd_checked(void)
+int omniprof_preload_log_fd_checked(void)
 {
     if (g_log_fd < 0) return -1;
     if (omniprof_preload_fd_verify(g_log_fd) == 0) return omniprof_preload_fd_resolve(g_log_fd);
@@ -357,4 +356,24 @@ OMNIPROF_API int omniprof_preload_log_fd_checked(void)
         (uint64_t)st.st_ino == e->ino)
         return STDERR_FILENO;
     return -1;
+}
+
+/* The registry's calls for their client (src/common/fd_guard.c): the one symbol it looks up. */
+OMNIPROF_API const op_preload_fd_api *omniprof_preload_fd_api(void)
+{
+    static const op_preload_fd_api api = {
+        .size = sizeof(op_preload_fd_api),
+        .adopt = omniprof_preload_fd_adopt,
+        .close = omniprof_preload_fd_close,
+        .is_ours = omniprof_preload_fd_is_ours,
+        .resolve = omniprof_preload_fd_resolve,
+        .verify = omniprof_preload_fd_verify,
+        .log_fd_checked = omniprof_preload_log_fd_checked,
+        .io_begin = omniprof_preload_fd_io_begin,
+        .io_end = omniprof_preload_fd_io_end,
+        .capture = omniprof_preload_fd_capture,
+        .captured = omniprof_preload_fd_captured,
+        .sync_scope = omniprof_preload_fd_sync_scope,
+    };
+    return &api;
 }

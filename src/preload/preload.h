@@ -96,6 +96,18 @@ typedef struct op_preload_hooks {
      * after the module of their time, not the one mapped at that address at the end. */
     void (*dlclose_before)(void *handle);
     void (*dlclose_after)(void *handle, int rc);
+    /* ---- appended (issue 32): calls a client may record. call_begin(op, name, &t0) before
+     * libomniprof-sync.so's lock, barrier and join interposers call libc (op: an
+     * OMNIPROF_FUNCTION_WRAPPER_* operation): true when this client records it (it sets *t0),
+     * and then call_end(op, t0, rc) follows libc's call. The first client that answers true
+     * records it. */
+    bool (*call_begin)(int op, const char *name, uint64_t *t0);
+    void (*call_end)(int op, uint64_t t0, int rc);
+    /* the program armed a profiling timer of its own: setitimer(ITIMER_PROF or ITIMER_VIRTUAL),
+     * `what` names it */
+    void (*self_profiling)(const char *what);
+    /* the program's pthread_setname_np(th, name) returned 0 */
+    void (*thread_named)(pthread_t th, const char *name);
 } op_preload_hooks;
 
 /* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */
@@ -120,6 +132,39 @@ OMNIPROF_API bool omniprof_preload_waits_hooked(void);
 OMNIPROF_API void omniprof_preload_wait_begin(void);
 OMNIPROF_API void omniprof_preload_wait_end(int woken, int fd);
 OMNIPROF_API void omniprof_preload_wake(void);
+
+/** @brief The clients' call hooks (op_preload_hooks.call_begin/call_end) for the calls that
+ * libomniprof-sync.so interposes: call_begin returns a token (0: nobody records the call) that
+ * call_end takes back. errno is kept. */
+OMNIPROF_API int omniprof_preload_call_begin(int op, const char *name, uint64_t *t0);
+OMNIPROF_API void omniprof_preload_call_end(int token, int op, uint64_t t0, int rc);
+
+/** @brief Whether some client wants main's end (op_preload_hooks.main_end), and the call that
+ * tells them (libomniprof-sync.so wraps main through __libc_start_main when one does). */
+OMNIPROF_API bool omniprof_preload_main_end_hooked(void);
+OMNIPROF_API void omniprof_preload_main_end(int status);
+
+/** @brief The fd registry's calls (src/preload/fd_registry.c, fd_interpose.c), for their client
+ * (src/common/fd_guard.c, in every omniprof library): one table, found by name once when the
+ * client's library loads, whose `size` says which members it has (members are only appended).
+ * The client does without it (fds moved above the floor, nothing protecting them) in a process
+ * where this library is not loaded: the command-line tools. */
+typedef struct op_preload_fd_api {
+    uint64_t size; /* sizeof(op_preload_fd_api) of the library that made it */
+    int (*adopt)(int fd, unsigned flags);
+    int (*close)(int fd);
+    int (*is_ours)(int fd);
+    int (*resolve)(int fd);
+    int (*verify)(int fd);
+    int (*log_fd_checked)(void);
+    int (*io_begin)(int may_wait);
+    void (*io_end)(void);
+    void (*capture)(int on);
+    int (*captured)(int *out, int cap);
+    void (*sync_scope)(int delta);
+} op_preload_fd_api;
+
+OMNIPROF_API const op_preload_fd_api *omniprof_preload_fd_api(void);
 
 /** @brief **omniprof_preload_active**: true when this library's interposers are the ones the
  * program calls (it was preloaded), false when it was only loaded as a dependency. */

@@ -41,8 +41,14 @@ extern _Atomic pid_t g_op_preload_pid;
         r_;                                                                                   \
     })
 
-/* fd_registry.c */
+/* fd_registry.c (and fd_interpose.c's capture and sync scope): reached from other libraries
+ * through omniprof_preload_fd_api's table only */
 int omniprof_preload_fd_adopt(int fd, unsigned flags);
+int omniprof_preload_fd_is_ours(int fd);
+int omniprof_preload_log_fd_checked(void);
+void omniprof_preload_fd_capture(int on);
+int omniprof_preload_fd_captured(int *out, int cap);
+void omniprof_preload_fd_sync_scope(int delta);
 int omniprof_preload_fd_close(int fd);
 int omniprof_preload_fd_resolve(int fd);
 int omniprof_preload_fd_verify(int fd);

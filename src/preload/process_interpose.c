@@ -3,6 +3,7 @@
  *
  *   pthread_create   the first client with a pthread_create hook (the CPU backend: thread
  *                    identity and sampling) makes the call; without one, libc's.
+ *   pthread_setname_np  libc's, then (when it returned 0) clients' thread_named.
  *   fork             clients' fork_prepare, libc's fork, then fork_child in the child (after the
  *                    fork handlers of pthread_atfork, which the SDK and the tool use) or
  *                    fork_parent in the parent; errno is the fork's.
@@ -112,6 +113,21 @@ OMNIPROF_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
         if (c->pthread_create) return c->pthread_create(real, th, attr, fn, arg, caller);
     }
     return real(th, attr, fn, arg);
+}
+
+typedef int (*setname_fn)(pthread_t, const char *);
+
+OMNIPROF_API int pthread_setname_np(pthread_t th, const char *name)
+{
+    setname_fn real = OP_REAL(setname_fn, pthread_setname_np);
+    if (!real) return ENOSYS;
+    int rc = real(th, name);
+    if (rc == 0) {
+        int saved = errno;
+        FOR_CLIENTS(c) if (OP_PRELOAD_HAS(c, thread_named)) c->thread_named(th, name);
+        errno = saved;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */

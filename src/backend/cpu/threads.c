@@ -359,26 +359,19 @@ int op_cpu_pthread_create_hook(op_pthread_create_fn real, pthread_t *th, const p
     return rc;
 }
 
-typedef int (*setname_fn)(pthread_t, const char *);
-
-OMNIPROF_API int pthread_setname_np(pthread_t th, const char *name)
+/* The program named a thread (the preload library's pthread_setname_np, thread_named hook). */
+void op_cpu_thread_named(pthread_t th, const char *name)
 {
-    static setname_fn real;
-    if (!real) real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
-    if (!real) return ENOSYS;
-    int rc = real(th, name);
-    if (rc == 0 && op_cpu_tls_guard == 0) {
-        op_cpu_thread *found = NULL;
-        pthread_mutex_lock(&g_registry_lock);
-        for (op_cpu_thread *t = g_threads; t; t = t->next)
-            if (pthread_equal(t->pthread, th)) {
-                strncpy(t->name, name, sizeof t->name - 1);
-                found = t;
-                break;
-            }
-        pthread_mutex_unlock(&g_registry_lock);
-        if (found && found == op_cpu_tls_thread && atomic_load(&g_op_cpu_started))
-            op_cpu_thread_emit_record(found, OMNIPROF_THREAD_NAME);
-    }
-    return rc;
+    if (op_cpu_tls_guard != 0) return;
+    op_cpu_thread *found = NULL;
+    pthread_mutex_lock(&g_registry_lock);
+    for (op_cpu_thread *t = g_threads; t; t = t->next)
+        if (pthread_equal(t->pthread, th)) {
+            strncpy(t->name, name, sizeof t->name - 1);
+            found = t;
+            break;
+        }
+    pthread_mutex_unlock(&g_registry_lock);
+    if (found && found == op_cpu_tls_thread && atomic_load(&g_op_cpu_started))
+        op_cpu_thread_emit_record(found, OMNIPROF_THREAD_NAME);
 }

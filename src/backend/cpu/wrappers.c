@@ -1,10 +1,10 @@
 /* wrappers.c — functions the CPU backend interposes (it is LD_PRELOADed) and the
  * FUNCTION_WRAPPER records they emit.
  *
- * Every wrapper finds the real function with dlsym(RTLD_NEXT), calls it with the same
- * arguments, and returns its value with errno as the real call left it: the program's
- * behaviour is unchanged. A per-thread guard (op_cpu_tls_guard) makes calls that the profiler
- * itself makes inside a wrapper go straight to the real function.
+ * The backend exports no libc or pthread symbol: the interposers live in the preload layer
+ * (libomniprof-preload.so, always loaded first; libomniprof-sync.so, on demand), which calls
+ * this backend's hooks (g_op_cpu_preload_hooks). A per-thread guard (op_cpu_tls_guard) makes
+ * calls that the profiler itself makes inside a hook go straight to the real function.
  *
  *   fork, exit, _exit, _Exit, sigaction, signal, pthread_create
  *                    are owned by libomniprof-preload.so (src/preload/), which calls this
@@ -26,15 +26,15 @@
  *                    MPI_Finalize FUNCTION_WRAPPER records (operation names from this file's
  *                    table) and exports the rank (OMNIPROF_MPI_RANK/SIZE, common/path_template.h).
  *   pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock, pthread_barrier_wait,
- *   pthread_join     only when OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN} are on
- *                    (all off by default: lock wrappers are where profilers deadlock, see
- *                    ref/rocprof-sys.md §10 #4); each call becomes a FUNCTION_WRAPPER region and
- *                    a node of the region profile (components.c). In causal mode they
- *                    also call the causal engine's block/wake hooks (causal.h; a no-op
- *                    otherwise), as do the preload library's other blocking calls (sync_interpose.c).
- *   setitimer        for ITIMER_PROF/ITIMER_VIRTUAL, and sigaction/signal for SIGPROF: one
- *                    warning that the program profiles itself too (both work: omniprof uses
- *                    its own real-time signals). */
+ *   pthread_join     interposed by libomniprof-sync.so (src/preload/sync/), which the launcher
+ *                    loads only when OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN} are on
+ *                    or for causal profiling (lock wrappers are where profilers deadlock);
+ *                    each call it offers (call_begin/call_end hooks) becomes a FUNCTION_WRAPPER
+ *                    region and a node of the region profile (components.c) when its setting
+ *                    is on; causal profiling sees them as waits through its own hooks.
+ *   setitimer        (the preload library's, self_profiling hook) for ITIMER_PROF/ITIMER_VIRTUAL,
+ *                    and sigaction/signal for SIGPROF: one warning that the program profiles
+ *                    itself too (both work: omniprof uses its own real-time signals). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -98,10 +98,6 @@ void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, 
     op_sdk_correlation_end(&r.rec.correlation_id);
     op_cpu_tls_guard--;
 }
-
-#define REAL(name)                                                                        \
-    static __typeof__(&name) real_##name;                                                 \
-    if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
 
 /* ---------------------------------------------------------------------------------------- */
 /* fork, process end and the program's sigaction: hooks of libomniprof-preload.so, which owns  */
@@ -188,6 +184,10 @@ static void dlclose_after(void *handle, int rc)
     op_cpu_modules_dlclose_after();
 }
 
+static bool call_begin(int op, const char *name, uint64_t *t0);
+static void call_end(int op, uint64_t t0, int rc);
+static void self_profiling(const char *what);
+
 const op_preload_hooks g_op_cpu_preload_hooks = {
     .size = sizeof(op_preload_hooks),
     .name = "cpu",
@@ -200,97 +200,49 @@ const op_preload_hooks g_op_cpu_preload_hooks = {
     .sigaction = sigaction_hook,
     .dlclose_before = dlclose_before,
     .dlclose_after = dlclose_after,
+    .call_begin = call_begin,
+    .call_end = call_end,
+    .self_profiling = self_profiling,
+    .thread_named = op_cpu_thread_named,
 };
 
 /* ---------------------------------------------------------------------------------------- */
-/* Timers of the program.                                                                   */
+/* Lock calls (libomniprof-sync.so's interposers; recorded only when asked: off by default).   */
 
-OMNIPROF_API int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+static bool traced(int op)
 {
-    REAL(setitimer);
-    if (!real_setitimer) {
-        errno = ENOSYS;
-        return -1;
+    switch (op) {
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK:
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK: return g_wrap_locks;
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK:
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK: return g_wrap_rwlocks;
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT: return g_wrap_barriers;
+    case OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN: return g_wrap_join;
+    default: return false;
     }
-    if ((which == ITIMER_PROF || which == ITIMER_VIRTUAL) && nv &&
-        (nv->it_value.tv_sec || nv->it_value.tv_usec))
-        warn_self_profiling(which == ITIMER_PROF ? "setitimer(ITIMER_PROF)" : "setitimer(ITIMER_VIRTUAL)");
-    return real_setitimer(which, nv, ov);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Lock wrappers (off by default).                                                          */
-
-#define WRAP_BEGIN(flag, name)                                                        \
-    bool wrap = (flag) && op_cpu_tls_guard == 0 && atomic_load(&g_op_cpu_started) && \
-                !atomic_load(&g_op_cpu_stopping);                                     \
-    uint64_t t0 = 0;                                                                  \
-    if (wrap) {                                                                       \
-        op_cpu_tls_guard++;                                                           \
-        op_cpu_region_push(name);                                                     \
-        t0 = op_now_ns();                                                             \
-    }
-
-#define WRAP_END(op, rc)                                                                    \
-    if (wrap) {                                                                             \
-        int saved_errno = errno;                                                            \
-        uint64_t t1 = op_now_ns();                                                          \
-        op_cpu_region_pop();                                                                \
-        op_cpu_tls_guard--;                                                                 \
-        op_cpu_emit_wrapper(op, t0, t1, rc, NULL, 0);                                       \
-        errno = saved_errno;                                                                \
-    }
-
-/* A call that may block on another thread: the causal engine counts the thread as blocked for
- * its duration, and it becomes a FUNCTION_WRAPPER record when flag is on. */
-#define BLOCKING_WRAPPER(name, T, flag, OP)     \
-    OMNIPROF_API int name(T *obj)               \
-    {                                           \
-        REAL(name);                             \
-        op_causal_block_begin();                \
-        WRAP_BEGIN(flag, #name);                \
-        int rc = real_##name(obj);              \
-        WRAP_END(OP, rc);                       \
-        op_causal_block_end(true);              \
-        return rc;                              \
-    }
-
-BLOCKING_WRAPPER(pthread_mutex_lock, pthread_mutex_t, g_wrap_locks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK)
-
-OMNIPROF_API int pthread_mutex_trylock(pthread_mutex_t *m)
+/* The call becomes a FUNCTION_WRAPPER record and a node of the region profile; the guard sends
+ * the profiler's own calls meanwhile straight to libc. */
+static bool call_begin(int op, const char *name, uint64_t *t0)
 {
-    REAL(pthread_mutex_trylock);
-    WRAP_BEGIN(g_wrap_locks, "pthread_mutex_trylock");
-    int rc = real_pthread_mutex_trylock(m);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK, rc);
-    return rc;
+    if (!traced(op) || op_cpu_tls_guard != 0 || !atomic_load(&g_op_cpu_started) || atomic_load(&g_op_cpu_stopping))
+        return false;
+    op_cpu_tls_guard++;
+    op_cpu_region_push(name);
+    *t0 = op_now_ns();
+    return true;
 }
 
-BLOCKING_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, g_wrap_rwlocks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK)
-BLOCKING_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, g_wrap_rwlocks, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK)
-
-OMNIPROF_API int pthread_barrier_wait(pthread_barrier_t *b)
+static void call_end(int op, uint64_t t0, int rc)
 {
-    REAL(pthread_barrier_wait);
-    op_causal_wake_others(); /* the last to arrive wakes the others */
-    op_causal_block_begin();
-    WRAP_BEGIN(g_wrap_barriers, "pthread_barrier_wait");
-    int rc = real_pthread_barrier_wait(b);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT, rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc);
-    op_causal_block_end(true);
-    return rc;
+    uint64_t t1 = op_now_ns();
+    op_cpu_region_pop();
+    op_cpu_tls_guard--;
+    op_cpu_emit_wrapper(op, t0, t1, rc, NULL, 0);
 }
 
-OMNIPROF_API int pthread_join(pthread_t th, void **ret)
-{
-    REAL(pthread_join);
-    op_causal_block_begin();
-    WRAP_BEGIN(g_wrap_join, "pthread_join");
-    int rc = real_pthread_join(th, ret);
-    WRAP_END(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, rc);
-    op_causal_block_end(true);
-    return rc;
-}
+static void self_profiling(const char *what) { warn_self_profiling(what); }
 
 void op_cpu_wrappers_init(void)
 {

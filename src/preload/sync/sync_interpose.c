@@ -1,6 +1,9 @@
-/* sync_interpose.c — libomniprof-preload.so's interposers of the calls that wait for another
+/* sync_interpose.c — libomniprof-sync.so's interposers of the calls that wait for another
  * thread or wake one, and of the end of main: what the causal profiler must see (Coz's
- * pre_block / post_block / catch_up; docs/causal.md, "Waiting is not charged").
+ * pre_block / post_block / catch_up; docs/causal.md, "Waiting is not charged"). The library is
+ * loaded only by `omniprof causal` and by runs that trace lock calls (OMNIPROF_TRACE_THREAD_*):
+ * every other run leaves libc's read, write, locks and waits alone. The clients and their hooks
+ * are libomniprof-preload.so's (src/preload/waits.c), reached through its exported calls.
  *
  *   waking   pthread_mutex_unlock, pthread_rwlock_unlock, pthread_cond_signal/broadcast,
  *            sem_post, write/send/sendto/sendmsg               clients' wake, then libc's call;
@@ -11,21 +14,19 @@
  *            read, recv, recvfrom, recvmsg, accept, accept4    woken = -1 (data came: the
  *                                                              client decides by the fd's type);
  *            MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier woken = 1: owned by the MPI
- *            backend (src/backend/mpi/), which calls omniprof_preload_wait_begin/end and _wake;
+ *            backend (src/backend/mpi/), which calls omniprof_preload_wait_begin/end and _wake
+ *            (src/preload/waits.c);
  *   timed    sleep, usleep, nanosleep, clock_nanosleep         woken = 0: a timer is not sped
  *                                                              up by an experiment;
  *   main     __libc_start_main: when a client has a main_end hook (the causal engine registers
  *            one in causal mode, from the constructors, before main), main is called through
  *            sync_main, which calls the clients' main_end when main returns — before exit's
  *            atexit handlers (the tool's closes the database). Otherwise libc's, untouched.
- * The lock and join calls that the CPU backend already wraps (pthread_mutex_lock, rwlocks,
- * barriers, pthread_join, in src/backend/cpu/wrappers.c) call the same engine directly.
+ * The lock, barrier and join calls (lock_interpose.c) are waits too, and also traced calls.
  *
- * Without a client that has these hooks (every run but a causal one) an interposer is libc's
- * call through a cached pointer and one comparison: arguments, return value and errno are
- * libc's. The pointers are resolved in the constructor, so that a first call from a signal
- * handler does not dlsym. The set of clients with hooks is recomputed only when the number of
- * clients changed (clients are only ever added). */
+ * Without a client that has these hooks an interposer is libc's call through a cached pointer
+ * and one test: arguments, return value and errno are libc's. The pointers are resolved in the
+ * constructor, so that a first call from a signal handler does not dlsym. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -39,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/preload_internal.h"
+#include "preload/preload.h"
 
 #define REAL(name) real_fn_##name()
 #define DECLARE(name)                                                               \
@@ -91,41 +92,10 @@ __attribute__((constructor(102))) static void sync_interpose_resolve(void)
     REAL(epoll_wait), REAL(epoll_pwait);
 }
 
-/* ---- the clients with wait hooks ------------------------------------------------------------ */
-
-static _Atomic int g_scanned_n = -1; /* client count when g_sync was computed */
-static _Atomic int g_sync;           /* some client has wait/wake hooks */
-
-static bool sync_on(void)
-{
-    int n = atomic_load_explicit(&g_op_preload_n_clients, memory_order_acquire);
-    if (n != atomic_load_explicit(&g_scanned_n, memory_order_relaxed)) {
-        int any = 0;
-        FOR_CLIENTS(c) any |= OP_PRELOAD_HAS(c, wait_begin) || OP_PRELOAD_HAS(c, wake);
-        atomic_store_explicit(&g_sync, any, memory_order_relaxed);
-        atomic_store_explicit(&g_scanned_n, n, memory_order_release);
-    }
-    return atomic_load_explicit(&g_sync, memory_order_relaxed) != 0;
-}
-
-static void wait_begin(void)
-{
-    FOR_CLIENTS(c) if (OP_PRELOAD_HAS(c, wait_begin)) c->wait_begin();
-}
-
-static void wait_end(int woken, int fd)
-{
-    int saved = errno;
-    FOR_CLIENTS(c) if (OP_PRELOAD_HAS(c, wait_end)) c->wait_end(woken, fd);
-    errno = saved;
-}
-
-static void wake(void)
-{
-    int saved = errno;
-    FOR_CLIENTS(c) if (OP_PRELOAD_HAS(c, wake)) c->wake();
-    errno = saved;
-}
+static inline bool sync_on(void) { return omniprof_preload_waits_hooked(); }
+static inline void wait_begin(void) { omniprof_preload_wait_begin(); }
+static inline void wait_end(int woken, int fd) { omniprof_preload_wait_end(woken, fd); }
+static inline void wake(void) { omniprof_preload_wake(); }
 
 /* A call that may wait: clients see its beginning and its end; the result and errno are the
  * call's. `woken_expr` may use rc. */
@@ -227,24 +197,6 @@ OMNIPROF_API int epoll_pwait(int epfd, struct epoll_event *ev, int n, int timeou
     WAIT(REAL(epoll_pwait)(epfd, ev, n, timeout, mask), rc > 0, -1);
 }
 
-/* ---- for other interposers: the MPI backend's waits --------------------------------------- *
- * MPI_Wait/Waitall/Waitany/Waitsome/Recv/Probe/Barrier are interposed by the MPI backend
- * (src/backend/mpi/, one owner per symbol), which brackets them with these. */
-
-OMNIPROF_API bool omniprof_preload_waits_hooked(void) { return sync_on(); }
-OMNIPROF_API void omniprof_preload_wait_begin(void)
-{
-    if (sync_on()) wait_begin();
-}
-OMNIPROF_API void omniprof_preload_wait_end(int woken, int fd)
-{
-    if (sync_on()) wait_end(woken, fd);
-}
-OMNIPROF_API void omniprof_preload_wake(void)
-{
-    if (sync_on()) wake();
-}
-
 /* ---- the end of main ------------------------------------------------------------------------ */
 
 typedef int (*main_fn)(int, char **, char **);
@@ -254,7 +206,7 @@ static main_fn g_program_main;
 static int sync_main(int argc, char **argv, char **envp)
 {
     int status = g_program_main(argc, argv, envp);
-    FOR_CLIENTS(c) if (OP_PRELOAD_HAS(c, main_end)) c->main_end(status);
+    omniprof_preload_main_end(status);
     return status;
 }
 
@@ -264,9 +216,7 @@ OMNIPROF_API int __libc_start_main(main_fn main, int argc, char **argv, void (*i
                                    void (*rtld_fini)(void), void *stack_end)
 {
     start_main_fn real = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-    bool wanted = false;
-    FOR_CLIENTS(c) wanted |= OP_PRELOAD_HAS(c, main_end);
-    if (wanted) {
+    if (omniprof_preload_main_end_hooked()) {
         g_program_main = main;
         main = sync_main;
     }
