@@ -117,7 +117,8 @@ int main(void)
     }
     CHECK_EQ_I64(nkinds, OMNIPROF_BUFFER_TRACING_LAST - 1 + OMNIPROF_COUNTER_RECORD_LAST - 1);
     static const struct { const char *name, *table; } internal[] = {
-#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, \
+                            SWITCH)                                                              \
     {#NAME, TABLE},
 #include "db/ingest_kinds.def"
     };
