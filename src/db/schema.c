@@ -2,8 +2,9 @@
  *
  * The SQL lives in src/db/schema/ (*.sql) and is embedded at build time (embed_sql.cmake ->
  * schema_sql.c); rocpd_views.sql and the table list are generated from tables.sql first
- * (gen_tables.py -> tables_gen.h). tables.sql and rocpd_views.sql are templates: "{{uuid}}" becomes the table
- * suffix ("_" + the UUID with '-' -> '_'), "{{guid}}" the UUID text. The view files use plain
+ * (gen_tables.py -> tables_gen.h, rocpd_views.sql in the build tree). tables.sql and
+ * rocpd_views.sql are templates: "{{uuid}}" becomes the table suffix ("_" + the UUID with
+ * '-' -> '_'), "{{guid}}" the UUID text. The view files use plain
  * names only, so op_db_schema_create_views can create them as TEMP views over unions of many
  * attached databases. */
 #include "db/db.h"
