@@ -116,7 +116,7 @@ typedef enum omniprof_record_category_t {
  * omniprof/kinds.def (one row per kind: value, name, payload struct, ...). */
 typedef enum omniprof_buffer_tracing_kind_t {
     OMNIPROF_BUFFER_TRACING_NONE = 0,
-#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     OMNIPROF_BUFFER_TRACING_##NAME = VALUE,
 #include "omniprof/kinds.def"
     OMNIPROF_BUFFER_TRACING_LAST

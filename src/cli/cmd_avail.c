@@ -1,7 +1,8 @@
 /* cmd_avail.c — `omniprof avail`: what this build can collect and how it is configured.
  *
  *   --settings [--format text|json]   every OMNIPROF_* setting: name, variable, type, default,
- *                                     choices or valid range, description (settings.def)
+ *                                     choices or valid range, description (settings.def), and
+ *                                     the record kinds it turns on (kinds.def's SWITCH column)
  *   --counters, --pmc-check ...       hardware counters (the counters module, when built)
  *   --components, --cpu-events        CPU components and events (the CPU module, when built)
  *   --pm-metrics, --pm-check, --pc-sampling   the GPU samplers (cmd_avail_gpu.c)
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/kinds.h"
 #include "common/settings.h"
 
 static void json_string(FILE *out, const char *s)
@@ -45,7 +47,14 @@ static int print_settings(int json)
             json_string(out, s->choices);
             fputs(", \"description\": ", out);
             json_string(out, s->description);
-            fprintf(out, "}%s\n", i + 1 < OP_SET__COUNT ? "," : "");
+            const char *kinds[OMNIPROF_BUFFER_TRACING_LAST + OMNIPROF_COUNTER_RECORD_LAST];
+            size_t nk = op_setting_kinds(i, kinds, sizeof kinds / sizeof kinds[0]);
+            fputs(", \"kinds\": [", out);
+            for (size_t k = 0; k < nk && k < sizeof kinds / sizeof kinds[0]; k++) {
+                if (k) fputs(", ", out);
+                json_string(out, kinds[k]);
+            }
+            fprintf(out, "]}%s\n", i + 1 < OP_SET__COUNT ? "," : "");
         }
         fputs("]\n", out);
         return 0;
@@ -57,6 +66,11 @@ static int print_settings(int json)
         fprintf(out, "%-28s %-38s %-7s %-18s %s", s->env_name + 9, s->env_name, s->type_name, def, s->description);
         if (s->type == OP_SETTING_TYPE_ENUM || s->type == OP_SETTING_TYPE_LIST) fprintf(out, " [%s]", s->choices);
         else if (s->choices[0]) fprintf(out, " (valid: %s)", s->choices);
+        const char *kinds[OMNIPROF_BUFFER_TRACING_LAST + OMNIPROF_COUNTER_RECORD_LAST];
+        size_t nk = op_setting_kinds(i, kinds, sizeof kinds / sizeof kinds[0]);
+        for (size_t k = 0; k < nk && k < sizeof kinds / sizeof kinds[0]; k++)
+            fprintf(out, "%s%s", k ? " " : " (kinds: ", kinds[k]);
+        if (nk) fputc(')', out);
         fputc('\n', out);
     }
     return 0;

@@ -1,7 +1,8 @@
 /* kinds.h — what the SDK core and the database writer know about each record kind, generated
  * from the one list include/omniprof/kinds.def: names, payload sizes, layouts, which kinds
- * carry a correlation id, their string fields, the callback -> buffer kind mapping and the
- * intercept table names. Not API.
+ * carry a correlation id, their string fields, the callback -> buffer kind mapping, the
+ * intercept table names and the switches (which settings turn a kind on, into which buffer of
+ * omniprof's tool). Not API.
  *
  * A kind is addressed by (category, kind): OMNIPROF_RECORD_CATEGORY_TRACING (and SAMPLING,
  * which shares the buffer kinds) or OMNIPROF_RECORD_CATEGORY_COUNTERS. The writer's internal
@@ -61,6 +62,50 @@ size_t op_kind_string_fields(uint32_t category, uint32_t kind, uint64_t psize, u
 const char *op_intercept_table_name(uint32_t table_bit);
 const char *op_intercept_table_registration_name(uint32_t table_bit);
 uint32_t op_intercept_table_from_registration_name(const char *name);
+
+/* ---- switches: which settings turn a kind on in omniprof's tool (kinds.def BUFFER, SWITCH) ---- */
+
+/* The tool's buffers (kinds.def BUFFER column). */
+typedef enum op_kind_buffer {
+    OP_KIND_BUFFER_NONE = 0, /* no setting turns the kind on */
+    OP_KIND_BUFFER_MARKER,
+    OP_KIND_BUFFER_API,
+    OP_KIND_BUFFER_GPU,
+    OP_KIND_BUFFER_CPU,
+    OP_KIND_BUFFER__COUNT
+} op_kind_buffer;
+
+#define OP_KIND_MAX_SWITCH_SETTINGS 4 /* OMNIPROF_KIND_ON (or _IF) settings of one row, at most */
+
+/* The switch of one buffer or counter kind. Settings are op_setting_id values
+ * (common/settings.h); each list ends at the first -1 (an empty `on`: no setting turns it on). */
+typedef struct op_kind_switch {
+    uint32_t category;  /* OMNIPROF_RECORD_CATEGORY_TRACING or _COUNTERS */
+    uint32_t kind;
+    const char *name;   /* "KERNEL_DISPATCH" */
+    uint8_t buffer;     /* op_kind_buffer */
+    const char *setup;  /* OMNIPROF_KIND_SETUP's NAME; "": configure buffer tracing of the kind */
+    const int *on;      /* OMNIPROF_KIND_ON: any of them turns the kind on */
+    const int *also;    /* OMNIPROF_KIND_IF: ... if all of these are on as well */
+} op_kind_switch;
+
+/* Every buffer kind, then every counter kind, in kinds.def order; *n their number. Static
+ * storage. The tool's enable loop walks them (src/tool/tool.c). */
+const op_kind_switch *op_kind_switches(size_t *n);
+
+/* Is `s` on under the current settings (op_setting_*: a BOOL true, any other type not empty)? */
+bool op_kind_switch_on(const op_kind_switch *s);
+
+/* Is setting `id` on, in the sense of OMNIPROF_KIND_ON (a BOOL true, else a value not empty)? */
+bool op_kind_setting_on(int id);
+
+/* The names of the kinds setting `id` can turn on (it is among their OMNIPROF_KIND_ON), in
+ * kinds.def order, into out[max]; returns how many there are (more than max: out is cut). What
+ * a multi-kind flag expands to: KERNEL_TRACE gives KERNEL_DISPATCH, CODE_OBJECT, KERNEL_SYMBOL. */
+size_t op_setting_kinds(int id, const char **out, size_t max);
+
+/* "marker", "api", "gpu", "cpu"; NULL for NONE or out of range. */
+const char *op_kind_buffer_name(int buffer);
 
 /* Helpers for generating code from kinds.def rows. One case of a switch that lists the string
  * members of PAYLOAD: define OMNIPROF_KIND_STRING(M) as OP_KIND_ADD_STRING(M) before including

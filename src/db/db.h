@@ -89,7 +89,8 @@ const char *op_db_schema_views_sql(void);
 int op_db_schema_create_views(sqlite3 *db, int temporary, char *err, size_t errlen);
 
 /** @brief **op_db_schema_table_names**: NULL-terminated list of the base names of every physical
- * table ("rocpd_metadata", "rocpd_string", ..., "omniprof_backpressure"). Static storage. */
+ * table ("rocpd_metadata", "rocpd_string", ...), in tables.sql's order: generated from that
+ * file (tables_gen.h). Static storage. */
 const char *const *op_db_schema_table_names(void);
 
 /** @brief **op_db_schema_tables_sql**: the tables template ({{uuid}}, {{guid}} unexpanded). */

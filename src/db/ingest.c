@@ -16,7 +16,7 @@
 
 /* Every FIXED payload struct, for the zero-extended copy of a short record. */
 typedef union fixed_payload {
-#define OP_DB_FIXED_MEMBER(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_FIXED_MEMBER(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     OP_KIND_IF_FIXED(LAYOUT, PAYLOAD m_##INGEST##_##VALUE;)
 #define OMNIPROF_BUFFER_KIND OP_DB_FIXED_MEMBER
 #define OMNIPROF_COUNTER_KIND OP_DB_FIXED_MEMBER
@@ -28,7 +28,7 @@ typedef union fixed_payload {
 
 /* The rows of the internal kinds, shaped like kinds.def's. */
 static const op_kind_info k_internal[] = {
-#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     [VALUE] = {#NAME, TABLE, (uint32_t)sizeof(PAYLOAD), OP_KIND_LAYOUT_##LAYOUT, CORRELATION},
 #include "db/ingest_kinds.def"
 };
@@ -44,7 +44,7 @@ size_t op_db_string_fields(uint32_t category, uint32_t kind, uint64_t psize, uin
     if (category != OP_DB_CAT_INTERNAL) return op_kind_string_fields(category, kind, psize, out);
     size_t n = 0;
     switch (kind) {
-#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     OP_KIND_STRINGS_CASE(VALUE, PAYLOAD, STRINGS)
 #define OMNIPROF_KIND_STRING(M) OP_KIND_ADD_STRING(M)
 #include "db/ingest_kinds.def"
@@ -64,7 +64,7 @@ const char *op_db_str(const op_db_writer *w, const char *const *field)
 /* The kind's ingest function. p is the payload, or its zero-extended copy. */
 static int dispatch(op_db_writer *w, uint32_t category, uint32_t kind, const void *p, uint64_t psize)
 {
-#define OP_DB_DISPATCH_CASE(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_DISPATCH_CASE(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     case VALUE: return op_db_ingest_##INGEST(w, (const PAYLOAD *)p, psize);
     switch (category) {
     case OMNIPROF_RECORD_CATEGORY_TRACING:

@@ -25,15 +25,9 @@
 #include "db/reader_internal.h"
 
 const char *const op_src_table_base[T_COUNT] = {
-    "rocpd_metadata", "rocpd_string", "rocpd_info_node", "rocpd_info_process",
-    "rocpd_info_thread", "rocpd_info_agent", "rocpd_info_queue", "rocpd_info_stream",
-    "rocpd_info_pmc", "rocpd_info_code_object", "rocpd_info_kernel_symbol", "rocpd_track",
-    "rocpd_event", "rocpd_arg", "rocpd_pmc_event", "rocpd_region", "rocpd_sample",
-    "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
-    "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread",
-    "omniprof_run_cost", "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment",
-    "omniprof_causal_progress", "omniprof_region_profile", "omniprof_pc_sample", "omniprof_comm", "omniprof_clock",
-    "omniprof_sass_metric", "omniprof_unified_memory",
+#define OP_SRC_TABLE_NAME(E, NAME) [E] = NAME,
+    OP_DB_TABLES(OP_SRC_TABLE_NAME)
+#undef OP_SRC_TABLE_NAME
 };
 
 /* file:PATH?mode=ro, percent-encoded. A database in WAL mode (header bytes 18-19 = 2) with no
@@ -359,8 +353,8 @@ void op_win_sql(const op_win *w, const char *s, const char *e, char *buf, size_t
 /* Extent of one set: min start / max end over its event tables. */
 int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err, size_t errlen) {
     static const struct { int t; const char *s, *e; } parts[] = {
-        {T_REGION, "start", "end"}, {T_KERNEL, "start", "end"}, {T_COPY, "start", "end"},
-        {T_ALLOC, "start", "end"}, {T_SAMPLE, "timestamp", "timestamp"},
+        {T_REGION, "start", "end"}, {T_KERNEL_DISPATCH, "start", "end"}, {T_MEMORY_COPY, "start", "end"},
+        {T_MEMORY_ALLOCATE, "start", "end"}, {T_SAMPLE, "timestamp", "timestamp"},
         {T_OP_METRIC, "timestamp", "timestamp"},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
@@ -642,7 +636,7 @@ const unsigned char *op_rd_lookup_string(op_rd_lookup *lk, int64_t id, int *len)
 }
 
 const unsigned char *op_rd_lookup_kernel(op_rd_lookup *lk, int64_t id, int *len) {
-    return lookup_text(lk, &lk->ksym, T_KSYM, "SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = ?1", id,
+    return lookup_text(lk, &lk->ksym, T_KERNEL_SYMBOL, "SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = ?1", id,
                        len);
 }
 

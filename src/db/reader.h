@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "db/tables_gen.h"
 
 #define OP_RD_OK 0
 #define OP_RD_EFAIL 1
@@ -32,13 +33,15 @@ struct sqlite3;
 struct sqlite3_stmt;
 
 /* ---- inputs and table sets (reader.c) ---------------------------------------------------- */
+/* The tables, T_<NAME> in src/db/schema/tables.sql's order: generated from that file (tables_gen.h,
+ * src/db/gen_tables.py), the one list of them. */
 enum op_src_table {
-    T_METADATA, T_STRING, T_NODE, T_PROCESS, T_THREAD, T_AGENT, T_QUEUE, T_STREAM, T_PMC,
-    T_CODE_OBJECT, T_KSYM, T_TRACK, T_EVENT, T_ARG, T_PMC_EVENT, T_REGION, T_SAMPLE, T_KERNEL,
-    T_COPY, T_ALLOC, T_OP_STACK, T_OP_CPU_SAMPLE, T_OP_SYMBOL, T_OP_METRIC, T_OP_THREAD,
-    T_OP_RUN_COST, T_OP_DROPS, T_OP_BACKPRESSURE, T_OP_CAUSAL_EXPERIMENT, T_OP_CAUSAL_PROGRESS, T_OP_REGION_PROFILE,
-    T_OP_PC_SAMPLE, T_OP_COMM, T_OP_CLOCK, T_OP_SASS_METRIC, T_OP_UNIFIED_MEMORY, T_COUNT
+#define OP_SRC_TABLE_ENUM(E, NAME) E,
+    OP_DB_TABLES(OP_SRC_TABLE_ENUM)
+#undef OP_SRC_TABLE_ENUM
+    T_COUNT
 };
+_Static_assert(T_COUNT <= 64, "op_src_set.have is a 64-bit mask of the tables");
 /* Base names of the tables, in enum order ("rocpd_metadata", ...). */
 extern const char *const op_src_table_base[T_COUNT];
 
@@ -259,7 +262,7 @@ void op_rd_lookup_stack(op_rd_lookup *lk, int64_t stack, op_buf *text, char *lea
  * One aggregate row per (process group, category, name) of the set's regions, kernels, copies
  * and allocations inside the window; the caller merges them across sets. */
 typedef struct op_rd_stat_row {
-    int table;                     /* T_REGION, T_KERNEL, T_COPY or T_ALLOC */
+    int table;                     /* T_REGION, T_KERNEL_DISPATCH, T_MEMORY_COPY or T_MEMORY_ALLOCATE */
     int64_t group;                 /* the process row (by_process), else 0 */
     const unsigned char *category; /* regions: the category text (may be NULL) */
     const unsigned char *name;     /* name; kernels without symbols "kernel N"; allocs the type */

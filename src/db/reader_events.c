@@ -46,10 +46,10 @@ static void sql_name(op_buf *b, op_src_set *set, int kind, int text) {
     case EV_KERNEL:
         op_buf_puts(b, "X.kernel_id, ");
         /* the dispatch's region name first: a renamed dispatch (--kernel-rename) is shown by it */
-        if (text && SRC_HAS(set, T_KSYM))
+        if (text && SRC_HAS(set, T_KERNEL_SYMBOL))
             op_buf_printf(b, "COALESCE((SELECT string FROM %s RS WHERE RS.id = X.region_name_id), "
                              "(SELECT COALESCE(KS.display_name, KS.kernel_name) FROM %s KS WHERE KS.id = X.kernel_id)), ",
-                          TB(T_STRING), TB(T_KSYM));
+                          TB(T_STRING), TB(T_KERNEL_SYMBOL));
         else
             op_buf_puts(b, "NULL, ");
         break;
@@ -135,7 +135,7 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
         op_buf_puts(b, "X.stream_id, X.queue_id, X.dispatch_id, X.grid_size_x, X.grid_size_y, X.grid_size_z, "
                        "X.workgroup_size_x, X.workgroup_size_y, X.workgroup_size_z, X.group_segment_size, "
                        "X.private_segment_size, ");
-        if (SRC_HAS(set, T_KSYM) && text)
+        if (SRC_HAS(set, T_KERNEL_SYMBOL) && text)
             op_buf_printf(b, "KS.arch_vgpr_count, KS.accum_vgpr_count, KS.sgpr_count ");
         else
             op_buf_puts(b, "NULL, NULL, NULL ");
@@ -161,7 +161,7 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
                        "K.grid_size_x * K.grid_size_y * K.grid_size_z, "
                        "K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z, K.group_segment_size, "
                        "K.private_segment_size, ");
-        if (SRC_HAS(set, T_KSYM))
+        if (SRC_HAS(set, T_KERNEL_SYMBOL))
             op_buf_puts(b, "COALESCE(KS.display_name, KS.kernel_name), KS.arch_vgpr_count, KS.accum_vgpr_count, "
                            "KS.sgpr_count ");
         else
@@ -213,7 +213,7 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
  * tables are made. */
 static int flows_possible(op_src_set *set, int kind) {
     return (kind == EV_REGION || kind == EV_KERNEL || kind == EV_COPY) && SRC_HAS(set, T_EVENT) &&
-           SRC_HAS(set, T_REGION) && SRC_HAS(set, T_STRING) && (SRC_HAS(set, T_KERNEL) || SRC_HAS(set, T_COPY));
+           SRC_HAS(set, T_REGION) && SRC_HAS(set, T_STRING) && (SRC_HAS(set, T_KERNEL_DISPATCH) || SRC_HAS(set, T_MEMORY_COPY));
 }
 
 static int make_flow_tables(op_src *src, op_src_set *set, const op_win *w, char *err, size_t errlen) {
@@ -223,15 +223,15 @@ static int make_flow_tables(op_src *src, op_src_set *set, const op_win *w, char 
     const char *sx = set->suffix;
     op_buf_printf(&b, "CREATE TEMP TABLE \"op_fg%s\" (corr INTEGER PRIMARY KEY, kind INTEGER, row INTEGER);"
                       "CREATE TEMP TABLE \"op_fa%s\" (corr INTEGER PRIMARY KEY, row INTEGER);", sx, sx);
-    if (SRC_HAS(set, T_KERNEL)) {
+    if (SRC_HAS(set, T_KERNEL_DISPATCH)) {
         op_win_sql(w, "K.start", "K.\"end\"", win, sizeof win);
         op_buf_printf(&b, "INSERT OR IGNORE INTO \"op_fg%s\" SELECT E.stack_id, 2, K.id FROM %s K JOIN %s E ON "
-                          "E.id = K.event_id WHERE E.stack_id > 0 %s;", sx, set->name[T_KERNEL], set->name[T_EVENT], win);
+                          "E.id = K.event_id WHERE E.stack_id > 0 %s;", sx, set->name[T_KERNEL_DISPATCH], set->name[T_EVENT], win);
     }
-    if (SRC_HAS(set, T_COPY)) {
+    if (SRC_HAS(set, T_MEMORY_COPY)) {
         op_win_sql(w, "M.start", "M.\"end\"", win, sizeof win);
         op_buf_printf(&b, "INSERT OR IGNORE INTO \"op_fg%s\" SELECT E.stack_id, 3, M.id FROM %s M JOIN %s E ON "
-                          "E.id = M.event_id WHERE E.stack_id > 0 %s;", sx, set->name[T_COPY], set->name[T_EVENT], win);
+                          "E.id = M.event_id WHERE E.stack_id > 0 %s;", sx, set->name[T_MEMORY_COPY], set->name[T_EVENT], win);
     }
     op_win_sql(w, "R.start", "R.\"end\"", win, sizeof win);
     op_buf_printf(&b, "INSERT OR IGNORE INTO \"op_fa%s\" SELECT E.stack_id, R.id FROM %s R JOIN %s E ON E.id = "
@@ -282,17 +282,17 @@ static void sql_from(op_buf *b, op_src_set *set, int kind, int text, const char 
     /* PMC values: kernels drive the join (CROSS JOIN fixes the order) so that SQLite's
      * automatic index is built over the small pmc table, not over the kernels. */
     if (kind == EV_PMC)
-        op_buf_printf(b, "FROM %s K CROSS JOIN %s X ON X.event_id = K.event_id ", TB(T_KERNEL), tbl);
+        op_buf_printf(b, "FROM %s K CROSS JOIN %s X ON X.event_id = K.event_id ", TB(T_KERNEL_DISPATCH), tbl);
     else
         op_buf_printf(b, "FROM %s X ", tbl);
     if (kind == EV_SAMPLE || kind == EV_METRIC)
         op_buf_printf(b, "JOIN %s TR ON TR.id = X.track_id ", TB(T_TRACK));
     if (kind == EV_SAMPLE && SRC_HAS(set, T_OP_CPU_SAMPLE))
         op_buf_printf(b, "LEFT JOIN %s CS ON CS.sample_id = X.id ", TB(T_OP_CPU_SAMPLE));
-    if (kind == EV_KERNEL && SRC_HAS(set, T_KSYM) && text)
-        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KSYM));
-    if (kind == EV_PMC && SRC_HAS(set, T_KSYM))
-        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = K.kernel_id ", TB(T_KSYM));
+    if (kind == EV_KERNEL && SRC_HAS(set, T_KERNEL_SYMBOL) && text)
+        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = X.kernel_id ", TB(T_KERNEL_SYMBOL));
+    if (kind == EV_PMC && SRC_HAS(set, T_KERNEL_SYMBOL))
+        op_buf_printf(b, "LEFT JOIN %s KS ON KS.id = K.kernel_id ", TB(T_KERNEL_SYMBOL));
     if (has_ev && kind != EV_METRIC && kind != EV_PMC && kind != EV_PC && kind != EV_UM)
         op_buf_printf(b, "LEFT JOIN %s E ON E.id = X.event_id ", TB(T_EVENT));
     if (has_ev && kind == EV_PMC)
@@ -316,11 +316,11 @@ static void sql_order(op_buf *b, int kind) {
 }
 
 static int make_sql(op_src_set *set, int kind, const op_win *w, int text, int flows, int mpi, int sorted, op_buf *b) {
-    static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC,
+    static const int tables[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL_DISPATCH, T_MEMORY_COPY, T_MEMORY_ALLOCATE, T_PMC_EVENT, T_OP_METRIC,
                                          T_OP_PC_SAMPLE, T_OP_UNIFIED_MEMORY};
     if (kind < 0 || kind >= EV_KINDS || !SRC_HAS(set, tables[kind])) return 1;
     if ((kind == EV_SAMPLE || kind == EV_METRIC) && !SRC_HAS(set, T_TRACK)) return 1;
-    if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL) || !SRC_HAS(set, T_PMC))) return 1;
+    if (kind == EV_PMC && (!SRC_HAS(set, T_KERNEL_DISPATCH) || !SRC_HAS(set, T_PMC))) return 1;
     /* columns 0..1 and the window over them */
     const char *ts = "X.start", *te = "X.\"end\"";
     if (kind == EV_SAMPLE || kind == EV_METRIC || kind == EV_PC) ts = te = "X.timestamp";
@@ -389,7 +389,7 @@ static const unsigned char *col_text(sqlite3_stmt *st, int i, int *len) {
 /* The ids of a merged file's event as the process's own (reader.h, op_src_set). */
 static void own_ids(const op_src_set *set, op_ev *ev) {
     static const int name_table[EV_KINDS] = {
-        [EV_REGION] = T_STRING, [EV_SAMPLE] = T_STRING, [EV_KERNEL] = T_KSYM, [EV_COPY] = T_STRING,
+        [EV_REGION] = T_STRING, [EV_SAMPLE] = T_STRING, [EV_KERNEL] = T_KERNEL_SYMBOL, [EV_COPY] = T_STRING,
         [EV_ALLOC] = -1, [EV_PMC] = T_PMC, [EV_METRIC] = T_TRACK, [EV_PC] = T_STRING, [EV_UM] = -1,
     };
     if (name_table[ev->kind] >= 0) ev->name_id = op_rd_own_id(set, name_table[ev->kind], ev->name_id);
@@ -403,7 +403,7 @@ static void own_ids(const op_src_set *set, op_ev *ev) {
     ev->agent_id = op_rd_own_id(set, T_AGENT, ev->agent_id);
     ev->stream_id = op_rd_own_id(set, T_STREAM, ev->stream_id);
     ev->queue_id = op_rd_own_id(set, T_QUEUE, ev->queue_id);
-    if (ev->kind == EV_KERNEL || ev->kind == EV_PMC) ev->kernel_id = op_rd_own_id(set, T_KSYM, ev->kernel_id);
+    if (ev->kind == EV_KERNEL || ev->kind == EV_PMC) ev->kernel_id = op_rd_own_id(set, T_KERNEL_SYMBOL, ev->kernel_id);
     ev->cpu_stack = op_rd_own_id(set, T_OP_STACK, ev->cpu_stack);
 }
 
@@ -540,7 +540,7 @@ int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w) {
     op_rd rd;
     char err[8];
     if (!w || !w->active) {
-        static const int tab[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL, T_COPY, T_ALLOC, T_PMC_EVENT, T_OP_METRIC,
+        static const int tab[EV_KINDS] = {T_REGION, T_SAMPLE, T_KERNEL_DISPATCH, T_MEMORY_COPY, T_MEMORY_ALLOCATE, T_PMC_EVENT, T_OP_METRIC,
                                           T_OP_PC_SAMPLE, T_OP_UNIFIED_MEMORY};
         if (!SRC_HAS(set, tab[kind])) return 0;
         char sql[256];

@@ -7,8 +7,8 @@
  * every process of every input. Each input set's rows are appended with their integer ids shifted
  * by the table's highest id so far (ids stay unique in the file, and a process's rows of a table
  * are one contiguous id range), every column that refers to a row (the declared foreign keys,
- * read from the schema, plus omniprof_stack.parent_id and omniprof_cpu_sample.stack_id) shifted
- * by the referenced table's shift (0 and NULL stay: "none"), and guid set to the process's guid.
+ * read from the schema, plus the columns tables.sql marks -- @ref / -- @json-ref) shifted by the
+ * referenced table's shift (0 and NULL stay: "none"), and guid set to the process's guid.
  * omniprof_merged<suffix> records per (process, table) its id range, so a reader sees each
  * process as a set of its own (op_src_expand_merged: name[t] is a subquery over that range) and
  * every reader of a per-process set works unchanged; AMD's rocpd views join on (id, guid) and
@@ -26,7 +26,8 @@
  *
  * Clocks: when the caller gives a set an active clock map (src/output/clocks.c: the process's
  * MPI estimates against rank 0, or its wall-clock offset against the reference host's), every
- * time column of the set's rows moves onto the reference clock as it is copied and its
+ * time column (tables.sql's -- @time columns) of the set's rows moves onto the reference clock as
+ * it is copied and its
  * omniprof_clock rows are marked applied, so that no reader applies them again.
  *
  * Invariants: (1) the output is never an input (it must not exist: the caller checks, and the
@@ -195,47 +196,52 @@ int op_src_expand_merged(op_src *s, char *err, size_t errlen) {
 
 /* ---- the merge ------------------------------------------------------------------------------ */
 
-/* Columns holding CLOCK_MONOTONIC times of the row's process (omniprof_clock's local_timestamp
- * stays local: it is what the estimate was measured at). */
+/* The columns tables.sql marks (tables_gen.h, generated from it by gen_tables.py):
+ *   k_times      CLOCK_MONOTONIC times of the row's process (-- @time); omniprof_clock's
+ *                local_timestamp is not one: it stays local, it is what the estimate was
+ *                measured at;
+ *   k_refs       row references the schema does not declare (-- @ref; 0: none);
+ *   k_json_refs  row ids inside JSON text (-- @json-ref): a queue's stream and agent, a PM
+ *                track's agent, a stream argument's stream (rocpd's stream_args view). */
 static const struct {
     int table;
-    const char *cols[4];
+    const char *col;
 } k_times[] = {
-    {T_PROCESS, {"init", "fini", "start", "end"}}, {T_THREAD, {"start", "end"}}, {T_REGION, {"start", "end"}},
-    {T_SAMPLE, {"timestamp"}}, {T_KERNEL, {"start", "end"}}, {T_COPY, {"start", "end"}}, {T_ALLOC, {"start", "end"}},
-    {T_OP_CPU_SAMPLE, {"timestamp"}}, {T_OP_METRIC, {"timestamp"}}, {T_OP_PC_SAMPLE, {"timestamp"}},
-    {T_OP_CAUSAL_EXPERIMENT, {"start", "end"}}, {T_OP_COMM, {"start", "end"}},
+#define MG_TIME(T, COL) {T, COL},
+    OP_DB_TIME_COLUMNS(MG_TIME)
+#undef MG_TIME
 };
 
-/* Row references the schema does not declare (parent_id 0 / stack_id 0: none). */
 static const struct {
     int table;
     const char *col;
     int ref;
 } k_refs[] = {
-    {T_OP_STACK, "parent_id", T_OP_STACK},
-    {T_OP_CPU_SAMPLE, "stack_id", T_OP_STACK},
+#define MG_REF(T, COL, REF) {T, COL, REF},
+    OP_DB_REF_COLUMNS(MG_REF)
+#undef MG_REF
 };
 
-/* Row ids inside JSON text: a queue's stream and agent, a PM track's agent, a stream argument's
- * stream (rocpd's stream_args view). */
 static const struct {
     int table;
-    const char *key;
+    const char *col, *key;
     int ref;
 } k_json_refs[] = {
-    {T_QUEUE, "stream_id", T_STREAM}, {T_QUEUE, "agent_id", T_AGENT}, {T_TRACK, "agent_id", T_AGENT},
-    {T_ARG, "stream_id", T_STREAM},
+#define MG_JSON_REF(T, COL, KEY, REF) {T, COL, KEY, REF},
+    OP_DB_JSON_REF_COLUMNS(MG_JSON_REF)
+#undef MG_JSON_REF
 };
 
 /* `expr` (JSON text) with the integer row ids at its k_json_refs keys shifted: valid JSON whose
  * key holds an integer > 0 gets it replaced (json_replace never adds a key); anything else
  * passes unchanged. */
-static void json_shift(op_buf *b, int t, const char *expr, const int64_t *delta) {
+static void json_shift(op_buf *b, int t, const char *col, const int64_t *delta) {
     op_buf e = {0};
+    char expr[80];
+    snprintf(expr, sizeof expr, "\"%s\"", col);
     op_buf_puts(&e, expr);
     for (size_t k = 0; k < sizeof k_json_refs / sizeof k_json_refs[0]; k++) {
-        if (k_json_refs[k].table != t) continue;
+        if (k_json_refs[k].table != t || strcmp(k_json_refs[k].col, col)) continue;
         char *x = op_buf_take(&e);
         if (!x) break;
         const char *key = k_json_refs[k].key;
@@ -268,6 +274,7 @@ typedef struct mg_table {
     char *cols[MG_MAX_COLS]; /* the output table's columns */
     int ref[MG_MAX_COLS];    /* the table a column refers to, -1 none */
     int time[MG_MAX_COLS];   /* a time column (k_times) */
+    int json_ref[MG_MAX_COLS]; /* JSON text holding row ids (k_json_refs) */
     int virtual_guid;        /* guid is a VIRTUAL generated column (set_guid_columns) */
 } mg_table;
 
@@ -313,9 +320,11 @@ static int mg_describe(mg *m, char *err, size_t errlen) {
             mt->time[j] = 0;
             for (size_t k = 0; k < sizeof k_refs / sizeof k_refs[0]; k++)
                 if (k_refs[k].table == t && !strcmp(k_refs[k].col, c)) mt->ref[j] = k_refs[k].ref;
+            mt->json_ref[j] = 0;
             for (size_t k = 0; k < sizeof k_times / sizeof k_times[0]; k++)
-                for (int x = 0; x < 4 && k_times[k].table == t && k_times[k].cols[x]; x++)
-                    if (!strcmp(k_times[k].cols[x], c)) mt->time[j] = 1;
+                if (k_times[k].table == t && !strcmp(k_times[k].col, c)) mt->time[j] = 1;
+            for (size_t k = 0; k < sizeof k_json_refs / sizeof k_json_refs[0]; k++)
+                if (k_json_refs[k].table == t && !strcmp(k_json_refs[k].col, c)) mt->json_ref[j] = 1;
             mt->n_cols++;
         }
         sqlite3_reset(fk);
@@ -413,7 +422,7 @@ static char *copy_sql(const mg *m, int t, const op_src_set *set, const char *in_
             op_buf_printf(&sel, "CASE WHEN \"%s\" > 0 THEN \"%s\" + %lld ELSE \"%s\" END", c, c,
                           (long long)delta[mt->ref[j]], c);
         else if (t == T_OP_CLOCK && !strcmp(c, "applied") && clk && clk->active) op_buf_puts(&sel, "1");
-        else if (!strcmp(c, "extdata") && (t == T_QUEUE || t == T_TRACK || t == T_ARG)) json_shift(&sel, t, "\"extdata\"", delta);
+        else if (mt->json_ref[j]) json_shift(&sel, t, c, delta);
         else if (mt->time[j] && clk && clk->active) {
             op_buf_printf(&sel, "\"%s\" - %lld", c, (long long)clk->offset);
             if (clk->rate != 0)

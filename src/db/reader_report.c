@@ -149,11 +149,11 @@ static int span_row(sqlite3_stmt *st, void *arg)
     op_rd_span s = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
     if (set && set->merged) {
-        int gpu = c->table == T_KERNEL || c->table == T_COPY;
+        int gpu = c->table == T_KERNEL_DISPATCH || c->table == T_MEMORY_COPY;
         s.lane = gpu ? (s.lane < 0 ? own_signed(set, T_AGENT, s.lane) : op_rd_own_id(set, T_STREAM, s.lane))
                      : op_rd_own_id(set, T_THREAD, s.lane);
         s.group = gpu ? op_rd_own_id(set, T_AGENT, s.group) : op_rd_own_id(set, T_STRING, s.group);
-        s.name = c->table == T_KERNEL ? (s.name < 0 ? own_signed(set, T_STRING, s.name) : op_rd_own_id(set, T_KSYM, s.name))
+        s.name = c->table == T_KERNEL_DISPATCH ? (s.name < 0 ? own_signed(set, T_STRING, s.name) : op_rd_own_id(set, T_KERNEL_SYMBOL, s.name))
                                       : op_rd_own_id(set, T_STRING, s.name);
     }
     return ((int (*)(const op_rd_span *, void *))c->cb.fn)(&s, c->cb.arg);
@@ -174,18 +174,18 @@ int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const 
         else
             snprintf(sql, sizeof sql, "SELECT tid, 0, name_id, start, \"end\" FROM %s", set->name[T_REGION]);
         break;
-    case T_KERNEL:
+    case T_KERNEL_DISPATCH:
         snprintf(sql, sizeof sql,
                  "SELECT COALESCE(stream_id, -1 - COALESCE(agent_id, 0)), COALESCE(agent_id, 0), "
                  "CASE WHEN region_name_id IS NOT NULL THEN -1 - region_name_id ELSE kernel_id END, start, \"end\" "
                  "FROM %s",
-                 set->name[T_KERNEL]);
+                 set->name[T_KERNEL_DISPATCH]);
         break;
-    case T_COPY:
+    case T_MEMORY_COPY:
         snprintf(sql, sizeof sql,
                  "SELECT COALESCE(stream_id, -1 - COALESCE(dst_agent_id, src_agent_id, 0)), "
                  "COALESCE(dst_agent_id, src_agent_id, 0), name_id, start, \"end\" FROM %s",
-                 set->name[T_COPY]);
+                 set->name[T_MEMORY_COPY]);
         break;
     case T_OP_CPU_SAMPLE:
         snprintf(sql, sizeof sql, "SELECT tid, 0, 0, timestamp, timestamp FROM %s", set->name[T_OP_CPU_SAMPLE]);

@@ -45,7 +45,7 @@ int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss
                         char *err, size_t errlen);
 
 /* Lean rows of one activity table, in row order, for binning: T_REGION (lane = thread row,
- * group = category string id, 0 when the set has no event table), T_KERNEL and T_COPY (lane =
+ * group = category string id, 0 when the set has no event table), T_KERNEL_DISPATCH and T_MEMORY_COPY (lane =
  * stream row, or -1 - agent row when the stream is unknown; group = agent row), T_OP_CPU_SAMPLE
  * (lane = thread row, start == end). name = string id (kernels: kernel symbol id, or the
  * region name id of a renamed dispatch as -1 - id). */

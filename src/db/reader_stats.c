@@ -31,33 +31,33 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
                       has_ev ? set->name[T_EVENT] : "", !has_ev ? "" : set->merged ? " E ON E.id = X.event_id" : " E ON E.id = X.event_id AND E.guid = X.guid",
                       win);
         break;
-    case T_KERNEL:
+    case T_KERNEL_DISPATCH:
         /* by kernel and region name: a renamed dispatch (--kernel-rename) counts under its region */
-        if (SRC_HAS(set, T_KSYM))
+        if (SRC_HAS(set, T_KERNEL_SYMBOL))
             op_buf_printf(&b,
                           "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), "
                           "(SELECT COALESCE(display_name, kernel_name) FROM %s WHERE id = n)), cnt, tot, mn, mx, sq ",
-                          S, set->name[T_KSYM]);
+                          S, set->name[T_KERNEL_SYMBOL]);
         else
             op_buf_printf(&b, "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), 'kernel ' || n), cnt, tot, "
                               "mn, mx, sq ", S);
         op_buf_printf(&b,
                       "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG " FROM %s X WHERE 1 %s "
                       "GROUP BY 1, 2, 3)",
-                      g, set->name[T_KERNEL], win);
+                      g, set->name[T_KERNEL_DISPATCH], win);
         break;
-    case T_COPY:
+    case T_MEMORY_COPY:
         op_buf_printf(&b,
                       "SELECT g, NULL, (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
                       "FROM (SELECT %s AS g, X.name_id AS n, " AGG " FROM %s X WHERE 1 %s GROUP BY 1, 2)",
-                      S, g, set->name[T_COPY], win);
+                      S, g, set->name[T_MEMORY_COPY], win);
         break;
-    default: /* T_ALLOC */
+    default: /* T_MEMORY_ALLOCATE */
         op_buf_printf(&b,
                       "SELECT %s AS g, NULL, COALESCE(X.type, 'ALLOC'), count(*), total(X.\"end\" - X.start), "
                       "min(X.\"end\" - X.start), max(X.\"end\" - X.start), "
                       "total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) FROM %s X WHERE 1 %s GROUP BY 1, 3",
-                      g, set->name[T_ALLOC], win);
+                      g, set->name[T_MEMORY_ALLOCATE], win);
         break;
     }
     return op_buf_take(&b);
@@ -65,7 +65,7 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
 
 int op_rd_stats(op_src *src, op_src_set *set, const op_win *w, int by_process,
                 int (*cb)(const op_rd_stat_row *, void *), void *arg, char *err, size_t errlen) {
-    static const int tables[] = {T_REGION, T_KERNEL, T_COPY, T_ALLOC};
+    static const int tables[] = {T_REGION, T_KERNEL_DISPATCH, T_MEMORY_COPY, T_MEMORY_ALLOCATE};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         int t = tables[i];
         if (!SRC_HAS(set, t)) continue;

@@ -1,8 +1,10 @@
 /* schema.c — creates the rocpd schema version 3 (plus omniprof_* tables) in a database.
  *
  * The SQL lives in src/db/schema/ (*.sql) and is embedded at build time (embed_sql.cmake ->
- * schema_sql.c). tables.sql and rocpd_views.sql are templates: "{{uuid}}" becomes the table
- * suffix ("_" + the UUID with '-' -> '_'), "{{guid}}" the UUID text. The view files use plain
+ * schema_sql.c); rocpd_views.sql and the table list are generated from tables.sql first
+ * (gen_tables.py -> tables_gen.h, rocpd_views.sql in the build tree). tables.sql and
+ * rocpd_views.sql are templates: "{{uuid}}" becomes the table suffix ("_" + the UUID with
+ * '-' -> '_'), "{{guid}}" the UUID text. The view files use plain
  * names only, so op_db_schema_create_views can create them as TEMP views over unions of many
  * attached databases. */
 #include "db/db.h"
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "db/tables_gen.h"
 
 extern const char op_db_sql_tables[];
 extern const char op_db_sql_rocpd_views[];
@@ -24,15 +27,12 @@ extern const char op_db_sql_summary_views[];
 extern const char op_db_sql_marker_views[];
 extern const char op_db_sql_omniprof_views[];
 
+/* Generated from tables.sql (tables_gen.h), in its order. */
 static const char *const k_table_names[] = {
-    "rocpd_metadata", "rocpd_string", "rocpd_info_node", "rocpd_info_process", "rocpd_info_thread",
-    "rocpd_info_agent", "rocpd_info_queue", "rocpd_info_stream", "rocpd_info_pmc", "rocpd_info_code_object",
-    "rocpd_info_kernel_symbol", "rocpd_track", "rocpd_event", "rocpd_arg", "rocpd_pmc_event", "rocpd_region",
-    "rocpd_sample", "rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "omniprof_stack",
-    "omniprof_cpu_sample", "omniprof_symbol", "omniprof_metric", "omniprof_thread", "omniprof_run_cost",
-    "omniprof_drops", "omniprof_backpressure", "omniprof_causal_experiment", "omniprof_causal_progress",
-    "omniprof_pc_sample", "omniprof_region_profile", "omniprof_comm", "omniprof_clock", "omniprof_sass_metric",
-    "omniprof_unified_memory", NULL,
+#define OP_DB_TABLE_NAME(E, NAME) NAME,
+    OP_DB_TABLES(OP_DB_TABLE_NAME)
+#undef OP_DB_TABLE_NAME
+    NULL,
 };
 
 const char *const *op_db_schema_table_names(void) { return k_table_names; }

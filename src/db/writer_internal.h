@@ -62,7 +62,7 @@ typedef struct op_db_int_drops { uint64_t size; uint64_t count; const char *buff
 typedef struct op_db_int_backpressure { uint64_t size; uint64_t waits; uint64_t wait_ns; const char *buffer; } op_db_int_backpressure;
 
 enum {
-#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) OP_DB_INT_##NAME = VALUE,
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) OP_DB_INT_##NAME = VALUE,
 #include "db/ingest_kinds.def"
 };
 
@@ -250,7 +250,7 @@ int op_db_insert_metric_value(op_db_writer *w, int64_t track, uint64_t timestamp
 int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count);
 
 /* Ingest functions, one per INGEST name of kinds.def / ingest_kinds.def (declared there). */
-#define OP_DB_INGEST_DECL(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) \
+#define OP_DB_INGEST_DECL(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
     int op_db_ingest_##INGEST(op_db_writer *w, const PAYLOAD *r, uint64_t psize);
 #define OMNIPROF_BUFFER_KIND OP_DB_INGEST_DECL
 #define OMNIPROF_COUNTER_KIND OP_DB_INGEST_DECL

@@ -122,7 +122,7 @@ static int on_span(const op_rd_span *raw, void *arg)
     moved.start = op_rd_clock_apply(c->clock, raw->start);
     moved.end = op_rd_clock_apply(c->clock, raw->end);
     const op_rd_span *s = &moved;
-    int gpu = c->table == T_KERNEL || c->table == T_COPY; /* group: the category, or for GPU lanes the agent */
+    int gpu = c->table == T_KERNEL_DISPATCH || c->table == T_MEMORY_COPY; /* group: the category, or for GPU lanes the agent */
     tl_lane *l = lane_get(c, s->lane, gpu ? 0 : s->group, gpu ? s->group : 0);
     if (!l) {
         c->oom = 1;
@@ -231,12 +231,12 @@ static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
             if (stream[0]) snprintf(label, sizeof label, "GPU %lld · %s", (long long)agent, stream);
             else if (l->lane >= 0) snprintf(label, sizeof label, "GPU %lld · stream %lld", (long long)agent, (long long)l->lane);
             else snprintf(label, sizeof label, "GPU %lld", (long long)agent);
-            snprintf(kind, sizeof kind, "%s", l->table == T_KERNEL ? "GPU kernels" : "GPU memory copies");
+            snprintf(kind, sizeof kind, "%s", l->table == T_KERNEL_DISPATCH ? "GPU kernels" : "GPU memory copies");
         }
         if (!(l->label = strdup(label)) || !(l->kind = strdup(kind))) rc = -1;
         for (size_t k = 0; k < l->n_heap && !rc; k++) {
             tl_span *s = &l->heap[k];
-            if (l->table == T_KERNEL && s->name >= 0) t = op_rd_lookup_kernel(lk, s->name, &len);
+            if (l->table == T_KERNEL_DISPATCH && s->name >= 0) t = op_rd_lookup_kernel(lk, s->name, &len);
             else t = op_rd_lookup_string(lk, s->name < 0 ? -1 - s->name : s->name, &len);
             rc = intern(c, t ? (const char *)t : "", t ? (size_t)len : 0, &s->name);
         }
@@ -251,7 +251,7 @@ static int timeline_set(rp_report *r, op_src *src, op_src_set *set, size_t ordin
                         size_t errlen)
 {
     tl_ctx *c = arg;
-    static const int tables[] = {T_REGION, T_OP_CPU_SAMPLE, T_KERNEL, T_COPY};
+    static const int tables[] = {T_REGION, T_OP_CPU_SAMPLE, T_KERNEL_DISPATCH, T_MEMORY_COPY};
     size_t first = c->n_lanes;
     c->set = ordinal;
     c->clock = rp_set_clock(r, src, set);
@@ -294,7 +294,7 @@ static int by_place(const void *a, const void *b, void *ctx)
 {
     const tl_ctx *c = ctx;
     const tl_lane *x = &c->lanes[*(const size_t *)a], *y = &c->lanes[*(const size_t *)b];
-    static const int rank[T_COUNT] = {[T_REGION] = 0, [T_OP_CPU_SAMPLE] = 1, [T_KERNEL] = 2, [T_COPY] = 3};
+    static const int rank[T_COUNT] = {[T_REGION] = 0, [T_OP_CPU_SAMPLE] = 1, [T_KERNEL_DISPATCH] = 2, [T_MEMORY_COPY] = 3};
     if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
     if (x->table != y->table) return rank[x->table] - rank[y->table];
     if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;

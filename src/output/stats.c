@@ -170,9 +170,9 @@ static int collect_row(const op_rd_stat_row *r, void *arg) {
     if (c->by_process && group_of(c, r->group, &group)) return OP_OUT_EFAIL;
     char domain[200];
     switch (r->table) {
-    case T_KERNEL: snprintf(domain, sizeof domain, "KERNEL_DISPATCH"); break;
-    case T_ALLOC: snprintf(domain, sizeof domain, "MEMORY_ALLOCATION"); break;
-    case T_COPY:
+    case T_KERNEL_DISPATCH: snprintf(domain, sizeof domain, "KERNEL_DISPATCH"); break;
+    case T_MEMORY_ALLOCATE: snprintf(domain, sizeof domain, "MEMORY_ALLOCATION"); break;
+    case T_MEMORY_COPY:
         snprintf(domain, sizeof domain, "%s",
                  r->name && r->name_len == 10 && !memcmp(r->name, "MEMORY_SET", 10) ? "MEMORY_SET" : "MEMORY_COPY");
         break;

@@ -295,7 +295,7 @@ OMNIPROF_API omniprof_status_t omniprof_iterate_callback_tracing_record_args(
 
 /* Which buffer kinds carry a correlation id whose `external` op_sdk_emit fills (kinds.def). */
 static const bool k_kind_correlation[OMNIPROF_BUFFER_TRACING_LAST] = {
-#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE) [VALUE] = CORRELATION,
+#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) [VALUE] = CORRELATION,
 #include "omniprof/kinds.def"
 };
 

@@ -43,6 +43,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/fd_guard.h"
+#include "common/kinds.h"
 #include "common/log.h"
 #include "common/path_template.h"
 #include "common/settings.h"
@@ -53,7 +54,8 @@
 
 extern char **environ;
 
-enum { TB_MARKER, TB_API, TB_GPU, TB_CPU, TB__COUNT };
+/* The tool's buffers: one per value of kinds.def's BUFFER column (op_kind_buffer; NONE unused). */
+enum { TB_GPU = OP_KIND_BUFFER_GPU, TB__COUNT = OP_KIND_BUFFER__COUNT };
 
 typedef struct tool_buffer {
     const char *name;
@@ -98,8 +100,6 @@ static struct tool_state {
     /* collection periods */
     uint64_t periods[32][3];
     int n_periods;
-    /* counters */
-    bool pmc;
     bool benchmark_discard;
 } g = {.open_lock = PTHREAD_MUTEX_INITIALIZER, .thr_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -465,7 +465,6 @@ static int parse_periods(const char *text)
     return 0;
 }
 
-static omniprof_status_t make_buffer(int which, const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Hardware counters (--pmc): the SDK's counters service reads OMNIPROF_PMC and the dispatch  */
@@ -473,17 +472,19 @@ static omniprof_status_t make_buffer(int which, const char *name);
 
 #include "omniprof/counters.h"
 
-/* Configure dispatch counting into the GPU buffer. Returns 0 when counting is on. */
-static int pmc_configure(void)
+/* OMNIPROF_KIND_SETUP(pmc) (both counter kinds): dispatch counting into the GPU buffer, set up
+ * once. Returns 0 when counting is on. */
+static int setup_pmc(int buffer)
 {
-    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return -1;
+    static int done, rc;
+    if (done++) return rc;
     char err[512] = "";
-    omniprof_status_t st = omniprof_configure_pmc_from_settings(g.ctx, g.buf[TB_GPU].id, err, sizeof(err));
+    omniprof_status_t st = omniprof_configure_pmc_from_settings(g.ctx, g.buf[buffer].id, err, sizeof(err));
     if (st != OMNIPROF_STATUS_SUCCESS) {
         op_error("--pmc: counter collection is off: %s", err[0] ? err : omniprof_get_status_string(st));
-        return -1;
+        return rc = -1;
     }
-    return 0;
+    return rc = 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -771,18 +772,18 @@ static const op_preload_hooks g_tool_hooks = {
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration.                                                                              */
 
-static omniprof_status_t make_buffer(int which, const char *name)
+static omniprof_status_t make_buffer(int which)
 {
     tool_buffer *b = &g.buf[which];
     if (b->used) return OMNIPROF_STATUS_SUCCESS;
-    b->name = name;
+    b->name = op_kind_buffer_name(which);
     uint64_t size = op_setting_uint(OP_SET_BUFFER_SIZE);
     uint64_t wm = op_setting_uint(OP_SET_BUFFER_WATERMARK);
     if (size < 4096) size = 4096;
     if (wm > size) wm = size - size / 8;
     omniprof_status_t st = omniprof_create_buffer(g.ctx, size, wm, OMNIPROF_BUFFER_POLICY_LOSSLESS, on_buffer, b, &b->id);
     if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_error("cannot create the %s buffer: %s", name, omniprof_get_status_string(st));
+        op_error("cannot create the %s buffer: %s", b->name, omniprof_get_status_string(st));
         return st;
     }
     omniprof_callback_thread_t th;
@@ -792,10 +793,9 @@ static omniprof_status_t make_buffer(int which, const char *name)
 }
 
 /* Configure one kind into one buffer. A kind whose backend is absent (no CUDA) is silent. */
-static int trace_kind(int which, const char *bname, omniprof_buffer_tracing_kind_t kind)
+static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
 {
-    if (make_buffer(which, bname) != OMNIPROF_STATUS_SUCCESS) return -1;
-    omniprof_status_t st = omniprof_configure_buffer_tracing_service(g.ctx, kind, NULL, 0, g.buf[which].id);
+    omniprof_status_t st = omniprof_configure_buffer_tracing_service(g.ctx, kind, NULL, 0, g.buf[buffer].id);
     if (st != OMNIPROF_STATUS_SUCCESS) {
         const char *kname = op_tool_db_kind_name(kind, NULL);
         op_info("tracing %s is not available: %s", kname ? kname : "?", omniprof_get_status_string(st));
@@ -804,16 +804,15 @@ static int trace_kind(int which, const char *bname, omniprof_buffer_tracing_kind
     return 0;
 }
 
-/* PC sampling on every GPU (OMNIPROF_PC_SAMPLING*), into the GPU buffer. */
-static int pc_sampling_configure(void)
+/* OMNIPROF_KIND_SETUP(pc_sampling): PC sampling on every GPU (OMNIPROF_PC_SAMPLING*). */
+static int setup_pc_sampling(int buffer)
 {
-    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return -1;
     const char *m = op_setting_str(OP_SET_PC_SAMPLING_METHOD);
     omniprof_pc_sampling_method_t method = m && !strcmp(m, "continuous") ? OMNIPROF_PC_SAMPLING_METHOD_CONTINUOUS
                                                                          : OMNIPROF_PC_SAMPLING_METHOD_KERNEL_SERIALIZED;
     omniprof_status_t st = omniprof_configure_pc_sampling_service(
         g.ctx, (omniprof_agent_id_t){0}, method, OMNIPROF_PC_SAMPLING_UNIT_CYCLES,
-        op_setting_uint(OP_SET_PC_SAMPLING_INTERVAL), g.buf[TB_GPU].id, 0);
+        op_setting_uint(OP_SET_PC_SAMPLING_INTERVAL), g.buf[buffer].id, 0);
     if (st != OMNIPROF_STATUS_SUCCESS) {
         op_warn("PC sampling is not available: %s", omniprof_get_status_string(st));
         return -1;
@@ -821,34 +820,76 @@ static int pc_sampling_configure(void)
     return 0;
 }
 
-/* PM sampling of OMNIPROF_PM_SAMPLING's metrics every OMNIPROF_PM_SAMPLING_INTERVAL µs on every
- * GPU, and SASS metrics of the kernels matching OMNIPROF_SASS_METRICS, into the GPU buffer. */
-static int gpu_samplers_configure(void)
+/* OMNIPROF_KIND_SETUP(pm_sampling): OMNIPROF_PM_SAMPLING's metrics every
+ * OMNIPROF_PM_SAMPLING_INTERVAL µs on every GPU. */
+static int setup_pm_sampling(int buffer)
+{
+    char copy[4096];
+    const char *names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
+    size_t n = 0;
+    snprintf(copy, sizeof copy, "%s", op_setting_str(OP_SET_PM_SAMPLING));
+    for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && n < OMNIPROF_PM_SAMPLING_MAX_METRICS;
+         t = strtok_r(NULL, " ,", &save))
+        names[n++] = t;
+    omniprof_status_t st = omniprof_configure_pm_sampling_service(
+        g.ctx, (omniprof_agent_id_t){0}, names, n, op_setting_uint(OP_SET_PM_SAMPLING_INTERVAL) * 1000ull,
+        g.buf[buffer].id, 0);
+    if (st == OMNIPROF_STATUS_SUCCESS) return 0;
+    op_warn("PM sampling is not available: %s", omniprof_get_status_string(st));
+    return -1;
+}
+
+/* OMNIPROF_KIND_SETUP(sass_metrics): SASS metrics of the kernels matching OMNIPROF_SASS_METRICS. */
+static int setup_sass_metrics(int buffer)
+{
+    omniprof_status_t st = omniprof_configure_sass_metrics_service(
+        g.ctx, (omniprof_agent_id_t){0}, op_setting_str(OP_SET_SASS_METRICS), NULL, 0, g.buf[buffer].id, 0);
+    if (st == OMNIPROF_STATUS_SUCCESS) return 0;
+    op_warn("SASS metrics are not available: %s", omniprof_get_status_string(st));
+    return -1;
+}
+
+/* The set-up of (category, kind) when its row names one (OMNIPROF_KIND_SETUP(NAME) ->
+ * setup_NAME, generated from kinds.def: a row naming a handler that does not exist does not
+ * compile); NULL: the kind is configured as buffer tracing. */
+typedef int (*kind_setup_fn)(int buffer);
+static kind_setup_fn kind_setup(uint32_t category, uint32_t kind)
+{
+#define OMNIPROF_KIND_SETUP(NAME) return setup_##NAME;
+    if (category == OMNIPROF_RECORD_CATEGORY_TRACING) {
+        switch (kind) {
+#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
+    case VALUE: { SWITCH } break;
+#include "omniprof/kinds.def"
+        default: break;
+        }
+        return NULL;
+    }
+#define OMNIPROF_KIND_SETUP(NAME) return setup_##NAME;
+    switch (kind) {
+#define OMNIPROF_COUNTER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
+    case VALUE: { SWITCH } break;
+#include "omniprof/kinds.def"
+    default: break;
+    }
+    return NULL;
+}
+
+/* The enable loop: every kinds.def row whose switch the settings turn on, into its buffer —
+ * configured as buffer tracing, or by its service's set-up. Returns how many are on. */
+static int enable_kinds(void)
 {
     int kinds = 0;
-    const char *pm = op_setting_str(OP_SET_PM_SAMPLING);
-    const char *sass = op_setting_str(OP_SET_SASS_METRICS);
-    if (!(pm && *pm) && !(sass && *sass)) return 0;
-    if (make_buffer(TB_GPU, "gpu") != OMNIPROF_STATUS_SUCCESS) return 0;
-    if (pm && *pm) {
-        char copy[4096];
-        const char *names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
-        size_t n = 0;
-        snprintf(copy, sizeof copy, "%s", pm);
-        for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && n < OMNIPROF_PM_SAMPLING_MAX_METRICS;
-             t = strtok_r(NULL, " ,", &save))
-            names[n++] = t;
-        omniprof_status_t st = omniprof_configure_pm_sampling_service(
-            g.ctx, (omniprof_agent_id_t){0}, names, n, op_setting_uint(OP_SET_PM_SAMPLING_INTERVAL) * 1000ull,
-            g.buf[TB_GPU].id, 0);
-        if (st == OMNIPROF_STATUS_SUCCESS) kinds++;
-        else op_warn("PM sampling is not available: %s", omniprof_get_status_string(st));
-    }
-    if (sass && *sass) {
-        omniprof_status_t st = omniprof_configure_sass_metrics_service(g.ctx, (omniprof_agent_id_t){0}, sass, NULL, 0,
-                                                                        g.buf[TB_GPU].id, 0);
-        if (st == OMNIPROF_STATUS_SUCCESS) kinds++;
-        else op_warn("SASS metrics are not available: %s", omniprof_get_status_string(st));
+    size_t n;
+    const op_kind_switch *rows = op_kind_switches(&n);
+    for (size_t i = 0; i < n; i++) {
+        const op_kind_switch *r = &rows[i];
+        if (r->buffer == OP_KIND_BUFFER_NONE || !op_kind_switch_on(r)) continue;
+        if (make_buffer(r->buffer) != OMNIPROF_STATUS_SUCCESS) continue;
+        kind_setup_fn setup = kind_setup(r->category, r->kind);
+        int rc = setup ? setup(r->buffer)
+                       : r->category == OMNIPROF_RECORD_CATEGORY_TRACING ? trace_kind(r->buffer, r->kind) : -1;
+        if (rc == 0) kinds++;
     }
     return kinds;
 }
@@ -876,53 +917,10 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
         return -1;
     }
     if (op_setting_bool(OP_SET_KERNEL_RENAME)) op_tool_rename_setup(g.ctx);
-    int kinds = 0;
-#define TRACE(SETTING, BUF, BNAME, KIND)                                  \
-    if (op_setting_bool(OP_SET_##SETTING)) {                              \
-        if (trace_kind(BUF, BNAME, OMNIPROF_BUFFER_TRACING_##KIND) == 0) kinds++; \
-    }
-    /* Markers: one record per range or mark (MARKER_RANGE_API), as rocprofv3's marker trace;
-     * the per-call MARKER_API records would store every push and pop a second time. */
-    TRACE(MARKER_TRACE, TB_MARKER, "marker", MARKER_RANGE_API)
-    TRACE(CUDA_RUNTIME_API_TRACE, TB_API, "api", CUDA_RUNTIME_API)
-    TRACE(CUDA_DRIVER_API_TRACE, TB_API, "api", CUDA_DRIVER_API)
-    TRACE(OPENCL_API_TRACE, TB_API, "api", OPENCL_API)
-    TRACE(KERNEL_TRACE, TB_GPU, "gpu", KERNEL_DISPATCH)
-    TRACE(KERNEL_TRACE, TB_GPU, "gpu", CODE_OBJECT)
-    TRACE(KERNEL_TRACE, TB_GPU, "gpu", KERNEL_SYMBOL)
-    TRACE(MEMORY_COPY_TRACE, TB_GPU, "gpu", MEMORY_COPY)
-    TRACE(MEMORY_SET_TRACE, TB_GPU, "gpu", MEMORY_SET)
-    TRACE(MEMORY_ALLOCATION_TRACE, TB_GPU, "gpu", MEMORY_ALLOCATION)
-    TRACE(SYNC_TRACE, TB_GPU, "gpu", SYNCHRONIZATION)
-    TRACE(MPI_TRACE, TB_API, "api", MPI_API) /* docs/multinode.md: the MPI backend */
-    TRACE(MPI_TRACE, TB_API, "api", CLOCK_SYNC)
-    TRACE(NCCL_TRACE, TB_API, "api", NCCL_API)
-    TRACE(UNIFIED_MEMORY_TRACE, TB_GPU, "gpu", UNIFIED_MEMORY)
-#undef TRACE
-    const char *sample = op_setting_str(OP_SET_SAMPLE);
-    bool cpu = (sample && *sample) || op_setting_bool(OP_SET_PROCESS_SAMPLING);
-    if (cpu) {
-        if (sample && *sample && trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) == 0) kinds++;
-        if (op_setting_bool(OP_SET_PROCESS_SAMPLING) &&
-            trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE) == 0)
-            kinds++;
-        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_THREAD) == 0) kinds++;
-        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER) == 0) kinds++;
-        if (op_setting_bool(OP_SET_REGION_PROFILE) &&
-            trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_REGION_PROFILE) == 0)
-            kinds++;
-    }
-    if (op_setting_bool(OP_SET_CAUSAL)) { /* causal profiling (docs/causal.md): the CPU backend's engine */
-        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT) == 0) kinds++;
-        if (trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS) == 0) kinds++;
-    }
-    if (op_setting_bool(OP_SET_PC_SAMPLING) && pc_sampling_configure() == 0) kinds++;
-    kinds += gpu_samplers_configure();
-    const char *instrument = op_setting_str(OP_SET_INSTRUMENT); /* docs/instrument.md */
-    if (instrument && *instrument && trace_kind(TB_CPU, "cpu", OMNIPROF_BUFFER_TRACING_FUNCTION_CALL) == 0) kinds++;
-    const char *pmc = op_setting_str(OP_SET_PMC);
-    if (pmc && *pmc && pmc_configure() == 0) g.pmc = true;
-    if (kinds == 0 && !g.pmc) {
+    /* Every kind the settings turn on (kinds.def's SWITCH column): markers are one record per
+     * range or mark (MARKER_RANGE_API), as rocprofv3's marker trace; the per-call MARKER_API
+     * records would store every push and pop a second time, so no setting turns them on. */
+    if (enable_kinds() == 0) {
         op_info("nothing to trace (no OMNIPROF_*_TRACE setting is on); the tool stays off");
         return -1;
     }

@@ -1,10 +1,13 @@
 /* test_kinds.c — the tables generated from include/omniprof/kinds.def (src/common/kinds.c):
  * enum values stay what they were (ABI), names, which kinds carry a correlation id, payload
- * layouts, string members, callback -> buffer kinds, intercept table names. */
+ * layouts, string members, callback -> buffer kinds, intercept table names, the switches (which
+ * settings turn a kind on, into which buffer) and what a multi-kind flag expands to. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "common/kinds.h"
+#include "common/settings.h"
 
 int main(void)
 {
@@ -70,5 +73,48 @@ int main(void)
     CHECK(op_intercept_table_from_registration_name("user") == OMNIPROF_INTERCEPT_TABLE_USER_API);
     CHECK(op_intercept_table_from_registration_name("nope") == OMNIPROF_INTERCEPT_TABLE_NONE);
     CHECK(strcmp(op_intercept_table_registration_name(OMNIPROF_INTERCEPT_TABLE_USER_API), "user") == 0);
+
+    /* switches (BUFFER, SWITCH): one row per buffer and counter kind, in kinds.def order; a kind
+     * has a buffer exactly when a setting turns it on */
+    size_t n_sw = 0;
+    const op_kind_switch *sw = op_kind_switches(&n_sw);
+    CHECK(n_sw == OMNIPROF_BUFFER_TRACING_LAST - 1 + OMNIPROF_COUNTER_RECORD_LAST - 1);
+    for (size_t i = 0; i < n_sw; i++) {
+        CHECK(sw[i].on && sw[i].also && sw[i].setup && sw[i].name);
+        CHECK((sw[i].buffer != OP_KIND_BUFFER_NONE) == (sw[i].on[0] >= 0));
+        CHECK(sw[i].also[0] < 0 || sw[i].on[0] >= 0); /* an _IF alone turns nothing on */
+        const op_kind_info *ki = op_kind_info_get(sw[i].category, sw[i].kind);
+        CHECK(ki && !strcmp(ki->name, sw[i].name));
+    }
+    CHECK(sw[0].kind == OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API && sw[0].buffer == OP_KIND_BUFFER_API);
+    CHECK(sw[OMNIPROF_BUFFER_TRACING_MARKER_API - 1].buffer == OP_KIND_BUFFER_NONE); /* per call: never */
+    const op_kind_switch *region = &sw[OMNIPROF_BUFFER_TRACING_REGION_PROFILE - 1];
+    CHECK(region->on[0] == OP_SET_SAMPLE && region->on[1] == OP_SET_PROCESS_SAMPLING && region->on[2] < 0);
+    CHECK(region->also[0] == OP_SET_REGION_PROFILE && region->also[1] < 0 && !region->setup[0]);
+    CHECK(!strcmp(sw[OMNIPROF_BUFFER_TRACING_PC_SAMPLE - 1].setup, "pc_sampling"));
+    CHECK(sw[n_sw - 1].category == OMNIPROF_RECORD_CATEGORY_COUNTERS && !strcmp(sw[n_sw - 1].setup, "pmc"));
+    /* a flag that turns several kinds on expands from the rows */
+    const char *names[8];
+    CHECK(op_setting_kinds(OP_SET_KERNEL_TRACE, names, 8) == 3);
+    CHECK(!strcmp(names[0], "KERNEL_DISPATCH") && !strcmp(names[1], "CODE_OBJECT") && !strcmp(names[2], "KERNEL_SYMBOL"));
+    CHECK(op_setting_kinds(OP_SET_MPI_TRACE, names, 1) == 2 && !strcmp(names[0], "MPI_API"));
+    CHECK(op_setting_kinds(OP_SET_OUTPUT_PATH, names, 8) == 0);
+    CHECK(op_setting_kinds(OP_SET_REGION_PROFILE, names, 8) == 0); /* an _IF, not a switch */
+    CHECK(!strcmp(op_kind_buffer_name(OP_KIND_BUFFER_GPU), "gpu") && op_kind_buffer_name(OP_KIND_BUFFER_NONE) == NULL);
+    /* on under the settings: a BOOL true, a LIST not empty, and the _IF */
+    setenv("OMNIPROF_KERNEL_TRACE", "true", 1);
+    setenv("OMNIPROF_SAMPLE", "cputime", 1);
+    setenv("OMNIPROF_REGION_PROFILE", "false", 1);
+    op_settings_reset();
+    op_settings_load();
+    CHECK(op_kind_switch_on(&sw[OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL - 1]));
+    CHECK(op_kind_switch_on(&sw[OMNIPROF_BUFFER_TRACING_THREAD - 1]));
+    CHECK(!op_kind_switch_on(region));
+    CHECK(!op_kind_switch_on(&sw[OMNIPROF_BUFFER_TRACING_MEMORY_COPY - 1]));
+    CHECK(!op_kind_switch_on(&sw[OMNIPROF_BUFFER_TRACING_MARKER_API - 1]));
+    setenv("OMNIPROF_REGION_PROFILE", "true", 1);
+    op_settings_reset();
+    op_settings_load();
+    CHECK(op_kind_switch_on(region));
     return CHECK_DONE();
 }

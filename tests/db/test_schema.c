@@ -1,8 +1,12 @@
 /* test_schema.c — db.schema: op_db_schema_create makes rocpd schema version 3 (uuid-suffixed
  * tables, plain-named views, every data/summary/omniprof view answering a SELECT with the
  * rocpd column lists), rejects bad uuids, rolls back on failure, and the views SQL can be
- * re-created as TEMP views over attached databases. */
+ * re-created as TEMP views over attached databases; the generated table list (tables_gen.h, from
+ * tables.sql) matches what SQLite made, and every TABLE of kinds.def names one of its tables. */
 #include "db_test.h"
+
+#include "common/kinds.h"
+#include "db/tables_gen.h"
 
 static int count_objects(sqlite3 *db, const char *type)
 {
@@ -32,6 +36,14 @@ static int select_every_view(sqlite3 *db, const char *schema)
     }
     sqlite3_finalize(s);
     return n;
+}
+
+/* Is `name` one of the schema's tables (op_db_schema_table_names)? */
+static int table_known(const char *name)
+{
+    for (const char *const *t = op_db_schema_table_names(); *t; t++)
+        if (!strcmp(*t, name)) return 1;
+    return 0;
 }
 
 static void check_columns(sqlite3 *db, const char *view, const char *expected)
@@ -68,17 +80,53 @@ int main(void)
     CHECK_EQ_STR(q_text(db, "SELECT value FROM rocpd_metadata WHERE tag='schema_version'"), "3");
     CHECK_EQ_STR(q_text(db, "SELECT value FROM rocpd_metadata WHERE tag='uuid'"), "_0195b6a1_2c3d_7e4f_8a9b_0123456789ab");
     CHECK_EQ_STR(q_text(db, "SELECT value FROM rocpd_metadata WHERE tag='guid'"), uuid);
-    /* physical tables carry the suffix; rocpd's importer rule (strip uuid) gives the base names */
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'rocpd_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), 20);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'omniprof_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), 16); /* + omniprof_pc_sample, omniprof_region_profile, omniprof_comm, omniprof_clock, omniprof_sass_metric, omniprof_unified_memory */
+    /* physical tables carry the suffix; rocpd's importer rule (strip uuid) gives the base names;
+     * the counts are the generator's (tables_gen.h, from tables.sql), the tables SQLite's */
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
+                           "'rocpd_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), OP_DB_N_ROCPD_TABLES);
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
+                           "'omniprof_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), OP_DB_N_OMNIPROF_TABLES);
+    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table'"), OP_DB_N_TABLES);
+    CHECK(OP_DB_N_ROCPD_TABLES == 20); /* rocpd schema version 3 has 20 tables, all ours */
     int ntables = 0;
     for (const char *const *t = op_db_schema_table_names(); *t; t++) {
         char q[256];
         snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='%s'", *t);
         CHECK_EQ_I64(q_i64(db, q), 1);
+        snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='%s%s'", *t,
+                 "_0195b6a1_2c3d_7e4f_8a9b_0123456789ab");
+        CHECK_EQ_I64(q_i64(db, q), 1);
         ntables++;
     }
-    CHECK_EQ_I64(ntables, 36);
+    CHECK_EQ_I64(ntables, OP_DB_N_TABLES);
+    /* kinds.def's TABLE column (and the writer's internal kinds'): each names a table of the
+     * schema ("" only where a kind stores nothing) */
+    int nkinds = 0;
+    for (uint32_t cat = OMNIPROF_RECORD_CATEGORY_TRACING; cat <= OMNIPROF_RECORD_CATEGORY_COUNTERS; cat++) {
+        for (uint32_t k = 1; k < 64; k++) {
+            const op_kind_info *ki = op_kind_info_get(cat, k);
+            if (!ki) continue;
+            nkinds++;
+            if (!ki->table[0]) {
+                CHECK(cat == OMNIPROF_RECORD_CATEGORY_TRACING && k == OMNIPROF_BUFFER_TRACING_CORRELATION_ID_RETIREMENT);
+                continue;
+            }
+            if (!table_known(ki->table)) fprintf(stderr, "kinds.def: %s: no table %s\n", ki->name, ki->table);
+            CHECK(table_known(ki->table));
+        }
+    }
+    CHECK_EQ_I64(nkinds, OMNIPROF_BUFFER_TRACING_LAST - 1 + OMNIPROF_COUNTER_RECORD_LAST - 1);
+    static const struct { const char *name, *table; } internal[] = {
+#define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, \
+                            SWITCH)                                                              \
+    {#NAME, TABLE},
+#include "db/ingest_kinds.def"
+    };
+    for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++) {
+        if (!table_known(internal[i].table)) fprintf(stderr, "ingest_kinds.def: %s: no table %s\n", internal[i].name,
+                                                     internal[i].table);
+        CHECK(table_known(internal[i].table));
+    }
     /* guid default on every row */
     CHECK(sqlite3_exec(db, "INSERT INTO rocpd_string_0195b6a1_2c3d_7e4f_8a9b_0123456789ab (string) VALUES ('x')", 0, 0, 0) == SQLITE_OK);
     CHECK_EQ_STR(q_text(db, "SELECT guid FROM rocpd_string WHERE string='x'"), uuid);

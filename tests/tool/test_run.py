@@ -306,6 +306,15 @@ def t_avail_settings():
           "json row for OUTPUT_FILE: %r" % s)
     check(byname.get("OMNIPROF_SUMMARY_UNITS", {}).get("choices") == "sec|msec|usec|nsec", "json choices")
     check(len(rows) == len(set(byname)), "no duplicate settings")
+    # the kinds a setting turns on come from kinds.def's rows (a multi-kind flag expands there)
+    check(byname["OMNIPROF_KERNEL_TRACE"].get("kinds") == ["KERNEL_DISPATCH", "CODE_OBJECT", "KERNEL_SYMBOL"],
+          "json kinds of KERNEL_TRACE: %r" % byname["OMNIPROF_KERNEL_TRACE"].get("kinds"))
+    check(byname["OMNIPROF_SAMPLE"].get("kinds") == ["CPU_SAMPLE", "FUNCTION_WRAPPER", "THREAD", "REGION_PROFILE"],
+          "json kinds of SAMPLE: %r" % byname["OMNIPROF_SAMPLE"].get("kinds"))
+    check(byname["OMNIPROF_PMC"].get("kinds") == ["DISPATCH_HEADER", "VALUE"], "json kinds of PMC")
+    check(byname["OMNIPROF_OUTPUT_PATH"].get("kinds") == [], "json kinds of OUTPUT_PATH")
+    line = [x for x in omniprof("avail", "--settings").stdout.splitlines() if x.startswith("MPI_TRACE ")]
+    check(len(line) == 1 and line[0].endswith("(kinds: MPI_API CLOCK_SYNC)"), "text kinds of MPI_TRACE: %r" % line)
     r = omniprof("avail", "--format", "yaml")
     check(r.returncode == 2 and "text or json" in r.stderr, "avail bad format")
     r = omniprof("avail", "--bogus")

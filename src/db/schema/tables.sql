@@ -15,6 +15,22 @@
 --   * guid is a VIRTUAL generated column (the run's UUID, one per table set): every row reads
 --     it, no row stores it (36 bytes per row saved; SELECT * and joins see it as before,
 --     PRAGMA table_info lists it only in table_xinfo, an INSERT may not name it).
+--
+-- This file is the one list of the tables. The build reads it (src/db/gen_tables.py) and
+-- generates from it the table enum of the reader (T_<NAME>: rocpd_info_X and rocpd_X give T_X,
+-- omniprof_X gives T_OP_X), the list of tables (op_db_schema_table_names), the plain-named views
+-- (rocpd_views.sql), the counts the schema test checks and the columns a merge must treat
+-- specially. Those columns are marked by an annotation at the end of their line (or on a
+-- comment line right below it):
+--   -- @time                a CLOCK_MONOTONIC time of the row's process: a clock-aligned merge
+--                           moves it onto the reference clock. A column named start, end,
+--                           timestamp, init or fini must carry it (the build stops otherwise).
+--   -- @ref TABLE           a row id of TABLE that no REFERENCES clause declares (declared
+--                           foreign keys are read from the schema): a merge shifts it with
+--                           TABLE's ids (0 stays "none").
+--   -- @json-ref KEY=TABLE  the JSON text holds a row id of TABLE at $.KEY (several words allowed).
+-- A table is declared as: CREATE TABLE IF NOT EXISTS "<base>{{uuid}}" ( on one line, one column
+-- per line, and ");" alone at the start of the closing line.
 
 CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
@@ -47,10 +63,10 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "ppid" INTEGER,
     "pid" INTEGER NOT NULL,
-    "init" BIGINT,
-    "fini" BIGINT,
-    "start" BIGINT,
-    "end" BIGINT,
+    "init" BIGINT, -- @time
+    "fini" BIGINT, -- @time
+    "start" BIGINT, -- @time
+    "end" BIGINT, -- @time
     "command" TEXT,
     "environment" JSONB DEFAULT '{}' NOT NULL,
     "extdata" JSONB DEFAULT '{}' NOT NULL
@@ -64,8 +80,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL,
     "name" TEXT,
-    "start" BIGINT,
-    "end" BIGINT,
+    "start" BIGINT, -- @time
+    "end" BIGINT, -- @time
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
@@ -93,7 +109,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @json-ref stream_id=rocpd_info_stream
+    -- @json-ref agent_id=rocpd_info_agent
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
@@ -170,7 +187,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
     "pid" INTEGER REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
     "name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @json-ref agent_id=rocpd_info_agent
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
@@ -193,7 +210,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
     "type" TEXT NOT NULL,
     "name" TEXT NOT NULL,
     "value" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @json-ref stream_id=rocpd_info_stream
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
@@ -212,8 +229,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
+    "start" BIGINT NOT NULL, -- @time
+    "end" BIGINT NOT NULL, -- @time
     "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
     "extdata" JSONB DEFAULT '{}' NOT NULL
@@ -224,7 +241,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
-    "timestamp" BIGINT NOT NULL,
+    "timestamp" BIGINT NOT NULL, -- @time
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
@@ -243,8 +260,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
     "dispatch_id" INTEGER NOT NULL,
     "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
     "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
+    "start" BIGINT NOT NULL, -- @time
+    "end" BIGINT NOT NULL, -- @time
     "private_segment_size" INTEGER,
     "group_segment_size" INTEGER,
     "workgroup_size_x" INTEGER NOT NULL,
@@ -265,8 +282,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
+    "start" BIGINT NOT NULL, -- @time
+    "end" BIGINT NOT NULL, -- @time
     "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
     "dst_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
     "dst_address" INTEGER,
@@ -289,8 +306,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
     "type" TEXT CHECK ("type" IN ('ALLOC', 'FREE', 'REALLOC', 'RECLAIM')),
     "level" TEXT CHECK ("level" IN ('REAL', 'VIRTUAL', 'SCRATCH')),
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
+    "start" BIGINT NOT NULL, -- @time
+    "end" BIGINT NOT NULL, -- @time
     "address" INTEGER,
     "size" INTEGER NOT NULL,
     "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
@@ -308,7 +325,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "omniprof_stack{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
-    "parent_id" INTEGER NOT NULL,
+    "parent_id" INTEGER NOT NULL, -- @ref omniprof_stack
     "address" INTEGER NOT NULL,
     "depth" INTEGER NOT NULL,
     UNIQUE ("parent_id", "address")
@@ -322,9 +339,9 @@ CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "tid" INTEGER NOT NULL REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
-    "timestamp" BIGINT NOT NULL,
+    "timestamp" BIGINT NOT NULL, -- @time
     "clock" TEXT CHECK ("clock" IN ('CPUTIME', 'REALTIME', 'OTHER')),
-    "stack_id" INTEGER NOT NULL,
+    "stack_id" INTEGER NOT NULL, -- @ref omniprof_stack
     "sample_id" INTEGER REFERENCES "rocpd_sample{{uuid}}" ("id"),
     "num_frames" INTEGER NOT NULL,
     "thread_internal_value" INTEGER,
@@ -341,7 +358,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
-    "timestamp" BIGINT NOT NULL,
+    "timestamp" BIGINT NOT NULL, -- @time
     "method" INTEGER NOT NULL,
     "stack_id" INTEGER,
     "dispatch_id" INTEGER,
@@ -366,7 +383,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_sass_metric{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
-    "timestamp" BIGINT NOT NULL,
+    "timestamp" BIGINT NOT NULL, -- @time
     "kernel_id" INTEGER,
     "kernel_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
     "code_object_id" INTEGER,
@@ -389,8 +406,8 @@ CREATE TABLE IF NOT EXISTS "omniprof_unified_memory{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "operation" TEXT NOT NULL,
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
+    "start" BIGINT NOT NULL, -- @time
+    "end" BIGINT NOT NULL, -- @time
     "src_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
     "dst_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
     "address" INTEGER,
@@ -423,7 +440,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
-    "timestamp" BIGINT NOT NULL,
+    "timestamp" BIGINT NOT NULL, -- @time
     "value" REAL NOT NULL
 );
 
@@ -506,8 +523,8 @@ CREATE TABLE IF NOT EXISTS "omniprof_causal_experiment{{uuid}}" (
     "mode" TEXT NOT NULL,
     "selected" TEXT NOT NULL,
     "speedup" REAL NOT NULL,
-    "start" INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
+    "start" INTEGER NOT NULL, -- @time
+    "end" INTEGER NOT NULL, -- @time
     "duration" INTEGER NOT NULL,
     "delay" INTEGER NOT NULL,
     "selected_samples" INTEGER NOT NULL,
@@ -546,8 +563,8 @@ CREATE TABLE IF NOT EXISTS "omniprof_comm{{uuid}}" (
     "name" TEXT NOT NULL,
     "class" TEXT NOT NULL,
     "phase" TEXT NOT NULL,
-    "start" INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
+    "start" INTEGER NOT NULL, -- @time
+    "end" INTEGER NOT NULL, -- @time
     "rank" INTEGER,
     "comm" INTEGER,
     "comm_rank" INTEGER,
