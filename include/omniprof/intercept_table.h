@@ -26,7 +26,8 @@ typedef void (*omniprof_intercept_library_cb_t)(omniprof_intercept_table_t type,
 OMNIPROF_API omniprof_status_t omniprof_at_intercept_table_registration(omniprof_intercept_library_cb_t callback,
                                                                         int types, void *data);
 
-/** @brief **omniprof_query_intercept_table_name**: "USER_API", "CUDA_DRIVER". */
+/** @brief **omniprof_query_intercept_table_name**: "USER_API", "CUDA_DRIVER", "OPENCL",
+ * "CUDA_RUNTIME", "NVTX" (kinds.def). */
 OMNIPROF_API omniprof_status_t omniprof_query_intercept_table_name(omniprof_intercept_table_t type,
                                                                    const char **name, uint64_t *name_len);
 

@@ -10,7 +10,10 @@
 # --runtime-trace --stats --summary` databases; (4) other modules' GPU checks
 # (tests/*/gpu_tests.sh, e.g. counters); (5) the launch-overhead benchmark; (6) omniprof against
 # torch.profiler on a PyTorch training loop (tests/gpu/torch_compare.py).
-# GPU_PARTS="scenarios json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
+# (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
+# cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
+# -cudart shared; output unchanged, counts exact).
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
@@ -60,6 +63,14 @@ for s in ${GPU_SCENARIOS:-multistream graph copies memset alloc nvtx threads laz
   msg=$(tests/gpu/ctest_gpu.sh "$B" "$s" 2>&1); rc=$?
   verdict "gpu.$s" $rc "$(echo "$msg" | tail -n +1 | head -6 | tr '\n' ' ' | cut -c1-400)"
 done
+
+# (1c) the CUDA runtime and NVTX intercept tables, on the GPU program and on the C program
+if want rtintercept; then
+  for m in gpu cpu; do
+    msg=$(tests/gpu/cudart_intercept.sh "$B" $m 2>&1); rc=$?
+    verdict "gpu.cudart_intercept_$m" $rc "$(echo "$msg" | head -4 | tr '\n' ' ' | cut -c1-400)"
+  done
+fi
 
 # (1b) the SDK's reference JSON tool (every buffer and callback kind) on the multistream program
 JT=$B/lib/libomniprof-json-tool.so

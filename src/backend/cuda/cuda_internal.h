@@ -5,7 +5,8 @@
  *   cupti_activity.c    CUPTI activity buffers → omniprof GPU and (activity mode) API records,
  *                       flushing
  *   cupti_corr.c        the correlation map: CUPTI correlation id → launching call's ids
- *   cuda_names.c        callback-id table (names, classes), argument decoding, demangling
+ *   cuda_api.c          generated rows: every call's name and argument decoder (gen_cuda_api.py)
+ *   cuda_names.c        callback-id classes, operation names, decoded arguments, demangling
  *   cuda_agents.c       CUDA devices as omniprof agents (driver API, dlopen'd)
  *
  * Lock order: the correlation map's spin lock never nests inside another lock of this backend; the SDK's
@@ -44,10 +45,10 @@ const char *op_cuda_operation_name(uint32_t buffer_kind, int32_t operation);
 int op_cuda_iterate_operations(uint32_t buffer_kind, int (*cb)(int32_t operation, void *data), void *data);
 omniprof_status_t op_cuda_iterate_record_args(const omniprof_record_header_t *header, omniprof_arg_iterate_cb_t cb,
                                               void *data);
-/* Decode the arguments users look at most (launch, copy, set, alloc); returns how many were
- * written (≤ max). `exit_phase` allows reading out-pointers (allocated address). */
+/* The kernel name (launches), then every argument of the call (cuda_api.c's generated rows),
+ * strings interned; returns how many were written (≤ max). */
 uint32_t op_cuda_decode_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *params,
-                             const char *symbol, int exit_phase, omniprof_arg_t *out, uint32_t max);
+                             const char *symbol, omniprof_arg_t *out, uint32_t max);
 /* Interned mangled and demangled names and a stable kernel id for a CUPTI kernel name. */
 void op_cuda_kernel_names(const char *cupti_name, const char **mangled, const char **demangled, uint64_t *kernel_id);
 

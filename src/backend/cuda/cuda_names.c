@@ -1,11 +1,12 @@
-/* cuda_names.c — names and classes of CUDA API calls, operation names of the CUDA kinds,
- * argument decoding of the calls users look at most, and kernel-name demangling.
+/* cuda_names.c — classes of CUDA API calls, operation names of the CUDA kinds, the decoded
+ * arguments of a call, and kernel-name demangling.
  *
- * Operations of CUDA_RUNTIME_API / CUDA_DRIVER_API are CUPTI's callback ids. Their names come
- * from cuptiGetCallbackName (which works without a GPU), with CUPTI's version suffix removed
- * ("cudaLaunchKernel_v7000" → "cudaLaunchKernel"; "_ptsz" variants keep their suffix). Each id
- * also gets a class (launch, graph launch, copy, set, allocation, synchronization) decided from
- * its name once, so the per-call path is one table lookup.
+ * Operations of CUDA_RUNTIME_API / CUDA_DRIVER_API are CUPTI's callback ids. Their names and
+ * argument decoders are the generated rows of cuda_api.c (from CUPTI's headers, at build time):
+ * the id's name without CUPTI's version suffix ("cudaLaunchKernel_v7000" → "cudaLaunchKernel";
+ * "_ptsz" variants keep their suffix). Each id also gets a class (launch, graph launch, copy,
+ * set, allocation, synchronization) decided from its name once, so the per-call path is one
+ * table lookup.
  *
  * Kernel names: CUPTI gives the mangled name; the demangled one comes from libstdc++'s
  * __cxa_demangle (looked up at run time, so that a plain C program does not need libstdc++;
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
 #include "common/alloc.h"
 #include "common/log.h"
@@ -46,22 +48,10 @@ static uint8_t classify(const char *n)
     return 0;
 }
 
-/* "cudaMalloc_v3020" -> "cudaMalloc"; "__cudaLaunchKernel_ptsz_v13000" -> "__cudaLaunchKernel_ptsz". */
-static const char *strip_version(const char *name)
-{
-    const char *v = strrchr(name, '_');
-    if (!v || v[1] != 'v' || v[2] < '0' || v[2] > '9') return op_strdup(name);
-    for (const char *p = v + 2; *p; p++)
-        if (*p < '0' || *p > '9') return op_strdup(name);
-    return op_strndup(name, (size_t)(v - name));
-}
-
 static void fill(CUpti_CallbackDomain dom, op_cuda_cbinfo *tab, uint32_t n)
 {
     for (uint32_t id = 1; id < n; id++) {
-        const char *name = NULL;
-        if (cuptiGetCallbackName(dom, id, &name) != CUPTI_SUCCESS || !name || !*name) continue;
-        tab[id].name = strip_version(name); /* lives for the process */
+        tab[id].name = op_cuda_api_name(dom, id); /* generated rows: static strings */
         if (tab[id].name) tab[id].cls = classify(tab[id].name);
     }
 }
@@ -157,211 +147,28 @@ int op_cuda_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), void *
 /* Argument decoding.                                                                          */
 
 #define ARG_U(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_UINT; out[n].reserved = 0; out[n].value.u64 = (uint64_t)(V); n++; } } while (0)
-#define ARG_I(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_INT; out[n].reserved = 0; out[n].value.i64 = (int64_t)(V); n++; } } while (0)
 #define ARG_P(NAME, V) do { if (n < max) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_POINTER; out[n].reserved = 0; out[n].value.u64 = (uint64_t)(uintptr_t)(V); n++; } } while (0)
 #define ARG_S(NAME, V) do { if (n < max && (V)) { out[n].name = NAME; out[n].type = OMNIPROF_ARG_TYPE_STRING; out[n].reserved = 0; out[n].value.str = (V); n++; } } while (0)
 
-/* The runtime's nvcc-generated launch path (__cudaLaunchKernel, CUDA 13) has the same
- * parameter layout as cudaLaunchKernel. */
-typedef struct launch_rt_params {
-    const void *func;
-    dim3 gridDim;
-    dim3 blockDim;
-    void **args;
-    size_t sharedMem;
-    cudaStream_t stream;
-} launch_rt_params;
-
+/* The kernel's name (launches: CUPTI's symbolName, interned), then every argument of the call
+ * as its row decodes it; string arguments are interned, as the record outlives the call. */
 uint32_t op_cuda_decode_args(CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *p, const char *symbol,
-                             int exit_phase, omniprof_arg_t *out, uint32_t max)
+                             omniprof_arg_t *out, uint32_t max)
 {
     uint32_t n = 0;
     if (!p) return 0;
-    const char *kname = NULL;
     if (symbol) {
         /* CUPTI's symbolName pointer is stable per function: intern once per thread and name */
         static __thread const char *t_sym, *t_interned;
         if (symbol != t_sym) t_interned = op_sdk_intern(symbol), t_sym = symbol;
-        kname = t_interned;
+        ARG_S("kernel", t_interned);
     }
-    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
-        switch (id) {
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
-            const launch_rt_params *a = p;
-            ARG_S("kernel", kname);
-            ARG_U("gridDimX", a->gridDim.x); ARG_U("gridDimY", a->gridDim.y); ARG_U("gridDimZ", a->gridDim.z);
-            ARG_U("blockDimX", a->blockDim.x); ARG_U("blockDimY", a->blockDim.y); ARG_U("blockDimZ", a->blockDim.z);
-            ARG_U("sharedMemBytes", a->sharedMem);
-            ARG_P("stream", a->stream);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
-            const cudaLaunchKernelExC_v11060_params *a = p;
-            ARG_S("kernel", kname);
-            if (a->config) {
-                ARG_U("gridDimX", a->config->gridDim.x); ARG_U("gridDimY", a->config->gridDim.y); ARG_U("gridDimZ", a->config->gridDim.z);
-                ARG_U("blockDimX", a->config->blockDim.x); ARG_U("blockDimY", a->config->blockDim.y); ARG_U("blockDimZ", a->config->blockDim.z);
-                ARG_U("sharedMemBytes", a->config->dynamicSmemBytes);
-                ARG_P("stream", a->config->stream);
-            }
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020: {
-            const cudaMemcpy_v3020_params *a = p;
-            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->count); ARG_I("copyKind", a->kind);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
-            const cudaMemcpyAsync_v3020_params *a = p;
-            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->count); ARG_I("copyKind", a->kind);
-            ARG_P("stream", a->stream);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020: {
-            const cudaMemset_v3020_params *a = p;
-            ARG_P("dst", a->devPtr); ARG_I("value", a->value); ARG_U("bytes", a->count);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
-            const cudaMemsetAsync_v3020_params *a = p;
-            ARG_P("dst", a->devPtr); ARG_I("value", a->value); ARG_U("bytes", a->count); ARG_P("stream", a->stream);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: {
-            const cudaMalloc_v3020_params *a = p;
-            if (exit_phase && a->devPtr) ARG_P("ptr", *a->devPtr);
-            ARG_U("bytes", a->size);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020: {
-            const cudaMallocHost_v3020_params *a = p;
-            if (exit_phase && a->ptr) ARG_P("ptr", *a->ptr);
-            ARG_U("bytes", a->size);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020: {
-            const cudaHostAlloc_v3020_params *a = p;
-            if (exit_phase && a->pHost) ARG_P("ptr", *a->pHost);
-            ARG_U("bytes", a->size);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020: {
-            const cudaMallocAsync_v11020_params *a = p;
-            if (exit_phase && a->devPtr) ARG_P("ptr", *a->devPtr);
-            ARG_U("bytes", a->size); ARG_P("stream", a->hStream);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: {
-            const cudaFree_v3020_params *a = p;
-            ARG_P("ptr", a->devPtr);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020: {
-            const cudaFreeHost_v3020_params *a = p;
-            ARG_P("ptr", a->ptr);
-            return n;
-        }
-        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000: {
-            const cudaGraphLaunch_v10000_params *a = p;
-            ARG_P("graphExec", a->graphExec); ARG_P("stream", a->stream);
-            return n;
-        }
-        default: return 0;
-        }
-    }
-    if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
-        switch (id) {
-        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-            const cuLaunchKernel_params *a = p;
-            ARG_S("kernel", kname);
-            ARG_U("gridDimX", a->gridDimX); ARG_U("gridDimY", a->gridDimY); ARG_U("gridDimZ", a->gridDimZ);
-            ARG_U("blockDimX", a->blockDimX); ARG_U("blockDimY", a->blockDimY); ARG_U("blockDimZ", a->blockDimZ);
-            ARG_U("sharedMemBytes", a->sharedMemBytes);
-            ARG_P("stream", a->hStream);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-            const cuLaunchKernelEx_params *a = p;
-            ARG_S("kernel", kname);
-            if (a->config) {
-                ARG_U("gridDimX", a->config->gridDimX); ARG_U("gridDimY", a->config->gridDimY); ARG_U("gridDimZ", a->config->gridDimZ);
-                ARG_U("blockDimX", a->config->blockDimX); ARG_U("blockDimY", a->config->blockDimY); ARG_U("blockDimZ", a->config->blockDimZ);
-                ARG_U("sharedMemBytes", a->config->sharedMemBytes);
-                ARG_P("stream", a->config->hStream);
-            }
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
-            const cuMemAlloc_v2_params *a = p;
-            if (exit_phase && a->dptr) ARG_P("ptr", *a->dptr);
-            ARG_U("bytes", a->bytesize);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: {
-            const cuMemFree_v2_params *a = p;
-            ARG_P("ptr", a->dptr);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2: {
-            const cuMemcpyHtoD_v2_params *a = p;
-            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcHost); ARG_U("bytes", a->ByteCount);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2: {
-            const cuMemcpyDtoH_v2_params *a = p;
-            ARG_P("dst", a->dstHost); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2: {
-            const cuMemcpyDtoD_v2_params *a = p;
-            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2: {
-            const cuMemcpyHtoDAsync_v2_params *a = p;
-            ARG_P("dst", a->dstDevice); ARG_P("src", a->srcHost); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2: {
-            const cuMemcpyDtoHAsync_v2_params *a = p;
-            ARG_P("dst", a->dstHost); ARG_P("src", a->srcDevice); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync: {
-            const cuMemcpyAsync_params *a = p;
-            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->ByteCount); ARG_P("stream", a->hStream);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemcpy: {
-            const cuMemcpy_params *a = p;
-            ARG_P("dst", a->dst); ARG_P("src", a->src); ARG_U("bytes", a->ByteCount);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2: {
-            const cuMemsetD8_v2_params *a = p;
-            ARG_P("dst", a->dstDevice); ARG_I("value", a->uc); ARG_U("bytes", a->N);
-            return n;
-        }
-        case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2: {
-            const cuMemsetD32_v2_params *a = p;
-            ARG_P("dst", a->dstDevice); ARG_I("value", a->ui); ARG_U("bytes", (uint64_t)a->N * 4u);
-            return n;
-        }
-        default: return 0;
-        }
-    }
-    return 0;
+    uint32_t first = n;
+    n += op_cuda_api_decode(dom, id, p, out + n, max - n);
+    for (uint32_t i = first; i < n; i++)
+        if (out[i].type == OMNIPROF_ARG_TYPE_STRING)
+            out[i].value.str = op_sdk_intern(out[i].value.str);
+    return n;
 }
 
 /* ------------------------------------------------------------------------------------------ */

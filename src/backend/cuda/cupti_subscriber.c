@@ -46,6 +46,9 @@
 
 
 #include "omniprof/cuda.h"
+#define NVTX_NO_IMPL /* nvtx_table.h: the types only, not NVTX's implementation */
+#include "omniprof/cuda_runtime_table.h" /* generated: OMNIPROF_CUDA_RUNTIME_TABLE_VERSION */
+#include "omniprof/nvtx_table.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 #include "common/clock.h"
@@ -199,7 +202,9 @@ static void notify_dispatch_enqueue(const CUpti_CallbackData *cd, const omniprof
         else if (!strcmp(n, "blockDimX")) r.block_size.x = v;
         else if (!strcmp(n, "blockDimY")) r.block_size.y = v;
         else if (!strcmp(n, "blockDimZ")) r.block_size.z = v;
-        else if (!strcmp(n, "sharedMemBytes")) r.dynamic_shared_memory = v;
+        else if (!strcmp(n, "sharedMemBytes") || !strcmp(n, "sharedMem") ||
+                 !strcmp(n, "dynamicSmemBytes"))
+            r.dynamic_shared_memory = v;
     }
     op_sdk_callback_notify(OMNIPROF_CALLBACK_TRACING_KERNEL_DISPATCH, OMNIPROF_KERNEL_DISPATCH_ENQUEUE,
                            OMNIPROF_CALLBACK_PHASE_ENTER, corr, &r);
@@ -331,7 +336,8 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
         if (hook) call_hook(OP_CUDA_LAUNCH_ENTER, dom, cbid, cd);
         if (cbk || dispatch_cb) {
             omniprof_arg_t args[MAX_ARGS];
-            uint32_t n = op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, 0, args, MAX_ARGS);
+            uint32_t n =
+                op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, args, MAX_ARGS);
             if (dispatch_cb) notify_dispatch_enqueue(cd, &f->corr, args, n);
             if (cbk) {
                 omniprof_callback_tracing_api_data_t p = {sizeof p, cd->functionName, cd->functionParams, NULL,
@@ -356,7 +362,8 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
     if (f->buf || f->cbk) {
         api_rec_storage st;
         omniprof_buffer_tracing_api_record_t *r = &st.rec;
-        uint32_t n = op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, 1, r->args, MAX_ARGS);
+        uint32_t n =
+            op_cuda_decode_args(dom, cbid, cd->functionParams, cd->symbolName, r->args, MAX_ARGS);
         if (f->cbk) {
             omniprof_callback_tracing_api_data_t p = {sizeof p, cd->functionName, cd->functionParams,
                                                       cd->functionReturnValue, cd->symbolName, n, 0, r->args};
@@ -576,12 +583,73 @@ static void cuda_on_context_change(void)
     pthread_mutex_unlock(&g_start_lock);
 }
 
+/* When a tool asked for the NVTX intercept table, NVTX's injection is the preloaded
+ * libomniprof-cudart-intercept.so, which runs the injection that would otherwise have run
+ * before its own (hand_over_cudart_tables): this function, the library's chain setter. */
+typedef void (*nvtx_chain_t)(const char *path);
+static nvtx_chain_t g_nvtx_chain;
+static int g_nvtx_user_injection; /* NVTX_INJECTION64_PATH named another injection at start */
+
 static void set_nvtx_injection(void)
 {
-    if (getenv("NVTX_INJECTION64_PATH")) return;
     Dl_info info;
+    if (g_nvtx_chain) { /* CUPTI runs behind the NVTX table's interposers */
+        if (!g_nvtx_user_injection && dladdr((void *)cuptiSubscribe, &info) && info.dli_fname)
+            g_nvtx_chain(info.dli_fname);
+        return;
+    }
+    if (getenv("NVTX_INJECTION64_PATH")) return;
     if (dladdr((void *)cuptiSubscribe, &info) && info.dli_fname && info.dli_fname[0] == '/')
         setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+/* The CUDA runtime and NVTX intercept tables live in libomniprof-cudart-intercept.so, which must
+ * be preloaded (its interposers must come before libcudart.so; preload/cudart_intercept.c); hand
+ * them to the tools that asked. Runs before the GPU checks: neither table needs a GPU. */
+static void hand_over_cudart_tables(void)
+{
+    const int rt = op_sdk_intercept_requested(OMNIPROF_INTERCEPT_TABLE_CUDA_RUNTIME);
+    const int nvtx = op_sdk_intercept_requested(OMNIPROF_INTERCEPT_TABLE_NVTX);
+    if (!rt && !nvtx) return;
+    typedef void (*get_t)(void **tables);
+    get_t get = (get_t)dlsym(RTLD_DEFAULT, "omniprof_cudart_intercept_tables");
+    nvtx_chain_t chain = (nvtx_chain_t)dlsym(RTLD_DEFAULT, "omniprof_nvtx_intercept_chain");
+    Dl_info self;
+    if (!get || !chain || !dladdr((void *)get, &self) || !self.dli_fname) {
+        op_warn("cuda: a tool asked for the %s intercept table, but "
+                "libomniprof-cudart-intercept.so is not preloaded (add it to LD_PRELOAD before "
+                "the tool); the table is not available",
+                rt ? "CUDA runtime" : "NVTX");
+        return;
+    }
+    void *t[2] = {NULL, NULL};
+    get(t);
+    if (nvtx) {
+        const char *prev = getenv("NVTX_INJECTION64_PATH");
+        g_nvtx_user_injection = prev && prev[0] && strcmp(prev, self.dli_fname) != 0;
+        chain(g_nvtx_user_injection ? prev : NULL); /* CUPTI's is added by set_nvtx_injection */
+        setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+        g_nvtx_chain = chain;
+    }
+    static const struct {
+        int bit;
+        const char *name;
+        uint64_t version;
+        int slot;
+    } k_tabs[] = {
+        {OMNIPROF_INTERCEPT_TABLE_CUDA_RUNTIME, "cuda_runtime",
+         OMNIPROF_CUDA_RUNTIME_TABLE_VERSION, 0},
+        {OMNIPROF_INTERCEPT_TABLE_NVTX, "nvtx", OMNIPROF_NVTX_TABLE_VERSION, 1}};
+    for (size_t i = 0; i < sizeof k_tabs / sizeof k_tabs[0]; i++) {
+        omniprof_intercept_table_t bit = (omniprof_intercept_table_t)k_tabs[i].bit;
+        if (!op_sdk_intercept_requested(bit) || !t[k_tabs[i].slot]) continue;
+        void *tables[1] = {t[k_tabs[i].slot]};
+        omniprof_status_t st =
+            omniprof_set_api_table(k_tabs[i].name, k_tabs[i].version, 0, tables, 1);
+        if (st != OMNIPROF_STATUS_SUCCESS)
+            op_warn("cuda: handing over the %s table failed: %s", k_tabs[i].name,
+                    omniprof_get_status_string(st));
+    }
 }
 
 /* The CUDA driver intercept table lives in libomniprof-cuda-intercept.so, which must be
@@ -613,6 +681,7 @@ static omniprof_status_t start_locked(void)
     if (g_state != ST_LOADED) return OMNIPROF_STATUS_SUCCESS; /* already off (and said so) or finalized */
     g_state = ST_OFF;
     op_cuda_names_init();
+    hand_over_cudart_tables();
     if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/nvidia0", F_OK) != 0) {
         op_warn("cuda backend off: no NVIDIA GPU on this machine (no /dev/nvidiactl); GPU tracing disabled");
         return OMNIPROF_STATUS_SUCCESS;
@@ -777,7 +846,8 @@ OP_BACKEND_MANIFEST(g_manifest) = {
                      OMNIPROF_BUFFER_TRACING_PM_SAMPLE, OMNIPROF_BUFFER_TRACING_SASS_METRIC,
                      OMNIPROF_BUFFER_TRACING_UNIFIED_MEMORY},
     .counter_kinds = {OMNIPROF_COUNTER_RECORD_DISPATCH_HEADER, OMNIPROF_COUNTER_RECORD_VALUE},
-    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER,
+    .intercept_tables = OMNIPROF_INTERCEPT_TABLE_CUDA_DRIVER |
+                        OMNIPROF_INTERCEPT_TABLE_CUDA_RUNTIME | OMNIPROF_INTERCEPT_TABLE_NVTX,
 };
 
 /* Does an active context want what this backend collects (and is collection not paused)? */
