@@ -52,7 +52,7 @@ const op_cli_command report_command = {
     "The page holds aggregates, not events: its size stays bounded (a 10 M-event database gives a "
     "page of a few MB).",
     "See also: omniprof convert -f svg (a flame graph as one SVG file), -f pftrace (Perfetto).\n\n"
-    "Exit status: 0 ok, 1 failure, 2 bad input.",
+    "The exit status: 0 ok, 1 failure, 2 bad input.",
     report_tables,
     1,
     0,
