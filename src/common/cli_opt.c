@@ -693,12 +693,14 @@ void op_cli_print_bash(FILE *out, const op_cli_command *const *all, int n_all)
 /* zsh description text: the help's first clause, without the characters _arguments reads. */
 static void zsh_desc(FILE *out, const char *help)
 {
-    int n = 0;
-    for (const char *p = help; *p && n < 70; p++, n++) {
+    char buf[80];
+    size_t n = 0;
+    for (const char *p = help; *p && n < 70; p++) {
         if (*p == ';' || *p == '\n' || (*p == '(' && n > 20)) break;
-        if (strchr("[]:'\\`$\"", *p)) continue;
-        fputc(*p, out);
+        if (!strchr("[]:'\\`$\"", *p)) buf[n++] = *p;
     }
+    while (n && buf[n - 1] == ' ') n--;
+    fprintf(out, "%.*s", (int)n, buf);
 }
 
 void op_cli_print_zsh(FILE *out, const op_cli_command *const *all, int n_all)
@@ -752,7 +754,7 @@ void op_cli_print_zsh(FILE *out, const op_cli_command *const *all, int n_all)
                     fputc(']', out);
                     comp_kind ck = completes(o);
                     if (o->kind == OP_CLI_BOOL) {
-                        fputs(":bool:(true false)", out);
+                        fputs("::bool:(true false)", out); /* the value is optional */
                     } else if (o->kind != OP_CLI_FLAG && o->kind != OP_CLI_OPTVAL) {
                         fputs(":value:", out);
                         if (ck == COMP_WORDS) {
