@@ -1,5 +1,5 @@
 /* cmd_run_options.c — the options of `omniprof run` (rocprofv3's, ref/rocprofiler-sdk.md §5):
- * the table, the command-line parser, the help text.
+ * the table, its command descriptors (run, sample) and what stores a value.
  *
  * Each row names the setting it feeds by its id (OP_SET_*), so an option that names a setting
  * that does not exist does not compile; cmd_run_env.c turns M_DIRECT/M_INVERT rows into
@@ -11,15 +11,12 @@
  * negative number such as `-1:2:3` is a word, not an option); `--` ends the options, the first
  * word that is not an option starts the program. --help, the man pages and the completion
  * scripts are generated from the table below (run_command). */
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_run.h"
 #include "common/number.h"
-#include "common/suggest.h"
 
 /* clang-format off */
 const run_option run_options[] = {
