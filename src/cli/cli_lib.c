@@ -102,26 +102,6 @@ int cli_check_output_dir(const char *dir, bool create, char *err, size_t errlen)
     return 0;
 }
 
-int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out)
-{
-    const char *a = argv[*i];
-    size_t l = strlen(lng);
-    if (shrt && a[0] == '-' && a[1] == shrt && a[2] == '\0') {
-        if (*i + 1 >= argc) return -1;
-        *out = argv[++*i];
-        return 1;
-    }
-    if (strncmp(a, "--", 2) || strncmp(a + 2, lng, l)) return 0;
-    if (a[2 + l] == '=') {
-        *out = a + 3 + l;
-        return 1;
-    }
-    if (a[2 + l] != '\0') return 0;
-    if (*i + 1 >= argc) return -1;
-    *out = argv[++*i];
-    return 1;
-}
-
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen)
 {
     char dir[PATH_MAX], path[PATH_MAX + 128];

@@ -18,11 +18,6 @@ int cli_lib_dir(char *out, size_t outlen);
 /* `name` in the library directory, readable: its path in out. Returns 0, or -1. */
 int cli_lib_file(const char *name, char *out, size_t outlen);
 
-/* Option argv[*i] as `--LONG V`, `--LONG=V` or `-SHORT V` (SHORT 0: none): 1 with the value in
- * *out (and *i past a separate value), 0 when argv[*i] is another option, -1 when the value
- * is missing. */
-int cli_option_value(int argc, char **argv, int *i, const char *lng, char shrt, const char **out);
-
 /* The one check of an output location, before any program runs (run, sample, instrument,
  * attach: the database's directory; causal: the profile's and the databases' directories).
  * `dir` (absolute, expanded) is where files will be created: every component of it that exists

@@ -1,17 +1,15 @@
 /* cmd_attach_options.c — the command line of `omniprof attach` (cmd_attach.h).
  *
- * One argv, three layers, taken in this order:
- *   1. attach's own options: -p/--pid, --duration, --attach-children[=BOOL],
- *      --no-attach-children, --instrument, -h/--help;
- *   2. the instrumentation options of `omniprof instrument` (cmd_instrument.h: -i/--include,
- *      -e/--exclude, -m/--modules, --min-instructions, --max-functions, --throttle, --method),
- *      so `-i` is --include here as there, and run's --input is given by its long name;
- *   3. every other word: `omniprof run`'s options, read by run's parser against run's table,
- *      then `--input FILE` and the configuration files, then turned into settings by id as run
- *      does (run_build_settings, cmd_run_env.c) — the same names, values, checks and messages,
- *      printed as "omniprof attach: ...". The options that need the program started by
- *      omniprof are refused by name with the reason (refused[] below); one that a
- *      configuration file sets is left out for the attach.
+ * One argv, one parse (common/cli_opt.h) against three tables, in this order: attach's own
+ * options (attach_options below), the instrumentation options of `omniprof instrument`
+ * (ins_options: `-i` is --include here as there, run's --input is given by its long name), and
+ * `omniprof run`'s table. Run's rows are stored as run stores them (run_store_option), then
+ * `--input FILE` and the configuration files are read and everything is turned into settings
+ * by id as run does (run_build_settings, cmd_run_env.c) — the same names, values, checks and
+ * messages, printed as "omniprof attach: ...". The options that need the program started by
+ * omniprof are refused by name with the reason (refused[] below); one that a configuration
+ * file sets is left out for the attach. --help, the man page and completion come from the same
+ * three tables.
  * The settings reach each process through the attach's private config file (cmd_attach.c). */
 #include <errno.h>
 #include <signal.h>
@@ -40,132 +38,114 @@ static const struct {
 };
 #define N_REFUSED (sizeof refused / sizeof refused[0])
 
-static const char *refused_why(int id)
+/* The refused options of run, wrapped at 100 columns (attach's --help and man page). */
+static void list_refused(FILE *out)
 {
-    for (size_t k = 0; k < N_REFUSED; k++)
-        if (refused[k].id == id) return refused[k].why;
-    return NULL;
-}
-
-/* "--a, --b, ..." of run's options that attach takes (want_refused false) or refuses, wrapped. */
-static void list_run_options(FILE *out, bool want_refused)
-{
-    int col = 2, n = 0;
+    fputs("Refused (they need the program started by omniprof run):\n", out);
+    int col = 2;
     fputs("  ", out);
-    for (int i = 0; i < run_n_options; i++) {
-        const run_option *o = &run_options[i];
-        if (o->id == O_HELP || o->id == O_VERSION || (refused_why(o->id) != NULL) != want_refused) continue;
-        int w = (int)strlen(o->long_name) + 4;
-        if (n++) col += fprintf(out, ",");
+    for (size_t k = 0; k < N_REFUSED; k++) {
+        const char *name = run_option_by_id(refused[k].id)->long_name;
+        int w = (int)strlen(name) + 4;
+        if (k) col += fprintf(out, ",");
         if (col + w > 100) {
             fputs("\n  ", out);
             col = 2;
-        } else if (n > 1) {
+        } else if (k) {
             col += fprintf(out, " ");
         }
-        col += fprintf(out, "--%s", o->long_name);
+        col += fprintf(out, "--%s", name);
     }
     fputs("\n", out);
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: omniprof attach -p PID [--duration S] [--no-attach-children]\n"
-            "                       [--instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]\n"
-            "                        [--max-functions N] [--throttle T] [--method uprobe|compiler]]\n"
-            "                       [omniprof run options]\n"
-            "Loads the profiler into running process PID (and, by default, its child processes), collects\n"
-            "for S seconds or until Ctrl-C, writes one database per process and leaves them running.\n"
-            "  -p, --pid PID                the process to attach to\n"
-            "      --duration S             collect for S seconds (default: until Ctrl-C)\n"
-            "      --attach-children[=BOOL], --no-attach-children   also its child processes (default on)\n"
-            "      --instrument             record function calls (uprobes; --method compiler for a program built\n"
-            "                               with -finstrument-functions); -i, --include REGEX, -e, --exclude REGEX,\n"
-            "                               -m, --modules REGEX, --min-instructions N, --max-functions N and\n"
-            "                               --throttle T as for omniprof instrument (-i implies --instrument)\n"
-            "  -h, --help                   this text\n"
-            "The options of omniprof run, with the same values and checks (omniprof run --help), e.g. -d DIR,\n"
-            "-o NAME, -f FORMAT (converted after the attach), --sample, --kernel-trace, --runtime-trace,\n"
-            "--pmc, --summary; --input FILE by its long name (-i is --include here):\n");
-    list_run_options(out, false);
-    fprintf(out, "Refused (they need the program started by omniprof run):\n");
-    list_run_options(out, true);
-}
+enum { A_PID, A_DURATION, A_ATTACH_CHILDREN, A_NO_ATTACH_CHILDREN, A_INSTRUMENT, A_HELP };
 
-/* Attach's own option at argv[*i]: 1 taken, 0 not one, -1 bad (printed), -2 --help (printed). */
-static int own_option(int argc, char **argv, int *i, attach_opts *ao, bool *instrument)
+static const op_cli_option attach_options[] = {
+    {A_PID, "pid", 'p', OP_CLI_VALUE, "PID", NULL, NULL, "the process to attach to", -1, 0, 0},
+    {A_DURATION, "duration", 0, OP_CLI_VALUE, "S", NULL, NULL,
+     "collect for S seconds (default: until Ctrl-C)", -1, 0, 0},
+    {A_ATTACH_CHILDREN, "attach-children", 0, OP_CLI_BOOL, NULL, NULL, NULL,
+     "also its child processes (default on)", -1, 0, 0},
+    {A_NO_ATTACH_CHILDREN, "no-attach-children", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+     "= --attach-children=false", -1, 0, 0},
+    {A_INSTRUMENT, "instrument", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+     "record function calls (uprobes; --method compiler for a program built with "
+     "-finstrument-functions); the options below as for omniprof instrument (-i implies "
+     "--instrument)",
+     -1, 0, 0},
+    {A_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, NULL, "this text", -1, 0, 0},
+};
+
+static const op_cli_table attach_tables[] = {
+    {attach_options, (int)(sizeof attach_options / sizeof attach_options[0]), NULL, 0},
+    {ins_options, INS_N_OPTIONS, "Instrumentation (with --instrument)", 0},
+    {run_options, O__COUNT, "Options of omniprof run (the same values and checks)", 0},
+};
+
+const op_cli_command attach_command = {
+    "attach",
+    "profile a running process (and its children) for a while, leave it running",
+    "omniprof attach -p PID [--duration S] [--no-attach-children]\n                [--instrument "
+    "[-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]\n                 [--max-functions N] "
+    "[--throttle T] [--method uprobe|compiler]]\n                [omniprof run options]",
+    "Loads the profiler into running process PID (and, by default, its child processes), collects "
+    "for S seconds or until Ctrl-C, writes one database per process and leaves them running. The "
+    "options of omniprof run apply with the same values and checks, e.g. -d DIR, -o NAME, -f "
+    "FORMAT (converted after the attach), --sample, --kernel-trace, --pmc, --summary; --input FILE "
+    "by its long name (-i is --include here).",
+    "Exit status: 0 ok; 1 omniprof failed; 2 bad usage or input (nothing was attached).",
+    attach_tables,
+    3,
+    0,
+    list_refused,
+};
+
+typedef struct attach_parse {
+    attach_opts *ao;
+    ins_opts *ins;
+    bool instrument, help;
+} attach_parse;
+
+static int on_option(void *ctx, const op_cli_option *row, const char *v, int nth,
+                     const char *spelled)
 {
-    const char *a = argv[*i], *v = NULL;
-    int r;
+    attach_parse *p = ctx;
+    attach_opts *ao = p->ao;
+    if (ins_is_option(row)) {
+        ins_store_option(p->ins, row, v);
+        return 0;
+    }
+    if (row < attach_options ||
+        row >= attach_options + sizeof attach_options / sizeof attach_options[0])
+        return run_store_option(&ao->ro, row, v, nth, spelled); /* one of run's */
     char *end;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-        usage(stdout);
-        return -2;
-    }
-    if ((r = cli_option_value(argc, argv, i, "pid", 'p', &v)) != 0) {
-        long p = r > 0 ? strtol(v, &end, 10) : 0;
-        if (r < 0 || *end || p <= 0) {
-            run_usage_error("-p '%s' is not a process id", r < 0 ? "" : v);
-            return -1;
+    switch (row->id) {
+    case A_PID: {
+        long pid = strtol(v, &end, 10);
+        if (!*v || *end || pid <= 0) {
+            run_usage_error("-p '%s' is not a process id", v);
+            return 1;
         }
-        ao->pid = (pid_t)p;
-        return 1;
+        ao->pid = (pid_t)pid;
+        return 0;
     }
-    if ((r = cli_option_value(argc, argv, i, "duration", 0, &v)) != 0) {
+    case A_DURATION: {
         char why[160] = "no value";
-        if (r < 0 || op_num_seconds(v, false, &ao->duration, why, sizeof why) != 0) {
-            run_usage_error("--duration '%s' is not valid: %s, in seconds; leave --duration out to collect until the "
-                            "processes end or Ctrl-C",
-                            r < 0 ? "" : v, why);
-            return -1;
+        if (op_num_seconds(v, false, &ao->duration, why, sizeof why) != 0) {
+            run_usage_error("--duration '%s' is not valid: %s, in seconds; leave --duration out to "
+                            "collect until the processes end or Ctrl-C",
+                            v, why);
+            return 1;
         }
-        return 1;
+        return 0;
     }
-    if (!strncmp(a, "--attach-children", 17) && (a[17] == '\0' || a[17] == '=')) {
-        if (a[17] == '=' && op_parse_bool(a + 18, &ao->children) != 0) {
-            run_usage_error("%s is not valid; expected true or false", a);
-            return -1;
-        }
-        if (!a[17]) ao->children = true;
-        return 1;
+    case A_ATTACH_CHILDREN: ao->children = !strcmp(v, "true"); return 0;
+    case A_NO_ATTACH_CHILDREN: ao->children = false; return 0;
+    case A_INSTRUMENT: p->instrument = true; return 0;
+    case A_HELP: p->help = true; return 0;
     }
-    if (!strcmp(a, "--no-attach-children")) return ao->children = false, 1;
-    if (!strcmp(a, "--instrument")) return *instrument = true, 1;
     return 0;
-}
-
-/* Layers 1 and 2; run's words go to run_argv (run_argv[0] = "attach"). Returns 0, -1 (bad
- * option, printed) or -2 (--help printed). */
-static int split_options(int argc, char **argv, attach_opts *ao, ins_opts *ins, bool *instrument, char **run_argv,
-                         int *n_run)
-{
-    char **mid = calloc((size_t)argc + 1, sizeof *mid);
-    if (!mid) return -1;
-    int n_mid = 0, i = 1, rc = 0;
-    mid[n_mid++] = argv[0];
-    for (; i < argc && strcmp(argv[i], "--") != 0 && rc >= 0; i++) {
-        int r = own_option(argc, argv, &i, ao, instrument);
-        if (r < 0) rc = r;
-        else if (r == 0) mid[n_mid++] = argv[i];
-    }
-    for (; i < argc && rc == 0; i++) mid[n_mid++] = argv[i]; /* "--" and what follows: run's parser refuses it */
-    run_argv[(*n_run)++] = "attach";
-    int k = rc;
-    if (rc == 0) {
-        k = ins_parse_args(n_mid, mid, ins, run_argv, n_run, "attach");
-        if (k == -2) k = -1; /* instrument's --help: cannot come, -h was taken above */
-    }
-    if (k >= 0) {
-        for (; k < n_mid; k++) run_argv[(*n_run)++] = mid[k];
-        run_argv[*n_run] = NULL;
-        if (ins->include[0]) *instrument = true;
-        rc = 0;
-    } else {
-        rc = k;
-    }
-    free(mid);
-    return rc;
 }
 
 /* run's options that attach cannot apply: refused by name, unless a configuration file set
@@ -193,17 +173,12 @@ static int refuse_launcher_options(run_opts *ro)
     return bad ? -1 : 0;
 }
 
-/* Layer 3: run's options into settings. Returns -1 to go on, else an exit status. */
-static int read_run_options(int n, char **run_argv, attach_opts *ao)
+/* Run's options into settings, as run does. Returns -1 to go on, else an exit status. */
+static int read_run_options(attach_opts *ao)
 {
     run_opts *ro = &ao->ro;
-    if (run_parse_command_line(ro, n, run_argv) != 0) return RUN_EXIT_USAGE;
-    if (ro->program_argc > 0) {
-        run_usage_error("attach starts no program ('%s'): give the running process with -p PID", ro->program[0]);
-        return RUN_EXIT_USAGE;
-    }
     if (run_opt_true(ro, O_HELP)) {
-        usage(stdout);
+        op_cli_print_help(stdout, &attach_command);
         return 0;
     }
     if (run_opt_true(ro, O_VERSION)) {
@@ -227,10 +202,6 @@ static int read_run_options(int n, char **run_argv, attach_opts *ao)
 /* --instrument: the OMNIPROF_INSTRUMENT* settings. Returns 0 or -1 (printed). */
 static int set_instrument(attach_opts *ao, const ins_opts *ins)
 {
-    if (ins->list) {
-        run_usage_error("--list lists the functions of a program file; use omniprof instrument --list -- PROGRAM");
-        return -1;
-    }
     if (ins_check_values(ins, "attach") != 0) return -1;
     const char *method = ins->method && strcmp(ins->method, "auto") ? ins->method : "uprobe";
     if (!strcmp(method, "audit")) {
@@ -284,17 +255,25 @@ int attach_read_options(int argc, char **argv, attach_opts *ao)
     run_command_name = "attach";
     ins_opts ins;
     memset(&ins, 0, sizeof ins);
-    bool instrument = false;
-    int n_run = 0;
-    char **run_argv = calloc((size_t)argc + 2, sizeof *run_argv);
-    if (!run_argv) return 1;
-    int rc = split_options(argc, argv, ao, &ins, &instrument, run_argv, &n_run);
-    rc = rc == -2 ? 0 : rc == -1 ? RUN_EXIT_USAGE : -1;
-    if (rc < 0 && instrument && set_instrument(ao, &ins) != 0) rc = RUN_EXIT_USAGE;
-    if (rc < 0) rc = read_run_options(n_run, run_argv, ao);
-    ao->ro.program = NULL; /* it pointed into run_argv */
-    ao->ro.program_argc = 0;
-    free(run_argv);
+    attach_parse p = {ao, &ins, false, false};
+    char err[1024];
+    int rest = argc;
+    int rc = op_cli_parse(&attach_command, argc, argv, on_option, &p, &rest, err, sizeof err);
+    if (rc == -1) run_usage_error("%s", err);
+    if (rc != 0) return RUN_EXIT_USAGE;
+    if (p.help) {
+        op_cli_print_help(stdout, &attach_command);
+        return 0;
+    }
+    if (ins.include[0]) p.instrument = true;
+    if (ins.list) {
+        run_usage_error("--list lists the functions of a program file; use omniprof instrument "
+                        "--list -- PROGRAM");
+        return RUN_EXIT_USAGE;
+    }
+    rc = -1;
+    if (p.instrument && set_instrument(ao, &ins) != 0) rc = RUN_EXIT_USAGE;
+    if (rc < 0) rc = read_run_options(ao);
     return rc < 0 ? check_ready(ao) : rc;
 }
 

@@ -6,12 +6,14 @@
  *   --counters, --pmc-check ...       hardware counters (the counters module, when built)
  *   --components, --cpu-events        CPU components and events (the CPU module, when built)
  *   --pm-metrics, --pm-check, --pc-sampling   the GPU samplers (cmd_avail_gpu.c)
- * With no section, --settings is printed. */
+ * With no section, --settings is printed. The options are the rows of avail_options below,
+ * parsed once (common/cli_opt.h) into avail_args for every section. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/cli_opt.h"
 #include "common/kinds.h"
 #include "common/settings.h"
 
@@ -76,76 +78,154 @@ static int print_settings(int json)
     return 0;
 }
 
-static void avail_usage(FILE *out)
+enum {
+    V_SETTINGS,
+    V_FORMAT,
+    V_JSON,
+    V_COUNTERS,
+    V_PMC,
+    V_PMC_CHECK,
+    V_CHIP,
+    V_LIST_CHIPS,
+    V_BASE,
+    V_DERIVED,
+    V_CONSTANTS,
+    V_GREP,
+    V_REPLAY_MODE,
+    V_EXTRA_METRICS,
+    V_COMPONENTS,
+    V_CPU_EVENTS,
+    V_PM_METRICS,
+    V_PM_CHECK,
+    V_PC_SAMPLING,
+    V_HELP
+};
+
+#define ROW(ID, LONG, SHORT, KIND, META, VALUES, GROUP, HELP)                                      \
+    {                                                                                              \
+        ID, LONG, SHORT, KIND, META, VALUES, GROUP, HELP, -1, 0, 0                                 \
+    }
+static const op_cli_option avail_options[] = {
+    ROW(V_SETTINGS, "settings", 's', OP_CLI_FLAG, NULL, NULL,
+        "Sections (--settings when none is given)",
+        "every OMNIPROF_* setting: name, variable, type, default, choices or valid range, "
+        "description"),
+    ROW(V_COUNTERS, "counters", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+        "hardware counters and derived metrics of a chip (offline, CUPTI's host API)"),
+    ROW(V_PMC, "pmc", 0, OP_CLI_FLAG, NULL, NULL, NULL, "= --counters"),
+    ROW(V_PMC_CHECK, "pmc-check", 0, OP_CLI_LIST, "COUNTER...", NULL, NULL,
+        "how many passes a set of counters needs, and whether it can be collected"),
+    ROW(V_COMPONENTS, "components", 0, OP_CLI_FLAG, NULL, NULL, NULL, "CPU measurement components"),
+    ROW(V_CPU_EVENTS, "cpu-events", 0, OP_CLI_FLAG, NULL, NULL, NULL, "CPU perf events"),
+    ROW(V_PM_METRICS, "pm-metrics", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+        "metrics GPU PM sampling can collect on a chip (offline; --chip, default GH100; --grep)"),
+    ROW(V_PM_CHECK, "pm-check", 0, OP_CLI_LIST, "METRIC...", NULL, NULL,
+        "whether metrics can be PM-sampled together (one pass, offline)"),
+    ROW(V_PC_SAMPLING, "pc-sampling", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+        "PC sampling configurations of the GPU agents"),
+    ROW(V_FORMAT, "format", 0, OP_CLI_ENUM, NULL, "text|json", "Listing",
+        "the listing as text (default) or JSON (--settings, --components, --cpu-events)"),
+    ROW(V_JSON, "json", 0, OP_CLI_FLAG, NULL, NULL, NULL, "= --format json"),
+    ROW(V_CHIP, "chip", 0, OP_CLI_VALUE, "NAME", NULL, "Counters and PM sampling",
+        "the GPU chip (GH100, ...; default: the GPU present, else GH100)"),
+    ROW(V_LIST_CHIPS, "list-chips", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+        "the chips the metrics files describe"),
+    ROW(V_BASE, "base", 0, OP_CLI_FLAG, NULL, NULL, NULL, "list only base metrics"),
+    ROW(V_DERIVED, "derived", 0, OP_CLI_FLAG, NULL, NULL, NULL, "list only derived metrics"),
+    ROW(V_CONSTANTS, "constants", 0, OP_CLI_FLAG, NULL, NULL, NULL, "list only constants"),
+    ROW(V_GREP, "grep", 0, OP_CLI_VALUE, "TEXT", NULL, NULL, "only names containing TEXT"),
+    ROW(V_REPLAY_MODE, "replay-mode", 0, OP_CLI_VALUE, "kernel|none", "kernel|none", NULL,
+        "pass planning with or without kernel replay (--pmc-check)"),
+    ROW(V_EXTRA_METRICS, "extra-metrics", 0, OP_CLI_VALUE, "FILE.xml", NULL, NULL,
+        "load more metric definitions first (':'-separated files)"),
+    ROW(V_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, "Other", "this text"),
+};
+#undef ROW
+
+static const op_cli_table avail_tables[] = {
+    {avail_options, (int)(sizeof avail_options / sizeof avail_options[0]), NULL, 0}};
+
+const op_cli_command avail_command = {
+    "avail",
+    "list settings, counters, components",
+    "omniprof avail [--settings [--format text|json]] [--counters ...] [--pmc-check "
+    "COUNTER...]\n               [--components] [--cpu-events] [--pm-metrics [--chip C]] "
+    "[--pm-check METRIC...]\n               [--pc-sampling]",
+    "What this build can collect and how it is configured. Counters and PM sampling are listed "
+    "offline, without a GPU.",
+    "Exit status: 0 ok; 1 a module or library is missing; 2 bad input (unknown chip or metric: the "
+    "closest names are printed); 3 a counter set that cannot be collected in the chosen mode.",
+    avail_tables,
+    1,
+    0,
+    NULL,
+};
+
+static int on_option(void *ctx, const op_cli_option *o, const char *v, int nth, const char *spelled)
 {
-    fprintf(out,
-            "usage: omniprof avail [--settings [--format text|json]] [--counters ...] [--pmc-check COUNTER...]\n"
-            "                      [--components] [--cpu-events] [--pm-metrics [--chip C]] [--pm-check METRIC...]\n"
-            "                      [--pc-sampling]\n"
-            "  --settings     every OMNIPROF_* setting (name, variable, type, default, description)\n"
-            "  --counters     hardware counters and derived metrics%s\n"
-            "  --pmc-check    how many passes a set of counters needs%s\n"
-            "  --components   CPU measurement components%s\n"
-            "  --cpu-events   CPU perf events%s\n"
-            "  --pm-metrics   metrics GPU PM sampling can collect on a chip (offline; --chip, default GH100; --grep)\n"
-            "  --pm-check     whether metrics can be PM-sampled together (one pass, offline)\n"
-            "  --pc-sampling  PC sampling configurations of the GPU agents\n"
-            "  --format text|json, --json   the listing as JSON (--settings, --components, --cpu-events)\n"
-            "with --counters or --pmc-check:\n"
-            "  --chip NAME            the GPU chip (GH100, ...; default: the GPU present, else GH100)\n"
-            "  --list-chips           the chips the metrics files describe\n"
-            "  --base, --derived, --constants   list only base metrics, derived metrics or constants\n"
-            "  --grep TEXT            only names containing TEXT\n"
-            "  --replay-mode kernel|none   pass planning with or without kernel replay (--pmc-check)\n"
-            "  --extra-metrics FILE.xml    load more metric definitions first\n"
-            "  -h, --help             this text\n",
-            op_avail_counters ? "" : " (not built)", op_avail_counters ? "" : " (not built)",
-            op_avail_components ? "" : " (not built)", op_avail_components ? "" : " (not built)");
+    avail_args *a = ctx;
+    (void)nth, (void)spelled;
+    switch (o->id) {
+    case V_SETTINGS: a->settings = true; break;
+    case V_FORMAT: a->json = !strcmp(v, "json"); break;
+    case V_JSON: a->json = true; break;
+    case V_COUNTERS:
+    case V_PMC: a->counters = true; break;
+    case V_PMC_CHECK:
+        a->pmc_check = true;
+        if (a->n_pmc_names < 256) a->pmc_names[a->n_pmc_names++] = v;
+        break;
+    case V_CHIP: a->chip = v; break;
+    case V_LIST_CHIPS: a->list_chips = true; break;
+    case V_BASE: a->base = true; break;
+    case V_DERIVED: a->derived = true; break;
+    case V_CONSTANTS: a->constants = true; break;
+    case V_GREP: a->grep = v; break;
+    case V_REPLAY_MODE: a->replay_mode = v; break;
+    case V_EXTRA_METRICS: a->extra_metrics = v; break;
+    case V_COMPONENTS: a->components = true; break;
+    case V_CPU_EVENTS: a->cpu_events = true; break;
+    case V_PM_METRICS: a->pm_metrics = true; break;
+    case V_PM_CHECK:
+        a->pm_check = true;
+        if (a->n_pm_names < 256) a->pm_names[a->n_pm_names++] = v;
+        break;
+    case V_PC_SAMPLING: a->pc_sampling = true; break;
+    case V_HELP: a->help = true; break;
+    }
+    return 0;
+}
+
+static int not_built(const char *what, const char *module)
+{
+    fprintf(stderr, "omniprof avail %s: not built (the %s module is missing from this build)\n",
+            what, module);
+    return 1;
 }
 
 int op_cmd_avail(int argc, char **argv)
 {
-    int json = 0, settings = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            avail_usage(stdout);
-            return 0;
-        }
-        if (strcmp(a, "--counters") == 0 || strcmp(a, "--pmc-check") == 0 || strncmp(a, "--counters=", 11) == 0 ||
-            strcmp(a, "--pmc") == 0) {
-            if (!op_avail_counters) {
-                fprintf(stderr, "omniprof avail %s: not built (the counters module is missing from this build)\n", a);
-                return 1;
-            }
-            return op_avail_counters(argc, argv);
-        }
-        if (!strcmp(a, "--pm-metrics") || !strcmp(a, "--pm-check") || !strcmp(a, "--pc-sampling"))
-            return op_avail_gpu(argc, argv);
-        if (strcmp(a, "--components") == 0 || strcmp(a, "--cpu-events") == 0) {
-            if (!op_avail_components) {
-                fprintf(stderr, "omniprof avail %s: not built (the CPU module is missing from this build)\n", a);
-                return 1;
-            }
-            return op_avail_components(argc, argv);
-        }
-        if (strcmp(a, "--settings") == 0 || strcmp(a, "-s") == 0) {
-            settings = 1;
-        } else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
-            const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)) {
-                fprintf(stderr, "omniprof avail: --format '%s' is not valid; expected text or json\n", v ? v : "");
-                return 2;
-            }
-            json = strcmp(v, "json") == 0;
-        } else {
-            fprintf(stderr,
-                    "omniprof avail: unknown option '%s'; valid: --settings [--format text|json], --counters, "
-                    "--pmc-check, --components, --cpu-events, --pm-metrics, --pm-check, --pc-sampling\n",
-                    a);
-            return 2;
-        }
+    avail_args a;
+    memset(&a, 0, sizeof a);
+    const char *pmc[256], *pm[256];
+    a.pmc_names = pmc;
+    a.pm_names = pm;
+    char err[1024];
+    int rest = argc;
+    if (op_cli_parse(&avail_command, argc, argv, on_option, &a, &rest, err, sizeof err) != 0) {
+        fprintf(stderr, "omniprof avail: %s\n", err);
+        return 2;
     }
-    (void)settings;
-    return print_settings(json);
+    if (a.help) {
+        op_cli_print_help(stdout, &avail_command);
+        return 0;
+    }
+    if (a.counters || a.pmc_check || a.list_chips)
+        return op_avail_counters
+                   ? op_avail_counters(&a)
+                   : not_built(a.pmc_check ? "--pmc-check" : "--counters", "counters");
+    if (a.pm_metrics || a.pm_check || a.pc_sampling) return op_avail_gpu(&a);
+    if (a.components || a.cpu_events)
+        return op_avail_components ? op_avail_components(&a) : not_built("--components", "CPU");
+    return print_settings(a.json);
 }

@@ -5,9 +5,9 @@
  * The omniprof binary does not link the SDK (it must start without it): cli_lib.c loads it and
  * plans counter sets (the same call `omniprof run --pmc` makes before the program starts).
  *
- * Usage (argv as `omniprof avail` received it; unknown options are ignored so the avail
- * command can pass its whole argv):
- *   --counters [--chip CHIP] [--base | --derived | --constants] [--grep TEXT] [--extra-metrics F.xml[:G.xml]]
+ * Usage (the options are rows of avail's table, cmd_avail.c, parsed once for every section):
+ *   --counters [--chip CHIP] [--base | --derived | --constants] [--grep TEXT] [--extra-metrics
+ * F.xml[:G.xml]]
  *   --pmc-check NAME... [--chip CHIP] [--replay-mode kernel|none] [--extra-metrics F.xml[:G.xml]]
  *   --counters --list-chips
  * Exit status: 0 ok; 1 the SDK or the counter backend is missing; 2 bad input (unknown chip,
@@ -109,46 +109,17 @@ static int pmc_check(const char *const *names, size_t n, const char *chip, const
     return 0;
 }
 
-int op_avail_counters(int argc, char **argv)
+int op_avail_counters(const avail_args *a)
 {
-    const char *chip = NULL, *grep = NULL, *mode = op_setting_str(OP_SET_PMC_REPLAY_MODE), *extra = NULL;
-    int want_list = 0, want_check = 0, want_chips = 0;
-    uint32_t flags = 0;
-    const char *names[256];
-    size_t n_names = 0;
-    int extra_given = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--counters") || !strcmp(a, "--pmc") || !strcmp(a, "counters")) {
-            want_list = 1;
-        } else if (!strcmp(a, "--pmc-check") || !strcmp(a, "pmc-check")) {
-            want_check = 1;
-            while (i + 1 < argc && argv[i + 1][0] != '-' && n_names < 256)
-                names[n_names++] = argv[++i];
-        } else if (!strcmp(a, "--chip") && i + 1 < argc) {
-            chip = argv[++i];
-        } else if (!strncmp(a, "--chip=", 7)) {
-            chip = a + 7;
-        } else if (!strcmp(a, "--grep") && i + 1 < argc) {
-            grep = argv[++i];
-        } else if (!strcmp(a, "--replay-mode") && i + 1 < argc) {
-            mode = argv[++i];
-        } else if (!strcmp(a, "--extra-metrics")) {
-            extra_given = 1;
-            extra = i + 1 < argc ? argv[++i] : NULL;
-        } else if (!strncmp(a, "--extra-metrics=", 16)) {
-            extra_given = 1;
-            extra = a + 16;
-        } else if (!strcmp(a, "--base")) {
-            flags |= OMNIPROF_COUNTER_ITERATE_BASE;
-        } else if (!strcmp(a, "--derived")) {
-            flags |= OMNIPROF_COUNTER_ITERATE_DERIVED;
-        } else if (!strcmp(a, "--constants")) {
-            flags |= OMNIPROF_COUNTER_ITERATE_CONSTANT;
-        } else if (!strcmp(a, "--list-chips")) {
-            want_chips = 1;
-        }
-    }
+    const char *chip = a->chip, *grep = a->grep, *extra = a->extra_metrics;
+    const char *mode = a->replay_mode ? a->replay_mode : op_setting_str(OP_SET_PMC_REPLAY_MODE);
+    int want_list = a->counters, want_check = a->pmc_check, want_chips = a->list_chips;
+    uint32_t flags = (a->base ? OMNIPROF_COUNTER_ITERATE_BASE : 0) |
+                     (a->derived ? OMNIPROF_COUNTER_ITERATE_DERIVED : 0) |
+                     (a->constants ? OMNIPROF_COUNTER_ITERATE_CONSTANT : 0);
+    const char *const *names = a->pmc_names;
+    size_t n_names = a->n_pmc_names;
+    int extra_given = extra != NULL;
     if (!want_list && !want_check && !want_chips)
         want_list = 1;
     if (extra_given && (!extra || !*extra)) {

@@ -72,17 +72,9 @@ static int print_event(const omniprof_cpu_event_info_t *e, void *data)
     return 0;
 }
 
-int op_avail_components(int argc, char **argv)
+int op_avail_components(const avail_args *a)
 {
-    int components = 0, events = 0, json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--components")) components = 1;
-        else if (!strcmp(a, "--cpu-events")) events = 1;
-        else if (!strcmp(a, "--format") && i + 1 < argc) json = !strcmp(argv[++i], "json");
-        else if (!strncmp(a, "--format=", 9)) json = !strcmp(a + 9, "json");
-        else if (!strcmp(a, "--json")) json = 1;
-    }
+    int components = a->components, events = a->cpu_events, json = a->json;
     char err[512];
     void *h = cli_dlopen("libomniprof-backend-cpu.so", RTLD_NOW | RTLD_LOCAL, err, sizeof(err));
     omniprof_status_t (*iter_events)(omniprof_cpu_event_cb_t, void *) = NULL;

@@ -140,30 +140,12 @@ static int list_pc_sampling(void)
     return 0;
 }
 
-int op_avail_gpu(int argc, char **argv)
+int op_avail_gpu(const avail_args *a)
 {
-    const char *chip = NULL, *grep = NULL;
-    int mode = 0; /* 1 metrics, 2 check, 3 pc sampling */
-    const char **names = calloc((size_t)argc + 1, sizeof *names);
-    size_t n = 0;
-    if (!names) return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--pm-metrics")) mode = 1;
-        else if (!strcmp(a, "--pc-sampling")) mode = 3;
-        else if (!strcmp(a, "--pm-check")) {
-            mode = 2;
-            while (i + 1 < argc && argv[i + 1][0] != '-') names[n++] = argv[++i];
-        } else if ((!strcmp(a, "--chip") || !strcmp(a, "--grep")) && i + 1 < argc) {
-            if (a[2] == 'c') chip = argv[++i];
-            else grep = argv[++i];
-        } else {
-            fprintf(stderr, "omniprof avail: unknown option '%s' here; valid: --pm-metrics [--chip CHIP] [--grep TEXT], "
-                            "--pm-check METRIC... [--chip CHIP], --pc-sampling\n", a);
-            free(names);
-            return 2;
-        }
-    }
+    const char *chip = a->chip, *grep = a->grep;
+    int mode = a->pm_metrics ? 1 : a->pm_check ? 2 : 3; /* 1 metrics, 2 check, 3 pc sampling */
+    const char **names = a->pm_names;
+    size_t n = a->n_pm_names;
     int rc;
     if (mode == 1) {
         rc = list_pm(chip ? chip : "GH100", grep);
@@ -178,6 +160,5 @@ int op_avail_gpu(int argc, char **argv)
     } else {
         rc = list_pc_sampling();
     }
-    free(names);
     return rc;
 }

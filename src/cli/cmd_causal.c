@@ -14,7 +14,6 @@
  * when signal N ended it), and a failing run stops the sequence. Bad options, values,
  * regular expressions or a missing program: one message naming them, exit 2, nothing run. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -28,6 +27,7 @@
 #include "cli/cli_lib.h"
 #include "cli/cmd_run.h"
 #include "cli/commands.h"
+#include "common/cli_opt.h"
 #include "common/settings.h"
 #ifdef OMNIPROF_HAVE_OUTPUT
 #include "output/profile_causal.h"
@@ -58,57 +58,11 @@ static void usage_error(const char *fmt, ...)
     va_end(ap);
 }
 
-static void print_help(FILE *out)
+/* The setting `id` = value after validation through the settings registry. */
+static int set_env(causal_opts *o, int id, const char *value, const char *option)
 {
-    fputs("usage: omniprof causal [options] -- PROGRAM [ARGS...]\n"
-          "\n"
-          "Causal profiling (Coz's virtual speedups): each experiment makes one line (or function) of the\n"
-          "program virtually faster by pausing the other threads, and measures how fast the program's progress\n"
-          "points advance. Progress points: COZ_PROGRESS / COZ_PROGRESS_NAMED / COZ_BEGIN+COZ_END (coz.h, the\n"
-          "program runs unchanged), omniprof_progress*() of the user API, user-API and NVTX range starts, or\n"
-          "--end-to-end. Experiments go to each process's database and are appended to a Coz profile.\n"
-          "\n"
-          "  -n, --runs N              run the program N times (default 1)\n"
-          "  -s, --speedups LIST       line speedups to draw from, percent: '0,0,25,50,75,100'\n"
-          "                            (default: 0..100 in steps of 5, a quarter of the draws at 0)\n"
-          "  -m, --mode line|function  what an experiment speeds up (default line: needs -g)\n"
-          "  -e, --end-to-end          one experiment per run, measured by the run's duration\n"
-          "  -l, --fixed-line SPEC     always select FILE:LINE (a path suffix) or, in function mode, a function\n"
-          "  -b, --binary-scope RE     binaries whose code may be selected (repeatable; default %MAIN%)\n"
-          "  -B, --binary-exclude RE   binaries never selected (repeatable)\n"
-          "  -S, --source-scope RE     source files or FILE:LINE that may be selected (repeatable; default all)\n"
-          "      --source-exclude RE   (repeatable)\n"
-          "  -F, --function-scope RE   functions that may be selected (repeatable; default all)\n"
-          "      --function-exclude RE (repeatable)\n"
-          "  -o, --output FILE         the Coz profile experiments are appended to (default ./profile.coz)\n"
-          "  -d, --output-directory DIR  where the databases go (default: the current directory)\n"
-          "  -g, --gpu                 also trace GPU kernels and NVTX ranges (range starts become progress points)\n"
-          "      --experiment-ms N     shortest experiment, ms (default 500)\n"
-          "      --sample-period-us N  thread CPU time per causal sample, us (default 1000)\n"
-          "      --delay S, --duration S  window of the experiments, seconds after start (default: all the run)\n"
-          "      --seed N              seed of the draws (default: from the clock)\n"
-          "      --backend auto|perf|timer  the sampler (default auto: perf task-clock, else CPU-time timers)\n"
-          "      --no-range-progress   range starts are not progress points\n"
-          "  -q, --quiet               do not print the causal profile at the end\n"
-          "  -h, --help\n"
-          "\n"
-          "Scopes are POSIX extended regular expressions; several are given by repeating the option.\n"
-          "Read the result with `omniprof summary -i DB...` or in Coz's viewer (load profile.coz).\n"
-          "Exit status: the program's (128+N if signal N ended it); 2 for bad options (nothing run).\n",
-          out);
-}
-
-/* OMNIPROF_<bare>=value after validation through the settings registry. */
-static int set_env(causal_opts *o, const char *bare, const char *value, const char *option)
-{
-    char name[128];
-    snprintf(name, sizeof name, "OMNIPROF_%s", bare);
-    int id = op_setting_find(name);
+    const char *name = op_setting_get_info((op_setting_id)id)->env_name;
     char err[512];
-    if (id < 0) {
-        usage_error("internal: no setting %s", name);
-        return -1;
-    }
     if (op_setting_validate((op_setting_id)id, value, err, sizeof err) != 0) {
         usage_error("%s: %s", option, err);
         return -1;
@@ -178,82 +132,181 @@ static int check_speedups(const char *text)
     return 0;
 }
 
-enum { O_SOURCE_EXCLUDE = 1000, O_FUNCTION_EXCLUDE, O_EXPERIMENT_MS, O_PERIOD, O_DELAY, O_DURATION, O_SEED, O_BACKEND,
-       O_NO_RANGES };
+enum {
+    C_RUNS,
+    C_SPEEDUPS,
+    C_MODE,
+    C_END_TO_END,
+    C_FIXED_LINE,
+    C_BINARY_SCOPE,
+    C_BINARY_EXCLUDE,
+    C_SOURCE_SCOPE,
+    C_SOURCE_EXCLUDE,
+    C_FUNCTION_SCOPE,
+    C_FUNCTION_EXCLUDE,
+    C_OUTPUT,
+    C_OUTPUT_DIRECTORY,
+    C_GPU,
+    C_EXPERIMENT_MS,
+    C_SAMPLE_PERIOD_US,
+    C_DELAY,
+    C_DURATION,
+    C_SEED,
+    C_BACKEND,
+    C_NO_RANGE_PROGRESS,
+    C_QUIET,
+    C_HELP
+};
 
+/* SETTING: the OMNIPROF_CAUSAL_* setting the option sets through the registry (-1: handled
+ * below); scopes are joined with ';' into theirs. */
+#define ROW(ID, LONG, SHORT, KIND, META, VALUES, SETTING, HELP)                                    \
+    {                                                                                              \
+        ID, LONG, SHORT, KIND, META, VALUES, NULL, HELP, SETTING, 0, 0                             \
+    }
+static const op_cli_option causal_options[] = {
+    ROW(C_RUNS, "runs", 'n', OP_CLI_VALUE, "N", NULL, -1, "run the program N times (default 1)"),
+    ROW(C_SPEEDUPS, "speedups", 's', OP_CLI_VALUE, "LIST", NULL, OP_SET_CAUSAL_SPEEDUPS,
+        "line speedups to draw from, percent: '0,0,25,50,75,100' (default: 0..100 in steps of 5, a "
+        "quarter of the draws at 0)"),
+    ROW(C_MODE, "mode", 'm', OP_CLI_VALUE, "line|function", "line|function", OP_SET_CAUSAL_MODE,
+        "what an experiment speeds up (default line: needs -g)"),
+    ROW(C_END_TO_END, "end-to-end", 'e', OP_CLI_FLAG, NULL, NULL, OP_SET_CAUSAL_END_TO_END,
+        "one experiment per run, measured by the run's duration"),
+    ROW(C_FIXED_LINE, "fixed-line", 'l', OP_CLI_VALUE, "SPEC", NULL, OP_SET_CAUSAL_FIXED_LINE,
+        "always select FILE:LINE (a path suffix) or, in function mode, a function"),
+    ROW(C_BINARY_SCOPE, "binary-scope", 'b', OP_CLI_VALUE, "RE", NULL, OP_SET_CAUSAL_BINARY_SCOPE,
+        "binaries whose code may be selected (repeatable; default %MAIN%)"),
+    ROW(C_BINARY_EXCLUDE, "binary-exclude", 'B', OP_CLI_VALUE, "RE", NULL,
+        OP_SET_CAUSAL_BINARY_EXCLUDE, "binaries never selected (repeatable)"),
+    ROW(C_SOURCE_SCOPE, "source-scope", 'S', OP_CLI_VALUE, "RE", NULL, OP_SET_CAUSAL_SOURCE_SCOPE,
+        "source files or FILE:LINE that may be selected (repeatable; default all)"),
+    ROW(C_SOURCE_EXCLUDE, "source-exclude", 0, OP_CLI_VALUE, "RE", NULL,
+        OP_SET_CAUSAL_SOURCE_EXCLUDE, "source files or FILE:LINE never selected (repeatable)"),
+    ROW(C_FUNCTION_SCOPE, "function-scope", 'F', OP_CLI_VALUE, "RE", NULL,
+        OP_SET_CAUSAL_FUNCTION_SCOPE, "functions that may be selected (repeatable; default all)"),
+    ROW(C_FUNCTION_EXCLUDE, "function-exclude", 0, OP_CLI_VALUE, "RE", NULL,
+        OP_SET_CAUSAL_FUNCTION_EXCLUDE, "functions never selected (repeatable)"),
+    ROW(C_OUTPUT, "output", 'o', OP_CLI_VALUE, "FILE", NULL, -1,
+        "the Coz profile experiments are appended to (default ./profile.coz)"),
+    ROW(C_OUTPUT_DIRECTORY, "output-directory", 'd', OP_CLI_VALUE, "DIR", NULL, -1,
+        "where the databases go (default: the current directory)"),
+    ROW(C_GPU, "gpu", 'g', OP_CLI_FLAG, NULL, NULL, -1,
+        "also trace GPU kernels and NVTX ranges (range starts become progress points)"),
+    ROW(C_EXPERIMENT_MS, "experiment-ms", 0, OP_CLI_VALUE, "N", NULL, OP_SET_CAUSAL_EXPERIMENT_MS,
+        "shortest experiment, ms (default 500)"),
+    ROW(C_SAMPLE_PERIOD_US, "sample-period-us", 0, OP_CLI_VALUE, "N", NULL,
+        OP_SET_CAUSAL_SAMPLE_PERIOD_US, "thread CPU time per causal sample, us (default 1000)"),
+    ROW(C_DELAY, "delay", 0, OP_CLI_VALUE, "S", NULL, OP_SET_CAUSAL_DELAY,
+        "the experiments start S seconds after the start (default: at once)"),
+    ROW(C_DURATION, "duration", 0, OP_CLI_VALUE, "S", NULL, OP_SET_CAUSAL_DURATION,
+        "experiments for S seconds after the delay (default: all the run)"),
+    ROW(C_SEED, "seed", 0, OP_CLI_VALUE, "N", NULL, OP_SET_CAUSAL_SEED,
+        "seed of the draws (default: from the clock)"),
+    ROW(C_BACKEND, "backend", 0, OP_CLI_VALUE, "auto|perf|timer", "auto|perf|timer",
+        OP_SET_CAUSAL_BACKEND, "the sampler (default auto: perf task-clock, else CPU-time timers)"),
+    ROW(C_NO_RANGE_PROGRESS, "no-range-progress", 0, OP_CLI_FLAG, NULL, NULL,
+        OP_SET_CAUSAL_RANGE_PROGRESS, "range starts are not progress points"),
+    ROW(C_QUIET, "quiet", 'q', OP_CLI_FLAG, NULL, NULL, -1,
+        "do not print the causal profile at the end"),
+    ROW(C_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, -1, "this text"),
+};
+#undef ROW
+
+static const op_cli_table causal_tables[] = {
+    {causal_options, (int)(sizeof causal_options / sizeof causal_options[0]), NULL, 0}};
+
+const op_cli_command causal_command = {
+    "causal",
+    "causal profiling: virtual speedups of lines, appended to profile.coz",
+    "omniprof causal [options] -- PROGRAM [ARGS...]",
+    "Causal profiling (Coz's virtual speedups): each experiment makes one line (or function) of "
+    "the program virtually faster by pausing the other threads, and measures how fast the "
+    "program's progress points advance. Progress points: COZ_PROGRESS / COZ_PROGRESS_NAMED / "
+    "COZ_BEGIN+COZ_END (coz.h, the program runs unchanged), omniprof_progress*() of the user API, "
+    "user-API and NVTX range starts, or --end-to-end. Experiments go to each process's database "
+    "and are appended to a Coz profile.",
+    "Scopes are POSIX extended regular expressions; several are given by repeating the option. "
+    "Read the result with `omniprof summary -i DB...` or in Coz's viewer (load "
+    "profile.coz).\n\nExit status: the program's (128+N if signal N ended it); 2 for bad options "
+    "(nothing run).",
+    causal_tables,
+    1,
+    OP_CLI_PROGRAM,
+    NULL,
+};
+
+typedef struct causal_parse {
+    causal_opts *o;
+    char *scope[6]; /* binary in/out, source in/out, function in/out */
+    bool help;
+} causal_parse;
+
+static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth,
+                     const char *spelled)
+{
+    causal_parse *p = ctx;
+    causal_opts *o = p->o;
+    (void)nth, (void)spelled;
+    char option[80];
+    snprintf(option, sizeof option, "--%s", opt->long_name);
+    switch (opt->id) {
+    case C_RUNS: {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > 100000) {
+            usage_error("--runs '%s' is not valid; expected a number of runs from 1 to 100000", v);
+            return 1;
+        }
+        o->runs = n;
+        return 0;
+    }
+    case C_SPEEDUPS: return check_speedups(v) || set_env(o, opt->setting, v, option) ? 1 : 0;
+    case C_MODE:
+        return set_env(o, opt->setting, strcmp(v, "func") == 0 ? "function" : v, option) ? 1 : 0;
+    case C_END_TO_END: return set_env(o, opt->setting, "true", option) ? 1 : 0;
+    case C_NO_RANGE_PROGRESS: return set_env(o, opt->setting, "false", option) ? 1 : 0;
+    case C_BINARY_SCOPE:
+    case C_BINARY_EXCLUDE:
+    case C_SOURCE_SCOPE:
+    case C_SOURCE_EXCLUDE:
+    case C_FUNCTION_SCOPE:
+    case C_FUNCTION_EXCLUDE:
+        return add_regex(&p->scope[opt->id - C_BINARY_SCOPE], v, option) ? 1 : 0;
+    case C_OUTPUT: o->output = v; return 0;
+    case C_OUTPUT_DIRECTORY: o->dir = v; return 0;
+    case C_GPU: o->gpu = true; return 0;
+    case C_QUIET: o->quiet = true; return 0;
+    case C_HELP: p->help = true; return 0;
+    default: return set_env(o, opt->setting, v, option) ? 1 : 0; /* the rows with a setting */
+    }
+}
+
+/* 0 to run, 1 after --help, -1 after a usage error (printed). */
 static int parse(causal_opts *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"runs", required_argument, 0, 'n'},          {"speedups", required_argument, 0, 's'},
-        {"mode", required_argument, 0, 'm'},          {"end-to-end", no_argument, 0, 'e'},
-        {"fixed-line", required_argument, 0, 'l'},    {"binary-scope", required_argument, 0, 'b'},
-        {"binary-exclude", required_argument, 0, 'B'}, {"source-scope", required_argument, 0, 'S'},
-        {"source-exclude", required_argument, 0, O_SOURCE_EXCLUDE},
-        {"function-scope", required_argument, 0, 'F'},
-        {"function-exclude", required_argument, 0, O_FUNCTION_EXCLUDE},
-        {"output", required_argument, 0, 'o'},        {"output-directory", required_argument, 0, 'd'},
-        {"gpu", no_argument, 0, 'g'},                 {"experiment-ms", required_argument, 0, O_EXPERIMENT_MS},
-        {"sample-period-us", required_argument, 0, O_PERIOD}, {"delay", required_argument, 0, O_DELAY},
-        {"duration", required_argument, 0, O_DURATION}, {"seed", required_argument, 0, O_SEED},
-        {"backend", required_argument, 0, O_BACKEND}, {"no-range-progress", no_argument, 0, O_NO_RANGES},
-        {"quiet", no_argument, 0, 'q'},               {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    char *scope[6] = {0}; /* binary in/out, source in/out, function in/out */
-    static const char *const scope_setting[6] = {"CAUSAL_BINARY_SCOPE", "CAUSAL_BINARY_EXCLUDE", "CAUSAL_SOURCE_SCOPE",
-                                                 "CAUSAL_SOURCE_EXCLUDE", "CAUSAL_FUNCTION_SCOPE",
-                                                 "CAUSAL_FUNCTION_EXCLUDE"};
-    int bad = 0, c;
-    optind = 1;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "+:n:s:m:el:b:B:S:F:o:d:gqh", longs, NULL)) != -1) {
-        const char *v = optarg;
-        switch (c) {
-        case 'n': {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > 100000) {
-                usage_error("--runs '%s' is not valid; expected a number of runs from 1 to 100000", v);
-                bad = 1;
-            }
-            o->runs = n;
-            break;
-        }
-        case 's': bad = check_speedups(v) || set_env(o, "CAUSAL_SPEEDUPS", v, "--speedups"); break;
-        case 'm': bad = set_env(o, "CAUSAL_MODE", strcmp(v, "func") == 0 ? "function" : v, "--mode"); break;
-        case 'e': bad = set_env(o, "CAUSAL_END_TO_END", "true", "--end-to-end"); break;
-        case 'l': bad = set_env(o, "CAUSAL_FIXED_LINE", v, "--fixed-line"); break;
-        case 'b': bad = add_regex(&scope[0], v, "--binary-scope"); break;
-        case 'B': bad = add_regex(&scope[1], v, "--binary-exclude"); break;
-        case 'S': bad = add_regex(&scope[2], v, "--source-scope"); break;
-        case O_SOURCE_EXCLUDE: bad = add_regex(&scope[3], v, "--source-exclude"); break;
-        case 'F': bad = add_regex(&scope[4], v, "--function-scope"); break;
-        case O_FUNCTION_EXCLUDE: bad = add_regex(&scope[5], v, "--function-exclude"); break;
-        case 'o': o->output = v; break;
-        case 'd': o->dir = v; break;
-        case 'g': o->gpu = true; break;
-        case O_EXPERIMENT_MS: bad = set_env(o, "CAUSAL_EXPERIMENT_MS", v, "--experiment-ms"); break;
-        case O_PERIOD: bad = set_env(o, "CAUSAL_SAMPLE_PERIOD_US", v, "--sample-period-us"); break;
-        case O_DELAY: bad = set_env(o, "CAUSAL_DELAY", v, "--delay"); break;
-        case O_DURATION: bad = set_env(o, "CAUSAL_DURATION", v, "--duration"); break;
-        case O_SEED: bad = set_env(o, "CAUSAL_SEED", v, "--seed"); break;
-        case O_BACKEND: bad = set_env(o, "CAUSAL_BACKEND", v, "--backend"); break;
-        case O_NO_RANGES: bad = set_env(o, "CAUSAL_RANGE_PROGRESS", "false", "--no-range-progress"); break;
-        case 'q': o->quiet = true; break;
-        case 'h': print_help(stdout); return 1;
-        case ':': usage_error("%s needs a value (see `omniprof causal --help`)", argv[optind - 1]); bad = 1; break;
-        default: usage_error("unknown option '%s' (see `omniprof causal --help`)", argv[optind - 1]); bad = 1; break;
-        }
+    causal_parse p;
+    memset(&p, 0, sizeof p);
+    p.o = o;
+    char err[1024];
+    int rest = argc;
+    int rc = op_cli_parse(&causal_command, argc, argv, on_option, &p, &rest, err, sizeof err);
+    if (rc == -1) usage_error("%s", err);
+    for (int i = 0; i < 6 && !rc; i++) {
+        const op_cli_option *row = &causal_options[C_BINARY_SCOPE + i];
+        if (p.scope[i]) rc = set_env(o, row->setting, p.scope[i], "scope");
     }
-    for (int i = 0; i < 6 && !bad; i++)
-        if (scope[i]) bad = set_env(o, scope_setting[i], scope[i], "scope");
-    for (int i = 0; i < 6; i++) free(scope[i]);
-    if (bad) return -1;
-    if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
-    if (optind >= argc) {
+    for (int i = 0; i < 6; i++) free(p.scope[i]);
+    if (rc) return -1;
+    if (p.help) {
+        op_cli_print_help(stdout, &causal_command);
+        return 1;
+    }
+    if (rest >= argc) {
         usage_error("no program to run; usage: omniprof causal [options] -- PROGRAM [ARGS...]");
         return -1;
     }
-    o->program = &argv[optind];
+    o->program = &argv[rest];
     return 0;
 }
 

@@ -2,19 +2,11 @@
  * the entry and exit of functions of an unmodified program (and of its shared libraries) as
  * FUNCTION_CALL regions, and `--list` of what can be instrumented (docs/instrument.md).
  *
- *   -i, --include REGEX       only functions whose name matches (also lifts the size limit
- *                             and the throttle for them); several -i are OR'd
- *   -e, --exclude REGEX       never these (wins over -i); several are OR'd
- *   -m, --modules REGEX       shared libraries (by path) whose functions are instrumented too
- *   --min-instructions N      leave out functions with fewer instructions (default 64)
- *   --max-functions N         at most N functions (default 1024)
- *   --throttle auto|off|CALLS:NS
- *   --method auto|uprobe|audit|compiler   (auto: below)
- *   --list                    print the available, instrumented and excluded functions (with
- *                             the reason for each exclusion) and exit without running
- * Every other option is an `omniprof run` option (output directory, formats, --sample, ...);
- * the command sets the OMNIPROF_INSTRUMENT* settings and LD_AUDIT when needed, then runs
- * `omniprof run` with the rest.
+ * The options are the rows of ins_options below (shared with `omniprof attach --instrument`)
+ * followed by every `omniprof run` option (output directory, formats, --sample, ...), one table
+ * for the parser, --help, the man page and completion (common/cli_opt.h). The command sets the
+ * OMNIPROF_INSTRUMENT* settings and LD_AUDIT when needed, then runs `omniprof run` with the
+ * run options, spelled again.
  *
  * --method auto chooses, and says why on stderr:
  *   compiler  when the program calls __cyg_profile_func_enter (built with -finstrument-functions
@@ -37,30 +29,11 @@
 #include "elf/ins_functions.h"
 #include "cli/cli_lib.h"
 #include "cli/cmd_instrument.h"
+#include "cli/cmd_run.h"
 #include "cli/commands.h"
 #include "common/settings.h"
 
 #define EXIT_USAGE 2
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: omniprof instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]\n"
-            "                           [--max-functions N] [--throttle auto|off|CALLS:NS]\n"
-            "                           [--method auto|uprobe|audit|compiler] [--list]\n"
-            "                           [omniprof run options] -- program [args]\n\n"
-            "Records each call of the selected functions (entry to return) as a FUNCTION_CALL region in\n"
-            "the database: exact call counts, inclusive and exclusive time (docs/instrument.md).\n"
-            "  -i, --include REGEX     only functions whose name matches (no size limit, no throttle for them)\n"
-            "  -e, --exclude REGEX     never functions whose name matches\n"
-            "  -m, --modules REGEX     also the shared libraries whose path matches\n"
-            "  --min-instructions N    leave out smaller functions (default 64)\n"
-            "  --max-functions N       instrument at most N functions (default 1024)\n"
-            "  --throttle T            auto (default): stop recording a function after 100 calls shorter\n"
-            "                          than 20x the method's cost; off; or CALLS:NS\n"
-            "  --method M              auto (default), uprobe, audit (LD_AUDIT), compiler (-finstrument-functions)\n"
-            "  --list                  list available, instrumented and excluded functions; do not run\n");
-}
 
 static void append_regex(char *dst, size_t n, const char *re)
 {
@@ -380,41 +353,115 @@ static int check_method_sees(const ins_opts *o, const char *prog, op_ins_method 
     return rc;
 }
 
-int ins_parse_args(int argc, char **argv, ins_opts *o, char **fwd, int *nf, const char *cmd)
+enum {
+    I_INCLUDE,
+    I_EXCLUDE,
+    I_MODULES,
+    I_MIN_INSTRUCTIONS,
+    I_MAX_FUNCTIONS,
+    I_THROTTLE,
+    I_METHOD,
+    I_LIST
+};
+
+const op_cli_option ins_options[] = {
+    {I_INCLUDE, "include", 'i', OP_CLI_VALUE, "REGEX", NULL, NULL,
+     "only functions whose name matches (no size limit, no throttle for them); several -i are OR'd",
+     -1, 0, 0},
+    {I_EXCLUDE, "exclude", 'e', OP_CLI_VALUE, "REGEX", NULL, NULL,
+     "never functions whose name matches (wins over -i); several are OR'd", -1, 0, 0},
+    {I_MODULES, "modules", 'm', OP_CLI_VALUE, "REGEX", NULL, NULL,
+     "also the shared libraries whose path matches", -1, 0, 0},
+    {I_MIN_INSTRUCTIONS, "min-instructions", 0, OP_CLI_VALUE, "N", NULL, NULL,
+     "leave out functions with fewer instructions (default 64)", -1, 0, 0},
+    {I_MAX_FUNCTIONS, "max-functions", 0, OP_CLI_VALUE, "N", NULL, NULL,
+     "instrument at most N functions (default 1024)", -1, 0, 0},
+    {I_THROTTLE, "throttle", 0, OP_CLI_VALUE, "auto|off|CALLS:NS", "auto|off", NULL,
+     "auto (default): stop recording a function after 100 calls shorter than 20x the method's "
+     "cost; off; or CALLS:NS",
+     -1, 0, 0},
+    {I_METHOD, "method", 0, OP_CLI_ENUM, NULL, "auto|uprobe|audit|compiler", NULL,
+     "auto (default), uprobe, audit (LD_AUDIT), compiler (-finstrument-functions)", -1, 0, 0},
+    {I_LIST, "list", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+     "list the available, instrumented and excluded functions (with the reason for each "
+     "exclusion); do not run",
+     -1, 0, 0},
+};
+const int ins_n_options = (int)(sizeof ins_options / sizeof ins_options[0]);
+
+bool ins_is_option(const op_cli_option *row)
 {
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r;
-        if (!strcmp(a, "--")) break;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return -2;
-        }
-        if (!strcmp(a, "--list")) {
-            o->list = true;
-            continue;
-        }
-#define OPT(LONG, SHORT, BODY)                                                        \
-    if ((r = cli_option_value(argc, argv, &i, LONG, SHORT, &v)) != 0) {                       \
-        if (r < 0) {                                                                  \
-            fprintf(stderr, "omniprof %s: --%s needs a value\n", cmd, LONG);         \
-            return -1;                                                                \
-        }                                                                             \
-        BODY;                                                                         \
-        continue;                                                                     \
+    return row >= ins_options && row < ins_options + ins_n_options;
+}
+
+void ins_store_option(ins_opts *o, const op_cli_option *row, const char *v)
+{
+    switch (row->id) {
+    case I_INCLUDE: append_regex(o->include, sizeof o->include, v); break;
+    case I_EXCLUDE: append_regex(o->exclude, sizeof o->exclude, v); break;
+    case I_MODULES: append_regex(o->modules, sizeof o->modules, v); break;
+    case I_MIN_INSTRUCTIONS: o->min_insns = v; break;
+    case I_MAX_FUNCTIONS: o->max_functions = v; break;
+    case I_THROTTLE: o->throttle = v; break;
+    case I_METHOD: o->method = v; break;
+    case I_LIST: o->list = true; break;
     }
-        OPT("include", 'i', append_regex(o->include, sizeof o->include, v))
-        OPT("exclude", 'e', append_regex(o->exclude, sizeof o->exclude, v))
-        OPT("modules", 'm', append_regex(o->modules, sizeof o->modules, v))
-        OPT("min-instructions", 0, o->min_insns = v)
-        OPT("max-functions", 0, o->max_functions = v)
-        OPT("throttle", 0, o->throttle = v)
-        OPT("method", 0, o->method = v)
-#undef OPT
-        fwd[(*nf)++] = argv[i]; /* an `omniprof run` option (its value, if any, follows as is) */
+}
+
+static const op_cli_table instrument_tables[] = {
+    {ins_options, (int)(sizeof ins_options / sizeof ins_options[0]), NULL, 0},
+    {run_options, O__COUNT, "Options of omniprof run (the program runs under it)", 0},
+};
+
+const op_cli_command instrument_command = {
+    "instrument",
+    "record function calls of a program (uprobes, LD_AUDIT, -finstrument-functions)",
+    "omniprof instrument [-i REGEX] [-e REGEX] [-m REGEX] [--min-instructions N]\n"
+    "                    [--max-functions N] [--throttle auto|off|CALLS:NS]\n"
+    "                    [--method auto|uprobe|audit|compiler] [--list]\n"
+    "                    [omniprof run options] -- program [args]",
+    "Records each call of the selected functions (entry to return) as a FUNCTION_CALL region in "
+    "the database: exact call counts, inclusive and exclusive time (docs/instrument.md). --method "
+    "auto chooses compiler when the program calls the -finstrument-functions hooks, else uprobe "
+    "when this user may place uprobes (root or CAP_PERFMON), else audit (LD_AUDIT: only calls "
+    "through the PLT into shared libraries), and says why. The options of omniprof run apply "
+    "(run's --input by its long name: -i is --include here).",
+    "Exit status: that of omniprof run (the program's); 2 for a bad option or regex.",
+    instrument_tables,
+    2,
+    OP_CLI_PROGRAM,
+    NULL,
+};
+
+typedef struct ins_parse {
+    ins_opts *o;
+    char **fwd;
+    int *nf;
+    bool help;
+    char words[64][256]; /* run's options, spelled again for `omniprof run` */
+    int n_words;
+} ins_parse;
+
+static int on_option(void *ctx, const op_cli_option *row, const char *v, int nth,
+                     const char *spelled)
+{
+    ins_parse *p = ctx;
+    (void)spelled;
+    if (ins_is_option(row)) {
+        ins_store_option(p->o, row, v);
+        return 0;
     }
-    return i;
+    if (row->id == O_HELP && row == run_option_by_id(O_HELP)) {
+        p->help = true;
+        return 0;
+    }
+    if (p->n_words == 64) {
+        fprintf(stderr, "omniprof instrument: too many options\n");
+        return 1;
+    }
+    op_cli_respell(row, v, nth, p->words[p->n_words], sizeof p->words[0]);
+    p->fwd[(*p->nf)++] = p->words[p->n_words++];
+    return 0;
 }
 
 int ins_check_values(const ins_opts *o, const char *cmd)
@@ -495,32 +542,39 @@ static int export_settings(const ins_opts *o, const char *methods)
 }
 
 /* Everything before `omniprof run`: returns -1 to run it, else an exit status. */
-static int prepare(int argc, char **argv, char **fwd, int *nf)
+static int prepare(int argc, char **argv, ins_parse *p)
 {
-    ins_opts o;
-    memset(&o, 0, sizeof o);
-    int i = ins_parse_args(argc, argv, &o, fwd, nf, "instrument");
-    if (i == -2) return 0;
-    if (i < 0) return EXIT_USAGE;
-    if (i >= argc - 1) {
+    ins_opts *o = p->o;
+    char err[1024];
+    int i = argc;
+    int rc = op_cli_parse(&instrument_command, argc, argv, on_option, p, &i, err, sizeof err);
+    if (rc == -1) fprintf(stderr, "omniprof instrument: %s\n", err);
+    if (rc != 0) return EXIT_USAGE;
+    if (p->help) {
+        op_cli_print_help(stdout, &instrument_command);
+        return 0;
+    }
+    if (i >= argc) {
         fprintf(stderr, "omniprof instrument: no program given (omniprof instrument [options] -- program [args])\n");
         return EXIT_USAGE;
     }
-    if (ins_check_values(&o, "instrument") != 0) return EXIT_USAGE;
-    const char *prog_arg = argv[i + 1];
+    if (ins_check_values(o, "instrument") != 0) return EXIT_USAGE;
+    const char *prog_arg = argv[i];
     char prog[PATH_MAX];
     if (find_program(prog_arg, prog, sizeof prog) != 0) {
         fprintf(stderr, "omniprof instrument: program '%s' not found or not executable\n", prog_arg);
         return EXIT_USAGE;
     }
     char methods[64] = "", uprobe_why[256];
-    op_ins_method lm = choose_method(&o, prog, methods, sizeof methods, uprobe_why, sizeof uprobe_why);
-    if (o.list) return do_list(&o, prog, lm);
-    int rc = check_method_sees(&o, prog, lm, uprobe_why);
+    op_ins_method lm =
+        choose_method(o, prog, methods, sizeof methods, uprobe_why, sizeof uprobe_why);
+    if (o->list) return do_list(o, prog, lm);
+    rc = check_method_sees(o, prog, lm, uprobe_why);
     if (rc != 0) return rc;
-    if (export_settings(&o, methods) != 0) return 1;
-    for (; i < argc; i++) fwd[(*nf)++] = argv[i];
-    fwd[*nf] = NULL;
+    if (export_settings(o, methods) != 0) return 1;
+    p->fwd[(*p->nf)++] = "--";
+    for (; i < argc; i++) p->fwd[(*p->nf)++] = argv[i];
+    p->fwd[*p->nf] = NULL;
     return -1;
 }
 
@@ -529,9 +583,20 @@ int op_cmd_instrument(int argc, char **argv)
     char **fwd = calloc((size_t)argc + 4, sizeof *fwd);
     int nf = 0;
     if (!fwd) return 1;
+    ins_opts o;
+    memset(&o, 0, sizeof o);
+    ins_parse *p = calloc(1, sizeof *p);
+    if (!p) {
+        free(fwd);
+        return 1;
+    }
+    p->o = &o;
+    p->fwd = fwd;
+    p->nf = &nf;
     fwd[nf++] = "run";
-    int rc = prepare(argc, argv, fwd, &nf);
+    int rc = prepare(argc, argv, p);
     if (rc < 0) rc = op_cmd_run ? op_cmd_run(nf, fwd) : 1;
+    free(p);
     free(fwd);
     return rc;
 }

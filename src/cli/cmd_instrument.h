@@ -6,16 +6,22 @@
 
 #include <stdbool.h>
 
+#include "common/cli_opt.h"
+
 typedef struct ins_opts {
     char include[2048], exclude[2048], modules[2048]; /* several -i/-e/-m are OR'd */
     const char *min_insns, *max_functions, *throttle, *method;
     bool list;
 } ins_opts;
 
-/* Read the instrumentation options of argv[1..] into `o`, every other word into fwd[*nf...]
- * (with its value, as given). Stops at "--". Returns the index of "--" (or argc), -1 after a
- * usage error printed as "omniprof <cmd>: ...", -2 after printing instrument's --help. */
-int ins_parse_args(int argc, char **argv, ins_opts *o, char **fwd, int *nf, const char *cmd);
+/* The instrumentation rows (common/cli_opt.h), shared by instrument's and attach's tables. */
+#define INS_N_OPTIONS 8 /* checked against the definition's rows by the compiler */
+extern const op_cli_option ins_options[INS_N_OPTIONS];
+extern const int ins_n_options;
+/* Is `row` one of ins_options? */
+bool ins_is_option(const op_cli_option *row);
+/* One value of an instrumentation row into `o`. */
+void ins_store_option(ins_opts *o, const op_cli_option *row, const char *value);
 
 /* Check the values (numbers, --throttle, --method, the regexes). Returns 0 or -1 (printed as
  * "omniprof <cmd>: ..."). */

@@ -181,13 +181,20 @@ void run_add_file_settings(env_list *env, const run_file_setting *fs, int n)
 }
 
 /* Steps 1-2 up to the settings. Returns -1 to go on, else an exit status. */
-static int read_options(int argc, char **argv, run_opts *ro, env_list *env, run_plan *plan, run_file_setting *fs,
-                        int *n_fs)
+static int read_options(const op_cli_command *cmd, int argc, char **argv, run_opts *ro,
+                        env_list *env, run_plan *plan, run_file_setting *fs, int *n_fs)
 {
-    if (run_parse_command_line(ro, argc, argv) != 0) return RUN_EXIT_USAGE;
+    if (run_parse_command_line(ro, cmd, argc, argv) != 0) return RUN_EXIT_USAGE;
     if (run_opt_true(ro, O_HELP)) {
-        run_print_help(stdout);
+        op_cli_print_help(stdout, cmd);
         return 0;
+    }
+    if (cmd == &sample_command) { /* = run --sample --summary, unless given otherwise */
+        if (!ro->set[O_SAMPLE]) run_store_option(ro, run_option_by_id(O_SAMPLE), "", 0, "--sample");
+#ifdef OMNIPROF_HAVE_OUTPUT
+        if (!ro->set[O_SUMMARY])
+            run_store_option(ro, run_option_by_id(O_SUMMARY), "true", 0, "--summary");
+#endif
     }
     if (run_opt_true(ro, O_VERSION)) {
         printf("omniprof %s\n", OMNIPROF_VERSION_STRING);
@@ -213,11 +220,12 @@ static int read_options(int argc, char **argv, run_opts *ro, env_list *env, run_
 }
 
 /* Everything before the program starts (steps 1-3). Returns -1 to go on, else an exit status. */
-static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan *plan, char *prog_path, size_t plen)
+static int prepare(const op_cli_command *cmd, int argc, char **argv, run_opts *ro, env_list *env,
+                   run_plan *plan, char *prog_path, size_t plen)
 {
     run_file_setting fs[RUN_MAX_FILE_SETTINGS];
     int n_fs = 0;
-    int rc = read_options(argc, argv, ro, env, plan, fs, &n_fs);
+    int rc = read_options(cmd, argc, argv, ro, env, plan, fs, &n_fs);
     for (int i = 0; i < n_fs; i++) free(fs[i].value);
     if (rc >= 0) return rc;
     if (!plan->any_collect) {
@@ -251,7 +259,7 @@ static int prepare(int argc, char **argv, run_opts *ro, env_list *env, run_plan 
     return rc == 0 ? -1 : rc;
 }
 
-static int run_main(int argc, char **argv)
+static int run_main(const op_cli_command *cmd, int argc, char **argv)
 {
     run_opts ro;
     env_list env;
@@ -260,7 +268,7 @@ static int run_main(int argc, char **argv)
     memset(&env, 0, sizeof(env));
     memset(&plan, 0, sizeof(plan));
     char prog_path[PATH_MAX], manifest[PATH_MAX] = "";
-    int rc = prepare(argc, argv, &ro, &env, &plan, prog_path, sizeof(prog_path));
+    int rc = prepare(cmd, argc, argv, &ro, &env, &plan, prog_path, sizeof(prog_path));
     if (rc < 0 && plan.post && make_manifest(&env, manifest, sizeof(manifest)) != 0) rc = 1;
     if (rc < 0) {
         if (run_opt_true(&ro, O_ECHO)) echo_command(&env, &ro);
@@ -287,31 +295,14 @@ static int run_main(int argc, char **argv)
     return rc;
 }
 
-int op_cmd_run(int argc, char **argv) { return run_main(argc, argv); }
+int op_cmd_run(int argc, char **argv)
+{
+    return run_main(&run_command, argc, argv);
+}
 
+/* `omniprof sample [opts] -- prog` = `omniprof run --sample --summary [opts] -- prog`: the
+ * summary after the run holds the CPU flat and call-tree profiles (unless --summary=false). */
 int op_cmd_sample(int argc, char **argv)
 {
-    /* `omniprof sample [opts] -- prog` = `omniprof run --sample --summary [opts] -- prog`: the
-     * summary after the run holds the CPU flat and call-tree profiles (unless --summary=false). */
-    bool has = false, has_summary = false;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strncmp(argv[i], "--sample", 8) == 0 && (argv[i][8] == '\0' || argv[i][8] == '=')) has = true;
-        if (strncmp(argv[i], "--summary", 9) == 0 && (argv[i][9] == '\0' || argv[i][9] == '=')) has_summary = true;
-        if (strcmp(argv[i], "-S") == 0) has_summary = true;
-    }
-    char **nargv = calloc((size_t)argc + 3, sizeof(char *));
-    if (!nargv) return 1;
-    int n = 0;
-    nargv[n++] = (char *)"run";
-    if (!has) nargv[n++] = (char *)"--sample";
-#ifdef OMNIPROF_HAVE_OUTPUT
-    if (!has_summary) nargv[n++] = (char *)"--summary";
-#else
-    (void)has_summary;
-#endif
-    for (int i = 1; i < argc; i++) nargv[n++] = argv[i];
-    nargv[n] = NULL;
-    int rc = run_main(n, nargv);
-    free(nargv);
-    return rc;
+    return run_main(&sample_command, argc, argv);
 }

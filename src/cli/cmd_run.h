@@ -17,17 +17,18 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/cli_opt.h"
 #include "common/settings.h"
 
 #define RUN_EXIT_USAGE 2
 #define RUN_MAX_PMC_GROUPS 64
 
-typedef enum run_opt_kind {
-    K_BOOL,   /* --x, --x=true|false */
-    K_VALUE,  /* --x V, --x=V, -c V, -cV */
-    K_MULTI,  /* --x V1 V2 ... (until the next token starting with '-'); may repeat */
-    K_OPTVAL, /* --x [V]: V consumed only if it is one of the option's optional words */
-} run_opt_kind;
+/* run's rows are common/cli_opt.h's: the one option struct and parser of every command. */
+#define K_BOOL OP_CLI_BOOL   /* --x, --x BOOL, --x=BOOL */
+#define K_VALUE OP_CLI_VALUE /* --x V, --x=V, -c V, -cV */
+#define K_MULTI OP_CLI_LIST  /* --x V1 V2 ... (until the next token starting with '-'); may repeat \
+                              */
+#define K_OPTVAL OP_CLI_OPTVAL /* --x [V]: V consumed only if it is one of the option's values */
 
 /* One id per option; the table in cmd_run_options.c has one row per id, in this order. */
 enum {
@@ -101,22 +102,15 @@ typedef enum run_opt_map {
 #define IMPLIED_BY_RUNTIME 1 /* -r/--runtime-trace (and so -s) */
 #define IMPLIED_BY_SYS 2     /* -s/--sys-trace */
 
-typedef struct run_option {
-    int id;
-    const char *long_name;
-    char short_name;
-    run_opt_kind kind;
-    const char *metavar;
-    const char *optional_words; /* K_OPTVAL: '|'-separated words it may take; "#" = a number */
-    const char *group;          /* help section, printed when it changes */
-    const char *help;
-    int setting;                /* op_setting_id it sets (OP_SET_*), or -1 */
-    run_opt_map map;
-    int implied_by;             /* IMPLIED_BY_* bits (tracing options) */
-} run_option;
+/* A row: id, long_name, short_name, kind, metavar, values (K_OPTVAL: the words it may take, "#"
+ * = a number), group (help section, printed when it changes), help, setting (the OP_SET_* it
+ * sets, or -1), map (run_opt_map), implied_by (IMPLIED_BY_* bits of tracing options). */
+typedef op_cli_option run_option;
 
-extern const run_option run_options[];
+extern const run_option run_options[O__COUNT];
 extern const int run_n_options;
+/* `omniprof run` and `omniprof sample` (= run --sample --summary): the same table. */
+extern const op_cli_command run_command, sample_command;
 
 typedef struct run_opts {
     char *value[O__COUNT]; /* normalized text: "true"/"false" for booleans; multi: space-joined */
@@ -137,14 +131,17 @@ void run_append_word(char **dst, const char *word);
 const run_option *run_option_by_long(const char *name, size_t n);
 const run_option *run_option_by_id(int id);
 bool run_opt_true(const run_opts *ro, int id);
-/* Parse argv (argv[0] is "run"). Returns 0, or -1 after printing an error. */
-int run_parse_command_line(run_opts *ro, int argc, char **argv);
+/* Parse argv (argv[0] is the command's name) against `cmd`'s tables (run's, or a command that
+ * includes run's). Returns 0, or -1 after printing an error. */
+int run_parse_command_line(run_opts *ro, const op_cli_command *cmd, int argc, char **argv);
+/* The parser's callback for run's rows (ctx: the run_opts): stores one value. */
+int run_store_option(void *ro, const run_option *o, const char *value, int nth,
+                     const char *spelled);
 /* Normalize a value of `o` given in a file (booleans to true/false). Returns a malloc'd text,
  * or NULL with a message in err. */
 char *run_normalize_value(const run_option *o, const char *text, char *err, size_t errlen);
 /* Do two texts of option `o` mean the same value? */
 bool run_same_value(const run_option *o, const char *a, const char *b);
-void run_print_help(FILE *out);
 void run_free_opts(run_opts *ro);
 
 /* ---- cmd_run_input.c ---- */

@@ -1,23 +1,22 @@
 /* cmd_run_options.c — the options of `omniprof run` (rocprofv3's, ref/rocprofiler-sdk.md §5):
- * the table, the command-line parser, the help text.
+ * the table, its command descriptors (run, sample) and what stores a value.
  *
  * Each row names the setting it feeds by its id (OP_SET_*), so an option that names a setting
  * that does not exist does not compile; cmd_run_env.c turns M_DIRECT/M_INVERT rows into
  * settings generically and handles the rest one by one.
  *
- * Syntax: `--opt`, `--opt=V`, `--opt V`, `-x V`, `-xV`, `-x=V`; booleans `--opt` or
- * `--opt=true|false`; multi-valued options take every following word up to the next one that
- * starts with '-' (a negative number such as `-1:2:3` is a word, not an option); `--` ends
- * the options, the first word that is not an option starts the program. */
-#include <ctype.h>
-#include <errno.h>
+ * The syntax is common/cli_opt.h's, the one parser of every omniprof command: `--opt`,
+ * `--opt=V`, `--opt V`, `-x V`, `-xV`, `-x=V`; booleans `--opt`, `--opt BOOL` or `--opt=BOOL`;
+ * multi-valued options take every following word up to the next one that starts with '-' (a
+ * negative number such as `-1:2:3` is a word, not an option); `--` ends the options, the first
+ * word that is not an option starts the program. --help, the man pages and the completion
+ * scripts are generated from the table below (run_command). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_run.h"
 #include "common/number.h"
-#include "common/suggest.h"
 
 /* clang-format off */
 const run_option run_options[] = {
@@ -206,13 +205,6 @@ const run_option *run_option_by_long(const char *name, size_t n)
     return NULL;
 }
 
-static const run_option *by_short(char c)
-{
-    for (int i = 0; i < run_n_options && c; i++)
-        if (run_options[i].short_name == c) return &run_options[i];
-    return NULL;
-}
-
 const run_option *run_option_by_id(int id) { return id >= 0 && id < O__COUNT ? &run_options[id] : NULL; }
 
 bool run_opt_true(const run_opts *ro, int id)
@@ -252,7 +244,7 @@ char *run_normalize_value(const run_option *o, const char *text, char *err, size
         }
         return run_xstrdup(b ? "true" : "false");
     }
-    if (o->kind == K_OPTVAL && *text && strcmp(text, "true") != 0 && !word_in(o->optional_words, text)) {
+    if (o->kind == K_OPTVAL && *text && strcmp(text, "true") != 0 && !word_in(o->values, text)) {
         snprintf(err, errlen, "\"%s\" is '%s'; expected %s", o->long_name, text, o->metavar);
         return NULL;
     }
@@ -268,170 +260,80 @@ bool run_same_value(const run_option *o, const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* Store one value of option `o` given on the command line. Returns 0 or -1 (printed). */
-static int store(run_opts *ro, const run_option *o, const char *value, const char *spelled)
+int run_store_option(void *ctx, const run_option *o, const char *value, int nth,
+                     const char *spelled)
 {
-    if (o->kind == K_BOOL) {
-        bool b = true;
-        if (value && op_parse_bool(value, &b) != 0) {
-            run_usage_error("%s='%s' is not valid; expected true or false", spelled, value);
-            return -1;
-        }
-        free(ro->value[o->id]);
-        ro->value[o->id] = run_xstrdup(b ? "true" : "false");
-    } else if (o->kind == K_MULTI) {
+    run_opts *ro = ctx;
+    (void)spelled;
+    if (o->kind == K_MULTI) {
+        /* A repeated --pmc starts a new group: the program runs once per group. */
+        if (nth == 0 && o->id == O_PMC && ro->set[O_PMC]) run_append_word(&ro->value[o->id], ";");
         run_append_word(&ro->value[o->id], value);
     } else {
         free(ro->value[o->id]);
-        ro->value[o->id] = run_xstrdup(value ? value : "");
+        ro->value[o->id] = run_xstrdup(value ? value : "true");
     }
     ro->set[o->id] = true;
     return 0;
 }
 
-/* A word that belongs to a multi-valued option: not an option, or a negative number (so that
- * `-P -1:2:3` reports the negative delay, not a missing value). */
-static bool is_multi_word(const char *w) { return w[0] != '-' || isdigit((unsigned char)w[1]) || w[1] == '.'; }
-
-static void unknown_option(const char *spelled)
+int run_parse_command_line(run_opts *ro, const op_cli_command *cmd, int argc, char **argv)
 {
-    const char *names[O__COUNT];
-    char dashed[O__COUNT][48];
-    for (int i = 0; i < run_n_options; i++) {
-        snprintf(dashed[i], sizeof(dashed[i]), "--%s", run_options[i].long_name);
-        names[i] = dashed[i];
-    }
-    const char *close = op_suggest_closest(spelled, names, (size_t)run_n_options);
-    run_usage_error("unknown option '%s'%s%s%s; see `omniprof %s --help` for the valid options", spelled,
-                    close ? " (did you mean " : "", close ? close : "", close ? "?)" : "", run_command_name);
-}
-
-/* Option `o` at argv[*i] (already consumed) with an inline value or none: read its values. */
-static int take_values(run_opts *ro, const run_option *o, const char *inline_value, const char *spelled, int *i,
-                       int argc, char **argv)
-{
-    switch (o->kind) {
-    case K_BOOL: return store(ro, o, inline_value, spelled);
-    case K_VALUE:
-        if (!inline_value) {
-            if (*i >= argc || strcmp(argv[*i], "--") == 0) {
-                run_usage_error("option '%s' needs a value: %s", spelled, o->metavar);
-                return -1;
-            }
-            inline_value = argv[(*i)++];
-        }
-        return store(ro, o, inline_value, spelled);
-    case K_MULTI: {
-        int n = 0;
-        /* A repeated --pmc starts a new group: the program runs once per group. */
-        if (o->id == O_PMC && ro->set[O_PMC]) store(ro, o, ";", spelled);
-        if (inline_value) {
-            store(ro, o, inline_value, spelled);
-            n++;
-        }
-        while (*i < argc && is_multi_word(argv[*i])) {
-            store(ro, o, argv[(*i)++], spelled);
-            n++;
-        }
-        if (n == 0) {
-            run_usage_error("option '%s' needs at least one value: %s", spelled, o->metavar);
-            return -1;
-        }
-        return 0;
-    }
-    case K_OPTVAL:
-        if (!inline_value && *i < argc && word_in(o->optional_words, argv[*i])) inline_value = argv[(*i)++];
-        if (inline_value && !word_in(o->optional_words, inline_value)) {
-            run_usage_error("%s='%s' is not valid; expected %s", spelled, inline_value, o->metavar);
-            return -1;
-        }
-        free(ro->value[o->id]);
-        ro->value[o->id] = run_xstrdup(inline_value ? inline_value : "");
-        ro->set[o->id] = true;
-        return 0;
-    }
-    return -1;
-}
-
-int run_parse_command_line(run_opts *ro, int argc, char **argv)
-{
-    int i = 1;
-    while (i < argc) {
-        char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0') break; /* the program */
-        const run_option *o;
-        const char *inline_value = NULL;
-        char spelled[128];
-        if (a[1] == '-') {
-            const char *name = a + 2;
-            const char *eq = strchr(name, '=');
-            size_t n = eq ? (size_t)(eq - name) : strlen(name);
-            o = run_option_by_long(name, n);
-            snprintf(spelled, sizeof(spelled), "--%.*s", (int)(n < 100 ? n : 100), name);
-            if (!o) {
-                unknown_option(spelled);
-                return -1;
-            }
-            if (eq) inline_value = eq + 1;
-        } else {
-            o = by_short(a[1]);
-            snprintf(spelled, sizeof(spelled), "-%c", a[1]);
-            if (!o) {
-                run_usage_error("unknown option '%s'; see `omniprof %s --help` for the valid options", a,
-                                run_command_name);
-                return -1;
-            }
-            if (a[2] == '=') {
-                inline_value = a + 3;
-            } else if (a[2]) {
-                if (o->kind == K_BOOL) {
-                    run_usage_error("option '%s' takes no value (in '%s')", spelled, a);
-                    return -1;
-                }
-                inline_value = a + 2;
-            }
-        }
-        i++;
-        if (take_values(ro, o, inline_value, spelled, &i, argc, argv) != 0) return -1;
-    }
-    ro->program = argv + i;
-    ro->program_argc = argc - i;
+    char err[1024];
+    int rest = argc;
+    int rc = op_cli_parse(cmd, argc, argv, run_store_option, ro, &rest, err, sizeof err);
+    if (rc == -1) run_usage_error("%s", err);
+    if (rc != 0) return -1;
+    ro->program = argv + rest;
+    ro->program_argc = argc - rest;
     return 0;
 }
 
-void run_print_help(FILE *out)
-{
-    fprintf(out,
-            "usage: omniprof run [options] -- program [args...]\n"
-            "       omniprof sample [options] -- program [args...]   (= run --sample --summary)\n\n"
-            "Runs the program with omniprof's tool preloaded; each process writes DIR/NAME_results.db\n"
-            "(rocpd schema). Boolean options take --opt or --opt=true|false.\n");
-    for (int i = 0; i < run_n_options; i++) {
-        const run_option *o = &run_options[i];
-        if (o->group) fprintf(out, "\n%s:\n", o->group);
-        char left[96];
-        if (o->short_name)
-            snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->long_name, o->metavar ? " " : "",
-                     o->metavar ? o->metavar : "");
-        else
-            snprintf(left, sizeof(left), "    --%s%s%s", o->long_name, o->metavar ? " " : "",
-                     o->metavar ? o->metavar : "");
-        if (strlen(left) > 34) fprintf(out, "  %s\n  %-34s %s\n", left, "", o->help);
-        else fprintf(out, "  %-34s %s\n", left, o->help);
-    }
-    fprintf(out,
-            "\nPlaceholders in -d and -o: %%hostname%% %%pid%% %%ppid%% %%pgid%% %%psid%% %%rank%% %%local_rank%% "
-            "%%size%%\n  %%job%% %%nid%% %%cwd%% %%argv%% %%argt%% %%args%% %%arg<N>%% %%tag%% %%launch_date%% "
-            "%%launch_time%% %%env{VAR}%%\n"
-            "  (rank, local rank, size from Open MPI, MPICH/PMI, PMIx, Slurm SLURM_PROCID/SLURM_LOCALID,\n"
-            "  torchrun RANK/LOCAL_RANK/WORLD_SIZE; docs/multinode.md)\n"
-            "\nExit status: the program's (128+N if signal N ended it); 2 for bad options (the program\n"
-            "is not run); 1 if omniprof itself failed. Every OMNIPROF_* setting: `omniprof avail --settings`.\n");
-}
+static const op_cli_table run_tables[] = {
+    {run_options, (int)(sizeof run_options / sizeof run_options[0]), NULL, 0}};
+
+#define RUN_NOTES                                                                                  \
+    "Placeholders in -d and -o: %hostname% %pid% %ppid% %pgid% %psid% %rank% %local_rank% %size% " \
+    "%job% %nid% "                                                                                 \
+    "%cwd% %argv% %argt% %args% %arg<N>% %tag% %launch_date% %launch_time% %env{VAR}% (rank, "     \
+    "local rank, size "                                                                            \
+    "from Open MPI, MPICH/PMI, PMIx, Slurm SLURM_PROCID/SLURM_LOCALID, torchrun "                  \
+    "RANK/LOCAL_RANK/WORLD_SIZE; "                                                                 \
+    "docs/multinode.md).\n\n"                                                                      \
+    "Exit status: the program's (128+N if signal N ended it); 2 for bad options (the program is "  \
+    "not run); 1 if "                                                                              \
+    "omniprof itself failed. Every OMNIPROF_* setting: `omniprof avail --settings`."
+
+const op_cli_command run_command = {
+    "run",
+    "run a program under the tracer (rocprofv3 options); writes <name>_results.db",
+    "omniprof run [options] -- program [args...]",
+    "Runs the program with omniprof's tool preloaded; each process writes DIR/NAME_results.db "
+    "(rocpd schema). "
+    "The options are rocprofv3's; a configuration file (-c) and an input file (-i) may give them "
+    "too.",
+    RUN_NOTES,
+    run_tables,
+    1,
+    OP_CLI_PROGRAM,
+    NULL,
+};
+
+const op_cli_command sample_command = {
+    "sample",
+    "run a program with call-stack sampling (= run --sample --summary)",
+    "omniprof sample [options] -- program [args...]",
+    "Runs the program as `omniprof run --sample --summary` does: call-stack sampling on the thread "
+    "CPU time, "
+    "then the summary with the CPU flat and call-tree profiles (--summary=false leaves it out, "
+    "--sample realtime "
+    "samples the wall clock). Every option of `omniprof run` applies.",
+    RUN_NOTES,
+    run_tables,
+    1,
+    OP_CLI_PROGRAM,
+    NULL,
+};
 
 void run_free_opts(run_opts *ro)
 {

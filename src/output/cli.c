@@ -4,9 +4,12 @@
  * or usage. Every message is one line "omniprof CMD: ..." on stderr; op_output_cli_err also
  * hands the first one to its caller (the Python package raises it as omniprof.Error).
  *
- * Options that take lists (-i, -f) consume every following argument up to the next one that
- * starts with '-' (rocprofv3/rocpd style: `-i a.db b.db -f pftrace csv`); they may also be
- * repeated. `--opt=value` works for every option with a value.
+ * The options of each command are rows of the tables below, read by omniprof's one parser
+ * (common/cli_opt.h), which also prints --help; the omniprof binary generates the man pages
+ * and completion scripts from the same rows (op_output_cli_command). Options that take lists
+ * (-i, -f) consume every following argument up to the next one that starts with '-'
+ * (rocprofv3/rocpd style: `-i a.db b.db -f pftrace csv`); they may also be repeated.
+ * `--opt=value` works for every option with a value.
  *
  * While a command runs, SIGINT/SIGTERM/SIGHUP remove its temporary files (outfile.c). */
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/cli_opt.h"
 #include "common/number.h"
 #include "common/term.h"
 #include "output/internal.h"
@@ -50,90 +54,191 @@ static void cli_msg(cli_ctx *c, const char *fmt, ...) {
     c->said = 1;
 }
 
-static const char *const HELP_CONVERT =
-    "usage: omniprof convert -i DB... -f FORMAT... [-d DIR] [-o NAME] [window options] [--stats]\n"
-    "\n"
-    "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.\n"
-    "  -i, --input DB...            input databases (any number)\n"
-    "  -f, --output-format F...     pftrace, json, csv, folded, wall_clock, otf2, svg (several\n"
-    "                               allowed); folded: NAME_folded.txt, CPU call stacks for\n"
-    "                               flamegraph.pl/speedscope; wall_clock: NAME_wall_clock.txt/.json,\n"
-    "                               the region profile; otf2: NAME_results.otf2, an OTF2 archive;\n"
-    "                               svg: NAME_flamegraph.svg, the CPU samples as a flame graph\n"
-    "  -d, --output-directory DIR   output directory (default: .)\n"
-    "  -o, --output-file NAME       file name prefix (default: out): DIR/NAME_results.pftrace, ...\n"
-    "      --stats                  also write NAME_<domain>_stats.csv and NAME_domain_stats.csv\n"
-    "  -A, --agent-index MODE       CSV \"Agent N\": relative (default), absolute (node id), type-relative\n"
-    "  window (every conversion):\n"
-    "      --start T | N%           keep events from T ns (or N% of the trace extent)\n"
-    "      --end T | N%             ... up to T ns (or N%)\n"
-    "      --start-marker NAME      window starts at the first region/mark named NAME\n"
-    "      --end-marker NAME        window ends at the end of the first such marker after the start\n"
-    "      --inclusive [BOOL]       keep events with either endpoint inside (default: wholly inside)\n"
-    "      --no-progress            no progress line on stderr (shown only on a terminal anyway)\n"
-    "      --strict                 refuse an input that holds no rocpd tables (default: skip it\n"
-    "                               with a warning)\n"
-    "  -h, --help                   this text\n"
-    "outputs never replace an input or an existing file: an existing NAME_<file> makes the output\n"
-    "NAME-1_<file> (then -2, ...); each file appears only once it is whole.\n"
-    "exit status: 0 ok, 1 failure, 2 bad input\n";
+/* ---- the option tables (common/cli_opt.h): parsing, --help, man pages, completion ---- */
 
-static const char *const HELP_MERGE =
-    "usage: omniprof merge -i DB... -o MERGED.db\n"
-    "\n"
-    "Writes one rocpd database holding every row of every input (hundreds are fine; memory is\n"
-    "bounded). One table set for all processes: each row keeps its process's guid and pid (ids are\n"
-    "renumbered to stay unique); the views (rocpd_region, regions, kernels, top, ...) span them all,\n"
-    "and convert/summary read each process as before. Refuses to overwrite any file.\n"
-    "  -i, --input DB...     input databases\n"
-    "  -o, --output FILE     the merged database (must not exist)\n"
-    "      --strict          refuse an input that holds no rocpd tables (default: skip it)\n"
-    "      --no-progress     no progress line on stderr (shown only on a terminal anyway)\n"
-    "      --mpi             under the job launcher (mpirun -np K omniprof merge --mpi -o OUT DB...):\n"
-    "                        the ranks merge shares of the inputs, then up a tree (`omniprof merge\n"
-    "                        --mpi -h`; needs omniprof-merge-mpi, built where MPI is found)\n"
-    "  -h, --help            this text\n"
-    "exit status: 0 ok, 1 failure, 2 bad input\n";
+enum {
+    X_INPUT,
+    X_STRICT,
+    X_HELP,
+    X_START,
+    X_END,
+    X_START_MARKER,
+    X_END_MARKER,
+    X_INCLUSIVE,
+    X_OUTPUT_FORMAT,
+    X_OUTPUT_DIRECTORY,
+    X_OUTPUT_FILE,
+    X_STATS,
+    X_AGENT_INDEX,
+    X_NO_PROGRESS,
+    X_OUTPUT,
+    X_MPI,
+    X_FORMAT,
+    X_BY_RANK,
+    X_DOMAIN_SUMMARY,
+    X_UNITS,
+    X_SUMMARY_UNITS,
+    X_CPU_PROFILE,
+    X_SQL,
+    X_QUERY,
+    X_FAN_IN,
+    X_TIMES,
+};
 
-static const char *const HELP_SUMMARY =
-    "usage: omniprof summary -i DB... [--format console|csv|json|md] [--summary-by-rank]\n"
-    "                        [--domain-summary] [-u sec|msec|usec|nsec] [-o FILE] [window options]\n"
-    "                        [--cpu-profile flat|tree|both|none]\n"
-    "\n"
-    "Per-domain tables: NAME, DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV,\n"
-    "sorted by total duration (rocprofv3 / rocpd summary semantics; sample standard deviation).\n"
-    "With two or more ranks in the inputs, cross-rank tables follow: per name, the min/mean/max\n"
-    "over ranks of the per-rank totals and call counts and the slowest rank (docs/multinode.md).\n"
-    "  -i, --input DB...        input databases\n"
-    "  -f, --format F           console (default), csv, json, md\n"
-    "      --summary-by-rank    one set of tables per process (MPI rank when known, else pid)\n"
-    "  -D, --domain-summary     add a table with one row per domain\n"
-    "  -u, --units U            sec, msec, usec, nsec (default nsec); also --summary-units\n"
-    "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
-    "                           existing FILE is kept and the summary goes to FILE-1 (then -2, ...)\n"
-    "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
-    "      --cpu-profile P      CPU sampling profiles after the tables when the inputs hold\n"
-    "                           samples: flat, tree, both (default) or none (not in csv)\n"
-    "      --no-progress        no progress line on stderr (shown only on a terminal anyway)\n"
-    "  -h, --help               this text\n"
-    "  window options as for convert (--start, --end, --start-marker, --end-marker, --inclusive)\n"
-    "exit status: 0 ok, 1 failure, 2 bad input\n";
+#define ROW(ID, LONG, SHORT, KIND, META, VALUES, HELP)                                             \
+    { ID, LONG, SHORT, KIND, META, VALUES, NULL, HELP, -1, 0, 0 }
+#define INPUT_ROW                                                                                  \
+    ROW(X_INPUT, "input", 'i', OP_CLI_LIST, "DB...", NULL, "input databases (any number)")
+#define STRICT_ROW                                                                                 \
+    ROW(X_STRICT, "strict", 0, OP_CLI_FLAG, NULL, NULL,                                            \
+        "refuse an input that holds no rocpd tables (default: skip it with a warning)")
+#define PROGRESS_ROW                                                                               \
+    ROW(X_NO_PROGRESS, "no-progress", 0, OP_CLI_FLAG, NULL, NULL,                                  \
+        "no progress line on stderr (shown only on a terminal anyway)")
+#define HELP_ROW ROW(X_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, "this text")
+#define TABLE_FORMAT_ROW                                                                           \
+    ROW(X_FORMAT, "format", 'f', OP_CLI_ENUM, NULL, "console|csv|json|md",                         \
+        "how the tables are written (default console)")
+#define OUTPUT_ROW(WHAT)                                                                           \
+    ROW(X_OUTPUT, "output", 'o', OP_CLI_VALUE, "FILE", NULL,                                       \
+        "write to FILE (default: stdout); FILE must not be an input, an existing FILE is kept "    \
+        "and the " WHAT " goes to FILE-1 (then -2, ...)")
 
-static const char *const HELP_QUERY =
-    "usage: omniprof query -i DB... --sql \"SELECT ...\" [--format console|csv|json|md] [-o FILE]\n"
-    "\n"
-    "Runs read-only SQL over the union of the inputs' views (rocpd_* tables as views, regions,\n"
-    "samples, kernels, memory_copies, memory_allocations, pmc_events, counters_collection,\n"
-    "top_kernels, top, busy, omniprof_cpu_samples, omniprof_metrics, ...). Statements that write\n"
-    "are refused.\n"
-    "  -i, --input DB...        input databases (any number)\n"
-    "  -q, --sql, --query SQL   the statements\n"
-    "  -f, --format F           console (default), csv, json, md\n"
-    "  -o, --output FILE        write to FILE (default: stdout); FILE must not be an input, an\n"
-    "                           existing FILE is kept and the result goes to FILE-1 (then -2, ...)\n"
-    "      --strict             refuse an input that holds no rocpd tables (default: skip it)\n"
-    "  -h, --help               this text\n"
-    "exit status: 0 ok, 1 failure, 2 bad input\n";
+/* The window of events convert and summary keep (window.c). */
+static const op_cli_option window_rows[] = {
+    {X_START, "start", 0, OP_CLI_VALUE, "T|N%", NULL, "Window (every conversion)",
+     "keep events from T ns (or N% of the trace extent)", -1, 0, 0},
+    ROW(X_END, "end", 0, OP_CLI_VALUE, "T|N%", NULL, "... up to T ns (or N%)"),
+    ROW(X_START_MARKER, "start-marker", 0, OP_CLI_VALUE, "NAME", NULL,
+        "the window starts at the first region or mark named NAME"),
+    ROW(X_END_MARKER, "end-marker", 0, OP_CLI_VALUE, "NAME", NULL,
+        "the window ends at the end of the first such marker after the start"),
+    ROW(X_INCLUSIVE, "inclusive", 0, OP_CLI_BOOL, NULL, NULL,
+        "keep events with either endpoint inside (default: wholly inside)"),
+};
+
+static const op_cli_option convert_rows[] = {
+    INPUT_ROW,
+    ROW(X_OUTPUT_FORMAT, "output-format", 'f', OP_CLI_LIST, "FORMAT...",
+        "pftrace|json|csv|folded|wall_clock|otf2|svg",
+        "pftrace, json, csv, folded, wall_clock, otf2, svg (several allowed); folded: "
+        "NAME_folded.txt, CPU call stacks for flamegraph.pl/speedscope; wall_clock: "
+        "NAME_wall_clock.txt/.json, the region profile; otf2: NAME_results.otf2, an OTF2 archive; "
+        "svg: NAME_flamegraph.svg, the CPU samples as a flame graph"),
+    ROW(X_OUTPUT_DIRECTORY, "output-directory", 'd', OP_CLI_VALUE, "DIR", NULL,
+        "output directory (default: .)"),
+    ROW(X_OUTPUT_FILE, "output-file", 'o', OP_CLI_VALUE, "NAME", NULL,
+        "file name prefix (default: out): DIR/NAME_results.pftrace, ..."),
+    ROW(X_STATS, "stats", 0, OP_CLI_FLAG, NULL, NULL,
+        "also write NAME_<domain>_stats.csv and NAME_domain_stats.csv"),
+    ROW(X_AGENT_INDEX, "agent-index", 'A', OP_CLI_ENUM, "MODE", "absolute|relative|type-relative",
+        "CSV \"Agent N\": relative (default), absolute (node id), type-relative"),
+    PROGRESS_ROW,
+    STRICT_ROW,
+    HELP_ROW,
+};
+
+static const op_cli_option merge_rows[] = {
+    INPUT_ROW,
+    ROW(X_OUTPUT, "output", 'o', OP_CLI_VALUE, "FILE", NULL,
+        "the merged database (must not exist)"),
+    STRICT_ROW,
+    PROGRESS_ROW,
+    ROW(X_MPI, "mpi", 0, OP_CLI_FLAG, NULL, NULL,
+        "under the job launcher (mpirun -np K omniprof merge --mpi -o OUT DB...): the ranks merge "
+        "shares of the inputs, then up a tree (`omniprof merge --mpi -h`; needs "
+        "omniprof-merge-mpi, built where MPI is found)"),
+    ROW(X_FAN_IN, "fan-in", 0, OP_CLI_VALUE, "N", NULL,
+        "with --mpi: inputs per merge step of the tree, 2..1024 (default 8)"),
+    ROW(X_TIMES, "times", 0, OP_CLI_FLAG, NULL, NULL, "with --mpi: print the time of each step"),
+    HELP_ROW,
+};
+
+static const op_cli_option summary_rows[] = {
+    INPUT_ROW,
+    TABLE_FORMAT_ROW,
+    ROW(X_BY_RANK, "summary-by-rank", 0, OP_CLI_FLAG, NULL, NULL,
+        "one set of tables per process (MPI rank when known, else pid)"),
+    ROW(X_DOMAIN_SUMMARY, "domain-summary", 'D', OP_CLI_FLAG, NULL, NULL,
+        "add a table with one row per domain"),
+    ROW(X_UNITS, "units", 'u', OP_CLI_ENUM, NULL, "sec|msec|usec|nsec",
+        "time unit of the tables (default nsec)"),
+    ROW(X_SUMMARY_UNITS, "summary-units", 0, OP_CLI_ENUM, NULL, "sec|msec|usec|nsec",
+        "the same as --units"),
+    OUTPUT_ROW("summary"),
+    STRICT_ROW,
+    ROW(X_CPU_PROFILE, "cpu-profile", 0, OP_CLI_ENUM, NULL, "flat|tree|both|none",
+        "CPU sampling profiles after the tables when the inputs hold samples: flat, tree, both "
+        "(default) or none (not in csv)"),
+    PROGRESS_ROW,
+    HELP_ROW,
+};
+
+static const op_cli_option query_rows[] = {
+    INPUT_ROW,
+    ROW(X_SQL, "sql", 'q', OP_CLI_VALUE, "SQL", NULL, "the statements"),
+    ROW(X_QUERY, "query", 0, OP_CLI_VALUE, "SQL", NULL, "the same as --sql"),
+    TABLE_FORMAT_ROW,
+    OUTPUT_ROW("result"),
+    STRICT_ROW,
+    HELP_ROW,
+};
+
+#define N_ROWS(a) (int)(sizeof(a) / sizeof((a)[0]))
+static const op_cli_table convert_tables[] = {{convert_rows, N_ROWS(convert_rows), NULL, 0},
+                                              {window_rows, N_ROWS(window_rows), NULL, 0}};
+static const op_cli_table merge_tables[] = {{merge_rows, N_ROWS(merge_rows), NULL, 0}};
+static const op_cli_table summary_tables[] = {{summary_rows, N_ROWS(summary_rows), NULL, 0},
+                                              {window_rows, N_ROWS(window_rows), NULL, 0}};
+static const op_cli_table query_tables[] = {{query_rows, N_ROWS(query_rows), NULL, 0}};
+
+#define EXIT_NOTE "Exit status: 0 ok, 1 failure, 2 bad input."
+
+static const op_cli_command g_commands[] = {
+    {"convert", "convert databases to pftrace, json, csv, folded stacks, OTF2 or SVG",
+     "omniprof convert -i DB... -f FORMAT... [-d DIR] [-o NAME] [window options] [--stats]",
+     "Converts rocpd databases (omniprof run, rocprofv3, omniprof merge) by streaming.",
+     "Outputs never replace an input or an existing file: an existing NAME_<file> makes the output "
+     "NAME-1_<file> (then -2, ...); each file appears only once it is whole.\n"
+     "\n" EXIT_NOTE,
+     convert_tables, 2, 0, NULL},
+    {"merge", "merge databases into one",
+     "omniprof merge -i DB... -o MERGED.db\n"
+     "mpirun -np K omniprof merge --mpi -o MERGED.db [-i] DB... [--fan-in F] [--times]",
+     "Writes one rocpd database holding every row of every input (hundreds are fine; memory is "
+     "bounded). One table set for all processes: each row keeps its process's guid and pid (ids "
+     "are renumbered to stay unique); the views (rocpd_region, regions, kernels, top, ...) span "
+     "them all, and convert/summary read each process as before. Refuses to overwrite any file.",
+     "With --mpi, under the job launcher, the merge is spread over the K ranks: each rank merges "
+     "its share of the inputs (given with -i or as plain arguments), the partial databases are "
+     "merged up a tree of fan-in F (default 8), and rank 0 writes MERGED.db. Partials go to "
+     "MERGED.db.mpi-parts-PID beside the output: every rank must see that folder (a shared file "
+     "system). The exit status is the same on every rank.\n"
+     "\n" EXIT_NOTE,
+     merge_tables, 1, 0, NULL},
+    {"summary", "print summary tables of databases",
+     "omniprof summary -i DB... [--format console|csv|json|md] [--summary-by-rank]\n"
+     "                 [--domain-summary] [-u sec|msec|usec|nsec] [-o FILE] [window options]\n"
+     "                 [--cpu-profile flat|tree|both|none]",
+     "Per-domain tables: NAME, DOMAIN, CALLS, DURATION, AVERAGE, PERCENT (INC), MIN, MAX, STDDEV, "
+     "sorted by total duration (rocprofv3 / rocpd summary semantics; sample standard deviation). "
+     "With two or more ranks in the inputs, cross-rank tables follow: per name, the min/mean/max "
+     "over ranks of the per-rank totals and call counts and the slowest rank (docs/multinode.md).",
+     EXIT_NOTE, summary_tables, 2, 0, NULL},
+    {"query", "run read-only SQL over databases",
+     "omniprof query -i DB... --sql \"SELECT ...\" [--format console|csv|json|md] [-o FILE]",
+     "Runs read-only SQL over the union of the inputs' views (rocpd_* tables as views, regions, "
+     "samples, kernels, memory_copies, memory_allocations, pmc_events, counters_collection, "
+     "top_kernels, top, busy, omniprof_cpu_samples, omniprof_metrics, ...). Statements that write "
+     "are refused.",
+     EXIT_NOTE, query_tables, 1, 0, NULL},
+};
+
+OMNIPROF_API const struct op_cli_command *op_output_cli_command(const char *name) {
+    for (size_t i = 0; name && i < sizeof g_commands / sizeof g_commands[0]; i++)
+        if (!strcmp(name, g_commands[i].name)) return &g_commands[i];
+    return NULL;
+}
 
 /* --start/--end: nanoseconds on the databases' clock (that fit a 64-bit time) or a percentage
  * of the trace's extent ("25%", checked against 0..100 in window.c). Numbers are common/number.c's:
@@ -154,152 +259,79 @@ bad:
     return -1;
 }
 
-static int parse_bool(const char *v) {
-    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on")) return 1;
-    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off")) return 0;
-    return -1;
-}
-
 static int add_input(cli_args *a, const char *v) {
     if (op_grow(&a->inputs, &a->cap_inputs, a->n_inputs + 1, sizeof *a->inputs)) return -1;
     a->inputs[a->n_inputs++] = v;
     return 0;
 }
 
-/* -i/-f: `eq` (from --opt=v) or every following argument up to the next option. */
-static int parse_list(cli_ctx *c, cli_args *a, int argc, char **argv, int *i, const char *key, const char *eq) {
-    int inputs = !strcmp(key, "-i") || !strcmp(key, "--input");
-    int got = 0;
-    while (eq || (*i + 1 < argc && argv[*i + 1][0] != '-')) {
-        const char *v = eq ? eq : argv[++*i];
-        if (inputs) {
-            if (add_input(a, v)) return 1;
-        } else if (a->n_formats < 8) {
-            a->formats[a->n_formats++] = v;
-        }
-        got++;
-        if (eq) break;
-    }
-    if (!got) {
-        cli_msg(c, "%s needs %s", key, inputs ? "at least one database" : "a format");
+/* The parser's callback: one value of one option into cli_args. 0, 1 (out of memory) or 2
+ * (usage error, said). */
+typedef struct parse_ctx {
+    cli_ctx *c;
+    cli_args *a;
+} parse_ctx;
+
+static int on_option(void *ctx, const op_cli_option *o, const char *v, int nth,
+                     const char *spelled) {
+    cli_ctx *c = ((parse_ctx *)ctx)->c;
+    cli_args *a = ((parse_ctx *)ctx)->a;
+    (void)nth;
+    switch (o->id) {
+    case X_INPUT: return add_input(a, v) ? 1 : 0;
+    case X_OUTPUT_FORMAT:
+    case X_FORMAT:
+        if (a->n_formats < 8) a->formats[a->n_formats++] = v;
+        break;
+    case X_HELP: a->help = 1; break;
+    case X_STRICT: a->strict = 1; break;
+    case X_NO_PROGRESS: a->progress = 0; break;
+    case X_OUTPUT_DIRECTORY: a->dir = v; break;
+    case X_OUTPUT_FILE: a->name = v; break;
+    case X_OUTPUT: a->out = v; break;
+    case X_SQL:
+    case X_QUERY: a->sql = v; break;
+    case X_UNITS:
+    case X_SUMMARY_UNITS: a->units = v; break;
+    case X_START_MARKER: a->win.start_marker = v; break;
+    case X_END_MARKER: a->win.end_marker = v; break;
+    case X_CPU_PROFILE: a->cpu_profile = v; break;
+    case X_START:
+        if (parse_time(c, spelled, v, &a->win.start, &a->win.start_pct)) return 2;
+        a->win.has_start = 1;
+        break;
+    case X_END:
+        if (parse_time(c, spelled, v, &a->win.end, &a->win.end_pct)) return 2;
+        a->win.has_end = 1;
+        break;
+    case X_INCLUSIVE: a->win.inclusive = !strcmp(v, "true"); break;
+    case X_AGENT_INDEX: a->agent_index = op_output_parse_agent_index(v); break;
+    case X_BY_RANK: a->by_rank = 1; break;
+    case X_DOMAIN_SUMMARY: a->domain_summary = 1; break;
+    case X_STATS: a->stats = 1; break;
+    case X_MPI: break; /* cmd_merge.c hands --mpi to omniprof-merge-mpi before this parse */
+    case X_FAN_IN:
+    case X_TIMES:
+        cli_msg(c, "%s is an option of the tree merge: give --mpi too", spelled);
         return 2;
     }
     return 0;
 }
 
-/* Options with one value other than lists: 0, 2 (usage error, said) or -1 (not one of them). */
-static int parse_value(cli_ctx *c, cli_args *a, const char *key, const char *v) {
-#define IS(s) (!strcmp(key, s))
-    if (IS("-d") || IS("--output-directory")) a->dir = v;
-    else if (IS("-o") || IS("--output-file") || IS("--output")) *(!strcmp(c->cmd, "convert") ? &a->name : &a->out) = v;
-    else if (IS("-q") || IS("--sql") || IS("--query")) a->sql = v;
-    else if (IS("-u") || IS("--units") || IS("--summary-units")) a->units = v;
-    else if (IS("--start-marker")) a->win.start_marker = v;
-    else if (IS("--end-marker")) a->win.end_marker = v;
-    else if (IS("--cpu-profile")) a->cpu_profile = v;
-    else if (IS("--start")) {
-        if (parse_time(c, key, v, &a->win.start, &a->win.start_pct)) return 2;
-        a->win.has_start = 1;
-    } else if (IS("--end")) {
-        if (parse_time(c, key, v, &a->win.end, &a->win.end_pct)) return 2;
-        a->win.has_end = 1;
-    } else
-        return -1;
-#undef IS
-    return 0;
-}
-
-static int takes_value(const char *cmd, const char *key) {
-    static const char *const keys[] = {"-d", "--output-directory", "-o", "--output-file", "--output", "-q", "--sql",
-                                       "--query", "-u", "--units", "--summary-units", "--start", "--end",
-                                       "--start-marker", "--end-marker", "--cpu-profile", NULL};
-    for (int i = 0; keys[i]; i++)
-        if (!strcmp(key, keys[i])) return strcmp(key, "--cpu-profile") != 0 || !strcmp(cmd, "summary");
-    return 0;
-}
-
-/* The options of each command (its --help lists exactly these): an option of another command is
- * refused as unknown rather than ignored. */
-static int option_of(const char *cmd, const char *key) {
-    static const char *const common[] = {"-h", "--help", "-i", "--input", "--strict", NULL};
-    static const char *const window[] = {"--start", "--end", "--start-marker", "--end-marker", "--inclusive", NULL};
-    static const char *const convert[] = {"-f", "--output-format", "-d", "--output-directory", "-o", "--output-file",
-                                          "--stats", "-A", "--agent-index", "--no-progress", NULL};
-    static const char *const merge[] = {"-o", "--output", "--no-progress", NULL};
-    static const char *const summary[] = {"-f", "--format", "--summary-by-rank", "-D", "--domain-summary", "-u",
-                                          "--units", "--summary-units", "-o", "--output", "--cpu-profile",
-                                          "--no-progress", NULL};
-    static const char *const query[] = {"-q", "--sql", "--query", "-f", "--format", "-o", "--output", NULL};
-    const char *const *lists[3] = {common, NULL, NULL};
-    if (!strcmp(cmd, "convert")) lists[1] = convert, lists[2] = window;
-    else if (!strcmp(cmd, "merge")) lists[1] = merge;
-    else if (!strcmp(cmd, "summary")) lists[1] = summary, lists[2] = window;
-    else if (!strcmp(cmd, "query")) lists[1] = query;
-    for (int l = 0; l < 3; l++)
-        for (int k = 0; lists[l] && lists[l][k]; k++)
-            if (!strcmp(key, lists[l][k])) return 1;
-    return 0;
-}
-
 /* Returns 0, 1 (out of memory) or 2 on a usage error (message said). */
-static int parse(cli_ctx *c, int argc, char **argv, cli_args *a) {
+static int parse(cli_ctx *c, const op_cli_command *cmd, int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof(*a));
     a->win.size = sizeof(a->win);
     a->progress = 1;
-    for (int i = 1; i < argc; i++) {
-        char *arg = argv[i];
-        char *eq = NULL;
-        char key[64];
-        if (arg[0] == '-' && arg[1] == '-' && (eq = strchr(arg, '='))) {
-            snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
-            eq++;
-        } else
-            snprintf(key, sizeof key, "%s", arg);
-#define IS(s) (!strcmp(key, s))
-        int rc = 0;
-        if (!option_of(c->cmd, key)) {
-            cli_msg(c, "unknown option '%s' (see omniprof %s --help)", arg, c->cmd);
-            rc = 2;
-        } else if (IS("-h") || IS("--help")) {
-            a->help = 1;
-        } else if (IS("-i") || IS("--input") || IS("-f") || IS("--output-format") || IS("--format")) {
-            rc = parse_list(c, a, argc, argv, &i, key, eq);
-        } else if (takes_value(c->cmd, key)) {
-            const char *v = eq ? eq : i + 1 < argc ? argv[++i] : NULL;
-            if (!v) cli_msg(c, "%s needs a value", key);
-            rc = v ? parse_value(c, a, key, v) : 2;
-        } else if (IS("--inclusive")) {
-            int v = 1;
-            const char *t = eq ? eq : (i + 1 < argc && parse_bool(argv[i + 1]) >= 0 ? argv[++i] : NULL);
-            if (t && (v = parse_bool(t)) < 0) {
-                cli_msg(c, "--inclusive '%s': expected true or false", t);
-                rc = 2;
-            }
-            a->win.inclusive = v;
-        } else if ((IS("-A") || IS("--agent-index")) && !strcmp(c->cmd, "convert")) {
-            const char *v = eq ? eq : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || (a->agent_index = op_output_parse_agent_index(v)) < 0) {
-                cli_msg(c, "--agent-index '%s': expected absolute, relative or type-relative", v ? v : "");
-                rc = 2;
-            }
-        } else if (IS("--summary-by-rank")) {
-            a->by_rank = 1;
-        } else if (IS("-D") || IS("--domain-summary")) {
-            a->domain_summary = 1;
-        } else if (IS("--stats")) {
-            a->stats = 1;
-        } else if (IS("--no-progress")) {
-            a->progress = 0;
-        } else if (IS("--strict")) {
-            a->strict = 1;
-        } else {
-            cli_msg(c, "unknown option '%s' (see omniprof %s --help)", arg, c->cmd);
-            rc = 2;
-        }
-#undef IS
-        if (rc) return rc;
+    parse_ctx pc = {c, a};
+    char err[1024];
+    int rest = argc;
+    int rc = op_cli_parse(cmd, argc, argv, on_option, &pc, &rest, err, sizeof err);
+    if (rc == -1) {
+        cli_msg(c, "%s", err);
+        return 2;
     }
-    return 0;
+    return rc;
 }
 
 /* --strict: an input that holds no rocpd tables is refused (the commands skip it otherwise). */
@@ -396,22 +428,19 @@ OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msgl
     if (msg && msglen) msg[0] = 0;
     if (argc < 1 || !argv || !argv[0]) return 2;
     cli_ctx c = {.cmd = argv[0], .err = msg, .errlen = msglen};
-    const char *help = !strcmp(c.cmd, "convert") ? HELP_CONVERT
-                       : !strcmp(c.cmd, "merge") ? HELP_MERGE
-                       : !strcmp(c.cmd, "summary") ? HELP_SUMMARY
-                       : !strcmp(c.cmd, "query") ? HELP_QUERY : NULL;
-    if (!help) {
+    const op_cli_command *cmd = op_output_cli_command(c.cmd);
+    if (!cmd) {
         c.cmd = "";
         cli_msg(&c, "unknown command '%s': expected convert, merge, summary or query", argv[0]);
         return 2;
     }
     cli_args a;
-    int rc = parse(&c, argc, argv, &a);
+    int rc = parse(&c, cmd, argc, argv, &a);
     if (!rc && a.help) {
-        fputs(help, stdout);
+        op_cli_print_help(stdout, cmd);
     } else if (!rc && a.n_inputs == 0) {
         cli_msg(&c, "no input database given (-i DB...)");
-        fputs(help, stderr);
+        op_cli_print_help(stderr, cmd);
         rc = 2;
     } else if (!rc) {
         char err[1024] = "";

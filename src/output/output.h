@@ -275,6 +275,11 @@ OMNIPROF_API int op_output_cli(int argc, char **argv);
 /** @brief **op_output_cli_err()** is op_output_cli that also copies its first error message
  *  (without the "omniprof CMD: " prefix) into msg ("" when none): the Python package raises it. */
 OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msglen);
+/** @brief **op_output_cli_command()** — the option table and texts of `convert`, `merge`,
+ *  `summary` or `query` (common/cli_opt.h), from which the omniprof binary prints their man
+ *  pages and completion; NULL for another name. */
+struct op_cli_command;
+OMNIPROF_API const struct op_cli_command *op_output_cli_command(const char *name);
 
 /**
  * @brief **op_output_union_sql()** — the union of many databases, for another connection: the

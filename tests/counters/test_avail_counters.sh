@@ -34,7 +34,7 @@ check bad-mode 2 "replay mode 'user' is not valid" -- "$bin" avail --pmc-check d
 check unknown 2 "unknown counter or metric 'dram__bytes_red.sum' for GH100; closest: dram__bytes_read.sum" -- "$bin" avail --pmc-check dram__bytes_red.sum
 check bare-base 2 "closest: sm__cycles_elapsed." -- "$bin" avail --pmc-check sm__cycles_elapsed
 check unknown-chip 2 "unknown chip 'GX999'" -- "$bin" avail --counters --chip GX999
-check no-names 2 "needs counter names" -- "$bin" avail --pmc-check
+check no-names 2 "'--pmc-check' needs at least one value: COUNTER" -- "$bin" avail --pmc-check
 check derived-pass 0 'need 2 passes' -- "$bin" avail --pmc-check DRAM_GBPS FP32_GFLOPS --chip GH100
 check const-other-chip 2 "constant 'MEM_CLOCK_HZ' has no value for AD102" -- "$bin" avail --pmc-check DRAM_PCT_OF_PEAK --chip AD102
 cat >"$tmp/extra.xml" <<'X'
@@ -60,6 +60,6 @@ check extra-list-count 0 '22 derived' -- "$bin" avail --counters --chip GH100 --
 check extra-list-missing 2 "--extra-metrics $tmp/none.xml: cannot be read" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/none.xml"
 check extra-list-bad 2 "extra-metrics $tmp/bad.xml: .*:2: metric 'BROKEN': bad expression" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/bad.xml"
 check extra-list-second-bad 2 "extra-metrics $tmp/bad.xml" -- "$bin" avail --counters --chip GH100 --extra-metrics "$tmp/extra.xml:$tmp/bad.xml"
-check extra-list-no-file 2 '--extra-metrics needs FILE.xml' -- "$bin" avail --counters --chip GH100 --extra-metrics
+check extra-list-no-file 2 "'--extra-metrics' needs a value: FILE.xml" -- "$bin" avail --counters --chip GH100 --extra-metrics
 check extra-check-missing 2 "--extra-metrics $tmp/none.xml: cannot be read" -- "$bin" avail --pmc-check dram__bytes_read.sum --chip GH100 --extra-metrics "$tmp/none.xml"
 exit $fail

@@ -134,6 +134,281 @@ def t_help():
     check(r.returncode == 2 and "unknown command" in r.stderr, "unknown command")
 
 
+# ------------------------------------------------------------------------------------------------
+# Issue 32 item 4: one option table per command drives the parser, --help, the man pages and
+# the completion scripts; the options are enumerated from the tables (--list-options), never
+# from a list kept here.
+
+
+def cli_options():
+    r = omniprof("--list-options")
+    check(r.returncode == 0, "--list-options: %d %r" % (r.returncode, r.stderr))
+    rows = json.loads(r.stdout)
+    by_cmd = {}
+    for row in rows:
+        by_cmd.setdefault(row["command"], []).append(row)
+    return by_cmd
+
+
+def cli_commands(by_cmd):
+    return sorted(c for c in by_cmd if c)
+
+
+def edit_distance(a, b):
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            cur = row[j]
+            row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+            prev = cur
+    return row[-1]
+
+
+def option_in_text(opt, text):
+    """--long as a whole word of text (not the prefix of a longer option)."""
+    i = text.find(opt)
+    while i >= 0:
+        end = i + len(opt)
+        if end == len(text) or not (text[end].isalnum() or text[end] in "-_"):
+            return True
+        i = text.find(opt, end)
+    return False
+
+
+def t_cli_help():
+    by_cmd = cli_options()
+    cmds = cli_commands(by_cmd)
+    for want in ("run", "sample", "avail", "report", "causal"):
+        check(want in cmds, "--list-options lists command %s (%s)" % (want, cmds))
+    top = omniprof("--help")
+    check(top.returncode == 0, "omniprof --help: %d" % top.returncode)
+    texts = {"": top.stdout}
+    for cmd in cmds:
+        h = omniprof(cmd, "--help")
+        check(h.returncode == 0 and h.stdout.startswith("usage: omniprof %s" % cmd),
+              "%s --help: %d %r" % (cmd, h.returncode, h.stdout[:80]))
+        texts[cmd] = h.stdout
+        # `omniprof help CMD` is `omniprof CMD --help`, byte for byte
+        g = omniprof("help", cmd)
+        check(g.returncode == 0 and g.stdout == h.stdout, "help %s equals %s --help" % (cmd, cmd))
+        check(option_in_text(cmd, top.stdout), "omniprof --help lists command %s" % cmd)
+    for cmd, text in texts.items():
+        for row in by_cmd.get(cmd, []):
+            check(option_in_text(row["long"], text),
+                  "%s --help lists %s" % (cmd or "omniprof", row["long"]))
+            if row["short"]:
+                check((row["short"] + ", " + row["long"]) in text,
+                      "%s --help gives %s with %s" % (cmd or "omniprof", row["long"], row["short"]))
+        for n, line in enumerate(text.splitlines(), 1):
+            check(len(line) <= 100, "%s --help line %d has %d columns: %r" %
+                  (cmd or "omniprof", n, len(line), line))
+    # -v / --version, at the top and in a command
+    for args in (["-v"], ["--version"], ["run", "-v"], ["run", "--version"], ["version"]):
+        r = omniprof(*args)
+        check(r.returncode == 0 and r.stdout.startswith("omniprof ") and
+              len(r.stdout.splitlines()) == 1,
+              "%s: %d %r" % (" ".join(args), r.returncode, r.stdout))
+    # help of an unknown command, and no command at all
+    r = omniprof("help", "rnu")
+    check(r.returncode == 2 and "unknown command 'rnu' (did you mean run?)" in r.stderr,
+          "help rnu: %r" % r.stderr)
+    r = omniprof()
+    check(r.returncode == 2 and r.stderr.startswith("usage: omniprof"),
+          "no command: %d %r" % (r.returncode, r.stderr))
+
+
+def t_cli_suggest():
+    """"did you mean" for commands, options of every command and values; errors name the option
+    and the valid values."""
+    by_cmd = cli_options()
+    r = omniprof("sumary")
+    check(r.returncode == 2 and "unknown command 'sumary' (did you mean summary?)" in r.stderr,
+          "sumary: %r" % r.stderr)
+    for cmd in cli_commands(by_cmd):
+        longs = [row["long"] for row in by_cmd[cmd]]
+        for opt in longs:
+            if len(opt) < 8:
+                continue
+            typo = opt[:5] + opt[6:]  # one letter dropped
+            # the suggestion is the option, or another one as close to the typo
+            best = min(edit_distance(typo, o) for o in longs)
+            r = omniprof(cmd, typo)
+            check(r.returncode == 2, "%s %s: exit %d, want 2" % (cmd, typo, r.returncode))
+            got = None
+            if "did you mean " in r.stderr:
+                got = r.stderr.split("did you mean ", 1)[1].split("?", 1)[0]
+            check(got is not None and "unknown option '%s'" % typo in r.stderr and got in longs and
+                  edit_distance(typo, got) == best, "%s %s: %r" % (cmd, typo, r.stderr))
+            check(r.stderr.count("\n") == 1, "%s %s: one line: %r" % (cmd, typo, r.stderr))
+            break  # one option per command is enough to show the parser is the shared one
+    # a value of an enumerated option: the valid values and the closest one
+    for args, msg in [(["summary", "-i", "x.db", "--format", "csvv"],
+                       "--format 'csvv' is not valid; expected console, csv, json or md "
+                       "(did you mean csv?)"),
+                      (["avail", "--format", "jsn"],
+                       "--format 'jsn' is not valid; expected text or json"),
+                      (["run", "--sample", "--kernel-trace=maybe"],
+                       "--kernel-trace='maybe' is not valid; expected true or false"),
+                      (["convert", "-i", "x.db", "-A", "relativ"], "(did you mean relative?)"),
+                      (["instrument", "--method", "uprob", "--", "/bin/true"],
+                       "expected auto, uprobe, audit or compiler (did you mean uprobe?)"),
+                      (["run", "--output-directory"],
+                       "option '--output-directory' needs a value: DIR"),
+                      (["report", "-i"], "option '-i' needs at least one value: DB..."),
+                      (["avail", "--counters", "stray"], "unexpected argument 'stray'")]:
+        r = omniprof(*args)
+        check(r.returncode == 2 and msg in r.stderr,
+              "%s: %d %r" % (" ".join(args), r.returncode, r.stderr))
+
+
+def config_value(text, name):
+    for line in text.splitlines():
+        parts = line.lstrip("# ").split(" = ", 1)
+        if parts[0] == name and len(parts) == 2:
+            return parts[1].split()[0]
+    return None
+
+
+def t_cli_bool():
+    """rocprofv3's --opt BOOL: true/false/1/0/yes/no/on/off (any case), --opt=BOOL, bare --opt."""
+    cases = [([], "true")]
+    words = [("true", "true"), ("1", "true"), ("yes", "true"), ("on", "true"), ("TRUE", "true"),
+             ("false", "false"), ("0", "false"), ("no", "false"), ("off", "false"),
+             ("Off", "false")]
+    for word, value in words:
+        cases += [([word], value), (["=" + word], value)]
+    for extra, want in cases:
+        if extra and extra[0].startswith("="):
+            args = ["--kernel-trace" + extra[0]]
+        else:
+            args = ["--kernel-trace"] + extra
+        r = omniprof("run", *args, "--output-config")
+        got = config_value(r.stdout, "OMNIPROF_KERNEL_TRACE")
+        check(r.returncode == 0 and got == want, "run %s: KERNEL_TRACE=%r, want %r (%r)" %
+              (" ".join(args), got, want, r.stderr))
+    # a bare boolean before the program: the program is not taken as its value
+    r = omniprof("run", "--kernel-trace", "--echo", "--output-config", "--", "/bin/true")
+    check(r.returncode == 0 and config_value(r.stdout, "OMNIPROF_KERNEL_TRACE") == "true",
+          "bare --kernel-trace")
+    # the same parser in another command: summary's --inclusive, attach's --attach-children
+    d = tmpdir()
+    r = omniprof("summary", "-i", os.path.join(d, "none.db"), "--inclusive", "maybe")
+    check(r.returncode == 2 and "unexpected argument 'maybe'" in r.stderr,
+          "summary --inclusive maybe: %r" % r.stderr)
+    r = omniprof("summary", "-i", os.path.join(d, "none.db"), "--inclusive=perhaps")
+    check(r.returncode == 2 and
+          "--inclusive='perhaps' is not valid; expected true or false" in r.stderr,
+          "summary --inclusive=perhaps: %r" % r.stderr)
+
+
+def man_dir():
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.omniprof))), "share")
+
+
+def t_cli_man():
+    """omniprof(1) and omniprof-CMD(1), generated by the build from the tables: every option of
+    the command in its page, the roff sections there, groff renders them without a warning."""
+    by_cmd = cli_options()
+    share = man_dir()
+    groff = shutil.which("groff")
+    for cmd in [""] + cli_commands(by_cmd):
+        page = "omniprof%s%s.1" % ("-" if cmd else "", cmd)
+        path = os.path.join(share, "man", "man1", page)
+        check(os.path.exists(path), "the build wrote %s" % path)
+        if not os.path.exists(path):
+            continue
+        text = open(path).read()
+        r = omniprof("--print-man", cmd or "omniprof")
+        check(r.returncode == 0 and r.stdout == text,
+              "%s is what --print-man prints (rebuilt)" % page)
+        for sect in (".TH OMNIPROF", ".SH NAME\n", ".SH SYNOPSIS\n", ".SH OPTIONS\n",
+                     ".SH SEE ALSO\n"):
+            check(sect in text, "%s has %r" % (page, sect.strip()))
+        for row in by_cmd.get(cmd, []):
+            check(option_in_text(row["long"].replace("-", "\\-"), text),
+                  "%s documents %s" % (page, row["long"]))
+        if groff:
+            g = run([groff, "-man", "-Tascii", "-P-bou", "-ww", "-rLL=100n", path])
+            check(g.returncode == 0 and not g.stderr.strip(),
+                  "groff renders %s without warnings: %r" %
+                  (page, g.stderr[:300]))
+            plain = g.stdout
+            for word in ("NAME", "SYNOPSIS", "OPTIONS"):
+                check(word in plain, "%s renders its %s section" % (page, word))
+            for row in by_cmd.get(cmd, []):
+                check(row["long"] in plain,
+                      "%s renders %s" % (page, row["long"]))
+    if not groff:
+        print("SKIP-CHECK: groff not installed; roff structure checked, rendering not")
+
+
+def bash_complete(script, words, cword):
+    """COMPREPLY of _omniprof for COMP_WORDS=words, COMP_CWORD=cword, in a bash without the
+    bash-completion package (the script needs none of its helpers)."""
+    prog = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=%d; _omniprof; '
+            'printf "%%s\\n" "${COMPREPLY[@]}"' % cword)
+    r = run(["bash", "--norc", "--noprofile", "-c", prog, "bash", script] + words)
+    check(r.returncode == 0, "bash completion of %r: %d %r" % (words, r.returncode, r.stderr))
+    return [w for w in r.stdout.splitlines() if w]
+
+
+def t_cli_completion():
+    """bash completes every option of every command, the commands, and enumerated values; the
+    zsh script lists every option."""
+    by_cmd = cli_options()
+    share = man_dir()
+    bash = os.path.join(share, "bash-completion", "completions", "omniprof")
+    zsh = os.path.join(share, "zsh", "site-functions", "_omniprof")
+    check(os.path.exists(bash) and os.path.exists(zsh), "the build wrote %s and %s" % (bash, zsh))
+    if not os.path.exists(bash):
+        return
+    check(open(bash).read() == omniprof("--print-completion", "bash").stdout,
+          "bash script is current")
+    cmds = cli_commands(by_cmd)
+    got = bash_complete(bash, ["omniprof", ""], 1)
+    for cmd in cmds + ["help"]:
+        check(cmd in got, "bash completes command %s (%s)" % (cmd, got))
+    check(bash_complete(bash, ["omniprof", "ru"], 1) == ["run"], "omniprof ru<TAB> → run")
+    check(bash_complete(bash, ["omniprof", "help", "inst"], 2) == ["instrument"],
+          "help inst<TAB> → instrument")
+    for cmd in cmds:
+        got = set(bash_complete(bash, ["omniprof", cmd, "-"], 2))
+        for row in by_cmd[cmd]:
+            check(row["long"] in got, "bash completes %s %s" % (cmd, row["long"]))
+            if row["short"]:
+                check(row["short"] in got, "bash completes %s %s" % (cmd, row["short"]))
+        for row in by_cmd[cmd]:  # enumerated values after the option
+            if row["kind"] == "enum":
+                want = sorted(row["values"].split("|"))
+                got_v = sorted(bash_complete(bash, ["omniprof", cmd, row["long"], ""], 3))
+                check(got_v == want, "bash completes the values of %s %s: %s" %
+                      (cmd, row["long"], got_v))
+    check(bash_complete(bash, ["omniprof", "run", "--kernel-tr"], 2) == ["--kernel-trace"],
+          "--kernel-tr<TAB>")
+    d = tmpdir()
+    os.mkdir(os.path.join(d, "outdir"))
+    open(os.path.join(d, "afile"), "w").close()
+    check(bash_complete(bash, ["omniprof", "run", "-d", d + "/"], 3) == [d + "/outdir"],
+          "-d DIR completes directories only")
+    ztext = open(zsh).read()
+    check(ztext.startswith("#compdef omniprof") and
+          ztext == omniprof("--print-completion", "zsh").stdout,
+          "zsh script: #compdef, current")
+    for cmd in cmds:
+        sect = ztext.split("\n  %s)\n" % cmd, 1)
+        check(len(sect) == 2, "zsh script has a case for %s" % cmd)
+        if len(sect) == 2:
+            body = sect[1].split("\n    ;;\n", 1)[0]
+            for row in by_cmd[cmd]:
+                check("'%s" % row["long"] in body or "'*%s" % row["long"] in body,
+                      "zsh completes %s %s" %
+                      (cmd, row["long"]))
+    if shutil.which("zsh"):
+        r = run(["zsh", "-n", zsh])
+        check(r.returncode == 0, "zsh -n %s: %r" % (zsh, r.stderr))
+
+
 def t_errors():
     d = tmpdir()
     marker = os.path.join(d, "ran")

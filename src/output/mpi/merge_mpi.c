@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cli_opt.h"
 #include "output/output.h"
 
 #define TAG_PART 17
@@ -44,20 +45,8 @@ typedef struct args {
     const char *out;
     int fan_in;
     int times;
+    int help;
 } args;
-
-static const char *const USAGE =
-    "usage: mpirun -np K omniprof merge --mpi -o MERGED.db [-i] DB... [--fan-in F] [--times]\n"
-    "\n"
-    "The merge of `omniprof merge` spread over the K ranks of an MPI job: each rank merges its\n"
-    "share of the inputs, the partial databases are merged up a tree of fan-in F (default 8), and\n"
-    "rank 0 writes MERGED.db. Partials go to MERGED.db.mpi-parts-PID beside the output: every rank\n"
-    "must see that folder (a shared file system). Refuses to overwrite any file.\n"
-    "  -i, --input DB...   input databases (also as plain arguments)\n"
-    "  -o, --output FILE   the merged database (must not exist)\n"
-    "      --fan-in F      partials merged at once above the leaves (2..1024, default 8)\n"
-    "      --times         rank 0 prints the time of the leaves and of each level on stderr\n"
-    "exit status: 0 ok, 1 failure, 2 bad input (the same on every rank)\n";
 
 static double now_s(void) {
     struct timespec t;
@@ -65,7 +54,39 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* 0, or 2 with err filled (the same outcome on every rank: the arguments are the same). */
+/* The parser's callback over the rows of `omniprof merge` (the options are its table's,
+ * op_output_cli_command("merge"), read by omniprof's one parser). */
+typedef struct parse_ctx {
+    args *a;
+    char *err;
+    size_t errlen;
+} parse_ctx;
+
+static int on_option(void *ctx, const op_cli_option *o, const char *v, int nth, const char *spelled) {
+    parse_ctx *p = ctx;
+    args *a = p->a;
+    (void)nth;
+    if (!strcmp(o->long_name, "input")) {
+        a->inputs[a->n_inputs++] = v;
+    } else if (!strcmp(o->long_name, "output")) {
+        a->out = v;
+    } else if (!strcmp(o->long_name, "fan-in")) {
+        char *e;
+        long f = strtol(v, &e, 10);
+        if (*e || e == v || f < 2 || f > 1024)
+            return snprintf(p->err, p->errlen, "%s: '%s' is not a number in 2..1024", spelled, v), 2;
+        a->fan_in = (int)f;
+    } else if (!strcmp(o->long_name, "times")) {
+        a->times = 1;
+    } else if (!strcmp(o->long_name, "help")) {
+        a->help = 1;
+    } /* --mpi, --no-progress (progress lines are never shown under the launcher), --strict */
+    return 0;
+}
+
+/* 0, or 2 with err filled (the same outcome on every rank: the arguments are the same). The
+ * inputs may also be plain arguments: each parse stops at one, which is taken, and the next
+ * parse goes on after it. */
 static int parse(int argc, char **argv, args *a, char *err, size_t errlen) {
     memset(a, 0, sizeof *a);
     a->fan_in = 8;
@@ -74,29 +95,24 @@ static int parse(int argc, char **argv, args *a, char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory");
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
-            if (++i >= argc) return snprintf(err, errlen, "%s needs a file name", s), 2;
-            a->out = argv[i];
-        } else if (!strcmp(s, "--fan-in")) {
-            char *e;
-            long v = i + 1 < argc ? strtol(argv[i + 1], &e, 10) : 0;
-            if (i + 1 >= argc || *e || e == argv[i + 1] || v < 2 || v > 1024)
-                return snprintf(err, errlen, "--fan-in: '%s' is not a number in 2..1024",
-                                i + 1 < argc ? argv[i + 1] : ""), 2;
-            a->fan_in = (int)v;
-            i++;
-        } else if (!strcmp(s, "--times")) {
-            a->times = 1;
-        } else if (!strcmp(s, "--no-progress") || !strcmp(s, "-i") || !strcmp(s, "--input") || !strcmp(s, "--mpi")) {
-            continue; /* inputs follow; progress lines are never shown under the launcher */
-        } else if (s[0] == '-' && s[1]) {
-            return snprintf(err, errlen, "unknown option '%s' (valid: -i, -o, --fan-in, --times; -h for help)", s), 2;
-        } else {
-            a->inputs[a->n_inputs++] = s;
+    const op_cli_command *merge = op_output_cli_command("merge");
+    op_cli_command cmd = *merge;
+    cmd.flags |= OP_CLI_PROGRAM; /* a plain word ends a parse: it is an input */
+    parse_ctx p = {a, err, errlen};
+    for (char **av = argv; argc > 0;) {
+        int rest = argc;
+        int rc = op_cli_parse(&cmd, argc, av, on_option, &p, &rest, err, errlen);
+        if (rc) return 2;
+        if (rest >= argc) break;
+        if (!strcmp(av[rest - 1], "--")) { /* everything after "--" is an input */
+            while (rest < argc) a->inputs[a->n_inputs++] = av[rest++];
+            break;
         }
+        a->inputs[a->n_inputs++] = av[rest];
+        av += rest; /* av[0]: the input just taken, where the parser expects the command's name */
+        argc -= rest;
     }
+    if (a->help) return 0;
     if (!a->out || !*a->out) return snprintf(err, errlen, "no output given (-o merged.db)"), 2;
     if (!a->n_inputs) return snprintf(err, errlen, "no input databases given"), 2;
     return 0;
@@ -184,19 +200,18 @@ static int climb(const args *a, int rank, int size, const char *dir, part_msg *m
 }
 
 int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(USAGE, stdout);
-            return 0;
-        }
+    args a;
+    part_msg mine = {0};
+    char dir[PATH_MAX_LEN] = "";
+    mine.rc = parse(argc, argv, &a, mine.err, sizeof mine.err); /* before MPI_Init: --help */
+    if (!mine.rc && a.help) {
+        op_cli_print_help(stdout, op_output_cli_command("merge"));
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    args a;
-    part_msg mine = {0};
-    char dir[PATH_MAX_LEN] = "";
-    mine.rc = parse(argc, argv, &a, mine.err, sizeof mine.err);
     if (!mine.rc && rank == 0) mine.rc = prepare(&a, dir, sizeof dir, mine.err, sizeof mine.err);
     int go[2] = {mine.rc, 0};
     MPI_Bcast(go, 2, MPI_INT, 0, MPI_COMM_WORLD);
