@@ -2,7 +2,7 @@
 // and 2,000 GPU-bound saxpy launches of 16M floats, timed on the host with CLOCK_MONOTONIC.
 // argv[1] = mode: 0 untraced (also used under the omniprof tool); 1 bare CUPTI, CONCURRENT_KERNEL
 // + MEMCPY activity; 2 = 1 + RUNTIME and DRIVER API activity + empty callbacks on both API domains
-// (CUPTI itself recording every API call, ref/cupti.md §8); 3 = 1 + empty callbacks on the launch
+// (CUPTI itself recording every API call, docs/cuda.md); 3 = 1 + empty callbacks on the launch
 // calls only (what a kernel-to-launch correlation through callbacks needs at least); 4 = 1 + empty
 // callbacks on both API domains, no API activity (the callback cost alone); 5 = 1 + API activity
 // records of the runtime launch calls only (cuptiActivityEnableRuntimeApi: what omniprof's

@@ -1,6 +1,6 @@
 /* cmd_avail_counters.c — `omniprof avail --counters` and `omniprof avail --pmc-check`: the
  * counters and derived metrics of a chip, and how many replay passes a set needs — offline,
- * without a GPU (CUPTI's Profiler Host API, ref/cupti.md F3).
+ * without a GPU (CUPTI's Profiler Host API, docs/cuda.md).
  *
  * The omniprof binary does not link the SDK (it must start without it): cli_lib.c loads it and
  * plans counter sets (the same call `omniprof run --pmc` makes before the program starts).

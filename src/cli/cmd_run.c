@@ -1,5 +1,5 @@
 /* cmd_run.c — `omniprof run [options] -- program [args]`: the tracer launcher (rocprofv3's
- * options and behavior, ref/rocprofiler-sdk.md §5), and `omniprof sample` (= run --sample --summary).
+ * options and behavior, docs/run.md), and `omniprof sample` (= run --sample --summary).
  *
  * What it does, in order (each step in its own file, cmd_run.h):
  *  1. Parse the command line into `run_opts`, then merge the options of `-i FILE` (a value

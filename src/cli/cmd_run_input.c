@@ -1,7 +1,7 @@
 /* cmd_run_input.c — option sources other than the command line: the configuration files
  * (system, user, `-c FILE`; see the section at the end) and `omniprof run -i FILE`, as
  * rocprofv3 takes it
- * (ref/rocprofiler-sdk.md §5): a JSON or YAML object whose keys are the long option names
+ * (docs/run.md): a JSON or YAML object whose keys are the long option names
  * ("kernel_trace" or "kernel-trace"), optionally as rocprofv3's `jobs` list, or a text file
  * of `pmc: A B C` lines, one pass per line.
  *

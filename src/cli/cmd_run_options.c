@@ -1,4 +1,4 @@
-/* cmd_run_options.c — the options of `omniprof run` (rocprofv3's, ref/rocprofiler-sdk.md §5):
+/* cmd_run_options.c — the options of `omniprof run` (rocprofv3's, docs/run.md):
  * the table, its command descriptors (run, sample) and what stores a value.
  *
  * Each row names the setting it feeds by its id (OP_SET_*), so an option that names a setting

@@ -1,4 +1,4 @@
-/* fd_guard.h — the profiler's own file descriptors (DESIGN.md rule 5, docs/reliability.md).
+/* fd_guard.h — the profiler's own file descriptors (docs/reliability.md).
  *
  * Every fd the profiler keeps open (database, WAL and shared-memory files, spool, eventfds,
  * spill files, perf counters) is *adopted* right after it is opened: moved to the lowest free

@@ -2,8 +2,8 @@
  *
  * Used by the launcher (to check a template and create the static part of the output
  * directory before the program runs) and by the tool (to name its database in-process, where
- * %pid% is the traced process). The keys follow rocprofv3 (ref/rocprofiler-sdk.md §5.2) and
- * rocprof-sys (ref/rocprof-sys.md §4.1):
+ * %pid% is the traced process). The keys follow rocprofv3 (docs/run.md) and
+ * rocprof-sys (docs/cpu.md):
  *
  *   %hostname% %h        host name                 %pid% %p      process id
  *   %ppid% %pgid% %psid% parent, group, session    %job% %j      SLURM_JOB_ID (else "0")

@@ -1,6 +1,6 @@
 /* db.h — omniprof's database module: the rocpd schema (version 3) and the background writer.
  *
- * This is the only module that knows SQL (DESIGN.md, "Layers"). It is a static library
+ * This is the only module that knows SQL (docs/architecture.md, "Layers"). It is a static library
  * (`omniprof-db`, hidden visibility, PIC) linked into libomniprof-tool.so (the writer) and
  * libomniprof-output.so (the schema text, for views over many attached databases).
  *

@@ -1,5 +1,5 @@
 /* db_files.c — how the writer's database files come to be and stay the profiler's own
- * (DESIGN.md rule 5, docs/reliability.md).
+ * (docs/reliability.md).
  *
  * A database appears whole (op_db_files_publish): its first image (schema and identity rows,
  * built in memory by the writer) is written to an unnamed file (O_TMPFILE) in the database's

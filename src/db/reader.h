@@ -1,5 +1,5 @@
 /* reader.h — the database reader: every query that the output library (and, through it, the
- * omniprof binary and the Python package) runs over rocpd databases. DESIGN.md: src/db is the
+ * omniprof binary and the Python package) runs over rocpd databases. docs/architecture.md: src/db is the
  * only code that knows SQL; the output sinks consume the rows declared here and never see a
  * statement. Nothing here includes sqlite3.h: callers need not link or know SQLite.
  *

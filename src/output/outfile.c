@@ -1,4 +1,4 @@
-/* outfile.c — how every file of libomniprof-output is written (DESIGN.md rule 5: an output never
+/* outfile.c — how every file of libomniprof-output is written (docs/reliability.md: an output never
  * replaces an input or an existing file), and the temporary files that a signal removes.
  *
  * Rules, in the order op_outfile_open applies them to the output path P:

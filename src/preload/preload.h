@@ -1,4 +1,4 @@
-/* preload.h — libomniprof-preload.so, the one place where omniprof interposes libc (DESIGN.md
+/* preload.h — libomniprof-preload.so, the one place where omniprof interposes libc (docs/architecture.md
  * "Layers": preload), and the interface its clients (the tool, the CPU backend) use.
  *
  * One owner per symbol: this library alone exports

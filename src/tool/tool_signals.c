@@ -4,7 +4,7 @@
  * ... — while the program leaves it at SIG_DFL), then pass the signal on
  * to the program's own handler or default action. The program's `signal` and `sigaction` reach
  * op_tool_sigaction_hook through libomniprof-preload.so (src/preload/signal_interpose.c), so
- * that the tool's handler stays first (rocprofv3 does the same, ref/rocprofiler-sdk.md §5.4).
+ * that the tool's handler stays first (rocprofv3 does the same, docs/run.md).
  *
  * Design:
  *  - The handler does no real work itself: it posts a semaphore (sem_post is async-signal-safe)

@@ -1,6 +1,6 @@
 /* test_counters_api.c — the public counters API of libomniprof-sdk.so (include/omniprof/counters.h)
  * with the NVIDIA provider loaded from libomniprof-backend-cuda.so, offline (CUPTI's Profiler
- * Host API needs no GPU: ref/cupti.md F3): chips, GH100's catalog, name lookup and the closest
+ * Host API needs no GPU: docs/cuda.md): chips, GH100's catalog, name lookup and the closest
  * matches of unknown names, counter info (ABI checks included), pass planning for GH100 (1 pass,
  * 8 passes, a mix), derived metrics expanded into base counters, configs and their handles,
  * run-time definitions and their errors. Exits 77 (skip) when the build has no CUDA backend. */
@@ -157,7 +157,7 @@ int main(void)
     CHECK_STR_CONTAINS(omniprof_get_counter_error_string(), "no GPU chip is known yet");
     CHECK_EQ_INT(omniprof_find_counter(NULL, "DRAM_GBPS", &id), OMNIPROF_STATUS_SUCCESS);
 
-    /* pass planning for GH100 (ref/cupti.md §4.1: plain counters 1 pass, sm__throughput 8) */
+    /* pass planning for GH100 (docs/cuda.md: plain counters 1 pass, sm__throughput 8) */
     size_t nbase = 0;
     const char *one[] = {"dram__bytes_read.sum", "sm__cycles_elapsed.max"};
     CHECK_EQ_INT(passes_of(one, 2, &nbase), 1);

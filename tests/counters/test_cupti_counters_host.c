@@ -71,7 +71,7 @@ int main(void)
     CHECK_EQ_INT(op_cupti_host_iterate_submetrics("GH100", "sm__throughput", OMNIPROF_COUNTER_TYPE_THROUGHPUT, count_cb, &n), 0);
     CHECK_EQ_INT(n, 8);
 
-    /* pass planning (ref/cupti.md §4.1, measured offline on GH100) */
+    /* pass planning (docs/cuda.md; measured offline on GH100) */
     char err[512];
     size_t passes = 0;
     const char *one[] = {"gpu__time_duration.sum", "dram__bytes_read.sum", "smsp__inst_executed.sum",

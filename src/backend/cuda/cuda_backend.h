@@ -1,7 +1,7 @@
 /* cuda_backend.h — what other parts of the CUDA backend (the counters collector in
  * cupti_counters*.c) may use of the CUDA tracing backend: its single CUPTI subscriber.
  *
- * CUDA 13.0 allows one CUPTI subscriber per process (ref/cupti.md F4), so the tracing backend
+ * CUDA 13.0 allows one CUPTI subscriber per process (docs/cuda.md), so the tracing backend
  * (cupti_subscriber.c) owns it and fans callbacks out. The counters collector needs kernel
  * launch ENTER/EXIT notifications (to start/stop Range Profiler ranges and to record the launch
  * order); it installs one hook here instead of subscribing itself.

@@ -3,7 +3,7 @@
  * device counting (user range, user replay, single pass). The offline half (catalog, passes)
  * is in cupti_counters_host.c.
  *
- * Dispatch counting, per counted launch (ref/cupti.md §4.1, §10(b)):
+ * Dispatch counting, per counted launch (docs/cuda.md):
  *
  *   launch ENTER (outermost API level on the thread)
  *     core: op_sdk_counters_dispatch_select → plan (metric names) or skip

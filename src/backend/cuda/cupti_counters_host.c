@@ -1,6 +1,6 @@
 /* cupti_counters_host.c — the offline half of the NVIDIA counter provider: chips, the metric
  * catalog, metric validation and pass planning through CUPTI's Profiler Host API, which needs
- * no GPU and no driver (ref/cupti.md F3, §4.1), for the Range Profiler (per-kernel counters)
+ * no GPU and no driver (docs/cuda.md), for the Range Profiler (per-kernel counters)
  * and for PM sampling (its own, smaller catalog: op_cupti_host_pm_*). Also the text of CUPTI
  * profiling errors.
  *

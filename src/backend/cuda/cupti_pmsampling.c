@@ -1,5 +1,5 @@
 /* cupti_pmsampling.c — PM sampling on CUDA (include/omniprof/pm_sampling.h) through CUPTI's PM
- * Sampling API (ref/cupti.md §5.1, verified end to end on an H100): per device, the hardware
+ * Sampling API (docs/cuda.md; verified end to end on an H100): per device, the hardware
  * writes one sample of the configured metrics every interval into a device buffer; a decode
  * thread turns them into PM_SAMPLE records (one per sample window and metric) on omniprof's clock
  * (the backend's CUPTI timestamp callback applies to PM sample times too).
@@ -15,7 +15,7 @@
  * kernel, without ever blocking the program for longer.
  * Decoding: every PMS_DECODE_MS the worker decodes each running device until CUPTI reports the
  * end of the records (the image is re-initialized after each batch); the first sample of a
- * device is dropped (it starts long before Start, ref/cupti.md), so are samples with an empty or
+ * device is dropped (it starts long before Start, docs/cuda.md), so are samples with an empty or
  * negative window or a non-finite value (counted).
  * Invariants: (1) every CUPTI PM call of a device is made by the worker thread; (2) a device is
  * set up at most once; (3) the sampler is never disabled (cuptiPmSamplingDisable tears CUPTI's
@@ -240,7 +240,7 @@ static int drain_image(pms_dev *d)
             return failed(d, "cuptiPmSamplingCounterDataGetSampleInfo", r);
         int er = op_cupti_host_evaluate(d->host, d->data, d->data_size, i, g_cfg.metrics, g_cfg.n_metrics, g_values);
         if (er != 0) return failed(d, "cuptiProfilerHostEvaluateToGpuValues", (CUptiResult)er);
-        if (!d->first_dropped) { /* starts long before Start (ref/cupti.md §5.1) */
+        if (!d->first_dropped) { /* starts long before Start (docs/cuda.md) */
             d->first_dropped = 1;
             continue;
         }

@@ -15,7 +15,7 @@
  *  (3) Every ENTER that began a correlation id ends it at its EXIT: the frame index is kept in
  *      CUPTI's per-call correlationData slot, so an EXIT whose ENTER we skipped is ignored.
  *  (4) A driver call nested inside a runtime call does not register an async correlation: CUPTI
- *      stamps the activity with the runtime call's id (verified, ref/cupti.md §2).
+ *      stamps the activity with the runtime call's id (verified, docs/cuda.md).
  *  (5) Which callbacks are enabled is decided at start: whole domains for traced API kinds; for
  *      GPU activity only, just the call ids of the classes whose records need a launching call.
  *  (6) The backend's own driver calls (the exit-time context synchronization) are not traced.
@@ -653,7 +653,7 @@ static void hand_over_cudart_tables(void)
 }
 
 /* The CUDA driver intercept table lives in libomniprof-cuda-intercept.so, which must be
- * preloaded (only the initial global scope can interpose dlsym, ref/cupti.md F8); hand it to
+ * preloaded (only the initial global scope can interpose dlsym, docs/cuda.md); hand it to
  * the tools that asked for it. */
 static void hand_over_driver_table(void)
 {

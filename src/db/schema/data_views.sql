@@ -1,4 +1,4 @@
--- data_views.sql — rocpd's data views, by name and column list (ref/rocprofiler-sdk.md §6.1),
+-- data_views.sql — rocpd's data views, by name and column list (docs/database.md),
 -- over the plain-named views only, so that this text can be re-created as TEMPORARY views
 -- over a union of many attached databases (op_db_schema_create_views). Every join pairs
 -- (id, guid) so that ids of different processes never meet. Joins to optional rows (agents,

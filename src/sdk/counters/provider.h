@@ -7,7 +7,7 @@
  * loads the backend whose manifest lists counter record kinds (op_sdk_load_backend_for_counters,
  * src/sdk/backend.h) — loading registers it.
  *
- * Offline part (no GPU, no driver: CUPTI's Profiler Host API, ref/cupti.md F3): chips, the
+ * Offline part (no GPU, no driver: CUPTI's Profiler Host API, docs/cuda.md): chips, the
  * catalog of base metrics, descriptions, pass planning.
  * Runtime part: dispatch counting. The provider calls op_sdk_counters_dispatch_select() at each
  * kernel launch (on the launching thread, before the launch) and, once the values of a selected

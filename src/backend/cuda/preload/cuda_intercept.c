@@ -4,7 +4,7 @@
  *
  * Why a separate preloaded library: the CUDA runtime (static or shared) never calls the driver
  * by symbol. It dlopens libcuda.so.1, dlsym()s cuGetProcAddress_v2 and resolves ~440 entry
- * points through it (ref/cupti.md F8, §6.4), so LD_PRELOADing cuLaunchKernel sees nothing. What
+ * points through it (docs/cuda.md), so LD_PRELOADing cuLaunchKernel sees nothing. What
  * works (verified 100/100 on the H100): interposing dlsym itself — which only a library in the
  * initial global scope (LD_PRELOAD) can do, not the dlopen'ed backend — and rewriting the
  * pointers cuGetProcAddress returns for the table's entries.
