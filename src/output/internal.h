@@ -35,6 +35,18 @@ const char *op_term_text(op_buf *scratch, const char *s);
 const char *op_fmt_double(char *buf, size_t n, double v);
 
 /* ---- protobuf wire writer (protobuf.c) ------------------------------------------------- */
+/* How a field is encoded: the wire type in bits 0-2, bit 3 for a zigzag varint (sint32/64),
+ * bit 4 for an embedded message. The header generated from a schema (gen_proto_fields.py) gives
+ * each field's encoding as one of these, so that a writer can check at compile time that it
+ * writes a field the way the schema declares it. */
+enum pb_encoding {
+    PB_ENC_VARINT = 0, /* int32, int64, uint32, uint64, bool, enum */
+    PB_ENC_I64 = 1,    /* fixed64, sfixed64, double */
+    PB_ENC_LEN = 2,    /* string, bytes, packed repeated scalars */
+    PB_ENC_I32 = 5,    /* fixed32, sfixed32, float */
+    PB_ENC_ZIGZAG = 8, /* sint32, sint64 (varint of the zigzag value) */
+    PB_ENC_MSG = 18,   /* embedded message (pb_begin .. pb_end) */
+};
 void pb_varint_slow(op_buf *b, uint64_t v);
 /* Varints are most of a trace's bytes: the one-byte case is inline. */
 static inline void pb_varint(op_buf *b, uint64_t v) {

@@ -1,5 +1,6 @@
 /* protobuf.c — the protobuf wire-format writer of libomniprof-output (internal.h "protobuf
- * wire writer"), used by the Perfetto sink (pftrace.c).
+ * wire writer"), used by the Perfetto sink (pftrace.c, which names every field through the header
+ * generated from Perfetto's schema).
  *
  * Protobuf wire format (what pb_* emit): a field is a varint key (field << 3 | wire type) then
  * its payload: type 0 varint, type 1 eight little-endian bytes, type 2 varint length + bytes.
