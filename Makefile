@@ -1,4 +1,6 @@
 # omniprof — developer entry points. Quick start: `make demo`, then `make test`.
+# Only `deps` installs Debian packages (and says which and why); `demo` goes through it. The test
+# targets only check for them (check-deps) and name the `make deps` command when one is missing.
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
@@ -6,12 +8,15 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ ?=
 
-.PHONY: all build deps test test-sanitize fuzz bench demo install clean
+.PHONY: all build deps check-deps test test-sanitize fuzz bench demo install deb clean
 
 all: build
 
 deps:
 	@./scripts/deps.sh
+
+check-deps:
+	@./scripts/deps.sh --check
 
 $(BUILD)/CMakeCache.txt:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -21,14 +26,14 @@ build: $(BUILD)/CMakeCache.txt
 
 # Skipped tests (GPU tests without a GPU) say why: their SKIP lines are printed after the run,
 # then ctest's closing line once more, so that it stays the last line.
-test: deps build
+test: check-deps build
 	@cd $(BUILD) && rm -f ctest.rc && { ctest --output-on-failure -j $(JOBS) --timeout 600; echo $$? > ctest.rc; } | tee ctest.log; \
 	  grep -h '^SKIP:' Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c | sed 's/^ */skipped tests: /'; \
 	  grep -E '^[0-9]+% tests passed' ctest.log | tail -1; \
 	  exit $$(cat ctest.rc 2>/dev/null || echo 1)
 
 # ASan+UBSan over every test; TSan over the tests labelled 'threading'.
-test-sanitize: deps
+test-sanitize: check-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE no-sanitize --timeout 900
@@ -38,20 +43,25 @@ test-sanitize: deps
 
 # Every libFuzzer harness of tests/fuzz for FUZZ_SECONDS each (FUZZ=NAME... picks some), over
 # its committed corpus; clang builds them in build-fuzz/. Figures: build-fuzz/fuzz-summary.txt.
-fuzz: deps
+fuzz: check-deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DOMNIPROF_FUZZ=ON -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target omniprof-fuzz-harnesses
 	./tests/fuzz/run.sh all build-fuzz $(FUZZ_SECONDS) $(FUZZ)
 
-bench: deps build
+bench: check-deps build
 	@./bench/run.sh $(BUILD)
 
 demo: deps build
 	@./scripts/demo.sh $(BUILD)
 
+# A relocatable tree under PREFIX (docs/install.md); `make deb`: the Debian package, in
+# $(BUILD)/package/.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	@cd $(BUILD) && cpack -G DEB --config CPackConfig.cmake
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz
