@@ -1,4 +1,8 @@
 # omniprof — developer entry points. Quick start: `make demo`, then `make test`.
+# Only `deps` installs Debian packages, and it says which and why (scripts/deps.txt); `demo` and
+# `test` go through it as a step of their own, so the README's two commands work on a fresh
+# Debian 12. The other targets only check for them (check-deps) and name the `make deps` command
+# when one is missing.
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
@@ -6,12 +10,15 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ ?=
 
-.PHONY: all build deps test test-sanitize fuzz bench demo install clean
+.PHONY: all build deps check-deps test test-sanitize fuzz bench demo install deb clean
 
 all: build
 
 deps:
 	@./scripts/deps.sh
+
+check-deps:
+	@./scripts/deps.sh --check
 
 $(BUILD)/CMakeCache.txt:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -28,7 +35,7 @@ test: deps build
 	  exit $$(cat ctest.rc 2>/dev/null || echo 1)
 
 # ASan+UBSan over every test; TSan over the tests labelled 'threading'.
-test-sanitize: deps
+test-sanitize: check-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE no-sanitize --timeout 900
@@ -38,20 +45,25 @@ test-sanitize: deps
 
 # Every libFuzzer harness of tests/fuzz for FUZZ_SECONDS each (FUZZ=NAME... picks some), over
 # its committed corpus; clang builds them in build-fuzz/. Figures: build-fuzz/fuzz-summary.txt.
-fuzz: deps
+fuzz: check-deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DOMNIPROF_FUZZ=ON -DOMNIPROF_SANITIZE="address;undefined" >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target omniprof-fuzz-harnesses
 	./tests/fuzz/run.sh all build-fuzz $(FUZZ_SECONDS) $(FUZZ)
 
-bench: deps build
+bench: check-deps build
 	@./bench/run.sh $(BUILD)
 
 demo: deps build
 	@./scripts/demo.sh $(BUILD)
 
+# A relocatable tree under PREFIX (docs/install.md); `make deb`: the Debian package, in
+# $(BUILD)/package/.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	@cd $(BUILD) && cpack -G DEB --config CPackConfig.cmake
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -56,11 +56,13 @@ def library_path():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [
-        os.path.join(here, "..", "..", "libomniprof-output.so"),          # <prefix>/lib/python3/site-packages
-        os.path.join(here, "..", "..", "..", "libomniprof-output.so"),    # <prefix>/lib/python3.X/site-packages
-        os.path.join(here, "..", "..", "lib", "libomniprof-output.so"),   # build tree: <build>/python/omniprof
-    ]
+    # installed: <prefix>/lib/python3/dist-packages/omniprof, the library in <prefix>/<libdir>
+    lib = os.path.join(here, "..", "..", "..")
+    candidates = [os.path.join(lib, "libomniprof-output.so"),                # <prefix>/lib
+                  os.path.join(lib, "..", "lib64", "libomniprof-output.so")]  # <prefix>/lib64
+    candidates += sorted(glob.glob(os.path.join(lib, "*-linux-gnu*", "libomniprof-output.so")))
+    # the build tree: <build>/python/omniprof, the library in <build>/lib
+    candidates.append(os.path.join(here, "..", "..", "lib", "libomniprof-output.so"))
     src = os.path.dirname(os.path.dirname(here))  # source tree: <src>/python/omniprof
     # newest build first; sanitizer builds (build-asan, build-tsan) cannot be loaded by python
     builds = sorted((p for p in glob.glob(os.path.join(src, "build*", "lib", "libomniprof-output.so"))

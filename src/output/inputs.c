@@ -9,6 +9,46 @@
 
 #include "output/internal.h"
 
+/* Guids already seen (merge and query refuse one process given twice: its (id, guid) pairs
+ * would pair with each other's rows in the views). */
+typedef struct op_guid_set {
+    op_u64map hashes;     /* hash of guid -> index + 1 into names */
+    char **names;         /* "guid\0path" */
+    size_t n;
+} op_guid_set;
+
+/* Returns 0 when new (and records it), 1 when seen (err says where). Empty guids are never
+ * equal. */
+static int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen) {
+    if (!guid || !*guid) return 0;
+    uint64_t h = op_hash_bytes(guid, strlen(guid));
+    uint64_t v;
+    if (op_u64map_get(&g->hashes, h, &v) && !strcmp(g->names[v - 1], guid)) {
+        const char *other = g->names[v - 1] + strlen(guid) + 1;
+        op_seterr(err, errlen, "%s: process %s is also in %s: the same database given twice?", path,
+                  guid, other);
+        return 1;
+    }
+    char **n = realloc(g->names, (g->n + 1) * sizeof(char *));
+    if (!n) return 0;
+    g->names = n;
+    size_t lg = strlen(guid), lp = strlen(path);
+    char *e = malloc(lg + lp + 2);
+    if (!e) return 0;
+    memcpy(e, guid, lg + 1);
+    memcpy(e + lg + 1, path, lp + 1);
+    g->names[g->n++] = e;
+    op_u64map_put(&g->hashes, h, g->n);
+    return 0;
+}
+
+static void guid_seen_free(op_guid_set *g) {
+    for (size_t i = 0; i < g->n; i++) free(g->names[i]);
+    free(g->names);
+    op_u64map_free(&g->hashes);
+    memset(g, 0, sizeof(*g));
+}
+
 int op_out_inputs_begin(op_out_inputs *in, const char *const *inputs, size_t n, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     if (!inputs || n == 0) {

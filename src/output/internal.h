@@ -1,5 +1,6 @@
-/* internal.h — shared internals of libomniprof-output: text and protobuf helpers (util.c), time
- * windows (window.c), statistics (stats.c) and the per-format writers. Inputs are read only
+/* internal.h — shared internals of libomniprof-output: text fields (text_fields.c), the protobuf
+ * writer (protobuf.c), time windows (window.c), statistics (stats.c), progress lines
+ * (progress.c), output files (outfile.c) and the per-format writers. Inputs are read only
  * through the database reader (src/db/reader.h: table sets, event rows, lookups); no SQL here. */
 #ifndef OMNIPROF_OUTPUT_INTERNAL_H
 #define OMNIPROF_OUTPUT_INTERNAL_H
@@ -16,7 +17,7 @@
 #include "db/reader.h"
 #include "output/output.h"
 
-/* ---- text encoders over op_buf (common/buf.h) ------------------------------------------ */
+/* ---- text fields over op_buf (common/buf.h; text_fields.c) ------------------------------ */
 /* JSON string body (no quotes): escapes ", \, control bytes; invalid UTF-8 bytes as \uDCxx. */
 void op_buf_json_str(op_buf *b, const unsigned char *s, size_t n);
 /* CSV field (RFC 4180): quoted when always_quote or when it holds , " CR or LF; " doubled. */
@@ -30,8 +31,22 @@ void op_buf_term_str(op_buf *b, const unsigned char *s, size_t n, const char *sp
 /* The same for a C string, into `scratch` (emptied first); returns its NUL-terminated text, ""
  * for NULL or when memory ran out. */
 const char *op_term_text(op_buf *scratch, const char *s);
+/* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
+const char *op_fmt_double(char *buf, size_t n, double v);
 
-/* ---- protobuf wire writer (util.c) ----------------------------------------------------- */
+/* ---- protobuf wire writer (protobuf.c) ------------------------------------------------- */
+/* How a field is encoded: the wire type in bits 0-2, bit 3 for a zigzag varint (sint32/64),
+ * bit 4 for an embedded message. The header generated from a schema (gen_proto_fields.py) gives
+ * each field's encoding as one of these, so that a writer can check at compile time that it
+ * writes a field the way the schema declares it. */
+enum pb_encoding {
+    PB_ENC_VARINT = 0, /* int32, int64, uint32, uint64, bool, enum */
+    PB_ENC_I64 = 1,    /* fixed64, sfixed64, double */
+    PB_ENC_LEN = 2,    /* string, bytes, packed repeated scalars */
+    PB_ENC_I32 = 5,    /* fixed32, sfixed32, float */
+    PB_ENC_ZIGZAG = 8, /* sint32, sint64 (varint of the zigzag value) */
+    PB_ENC_MSG = 18,   /* embedded message (pb_begin .. pb_end) */
+};
 void pb_varint_slow(op_buf *b, uint64_t v);
 /* Varints are most of a trace's bytes: the one-byte case is inline. */
 static inline void pb_varint(op_buf *b, uint64_t v) {
@@ -51,7 +66,7 @@ void pb_double(op_buf *b, uint32_t field, double v);
 void pb_bytes(op_buf *b, uint32_t field, const void *data, size_t n);
 void pb_str(op_buf *b, uint32_t field, const char *s);
 /* Nested message: pb_begin writes the tag and reserves 4 length bytes; pb_end writes the length
- * (minimal varint, body moved back; see util.c). pb_begin returns the offset to pass to pb_end;
+ * (minimal varint, body moved back; see protobuf.c). pb_begin returns the offset to pass to pb_end;
  * nested messages must end innermost first. */
 size_t pb_begin(op_buf *b, uint32_t field);
 /* A protobuf `string`: valid UTF-8 is written as is; otherwise each invalid byte becomes the
@@ -63,16 +78,6 @@ void pb_end(op_buf *b, size_t off);
 /* Resolves w over all inputs (opens each in turn). */
 int op_win_resolve(const op_out_window *w, const char *const *inputs, size_t n, op_win *out,
                    char *err, size_t errlen);
-/* Guids already seen (merge and query refuse one process given twice: its (id, guid) pairs
- * would pair with each other's rows in the views). */
-typedef struct op_guid_set {
-    op_u64map hashes;     /* hash of guid -> index + 1 into names */
-    char **names;         /* "guid\0path" */
-    size_t n;
-} op_guid_set;
-/* Returns 0 when new (and records it), 1 when seen (err says where). Empty guids are never equal. */
-int guid_seen(op_guid_set *g, const char *guid, const char *path, char *err, size_t errlen);
-void guid_seen_free(op_guid_set *g);
 
 /* ---- statistics (stats.c) --------------------------------------------------------------- */
 typedef struct op_stats op_stats;
@@ -110,7 +115,7 @@ double op_out_unit_div(op_out_units u);
 void op_out_fmt_num(char *buf, size_t n, double v, op_out_units u);
 void op_out_md_cell(op_buf *b, const unsigned char *s, size_t n);
 
-/* ---- progress --------------------------------------------------------------------------- */
+/* ---- progress (progress.c) -------------------------------------------------------------- */
 /* One line on stderr rewritten in place (at most every 100 ms; only when stderr is a terminal;
  * colours per common/term.h): "omniprof: WHAT [STAGE] DONE/TOTAL (PCT) ELAPSED". */
 typedef struct op_progress {
@@ -129,8 +134,6 @@ void op_progress_done(op_progress *p);
 /* Erases the line (before writing to the terminal the line is on). */
 void op_progress_clear(op_progress *p);
 
-/* Shortest decimal text that reads back as v (buf >= 32 bytes); returns buf. */
-const char *op_fmt_double(char *buf, size_t n, double v);
 
 /* ---- output files (outfile.c: the rules, in its head comment) -------------------------------- */
 typedef struct op_out_id {
@@ -233,7 +236,7 @@ int op_out_wall_clock(const op_out_inputs *in, const char *out_dir, const char *
 int op_out_otf2(const op_out_inputs *in, const op_win *w, const char *out_dir, const char *out_name, char *err,
                 size_t errlen);
 
-/* Create a directory and its parents; 0 or -1. */
+/* Create a directory and its parents; 0 or -1 (outfile.c). */
 int op_mkdirs(const char *path);
 /* Builds <dir>/<name>_<file> into a malloc'ed string. */
 char *op_out_path(const char *dir, const char *name, const char *file);

@@ -334,3 +334,40 @@ int op_outfile_close_named(op_outfile *o, int keep, char *final, size_t final_le
     memset(o, 0, sizeof *o);
     return rc;
 }
+
+/* ---- directories and derived names ---------------------------------------------------------- */
+
+int op_mkdirs(const char *path) {
+    if (!path || !*path) return 0;
+    char *p = strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = (mkdir(p, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+    free(p);
+    return rc;
+}
+
+char *op_out_path(const char *dir, const char *name, const char *file) {
+    op_buf b = {0};
+    op_buf_puts(&b, dir && *dir ? dir : ".");
+    op_buf_putc(&b, '/');
+    if (name && *name) {
+        op_buf_puts(&b, name);
+        op_buf_putc(&b, '_');
+    }
+    op_buf_puts(&b, file);
+    op_buf_putc(&b, 0);
+    if (b.oom) {
+        op_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.p;
+}

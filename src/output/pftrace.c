@@ -1,6 +1,8 @@
 /* pftrace.c — the Perfetto sink: a `perfetto.protos.Trace` file of TrackEvent packets.
  *
- * Layout of the file: a sequence of `Trace.packet` fields (tag 0x0A, length, TracePacket).
+ * Layout of the file: a sequence of `Trace.packet` fields (key, length, TracePacket). Every
+ * field is named, never numbered: PF_UINT(b, TrackEvent, type, ...) and its kin below take the
+ * number from the header generated from Perfetto's own schema.
  * A conversion may run in several parts at once (convert.c: each part writes some event kinds
  * into a file of its own; the files concatenate). Each table set (one profiled process) is one
  * packet sequence per part (trusted_packet_sequence_id = seq_base of the part + 1 + set index
@@ -49,6 +51,25 @@
 #include <string.h>
 
 #include "output/sink.h"
+/* after sink.h: uses the PB_ENC_* of output/internal.h */
+#include "output/pftrace_fields.h"
+
+/* Field F of message M of Perfetto's schema, by name: its number comes from pftrace_fields.h,
+ * generated at build time from third_party/perfetto/perfetto_trace.proto (gen_proto_fields.py),
+ * and the array size below is negative — a compile error — unless the writer call encodes the
+ * field the way the schema declares it (PB_ENC_*, internal.h). Enum values are PF_<Enum>_<VALUE>
+ * from the same header. No field number is written by hand in this file. */
+#define PF_FIELD(M, F, ENC) \
+    ((uint32_t)(PF_##M##_##F + 0 * sizeof(char[(int)PF_##M##_##F##_ENC == (int)(ENC) ? 1 : -1])))
+#define PF_UINT(b, M, F, v) pb_uint(b, PF_FIELD(M, F, PB_ENC_VARINT), v)
+#define PF_INT(b, M, F, v) pb_int(b, PF_FIELD(M, F, PB_ENC_VARINT), v)
+#define PF_FIXED64(b, M, F, v) pb_fixed64(b, PF_FIELD(M, F, PB_ENC_I64), v)
+#define PF_DOUBLE(b, M, F, v) pb_double(b, PF_FIELD(M, F, PB_ENC_I64), v)
+#define PF_TEXT(b, M, F, s, n) pb_text(b, PF_FIELD(M, F, PB_ENC_LEN), s, n)
+#define PF_STR(b, M, F, s) pb_str(b, PF_FIELD(M, F, PB_ENC_LEN), s)
+#define PF_BEGIN(b, M, F) pb_begin(b, PF_FIELD(M, F, PB_ENC_MSG))
+/* the key (field << 3 | wire type) of an embedded message field */
+#define PF_MSG_KEY(M, F) ((uint64_t)PF_FIELD(M, F, PB_ENC_MSG) << 3 | (PB_ENC_MSG & 7))
 
 /* debug annotation name iids */
 enum { DA_CORR = 1, DA_GRID, DA_BLOCK, DA_BYTES, DA_DISPATCH, DA_STREAM, DA_AGENT, DA_KIND, DA_SIZE, DA_ADDRESS,
@@ -104,7 +125,7 @@ static int pf_flush(pf_sink *p, int force) {
 /* Appends the packet built in p->pkt as Trace.packet. */
 static int pf_emit(pf_sink *p) {
     if (p->pkt.oom) return -1;
-    pb_varint(&p->out, 0x0A);
+    pb_varint(&p->out, PF_MSG_KEY(Trace, packet));
     pb_varint(&p->out, p->pkt.len);
     op_buf_put(&p->out, p->pkt.p, p->pkt.len);
     p->pkt.len = 0;
@@ -114,9 +135,11 @@ static int pf_emit(pf_sink *p) {
 
 static void pf_packet_start(pf_sink *p, int64_t ts, int needs_state) {
     p->pkt.len = 0;
-    if (ts >= 0) pb_uint(&p->pkt, 8, (uint64_t)ts);
-    pb_uint(&p->pkt, 10, p->seq);
-    if (needs_state) pb_uint(&p->pkt, 13, 2); /* SEQ_NEEDS_INCREMENTAL_STATE */
+    if (ts >= 0) PF_UINT(&p->pkt, TracePacket, timestamp, (uint64_t)ts);
+    PF_UINT(&p->pkt, TracePacket, trusted_packet_sequence_id, p->seq);
+    if (needs_state)
+        PF_UINT(&p->pkt, TracePacket, sequence_flags,
+                PF_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
 /* Track uuids: (seq << 32 | kind << 28 | row) while that is exact — short varints, since
@@ -156,18 +179,22 @@ static int emit_clock_snapshot(pf_sink *p) {
     if (row >= 0) op_rd_process(p->src, p->set, row, &pi);
     if (op_rd_extent(p->src, p->set, &t0, &t1, e, sizeof e) != 0 || t0 == INT64_MAX) t0 = 0;
     pf_packet_start(p, -1, 0);
-    size_t cs = pb_begin(&p->pkt, 6);
-    static const int builtin[3] = {3, 1, 6}; /* BUILTIN_CLOCK_MONOTONIC, _REALTIME, _BOOTTIME */
+    size_t cs = PF_BEGIN(&p->pkt, TracePacket, clock_snapshot);
+    static const int builtin[3] = {PF_BuiltinClock_BUILTIN_CLOCK_MONOTONIC,
+                                   PF_BuiltinClock_BUILTIN_CLOCK_REALTIME,
+                                   PF_BuiltinClock_BUILTIN_CLOCK_BOOTTIME};
     int64_t at[3] = {t0, t0 + pi.realtime_offset_ns, t0 + pi.boottime_offset_ns};
     int have[3] = {1, pi.has_realtime, pi.has_realtime && pi.has_boottime};
     for (int i = 0; i < 3; i++) {
         if (!have[i]) continue;
-        size_t c = pb_begin(&p->pkt, 1);
-        pb_uint(&p->pkt, 1, (uint64_t)builtin[i]);
-        pb_uint(&p->pkt, 2, (uint64_t)at[i]);
+        size_t c = PF_BEGIN(&p->pkt, ClockSnapshot, clocks);
+        PF_UINT(&p->pkt, ClockSnapshot_Clock, clock_id, (uint64_t)builtin[i]);
+        PF_UINT(&p->pkt, ClockSnapshot_Clock, timestamp, (uint64_t)at[i]);
         pb_end(&p->pkt, c);
     }
-    if (!have[2]) pb_uint(&p->pkt, 2, 3); /* primary_trace_clock = MONOTONIC */
+    if (!have[2])
+        PF_UINT(&p->pkt, ClockSnapshot, primary_trace_clock,
+                PF_BuiltinClock_BUILTIN_CLOCK_MONOTONIC);
     pb_end(&p->pkt, cs);
     return pf_emit(p);
 }
@@ -179,16 +206,16 @@ static int emit_process(pf_sink *p, int64_t process_row, int64_t os_pid, const u
     op_u64map_put(&p->tracks, uuid, 1);
     int64_t pid = unique_pid(p, process_row, os_pid);
     pf_packet_start(p, -1, 0);
-    size_t td = pb_begin(&p->pkt, 60);
-    pb_uint(&p->pkt, 1, uuid);
-    size_t pd = pb_begin(&p->pkt, 3);
-    pb_int(&p->pkt, 1, pid);
+    size_t td = PF_BEGIN(&p->pkt, TracePacket, track_descriptor);
+    PF_UINT(&p->pkt, TrackDescriptor, uuid, uuid);
+    size_t pd = PF_BEGIN(&p->pkt, TrackDescriptor, process);
+    PF_INT(&p->pkt, ProcessDescriptor, pid, pid);
     op_buf name = {0};
     if (command && *command) op_buf_puts(&name, (const char *)command);
     else op_buf_printf(&name, "process %lld", (long long)os_pid);
     if (host && *host) op_buf_printf(&name, " [%s]", (const char *)host);
     if (p->set->guid[0]) op_buf_printf(&name, " {%s}", p->set->guid);
-    pb_text(&p->pkt, 6, name.p, name.len);
+    PF_TEXT(&p->pkt, ProcessDescriptor, process_name, name.p, name.len);
     op_buf_free(&name);
     pb_end(&p->pkt, pd);
     pb_end(&p->pkt, td);
@@ -202,14 +229,15 @@ static int emit_thread_cb(const op_thread_info *ti, void *arg) {
     if (!p->threads_desc || op_u64map_get(&p->tracks, uuid, NULL)) return 0;
     op_u64map_put(&p->tracks, uuid, 1);
     pf_packet_start(p, -1, 0);
-    size_t td = pb_begin(&p->pkt, 60);
-    pb_uint(&p->pkt, 1, uuid);
-    pb_uint(&p->pkt, 5, proc_uuid(p, ti->process_row));
-    size_t th = pb_begin(&p->pkt, 4);
-    pb_int(&p->pkt, 1, unique_pid(p, ti->process_row, ti->pid));
-    pb_int(&p->pkt, 2, ti->tid);
+    size_t td = PF_BEGIN(&p->pkt, TracePacket, track_descriptor);
+    PF_UINT(&p->pkt, TrackDescriptor, uuid, uuid);
+    PF_UINT(&p->pkt, TrackDescriptor, parent_uuid, proc_uuid(p, ti->process_row));
+    size_t th = PF_BEGIN(&p->pkt, TrackDescriptor, thread);
+    PF_INT(&p->pkt, ThreadDescriptor, pid, unique_pid(p, ti->process_row, ti->pid));
+    PF_INT(&p->pkt, ThreadDescriptor, tid, ti->tid);
     if (ti->thread_name && *ti->thread_name)
-        pb_text(&p->pkt, 5, ti->thread_name, strlen((const char *)ti->thread_name));
+        PF_TEXT(&p->pkt, ThreadDescriptor, thread_name, ti->thread_name,
+                strlen((const char *)ti->thread_name));
     pb_end(&p->pkt, th);
     pb_end(&p->pkt, td);
     return pf_emit(p) ? 1 : 0;
@@ -228,12 +256,12 @@ static int ensure_track(pf_sink *p, uint64_t uuid, int64_t process_row, int coun
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
     pf_packet_start(p, -1, 0);
-    size_t td = pb_begin(&p->pkt, 60);
-    pb_uint(&p->pkt, 1, uuid);
-    pb_uint(&p->pkt, 5, proc_uuid(p, process_row));
-    pb_text(&p->pkt, 2, (const unsigned char *)name, strlen(name));
+    size_t td = PF_BEGIN(&p->pkt, TracePacket, track_descriptor);
+    PF_UINT(&p->pkt, TrackDescriptor, uuid, uuid);
+    PF_UINT(&p->pkt, TrackDescriptor, parent_uuid, proc_uuid(p, process_row));
+    PF_TEXT(&p->pkt, TrackDescriptor, name, (const unsigned char *)name, strlen(name));
     if (counter) {
-        size_t c = pb_begin(&p->pkt, 8);
+        size_t c = PF_BEGIN(&p->pkt, TrackDescriptor, counter);
         pb_end(&p->pkt, c);
     }
     pb_end(&p->pkt, td);
@@ -253,16 +281,19 @@ static int pf_begin_set(op_sink *k, op_src *src, op_src_set *set, uint32_t set_i
     if (p->threads_desc && !p->clock_done && emit_clock_snapshot(p)) goto io;
     /* first packet: clear incremental state, intern the annotation names */
     pf_packet_start(p, -1, 0);
-    pb_uint(&p->pkt, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
-    pb_uint(&p->pkt, 87, 1); /* first_packet_on_sequence */
-    size_t dflt = pb_begin(&p->pkt, 59); /* trace_packet_defaults: timestamps are CLOCK_MONOTONIC */
-    pb_uint(&p->pkt, 58, 3);
+    PF_UINT(&p->pkt, TracePacket, sequence_flags,
+            PF_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
+    PF_UINT(&p->pkt, TracePacket, first_packet_on_sequence, 1);
+    /* timestamps are CLOCK_MONOTONIC */
+    size_t dflt = PF_BEGIN(&p->pkt, TracePacket, trace_packet_defaults);
+    PF_UINT(&p->pkt, TracePacketDefaults, timestamp_clock_id,
+            PF_BuiltinClock_BUILTIN_CLOCK_MONOTONIC);
     pb_end(&p->pkt, dflt);
-    size_t id = pb_begin(&p->pkt, 12);
+    size_t id = PF_BEGIN(&p->pkt, TracePacket, interned_data);
     for (int i = 1; i < DA_COUNT; i++) {
-        size_t n = pb_begin(&p->pkt, 3);
-        pb_uint(&p->pkt, 1, (uint64_t)i);
-        pb_str(&p->pkt, 2, da_names[i]);
+        size_t n = PF_BEGIN(&p->pkt, InternedData, debug_annotation_names);
+        PF_UINT(&p->pkt, DebugAnnotationName, iid, (uint64_t)i);
+        PF_STR(&p->pkt, DebugAnnotationName, name, da_names[i]);
         pb_end(&p->pkt, n);
     }
     pb_end(&p->pkt, id);
@@ -282,10 +313,10 @@ static void intern_name(pf_sink *p, uint64_t iid, int is_kernel, int64_t id) {
     op_u64map_put(&p->names, iid, 1);
     int len = 0;
     const unsigned char *s = is_kernel ? op_rd_lookup_kernel(p->lk, id, &len) : op_rd_lookup_string(p->lk, id, &len);
-    size_t idd = pb_begin(&p->pkt, 12);
-    size_t en = pb_begin(&p->pkt, 2);
-    pb_uint(&p->pkt, 1, iid);
-    pb_text(&p->pkt, 2, s, (size_t)len);
+    size_t idd = PF_BEGIN(&p->pkt, TracePacket, interned_data);
+    size_t en = PF_BEGIN(&p->pkt, InternedData, event_names);
+    PF_UINT(&p->pkt, EventName, iid, iid);
+    PF_TEXT(&p->pkt, EventName, name, s, (size_t)len);
     pb_end(&p->pkt, en);
     pb_end(&p->pkt, idd);
 }
@@ -298,29 +329,30 @@ static void intern_stack(pf_sink *p, int64_t stack) {
     op_u64map_put(&p->stacks, (uint64_t)stack, 1);
     char leaf[4200];
     op_rd_lookup_stack(p->lk, stack, &p->stk, leaf, sizeof leaf);
-    size_t idd = pb_begin(&p->pkt, 12);
-    size_t en = pb_begin(&p->pkt, 2); /* event_names */
-    pb_uint(&p->pkt, 1, (uint64_t)stack * 4 + 2);
-    pb_text(&p->pkt, 2, (const unsigned char *)leaf, strlen(leaf));
+    size_t idd = PF_BEGIN(&p->pkt, TracePacket, interned_data);
+    size_t en = PF_BEGIN(&p->pkt, InternedData, event_names);
+    PF_UINT(&p->pkt, EventName, iid, (uint64_t)stack * 4 + 2);
+    PF_TEXT(&p->pkt, EventName, name, (const unsigned char *)leaf, strlen(leaf));
     pb_end(&p->pkt, en);
-    size_t ds = pb_begin(&p->pkt, 29); /* debug_annotation_string_values */
-    pb_uint(&p->pkt, 1, (uint64_t)stack + 1);
-    pb_text(&p->pkt, 2, (const unsigned char *)(p->stk.p ? (const char *)p->stk.p : ""), p->stk.len);
+    size_t ds = PF_BEGIN(&p->pkt, InternedData, debug_annotation_string_values);
+    PF_UINT(&p->pkt, InternedString, iid, (uint64_t)stack + 1);
+    PF_TEXT(&p->pkt, InternedString, str,
+            (const unsigned char *)(p->stk.p ? (const char *)p->stk.p : ""), p->stk.len);
     pb_end(&p->pkt, ds);
     pb_end(&p->pkt, idd);
 }
 
 static void da_int(op_buf *b, int name_iid, int64_t v) {
-    size_t d = pb_begin(b, 4);
-    pb_uint(b, 1, (uint64_t)name_iid);
-    pb_int(b, 4, v);
+    size_t d = PF_BEGIN(b, TrackEvent, debug_annotations);
+    PF_UINT(b, DebugAnnotation, name_iid, (uint64_t)name_iid);
+    PF_INT(b, DebugAnnotation, int_value, v);
     pb_end(b, d);
 }
 
 static void da_str(op_buf *b, int name_iid, const char *s) {
-    size_t d = pb_begin(b, 4);
-    pb_uint(b, 1, (uint64_t)name_iid);
-    pb_str(b, 6, s);
+    size_t d = PF_BEGIN(b, TrackEvent, debug_annotations);
+    PF_UINT(b, DebugAnnotation, name_iid, (uint64_t)name_iid);
+    PF_STR(b, DebugAnnotation, string_value, s);
     pb_end(b, d);
 }
 
@@ -350,16 +382,20 @@ static int slice(pf_sink *p, const op_ev *ev, uint64_t track, uint64_t iid, int 
                  uint64_t flow, int terminating) {
     pf_packet_start(p, ev->start, 1);
     intern_name(p, iid, is_kernel, name_src_id);
-    size_t te = pb_begin(&p->pkt, 11);
-    pb_uint(&p->pkt, 9, 1); /* TYPE_SLICE_BEGIN */
-    pb_uint(&p->pkt, 11, track);
-    pb_uint(&p->pkt, 10, iid);
-    if (flow) pb_fixed64(&p->pkt, terminating ? 48 : 47, flow);
+    size_t te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+    PF_UINT(&p->pkt, TrackEvent, type, PF_TrackEvent_Type_TYPE_SLICE_BEGIN);
+    PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
+    PF_UINT(&p->pkt, TrackEvent, name_iid, iid);
+    if (flow && terminating) PF_FIXED64(&p->pkt, TrackEvent, terminating_flow_ids, flow);
+    else if (flow) PF_FIXED64(&p->pkt, TrackEvent, flow_ids, flow);
     int out;
     uint64_t msg;
     const unsigned char *q = ev->mpi_flows, *qe = q ? q + ev->mpi_flows_len : NULL;
-    while ((q = op_rd_mpi_flow_next(q, qe, &out, &msg)))
-        pb_fixed64(&p->pkt, out ? 47 : 48, msg); /* MPI messages: from the send to the receive (or its wait) */
+    /* MPI messages: from the send to the receive (or the wait that completed it) */
+    while ((q = op_rd_mpi_flow_next(q, qe, &out, &msg))) {
+        if (out) PF_FIXED64(&p->pkt, TrackEvent, flow_ids, msg);
+        else PF_FIXED64(&p->pkt, TrackEvent, terminating_flow_ids, msg);
+    }
     if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
     char tmp[96];
     switch (ev->kind) {
@@ -379,19 +415,19 @@ static int slice(pf_sink *p, const op_ev *ev, uint64_t track, uint64_t iid, int 
     pb_end(&p->pkt, te);
     if (pf_emit(p)) return -1;
     pf_packet_start(p, ev->end, 1);
-    te = pb_begin(&p->pkt, 11);
-    pb_uint(&p->pkt, 9, 2); /* TYPE_SLICE_END */
-    pb_uint(&p->pkt, 11, track);
+    te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+    PF_UINT(&p->pkt, TrackEvent, type, PF_TrackEvent_Type_TYPE_SLICE_END);
+    PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
     pb_end(&p->pkt, te);
     return pf_emit(p);
 }
 
 static int counter(pf_sink *p, int64_t ts, uint64_t track, double value) {
     pf_packet_start(p, ts, 1);
-    size_t te = pb_begin(&p->pkt, 11);
-    pb_uint(&p->pkt, 9, 4); /* TYPE_COUNTER */
-    pb_uint(&p->pkt, 11, track);
-    pb_double(&p->pkt, 44, value);
+    size_t te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+    PF_UINT(&p->pkt, TrackEvent, type, PF_TrackEvent_Type_TYPE_COUNTER);
+    PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
+    PF_DOUBLE(&p->pkt, TrackEvent, double_counter_value, value);
     pb_end(&p->pkt, te);
     return pf_emit(p);
 }
@@ -481,10 +517,12 @@ static int um_event(pf_sink *p, const op_ev *ev) {
         return -1;
     int is_slice = ev->end > ev->start;
     pf_packet_start(p, ev->start, 1);
-    size_t te = pb_begin(&p->pkt, 11);
-    pb_uint(&p->pkt, 9, is_slice ? 1 : 3); /* TYPE_SLICE_BEGIN / TYPE_INSTANT */
-    pb_uint(&p->pkt, 11, track);
-    pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"UNIFIED_MEMORY", ev->name ? (size_t)ev->name_len : 14);
+    size_t te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+    PF_UINT(&p->pkt, TrackEvent, type,
+            is_slice ? PF_TrackEvent_Type_TYPE_SLICE_BEGIN : PF_TrackEvent_Type_TYPE_INSTANT);
+    PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
+    const unsigned char *um_name = ev->name ? ev->name : (const unsigned char *)"UNIFIED_MEMORY";
+    PF_TEXT(&p->pkt, TrackEvent, name, um_name, ev->name ? (size_t)ev->name_len : 14);
     if (ev->size) da_int(&p->pkt, DA_BYTES, ev->size);
     da_int(&p->pkt, DA_ADDRESS, ev->address);
     if (ev->count) da_int(&p->pkt, DA_VALUE, ev->count);
@@ -497,9 +535,9 @@ static int um_event(pf_sink *p, const op_ev *ev) {
     if (pf_emit(p)) return -1;
     if (!is_slice) return 0;
     pf_packet_start(p, ev->end, 1);
-    te = pb_begin(&p->pkt, 11);
-    pb_uint(&p->pkt, 9, 2); /* TYPE_SLICE_END */
-    pb_uint(&p->pkt, 11, track);
+    te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+    PF_UINT(&p->pkt, TrackEvent, type, PF_TrackEvent_Type_TYPE_SLICE_END);
+    PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
     pb_end(&p->pkt, te);
     return pf_emit(p);
 }
@@ -518,17 +556,19 @@ static int pf_event(op_sink *k, const op_ev *ev, char *err, size_t errlen) {
         pf_packet_start(p, ev->start, 1);
         int cpu = ev->cpu_sample && ev->cpu_stack >= 0;
         if (cpu) intern_stack(p, ev->cpu_stack);
-        size_t te = pb_begin(&p->pkt, 11);
-        pb_uint(&p->pkt, 9, 3); /* TYPE_INSTANT */
-        pb_uint(&p->pkt, 11, track);
+        size_t te = PF_BEGIN(&p->pkt, TracePacket, track_event);
+        PF_UINT(&p->pkt, TrackEvent, type, PF_TrackEvent_Type_TYPE_INSTANT);
+        PF_UINT(&p->pkt, TrackEvent, track_uuid, track);
         if (cpu) {
-            pb_uint(&p->pkt, 10, (uint64_t)ev->cpu_stack * 4 + 2); /* name_iid: the leaf function */
-            size_t d = pb_begin(&p->pkt, 4);
-            pb_uint(&p->pkt, 1, DA_STACK);
-            pb_uint(&p->pkt, 17, (uint64_t)ev->cpu_stack + 1); /* string_value_iid */
+            /* named by the leaf function */
+            PF_UINT(&p->pkt, TrackEvent, name_iid, (uint64_t)ev->cpu_stack * 4 + 2);
+            size_t d = PF_BEGIN(&p->pkt, TrackEvent, debug_annotations);
+            PF_UINT(&p->pkt, DebugAnnotation, name_iid, DA_STACK);
+            PF_UINT(&p->pkt, DebugAnnotation, string_value_iid, (uint64_t)ev->cpu_stack + 1);
             pb_end(&p->pkt, d);
         } else {
-            pb_text(&p->pkt, 23, ev->name ? ev->name : (const unsigned char *)"", (size_t)ev->name_len);
+            PF_TEXT(&p->pkt, TrackEvent, name, ev->name ? ev->name : (const unsigned char *)"",
+                    (size_t)ev->name_len);
         }
         if (ev->corr) da_int(&p->pkt, DA_CORR, ev->corr);
         pb_end(&p->pkt, te);

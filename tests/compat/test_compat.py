@@ -345,13 +345,8 @@ def case_perfetto():
     same flows in the JSON trace; the trace decodes with protoc against Perfetto's schema."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import pftrace_check
-    proto = None
-    for cand in (os.path.join(A.source, "..", "shared", "ref", "perfetto", "perfetto_trace.proto"),
-                 os.path.join(A.source, "tests", "output", "data", "perfetto_trace.proto")):
-        if os.path.isfile(cand):
-            proto = os.path.abspath(cand)
-            break
-    check(proto is not None, "Perfetto's schema (tests/output/data/perfetto_trace.proto)")
+    proto = os.path.join(A.source, "third_party", "perfetto", "perfetto_trace.proto")
+    check(os.path.isfile(proto), "Perfetto's schema (third_party/perfetto/perfetto_trace.proto)")
     with tempfile.TemporaryDirectory() as d:
         w1 = compat_db(d, "w1.db", "--pid", 41000)[0]
         w2 = compat_db(d, "w2.db", "--pid", 42000)[0]

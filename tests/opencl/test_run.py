@@ -32,11 +32,9 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     proto = sys.argv[2] if len(sys.argv) > 2 else ""
     if not proto:
-        for p in (os.path.join(here, "..", "..", "..", "shared", "ref", "perfetto", "perfetto_trace.proto"),
-                  os.path.join(here, "..", "output", "data", "perfetto_trace.proto")):
-            if os.path.exists(p):
-                proto = p
-                break
+        p = os.path.join(here, "..", "..", "third_party", "perfetto", "perfetto_trace.proto")
+        if os.path.exists(p):
+            proto = p
     omniprof = os.path.join(build, "bin", "omniprof")
     prog = os.path.join(build, "bin", "omniprof-ocl-workload")
     env = dict(os.environ, POCL_CACHE_DIR=os.environ.get("POCL_CACHE_DIR", os.path.join(build, "pocl-cache", "run")))

@@ -324,7 +324,8 @@ def main():
     ap.add_argument("--python", required=True)
     A = ap.parse_args()
     if not os.path.exists(A.proto):
-        A.proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "perfetto_trace.proto")
+        here = os.path.dirname(os.path.abspath(__file__))
+        A.proto = os.path.join(here, "..", "..", "third_party", "perfetto", "perfetto_trace.proto")
     if not os.path.exists(A.hotspot):
         print("SKIP: %s is not built (tests/cpu, needs the CPU backend)" % A.hotspot)
         return 77

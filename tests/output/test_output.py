@@ -750,7 +750,8 @@ def main():
                     help="sanitizer build: the Python package cannot load an ASan library (no ASan runtime in python)")
     A = ap.parse_args()
     if not os.path.exists(A.proto):
-        A.proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "perfetto_trace.proto")
+        here = os.path.dirname(os.path.abspath(__file__))
+        A.proto = os.path.join(here, "..", "..", "third_party", "perfetto", "perfetto_trace.proto")
     tmp = tempfile.mkdtemp(prefix="omniprof-test-output-")
     try:
         CASES[A.case](tmp)

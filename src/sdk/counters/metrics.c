@@ -800,16 +800,18 @@ static int builtin_path(char *out, size_t len)
         char lib[PATH_MAX];
         snprintf(lib, sizeof lib, "%s", info.dli_fname);
         char *dir = dirname(lib);
-        static const char *const rel[] = {"/../share/omniprof/metrics.xml", "/../../share/omniprof/metrics.xml",
-                                          "/share/omniprof/metrics.xml"};
+        /* relative to this library only (the tree is relocatable): <prefix>/lib/../share, or
+         * <prefix>/lib/<multiarch>/../../share; the build tree has the same layout (the build
+         * copies the file to <build>/share/omniprof) */
+        static const char *const rel[] = {"/../share/omniprof/metrics.xml",
+                                          "/../../share/omniprof/metrics.xml"};
         for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
             snprintf(out, len, "%s%s", dir, rel[i]);
             if (file_exists(out))
                 return 0;
         }
     }
-    snprintf(out, len, "/usr/local/share/omniprof/metrics.xml");
-    return file_exists(out) ? 0 : -1;
+    return -1;
 }
 
 int op_metrics_ensure_loaded(void)
