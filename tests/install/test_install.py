@@ -17,8 +17,8 @@ then, for the prefix:
      (3 "compute", 60 "iteration" ranges) and a Perfetto trace; `omniprof summary` lists the
      ranges; `omniprof report` writes an HTML page; `python3 -m omniprof summary` prints the
      binary's summary and the package loads libomniprof-output.so from the prefix;
-  3. man pages and completion scripts are installed when the build made them (the build tree's
-     share/man/man1, share/bash-completion/completions, share/zsh/site-functions);
+  3. the man pages (every one renders with groff) and completion scripts the build made from the
+     option tables are installed (share/man/man1, bash-completion, zsh site-functions);
   4. the prefix is moved to another directory and 2. runs again there;
   5. where unprivileged user and mount namespaces are allowed, 2. runs once more with the build
      and source trees hidden under empty tmpfs mounts (as if moved away); elsewhere this step
@@ -112,19 +112,27 @@ def check_no_tree_paths(prefix):
 
 
 def check_share(prefix):
-    """Man pages and completion scripts: installed when the build made them."""
-    # The build makes them from the command-line option tables; a build that does not (yet) has
-    # no such directory and there is nothing to install. This check is optional only for that
-    # reason: once every build makes them, an empty `made` is to be a failure here.
-    for sub in ("man/man1", "bash-completion/completions", "zsh/site-functions"):
+    """Man pages and completion scripts: the build makes them from the option tables (every
+    command's page, bash's and zsh's scripts); each must be installed, and each page render."""
+    for sub, want in (("man/man1", "omniprof.1"), ("bash-completion/completions", "omniprof"),
+                      ("zsh/site-functions", "_omniprof")):
         src = os.path.join(A.build, "share", sub)
         made = sorted(os.listdir(src)) if os.path.isdir(src) else []
-        if not made:
-            print("note: the build made nothing in share/%s: nothing to install there" % sub)
-            continue
+        check(want in made, "the build made share/%s/%s (%s)" % (sub, want, ", ".join(made) or "nothing"))
         missing = [f for f in made if not os.path.isfile(os.path.join(prefix, "share", sub, f))]
-        check(not missing, "share/%s installed: %s (missing: %s)"
+        check(made and not missing, "share/%s installed: %s (missing: %s)"
               % (sub, ", ".join(made), ", ".join(missing)))
+    pages = os.path.join(prefix, "share", "man", "man1")
+    check(os.path.isfile(os.path.join(pages, "omniprof-run.1")), "omniprof-run(1) installed")
+    if shutil.which("groff"):
+        for page in sorted(os.listdir(pages)) if os.path.isdir(pages) else []:
+            r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", os.path.join(pages, page)], capture_output=True,
+                               text=True)
+            text = re.sub(".\x08", "", r.stdout)  # groff's overstrike (bold) for a terminal
+            check(r.returncode == 0 and "NAME" in text and not r.stderr.strip(),
+                  "installed %s renders with groff (%s)" % (page, r.stderr.strip()[:200]))
+    else:
+        print("note: groff is not installed: installed man pages not rendered")
 
 
 def profile(prefix, out, label, wrap=None):
