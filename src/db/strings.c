@@ -8,30 +8,12 @@
 
 #include "common/alloc.h"
 #include "common/kinds.h"
+#include "common/op_names.h"
 #include "common/text.h"
 #include "db/writer_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Names                                                                                       */
-
-static const char *const k_marker_ops[] = {"NONE", "MARK", "RANGE_PUSH", "RANGE_POP", "RANGE_START",
-                                           "RANGE_STOP", "PAUSE", "RESUME", "NAME_THREAD", "PROGRESS",
-                                           "PROGRESS_BEGIN", "PROGRESS_END", "NAME_CATEGORY"};
-static const char *const k_marker_range_ops[] = {"NONE", "THREAD_RANGE", "PROCESS_RANGE", "MARK"};
-static const char *const k_copy_ops[] = {"MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_HOST_TO_DEVICE",
-                                         "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE",
-                                         "MEMORY_COPY_PEER_TO_PEER"};
-static const char *const k_alloc_ops[] = {"MEMORY_ALLOCATION_NONE", "MEMORY_ALLOCATION_ALLOCATE",
-                                          "MEMORY_ALLOCATION_FREE", "MEMORY_ALLOCATION_VMEM_ALLOCATE",
-                                          "MEMORY_ALLOCATION_VMEM_FREE"};
-static const char *const k_sync_ops[] = {"SYNCHRONIZATION_NONE", "EVENT_SYNCHRONIZE", "STREAM_WAIT_EVENT",
-                                         "STREAM_SYNCHRONIZE", "CONTEXT_SYNCHRONIZE", "DEVICE_SYNCHRONIZE"};
-static const char *const k_wrapper_ops[] = {"NONE", "pthread_create", "pthread_join", "fork", "exit", "_exit", "abort",
-                                            "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "pthread_mutex_lock",
-                                            "pthread_mutex_trylock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
-                                            "pthread_barrier_wait"};
-static const char *const k_mem_kinds[] = {"UNKNOWN", "PAGEABLE", "PINNED", "DEVICE", "ARRAY", "MANAGED",
-                                          "DEVICE_STATIC", "MANAGED_STATIC"};
 
 /* The category name of a buffer kind: the tool's (the SDK's names), else kinds.def's. */
 const char *op_db_kind_name(const op_db_writer *w, uint32_t kind)
@@ -43,7 +25,7 @@ const char *op_db_kind_name(const op_db_writer *w, uint32_t kind)
     return n ? n : "UNKNOWN";
 }
 
-const char *op_db_mem_kind_name(uint32_t k) { return k < NELEM(k_mem_kinds) ? k_mem_kinds[k] : "UNKNOWN"; }
+const char *op_db_mem_kind_name(uint32_t k) { return op_memory_kind_name(k); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Interning and shared rows                                                                   */
@@ -139,19 +121,7 @@ int64_t op_db_op_name_id(op_db_writer *w, uint32_t kind, int32_t op)
     const char *n = w->opts.operation_name ? w->opts.operation_name(kind, op, w->opts.user) : NULL;
     char buf[96];
     if (!n) {
-        const char *const *table = NULL;
-        size_t len = 0;
-        switch (kind) {
-        case OMNIPROF_BUFFER_TRACING_MARKER_API: table = k_marker_ops; len = NELEM(k_marker_ops); break;
-        case OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API: table = k_marker_range_ops; len = NELEM(k_marker_range_ops); break;
-        case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: table = k_copy_ops; len = NELEM(k_copy_ops); break;
-        case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: table = k_alloc_ops; len = NELEM(k_alloc_ops); break;
-        case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: table = k_sync_ops; len = NELEM(k_sync_ops); break;
-        case OMNIPROF_BUFFER_TRACING_MEMORY_SET: n = "MEMORY_SET"; break;
-        case OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER: table = k_wrapper_ops; len = NELEM(k_wrapper_ops); break;
-        default: break;
-        }
-        if (table && op >= 0 && (size_t)op < len) n = table[op];
+        n = op_fixed_operation_name(kind, op); /* the names the SDK and the backends give (common/op_names.c) */
         if (!n) {
             snprintf(buf, sizeof buf, "%s_%d", op_db_kind_name(w, kind), (int)op);
             n = buf;

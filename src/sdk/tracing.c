@@ -16,33 +16,11 @@
 #include <string.h>
 
 #include "common/kinds.h"
+#include "common/op_names.h"
 #include "common/log.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Kinds                                                                                       */
-
-static const char *const g_marker_op_names[OMNIPROF_MARKER_OP_LAST] = {
-    [OMNIPROF_MARKER_OP_NONE] = NULL,
-    [OMNIPROF_MARKER_OP_MARK] = "omniprof_mark",
-    [OMNIPROF_MARKER_OP_RANGE_PUSH] = "omniprof_range_push",
-    [OMNIPROF_MARKER_OP_RANGE_POP] = "omniprof_range_pop",
-    [OMNIPROF_MARKER_OP_RANGE_START] = "omniprof_range_start",
-    [OMNIPROF_MARKER_OP_RANGE_STOP] = "omniprof_range_stop",
-    [OMNIPROF_MARKER_OP_PAUSE] = "omniprof_pause",
-    [OMNIPROF_MARKER_OP_RESUME] = "omniprof_resume",
-    [OMNIPROF_MARKER_OP_NAME_THREAD] = "omniprof_name_thread",
-    [OMNIPROF_MARKER_OP_PROGRESS] = "omniprof_progress",
-    [OMNIPROF_MARKER_OP_PROGRESS_BEGIN] = "omniprof_progress_begin",
-    [OMNIPROF_MARKER_OP_PROGRESS_END] = "omniprof_progress_end",
-    [OMNIPROF_MARKER_OP_NAME_CATEGORY] = "name_category",
-};
-
-static const char *const g_marker_range_op_names[OMNIPROF_MARKER_RANGE_OP_LAST] = {
-    [OMNIPROF_MARKER_RANGE_OP_NONE] = NULL,
-    [OMNIPROF_MARKER_RANGE_OP_THREAD_RANGE] = "thread_range",
-    [OMNIPROF_MARKER_RANGE_OP_PROCESS_RANGE] = "process_range",
-    [OMNIPROF_MARKER_RANGE_OP_MARK] = "mark",
-};
 
 /* The core serves these kinds and tables itself (marker.c, correlation.c, intercept_table.c),
  * declared the way a backend declares what it serves. */
@@ -68,10 +46,8 @@ uint32_t op_sdk_callback_kind_to_buffer_kind(uint32_t callback_kind)
 
 const char *op_core_operation_name(uint32_t kind, int32_t op)
 {
-    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_API)
-        return op > 0 && op < OMNIPROF_MARKER_OP_LAST ? g_marker_op_names[op] : NULL;
-    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API)
-        return op > 0 && op < OMNIPROF_MARKER_RANGE_OP_LAST ? g_marker_range_op_names[op] : NULL;
+    if (kind == OMNIPROF_BUFFER_TRACING_MARKER_API || kind == OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API)
+        return op_fixed_operation_name(kind, op); /* common/op_names.c */
     return NULL; /* CORRELATION_ID_RETIREMENT has no operations */
 }
 

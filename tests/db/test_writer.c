@@ -358,7 +358,7 @@ int main(void)
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_memory_sets WHERE size=512 AND device='NVIDIA H100' AND duration=100"), 1);
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='ALLOC' AND level='REAL' AND size=1048576 AND address=8323072 AND agent_name='NVIDIA H100'"), 1);
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='FREE'"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE category='SYNCHRONIZATION' AND name='STREAM_SYNCHRONIZE' AND duration=800"), 1);
+    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE category='SYNCHRONIZATION' AND name='SYNCHRONIZATION_STREAM' AND duration=800"), 1);
     CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM busy WHERE type='GPU'"), 1);
     CHECK(q_i64(r, "SELECT count(*) FROM top") >= 5);
     /* CPU samples and the stack tree: 4 nodes (main, work, hot, cold), 3 samples */

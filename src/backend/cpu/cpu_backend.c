@@ -30,6 +30,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
 #include "omniprof/causal.h"
+#include "common/op_names.h"
 #include "common/log.h"
 #include "common/number.h"
 #include "common/settings.h"
@@ -265,53 +266,32 @@ static void cpu_at_fork_child(void)
 
 void op_cpu_backend_at_fork_child(void) { cpu_at_fork_child(); }
 
-/* The operations of each kind the backend serves, by value (1 .. last-1), with their names. */
-static const char *const k_cpu_sample_ops[OMNIPROF_CPU_SAMPLE_LAST] = {
-    [OMNIPROF_CPU_SAMPLE_CPUTIME] = "cputime", [OMNIPROF_CPU_SAMPLE_REALTIME] = "realtime"};
-static const char *const k_process_sample_ops[OMNIPROF_PROCESS_SAMPLE_LAST] = {
-    [OMNIPROF_PROCESS_SAMPLE_PROCESS] = "process", [OMNIPROF_PROCESS_SAMPLE_CPU_FREQ] = "cpu_freq",
-    [OMNIPROF_PROCESS_SAMPLE_GPU] = "gpu"};
-static const char *const k_thread_ops[OMNIPROF_THREAD_LAST] = {
-    [OMNIPROF_THREAD_CREATE] = "create", [OMNIPROF_THREAD_EXIT] = "exit", [OMNIPROF_THREAD_NAME] = "name"};
-static const char *const k_experiment_ops[OMNIPROF_CAUSAL_EXPERIMENT_LAST] = {
-    [OMNIPROF_CAUSAL_EXPERIMENT_LINE] = "line", [OMNIPROF_CAUSAL_EXPERIMENT_FUNCTION] = "function",
-    [OMNIPROF_CAUSAL_EXPERIMENT_END_TO_END] = "end_to_end"};
-static const char *const k_progress_ops[OMNIPROF_CAUSAL_PROGRESS_LAST] = {
-    [OMNIPROF_CAUSAL_PROGRESS_THROUGHPUT] = "throughput", [OMNIPROF_CAUSAL_PROGRESS_LATENCY] = "latency"};
-static const char *const k_region_ops[OMNIPROF_REGION_PROFILE_LAST] = {[OMNIPROF_REGION_PROFILE_NODE] = "node"};
-
-static const struct {
-    uint32_t kind;
-    int32_t last;
-    const char *const *names;
-} k_cpu_kinds[] = {
-    {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_CPU_SAMPLE_LAST, k_cpu_sample_ops},
-    {OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE, OMNIPROF_PROCESS_SAMPLE_LAST, k_process_sample_ops},
-    {OMNIPROF_BUFFER_TRACING_THREAD, OMNIPROF_THREAD_LAST, k_thread_ops},
-    {OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_FUNCTION_WRAPPER_LAST, op_cpu_wrapper_op_names},
-    {OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_CAUSAL_EXPERIMENT_LAST, k_experiment_ops},
-    {OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS, OMNIPROF_CAUSAL_PROGRESS_LAST, k_progress_ops},
-    {OMNIPROF_BUFFER_TRACING_REGION_PROFILE, OMNIPROF_REGION_PROFILE_LAST, k_region_ops},
+/* The kinds the backend serves whose operations it names: their names are common/op_names.c's
+ * (the one table the writer reads too). */
+static const uint32_t k_cpu_kinds[] = {
+    OMNIPROF_BUFFER_TRACING_CPU_SAMPLE,        OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
+    OMNIPROF_BUFFER_TRACING_THREAD,            OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER,
+    OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
+    OMNIPROF_BUFFER_TRACING_REGION_PROFILE,
 };
 
-static int cpu_kind_index(uint32_t kind)
+static bool cpu_kind(uint32_t kind)
 {
     for (size_t i = 0; i < sizeof k_cpu_kinds / sizeof k_cpu_kinds[0]; i++)
-        if (k_cpu_kinds[i].kind == kind) return (int)i;
-    return -1;
+        if (k_cpu_kinds[i] == kind) return true;
+    return false;
 }
 
 static const char *cpu_operation_name(uint32_t kind, int32_t op)
 {
-    int k = cpu_kind_index(kind);
-    return k >= 0 && op > 0 && op < k_cpu_kinds[k].last ? k_cpu_kinds[k].names[op] : NULL;
+    return cpu_kind(kind) ? op_fixed_operation_name(kind, op) : NULL;
 }
 
 static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), void *data)
 {
-    int k = cpu_kind_index(kind);
-    if (k < 0) return -1;
-    for (int32_t op = 1; op < k_cpu_kinds[k].last; op++)
+    int32_t n = 0;
+    if (!cpu_kind(kind) || !op_fixed_operation_names(kind, &n)) return -1;
+    for (int32_t op = 1; op < n; op++)
         if (cb(op, data)) break;
     return 0;
 }

@@ -273,7 +273,6 @@ void op_cpu_process_sampler_at_fork_child(void);
 void op_cpu_wrappers_init(void);
 void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
                          uint32_t nargs);
-extern const char *const op_cpu_wrapper_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST]; /* by operation */
 
 /* ---- components.c ------------------------------------------------------------------------- */
 void op_cpu_components_setup(void);

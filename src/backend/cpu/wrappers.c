@@ -55,22 +55,6 @@ void op_cpu_backend_at_fork_child(void);
 
 static bool g_wrap_locks, g_wrap_rwlocks, g_wrap_barriers, g_wrap_join;
 
-const char *const op_cpu_wrapper_op_names[OMNIPROF_FUNCTION_WRAPPER_LAST] = {
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_CREATE] = "pthread_create",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN] = "pthread_join",
-    [OMNIPROF_FUNCTION_WRAPPER_FORK] = "fork",
-    [OMNIPROF_FUNCTION_WRAPPER_EXIT] = "exit",
-    [OMNIPROF_FUNCTION_WRAPPER__EXIT] = "_exit",
-    [OMNIPROF_FUNCTION_WRAPPER_ABORT] = "abort", /* reserved: abort is not wrapped (see the head) */
-    [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT] = "MPI_Init",
-    [OMNIPROF_FUNCTION_WRAPPER_MPI_INIT_THREAD] = "MPI_Init_thread",
-    [OMNIPROF_FUNCTION_WRAPPER_MPI_FINALIZE] = "MPI_Finalize",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_LOCK] = "pthread_mutex_lock",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_MUTEX_TRYLOCK] = "pthread_mutex_trylock",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
-    [OMNIPROF_FUNCTION_WRAPPER_PTHREAD_BARRIER_WAIT] = "pthread_barrier_wait",
-};
 
 void op_cpu_emit_wrapper(int32_t op, uint64_t start, uint64_t end, int32_t ret, const omniprof_arg_t *args,
                          uint32_t nargs)

@@ -23,6 +23,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
 #include "common/alloc.h"
+#include "common/op_names.h"
 #include "common/log.h"
 
 static op_cuda_cbinfo g_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
@@ -76,37 +77,20 @@ const op_cuda_cbinfo *op_cuda_cbinfo_get(CUpti_CallbackDomain domain, CUpti_Call
 /* ------------------------------------------------------------------------------------------ */
 /* Operation names of the kinds this backend owns.                                            */
 
-static const char *const k_dispatch_ops[] = {NULL, "KERNEL_DISPATCH_COMPLETE", "KERNEL_DISPATCH_ENQUEUE"};
-static const char *const k_copy_ops[] = {NULL,
-                                         "MEMORY_COPY_HOST_TO_HOST",
-                                         "MEMORY_COPY_HOST_TO_DEVICE",
-                                         "MEMORY_COPY_DEVICE_TO_HOST",
-                                         "MEMORY_COPY_DEVICE_TO_DEVICE",
-                                         "MEMORY_COPY_PEER_TO_PEER"};
-static const char *const k_set_ops[] = {NULL, "MEMORY_SET"};
-static const char *const k_alloc_ops[] = {NULL, "MEMORY_ALLOCATION_ALLOCATE", "MEMORY_ALLOCATION_FREE",
-                                          "MEMORY_ALLOCATION_VMEM_ALLOCATE", "MEMORY_ALLOCATION_VMEM_FREE"};
-static const char *const k_sync_ops[] = {NULL,
-                                         "SYNCHRONIZATION_EVENT",
-                                         "SYNCHRONIZATION_STREAM_WAIT_EVENT",
-                                         "SYNCHRONIZATION_STREAM",
-                                         "SYNCHRONIZATION_CONTEXT",
-                                         "SYNCHRONIZATION_DEVICE"};
-static const char *const k_code_ops[] = {NULL, "CODE_OBJECT_LOAD", "CODE_OBJECT_UNLOAD"};
-static const char *const k_symbol_ops[] = {NULL, "KERNEL_SYMBOL_LOAD", "KERNEL_SYMBOL_UNLOAD"};
-
 #define NOPS(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
 
+/* The kinds this backend owns whose operations are a fixed list: their names are
+ * common/op_names.c's, the one table every producer and the writer read. */
 static const char *const *fixed_ops(uint32_t kind, int32_t *n)
 {
     switch (kind) {
-    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH: *n = NOPS(k_dispatch_ops); return k_dispatch_ops;
-    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY: *n = NOPS(k_copy_ops); return k_copy_ops;
-    case OMNIPROF_BUFFER_TRACING_MEMORY_SET: *n = NOPS(k_set_ops); return k_set_ops;
-    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION: *n = NOPS(k_alloc_ops); return k_alloc_ops;
-    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION: *n = NOPS(k_sync_ops); return k_sync_ops;
-    case OMNIPROF_BUFFER_TRACING_CODE_OBJECT: *n = NOPS(k_code_ops); return k_code_ops;
-    case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: *n = NOPS(k_symbol_ops); return k_symbol_ops;
+    case OMNIPROF_BUFFER_TRACING_KERNEL_DISPATCH:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_COPY:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
+    case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
+    case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
+    case OMNIPROF_BUFFER_TRACING_CODE_OBJECT:
+    case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: return op_fixed_operation_names(kind, n);
     default: *n = 0; return NULL;
     }
 }
