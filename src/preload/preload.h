@@ -96,12 +96,13 @@ typedef struct op_preload_hooks {
      * after the module of their time, not the one mapped at that address at the end. */
     void (*dlclose_before)(void *handle);
     void (*dlclose_after)(void *handle, int rc);
-    /* ---- appended (issue 32): calls a client may record. call_begin(op, name, &t0) before
+    /* ---- appended (issue 32): calls a client may record. call_begin(op, &t0) before
      * libomniprof-sync.so's lock, barrier and join interposers call libc (op: an
-     * OMNIPROF_FUNCTION_WRAPPER_* operation): true when this client records it (it sets *t0),
+     * OMNIPROF_FUNCTION_WRAPPER_* operation, named in common/op_names.c): true when this client
+     * records it (it sets *t0),
      * and then call_end(op, t0, rc) follows libc's call. The first client that answers true
      * records it. */
-    bool (*call_begin)(int op, const char *name, uint64_t *t0);
+    bool (*call_begin)(int op, uint64_t *t0);
     void (*call_end)(int op, uint64_t t0, int rc);
     /* the program armed a profiling timer of its own: setitimer(ITIMER_PROF or ITIMER_VIRTUAL),
      * `what` names it */
@@ -136,7 +137,7 @@ OMNIPROF_API void omniprof_preload_wake(void);
 /** @brief The clients' call hooks (op_preload_hooks.call_begin/call_end) for the calls that
  * libomniprof-sync.so interposes: call_begin returns a token (0: nobody records the call) that
  * call_end takes back. errno is kept. */
-OMNIPROF_API int omniprof_preload_call_begin(int op, const char *name, uint64_t *t0);
+OMNIPROF_API int omniprof_preload_call_begin(int op, uint64_t *t0);
 OMNIPROF_API void omniprof_preload_call_end(int token, int op, uint64_t t0, int rc);
 
 /** @brief Whether some client wants main's end (op_preload_hooks.main_end), and the call that

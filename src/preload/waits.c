@@ -57,14 +57,14 @@ OMNIPROF_API void omniprof_preload_wake(void)
     errno = saved;
 }
 
-OMNIPROF_API int omniprof_preload_call_begin(int op, const char *name, uint64_t *t0)
+OMNIPROF_API int omniprof_preload_call_begin(int op, uint64_t *t0)
 {
     rescan();
     if (!atomic_load_explicit(&g_calls, memory_order_relaxed)) return 0;
     int saved = errno, token = 0;
     FOR_CLIENTS(c)
     {
-        if (OP_PRELOAD_HAS(c, call_begin) && c->call_begin(op, name, t0)) {
+        if (OP_PRELOAD_HAS(c, call_begin) && c->call_begin(op, t0)) {
             token = i_ + 1;
             break;
         }

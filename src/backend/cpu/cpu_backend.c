@@ -266,19 +266,23 @@ static void cpu_at_fork_child(void)
 
 void op_cpu_backend_at_fork_child(void) { cpu_at_fork_child(); }
 
-/* The kinds the backend serves whose operations it names: their names are common/op_names.c's
- * (the one table the writer reads too). */
-static const uint32_t k_cpu_kinds[] = {
-    OMNIPROF_BUFFER_TRACING_CPU_SAMPLE,        OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
-    OMNIPROF_BUFFER_TRACING_THREAD,            OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER,
-    OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
-    OMNIPROF_BUFFER_TRACING_REGION_PROFILE,
+/* What this backend serves (backend.h); the SDK reads it from the library file. */
+OP_BACKEND_MANIFEST(g_cpu_manifest) = {
+    .magic = OP_BACKEND_MANIFEST_MAGIC,
+    .size = sizeof(op_backend_manifest),
+    .name = "cpu",
+    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
+                     OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD,
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
+                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE},
 };
 
+/* The kinds the manifest lists: their operation names are common/op_names.c's (the one table the
+ * writer reads too). */
 static bool cpu_kind(uint32_t kind)
 {
-    for (size_t i = 0; i < sizeof k_cpu_kinds / sizeof k_cpu_kinds[0]; i++)
-        if (k_cpu_kinds[i] == kind) return true;
+    for (size_t i = 0; i < OP_BACKEND_MAX_KINDS && g_cpu_manifest.buffer_kinds[i]; i++)
+        if (g_cpu_manifest.buffer_kinds[i] == kind) return true;
     return false;
 }
 
@@ -295,17 +299,6 @@ static int cpu_iterate_operations(uint32_t kind, int (*cb)(int32_t, void *), voi
         if (cb(op, data)) break;
     return 0;
 }
-
-/* What this backend serves (backend.h); the SDK reads it from the library file. */
-OP_BACKEND_MANIFEST(g_cpu_manifest) = {
-    .magic = OP_BACKEND_MANIFEST_MAGIC,
-    .size = sizeof(op_backend_manifest),
-    .name = "cpu",
-    .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
-                     OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD,
-                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
-                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE},
-};
 
 static const op_backend g_cpu_backend = {
     .size = sizeof(op_backend),

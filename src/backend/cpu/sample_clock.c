@@ -114,13 +114,20 @@ bool op_cpu_clock_make(op_cpu_thread *t, int type, int signo, uint64_t period, b
     return true;
 }
 
+/* After a sample (the handler): a task-clock event takes its next overflow. */
+void op_cpu_clock_refresh(op_cpu_thread *t, int type)
+{
+    if (t->timer_made[type] && t->clock_fd[type] >= 0)
+        ioctl(op_fd_resolve(t->clock_fd[type]), PERF_EVENT_IOC_REFRESH, 1);
+}
+
 /* Start it: a first expiry after `first` ns, then every `period` ns (the task-clock event's
  * period is fixed at its creation, and its first expiry is one period). */
 void op_cpu_clock_arm(op_cpu_thread *t, int type, uint64_t period, uint64_t first)
 {
     if (!t->timer_made[type]) return;
     if (t->clock_fd[type] >= 0) {
-        ioctl(op_fd_resolve(t->clock_fd[type]), PERF_EVENT_IOC_REFRESH, 1);
+        op_cpu_clock_refresh(t, type);
         return;
     }
     struct itimerspec its;
@@ -129,13 +136,6 @@ void op_cpu_clock_arm(op_cpu_thread *t, int type, uint64_t period, uint64_t firs
     its.it_value.tv_sec = (time_t)(first / 1000000000u);
     its.it_value.tv_nsec = (long)(first % 1000000000u);
     timer_settime(t->timers[type], 0, &its, NULL);
-}
-
-/* After a sample (the handler): a task-clock event takes its next overflow. */
-void op_cpu_clock_refresh(op_cpu_thread *t, int type)
-{
-    if (t->timer_made[type] && t->clock_fd[type] >= 0)
-        ioctl(op_fd_resolve(t->clock_fd[type]), PERF_EVENT_IOC_REFRESH, 1);
 }
 
 void op_cpu_clock_disarm(op_cpu_thread *t, int type)

@@ -48,6 +48,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/op_names.h"
 #include "preload/preload.h"
 #include "sdk/backend.h"
 
@@ -168,7 +169,7 @@ static void dlclose_after(void *handle, int rc)
     op_cpu_modules_dlclose_after();
 }
 
-static bool call_begin(int op, const char *name, uint64_t *t0);
+static bool call_begin(int op, uint64_t *t0);
 static void call_end(int op, uint64_t t0, int rc);
 static void self_profiling(const char *what);
 
@@ -208,12 +209,12 @@ static bool traced(int op)
 
 /* The call becomes a FUNCTION_WRAPPER record and a node of the region profile; the guard sends
  * the profiler's own calls meanwhile straight to libc. */
-static bool call_begin(int op, const char *name, uint64_t *t0)
+static bool call_begin(int op, uint64_t *t0)
 {
     if (!traced(op) || op_cpu_tls_guard != 0 || !atomic_load(&g_op_cpu_started) || atomic_load(&g_op_cpu_stopping))
         return false;
     op_cpu_tls_guard++;
-    op_cpu_region_push(name);
+    op_cpu_region_push(op_fixed_operation_name(OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, op));
     *t0 = op_now_ns();
     return true;
 }

@@ -27,7 +27,6 @@
  * Without a client that has these hooks an interposer is libc's call through a cached pointer
  * and one test: arguments, return value and errno are libc's. The pointers are resolved in the
  * constructor, so that a first call from a signal handler does not dlsym. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -41,15 +40,7 @@
 #include <unistd.h>
 
 #include "preload/preload.h"
-
-#define REAL(name) real_fn_##name()
-#define DECLARE(name)                                                               \
-    static __typeof__(&name) real_##name;                                           \
-    static inline __typeof__(&name) real_fn_##name(void)                            \
-    {                                                                               \
-        if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name); \
-        return real_##name;                                                         \
-    }
+#include "preload/sync/sync_real.h"
 
 DECLARE(pthread_mutex_unlock)
 DECLARE(pthread_rwlock_unlock)
