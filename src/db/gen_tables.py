@@ -9,6 +9,8 @@ CMakeLists.txt; the outputs go into the build tree and are never committed):
                       OP_DB_REF_COLUMNS(X)      X(ENUM, "column", REF_ENUM)   (-- @ref TABLE)
                       OP_DB_JSON_REF_COLUMNS(X) X(ENUM, "column", "key", REF_ENUM)
                                                                           (-- @json-ref KEY=TABLE)
+                      OP_DB_INSERTS(X)          X(ST_NAME, "INSERT ...")  the writer's one-row
+                                                insert of each table (below)
     rocpd_views.sql   the plain-named view of every table (CREATE VIEW "base" AS SELECT * FROM
                       "base{{uuid}}")
 
@@ -19,6 +21,16 @@ how). The enum name of a table is mechanical: rocpd_info_X and rocpd_X give T_X,
 T_OP_X (upper case). A column named start, end, timestamp, init or fini must be marked @time:
 forgetting it would leave that column on its process's clock after a clock-aligned merge, so the
 build stops with the table and column named instead.
+
+The writer's insert of a table names its columns in tables.sql order, each as a parameter (?),
+except: the INTEGER PRIMARY KEY id (the database numbers the rows; "-- @given" makes it a
+parameter), generated columns (guid), columns marked "-- @unset" (left to their default), "nid"
+(always 1: one node per database), "pid" (the process row's id, written $PID and expanded by the
+writer) and columns marked "-- @const SQL" (that literal). A comment line right below the CREATE
+TABLE line may hold table notes: "-- @on-conflict REPLACE|IGNORE" (INSERT OR ...). Its statement
+is ST_<NAME> with NAME the table enum without T_ (ST_KERNEL_DISPATCH, ST_OP_CPU_SAMPLE), and the
+parameter numbers are P_<NAME>_<COLUMN> (1-based, for sqlite3_bind_*; cells of a batched row are
+one less).
 """
 import os
 import re
@@ -46,6 +58,10 @@ def enum_name(base):
     return None
 
 
+TABLE_NOTES = {}  # base -> [(note, args)]: notes on comment lines above the first column
+COLUMN_DECL = {}  # (base, column) -> the column's declaration (its line without the comment)
+
+
 def parse(path):
     """[(base, [(column, [(note, args)], lineno)])] in file order."""
     tables = []
@@ -69,6 +85,10 @@ def parse(path):
             note = NOTE_RE.search(line)
             if c:
                 cur[1].append((c.group(1), [], lineno))
+                COLUMN_DECL[(cur[0], c.group(1))] = line.split("--")[0]
+            if note and not cur[1] and line.lstrip().startswith("--"):
+                TABLE_NOTES.setdefault(cur[0], []).append((note.group(1), note.group(2).split()))
+                continue
             if note:  # on the column's line, or on a comment line below it (a long note)
                 if not cur[1] or (not c and not line.lstrip().startswith("--")):
                     fail(path, lineno, "an annotation on a line that declares no column")
@@ -76,6 +96,46 @@ def parse(path):
     if cur is not None:
         fail(path, cur[2], "the table %s is not closed by a line starting with ');'" % cur[0])
     return tables
+
+
+def inserts(path, tables, enums):
+    """The OP_DB_INSERTS X-macro and the P_<NAME>_<COLUMN> parameter numbers (module doc)."""
+    rows, params = [], []
+    for base, cols, lineno in tables:
+        name = enums[base][2:]
+        conflict = ""
+        for note, args in TABLE_NOTES.get(base, []):
+            if note == "@on-conflict" and len(args) == 1 and args[0] in ("REPLACE", "IGNORE"):
+                conflict = " OR " + args[0]
+            else:
+                fail(path, lineno, "table %s: unknown table note '%s %s' (valid: '@on-conflict "
+                     "REPLACE|IGNORE')" % (base, note, " ".join(args)))
+        names, values = [], []
+        for col, notes, _ in cols:
+            kinds = dict((n, a) for n, a in notes)
+            decl = COLUMN_DECL[(base, col)]
+            if "@unset" in kinds or "GENERATED" in decl:
+                continue
+            if "PRIMARY KEY" in decl and "@given" not in kinds:
+                continue
+            quoted = "\\\"%s\\\"" % col
+            names.append(quoted)
+            if "@const" in kinds:
+                values.append(" ".join(kinds["@const"]))
+            elif col == "nid":
+                values.append("1")
+            elif col == "pid":
+                values.append("$PID")
+            else:
+                values.append("?")
+                params.append("#define P_%s_%s %d" % (name, col.upper(), values.count("?")))
+        rows.append('    X(ST_%s, "INSERT%s INTO \\"%s%%s\\" (%s) VALUES (%s)") \\'
+                    % (name, conflict, base, ", ".join(names), ",".join(values)))
+    return (["/* The writer's one-row insert of each table (see gen_tables.py): X(ST_NAME, \"SQL\"),",
+             " * \"%s\" is the table suffix, $PID the process row's id. */",
+             "#define OP_DB_INSERTS(X) \\"] + rows +
+            ["", "/* Parameter numbers of those inserts (1-based; a batched row's cell is one less). */"]
+            + params)
 
 
 def main():
@@ -116,9 +176,14 @@ def main():
                             fail(path, lineno, "%s.%s: @json-ref takes KEY=TABLE words, TABLE one of "
                                  "this file's" % (base, col))
                         jrefs.append((enums[base], col, key, enums[tbl]))
+                elif note in ("@unset", "@given") and not args:
+                    pass
+                elif note == "@const" and args:
+                    pass
                 else:
                     fail(path, lineno, "%s.%s: unknown annotation '%s %s' (valid: '@time', '@ref TABLE', "
-                         "'@json-ref KEY=TABLE...')" % (base, col, note, " ".join(args)))
+                         "'@json-ref KEY=TABLE...', '@unset', '@given', '@const SQL')" % (base, col, note,
+                                                                    " ".join(args)))
 
     src = os.path.relpath(path, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     head = "Generated by src/db/gen_tables.py from %s; do not edit." % src
@@ -139,6 +204,8 @@ def main():
     h += ["", "/* Row ids inside JSON text (-- @json-ref): X(ENUM, \"column\", \"key\", REF). */",
           "#define OP_DB_JSON_REF_COLUMNS(X) \\"]
     h += ["    X(%s, \"%s\", \"%s\", %s) \\" % j for j in jrefs]
+    h += [""]
+    h += inserts(path, tables, enums)
     h += ["", "#endif", ""]
 
     v = ["-- rocpd_views.sql — %s" % head,

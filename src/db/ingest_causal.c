@@ -17,7 +17,7 @@ int op_db_ingest_causal_experiment(op_db_writer *w, const omniprof_causal_experi
 {
     (void)psize;
     const char *selected = op_db_str(w, &r->selected);
-    sqlite3_stmt *s = w->st[ST_CAUSAL_EXPERIMENT];
+    sqlite3_stmt *s = w->st[ST_OP_CAUSAL_EXPERIMENT];
     sqlite3_bind_int64(s, 1, (int64_t)r->index);
     sqlite3_bind_text(s, 2, experiment_mode(r->operation), -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, selected ? selected : "", -1, SQLITE_STATIC);
@@ -28,14 +28,14 @@ int op_db_ingest_causal_experiment(op_db_writer *w, const omniprof_causal_experi
     sqlite3_bind_int64(s, 8, (int64_t)r->delay_ns);
     sqlite3_bind_int64(s, 9, (int64_t)r->selected_samples);
     sqlite3_bind_int64(s, 10, (int64_t)r->sample_period_ns);
-    return op_db_step(w, ST_CAUSAL_EXPERIMENT, "inserting a causal experiment");
+    return op_db_step(w, ST_OP_CAUSAL_EXPERIMENT, "inserting a causal experiment");
 }
 
 int op_db_ingest_causal_progress(op_db_writer *w, const omniprof_causal_progress_record_t *r, uint64_t psize)
 {
     (void)psize;
     const char *name = op_db_str(w, &r->name);
-    sqlite3_stmt *s = w->st[ST_CAUSAL_PROGRESS];
+    sqlite3_stmt *s = w->st[ST_OP_CAUSAL_PROGRESS];
     sqlite3_bind_int64(s, 1, (int64_t)r->experiment_index);
     sqlite3_bind_text(s, 2, name ? name : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, r->operation == OMNIPROF_CAUSAL_PROGRESS_LATENCY ? "latency" : "throughput", -1,
@@ -44,5 +44,5 @@ int op_db_ingest_causal_progress(op_db_writer *w, const omniprof_causal_progress
     sqlite3_bind_int64(s, 5, (int64_t)r->arrivals);
     sqlite3_bind_int64(s, 6, (int64_t)r->departures);
     sqlite3_bind_int64(s, 7, r->difference);
-    return op_db_step(w, ST_CAUSAL_PROGRESS, "inserting a causal progress point");
+    return op_db_step(w, ST_OP_CAUSAL_PROGRESS, "inserting a causal progress point");
 }

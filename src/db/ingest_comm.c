@@ -81,7 +81,7 @@ int op_db_ingest_comm(op_db_writer *w, const omniprof_comm_record_t *r, uint64_t
             return -1;
     }
     const char *datatype = op_db_str(w, &r->datatype), *reduce_op = op_db_str(w, &r->reduce_op);
-    sqlite3_stmt *s = w->st[ST_COMM];
+    sqlite3_stmt *s = w->st[ST_OP_COMM];
     int i = 1;
     sqlite3_bind_int64(s, i++, thread);
     sqlite3_bind_int64(s, i++, ev);
@@ -113,7 +113,7 @@ int op_db_ingest_comm(op_db_writer *w, const omniprof_comm_record_t *r, uint64_t
     if (r->device >= 0) sqlite3_bind_int(s, i++, r->device);
     else sqlite3_bind_null(s, i++);
     sqlite3_bind_int(s, i++, r->return_value);
-    if (op_db_step(w, ST_COMM, "inserting a communication call") != 0) return -1;
+    if (op_db_step(w, ST_OP_COMM, "inserting a communication call") != 0) return -1;
     if (r->kind == OMNIPROF_BUFFER_TRACING_MPI_API && !complete && r->world_rank >= 0 && r->comm_size > 0 &&
         (r->operation == OMNIPROF_MPI_INIT || r->operation == OMNIPROF_MPI_INIT_THREAD)) {
         s = w->st[ST_PROCESS_RANK];
@@ -127,7 +127,7 @@ int op_db_ingest_comm(op_db_writer *w, const omniprof_comm_record_t *r, uint64_t
 int op_db_ingest_clock_sync(op_db_writer *w, const omniprof_clock_sync_record_t *r, uint64_t psize)
 {
     (void)psize;
-    sqlite3_stmt *s = w->st[ST_CLOCK];
+    sqlite3_stmt *s = w->st[ST_OP_CLOCK];
     sqlite3_bind_text(s, 1, r->operation == OMNIPROF_CLOCK_SYNC_FINALIZE ? "finalize" : "init", -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 2, r->rank);
     sqlite3_bind_int(s, 3, r->reference_rank);
@@ -136,5 +136,5 @@ int op_db_ingest_clock_sync(op_db_writer *w, const omniprof_clock_sync_record_t 
     sqlite3_bind_int64(s, 6, (int64_t)r->error_ns);
     sqlite3_bind_int64(s, 7, (int64_t)r->round_trip_ns);
     sqlite3_bind_int(s, 8, (int)r->round_trips);
-    return op_db_step(w, ST_CLOCK, "inserting a clock estimate");
+    return op_db_step(w, ST_OP_CLOCK, "inserting a clock estimate");
 }

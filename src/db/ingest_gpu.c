@@ -16,7 +16,7 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
 {
     int64_t id;
     if (op_db_map_get(&w->kernels, kernel_id, &id)) return id;
-    sqlite3_stmt *s = w->st[ST_KSYM];
+    sqlite3_stmt *s = w->st[ST_KERNEL_SYMBOL];
     op_db_bind_id_or_null(s, 1, code_object);
     op_db_bind_text(s, 2, mangled ? mangled : display, -1, SQLITE_STATIC);
     op_db_bind_text(s, 3, display, -1, SQLITE_STATIC);
@@ -27,7 +27,7 @@ static int64_t kernel_symbol_row(op_db_writer *w, uint64_t kernel_id, const char
     char ext[160];
     int n = snprintf(ext, sizeof ext, "{\"kernel_id\":%llu}", (unsigned long long)kernel_id);
     sqlite3_bind_text(s, 8, ext, n, SQLITE_TRANSIENT);
-    if (op_db_step(w, ST_KSYM, "inserting a kernel symbol") != 0) return -1;
+    if (op_db_step(w, ST_KERNEL_SYMBOL, "inserting a kernel symbol") != 0) return -1;
     return op_db_remember(w, &w->kernels, kernel_id, op_db_last_id(w), "a kernel symbol");
 }
 
@@ -45,18 +45,22 @@ static int queue_context(op_db_writer *w, int64_t queue, uint32_t ctx)
     return op_db_remember(w, &w->queue_ctx, (uint64_t)queue, (int64_t)ctx + 1, "a queue's context") < 0 ? -1 : 0;
 }
 
-/* ST_KERNEL's parameters 10-17 (cells 9-16): work-group size, grid size in work-items (rocpd's
- * grid is CUDA's grid times its block), the region name and the event. */
+/* A kernel_dispatch row's cells (the generated parameter numbers, tables_gen.h, less one). */
+#define KD(COL) (P_KERNEL_DISPATCH_##COL - 1)
+#define MC(COL) (P_MEMORY_COPY_##COL - 1)
+
+/* A kernel row's work-group size, grid size in work-items (rocpd's grid is CUDA's grid times its
+ * block), region name and event. */
 static void set_launch(op_db_cell *c, omniprof_dim3_t block, omniprof_dim3_t grid, int64_t region, int64_t ev)
 {
-    op_db_set_int(&c[9], block.x);
-    op_db_set_int(&c[10], block.y);
-    op_db_set_int(&c[11], block.z);
-    op_db_set_int(&c[12], (int64_t)grid.x * block.x);
-    op_db_set_int(&c[13], (int64_t)grid.y * block.y);
-    op_db_set_int(&c[14], (int64_t)grid.z * block.z);
-    op_db_set_int(&c[15], region);
-    op_db_set_int(&c[16], ev);
+    op_db_set_int(&c[KD(WORKGROUP_SIZE_X)], block.x);
+    op_db_set_int(&c[KD(WORKGROUP_SIZE_Y)], block.y);
+    op_db_set_int(&c[KD(WORKGROUP_SIZE_Z)], block.z);
+    op_db_set_int(&c[KD(GRID_SIZE_X)], (int64_t)grid.x * block.x);
+    op_db_set_int(&c[KD(GRID_SIZE_Y)], (int64_t)grid.y * block.y);
+    op_db_set_int(&c[KD(GRID_SIZE_Z)], (int64_t)grid.z * block.z);
+    op_db_set_int(&c[KD(REGION_NAME_ID)], region);
+    op_db_set_int(&c[KD(EVENT_ID)], ev);
 }
 
 /* An event of a counter category (not a tracing kind's): its id or -1. extdata NULL: '{}'. */
@@ -114,15 +118,15 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
     if (ev < 0) return -1;
     op_db_cell *c = op_db_row(w, Q_KERNEL, NULL);
     if (!c) return -1;
-    op_db_set_id(&c[0], thread);
-    op_db_set_id(&c[1], agent);
-    op_db_set_int(&c[2], ksym);
-    op_db_set_int(&c[3], (int64_t)r->dispatch_id);
-    op_db_set_int(&c[4], stream);
-    op_db_set_int(&c[5], (int64_t)r->start_timestamp);
-    op_db_set_int(&c[6], (int64_t)r->end_timestamp);
-    op_db_set_int(&c[7], r->local_memory_per_thread);
-    op_db_set_int(&c[8], (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
+    op_db_set_id(&c[KD(TID)], thread);
+    op_db_set_id(&c[KD(AGENT_ID)], agent);
+    op_db_set_int(&c[KD(KERNEL_ID)], ksym);
+    op_db_set_int(&c[KD(DISPATCH_ID)], (int64_t)r->dispatch_id);
+    op_db_set_int(&c[KD(STREAM_ID)], stream);
+    op_db_set_int(&c[KD(START)], (int64_t)r->start_timestamp);
+    op_db_set_int(&c[KD(END)], (int64_t)r->end_timestamp);
+    op_db_set_int(&c[KD(PRIVATE_SEGMENT_SIZE)], r->local_memory_per_thread);
+    op_db_set_int(&c[KD(GROUP_SEGMENT_SIZE)], (int64_t)r->static_shared_memory + r->dynamic_shared_memory);
     set_launch(c, r->block_size, r->grid_size, region, ev);
     /* Only what no join gives (issue 12: bytes per record): the device is the agent's, registers
      * per thread the kernel symbol's arch_vgpr_count, dynamic shared memory group_segment_size
@@ -136,8 +140,8 @@ int op_db_ingest_kernel_dispatch(op_db_writer *w, const omniprof_buffer_tracing_
         n += snprintf(w->scratch + n, w->scratch_len - (size_t)n, "%s\"graph_id\":%llu,\"graph_node_id\":%llu",
                       own_ctx ? "," : "", (unsigned long long)r->graph_id, (unsigned long long)r->graph_node_id);
     w->scratch[n++] = '}';
-    op_db_set_text(w, Q_KERNEL, &c[17], w->scratch, n, OP_DB_TEXT_CLEAN);
-    op_db_set_int(&c[18], queue);
+    op_db_set_text(w, Q_KERNEL, &c[KD(EXTDATA)], w->scratch, n, OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[KD(QUEUE_ID)], queue);
     if (de) *de = (dispatch_entry){r->dispatch_id, ev, 0};
     return 0;
 }
@@ -162,18 +166,18 @@ int op_db_ingest_counter_dispatch_header(op_db_writer *w, const omniprof_counter
     int64_t ev = counter_event(w, w->cat_counter_id, &r->correlation_id, w->scratch, n);
     op_db_cell *c = ev < 0 ? NULL : op_db_row(w, Q_KERNEL, NULL);
     if (!c) return -1;
-    op_db_set_id(&c[0], thread);
-    op_db_set_id(&c[1], agent);
-    op_db_set_int(&c[2], ksym);
-    op_db_set_int(&c[3], (int64_t)r->dispatch_id);
-    op_db_set_null(&c[4]);
-    op_db_set_int(&c[5], (int64_t)r->start_timestamp);
-    op_db_set_int(&c[6], (int64_t)r->end_timestamp);
-    op_db_set_null(&c[7]);
-    op_db_set_null(&c[8]);
+    op_db_set_id(&c[KD(TID)], thread);
+    op_db_set_id(&c[KD(AGENT_ID)], agent);
+    op_db_set_int(&c[KD(KERNEL_ID)], ksym);
+    op_db_set_int(&c[KD(DISPATCH_ID)], (int64_t)r->dispatch_id);
+    op_db_set_null(&c[KD(STREAM_ID)]);
+    op_db_set_int(&c[KD(START)], (int64_t)r->start_timestamp);
+    op_db_set_int(&c[KD(END)], (int64_t)r->end_timestamp);
+    op_db_set_null(&c[KD(PRIVATE_SEGMENT_SIZE)]);
+    op_db_set_null(&c[KD(GROUP_SEGMENT_SIZE)]);
     set_launch(c, r->block_size, r->grid_size, region, ev);
-    op_db_set_text(w, Q_KERNEL, &c[17], "{\"source\":\"counter_collection\"}", -1, OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
-    op_db_set_int(&c[18], queue);
+    op_db_set_text(w, Q_KERNEL, &c[KD(EXTDATA)], "{\"source\":\"counter_collection\"}", -1, OP_DB_TEXT_STABLE | OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[KD(QUEUE_ID)], queue);
     if (r->dispatch_id) *de = (dispatch_entry){r->dispatch_id, ev, 1};
     return 0;
 }
@@ -186,14 +190,14 @@ int op_db_ingest_counter_value(op_db_writer *w, const omniprof_counter_value_rec
     int64_t pmc;
     if (!op_db_map_get(&w->pmcs, r->counter_id.handle, &pmc)) {
         const char *name = op_db_str(w, &r->counter_name);
-        sqlite3_stmt *s = w->st[ST_PMC_INFO];
+        sqlite3_stmt *s = w->st[ST_PMC];
         op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
         sqlite3_bind_int64(s, 2, (int64_t)r->counter_id.handle);
         op_db_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
         op_db_bind_text(s, 4, name ? name : "", -1, SQLITE_STATIC);
         int n = snprintf(w->scratch, w->scratch_len, "{\"counter_id\":%llu}", (unsigned long long)r->counter_id.handle);
         sqlite3_bind_text(s, 5, w->scratch, n, SQLITE_STATIC);
-        if (op_db_step(w, ST_PMC_INFO, "inserting a counter") != 0) return -1;
+        if (op_db_step(w, ST_PMC, "inserting a counter") != 0) return -1;
         pmc = op_db_last_id(w);
         if (op_db_remember(w, &w->pmcs, r->counter_id.handle, pmc, "a counter") < 0) return -1;
     }
@@ -242,17 +246,17 @@ static int insert_copy(op_db_writer *w, uint32_t kind, int32_t op, const omnipro
     if (ev < 0) return -1;
     op_db_cell *c = op_db_row(w, Q_COPY, NULL);
     if (!c) return -1;
-    op_db_set_id(&c[0], thread);
-    op_db_set_int(&c[1], (int64_t)start);
-    op_db_set_int(&c[2], (int64_t)end);
-    op_db_set_int(&c[3], name);
-    op_db_set_id(&c[4], dst);
-    op_db_set_id(&c[5], src);
-    op_db_set_int(&c[6], (int64_t)bytes);
-    op_db_set_int(&c[7], stream);
-    op_db_set_int(&c[8], ev);
-    op_db_set_text(w, Q_COPY, &c[9], ext, (int)extlen, OP_DB_TEXT_CLEAN);
-    op_db_set_int(&c[10], queue);
+    op_db_set_id(&c[MC(TID)], thread);
+    op_db_set_int(&c[MC(START)], (int64_t)start);
+    op_db_set_int(&c[MC(END)], (int64_t)end);
+    op_db_set_int(&c[MC(NAME_ID)], name);
+    op_db_set_id(&c[MC(DST_AGENT_ID)], dst);
+    op_db_set_id(&c[MC(SRC_AGENT_ID)], src);
+    op_db_set_int(&c[MC(SIZE)], (int64_t)bytes);
+    op_db_set_int(&c[MC(STREAM_ID)], stream);
+    op_db_set_int(&c[MC(EVENT_ID)], ev);
+    op_db_set_text(w, Q_COPY, &c[MC(EXTDATA)], ext, (int)extlen, OP_DB_TEXT_CLEAN);
+    op_db_set_int(&c[MC(QUEUE_ID)], queue);
     return 0;
 }
 
@@ -294,22 +298,22 @@ int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracin
     case OMNIPROF_MEMORY_ALLOCATION_VMEM_FREE: type = "FREE"; level = "VIRTUAL"; break;
     default: break;
     }
-    sqlite3_stmt *s = w->st[ST_ALLOC];
-    op_db_bind_id_or_null(s, 1, thread);
-    op_db_bind_id_or_null(s, 2, agent);
-    sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 4, level, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 5, (int64_t)r->start_timestamp);
-    sqlite3_bind_int64(s, 6, (int64_t)r->end_timestamp);
-    sqlite3_bind_int64(s, 7, (int64_t)r->address);
-    sqlite3_bind_int64(s, 8, (int64_t)r->allocation_size);
-    op_db_bind_id_or_null(s, 9, stream);
-    sqlite3_bind_int64(s, 10, ev);
+    sqlite3_stmt *s = w->st[ST_MEMORY_ALLOCATE];
+    op_db_bind_id_or_null(s, P_MEMORY_ALLOCATE_TID, thread);
+    op_db_bind_id_or_null(s, P_MEMORY_ALLOCATE_AGENT_ID, agent);
+    sqlite3_bind_text(s, P_MEMORY_ALLOCATE_TYPE, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, P_MEMORY_ALLOCATE_LEVEL, level, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, P_MEMORY_ALLOCATE_START, (int64_t)r->start_timestamp);
+    sqlite3_bind_int64(s, P_MEMORY_ALLOCATE_END, (int64_t)r->end_timestamp);
+    sqlite3_bind_int64(s, P_MEMORY_ALLOCATE_ADDRESS, (int64_t)r->address);
+    sqlite3_bind_int64(s, P_MEMORY_ALLOCATE_SIZE, (int64_t)r->allocation_size);
+    op_db_bind_id_or_null(s, P_MEMORY_ALLOCATE_STREAM_ID, stream);
+    sqlite3_bind_int64(s, P_MEMORY_ALLOCATE_EVENT_ID, ev);
     int n = snprintf(w->scratch, w->scratch_len, "{\"memory_kind\":\"%s\",\"device_id\":%u}", op_db_mem_kind_name(r->memory_kind),
                      r->device_id);
-    sqlite3_bind_text(s, 11, w->scratch, n, SQLITE_STATIC);
-    op_db_bind_id_or_null(s, 12, queue);
-    return op_db_step(w, ST_ALLOC, "inserting a memory allocation");
+    sqlite3_bind_text(s, P_MEMORY_ALLOCATE_EXTDATA, w->scratch, n, SQLITE_STATIC);
+    op_db_bind_id_or_null(s, P_MEMORY_ALLOCATE_QUEUE_ID, queue);
+    return op_db_step(w, ST_MEMORY_ALLOCATE, "inserting a memory allocation");
 }
 
 int op_db_ingest_synchronization(op_db_writer *w, const omniprof_buffer_tracing_synchronization_record_t *r, uint64_t psize)

@@ -124,11 +124,11 @@ int64_t op_db_metric_track(op_db_writer *w, int64_t name_id, uint64_t key, const
 
 int op_db_insert_metric_value(op_db_writer *w, int64_t track, uint64_t timestamp, double value, const char *what)
 {
-    sqlite3_stmt *s = w->st[ST_METRIC];
+    sqlite3_stmt *s = w->st[ST_OP_METRIC];
     sqlite3_bind_int64(s, 1, track);
     sqlite3_bind_int64(s, 2, (int64_t)timestamp);
     sqlite3_bind_double(s, 3, value);
-    return op_db_step(w, ST_METRIC, what);
+    return op_db_step(w, ST_OP_METRIC, what);
 }
 
 int op_db_ingest_process_sample(op_db_writer *w, const omniprof_process_sample_record_t *r, uint64_t psize)
@@ -162,14 +162,14 @@ int op_db_ingest_thread(op_db_writer *w, const omniprof_thread_record_t *r, uint
         sqlite3_bind_int64(s, 1, (int64_t)r->timestamp);
         sqlite3_bind_int64(s, 2, thread);
         if (op_db_step(w, ST_THREAD_START, "updating a thread") != 0) return -1;
-        s = w->st[ST_OTHREAD];
+        s = w->st[ST_OP_THREAD];
         sqlite3_bind_int64(s, 1, thread);
         sqlite3_bind_int64(s, 2, (int64_t)r->thread_id);
         sqlite3_bind_int64(s, 3, (int64_t)r->parent_thread_id);
         sqlite3_bind_int64(s, 4, (int64_t)r->internal_value);
         sqlite3_bind_int64(s, 5, (int64_t)r->sequent_value);
         sqlite3_bind_int(s, 6, r->sequent_value >= OMNIPROF_SEQUENT_PROFILER_OFFSET);
-        if (op_db_step(w, ST_OTHREAD, "inserting thread identity") != 0) return -1;
+        if (op_db_step(w, ST_OP_THREAD, "inserting thread identity") != 0) return -1;
     } else if (r->operation == OMNIPROF_THREAD_EXIT) {
         sqlite3_stmt *s = w->st[ST_THREAD_END];
         sqlite3_bind_int64(s, 1, (int64_t)r->timestamp);
@@ -190,20 +190,20 @@ int op_db_ingest_thread(op_db_writer *w, const omniprof_thread_record_t *r, uint
 
 int op_db_insert_run_cost(op_db_writer *w, const char *name, double value, const char *units)
 {
-    sqlite3_stmt *s = w->st[ST_RUN_COST];
+    sqlite3_stmt *s = w->st[ST_OP_RUN_COST];
     sqlite3_bind_text(s, 1, name ? name : "", -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 2, value);
     sqlite3_bind_text(s, 3, units ? units : "", -1, SQLITE_STATIC);
-    return op_db_step(w, ST_RUN_COST, "inserting a run-cost row");
+    return op_db_step(w, ST_OP_RUN_COST, "inserting a run-cost row");
 }
 
 int op_db_insert_drops(op_db_writer *w, const char *buffer, const char *cause, uint64_t count)
 {
-    sqlite3_stmt *s = w->st[ST_DROPS];
+    sqlite3_stmt *s = w->st[ST_OP_DROPS];
     sqlite3_bind_text(s, 1, buffer ? buffer : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, cause ? cause : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, (int64_t)count);
-    return op_db_step(w, ST_DROPS, "inserting a drops row");
+    return op_db_step(w, ST_OP_DROPS, "inserting a drops row");
 }
 
 /* The later fields of an agent record exist when its size covers them. */
@@ -329,11 +329,11 @@ int op_db_ingest_backpressure(op_db_writer *w, const op_db_int_backpressure *r, 
 {
     (void)psize;
     const char *buffer = op_db_str(w, &r->buffer);
-    sqlite3_stmt *s = w->st[ST_BACKPRESSURE];
+    sqlite3_stmt *s = w->st[ST_OP_BACKPRESSURE];
     sqlite3_bind_text(s, 1, buffer ? buffer : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)r->waits);
     sqlite3_bind_int64(s, 3, (int64_t)r->wait_ns);
-    return op_db_step(w, ST_BACKPRESSURE, "inserting a back-pressure row");
+    return op_db_step(w, ST_OP_BACKPRESSURE, "inserting a back-pressure row");
 }
 
 /* REGION_PROFILE: one omniprof_region_profile row per (node, component). */
@@ -344,7 +344,7 @@ int op_db_ingest_region_profile(op_db_writer *w, const omniprof_region_profile_r
     if (thread < 0) return -1;
     const char *label = op_db_str(w, &r->label), *component = op_db_str(w, &r->component);
     const char *units = op_db_str(w, &r->units);
-    sqlite3_stmt *s = w->st[ST_REGION_PROFILE];
+    sqlite3_stmt *s = w->st[ST_OP_REGION_PROFILE];
     sqlite3_bind_int64(s, 1, thread);
     sqlite3_bind_int64(s, 2, (int64_t)r->thread_index);
     sqlite3_bind_int64(s, 3, (int64_t)r->node_id);
@@ -359,5 +359,5 @@ int op_db_ingest_region_profile(op_db_writer *w, const omniprof_region_profile_r
     sqlite3_bind_double(s, 12, r->min);
     sqlite3_bind_double(s, 13, r->max);
     sqlite3_bind_double(s, 14, r->self);
-    return op_db_step(w, ST_REGION_PROFILE, "inserting a region-profile row");
+    return op_db_step(w, ST_OP_REGION_PROFILE, "inserting a region-profile row");
 }

@@ -43,7 +43,7 @@ static void bind_code_site(op_db_writer *w, sqlite3_stmt *s, int col, uint64_t k
 int op_db_ingest_pc_sample(op_db_writer *w, const omniprof_pc_sample_record_t *r, uint64_t psize)
 {
     (void)psize;
-    sqlite3_stmt *s = w->st[ST_PC_SAMPLE];
+    sqlite3_stmt *s = w->st[ST_OP_PC_SAMPLE];
     op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
     sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
     sqlite3_bind_int64(s, 3, r->operation);
@@ -53,7 +53,7 @@ int op_db_ingest_pc_sample(op_db_writer *w, const omniprof_pc_sample_record_t *r
     bind_string(w, s, 13, op_db_str(w, &r->stall_reason));
     sqlite3_bind_int64(s, 14, r->samples);
     sqlite3_bind_int64(s, 15, r->pc_samples);
-    return op_db_step(w, ST_PC_SAMPLE, "inserting a PC sample");
+    return op_db_step(w, ST_OP_PC_SAMPLE, "inserting a PC sample");
 }
 
 /* The unit a PM metric's value is in, from its name (NVPW naming: <unit>__<counter>.<rollup>). */
@@ -94,13 +94,13 @@ int op_db_ingest_pm_sample(op_db_writer *w, const omniprof_pm_sample_record_t *r
 int op_db_ingest_sass_metric(op_db_writer *w, const omniprof_sass_metric_record_t *r, uint64_t psize)
 {
     (void)psize;
-    sqlite3_stmt *s = w->st[ST_SASS_METRIC];
+    sqlite3_stmt *s = w->st[ST_OP_SASS_METRIC];
     op_db_bind_id_or_null(s, 1, op_db_agent_row(w, r->agent_id.handle));
     sqlite3_bind_int64(s, 2, (int64_t)r->timestamp);
     BIND_CODE_SITE(w, s, 3, r);
     bind_string(w, s, 10, op_db_str(w, &r->metric_name));
     sqlite3_bind_int64(s, 11, (int64_t)r->value);
-    return op_db_step(w, ST_SASS_METRIC, "inserting a SASS metric");
+    return op_db_step(w, ST_OP_SASS_METRIC, "inserting a SASS metric");
 }
 
 static const char *const k_um_ops[OMNIPROF_UNIFIED_MEMORY_LAST] = {
@@ -122,7 +122,7 @@ int op_db_ingest_unified_memory(op_db_writer *w, const omniprof_buffer_tracing_u
     if (op == OMNIPROF_UNIFIED_MEMORY_GPU_PAGE_FAULT || op == OMNIPROF_UNIFIED_MEMORY_CPU_PAGE_FAULT ||
         op == OMNIPROF_UNIFIED_MEMORY_THRASHING || op == OMNIPROF_UNIFIED_MEMORY_THROTTLING)
         dst = 0; /* no destination */
-    sqlite3_stmt *s = w->st[ST_UNIFIED_MEMORY];
+    sqlite3_stmt *s = w->st[ST_OP_UNIFIED_MEMORY];
     sqlite3_bind_text(s, 1, k_um_ops[op], -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)r->start_timestamp);
     sqlite3_bind_int64(s, 3, (int64_t)(r->end_timestamp >= r->start_timestamp ? r->end_timestamp : r->start_timestamp));
@@ -133,5 +133,5 @@ int op_db_ingest_unified_memory(op_db_writer *w, const omniprof_buffer_tracing_u
     sqlite3_bind_int64(s, 8, (int64_t)r->value);
     if (cause) sqlite3_bind_text(s, 9, cause, -1, SQLITE_STATIC);
     else sqlite3_bind_null(s, 9);
-    return op_db_step(w, ST_UNIFIED_MEMORY, "inserting a unified memory event");
+    return op_db_step(w, ST_OP_UNIFIED_MEMORY, "inserting a unified memory event");
 }

@@ -80,8 +80,8 @@ int64_t op_db_intern_n(op_db_writer *w, const char *s, size_t n)
         return -1;
     }
     if (id < 0) {
-        op_db_bind_text(w->st[ST_STRING_INS], 1, s, (int)n, SQLITE_STATIC);
-        if (op_db_step(w, ST_STRING_INS, "inserting a string") != 0) return -1;
+        op_db_bind_text(w->st[ST_STRING], 1, s, (int)n, SQLITE_STATIC);
+        if (op_db_step(w, ST_STRING, "inserting a string") != 0) return -1;
         id = op_db_last_id(w);
     }
     if (n <= OP_DB_STRCACHE_MAXLEN) {
@@ -143,12 +143,12 @@ int64_t op_db_thread_row(op_db_writer *w, uint64_t tid)
     int64_t id;
     if (op_db_map_get(&w->threads, tid, &id)) return id;
     id = tid ? (int64_t)tid : OP_DB_NO_THREAD_ID + w->pid;
-    sqlite3_stmt *s = w->st[ST_THREAD_INS];
+    sqlite3_stmt *s = w->st[ST_THREAD];
     sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_int64(s, 2, w->ppid);
     sqlite3_bind_int64(s, 3, (int64_t)tid);
     if (tid) sqlite3_bind_null(s, 4); else sqlite3_bind_text(s, 4, "(unknown launching thread)", -1, SQLITE_STATIC);
-    if (op_db_step(w, ST_THREAD_INS, "inserting a thread") != 0) return -1;
+    if (op_db_step(w, ST_THREAD, "inserting a thread") != 0) return -1;
     return op_db_remember(w, &w->threads, tid, id, "a thread");
 }
 
@@ -243,11 +243,11 @@ int64_t op_db_stack_node(op_db_writer *w, int64_t parent, uint64_t address, int 
         return -1;
     }
     if (id < 0) {
-        sqlite3_stmt *s = w->st[ST_STACK_INS];
+        sqlite3_stmt *s = w->st[ST_OP_STACK];
         sqlite3_bind_int64(s, 1, parent);
         sqlite3_bind_int64(s, 2, (int64_t)address);
         sqlite3_bind_int(s, 3, depth);
-        if (op_db_step(w, ST_STACK_INS, "inserting a stack node") != 0) return -1;
+        if (op_db_step(w, ST_OP_STACK, "inserting a stack node") != 0) return -1;
         id = op_db_last_id(w);
     }
     e->parent = parent;

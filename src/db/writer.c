@@ -324,52 +324,23 @@ static void *ingest_main(void *arg)
 /* ------------------------------------------------------------------------------------------ */
 /* Open / flush / close                                                                       */
 
-/* "%s": the table suffix; "$PID": the process row's id, the OS pid (expand_statement). */
+/* "%s": the table suffix; "$PID": the process row's id, the OS pid (expand_statement). The
+ * inserts are generated from tables.sql (OP_DB_INSERTS); these are the other statements. */
+#define OP_DB_ST_TEXT(ST, SQL) [ST] = SQL,
 static const char *const k_statements[ST__COUNT] = {
-    [ST_STRING_INS] = "INSERT INTO \"rocpd_string%s\" (string) VALUES (?)",
+    OP_DB_INSERTS(OP_DB_ST_TEXT)
     [ST_STRING_SEL] = "SELECT id FROM \"rocpd_string%s\" WHERE string = ?",
-    [ST_EVENT] = "INSERT INTO \"rocpd_event%s\" (category_id, stack_id, parent_stack_id, correlation_id, extdata) VALUES (?,?,?,?,?)",
-    [ST_REGION] = "INSERT INTO \"rocpd_region%s\" (nid, pid, tid, start, \"end\", name_id, event_id) VALUES (1,$PID,?,?,?,?,?)",
-    [ST_SAMPLE] = "INSERT INTO \"rocpd_sample%s\" (track_id, timestamp, event_id) VALUES (?,?,?)",
-    [ST_ARG] = "INSERT INTO \"rocpd_arg%s\" (event_id, position, type, name, value) VALUES (?,?,?,?,?)",
-    [ST_THREAD_INS] = "INSERT INTO \"rocpd_info_thread%s\" (id, nid, ppid, pid, tid, name) VALUES (?,1,?,$PID,?,?)",
     [ST_THREAD_START] = "UPDATE \"rocpd_info_thread%s\" SET start = ? WHERE id = ?",
     [ST_THREAD_END] = "UPDATE \"rocpd_info_thread%s\" SET \"end\" = ? WHERE id = ?",
     [ST_THREAD_NAME] = "UPDATE \"rocpd_info_thread%s\" SET name = ? WHERE id = ?",
-    [ST_OTHREAD] = "INSERT OR REPLACE INTO \"omniprof_thread%s\" (thread_id, tid, parent_tid, internal_value, sequent_value, is_profiler_thread) VALUES (?,?,?,?,?,?)",
-    [ST_TRACK] = "INSERT INTO \"rocpd_track%s\" (nid, pid, tid, name_id, extdata) VALUES (1,$PID,?,?,?)",
-    [ST_STREAM] = "INSERT INTO \"rocpd_info_stream%s\" (nid, pid, name, extdata) VALUES (1,$PID,?,?)",
-    [ST_QUEUE] = "INSERT INTO \"rocpd_info_queue%s\" (nid, pid, name, extdata) VALUES (1,$PID,?,?)",
-    [ST_AGENT] = "INSERT INTO \"rocpd_info_agent%s\" (nid, pid, type, absolute_index, logical_index, type_index, name, model_name, vendor_name, product_name, extdata) VALUES (1,$PID,?,?,?,?,?,?,?,?,?)",
-    [ST_CODE_OBJECT] = "INSERT INTO \"rocpd_info_code_object%s\" (nid, pid, agent_id, uri, load_base, load_size, load_delta, storage_type, extdata) VALUES (1,$PID,?,?,?,?,0,?,?)",
-    [ST_KSYM] = "INSERT INTO \"rocpd_info_kernel_symbol%s\" (nid, pid, code_object_id, kernel_name, display_name, kernel_object, group_segment_size, private_segment_size, arch_vgpr_count, sgpr_count, accum_vgpr_count, extdata) VALUES (1,$PID,?,?,?,?,?,?,?,0,0,?)",
     [ST_KSYM_UPD] = "UPDATE \"rocpd_info_kernel_symbol%s\" SET code_object_id = ? WHERE id = ?",
-    [ST_KERNEL] = "INSERT INTO \"rocpd_kernel_dispatch%s\" (nid, pid, tid, agent_id, kernel_id, dispatch_id, stream_id, start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_COPY] = "INSERT INTO \"rocpd_memory_copy%s\" (nid, pid, tid, start, \"end\", name_id, dst_agent_id, src_agent_id, size, stream_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ALLOC] = "INSERT INTO \"rocpd_memory_allocate%s\" (nid, pid, tid, agent_id, type, level, start, \"end\", address, size, stream_id, event_id, extdata, queue_id) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_METRIC] = "INSERT INTO \"omniprof_metric%s\" (track_id, timestamp, value) VALUES (?,?,?)",
-    [ST_CPU_SAMPLE] = "INSERT INTO \"omniprof_cpu_sample%s\" (nid, pid, tid, timestamp, clock, stack_id, sample_id, num_frames, thread_internal_value, peak_rss_bytes, event_values) VALUES (1,$PID,?,?,?,?,?,?,?,?,?)",
-    [ST_STACK_INS] = "INSERT INTO \"omniprof_stack%s\" (parent_id, address, depth) VALUES (?,?,?)",
     [ST_STACK_SEL] = "SELECT id FROM \"omniprof_stack%s\" WHERE parent_id = ? AND address = ?",
-    [ST_SYMBOL] = "INSERT OR IGNORE INTO \"omniprof_symbol%s\" (address, inline_depth, function, function_mangled, file, line, module, module_offset) VALUES (?,?,?,?,?,?,?,?)",
-    [ST_RUN_COST] = "INSERT INTO \"omniprof_run_cost%s\" (pid, name, value, units) VALUES ($PID,?,?,?)",
-    [ST_DROPS] = "INSERT INTO \"omniprof_drops%s\" (pid, buffer, cause, count) VALUES ($PID,?,?,?)",
-    [ST_BACKPRESSURE] = "INSERT INTO \"omniprof_backpressure%s\" (pid, buffer, waits, wait_ns) VALUES ($PID,?,?,?)",
-    [ST_PMC_INFO] = "INSERT INTO \"rocpd_info_pmc%s\" (nid, pid, agent_id, target_arch, event_code, instance_id, name, symbol, description, long_description, component, units, value_type, block, expression, extdata) VALUES (1,$PID,?,'GPU',?,0,?,?,'','','','','ABS','','',?)",
-    [ST_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event%s\" (event_id, pmc_id, value, extdata) VALUES (?,?,?,?)",
-    [ST_CAUSAL_EXPERIMENT] = "INSERT INTO \"omniprof_causal_experiment%s\" (pid, experiment, mode, selected, speedup, start, \"end\", duration, delay, selected_samples, sample_period) VALUES ($PID,?,?,?,?,?,?,?,?,?,?)",
-    [ST_CAUSAL_PROGRESS] = "INSERT INTO \"omniprof_causal_progress%s\" (pid, experiment, name, type, delta, arrivals, departures, difference) VALUES ($PID,?,?,?,?,?,?,?)",
-    [ST_PC_SAMPLE] = "INSERT INTO \"omniprof_pc_sample%s\" (nid, pid, agent_id, timestamp, method, stack_id, dispatch_id, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, stall_reason_id, samples, pc_samples) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_SASS_METRIC] = "INSERT INTO \"omniprof_sass_metric%s\" (nid, pid, agent_id, timestamp, kernel_id, kernel_name_id, code_object_id, pc_offset, instruction_id, file_id, line, metric_id, value) VALUES (1,$PID,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_UNIFIED_MEMORY] = "INSERT INTO \"omniprof_unified_memory%s\" (nid, pid, operation, start, \"end\", src_agent_id, dst_agent_id, address, bytes, value, cause) VALUES (1,$PID,?,?,?,?,?,?,?,?,?)",
-    [ST_REGION_PROFILE] = "INSERT INTO \"omniprof_region_profile%s\" (pid, tid, thread_index, node_id, parent_id, depth, label, component, units, count, sum, sum_squares, min, max, self) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_COMM] = "INSERT INTO \"omniprof_comm%s\" (pid, tid, event_id, api, name, class, phase, start, \"end\", rank, comm, comm_rank, comm_size, dest, source, root, send_tag, recv_tag, count, datatype, reduce_op, bytes_sent, bytes_received, new_comm, request, sequence, stream, device, return_value) VALUES ($PID,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_CLOCK] = "INSERT INTO \"omniprof_clock%s\" (pid, phase, rank, reference_rank, local_timestamp, \"offset\", error, round_trip, round_trips) VALUES ($PID,?,?,?,?,?,?,?,?)",
     [ST_PROCESS_RANK] = "UPDATE \"rocpd_info_process%s\" SET extdata = json_set(extdata, '$.rank', ?, '$.size', ?) WHERE id = $PID",
     [ST_QUEUE_CTX] = "UPDATE \"rocpd_info_queue%s\" SET extdata = json_set(extdata, '$.context_id', ?) WHERE id = ?",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
 };
+#undef OP_DB_ST_TEXT
 
 void op_db_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -651,7 +622,7 @@ static const struct {
     int st, ids;
 } k_rowq[Q__COUNT] = {
     [Q_EVENT] = {ST_EVENT, 1}, [Q_REGION] = {ST_REGION, 0}, [Q_SAMPLE] = {ST_SAMPLE, 1}, [Q_ARG] = {ST_ARG, 0},
-    [Q_KERNEL] = {ST_KERNEL, 0}, [Q_COPY] = {ST_COPY, 0}, [Q_CPU_SAMPLE] = {ST_CPU_SAMPLE, 0},
+    [Q_KERNEL] = {ST_KERNEL_DISPATCH, 0}, [Q_COPY] = {ST_MEMORY_COPY, 0}, [Q_CPU_SAMPLE] = {ST_OP_CPU_SAMPLE, 0},
 };
 
 static int prepare_database(op_db_writer *w, char *err, size_t errlen)

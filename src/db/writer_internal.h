@@ -35,6 +35,7 @@
 #include "common/kinds.h"
 #include "common/u64map.h"
 #include "db/spool.h"
+#include "db/tables_gen.h"
 #include "omniprof/omniprof.h"
 
 #define OP_DB_MAX_STRING 4096      /* longest string copied from a record (longer: truncated) */
@@ -140,15 +141,16 @@ typedef struct op_db_rowq {
 /* ------------------------------------------------------------------------------------------ */
 /* The writer                                                                                 */
 
-/* Prepared statements (their text: k_statements in writer.c). */
+/* Prepared statements: the one-row insert of every table, generated from tables.sql
+ * (OP_DB_INSERTS, tables_gen.h: ST_<TABLE>, parameters P_<TABLE>_<COLUMN>), then the writer's
+ * other statements (their text: k_other_statements in writer.c). */
+#define OP_DB_ST_ENUM(ST, SQL) ST,
 enum {
-    ST_STRING_INS, ST_STRING_SEL, ST_EVENT, ST_REGION, ST_SAMPLE, ST_ARG, ST_THREAD_INS,
-    ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_OTHREAD, ST_TRACK, ST_STREAM, ST_QUEUE, ST_AGENT, ST_CODE_OBJECT,
-    ST_KSYM, ST_KSYM_UPD, ST_KERNEL, ST_COPY, ST_ALLOC, ST_METRIC, ST_CPU_SAMPLE, ST_STACK_INS, ST_STACK_SEL,
-    ST_SYMBOL, ST_RUN_COST, ST_DROPS, ST_BACKPRESSURE, ST_PMC_INFO, ST_PMC_EVENT, ST_CAUSAL_EXPERIMENT,
-    ST_CAUSAL_PROGRESS, ST_PC_SAMPLE, ST_REGION_PROFILE, ST_COMM, ST_CLOCK, ST_PROCESS_RANK, ST_SASS_METRIC,
-    ST_UNIFIED_MEMORY, ST_QUEUE_CTX, ST_BEGIN, ST_COMMIT, ST__COUNT
+    OP_DB_INSERTS(OP_DB_ST_ENUM)
+    ST_STRING_SEL, ST_THREAD_START, ST_THREAD_END, ST_THREAD_NAME, ST_KSYM_UPD, ST_STACK_SEL,
+    ST_PROCESS_RANK, ST_QUEUE_CTX, ST_BEGIN, ST_COMMIT, ST__COUNT
 };
+#undef OP_DB_ST_ENUM
 
 struct op_db_writer {
     /* configuration (immutable after open) */

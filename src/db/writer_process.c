@@ -178,7 +178,7 @@ static int symbol_cb(const omniprof_symbol_info_t *info, void *data)
     symbolize_ctx *c = data;
     op_db_writer *w = c->w;
     if (!info || op_db_failed(w)) return 1;
-    sqlite3_stmt *s = w->st[ST_SYMBOL];
+    sqlite3_stmt *s = w->st[ST_OP_SYMBOL];
     sqlite3_bind_int64(s, 1, (int64_t)info->address);
     sqlite3_bind_int(s, 2, (int)info->inline_depth);
     op_db_bind_text(s, 3, info->function, -1, SQLITE_TRANSIENT);
@@ -187,7 +187,7 @@ static int symbol_cb(const omniprof_symbol_info_t *info, void *data)
     sqlite3_bind_int(s, 6, (int)info->line);
     op_db_bind_text(s, 7, info->module, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 8, (int64_t)info->module_offset);
-    c->rc = op_db_step(w, ST_SYMBOL, "inserting a symbol");
+    c->rc = op_db_step(w, ST_OP_SYMBOL, "inserting a symbol");
     return c->rc != 0;
 }
 

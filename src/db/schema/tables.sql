@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
-    "id" INTEGER NOT NULL PRIMARY KEY,
+    "id" INTEGER NOT NULL PRIMARY KEY, -- @given
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "ppid" INTEGER,
@@ -81,8 +81,10 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
     "tid" INTEGER NOT NULL,
     "name" TEXT,
     "start" BIGINT, -- @time
+        -- @unset
     "end" BIGINT, -- @time
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+        -- @unset
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @unset
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
@@ -94,12 +96,12 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
     "absolute_index" INTEGER,
     "logical_index" INTEGER,
     "type_index" INTEGER,
-    "uuid" INTEGER,
+    "uuid" INTEGER, -- @unset
     "name" TEXT,
     "model_name" TEXT,
     "vendor_name" TEXT,
     "product_name" TEXT,
-    "user_name" TEXT,
+    "user_name" TEXT, -- @unset
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
@@ -128,20 +130,20 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
-    "target_arch" TEXT CHECK ("target_arch" IN ('CPU', 'GPU')),
+    "target_arch" TEXT CHECK ("target_arch" IN ('CPU', 'GPU')), -- @const 'GPU'
     "event_code" INT,
-    "instance_id" INTEGER,
+    "instance_id" INTEGER, -- @const 0
     "name" TEXT NOT NULL,
     "symbol" TEXT NOT NULL,
-    "description" TEXT,
-    "long_description" TEXT DEFAULT '',
-    "component" TEXT,
-    "units" TEXT DEFAULT '',
-    "value_type" TEXT CHECK ("value_type" IN ('ABS', 'ACCUM', 'RELATIVE')),
-    "block" TEXT,
-    "expression" TEXT,
-    "is_constant" INTEGER,
-    "is_derived" INTEGER,
+    "description" TEXT, -- @const ''
+    "long_description" TEXT DEFAULT '', -- @const ''
+    "component" TEXT, -- @const ''
+    "units" TEXT DEFAULT '', -- @const ''
+    "value_type" TEXT CHECK ("value_type" IN ('ABS', 'ACCUM', 'RELATIVE')), -- @const 'ABS'
+    "block" TEXT, -- @const ''
+    "expression" TEXT, -- @const ''
+    "is_constant" INTEGER, -- @unset
+    "is_derived" INTEGER, -- @unset
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
@@ -154,7 +156,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
     "uri" TEXT,
     "load_base" BIGINT,
     "load_size" BIGINT,
-    "load_delta" BIGINT,
+    "load_delta" BIGINT, -- @const 0
     "storage_type" TEXT CHECK ("storage_type" IN ('FILE', 'MEMORY')),
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
@@ -169,13 +171,13 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
     "kernel_name" TEXT,
     "display_name" TEXT,
     "kernel_object" INTEGER,
-    "kernarg_segment_size" INTEGER,
-    "kernarg_segment_alignment" INTEGER,
+    "kernarg_segment_size" INTEGER, -- @unset
+    "kernarg_segment_alignment" INTEGER, -- @unset
     "group_segment_size" INTEGER,
     "private_segment_size" INTEGER,
-    "sgpr_count" INTEGER,
+    "sgpr_count" INTEGER, -- @const 0
     "arch_vgpr_count" INTEGER,
-    "accum_vgpr_count" INTEGER,
+    "accum_vgpr_count" INTEGER, -- @const 0
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
@@ -197,8 +199,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
     "stack_id" INTEGER,
     "parent_stack_id" INTEGER,
     "correlation_id" INTEGER,
-    "call_stack" JSONB DEFAULT '{}' NOT NULL,
-    "line_info" JSONB DEFAULT '{}' NOT NULL,
+    "call_stack" JSONB DEFAULT '{}' NOT NULL, -- @unset
+    "line_info" JSONB DEFAULT '{}' NOT NULL, -- @unset
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
@@ -211,6 +213,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
     "name" TEXT NOT NULL,
     "value" TEXT,
     "extdata" JSONB DEFAULT '{}' NOT NULL -- @json-ref stream_id=rocpd_info_stream
+        -- @unset
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
@@ -233,7 +236,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
     "end" BIGINT NOT NULL, -- @time
     "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @unset
 );
 
 -- An instant on a track: marks, zero-length API calls, CPU call-stack samples.
@@ -243,7 +246,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
     "track_id" INTEGER NOT NULL REFERENCES "rocpd_track{{uuid}}" ("id"),
     "timestamp" BIGINT NOT NULL, -- @time
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @unset
 );
 
 -- grid_size_* are work-items (blocks x threads per block), as in rocpd; workgroup_size_* are
@@ -286,13 +289,13 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
     "end" BIGINT NOT NULL, -- @time
     "name_id" INTEGER NOT NULL REFERENCES "rocpd_string{{uuid}}" ("id"),
     "dst_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
-    "dst_address" INTEGER,
+    "dst_address" INTEGER, -- @unset
     "src_agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
-    "src_address" INTEGER,
+    "src_address" INTEGER, -- @unset
     "size" INTEGER NOT NULL,
     "queue_id" INTEGER REFERENCES "rocpd_info_queue{{uuid}}" ("id"),
     "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
-    "region_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"),
+    "region_name_id" INTEGER REFERENCES "rocpd_string{{uuid}}" ("id"), -- @unset
     "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
@@ -379,7 +382,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_pc_sample{{uuid}}" (
 -- ids; code_object_id the cubin CRC; pc_offset bytes from the function's start.
 CREATE TABLE IF NOT EXISTS "omniprof_sass_metric{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "agent_id" INTEGER REFERENCES "rocpd_info_agent{{uuid}}" ("id"),
@@ -402,7 +405,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_sass_metric{{uuid}}" (
 -- groups, CPU faults the faulting instruction's address.
 CREATE TABLE IF NOT EXISTS "omniprof_unified_memory{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
     "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
     "operation" TEXT NOT NULL,
@@ -419,6 +422,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_unified_memory{{uuid}}" (
 -- Symbols of the addresses in omniprof_stack, filled at the end of the run: one row per
 -- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
 CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (
+    -- @on-conflict IGNORE
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "address" INTEGER NOT NULL,
@@ -446,6 +450,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_metric{{uuid}}" (
 
 -- Thread identity beyond rocpd_info_thread: creation order and sequent value.
 CREATE TABLE IF NOT EXISTS "omniprof_thread{{uuid}}" (
+    -- @on-conflict REPLACE
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
     "thread_id" INTEGER NOT NULL UNIQUE REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
@@ -464,7 +469,7 @@ CREATE TABLE IF NOT EXISTS "omniprof_run_cost{{uuid}}" (
     "name" TEXT NOT NULL,
     "value" REAL NOT NULL,
     "units" TEXT NOT NULL DEFAULT '',
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL -- @unset
 );
 
 -- Records lost, per buffer and cause ("buffer_full", "record_too_big", "writer_failed", ...).
@@ -603,5 +608,5 @@ CREATE TABLE IF NOT EXISTS "omniprof_clock{{uuid}}" (
     "error" INTEGER NOT NULL,
     "round_trip" INTEGER NOT NULL,
     "round_trips" INTEGER NOT NULL,
-    "applied" INTEGER NOT NULL DEFAULT 0
+    "applied" INTEGER NOT NULL DEFAULT 0 -- @unset
 );
