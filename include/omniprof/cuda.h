@@ -26,40 +26,58 @@ OMNIPROF_EXTERN_C_BEGIN
 
 typedef int omniprof_cu_result_t; /* CUresult */
 
+/* The table's entries, one row each in the struct's order: X(FIELD, LOOKUP, PTSZ, PARAMS, ARGS).
+ * FIELD is the field and the driver's symbol of the entry; LOOKUP the name a runtime asks
+ * cuGetProcAddress for (without _v2 / _ptsz); PTSZ 1 for the per-thread-default-stream flavour
+ * of LOOKUP (asked for with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM); PARAMS the parameter
+ * list and ARGS the same names as arguments. The struct below, the names list, and the
+ * preloaded library's stubs, wrappers, exported symbols and address rewriting are expanded from
+ * these rows. Rows are only appended (ABI rule). */
+#define OMNIPROF_CUDA_DRIVER_TABLE(X)                                                              \
+    X(cuLaunchKernel, "cuLaunchKernel", 0,                                                         \
+      (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,      \
+       unsigned shared_mem, void *stream, void **params, void **extra),                            \
+      (f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra))                              \
+    X(cuLaunchKernel_ptsz, "cuLaunchKernel", 1,                                                    \
+      (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,      \
+       unsigned shared_mem, void *stream, void **params, void **extra),                            \
+      (f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra))                              \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", 0,                                                     \
+      (const void *config, void *f, void **params, void **extra), (config, f, params, extra))      \
+    X(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx", 1,                                                \
+      (const void *config, void *f, void **params, void **extra), (config, f, params, extra))      \
+    X(cuMemAlloc_v2, "cuMemAlloc", 0, (uint64_t *dptr, size_t bytes), (dptr, bytes))               \
+    X(cuMemFree_v2, "cuMemFree", 0, (uint64_t dptr), (dptr))                                        \
+    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 0, (uint64_t dst, const void *src, size_t bytes),           \
+      (dst, src, bytes))                                                                           \
+    X(cuMemcpyDtoH_v2, "cuMemcpyDtoH", 0, (void *dst, uint64_t src, size_t bytes),                 \
+      (dst, src, bytes))                                                                           \
+    X(cuMemcpyAsync, "cuMemcpyAsync", 0, (uint64_t dst, uint64_t src, size_t bytes, void *stream), \
+      (dst, src, bytes, stream))                                                                   \
+    X(cuMemcpyAsync_ptsz, "cuMemcpyAsync", 1,                                                      \
+      (uint64_t dst, uint64_t src, size_t bytes, void *stream), (dst, src, bytes, stream))         \
+    X(cuStreamSynchronize, "cuStreamSynchronize", 0, (void *stream), (stream))                     \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 0, (void), ())                                         \
+    X(cuGraphLaunch, "cuGraphLaunch", 0, (void *graph_exec, void *stream), (graph_exec, stream))   \
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch", 1, (void *graph_exec, void *stream),                    \
+      (graph_exec, stream))
+
 /* The driver entry points the application reaches through cuGetProcAddress (the path every
  * CUDA runtime takes) or through dlsym. A tool replaces an entry with its wrapper and calls the
  * previous value from it. Entries are never NULL when the table is delivered; an entry the
  * driver lacks points at a stub returning CUDA_ERROR_NOT_FOUND (500). Only entries present when
  * the table was delivered are honoured: change them inside the intercept-table callback.
- *
- * Fields are only appended (ABI rule); `size` is sizeof the struct the backend was built with. */
+ * `size` is sizeof the struct the backend was built with. */
+#define OMNIPROF_CU_FIELD_(FIELD, LOOKUP, PTSZ, PARAMS, ARGS) omniprof_cu_result_t(*FIELD) PARAMS;
 typedef struct omniprof_cuda_driver_table_t {
     uint64_t size;
-    omniprof_cu_result_t (*cuLaunchKernel)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                           unsigned bz, unsigned shared_mem, void *stream, void **params,
-                                           void **extra);
-    omniprof_cu_result_t (*cuLaunchKernel_ptsz)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                                unsigned by, unsigned bz, unsigned shared_mem, void *stream,
-                                                void **params, void **extra);
-    omniprof_cu_result_t (*cuLaunchKernelEx)(const void *config, void *f, void **params, void **extra);
-    omniprof_cu_result_t (*cuLaunchKernelEx_ptsz)(const void *config, void *f, void **params, void **extra);
-    omniprof_cu_result_t (*cuMemAlloc_v2)(uint64_t *dptr, size_t bytes);
-    omniprof_cu_result_t (*cuMemFree_v2)(uint64_t dptr);
-    omniprof_cu_result_t (*cuMemcpyHtoD_v2)(uint64_t dst, const void *src, size_t bytes);
-    omniprof_cu_result_t (*cuMemcpyDtoH_v2)(void *dst, uint64_t src, size_t bytes);
-    omniprof_cu_result_t (*cuMemcpyAsync)(uint64_t dst, uint64_t src, size_t bytes, void *stream);
-    omniprof_cu_result_t (*cuMemcpyAsync_ptsz)(uint64_t dst, uint64_t src, size_t bytes, void *stream);
-    omniprof_cu_result_t (*cuStreamSynchronize)(void *stream);
-    omniprof_cu_result_t (*cuCtxSynchronize)(void);
-    omniprof_cu_result_t (*cuGraphLaunch)(void *graph_exec, void *stream);
-    omniprof_cu_result_t (*cuGraphLaunch_ptsz)(void *graph_exec, void *stream);
+    OMNIPROF_CUDA_DRIVER_TABLE(OMNIPROF_CU_FIELD_)
 } omniprof_cuda_driver_table_t;
+#undef OMNIPROF_CU_FIELD_
 
 /* Names of the table's entries in order (for tools that iterate); NULL-terminated. */
-#define OMNIPROF_CUDA_DRIVER_TABLE_ENTRIES                                                              \
-    "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz", "cuMemAlloc_v2", \
-        "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyAsync", "cuMemcpyAsync_ptsz",        \
-        "cuStreamSynchronize", "cuCtxSynchronize", "cuGraphLaunch", "cuGraphLaunch_ptsz", NULL
+#define OMNIPROF_CU_NAME_(FIELD, LOOKUP, PTSZ, PARAMS, ARGS) #FIELD,
+#define OMNIPROF_CUDA_DRIVER_TABLE_ENTRIES OMNIPROF_CUDA_DRIVER_TABLE(OMNIPROF_CU_NAME_) NULL
 
 OMNIPROF_EXTERN_C_END
 
