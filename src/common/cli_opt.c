@@ -697,7 +697,8 @@ static void zsh_desc(FILE *out, const char *help)
     size_t n = 0;
     for (const char *p = help; *p && n < 70; p++) {
         if (*p == ';' || *p == '\n' || (*p == '(' && n > 20)) break;
-        if (!strchr("[]:'\\`$\"", *p)) buf[n++] = *p;
+        if (*p == ':') buf[n++] = ','; /* "page: tables" reads "page, tables", not "page tables" */
+        else if (!strchr("[]'\\`$\"", *p)) buf[n++] = *p;
     }
     while (n && buf[n - 1] == ' ') n--;
     fprintf(out, "%.*s", (int)n, buf);

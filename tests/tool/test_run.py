@@ -404,9 +404,58 @@ def t_cli_completion():
                 check("'%s" % row["long"] in body or "'*%s" % row["long"] in body,
                       "zsh completes %s %s" %
                       (cmd, row["long"]))
-    if shutil.which("zsh"):
-        r = run(["zsh", "-n", zsh])
-        check(r.returncode == 0, "zsh -n %s: %r" % (zsh, r.stderr))
+    if not shutil.which("zsh"):
+        print("SKIP-CHECK: zsh not installed (make deps installs it): zsh completion not run")
+        return
+    r = run(["zsh", "-n", zsh])
+    check(r.returncode == 0, "zsh -n %s: %r" % (zsh, r.stderr))
+    # the real completion system, in an interactive zsh on a pseudo-terminal
+    zdir = os.path.dirname(zsh)
+    cases = [("omniprof ru", "omniprof run "), ("omniprof help inst", "omniprof help instrument "),
+             ("omniprof run --kernel-tr", "omniprof run --kernel-trace")]
+    for cmd in cmds:  # an enumerated value of each command that has one, by a unique prefix
+        for row in by_cmd[cmd]:
+            if row["kind"] != "enum" or not row["long"].startswith("--"):
+                continue
+            values = row["values"].split("|")
+            v = next((v for v in values if len(v) > 3 and
+                      sum(w.startswith(v[:3]) for w in values) == 1), None)
+            if v:
+                cases.append(("omniprof %s %s %s" % (cmd, row["long"], v[:3]),
+                              "omniprof %s %s %s" % (cmd, row["long"], v)))
+                break
+    for line, want in cases:
+        got = zsh_complete(zdir, line)
+        check(want in got, "zsh completes %r to %r (the line reads %r)" % (line, want, got[-120:]))
+
+
+ZSH_DRIVER = r"""
+zmodload zsh/zpty
+zpty z "env -i HOME=$1 TERM=dumb PATH=$3:/usr/bin:/bin zsh -f -i"
+zpty -w z "fpath=($2 \$fpath); autoload -U compinit; compinit -u -D; PS1='PROMPT> '"
+zpty -w z "print -r RE''ADY"
+zpty -r z out '*READY*'
+zpty -w -n z "$4"$'\t'
+acc=""
+integer quiet=0
+while (( quiet < 20 )); do  # until 2 s pass with nothing new after the completion
+  if zpty -r -t z out; then acc+=$out; quiet=0; else sleep 0.1; (( quiet++ )); fi
+  [[ $acc == *PROMPT\>*$4?* ]] && (( quiet > 3 )) && break
+done
+print -r -- "$acc"
+zpty -d z
+"""
+
+
+def zsh_complete(fpath_dir, line):
+    """What an interactive zsh shows after LINE<TAB> with the completion in fpath_dir."""
+    d = tmpdir()
+    drv = os.path.join(d, "drive.zsh")
+    with open(drv, "w") as f:
+        f.write(ZSH_DRIVER)
+    bindir = os.path.dirname(os.path.abspath(ARGS.omniprof))
+    r = run(["zsh", "-f", drv, d, fpath_dir, bindir, line], timeout=60)
+    return r.stdout.replace("\r", "")
 
 
 def t_errors():
