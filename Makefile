@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ ?=
 
-.PHONY: all build deps check-deps test test-sanitize fuzz bench demo install deb clean
+.PHONY: all build deps check-deps test test-sanitize fuzz bench demo install deb clean format
 
 all: build
 
@@ -56,6 +56,13 @@ bench: check-deps build
 
 demo: deps build
 	@./scripts/demo.sh $(BUILD)
+
+# clang-format (.clang-format) over the C files changed against FORMAT_BASE (default: main), in
+# place; the tree is formatted as it is touched, not wholesale.
+FORMAT_BASE ?= main
+format:
+	@files=$$(git diff --name-only --diff-filter=AM $$(git merge-base HEAD $(FORMAT_BASE)) -- '*.c' '*.h' '*.cu'); \
+	  if [ -n "$$files" ]; then clang-format -i $$files && echo "formatted: $$files"; else echo "no changed C files"; fi
 
 # A relocatable tree under PREFIX (docs/install.md); `make deb`: the Debian package, in
 # $(BUILD)/package/.
