@@ -34,17 +34,11 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
-failures = []
 THREADS, ITERATIONS = 3, 20
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
 
 
 def run(argv, env=None, wrap=None, timeout=240):
@@ -267,8 +261,8 @@ def main():
             print("note: not run with the build and source trees hidden: %s" % why)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failure(s)" % len(failures))
-    return 1 if failures else 0
+    print("%d failure(s)" % len(FAILS))
+    return 1 if FAILS else 0
 
 
 if __name__ == "__main__":

@@ -20,16 +20,11 @@ import glob
 import os
 import sqlite3
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 N = 1 << 20
 BYTES = 4 * N
-FAILED = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        FAILED.append(msg)
 
 
 def work_peer2():
@@ -146,8 +141,8 @@ def main():
     checks = {"check-peer2": check_peer2, "check-pmc2": check_pmc2, "check-nccl2": check_nccl2}
     if mode in checks and len(sys.argv) == 3:
         checks[mode](sys.argv[2])
-        print("%d check(s) failed" % len(FAILED) if FAILED else "all checks hold")
-        return 1 if FAILED else 0
+        print("%d check(s) failed" % len(FAILS) if FAILS else "all checks hold")
+        return 1 if FAILS else 0
     print(__doc__)
     return 2
 

@@ -47,14 +47,8 @@ import subprocess
 import sys
 import tempfile
 import time
-
-FAILED = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        FAILED.append(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 def mpirun_env():
@@ -516,8 +510,8 @@ def run_case(a, case, prefix):
             shutil.rmtree(tmp, ignore_errors=True)
     if rc == 77:
         return 77
-    if FAILED:
-        print("%d check(s) failed" % len(FAILED))
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
         return 1
     return 0
 

@@ -26,15 +26,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def profile(wd, units, extra, cmd="run"):

@@ -20,6 +20,8 @@ import re
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 # FieldDescriptorProto.Type -> PB_ENC_* name (descriptor.proto's numbering)
 TYPE_ENC = {1: "I64", 2: "I32", 3: "VARINT", 4: "VARINT", 5: "VARINT", 6: "I64", 7: "I32",
@@ -27,14 +29,6 @@ TYPE_ENC = {1: "I64", 2: "I32", 3: "VARINT", 4: "VARINT", 5: "VARINT", 6: "I64",
             15: "I32", 16: "I64", 17: "ZIGZAG", 18: "ZIGZAG"}
 PACKABLE = {"VARINT", "ZIGZAG", "I64", "I32"}
 LABEL_REPEATED = 3
-
-failures = []
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        failures.append(what)
 
 
 def varint(b, i):
@@ -181,7 +175,7 @@ def main():
                         bare.append("%s:%d" % (os.path.relpath(path, a.src), no))
     check(not bare, "protobuf fields are written only by name, through pftrace.c's PF_* macros "
           "(other calls: %s)" % ", ".join(bare[:10]))
-    return 1 if failures else 0
+    return 1 if FAILS else 0
 
 
 if __name__ == "__main__":

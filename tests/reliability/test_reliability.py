@@ -21,17 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 ARGS = None
-FAILS = []
 TMP = []
 N = 1000  # ranges per phase
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, flush=True)
 
 
 def tmpdir(tag):
