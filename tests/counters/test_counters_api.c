@@ -219,5 +219,5 @@ int main(void)
                  OMNIPROF_STATUS_ERROR_PARSE);
     CHECK_STR_CONTAINS(err, "metric 'X3': bad expression: unexpected '*' where a number, name or '(' was expected at column 4");
     CHECK_EQ_INT(omniprof_load_counter_definition(NULL, 0, 0, err, sizeof err), OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT);
-    CHECK_DONE();
+    return CHECK_DONE();
 }

@@ -271,7 +271,7 @@ int main(void)
             CHECK_EQ_INT(g_recs[1 + i].kind, OMNIPROF_COUNTER_RECORD_VALUE);
             CHECK_EQ_INT(v->operation, OMNIPROF_COUNTER_OPERATION_DISPATCH);
             CHECK(!strcmp(v->counter_name, want[i]));
-            CHECK_NEAR(v->value, val[i]);
+            CHECK_CLOSE(v->value, val[i]);
             CHECK_EQ_INT(v->dispatch_id, 1042);
             CHECK_EQ_INT(v->correlation_id.internal, 42);
             omniprof_counter_info_v0_t info = {.size = sizeof info};
@@ -279,7 +279,7 @@ int main(void)
             CHECK(!strcmp(info.name, want[i]));
         }
         CHECK_EQ_INT(g_recs[4].u.h.correlation_id.internal, 43);
-        CHECK_NEAR(g_recs[6].u.v.value, 2); /* D = 1*2 + 0/0 (x/0 reads 0) */
+        CHECK_CLOSE(g_recs[6].u.v.value, 2); /* D = 1*2 + 0/0 (x/0 reads 0) */
     }
 
     /* the OMNIPROF_PMC context: include regex ^count, iterations 2, 4, 5 of each kernel */
@@ -303,9 +303,9 @@ int main(void)
         CHECK_EQ_INT(g_recs[0].u.h.correlation_id.internal, 102);
         CHECK_EQ_INT(g_recs[3].u.h.correlation_id.internal, 104);
         CHECK_EQ_INT(g_recs[6].u.h.correlation_id.internal, 105);
-        CHECK_NEAR(g_recs[1].u.v.value, 2);     /* a.sum of iteration 2 */
-        CHECK_NEAR(g_recs[8].u.v.value, 11);    /* D = 5*2 + 1/1 */
+        CHECK_CLOSE(g_recs[1].u.v.value, 2);     /* a.sum of iteration 2 */
+        CHECK_CLOSE(g_recs[8].u.v.value, 11);    /* D = 5*2 + 1/1 */
     }
     omniprof_stop_context(g_ctx2);
-    CHECK_DONE();
+    return CHECK_DONE();
 }

@@ -95,5 +95,5 @@ int main(void)
     CHECK_EQ_INT(op_cupti_host_plan_passes("GH100", one, 2, &passes, err, sizeof err), 0); /* not poisoned */
     CHECK_EQ_INT(passes, 1);
     CHECK_EQ_INT(op_cupti_host_plan_passes("GX999", one, 1, &passes, err, sizeof err), -1);
-    CHECK_DONE();
+    return CHECK_DONE();
 }

@@ -39,5 +39,5 @@ int main(void)
     bad("1,2,3,4,5", "more than 4 ids or ranges");
     bad("2x", "'2x' is not an id");
     bad("99999999999999999999999", "too large");
-    CHECK_DONE();
+    return CHECK_DONE();
 }

@@ -159,5 +159,5 @@ int main(int argc, char **argv)
     op_metrics_reset();
     op_metrics_unlock();
     unlink(extra);
-    CHECK_DONE();
+    return CHECK_DONE();
 }

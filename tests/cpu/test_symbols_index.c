@@ -19,16 +19,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
 
-static int g_fail;
-#define CHECK(c, ...)                                                                                                  \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            g_fail = 1;                                                                                                \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 /* Three levels of inlined calls inside one physical function. */
 static volatile double g_sink;
@@ -168,6 +159,6 @@ int main(void)
     }
     free(ref);
     free(idx);
-    printf(g_fail ? "FAILED\n" : "OK\n");
-    return g_fail;
+    printf(g_failures ? "FAILED\n" : "OK\n");
+    return g_failures ? 1 : 0;
 }

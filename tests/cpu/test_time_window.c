@@ -10,6 +10,8 @@
 
 #include "backend/cpu/cpu_internal.h"
 
+#include "../common/check.h" /* CHECK, g_failures */
+
 /* stand-ins for the rest of the backend */
 _Atomic int g_op_cpu_stopping;
 int op_sdk_create_thread(pthread_t *t, void *(*fn)(void *), void *arg, omniprof_runtime_library_t lib,
@@ -18,17 +20,6 @@ int op_sdk_create_thread(pthread_t *t, void *(*fn)(void *), void *arg, omniprof_
     (void)t, (void)fn, (void)arg, (void)lib, (void)name;
     return 0; /* no thread: the test drives op_cpu_window_tick itself */
 }
-
-static int g_fail;
-#define CHECK(c, ...)                                 \
-    do {                                              \
-        if (!(c)) {                                   \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);                      \
-            printf("\n");                             \
-            g_fail++;                                 \
-        }                                             \
-    } while (0)
 
 static void sleep_ms(int ms)
 {
@@ -103,6 +94,6 @@ int main(void)
     else printf("note: probes up to %.0f ms apart (machine busy): %d edges, count not checked\n", max_gap * 1e3, edges);
     CHECK(open_lo < 0.15 && open_hi > 0.13, "about 0.14 s open in total (between %.3f and %.3f)", open_lo, open_hi);
     CHECK(!states[np - 1], "closed after the last entry");
-    printf(g_fail ? "%d failure(s)\n" : "PASS\n", g_fail);
-    return g_fail ? 1 : 0;
+    printf(g_failures ? "%d failure(s)\n" : "PASS\n", g_failures);
+    return g_failures ? 1 : 0;
 }

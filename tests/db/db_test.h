@@ -18,24 +18,6 @@
 #include "omniprof/tracing.h"
 
 #include "../common/check.h" /* g_failures, CHECK, CHECK_DONE */
-#define CHECK_EQ_I64(a, b)                                                                                  \
-    do {                                                                                                    \
-        long long _a = (long long)(a), _b = (long long)(b);                                                 \
-        if (_a != _b) {                                                                                     \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, #b, _a, _b); \
-            g_failures++;                                                                                   \
-        }                                                                                                   \
-    } while (0)
-#define CHECK_EQ_STR(a, b)                                                                                  \
-    do {                                                                                                    \
-        const char *_a = (a), *_b = (b);                                                                    \
-        if (!_a || !_b || strcmp(_a, _b) != 0) {                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s ('%s' != '%s')\n", __FILE__, __LINE__, #a, #b,   \
-                    _a ? _a : "(null)", _b ? _b : "(null)");                                                \
-            g_failures++;                                                                                   \
-        }                                                                                                   \
-    } while (0)
-#define CHECK_DONE() (g_failures ? (fprintf(stderr, "%d check(s) failed\n", g_failures), 1) : 0)
 
 /* A fresh directory under $TMPDIR (or /tmp); path in out. */
 static inline void test_tmpdir(char *out, size_t len, const char *tag)

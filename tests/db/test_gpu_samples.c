@@ -66,7 +66,7 @@ int main(void)
     CHECK_EQ_STR(q_text(r, "SELECT kernel || '|' || kernel_id || '|' || code_object_id || '|' || pc_offset || '|' || "
                            "instruction || '|' || file || '|' || line || '|' || metric || '|' || value FROM sass_metrics"),
                  "axpy(float*)|9|77|160|FFMA R1, R2, R3|axpy.cu|13|smsp__sass_inst_executed|1234");
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM pm_samples WHERE value = 4096.0 AND start = 7000 AND metric = 'dram__bytes_read.sum'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM pm_samples WHERE value = 4096.0 AND start = 7000 AND metric = 'dram__bytes_read.sum'"), 1);
     sqlite3_close(r);
 
     op_src *src = NULL;
@@ -74,12 +74,12 @@ int main(void)
     if (src) {
         rows st = {0}, ln = {0};
         CHECK(op_rd_gpu_rows(src, &src->sets[0], OP_RD_GPU_PC_STALLS, NULL, keep_row, &st, err, sizeof err) == 0);
-        CHECK_EQ_I64(st.n, 2);
+        CHECK_EQ_INT(st.n, 2);
         int hi = st.v0[0] < st.v0[1];
         CHECK_EQ_STR(st.text[hi], "axpy(float*)|smsp__pcsamp_warps_issue_stalled_long_scoreboard||0");
         CHECK(st.v0[hi] == 40.0);
         CHECK(op_rd_gpu_rows(src, &src->sets[0], OP_RD_GPU_PC_LINES, NULL, keep_row, &ln, err, sizeof err) == 0);
-        CHECK_EQ_I64(ln.n, 1);
+        CHECK_EQ_INT(ln.n, 1);
         CHECK_EQ_STR(ln.text[0], "axpy(float*)||axpy.cu|12");
         CHECK(ln.v0[0] == 50.0);
         op_src_close(src);

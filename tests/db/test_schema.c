@@ -82,23 +82,23 @@ int main(void)
     CHECK_EQ_STR(q_text(db, "SELECT value FROM rocpd_metadata WHERE tag='guid'"), uuid);
     /* physical tables carry the suffix; rocpd's importer rule (strip uuid) gives the base names;
      * the counts are the generator's (tables_gen.h, from tables.sql), the tables SQLite's */
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
                            "'rocpd_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), OP_DB_N_ROCPD_TABLES);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE "
                            "'omniprof_%_0195b6a1_2c3d_7e4f_8a9b_0123456789ab'"), OP_DB_N_OMNIPROF_TABLES);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table'"), OP_DB_N_TABLES);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE type='table'"), OP_DB_N_TABLES);
     CHECK(OP_DB_N_ROCPD_TABLES == 20); /* rocpd schema version 3 has 20 tables, all ours */
     int ntables = 0;
     for (const char *const *t = op_db_schema_table_names(); *t; t++) {
         char q[256];
         snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='%s'", *t);
-        CHECK_EQ_I64(q_i64(db, q), 1);
+        CHECK_EQ_INT(q_i64(db, q), 1);
         snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='%s%s'", *t,
                  "_0195b6a1_2c3d_7e4f_8a9b_0123456789ab");
-        CHECK_EQ_I64(q_i64(db, q), 1);
+        CHECK_EQ_INT(q_i64(db, q), 1);
         ntables++;
     }
-    CHECK_EQ_I64(ntables, OP_DB_N_TABLES);
+    CHECK_EQ_INT(ntables, OP_DB_N_TABLES);
     /* kinds.def's TABLE column (and the writer's internal kinds'): each names a table of the
      * schema ("" only where a kind stores nothing) */
     int nkinds = 0;
@@ -115,7 +115,7 @@ int main(void)
             CHECK(table_known(ki->table));
         }
     }
-    CHECK_EQ_I64(nkinds, OMNIPROF_BUFFER_TRACING_LAST - 1 + OMNIPROF_COUNTER_RECORD_LAST - 1);
+    CHECK_EQ_INT(nkinds, OMNIPROF_BUFFER_TRACING_LAST - 1 + OMNIPROF_COUNTER_RECORD_LAST - 1);
     static const struct { const char *name, *table; } internal[] = {
 #define OP_DB_INTERNAL_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, \
                             SWITCH)                                                              \
@@ -145,7 +145,7 @@ int main(void)
         char q[256];
         snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='%s'", *v);
         if (q_i64(db, q) != 1) fprintf(stderr, "missing view %s\n", *v);
-        CHECK_EQ_I64(q_i64(db, q), 1);
+        CHECK_EQ_INT(q_i64(db, q), 1);
     }
     check_columns(db, "regions", "id,guid,category,name,nid,pid,tid,start,end,duration,event_id,stack_id,parent_stack_id,corr_id,extdata,call_stack,line_info");
     check_columns(db, "samples", "id,guid,category,name,nid,pid,tid,timestamp,event_id,stack_id,parent_stack_id,corr_id,extdata,call_stack,line_info");
@@ -176,7 +176,7 @@ int main(void)
         CHECK(sqlite3_exec(mem, q, 0, 0, 0) == SQLITE_OK);
     }
     CHECK(op_db_schema_create_views(mem, 1, err, sizeof err) == 0);
-    CHECK_EQ_I64(q_i64(mem, "SELECT count(*) FROM sqlite_temp_master WHERE type='view' AND name='kernels'"), 1);
+    CHECK_EQ_INT(q_i64(mem, "SELECT count(*) FROM sqlite_temp_master WHERE type='view' AND name='kernels'"), 1);
     CHECK(select_every_view(mem, "sqlite_temp_master") >= 54);
     sqlite3_close(mem);
 

@@ -69,7 +69,7 @@ int main(void)
         drain(s, size, &next);
     }
     drain(s, size, &next);
-    CHECK_EQ_I64(next, total);
+    CHECK_EQ_INT(next, total);
     CHECK(op_spool_consumed_pos(s) == op_spool_reserved_pos(s));
     CHECK(op_spool_file_bytes(s) == 0); /* the consumer kept up: nothing spilled */
 
@@ -100,7 +100,7 @@ int main(void)
     }
     CHECK(op_spool_file_bytes(s) >= 8 * 65536);
     uint64_t got = drain(s, big, &next);
-    CHECK_EQ_I64(got, seq - first);
+    CHECK_EQ_INT(got, seq - first);
 
     /* at max_bytes (16 file chunks + 2 in RAM) reservations fail, never block */
     uint64_t accepted = 0, refused = 0;
@@ -116,7 +116,7 @@ int main(void)
     }
     CHECK(refused > 0 && accepted >= 16 * 8);
     got = drain(s, big, &next);
-    CHECK_EQ_I64(got, accepted);
+    CHECK_EQ_INT(got, accepted);
 
     /* an uncommitted batch holds the consumer back until it is committed */
     b = op_spool_reserve(s, bigs, 1, &fit, &bytes);
@@ -126,7 +126,7 @@ int main(void)
         fill(b, 1, big, seq++);
         op_spool_commit(s, b, 1, bytes);
     }
-    CHECK_EQ_I64(drain(s, big, &next), 1);
+    CHECK_EQ_INT(drain(s, big, &next), 1);
 
     op_spool_shutdown(s);
     CHECK(op_spool_reserve(s, bigs, 1, &fit, &bytes) == NULL);

@@ -312,24 +312,24 @@ int main(void)
     sqlite3 *r = test_open_ro(path);
     CHECK(r != NULL);
     CHECK_EQ_STR(q_text(r, "SELECT value FROM rocpd_metadata WHERE tag='schema_version'"), "3");
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE name='cudaLaunchKernel' AND category='CUDA_RUNTIME_API' AND start=1000 AND end=1500 AND duration=500 AND stack_id=41 AND parent_stack_id=40 AND corr_id=77"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT tid FROM regions WHERE name='cudaLaunchKernel'"), 101);
-    CHECK_EQ_I64(q_i64(r, "SELECT pid FROM regions WHERE name='cudaLaunchKernel'"), getpid());
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions WHERE name='cudaLaunchKernel' AND category='CUDA_RUNTIME_API' AND start=1000 AND end=1500 AND duration=500 AND stack_id=41 AND parent_stack_id=40 AND corr_id=77"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT tid FROM regions WHERE name='cudaLaunchKernel'"), 101);
+    CHECK_EQ_INT(q_i64(r, "SELECT pid FROM regions WHERE name='cudaLaunchKernel'"), getpid());
     CHECK_EQ_STR(q_text(r, "SELECT group_concat(arg_name || '=' || arg_value || ':' || arg_type, ';') FROM (SELECT * FROM events_args WHERE stack_id=41 ORDER BY arg_position)"),
                  "gridDimX=128:uint64_t;stream=0xabc:void*;label=dynamic-5:const char*");
     /* a zero-length call keeps its function's name (its track is named by it) and its category */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM samples WHERE name='cudaMemcpy' AND category='CUDA_RUNTIME_API' AND timestamp=1600 AND stack_id=42"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE category='MARKER_RANGE_API' AND name='phase \"A\"' || char(10) AND start=2000 AND end=3000 AND tid=100"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM samples WHERE name='cudaMemcpy' AND category='CUDA_RUNTIME_API' AND timestamp=1600 AND stack_id=42"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions WHERE category='MARKER_RANGE_API' AND name='phase \"A\"' || char(10) AND start=2000 AND end=3000 AND tid=100"), 1);
     CHECK_EQ_STR(q_text(r, "SELECT json_extract(extdata, '$.message') FROM samples WHERE category='MARKER_RANGE_API'"), "phase \"A\"\n");
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM region_args"), 3);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM region_args"), 3);
     /* regions: API, marker range, synchronization; samples: API instant, mark, 3 CPU samples */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions_and_samples"), 8);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions_and_samples"), 8);
     /* kernels */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM kernels"), 4);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM kernels"), 4);
     /* counters */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM pmc_info"), 2);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM pmc_events"), 3); /* the device sample has no dispatch */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_pmc_event"), 4);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM pmc_info"), 2);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM pmc_events"), 3); /* the device sample has no dispatch */
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_pmc_event"), 4);
     CHECK_EQ_STR(q_text(r, "SELECT name || '|' || counter_value || '|' || dispatch_id FROM pmc_events WHERE counter_name='dram__bytes_read.sum' AND json_extract((SELECT extdata FROM rocpd_pmc_event P WHERE P.id = pmc_events.id), '$.instance') IS NULL"),
                  "axpy(float*)|4096.0|1");
     CHECK_EQ_STR(q_text(r, "SELECT kernel_name || '|' || value || '|' || counter_name FROM counters_collection WHERE dispatch_id=1"),
@@ -337,10 +337,10 @@ int main(void)
     CHECK_EQ_STR(q_text(r, "SELECT kernel_name || '|' || value || '|' || grid_size_x || '|' || workgroup_size_x || '|' || correlation_id FROM counters_collection WHERE dispatch_id=50"),
                  "scale(double*)|77.5|640|64|0");
     CHECK_EQ_STR(q_text(r, "SELECT name || '|' || duration || '|' || stack_id FROM kernels WHERE dispatch_id=50"), "scale(double*)|250|60");
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_pmc_event P JOIN rocpd_event E ON E.id = P.event_id JOIN rocpd_string S ON S.id = E.category_id WHERE S.string='COUNTER_DEVICE' AND P.value=5"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM kernels WHERE name='axpy(float*)' AND region='axpy(float*)' AND grid_x=512 AND grid_y=2 AND workgroup_x=128 AND lds_size=1280 AND scratch_size=16 AND static_lds_size=256 AND corr_id=77 AND stack_id=41 AND agent_type='GPU' AND agent_abs_index=22 AND stream='stream 7' AND tid=101"), 2);
-    CHECK_EQ_I64(q_i64(r, "SELECT sum(duration) FROM kernels WHERE name='axpy(float*)'"), 1300);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM kernel_symbols"), 3); /* axpy, _Z5otherv, scale (from counters) */
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_pmc_event P JOIN rocpd_event E ON E.id = P.event_id JOIN rocpd_string S ON S.id = E.category_id WHERE S.string='COUNTER_DEVICE' AND P.value=5"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM kernels WHERE name='axpy(float*)' AND region='axpy(float*)' AND grid_x=512 AND grid_y=2 AND workgroup_x=128 AND lds_size=1280 AND scratch_size=16 AND static_lds_size=256 AND corr_id=77 AND stack_id=41 AND agent_type='GPU' AND agent_abs_index=22 AND stream='stream 7' AND tid=101"), 2);
+    CHECK_EQ_INT(q_i64(r, "SELECT sum(duration) FROM kernels WHERE name='axpy(float*)'"), 1300);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM kernel_symbols"), 3); /* axpy, _Z5otherv, scale (from counters) */
     /* what the dispatch's extdata leaves out, a join gives: dynamic shared memory, registers, device,
      * context (its queue's) */
     CHECK_EQ_STR(q_text(r, "SELECT (K.group_segment_size - S.group_segment_size) || '|' || S.arch_vgpr_count || '|' || "
@@ -349,28 +349,28 @@ int main(void)
                            "rocpd_info_agent A ON A.id = K.agent_id JOIN rocpd_info_queue Q ON Q.id = K.queue_id "
                            "WHERE K.dispatch_id = 1"),
                  "1024|32|GPU|{}|0");
-    CHECK_EQ_I64(q_i64(r, "SELECT code_object_id FROM kernels WHERE dispatch_id=1"), q_i64(r, "SELECT id FROM code_objects"));
+    CHECK_EQ_INT(q_i64(r, "SELECT code_object_id FROM kernels WHERE dispatch_id=1"), q_i64(r, "SELECT id FROM code_objects"));
     CHECK_EQ_STR(q_text(r, "SELECT name FROM kernels WHERE dispatch_id=3"), "_Z5otherv");
     CHECK_EQ_STR(q_text(r, "SELECT uri || '|' || storage_type_str || '|' || load_base FROM code_objects"), "file:///app#offset=0|FILE|28672");
     CHECK_EQ_STR(q_text(r, "SELECT name || '|' || total_calls FROM top_kernels ORDER BY total_duration DESC LIMIT 1"), "axpy(float*)|2");
     /* copies and memsets */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM memory_copies WHERE name='MEMORY_COPY_HOST_TO_DEVICE' AND size=4096 AND src_device='Test CPU' AND dst_device='NVIDIA H100' AND duration=400 AND corr_id=0 AND stack_id=43 AND stream_name='stream 7' AND tid=101"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_memory_sets WHERE size=512 AND device='NVIDIA H100' AND duration=100"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='ALLOC' AND level='REAL' AND size=1048576 AND address=8323072 AND agent_name='NVIDIA H100'"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='FREE'"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE category='SYNCHRONIZATION' AND name='SYNCHRONIZATION_STREAM' AND duration=800"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM busy WHERE type='GPU'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM memory_copies WHERE name='MEMORY_COPY_HOST_TO_DEVICE' AND size=4096 AND src_device='Test CPU' AND dst_device='NVIDIA H100' AND duration=400 AND corr_id=0 AND stack_id=43 AND stream_name='stream 7' AND tid=101"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM omniprof_memory_sets WHERE size=512 AND device='NVIDIA H100' AND duration=100"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='ALLOC' AND level='REAL' AND size=1048576 AND address=8323072 AND agent_name='NVIDIA H100'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM memory_allocations WHERE type='FREE'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions WHERE category='SYNCHRONIZATION' AND name='SYNCHRONIZATION_STREAM' AND duration=800"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM busy WHERE type='GPU'"), 1);
     CHECK(q_i64(r, "SELECT count(*) FROM top") >= 5);
     /* CPU samples and the stack tree: 4 nodes (main, work, hot, cold), 3 samples */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_stack"), 4);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_cpu_samples WHERE tid=101 AND clock='CPUTIME' AND num_frames=3 AND peak_rss_bytes=16777216 AND event_values='[123,4]'"), 3);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(DISTINCT stack_id) FROM omniprof_cpu_sample"), 2);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM samples WHERE category='CPU_SAMPLE' AND tid=101"), 3);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM omniprof_stack"), 4);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM omniprof_cpu_samples WHERE tid=101 AND clock='CPUTIME' AND num_frames=3 AND peak_rss_bytes=16777216 AND event_values='[123,4]'"), 3);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(DISTINCT stack_id) FROM omniprof_cpu_sample"), 2);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM samples WHERE category='CPU_SAMPLE' AND tid=101"), 3);
     CHECK_EQ_STR(q_text(r, "SELECT group_concat(printf('%x', address), '<') FROM (SELECT F.address FROM omniprof_stack_frames F WHERE F.stack_id=(SELECT stack_id FROM omniprof_cpu_sample WHERE timestamp=6100) ORDER BY F.level)"),
                  "404000<402000<403000");
     /* metrics */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_metrics WHERE name='rss_bytes' AND units='bytes'"), 2);
-    CHECK_EQ_I64(q_i64(r, "SELECT value FROM omniprof_metrics WHERE name='rss_bytes' AND timestamp=7100"), 2097152);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM omniprof_metrics WHERE name='rss_bytes' AND units='bytes'"), 2);
+    CHECK_EQ_INT(q_i64(r, "SELECT value FROM omniprof_metrics WHERE name='rss_bytes' AND timestamp=7100"), 2097152);
     CHECK_EQ_STR(q_text(r, "SELECT value || '|' || device_index || '|' || units FROM omniprof_metrics WHERE name='cpu_freq_mhz.3'"), "2400.5|3|MHz");
     /* threads */
     CHECK_EQ_STR(q_text(r, "SELECT name || '|' || start || '|' || end FROM threads WHERE tid=101"), "worker-1|500|9000");
@@ -379,38 +379,38 @@ int main(void)
     CHECK_EQ_STR(q_text(r, "SELECT hostname || '|' || machine_id || '|' || command || '|' || init || '|' || start FROM processes"),
                  "testhost|machine-0123|./app --flag|1000|2000");
     CHECK_EQ_STR(q_text(r, "SELECT json_extract(environment, '$.WEIRD') FROM rocpd_info_process"), "a\"b\\c");
-    CHECK_EQ_I64(q_i64(r, "SELECT json_extract(extdata, '$.rank') FROM rocpd_info_process"), 3);
-    CHECK_EQ_I64(q_i64(r, "SELECT json_extract(extdata, '$.realtime_offset_ns') FROM rocpd_info_process"), 1700000000000000000ll);
+    CHECK_EQ_INT(q_i64(r, "SELECT json_extract(extdata, '$.rank') FROM rocpd_info_process"), 3);
+    CHECK_EQ_INT(q_i64(r, "SELECT json_extract(extdata, '$.realtime_offset_ns') FROM rocpd_info_process"), 1700000000000000000ll);
     /* agents */
     CHECK_EQ_STR(q_text(r, "SELECT group_concat(type || ':' || name || ':' || vendor_name, ',') FROM (SELECT * FROM rocpd_info_agent ORDER BY id)"),
                  "CPU:Test CPU:GenuineIntel,GPU:NVIDIA H100:NVIDIA");
     CHECK_EQ_STR(q_text(r, "SELECT json_extract(extdata, '$.uuid') FROM rocpd_info_agent WHERE type='GPU'"), "GPU-1234");
     /* run cost / drops / back-pressure */
-    CHECK_EQ_I64(q_i64(r, "SELECT value FROM omniprof_run_cost WHERE name='tool_init_ns'"), 12345);
-    CHECK_EQ_I64(q_i64(r, "SELECT count FROM omniprof_drops WHERE buffer='buffer 1' AND cause='buffer_full'"), 17);
-    CHECK_EQ_I64(q_i64(r, "SELECT wait_ns FROM omniprof_backpressure WHERE buffer='buffer 2' AND waits=3"), 4500);
+    CHECK_EQ_INT(q_i64(r, "SELECT value FROM omniprof_run_cost WHERE name='tool_init_ns'"), 12345);
+    CHECK_EQ_INT(q_i64(r, "SELECT count FROM omniprof_drops WHERE buffer='buffer 1' AND cause='buffer_full'"), 17);
+    CHECK_EQ_INT(q_i64(r, "SELECT wait_ns FROM omniprof_backpressure WHERE buffer='buffer 2' AND waits=3"), 4500);
     /* interning: each string once */
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_string WHERE string='axpy(float*)'"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_string WHERE string='cudaLaunchKernel'"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM (SELECT string FROM rocpd_string GROUP BY string HAVING count(*) > 1)"), 0);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(DISTINCT guid) FROM rocpd_region"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_string WHERE string='axpy(float*)'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_string WHERE string='cudaLaunchKernel'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM (SELECT string FROM rocpd_string GROUP BY string HAVING count(*) > 1)"), 0);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(DISTINCT guid) FROM rocpd_region"), 1);
 
     op_db_writer_stats st = {.size = sizeof st};
     CHECK(op_db_writer_get_stats(w, &st) == 0);
-    CHECK_EQ_I64(st.records_appended, 33);
-    CHECK_EQ_I64(st.records_dropped, 1);
+    CHECK_EQ_INT(st.records_appended, 33);
+    CHECK_EQ_INT(st.records_dropped, 1);
     CHECK(st.rows_written > 40);
-    CHECK_EQ_I64(st.failed, 0);
+    CHECK_EQ_INT(st.failed, 0);
 
     /* close: fini written, symbols filled, WAL checkpointed away */
     CHECK(op_db_writer_close(w) == 0);
-    CHECK_EQ_I64(symbolized, 4);
+    CHECK_EQ_INT(symbolized, 4);
     char wal[700];
     snprintf(wal, sizeof wal, "%s-wal", path);
     struct stat sb;
     CHECK(stat(wal, &sb) != 0 || sb.st_size == 0);
     CHECK(q_i64(r, "SELECT fini FROM processes") > 0);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM omniprof_symbol"), 5);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM omniprof_symbol"), 5);
     CHECK_EQ_STR(q_text(r, "SELECT group_concat(coalesce(function, '?'), ' <- ') FROM (SELECT * FROM omniprof_stack_frames F WHERE F.stack_id=(SELECT stack_id FROM omniprof_cpu_sample WHERE timestamp=6000) ORDER BY level)"),
                  "func_401000 <- func_402000 <- func_403000");
     CHECK_EQ_STR(q_text(r, "SELECT function || ':' || line FROM omniprof_symbol WHERE address=4198400 AND inline_depth=1"), "inlined_helper:7");
@@ -463,18 +463,18 @@ int main(void)
     for (size_t i = 0; i < 2 * NB; i += CHUNK) CHECK(op_db_writer_append(w, bhp + i, CHUNK) == CHUNK);
     CHECK(op_db_writer_close(w) == 0);
     r = test_open_ro(path);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_event"), 2 * NB);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_region R JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid"
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_event"), 2 * NB);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_region R JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid"
                           " WHERE R.start = 100000 + (E.stack_id - 1000) * 10"), NB - NB / 5);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_sample S JOIN rocpd_event E ON E.id = S.event_id"
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_sample S JOIN rocpd_event E ON E.id = S.event_id"
                           " WHERE S.timestamp = 100000 + (E.stack_id - 1000) * 10"), NB / 5);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_arg A JOIN rocpd_event E ON E.id = A.event_id"
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_arg A JOIN rocpd_event E ON E.id = A.event_id"
                           " WHERE A.value = CAST(E.stack_id - 1000 AS TEXT) AND A.type = 'int64_t' AND A.name = 'i'"), NB);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id"
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id"
                           " WHERE K.dispatch_id = 5000 + E.stack_id - 1000 AND K.start = 200000 + (E.stack_id - 1000) * 10"), NB);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_info_queue Q ON Q.id = K.queue_id"
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch K JOIN rocpd_info_queue Q ON Q.id = K.queue_id"
                           " WHERE K.extdata = '{}' AND json_extract(Q.extdata, '$.context_id') = 0"), NB - 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE extdata = '{\"context_id\":5}'"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE extdata = '{\"context_id\":5}'"), 1);
     CHECK_EQ_STR(q_text(r, "SELECT DISTINCT guid FROM rocpd_kernel_dispatch"), "0195b6a1-2c3d-7e4f-8a9b-0123456789ab");
     sqlite3_close(r);
 

@@ -23,9 +23,9 @@ int main(void)
     enum { N = 40000 };
     for (uint64_t i = 0; i < N; i++) {
         omniprof_buffer_tracing_api_record_t a = make_api(i + 1, 100 + i % 4, 1000 + i * 10, 1005 + i * 10);
-        CHECK_EQ_I64(append1(w, a.kind, &a), 1);
+        CHECK_EQ_INT(append1(w, a.kind, &a), 1);
     }
-    CHECK_EQ_I64(op_db_writer_flush(w, 60000), 0);
+    CHECK_EQ_INT(op_db_writer_flush(w, 60000), 0);
     /* the idle checkpoint follows the commit that flush waited for: poll for it (busy machine) */
     long long size = file_size(path);
     for (int i = 0; i < 2000 && size < (2ll << 20); i++) {
@@ -36,11 +36,11 @@ int main(void)
     fprintf(stderr, "database file: %lld bytes at open, %lld after the flush (writer still open)\n", first, size);
     CHECK(size >= (2ll << 20));
     sqlite3 *r = test_open_ro(path);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), N);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions"), N);
     sqlite3_close(r);
-    CHECK_EQ_I64(op_db_writer_close(w), 0);
+    CHECK_EQ_INT(op_db_writer_close(w), 0);
     r = test_open_ro(path);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), N);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions"), N);
     CHECK_EQ_STR(q_text(r, "PRAGMA integrity_check"), "ok");
     sqlite3_close(r);
     test_rmtree(dir);

@@ -89,8 +89,8 @@ static void run_case(const char *dir, int how, const char *name, int expect_sign
     fprintf(stderr, "%s: %lld regions after the death\n", name, n);
     CHECK(n >= 25000 && n <= 30000);
     /* the rows are a prefix: no gaps, each complete (region joined to its event) */
-    CHECK_EQ_I64(q_i64(r, "SELECT max(stack_id) FROM regions"), n);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_event"), n);
+    CHECK_EQ_INT(q_i64(r, "SELECT max(stack_id) FROM regions"), n);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_event"), n);
     if (how == DIE_FAST_CLOSE) {
         CHECK(q_i64(r, "SELECT fini FROM processes") > 0);
     }
@@ -125,10 +125,10 @@ static void fork_case(const char *dir)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK(op_db_writer_close(w) == 0);
     sqlite3 *r = test_open_ro(ppath);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), 200);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions"), 200);
     sqlite3_close(r);
     r = test_open_ro(cpath);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), 50);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions"), 50);
     CHECK_EQ_STR(q_text(r, "PRAGMA integrity_check"), "ok");
     sqlite3_close(r);
 }

@@ -144,7 +144,7 @@ int main(void)
     CHECK(op_db_writer_close_fast(w, 100) == 0); /* idempotent */
     CHECK(op_db_writer_close(w) == 0);
     r = test_open_ro(path);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions"), 10);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions"), 10);
     sqlite3_close(r);
 
     test_rmtree(dir);

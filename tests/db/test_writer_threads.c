@@ -77,25 +77,25 @@ int main(void)
     }
     g_stop_flusher = 1;
     pthread_join(fl, NULL);
-    CHECK_EQ_I64(total, THREADS * PER_THREAD);
+    CHECK_EQ_INT(total, THREADS * PER_THREAD);
     CHECK(op_db_writer_flush(g_w, 30000) == 0);
     op_db_writer_stats st = {.size = sizeof st};
     CHECK(op_db_writer_get_stats(g_w, &st) == 0);
-    CHECK_EQ_I64(st.records_appended, THREADS * PER_THREAD);
-    CHECK_EQ_I64(st.records_ingested, THREADS * PER_THREAD);
-    CHECK_EQ_I64(st.records_dropped, 0);
-    CHECK_EQ_I64(st.spool_bytes, 0);
+    CHECK_EQ_INT(st.records_appended, THREADS * PER_THREAD);
+    CHECK_EQ_INT(st.records_ingested, THREADS * PER_THREAD);
+    CHECK_EQ_INT(st.records_dropped, 0);
+    CHECK_EQ_INT(st.spool_bytes, 0);
     CHECK(op_db_writer_close(g_w) == 0);
 
     sqlite3 *r = test_open_ro(path);
     const long long n = (long long)THREADS * PER_THREAD;
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM rocpd_region"), n);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(DISTINCT stack_id) FROM regions"), n);
-    CHECK_EQ_I64(q_i64(r, "SELECT min(stack_id) FROM regions"), 1);
-    CHECK_EQ_I64(q_i64(r, "SELECT max(stack_id) FROM regions"), n);
-    CHECK_EQ_I64(q_i64(r, "SELECT sum(duration) FROM regions"), 5 * n);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM regions WHERE start != stack_id * 10"), 0);
-    CHECK_EQ_I64(q_i64(r, "SELECT count(*) FROM threads"), THREADS);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM rocpd_region"), n);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(DISTINCT stack_id) FROM regions"), n);
+    CHECK_EQ_INT(q_i64(r, "SELECT min(stack_id) FROM regions"), 1);
+    CHECK_EQ_INT(q_i64(r, "SELECT max(stack_id) FROM regions"), n);
+    CHECK_EQ_INT(q_i64(r, "SELECT sum(duration) FROM regions"), 5 * n);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM regions WHERE start != stack_id * 10"), 0);
+    CHECK_EQ_INT(q_i64(r, "SELECT count(*) FROM threads"), THREADS);
     CHECK_EQ_STR(q_text(r, "PRAGMA integrity_check"), "ok");
     sqlite3_close(r);
     test_rmtree(dir);

@@ -15,15 +15,7 @@
 
 #include "cuda_api_args.h"
 
-static int g_fail;
-#define CHECK(c, ...)                     \
-    do {                                  \
-        if (!(c)) {                       \
-            printf("FAIL: " __VA_ARGS__); \
-            printf("\n");                 \
-            g_fail = 1;                   \
-        }                                 \
-    } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 static const struct {
     CUpti_CallbackDomain dom;
@@ -110,7 +102,7 @@ static void check_args(const char *what, CUpti_CallbackDomain dom, CUpti_Callbac
     /* a short array: never more than max */
     CHECK(op_cuda_api_decode(dom, id, params, got, 2) == (nwant < 2 ? nwant : 2),
           "%s: max not kept", what);
-    if (!g_fail) printf("%s: %u arguments as declared\n", what, n);
+    if (!g_failures) printf("%s: %u arguments as declared\n", what, n);
 }
 
 #define P_ OMNIPROF_ARG_TYPE_POINTER
@@ -219,6 +211,6 @@ int main(int argc, char **argv)
           "cu64MemAlloc: %s", why ? why : "(no reason)");
     CHECK(op_cuda_api_name(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE) == NULL,
           "an id past the end");
-    printf(g_fail ? "FAILED\n" : "PASS\n");
-    return g_fail;
+    printf(g_failures ? "FAILED\n" : "PASS\n");
+    return g_failures ? 1 : 0;
 }

@@ -6,8 +6,7 @@
 
 #include "omniprof/omniprof.h"
 
-static int g_fail;
-#define CHECK(c, ...) do { if (!(c)) { printf("FAIL: " __VA_ARGS__); printf("\n"); g_fail = 1; } } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 typedef struct { const char *want; int found; int count; } find_t;
 
@@ -54,6 +53,6 @@ int main(void)
     CHECK(st == OMNIPROF_STATUS_ERROR_OPERATION_NOT_FOUND, "operation 100000: %s", omniprof_get_status_name(st));
     st = omniprof_query_buffer_tracing_kind_operation_name(OMNIPROF_BUFFER_TRACING_MEMORY_SET, 1, &n, &len);
     CHECK(st == OMNIPROF_STATUS_SUCCESS && n && !strcmp(n, "MEMORY_SET") && len == 10, "MEMORY_SET name");
-    if (!g_fail) printf("PASS: %d runtime and %d driver operations named from CUPTI\n", nrt, ndrv);
-    return g_fail;
+    if (!g_failures) printf("PASS: %d runtime and %d driver operations named from CUPTI\n", nrt, ndrv);
+    return g_failures ? 1 : 0;
 }

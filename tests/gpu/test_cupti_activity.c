@@ -64,8 +64,7 @@ const op_cuda_cbinfo *op_cuda_cbinfo_get(CUpti_CallbackDomain d, CUpti_CallbackI
 #include "backend/cuda/cupti_corr.c"
 #include "backend/cuda/cupti_activity.c"
 
-static int g_fail;
-#define CHECK(c, ...) do { if (!(c)) { printf("FAIL: " __VA_ARGS__); printf("\n"); g_fail = 1; } } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 static uint32_t occupied(void)
 {
@@ -252,6 +251,6 @@ int main(void)
     op_cuda_activity_finalize();
     CHECK(g_map_count == 0 && occupied() == 0, "map not empty after finalize");
     CHECK(g_retained == g_released, "retained %ld != released %ld", g_retained, g_released);
-    if (!g_fail) printf("PASS: %ld inserts, retain/release balanced\n", g_retained);
-    return g_fail;
+    if (!g_failures) printf("PASS: %ld inserts, retain/release balanced\n", g_retained);
+    return g_failures ? 1 : 0;
 }

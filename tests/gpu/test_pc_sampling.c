@@ -252,37 +252,37 @@ static void write_records(op_db_writer *w)
 
 static void check_views(sqlite3 *db)
 {
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM pc_samples"), 5);
-    CHECK_EQ_I64(q_i64(db, "SELECT sum(samples) FROM pc_samples WHERE kernel = 'kmem'"), 100);
-    CHECK_EQ_I64(q_i64(db, "SELECT samples FROM pc_sampling_stalls WHERE kernel = 'kmem' AND stall_reason = 'stall_long_scoreboard'"), 80);
-    CHECK_EQ_I64(q_i64(db, "SELECT round(percent) FROM pc_sampling_stalls WHERE kernel = 'kfma' AND stall_reason = 'stall_wait'"), 90);
-    CHECK_EQ_I64(q_i64(db, "SELECT line FROM pc_sampling_lines WHERE kernel = 'kmem' ORDER BY samples DESC LIMIT 1"), 10);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM pc_sampling_lines WHERE kernel = 'kfma'"), 0);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM pc_samples"), 5);
+    CHECK_EQ_INT(q_i64(db, "SELECT sum(samples) FROM pc_samples WHERE kernel = 'kmem'"), 100);
+    CHECK_EQ_INT(q_i64(db, "SELECT samples FROM pc_sampling_stalls WHERE kernel = 'kmem' AND stall_reason = 'stall_long_scoreboard'"), 80);
+    CHECK_EQ_INT(q_i64(db, "SELECT round(percent) FROM pc_sampling_stalls WHERE kernel = 'kfma' AND stall_reason = 'stall_wait'"), 90);
+    CHECK_EQ_INT(q_i64(db, "SELECT line FROM pc_sampling_lines WHERE kernel = 'kmem' ORDER BY samples DESC LIMIT 1"), 10);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM pc_sampling_lines WHERE kernel = 'kfma'"), 0);
     CHECK_EQ_STR(q_text(db, "SELECT instruction FROM pc_samples LIMIT 1"), "FFMA R1, R2, R3, R4");
     CHECK_EQ_STR(q_text(db, "SELECT file FROM pc_samples WHERE pc_offset = 16"), "/src/k.cu");
-    CHECK_EQ_I64(q_i64(db, "SELECT count(DISTINCT stack_id) FROM pc_samples"), 1);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(DISTINCT stack_id) FROM pc_samples"), 1);
     /* PM samples: one track per (device, metric), windows of 100 us */
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM pm_samples"), 6);
-    CHECK_EQ_I64(q_i64(db, "SELECT count(DISTINCT track_id) FROM pm_samples"), 2);
-    CHECK_EQ_I64(q_i64(db, "SELECT start FROM pm_samples WHERE metric = 'dram__bytes_read.sum' ORDER BY value DESC LIMIT 1"), 200000);
-    CHECK_EQ_I64(q_i64(db, "SELECT \"end\" - start FROM pm_samples LIMIT 1"), 100000);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM pm_samples"), 6);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(DISTINCT track_id) FROM pm_samples"), 2);
+    CHECK_EQ_INT(q_i64(db, "SELECT start FROM pm_samples WHERE metric = 'dram__bytes_read.sum' ORDER BY value DESC LIMIT 1"), 200000);
+    CHECK_EQ_INT(q_i64(db, "SELECT \"end\" - start FROM pm_samples LIMIT 1"), 100000);
     CHECK_EQ_STR(q_text(db, "SELECT units FROM pm_samples WHERE metric = 'dram__bytes_read.sum' LIMIT 1"), "bytes");
     CHECK_EQ_STR(q_text(db, "SELECT name FROM omniprof_metrics WHERE value = 20"), "gpu0.sm__cycles_active.avg");
     /* SASS metrics: per instruction, per line */
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM sass_instructions"), 3);
-    CHECK_EQ_I64(q_i64(db, "SELECT thread_inst_executed FROM sass_instructions WHERE pc_offset = 128"), 32000);
-    CHECK_EQ_I64(q_i64(db, "SELECT inst_executed FROM sass_lines WHERE line = 21"), 2000);
-    CHECK_EQ_I64(q_i64(db, "SELECT instructions FROM sass_lines WHERE line = 21"), 2);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM sass_instructions"), 3);
+    CHECK_EQ_INT(q_i64(db, "SELECT thread_inst_executed FROM sass_instructions WHERE pc_offset = 128"), 32000);
+    CHECK_EQ_INT(q_i64(db, "SELECT inst_executed FROM sass_lines WHERE line = 21"), 2000);
+    CHECK_EQ_INT(q_i64(db, "SELECT instructions FROM sass_lines WHERE line = 21"), 2);
     CHECK_EQ_STR(q_text(db, "SELECT kernel FROM sass_lines LIMIT 1"), "loop(float*, int)");
     /* unified memory: directions, bytes, agents */
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM memory_migrations"), 3);
-    CHECK_EQ_I64(q_i64(db, "SELECT sum(bytes) FROM memory_migrations WHERE operation = 'MIGRATE_HOST_TO_DEVICE'"), 2162688);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM memory_migrations"), 3);
+    CHECK_EQ_INT(q_i64(db, "SELECT sum(bytes) FROM memory_migrations WHERE operation = 'MIGRATE_HOST_TO_DEVICE'"), 2162688);
     CHECK_EQ_STR(q_text(db, "SELECT dst_agent_type || '/' || src_agent_type FROM memory_migrations WHERE operation = "
                              "'MIGRATE_HOST_TO_DEVICE' LIMIT 1"), "GPU/CPU");
     CHECK_EQ_STR(q_text(db, "SELECT cause FROM memory_migrations WHERE bytes = 2097152"), "PREFETCH");
-    CHECK_EQ_I64(q_i64(db, "SELECT count(*) FROM memory_page_faults"), 2);
-    CHECK_EQ_I64(q_i64(db, "SELECT value FROM memory_page_faults WHERE operation = 'GPU_PAGE_FAULT'"), 3);
-    CHECK_EQ_I64(q_i64(db, "SELECT duration FROM memory_unified WHERE bytes = 2097152"), 2000);
+    CHECK_EQ_INT(q_i64(db, "SELECT count(*) FROM memory_page_faults"), 2);
+    CHECK_EQ_INT(q_i64(db, "SELECT value FROM memory_page_faults WHERE operation = 'GPU_PAGE_FAULT'"), 3);
+    CHECK_EQ_INT(q_i64(db, "SELECT duration FROM memory_unified WHERE bytes = 2097152"), 2000);
 }
 
 static void database(const char *keep)

@@ -11,16 +11,7 @@
 
 #include "output/output.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                 \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 static char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
@@ -121,7 +112,7 @@ int main(int argc, char **argv) {
     CHECK(access(cmd, R_OK) == 0, "kernel_stats.csv written");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
-    if (failures) return 1;
+    if (g_failures) return 1;
     printf("ok: output.stream\n");
     return 0;
 }

@@ -20,16 +20,7 @@
 #include "common/fd_guard.h"
 #include "preload/preload.h"
 
-static int g_fails;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            g_fails++;                                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fprintf(stderr, "\n");                                        \
-        }                                                                 \
-    } while (0)
+#include "../common/check.h" /* CHECK, g_failures */
 
 static bool is_open(int fd) { return fcntl(fd, F_GETFD) >= 0; }
 
@@ -242,8 +233,8 @@ int main(int argc, char **argv)
     if (!only || strcmp(only, "fds") == 0) test_fds();
     if (!only || strcmp(only, "hooks") == 0) test_hooks();
     if (!only || strcmp(only, "threads") == 0) test_threads();
-    if (g_fails) {
-        fprintf(stderr, "%d check(s) failed\n", g_fails);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("ok\n");
