@@ -128,7 +128,10 @@ static int read_maps(target *t, char *libc_path, size_t n, uint64_t *libc_bias, 
     libc_path[0] = '\0';
     *libc_bias = 0;
     bool bias_set = false;
+    int lines = 0;
+    errno = 0;
     while (fgets(line, sizeof line, f)) {
+        lines++;
         unsigned long long lo, hi, off;
         char perms[8] = "";
         int pos = 0;
@@ -151,8 +154,17 @@ static int read_maps(target *t, char *libc_path, size_t n, uint64_t *libc_bias, 
         if (is_ld && t->n_ld < 8) t->ld[t->n_ld++] = (range){lo, hi};
         if (is_libc && t->n_libc < 8) t->libc[t->n_libc++] = (range){lo, hi};
     }
+    int read_errno = ferror(f) ? errno : 0;
     fclose(f);
+    /* Another user's process without CAP_SYS_PTRACE: the file opens but reads as empty (or
+     * fails with EACCES/EPERM): a refusal, not a program without a C library. */
+    if (lines == 0) {
+        errno = read_errno == EPERM ? EPERM : EACCES;
+        snprintf(err, errlen, "cannot read %s", path);
+        return -1;
+    }
     if (!libc_path[0]) {
+        errno = 0;
         snprintf(err, errlen, "process %d has no C library mapped (a static program cannot load a library)", (int)t->pid);
         return -1;
     }
@@ -181,6 +193,7 @@ static int find_dlopen(target *t, const char *libc_path, uint64_t bias, char *er
     }
     op_ins_module_free(&m);
     if (!dl && !priv) {
+        errno = 0;
         snprintf(err, errlen, "the C library of process %d (%s) exports neither dlopen nor __libc_dlopen_mode",
                  (int)t->pid, libc_path);
         return -1;
@@ -415,7 +428,10 @@ static op_inject_status refused(pid_t pid, int e, char *err, size_t errlen)
         if (!strncmp(line, "Uid:", 4)) uid = strtol(line + 4, NULL, 10);
     if (f) fclose(f);
     if (uid >= 0 && uid != (long)geteuid())
-        snprintf(why, sizeof why, "it belongs to another user (uid %ld, you are %ld) and you lack CAP_SYS_PTRACE",
+        snprintf(why, sizeof why,
+                 "it belongs to another user (uid %ld, you are %ld) and you lack CAP_SYS_PTRACE; attach as "
+                 "that user, or with that capability (root outside a container; a container started "
+                 "with --cap-add=SYS_PTRACE)",
                  uid, (long)geteuid());
     else if (scope >= 1)
         snprintf(why, sizeof why, "Yama's kernel.yama.ptrace_scope is %d (%s)", scope,
@@ -442,7 +458,12 @@ op_inject_status op_attach_inject(pid_t pid, const char *lib_path, char *err, si
         if (errno == EACCES || errno == EPERM) return refused(pid, errno, err, errlen);
         return errno == ENOENT ? OP_INJECT_NO_PROCESS : OP_INJECT_UNSUPPORTED;
     }
-    if (find_dlopen(&t, libc_path, bias, err, errlen) != 0) return OP_INJECT_UNSUPPORTED;
+    errno = 0;
+    if (find_dlopen(&t, libc_path, bias, err, errlen) != 0) {
+        /* its libc is read through /proc/PID/root: refused there without CAP_SYS_PTRACE */
+        if (errno == EACCES || errno == EPERM) return refused(pid, errno, err, errlen);
+        return OP_INJECT_UNSUPPORTED;
+    }
     if (find_sigreturn(&t, err, errlen) != 0) {
         if (errno == EACCES || errno == EPERM) return refused(pid, errno, err, errlen);
         return OP_INJECT_UNSUPPORTED;

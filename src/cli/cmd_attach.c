@@ -243,6 +243,16 @@ static void cleanup_dir(const char *dir)
     rmdir(dir);
 }
 
+/* The profiler's messages from the processes (OMNIPROF_ATTACH_LOG), on omniprof's stderr. */
+static void print_log(const char *dir)
+{
+    char path[PATH_MAX + 16], line[4096];
+    snprintf(path, sizeof path, "%s/log", dir);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof line, f)) fprintf(stderr, "omniprof attach: from the process: %s", line);
+    if (f) fclose(f);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* The attach.                                                                              */
 
@@ -282,8 +292,16 @@ static int setup_control(attach_ctx *a, const attach_opts *ao, int *lfd)
         return 1;
     }
     chmod(ctl, 0777); /* the process may run as another user than omniprof */
+    /* the profiler's messages in the processes: this file, never their stderr (printed here) */
+    char log[PATH_MAX + 16];
+    snprintf(log, sizeof log, "%s/log", a->dir);
+    int lf = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (lf >= 0) {
+        fchmod(lf, 0666);
+        close(lf);
+    }
     for (int i = 0; i < ao->env.n; i++) fprintf(f, "%s\n", ao->env.items[i]);
-    fprintf(f, "OMNIPROF_ATTACH_TOOL=%s\nOMNIPROF_ATTACH_CONTROL=%s\n", tool, ctl);
+    fprintf(f, "OMNIPROF_ATTACH_TOOL=%s\nOMNIPROF_ATTACH_CONTROL=%s\nOMNIPROF_ATTACH_LOG=%s\n", tool, ctl, log);
     if (fclose(f) != 0) {
         fprintf(stderr, "omniprof attach: cannot write %s: %s\n", cfg, strerror(errno));
         return 1;
@@ -292,9 +310,66 @@ static int setup_control(attach_ctx *a, const attach_opts *ao, int *lfd)
     return 0;
 }
 
-/* The first process: injected and answering within 15 s. Returns 0, or -1 (printed). */
-static int attach_first(attach_ctx *a, int lfd, pid_t pid)
+/* Whether uid (with its groups from /proc/PID/status) may create files in directory `dir`. */
+static bool dir_writable_by(pid_t pid, uid_t uid, const char *dir)
 {
+    struct stat st;
+    if (stat(dir, &st) != 0) return false;
+    if (uid == 0) return true;
+    if (st.st_uid == uid) return (st.st_mode & 0300) == 0300;
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool in_group = false;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Gid:", 4) && strncmp(line, "Groups:", 7)) continue;
+        for (char *p = strchr(line, ':') + 1, *end; *p; p = end) {
+            long g = strtol(p, &end, 10);
+            if (end == p) break;
+            if ((gid_t)g == st.st_gid) in_group = true;
+        }
+    }
+    if (f) fclose(f);
+    if (in_group) return (st.st_mode & 0030) == 0030;
+    return (st.st_mode & 0003) == 0003;
+}
+
+/* Root (or a user with CAP_SYS_PTRACE) attaching to another user's process: the database is
+ * written by the process, as its user, into the output directory. Check before attaching
+ * that this user can create it there (the deepest directory of the path that exists now),
+ * and say what to do. Returns 0, or -1 (printed). */
+static int check_owner_can_write(const attach_opts *ao, pid_t pid)
+{
+    char procdir[64];
+    struct stat pst;
+    snprintf(procdir, sizeof procdir, "/proc/%d", (int)pid);
+    if (stat(procdir, &pst) != 0 || pst.st_uid == geteuid()) return 0;
+    char dir[PATH_MAX] = "";
+    for (int i = 0; i < ao->env.n; i++)
+        if (!strncmp(ao->env.items[i], "OMNIPROF_OUTPUT_PATH=", 21)) snprintf(dir, sizeof dir, "%s", ao->env.items[i] + 21);
+    if (!dir[0] && !getcwd(dir, sizeof dir)) return 0;
+    char *pct = strchr(dir, '%'); /* placeholders: the directories from there are made later */
+    if (pct) *pct = '\0';
+    struct stat st;
+    while (dir[0] && stat(dir, &st) != 0) { /* the deepest one that exists */
+        char *slash = strrchr(dir, '/');
+        if (!slash) break;
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    }
+    if (!dir[0] || dir_writable_by(pid, pst.st_uid, dir)) return 0;
+    fprintf(stderr,
+            "omniprof attach: process %d runs as uid %d, which cannot create its database in %s (owner uid %d, "
+            "mode %04o): the profiler writes it from inside the process, as that user. Give an output "
+            "directory that user can write (-d DIR; e.g. one made with `install -d -o %d DIR`), or attach "
+            "as that user\n",
+            (int)pid, (int)pst.st_uid, dir, (int)st.st_uid, (unsigned)(st.st_mode & 07777), (int)pst.st_uid);
+    return -1;
+}
+
+/* The first process: injected and answering within 15 s. Returns 0, or -1 (printed). */
+static int attach_first(attach_ctx *a, int lfd, const attach_opts *ao, pid_t pid)
+{
+    if (check_owner_can_write(ao, pid) != 0) return -1;
     if (inject_one(a, pid, false) != 0) return -1;
     pump(a, lfd, now_ms() + 15000, all_answered);
     if (a->procs[0].ready) return 0;
@@ -369,7 +444,7 @@ static int attach_run(const attach_opts *ao)
         sigaction(SIGTERM, &sa_sig, NULL);
         sigaction(SIGHUP, &sa_sig, NULL);
         signal(SIGPIPE, SIG_IGN);
-        rc = attach_first(a, lfd, ao->pid) == 0 ? 0 : 1;
+        rc = attach_first(a, lfd, ao, ao->pid) == 0 ? 0 : 1;
     }
     if (rc == 0) {
         collect(a, lfd, ao);
@@ -378,6 +453,7 @@ static int attach_run(const attach_opts *ao)
     if (lfd >= 0) close(lfd);
     for (int i = 0; i < a->n; i++)
         if (a->procs[i].fd >= 0) close(a->procs[i].fd);
+    if (a->dir[0]) print_log(a->dir);
     if (a->dir[0]) cleanup_dir(a->dir);
     free(a);
     return rc;

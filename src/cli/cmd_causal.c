@@ -495,6 +495,11 @@ static int causal_main(causal_opts *o, int argc, char **argv)
         total += n;
         fprintf(stderr, "omniprof causal: run %ld of %ld: %llu experiments appended to %s\n", run + 1, o->runs,
                 (unsigned long long)n, o->output);
+        if (n == 0 && ndb > start_db && status == 0)
+            fprintf(stderr, "omniprof causal: no experiment ran: no progress point was visited, or no sample "
+                            "landed in the code that may be selected (a line shorter than the sampling period "
+                            "is rarely sampled: use --mode function, or a shorter --sample-period-us; the "
+                            "program's messages above say which)\n");
 #endif
         if (ndb == start_db) fprintf(stderr, "omniprof causal: run %ld wrote no database\n", run + 1);
         if (status != 0) {

@@ -509,12 +509,33 @@ size_t op_ins_module_select(op_ins_module *m, const op_ins_filter *f, char *cons
     for (size_t i = 0; i < m->n_fns; i++) {
         op_ins_fn *fn = &m->fns[i];
         if (fn->status == OP_INS_NO_SYMBOL || fn->status == OP_INS_INLINED || fn->status == OP_INS_ALIAS) continue;
+        /* the names of one function: it and its aliases (the same address), any of which the
+         * user may name (-i '^printf$' where libc's first name at that address is _IO_printf) */
+        size_t lo = i, hi = i + 1;
+        while (lo > 0 && m->fns[lo - 1].vaddr == fn->vaddr && fn->vaddr) lo--;
+        while (hi < m->n_fns && m->fns[hi].vaddr == fn->vaddr && fn->vaddr) hi++;
         bool inc = f->has_include && regexec(&f->include, fn->name, 0, NULL, 0) == 0;
+        for (size_t k = lo; f->has_include && !inc && k < hi; k++) {
+            if (k == i || m->fns[k].status != OP_INS_ALIAS || regexec(&f->include, m->fns[k].name, 0, NULL, 0) != 0)
+                continue;
+            /* record it under the name asked for: the alias becomes the function's name */
+            char *asked = m->fns[k].name;
+            m->fns[k].name = fn->name;
+            fn->name = asked;
+            for (size_t a = lo; a < hi; a++)
+                if (m->fns[a].status == OP_INS_ALIAS) m->fns[a].alias_of = fn->name;
+            inc = true;
+        }
+        bool exc = f->has_exclude && regexec(&f->exclude, fn->name, 0, NULL, 0) == 0;
+        for (size_t k = lo; f->has_exclude && !exc && k < hi; k++)
+            exc = k != i && m->fns[k].status == OP_INS_ALIAS && regexec(&f->exclude, m->fns[k].name, 0, NULL, 0) == 0;
+        bool unsafe = false; /* start-up glue, setjmp... under any of its names */
+        for (size_t k = lo; k < hi && !unsafe; k++) unsafe = (k == i || m->fns[k].status == OP_INS_ALIAS) && is_unsafe(m->fns[k].name);
         fn->forced = inc;
         fn->imported = false;
         if (m->status != OP_INS_OK) fn->status = OP_INS_MODULE;
-        else if (is_unsafe(fn->name)) fn->status = OP_INS_UNSAFE;
-        else if (f->has_exclude && regexec(&f->exclude, fn->name, 0, NULL, 0) == 0) fn->status = OP_INS_EXCLUDED;
+        else if (unsafe) fn->status = OP_INS_UNSAFE;
+        else if (exc) fn->status = OP_INS_EXCLUDED;
         else if (f->has_include && !inc) fn->status = OP_INS_NOT_INCLUDED;
         else if (!inc && fn->insns < f->min_insns) fn->status = OP_INS_TOO_SMALL;
         else if (!inc && f->min_insns && fn->straight) fn->status = OP_INS_STRAIGHT;

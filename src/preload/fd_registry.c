@@ -34,6 +34,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -338,8 +339,40 @@ void op_preload_fd_at_fork_child(void)
  * Called once from the library's constructor. */
 void op_preload_fd_init(void)
 {
-    if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
+    const char *attach_log = getenv("OMNIPROF_ATTACH_LOG");
+    if (attach_log && *attach_log) omniprof_preload_log_reopen(attach_log);
+    else if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
         g_log_fd = omniprof_preload_fd_adopt(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3), OP_FD_IDENTITY);
+}
+
+/* A forked child of a process omniprof attach was collecting in, which nobody attached to
+ * (yet): every descriptor the profiler registered is the parent's (its database, counters,
+ * eventfds) and is closed here; the structures that name them are abandoned, as after any
+ * fork, and a re-attach opens new ones. */
+OMNIPROF_API void omniprof_preload_fd_close_all(void)
+{
+    int fds[256];
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        int n = op_preload_fd_list_locked(0, OP_FD_MAX - 1, fds, 256);
+        pthread_mutex_unlock(&g_lock);
+        if (n == 0) break;
+        for (int i = 0; i < n; i++) omniprof_preload_fd_close(fds[i]);
+    }
+    g_log_fd = -1;
+}
+
+/* omniprof attach: the profiler's messages go to the launcher's file `path` (appended), never
+ * into the program's stderr; NULL: no log descriptor at all (a detach, which leaves no
+ * descriptor of ours open, and a forked child not attached to). */
+OMNIPROF_API void omniprof_preload_log_reopen(const char *path)
+{
+    int old = g_log_fd;
+    g_log_fd = -1;
+    if (old >= 0) omniprof_preload_fd_close(old);
+    if (!path || !*path) return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) g_log_fd = omniprof_preload_fd_adopt(fd, OP_FD_IDENTITY);
 }
 
 

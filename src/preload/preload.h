@@ -125,6 +125,11 @@ OMNIPROF_API int omniprof_preload_register(const op_preload_hooks *hooks);
 /** @brief **omniprof_preload_real_sigaction**: libc's sigaction, for the profiler's own handlers
  * (never goes through the clients' hooks). */
 OMNIPROF_API int omniprof_preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* omniprof attach: send the profiler's log lines to the file `path` (appended) instead of the
+ * program's stderr; NULL closes the log descriptor (lines are dropped). */
+OMNIPROF_API void omniprof_preload_log_reopen(const char *path);
+/* omniprof attach, in a forked child not attached to: every descriptor of the profiler closes. */
+OMNIPROF_API void omniprof_preload_fd_close_all(void);
 
 /** @brief The clients' wait hooks (op_preload_hooks.wait_begin/wait_end/wake) for blocking calls
  * that another library interposes (the MPI backend's MPI waits). No-ops, one test each, unless

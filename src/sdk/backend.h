@@ -234,6 +234,9 @@ const char *op_sdk_intern(const char *s);
 int op_sdk_create_thread(pthread_t *thread, void *(*fn)(void *), void *arg, omniprof_runtime_library_t lib,
                          const char *name);
 int op_sdk_thread_is_internal(void);
+/* omniprof attach's detach (the tool): the SDK's callback threads end, bounded; the next wake
+ * starts them again. */
+void op_sdk_park_threads(void);
 
 /* Intercept tables a backend provides: did any tool ask for `type`? Then hand the tables over
  * with omniprof_set_api_table (public). */

@@ -31,6 +31,7 @@ typedef struct op_cbthread {
     _Atomic int exists;
     _Atomic int started;
     _Atomic int stop;
+    _Atomic int alive; /* the thread runs (set by it, cleared as it returns) */
     _Atomic uint32_t work;
 } op_cbthread;
 
@@ -66,6 +67,7 @@ static void *cb_thread_main(void *arg)
             syscall(SYS_futex, (uint32_t *)&ct->work, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
         }
     }
+    atomic_store(&ct->alive, 0);
     return NULL;
 }
 
@@ -92,9 +94,11 @@ static void start_thread(int idx)
     if (!atomic_load(&ct->started) && !atomic_load(&ct->stop)) {
         char name[16];
         snprintf(name, sizeof name, "omniprof-cb%d", idx);
+        atomic_store(&ct->alive, 1); /* under g_thr_lock, before the thread can end */
         if (op_sdk_create_thread(&ct->th, cb_thread_main, (void *)(intptr_t)idx, OMNIPROF_LIBRARY, name) == 0) {
             atomic_store(&ct->started, 1);
         } else {
+            atomic_store(&ct->alive, 0);
             op_warn("could not start callback thread %d; its buffers deliver only at flush", idx);
         }
     }
@@ -126,12 +130,36 @@ void op_cbthread_stop_all(void)
     }
 }
 
+/* omniprof attach's detach, once the database is closed: the backends hear of the (stopped)
+ * context once more, so that they let go of what the close still used (the CPU backend's
+ * symbol files); then every callback thread ends (bounded wait), to start again lazily at the
+ * next wake, as at start-up. */
+void op_sdk_park_threads(void)
+{
+    if (op_sdk_state() == OP_STATE_LOCKED) op_backends_context_change();
+    pthread_mutex_lock(&g_thr_lock); /* no thread starts meanwhile */
+    op_cbthread_stop_all();
+    int n = atomic_load(&g_nthr);
+    for (int i = 0; i < n; i++) {
+        op_cbthread *ct = &g_thr[i];
+        for (int k = 0; k < 2000 && atomic_load(&ct->started) && atomic_load(&ct->alive); k++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&ct->alive)) continue; /* still delivering: left as it is */
+        atomic_store(&ct->started, 0);
+        atomic_store(&ct->stop, 0);
+    }
+    pthread_mutex_unlock(&g_thr_lock);
+}
+
 void op_cbthread_at_fork_child(void)
 {
     pthread_mutex_init(&g_thr_lock, NULL);
     int n = atomic_load(&g_nthr);
     for (int i = 0; i < n; i++) {
         atomic_store(&g_thr[i].started, 0);
+        atomic_store(&g_thr[i].alive, 0);
         atomic_store(&g_thr[i].work, 0);
     }
 }

@@ -50,6 +50,7 @@
 #include "db/db.h"
 #include "omniprof/omniprof.h"
 #include "preload/preload.h"
+#include "sdk/backend.h"
 #include "tool/tool.h"
 
 extern char **environ;
@@ -96,6 +97,7 @@ static struct tool_state {
     pthread_mutex_t thr_lock;
     pthread_cond_t thr_cond;
     _Atomic int threads_stop;
+    _Atomic int flush_running; /* the flush thread runs (omniprof attach's detach waits for its end) */
     uint64_t flush_interval_ms;
     /* collection periods */
     uint64_t periods[32][3];
@@ -416,7 +418,16 @@ static void *flush_thread(void *arg)
         if (atomic_load(&g.finalizing)) break;
         flush_buffers();
     }
+    atomic_store(&g.flush_running, 0);
     return NULL;
+}
+
+static void start_flush_thread(void)
+{
+    atomic_store(&g.flush_running, 1);
+    if (op_tool_start_thread(flush_thread, NULL) == 0) return;
+    atomic_store(&g.flush_running, 0);
+    op_warn("cannot start the flush thread; data is written at exit only");
 }
 
 static void *period_thread(void *arg)
@@ -658,6 +669,21 @@ void op_tool_flush_now(bool final, uint64_t timeout_ms)
 
 bool op_tool_active(void) { return atomic_load(&g.state) == ST_ACTIVE; }
 
+/* omniprof attach: after a detach no thread of the profiler runs in the process (the flush
+ * thread, the signal helper, the SDK's callback threads; the CPU backend's poller and allocator
+ * threads ended when the context stopped). Each wait is bounded (invariant 1). */
+static void park_threads(void)
+{
+    pthread_mutex_lock(&g.thr_lock);
+    atomic_store(&g.threads_stop, 1);
+    pthread_cond_broadcast(&g.thr_cond);
+    pthread_mutex_unlock(&g.thr_lock);
+    for (int i = 0; i < 2000 && atomic_load(&g.flush_running); i++) sleep_ms(1);
+    op_tool_signals_park();
+    op_sdk_park_threads();
+    omniprof_preload_log_reopen(NULL); /* nor a descriptor (the log's was the last) */
+}
+
 /* omniprof attach (tool_attach.c): stop collecting, deliver what the buffers hold and close
  * the database; the process goes on and the tool stays loaded (ACTIVE) for a re-attach. */
 int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
@@ -667,6 +693,7 @@ int op_tool_detach(uint64_t timeout_ms, char *db, size_t n)
     int rc;
     bool closed = stop_and_close(timeout_ms, false, true, &st, &rc);
     snprintf(db, n, "%s", closed ? g.db_path : "");
+    park_threads();
     return 0;
 }
 
@@ -678,10 +705,14 @@ int op_tool_reattach(void)
     if (atomic_load(&g.state) != ST_ACTIVE) return -1;
     op_settings_reset();
     op_settings_load();
+    omniprof_preload_log_reopen(op_setting_str(OP_SET_ATTACH_LOG)); /* this attach's file */
     g.db_path[0] = '\0';
     g.init_ns = op_now_ns();
     atomic_store(&g.open_failed, 0);
     atomic_store(&g.need_open, 1);
+    atomic_store(&g.threads_stop, 0);
+    if (g.flush_interval_ms > 0 && !atomic_load(&g.flush_running)) start_flush_thread();
+    op_tool_signals_unpark();
     return omniprof_start_context(g.ctx) == OMNIPROF_STATUS_SUCCESS ? 0 : -1;
 }
 
@@ -720,8 +751,19 @@ static void at_fork_child(void)
     }
     g.init_ns = op_now_ns();
     g.db_path[0] = '\0';
-    if (!atomic_load(&g.threads_stop) && g.flush_interval_ms > 0) op_tool_start_thread(flush_thread, NULL);
-    op_tool_signals_after_fork_child();
+    atomic_store(&g.flush_running, 0);
+    if (op_tool_attach_after_fork_child()) {
+        /* A child of an attached process: nothing is collected (no thread, no database, no
+         * timer) until the launcher attaches to it (--attach-children), which re-attaches. */
+        atomic_store(&g.need_open, 0);
+        atomic_store(&g.threads_stop, 1);
+        omniprof_stop_context(g.ctx);
+        op_tool_signals_after_fork_child(false);
+        omniprof_preload_fd_close_all(); /* the parent's database, counters, eventfds */
+        return;
+    }
+    if (!atomic_load(&g.threads_stop) && g.flush_interval_ms > 0) start_flush_thread();
+    op_tool_signals_after_fork_child(true);
 }
 
 /* Before exec replaces this image, stop collecting and close the database as at exit: every
@@ -939,8 +981,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     atexit(tool_atexit);
     if (omniprof_preload_register(&g_tool_hooks) != 0) op_warn("cannot register with the preload library: %s", strerror(errno));
     if (op_setting_bool(OP_SET_SIGNAL_HANDLERS)) op_tool_signals_install();
-    if (g.flush_interval_ms > 0 && op_tool_start_thread(flush_thread, NULL) != 0)
-        op_warn("cannot start the flush thread; data is written at exit only");
+    if (g.flush_interval_ms > 0) start_flush_thread();
     if (g.n_periods > 0) {
         if (op_tool_start_thread(period_thread, NULL) != 0) {
             op_warn("cannot start the collection-period thread; collecting all the time");

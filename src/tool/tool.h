@@ -22,6 +22,10 @@ bool op_tool_active(void);
  * collection into a new database. 0, or -1 when the tool is not active. */
 int op_tool_detach(uint64_t timeout_ms, char *db, size_t n);
 int op_tool_reattach(void);
+/* tool_attach.c: in a forked child of an attached process (called by tool.c's fork handler):
+ * the parent's control connection is closed there; the child waits, collecting nothing, until
+ * the launcher attaches to it (--attach-children) or forever (the tool stays inert). */
+bool op_tool_attach_after_fork_child(void);
 
 /* Start a detached tool thread with every signal blocked and a 256 KiB stack. Returns 0 or
  * pthread_create's error. */
@@ -31,8 +35,11 @@ int op_tool_start_thread(void *(*fn)(void *), void *arg);
  * tool's handler first for SIGINT, SIGTERM, SIGQUIT, SIGABRT (and SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL while the program has no handler of its own for them). Idempotent. */
 void op_tool_signals_install(void);
-/* In a forked child: the helper thread does not exist there; start a new one. */
-void op_tool_signals_after_fork_child(void);
+/* In a forked child: the helper thread does not exist there; start a new one (none when parked). */
+void op_tool_signals_after_fork_child(bool helper);
+/* omniprof attach: a detach ends the helper thread (park), a re-attach starts one (unpark). */
+void op_tool_signals_park(void);
+void op_tool_signals_unpark(void);
 /* The program's sigaction(sig, act, oldact), offered by libomniprof-preload.so: true when the
  * tool owns `sig` and answered (*rc = 0 or -1 with errno), false to pass the call on. */
 bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigaction *oldact, int *rc);

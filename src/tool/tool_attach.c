@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,10 +23,12 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "omniprof/defines.h"
+#include "preload/preload.h"
 #include "tool/tool.h"
 
 static _Atomic int g_attached;  /* a control thread is running */
 static int g_attaches;          /* completed calls (the first loads, later ones re-attach) */
+static _Atomic int g_control_fd = -1; /* the control connection while attached */
 
 static void say(int fd, const char *msg)
 {
@@ -53,6 +56,7 @@ static void *control_thread(void *arg)
     op_tool_detach(op_setting_uint(OP_SET_EXIT_FLUSH_TIMEOUT_MS), db, sizeof db);
     snprintf(msg, sizeof msg, "stopped %d %s\n", (int)getpid(), db);
     say(fd, msg);
+    atomic_store(&g_control_fd, -1);
     close(fd);
     atomic_store(&g_attached, 0);
     return NULL;
@@ -61,14 +65,14 @@ static void *control_thread(void *arg)
 OMNIPROF_API int omniprof_tool_attach(const char *control)
 {
     if (!control || !*control) return -1;
-    if (atomic_exchange(&g_attached, 1)) return -1; /* already attached */
+    bool busy = atomic_exchange(&g_attached, 1) != 0; /* already attached */
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", control);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         op_warn("attach: cannot reach the launcher at %s (%s)", control, strerror(errno));
         if (fd >= 0) close(fd);
-        atomic_store(&g_attached, 0);
+        if (!busy) atomic_store(&g_attached, 0);
         return -1;
     }
     /* keep the descriptor out of the program's way (DESIGN rule 5) */
@@ -78,10 +82,16 @@ OMNIPROF_API int omniprof_tool_attach(const char *control)
         fd = high;
     }
     char msg[600];
+    if (busy) {
+        snprintf(msg, sizeof msg, "off %d another omniprof attach is collecting in this process\n", (int)getpid());
+        say(fd, msg);
+        close(fd);
+        return -1;
+    }
     int rc = 0;
     if (g_attaches++ > 0) rc = op_tool_reattach();
     if (!op_tool_active() || rc != 0) {
-        snprintf(msg, sizeof msg, "off %d the tool is not collecting (see the process's stderr)\n", (int)getpid());
+        snprintf(msg, sizeof msg, "off %d the tool is not collecting (its messages follow)\n", (int)getpid());
         say(fd, msg);
         close(fd);
         atomic_store(&g_attached, 0);
@@ -89,12 +99,27 @@ OMNIPROF_API int omniprof_tool_attach(const char *control)
     }
     snprintf(msg, sizeof msg, "ready %d\n", (int)getpid());
     say(fd, msg);
+    atomic_store(&g_control_fd, fd);
     if (op_tool_start_thread(control_thread, (void *)(intptr_t)fd) != 0) {
         char db[4096];
         op_tool_detach(1000, db, sizeof db);
+        atomic_store(&g_control_fd, -1);
         close(fd);
         atomic_store(&g_attached, 0);
         return -1;
     }
     return 0;
+}
+
+/* A forked child of a process the tool was attached to (tool.c's fork handler): the control
+ * thread is not here and the connection is the parent's: the child lets go of its copy, and
+ * stays inert until the launcher attaches to it (--attach-children), or for good. */
+bool op_tool_attach_after_fork_child(void)
+{
+    if (g_attaches == 0) return false; /* loaded by `omniprof run`, not by an attach */
+    int fd = atomic_exchange(&g_control_fd, -1);
+    if (fd >= 0) close(fd);
+    omniprof_preload_log_reopen(NULL);
+    atomic_store(&g_attached, 0);
+    return true;
 }

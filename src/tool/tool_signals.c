@@ -61,6 +61,7 @@ static _Atomic int g_installed;
 
 static sem_t g_sem;
 static _Atomic int g_helper_running;
+static _Atomic int g_helper_exit;    /* a detach asks the helper to end (op_tool_signals_park) */
 static _Atomic uint64_t g_requests;  /* flushes asked for */
 static _Atomic uint64_t g_done;      /* flushes completed */
 static _Atomic int g_final_request;
@@ -101,11 +102,13 @@ static void *helper_main(void *arg)
     prctl(PR_SET_NAME, "omniprof-signal", 0, 0, 0);
     for (;;) {
         while (sem_wait(&g_sem) != 0 && errno == EINTR) {}
+        if (atomic_load(&g_helper_exit)) break;
         uint64_t want = atomic_load(&g_requests);
         bool final = atomic_exchange(&g_final_request, 0) != 0;
         op_tool_flush_now(final, g_timeout_ms);
         atomic_store(&g_done, want);
     }
+    atomic_store(&g_helper_running, 0);
     return NULL;
 }
 
@@ -225,13 +228,37 @@ void op_tool_signals_install(void)
     }
 }
 
-void op_tool_signals_after_fork_child(void)
+/* omniprof attach's detach: the helper thread ends (bounded wait; the handlers stay, and
+ * without a helper they only pass signals on to the program's actions). */
+void op_tool_signals_park(void)
+{
+    if (!atomic_load(&g_helper_running)) return;
+    atomic_store(&g_helper_exit, 1);
+    sem_post(&g_sem);
+    for (int i = 0; i < 2000 && atomic_load(&g_helper_running); i++) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A re-attach: a new helper. */
+void op_tool_signals_unpark(void)
+{
+    if (!atomic_load(&g_installed) || atomic_load(&g_helper_running)) return;
+    atomic_store(&g_helper_exit, 0);
+    sem_destroy(&g_sem);
+    start_helper();
+}
+
+void op_tool_signals_after_fork_child(bool helper)
 {
     if (!atomic_load(&g_installed)) return;
     atomic_store(&g_requests, 0);
     atomic_store(&g_done, 0);
     atomic_store(&g_final_request, 0);
-    start_helper();
+    atomic_store(&g_helper_running, 0);
+    if (helper && !atomic_load(&g_helper_exit)) start_helper(); /* a parked (detached) tool stays so */
+    else atomic_store(&g_helper_exit, 1);                        /* parked: unpark starts one */
 }
 
 /* ------------------------------------------------------------------------------------------ */

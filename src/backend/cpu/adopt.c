@@ -68,10 +68,10 @@ static bool known_elsewhere(pid_t tid)
     return c.found;
 }
 
-static void rearm_cb(op_cpu_thread *t, void *data)
+static void remake_cb(op_cpu_thread *t, void *data)
 {
     (void)data;
-    op_cpu_sampler_rearm(t);
+    op_cpu_sampler_thread_remake(t);
 }
 
 static bool profiler_thread(pid_t tid)
@@ -152,6 +152,7 @@ static void *poller(void *arg)
 void op_cpu_adopt_start(void)
 {
     if (atomic_exchange(&g_running, 1)) return;
+    atomic_store(&g_stop, 0);
     scan();
     pthread_t th;
     if (op_sdk_create_thread(&th, poller, NULL, OMNIPROF_LIBRARY, "omniprof-adopt") != 0) {
@@ -160,28 +161,50 @@ void op_cpu_adopt_start(void)
     }
 }
 
+/* The poller ends (bounded wait: it sleeps 50 ms between scans). */
+static void poller_end(void)
+{
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < 400 && atomic_load(&g_running); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Fork child of an attached process: the poller and the parent's threads are not here. */
+void op_cpu_adopt_at_fork_child(void)
+{
+    atomic_store(&g_running, 0);
+    atomic_store(&g_stop, 0);
+    atomic_store(&g_n, 0); /* the parent's entries are abandoned (nothing of them is touched) */
+}
+
+/* Timers deleted and perf counters closed: a detached process keeps no descriptor of ours. */
 static void stop_cb(op_cpu_thread *t, void *data)
 {
     (void)data;
-    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_disarm(t, i);
+    op_cpu_sampler_thread_stop(t);
 }
 
-/* Detach: disarm every timer (adopted threads and the registered ones), stop following. */
+/* Detach: disarm every timer (adopted threads and the registered ones), stop following: the
+ * poller thread ends. */
 void op_cpu_adopt_pause(void)
 {
     atomic_store(&g_paused, 1);
+    poller_end();
     op_cpu_threads_foreach(stop_cb, NULL);
     uint32_t n = atomic_load(&g_n);
     for (uint32_t i = 0; i < n; i++)
         if (atomic_load(&g_table[i].tid) && g_table[i].t) stop_cb(g_table[i].t, NULL);
 }
 
-/* Re-attach: the timers run again at their period. */
+/* Re-attach: the timers are made again and run at their period. */
 void op_cpu_adopt_resume(void)
 {
     uint32_t n = atomic_load(&g_n);
     for (uint32_t i = 0; i < n; i++)
-        if (atomic_load(&g_table[i].tid) && g_table[i].t) op_cpu_sampler_rearm(g_table[i].t);
-    op_cpu_threads_foreach(rearm_cb, NULL);
+        if (atomic_load(&g_table[i].tid) && g_table[i].t) op_cpu_sampler_thread_remake(g_table[i].t);
+    op_cpu_threads_foreach(remake_cb, NULL);
     atomic_store(&g_paused, 0);
+    op_cpu_adopt_start(); /* the poller again (it ended at the detach) */
 }

@@ -58,6 +58,7 @@
 #include "backend/cpu/causal.h"
 #include "backend/cpu/cpu_internal.h"
 #include "common/clock.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "omniprof/causal.h"
@@ -69,6 +70,8 @@
 #define MAX_LENGTH_FACTOR 64
 #define MAX_PAY_NS 100000000ull        /* one settle sleeps at most this much (the rest later) */
 #define NO_PROGRESS_WARN_NS 5000000000ull
+#define NO_SAMPLE_WARN_NS 2000000000ull  /* no sample in the selectable code for this long... */
+#define NO_SAMPLE_WARN_SAMPLES 200       /* ...out of at least this many: say why nothing runs */
 
 _Atomic int g_op_causal_on;
 
@@ -90,6 +93,8 @@ static _Atomic int32_t g_selected = -1; /* location of the running experiment */
 static _Atomic uint64_t g_speedup_pct;  /* of the running experiment */
 static _Atomic uint64_t g_selected_hits;
 static _Atomic int32_t g_last_loc = -1; /* location of the latest in-scope sample */
+static _Atomic uint64_t g_samples_seen;  /* every sample, in scope or not */
+static _Atomic uint64_t g_samples_in_scope;
 static uint64_t g_start_ns;
 
 /* experiment thread */
@@ -159,7 +164,9 @@ static void settle(op_cpu_thread *t)
 
 void op_causal_on_sample(op_cpu_thread *t, int32_t loc, uint64_t weight, uint64_t runnable_ns)
 {
+    atomic_fetch_add_explicit(&g_samples_seen, 1, memory_order_relaxed);
     if (loc >= 0) {
+        atomic_fetch_add_explicit(&g_samples_in_scope, 1, memory_order_relaxed);
         op_causal_scope_count_sample(loc, weight);
         atomic_store_explicit(&g_last_loc, loc, memory_order_relaxed);
         if (atomic_load_explicit(&g_active, memory_order_acquire) &&
@@ -430,8 +437,9 @@ static void *experiment_main(void *arg)
     (void)arg;
     uint64_t length = g_cfg.min_length_ns, waited_since = op_now_ns();
     int doublings = 0;
-    bool warned_rare = false;
+    bool warned_rare = false, warned_unsampled = false;
     if (wait_until(g_start_ns + g_cfg.delay_ns)) goto out;
+    waited_since = op_now_ns();
     if (g_cfg.end_to_end) {
         end_to_end_main();
         goto out;
@@ -448,6 +456,19 @@ static void *experiment_main(void *arg)
         }
         int32_t loc = select_location();
         if (loc < 0) {
+            /* Samples land, none in the code that may be selected: a line that runs for less
+             * than a sampling period at a time is rarely or never the sampled instruction. */
+            uint64_t seen = atomic_load(&g_samples_seen);
+            if (!atomic_load(&g_samples_in_scope) && seen >= NO_SAMPLE_WARN_SAMPLES &&
+                op_now_ns() - waited_since > NO_SAMPLE_WARN_NS && !warned_unsampled) {
+                op_warn("causal: none of the %llu samples so far landed in the code that may be selected "
+                        "(--source-scope/--function-scope/--binary-scope); no experiment can run. A line "
+                        "that runs for less than a sampling period (%llu us of CPU time) at a stretch is "
+                        "rarely the sampled one: select its function instead (--mode function "
+                        "--function-scope RE), or sample more often (--sample-period-us, down to 100)",
+                        (unsigned long long)seen, (unsigned long long)(g_cfg.period_ns / 1000u));
+                warned_unsampled = true;
+            }
             if (wait_until(op_now_ns() + 10000000)) break;
             continue;
         }
@@ -622,7 +643,7 @@ void op_causal_at_fork_child(void)
     op_cpu_thread *t = op_cpu_tls_thread;
     if (t) {
         atomic_store(&t->causal.armed, 0);
-        if (t->causal.perf_fd >= 0) close(t->causal.perf_fd); /* counts the parent's thread */
+        if (t->causal.perf_fd >= 0) op_fd_close(t->causal.perf_fd); /* counts the parent's thread */
         if (t->causal.sched_fd >= 0) close(t->causal.sched_fd);
         t->causal.perf_fd = t->causal.sched_fd = -1;
         t->causal.timer_made = false; /* timers are not inherited */

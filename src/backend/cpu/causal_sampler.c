@@ -2,10 +2,12 @@
  * time, and the handler that finds the in-scope code the thread was running and charges it.
  *
  * Backends (OMNIPROF_CAUSAL_BACKEND):
- *   perf   a per-thread perf_event PERF_COUNT_SW_TASK_CLOCK (user mode only) with
+ *   perf   the call-stack sampler's per-thread task-clock event (sample_clock.c's
+ *          op_cpu_task_clock_open: PERF_COUNT_SW_TASK_CLOCK, kernel time included) with
  *          sample_period = the causal period; its overflow notification is turned into a
- *          real-time signal to that very thread (fcntl F_SETOWN_EX/F_OWNER_TID, F_SETSIG,
- *          O_ASYNC; PERF_EVENT_IOC_REFRESH with a large count arms it once). The kernel's
+ *          real-time signal to that very thread (F_SETOWN_EX/F_OWNER_TID, F_SETSIG, O_ASYNC),
+ *          armed for one overflow at a time (PERF_EVENT_IOC_REFRESH 1, re-armed by the
+ *          handler: a thread that blocks the signal has at most one pending). The kernel's
  *          hrtimer makes the period exact (1 ms by default), as Coz's perf sampling.
  *   timer  a thread CPU-time POSIX timer (timer_create on pthread_getcpuclockid,
  *          SIGEV_THREAD_ID). Expiries are checked at the scheduler tick (4 ms at 250 Hz), so
@@ -39,10 +41,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/cpu/causal.h"
 #include "backend/cpu/cpu_internal.h"
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "preload/preload.h"
 
@@ -73,8 +77,9 @@ static void chain(int signo, siginfo_t *si, void *uc)
 }
 
 /* Wall time the thread was runnable (running, or ready and waiting for a CPU) since its
- * previous sample, from the kernel's per-thread schedstat ("<cpu ns> <run-queue wait ns>
- * <slices>", one pread: async-signal-safe). An interval in which the thread blocked, paused
+ * previous sample: CPU time from CLOCK_THREAD_CPUTIME_ID, run-queue wait from the kernel's
+ * per-thread schedstat ("<cpu ns> <run-queue wait ns> <slices>", one pread; both
+ * async-signal-safe). An interval in which the thread blocked, paused
  * or started (t->causal.interval_woke) also holds the wait for a CPU after the wake-up, which
  * a faster line would not save: such an interval counts its CPU time times the thread's
  * recent stretch (runnable / CPU time of its clean intervals, a moving average), a clean one
@@ -93,6 +98,14 @@ static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
         if (*p < '0' || *p > '9') return 0;
         while (*p >= '0' && *p <= '9') v[k] = v[k] * 10 + (uint64_t)(*p++ - '0');
     }
+    /* The CPU time from the thread's own CPU clock, exact to the call (the kernel brings the
+     * running thread's runtime up to date for it); schedstat's first field is only brought up
+     * to date at the scheduler tick or a switch (4 ms steps at 250 Hz): a short-lived thread's
+     * samples would see 0 for most intervals (issue 35 item 1). The run-queue wait only grows
+     * while the thread is off the CPU, so schedstat's value of it is current here. */
+    struct timespec ts;
+    clockid_t clk = (clockid_t)((~(unsigned)t->tid << 3) | 6); /* MAKE_THREAD_CPUCLOCK(tid, SCHED) */
+    if (clock_gettime(clk, &ts) == 0) v[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     bool known = t->causal.sched_known && v[0] >= t->causal.sched_cpu && v[1] >= t->causal.sched_wait;
     uint64_t cpu = known ? v[0] - t->causal.sched_cpu : weight * g_period_ns;
     uint64_t wait = known ? v[1] - t->causal.sched_wait : 0;
@@ -142,6 +155,9 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
         for (uint32_t i = 1; i < n && loc < 0; i++) loc = op_causal_scope_lookup(frames[i]);
     }
     op_causal_on_sample(t, loc, weight, runnable_since_last(t, weight));
+    /* one overflow at a time: however long the thread blocks the signal, at most one is pending */
+    if (si->si_code != SI_TIMER && atomic_load_explicit(&t->causal.armed, memory_order_acquire))
+        op_cpu_task_clock_refresh(t->causal.perf_fd);
     errno = saved_errno;
 }
 
@@ -215,31 +231,14 @@ static int high_fd(int fd)
 
 static bool arm_perf(op_cpu_thread *t)
 {
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.sample_period = g_period_ns;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    attr.wakeup_events = 1;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = op_cpu_task_clock_open(t->tid, g_period_ns, g_signo); /* sample_clock.c's event */
     if (fd < 0) return false;
-    fd = high_fd(fd);
-    struct f_owner_ex owner = {F_OWNER_TID, t->tid};
-    if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, g_signo) != 0 ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) != 0) {
-        close(fd);
-        return false;
-    }
-    t->causal.perf_fd = fd;
+    t->causal.perf_fd = fd; /* also the si_fd of its signals (the number when O_ASYNC was set) */
     atomic_store_explicit(&t->causal.armed, 1, memory_order_release); /* before the first signal */
-    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 0x7fffffff) != 0) { /* enables; ~2^31 overflows before re-arming */
+    if (ioctl(op_fd_resolve(fd), PERF_EVENT_IOC_REFRESH, 1) != 0) { /* enables, for one overflow */
         atomic_store(&t->causal.armed, 0);
         t->causal.perf_fd = -1;
-        close(fd);
+        op_fd_close(fd);
         return false;
     }
     return true;
@@ -318,8 +317,8 @@ void op_causal_sampler_disarm(op_cpu_thread *t)
 {
     atomic_store_explicit(&t->causal.armed, 0, memory_order_release);
     if (t->causal.perf_fd >= 0) {
-        ioctl(t->causal.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-        close(t->causal.perf_fd);
+        ioctl(op_fd_resolve(t->causal.perf_fd), PERF_EVENT_IOC_DISABLE, 0);
+        op_fd_close(t->causal.perf_fd);
         t->causal.perf_fd = -1;
     }
     if (t->causal.timer_made) {
@@ -334,7 +333,7 @@ static void quiet_cb(op_cpu_thread *t, void *data)
 {
     (void)data;
     atomic_store_explicit(&t->causal.armed, 0, memory_order_release);
-    if (t->causal.perf_fd >= 0) ioctl(t->causal.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    if (t->causal.perf_fd >= 0) ioctl(op_fd_resolve(t->causal.perf_fd), PERF_EVENT_IOC_DISABLE, 0);
     if (t->causal.timer_made) {
         struct itimerspec zero;
         memset(&zero, 0, sizeof zero);

@@ -161,15 +161,23 @@ static omniprof_status_t cpu_start(void)
 }
 
 /* Attached (omniprof attach): a detach stops the context, and the timers must not go on
- * firing into a process we left; a re-attach starts them again. */
+ * firing into a process we left, nor any thread of ours run there, nor a descriptor stay open
+ * (timers deleted, perf counters and eventfds closed, the poller and allocator threads end);
+ * a re-attach makes them again. */
 static void cpu_on_context_change(void)
 {
     update_enabled();
     if (!g_op_cpu_cfg.sampling || !op_setting_bool(OP_SET_ATTACH_MODE)) return;
     bool on = atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_CPUTIME]) ||
               atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_REALTIME]);
-    if (on) op_cpu_adopt_resume();
-    else op_cpu_adopt_pause();
+    if (on) {
+        op_cpu_sampler_unpark();
+        op_cpu_adopt_resume();
+    } else {
+        op_cpu_adopt_pause();
+        op_cpu_sampler_park();
+        op_cpu_symbols_close(); /* also after the database closed (op_sdk_park_threads) */
+    }
 }
 
 /* The SDK finalizes in this order (src/sdk/registration.c): backends flush, contexts stop,
@@ -246,13 +254,18 @@ static void cpu_at_fork_child(void)
     g_op_cpu_pid = me;
     op_causal_at_fork_child();
     op_cpu_sampler_at_fork_child();
+    op_cpu_adopt_at_fork_child();
     op_cpu_threads_at_fork_child();
     op_cpu_process_sampler_at_fork_child();
     op_cpu_symbols_reset();
     op_cpu_modules_at_fork_child();
     atomic_store(&g_threads_announced, 0);
     atomic_store(&g_final_flush_done, 0);
-    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping)) {
+    /* a child of a detached process (omniprof attach) starts nothing: no timer, no thread */
+    bool detached = op_setting_bool(OP_SET_ATTACH_MODE) &&
+                    !atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_CPUTIME]) &&
+                    !atomic_load(&g_op_cpu_sampling_enabled[OP_CPU_TIMER_REALTIME]);
+    if (atomic_load(&g_op_cpu_started) && !atomic_load(&g_op_cpu_stopping) && !detached) {
         g_op_cpu_start_ns = op_now_ns();
         op_cpu_tls_guard++;
         if (g_op_cpu_cfg.sampling) {

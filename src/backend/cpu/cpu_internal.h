@@ -175,11 +175,17 @@ void op_cpu_clock_counts(uint64_t *task_clock, uint64_t *timer);
 void op_cpu_sampler_thread_start(op_cpu_thread *t); /* ring + timers for a live thread */
 void op_cpu_sampler_thread_stop(op_cpu_thread *t);  /* on the thread itself, before exit */
 void op_cpu_sampler_rearm(op_cpu_thread *t);        /* timers made: period again (re-attach) */
+void op_cpu_sampler_thread_remake(op_cpu_thread *t); /* re-attach: clocks made again after a stop */
+/* sample_clock.c: a thread's task-clock event signalling it every `period` ns of its CPU time
+ * (disabled; -1 with errno if refused), and its arming for one more overflow. */
+int op_cpu_task_clock_open(pid_t tid, uint64_t period, int signo);
+void op_cpu_task_clock_refresh(int fd);
 
 /* ---- adopt.c: threads of a process attached to (OMNIPROF_ATTACH_MODE) ---------------------- */
 void op_cpu_adopt_start(void);                      /* follow /proc/self/task, sample every thread */
 void op_cpu_adopt_pause(void);                      /* detach: timers disarmed */
 void op_cpu_adopt_resume(void);                     /* re-attach: timers rearmed */
+void op_cpu_adopt_at_fork_child(void);              /* the parent's poller and threads forgotten */
 op_cpu_thread *op_cpu_adopted_find(pid_t tid);      /* async-signal-safe */
 void op_cpu_sampler_release(op_cpu_thread *t);      /* thread exited: hand to its allocator */
 void op_cpu_sampler_drain_all(void);         /* flush: emit everything buffered */
@@ -188,6 +194,8 @@ uint64_t op_cpu_unwind_slow_count(void);
 void op_cpu_sampler_cost(uint64_t *samples, uint64_t *handler_ns, uint64_t *unwind_ns, uint64_t *max_ns);
 void op_cpu_sampler_finalize(void);          /* stop all timers, drain, emit spilled samples */
 void op_cpu_sampler_at_fork_child(void);
+void op_cpu_sampler_park(void);   /* attach's detach: allocator threads end, eventfds close */
+void op_cpu_sampler_unpark(void); /* re-attach: new eventfds and threads */
 bool op_cpu_is_sampling_signal(int signo, int *type);
 void op_cpu_unwind_prewarm(void);           /* per-thread unwinder cache, outside handlers */
 /* unwind_local.c: libunwind's set-up (sampler setup) and the end-of-run line. */
@@ -284,6 +292,7 @@ void op_cpu_components_emit_profile(void); /* final flush: REGION_PROFILE record
 /* ---- symbols.c ---------------------------------------------------------------------------- */
 omniprof_status_t op_cpu_symbolize(uint64_t address, omniprof_symbol_cb_t cb, void *data);
 void op_cpu_symbols_reset(void);
+void op_cpu_symbols_close(void); /* attach's detach: libdw's sessions end, their files close */
 
 /* ---- modules.c ---------------------------------------------------------------------------- */
 void op_cpu_modules_dlclose_before(void); /* the preload library's dlclose hooks */

@@ -51,8 +51,9 @@ void op_cpu_clock_counts(uint64_t *task_clock, uint64_t *timer)
 }
 
 /* A task-clock event of thread `tid` that signals it with `signo` every `period` ns of its
- * CPU time; adopted above the fd floor, disabled. -1 (errno set) if the kernel refuses. */
-static int task_clock_open(pid_t tid, uint64_t period, int signo)
+ * CPU time; adopted above the fd floor, disabled. -1 (errno set) if the kernel refuses. The
+ * causal sampler (causal_sampler.c) uses the same event, armed one overflow at a time too. */
+int op_cpu_task_clock_open(pid_t tid, uint64_t period, int signo)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -84,7 +85,7 @@ bool op_cpu_clock_make(op_cpu_thread *t, int type, int signo, uint64_t period, b
 {
     t->clock_fd[type] = -1;
     if (type == OP_CPU_TIMER_CPUTIME && task_clock && !atomic_load(&g_perf_refused)) {
-        int fd = task_clock_open(t->tid, period, signo);
+        int fd = op_cpu_task_clock_open(t->tid, period, signo);
         if (fd >= 0) {
             t->clock_fd[type] = t->clock_tag[type] = fd;
             t->timer_made[type] = true;
@@ -114,11 +115,16 @@ bool op_cpu_clock_make(op_cpu_thread *t, int type, int signo, uint64_t period, b
     return true;
 }
 
+/* Arm a task-clock event for its next overflow, and only that one (async-signal-safe). */
+void op_cpu_task_clock_refresh(int fd)
+{
+    if (fd >= 0) ioctl(op_fd_resolve(fd), PERF_EVENT_IOC_REFRESH, 1);
+}
+
 /* After a sample (the handler): a task-clock event takes its next overflow. */
 void op_cpu_clock_refresh(op_cpu_thread *t, int type)
 {
-    if (t->timer_made[type] && t->clock_fd[type] >= 0)
-        ioctl(op_fd_resolve(t->clock_fd[type]), PERF_EVENT_IOC_REFRESH, 1);
+    if (t->timer_made[type] && t->clock_fd[type] >= 0) op_cpu_task_clock_refresh(t->clock_fd[type]);
 }
 
 /* Start it: a first expiry after `first` ns, then every `period` ns (the task-clock event's

@@ -99,6 +99,7 @@ typedef struct op_cpu_allocator {
     uint32_t index;
     int efd;                    /* eventfd the handlers poke */
     _Atomic int stop;
+    _Atomic int alive;          /* its thread runs (set before creating it, cleared as it ends) */
     int spill_fd;               /* -1 unless temporary files */
     uint64_t spilled;           /* records in the spill file */
     op_cpu_unwinder *unwinder;  /* deferred unwinding, under lock; made at the first copy */
@@ -501,7 +502,20 @@ static void *allocator_main(void *arg)
         op_cpu_threads_emit_pending();
         allocator_pass(a);
     }
+    atomic_store(&a->alive, 0);
     return NULL;
+}
+
+static void allocator_thread_start(op_cpu_allocator *a)
+{
+    pthread_t th;
+    atomic_store(&a->stop, 0);
+    atomic_store(&a->alive, 1);
+    if (op_sdk_create_thread(&th, allocator_main, a, OMNIPROF_LIBRARY, "omniprof.cpu.alloc") != 0) {
+        atomic_store(&a->alive, 0);
+        op_warn("cpu: cannot start a sample allocator thread; its samples are drained at flush only");
+        /* still usable: flush/finalize drain it */
+    }
 }
 
 static op_cpu_allocator *allocator_create(uint32_t index)
@@ -526,11 +540,7 @@ static op_cpu_allocator *allocator_create(uint32_t index)
                     "memory",
                     dir, strerror(errno));
     }
-    pthread_t th;
-    if (op_sdk_create_thread(&th, allocator_main, a, OMNIPROF_LIBRARY, "omniprof.cpu.alloc") != 0) {
-        op_warn("cpu: cannot start a sample allocator thread; its samples are drained at flush only");
-        /* still usable: flush/finalize drain it */
-    }
+    allocator_thread_start(a);
     return a;
 }
 
@@ -752,6 +762,20 @@ void op_cpu_sampler_rearm(op_cpu_thread *t)
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_arm(t, i, sampling_period(i), sampling_period(i));
 }
 
+/* omniprof attach's re-attach: the clocks (and perf counters) that op_cpu_sampler_thread_stop
+ * deleted at the detach are made again for a thread that kept its ring. */
+void op_cpu_sampler_thread_remake(op_cpu_thread *t)
+{
+    if (t->is_internal || !t->has_ring || atomic_load(&t->active)) return;
+    if (t->perf_fd < 0) t->perf_fd = op_cpu_perf_open_thread(t->tid, t->perf_fds, &t->perf_n);
+    atomic_store_explicit(&t->active, 1, memory_order_release);
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
+        if (!g_op_cpu_cfg.timer_on[i] || t->filtered[i]) continue;
+        uint64_t period = sampling_period(i);
+        if (op_cpu_clock_make(t, i, g_signo[i], period, g_op_cpu_cfg.task_clock)) op_cpu_clock_arm(t, i, period, period);
+    }
+}
+
 /* On the thread itself (or for a thread that can no longer run: fork child). */
 void op_cpu_sampler_thread_stop(op_cpu_thread *t)
 {
@@ -901,6 +925,46 @@ uint64_t op_cpu_sampler_dropped(void)
     uint64_t n = atomic_load(&g_dropped_exited);
     op_cpu_threads_foreach(dropped_cb, &n);
     return n;
+}
+
+/* omniprof attach's detach (timers disarmed, rings drained by the flush that follows): the
+ * allocator threads end and their eventfds close (bounded wait); unpark, at a re-attach, makes
+ * new ones. The allocators themselves stay (threads keep pointing at them). */
+void op_cpu_sampler_park(void)
+{
+    pthread_mutex_lock(&g_alloc_lock);
+    for (uint32_t i = 0; i < g_n_allocs; i++) {
+        op_cpu_allocator *a = g_allocs[i];
+        atomic_store(&a->stop, 1);
+        uint64_t one = 1;
+        if (a->efd >= 0) (void)op_fd_write_checked(a->efd, &one, sizeof one, false);
+        for (int k = 0; k < 400 && atomic_load(&a->alive); k++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&a->alive)) continue; /* still unwinding: left as it is */
+        if (a->efd >= 0) {
+            int fd = a->efd;
+            a->efd = -1;
+            op_fd_close(fd);
+        }
+    }
+    pthread_mutex_unlock(&g_alloc_lock);
+}
+
+void op_cpu_sampler_unpark(void)
+{
+    pthread_mutex_lock(&g_alloc_lock);
+    for (uint32_t i = 0; i < g_n_allocs; i++) {
+        op_cpu_allocator *a = g_allocs[i];
+        if (atomic_load(&a->alive)) continue;
+        if (a->efd < 0) {
+            int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+            a->efd = fd >= 0 ? op_fd_adopt(fd, OP_FD_IDENTITY) : -1;
+        }
+        allocator_thread_start(a);
+    }
+    pthread_mutex_unlock(&g_alloc_lock);
 }
 
 /* Fork child: only the forking thread survives; allocator threads are gone. The old

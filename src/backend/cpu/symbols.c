@@ -129,6 +129,25 @@ void op_cpu_symbols_reset(void)
     g_dwfl_pid = 0;
 }
 
+/* omniprof attach's detach: the symbol sessions end (libdw closes the ELF and debug files it
+ * holds open); the next query starts a new one. */
+void op_cpu_symbols_close(void)
+{
+    pthread_mutex_lock(&g_sym_lock);
+    op_cpu_symidx_clear(1); /* its entries point into the session's data */
+    if (g_dwfl) dwfl_end(g_dwfl);
+    g_dwfl = NULL;
+    g_dwfl_pid = 0;
+    for (size_t i = 0; i < g_n_gone; i++) {
+        if (g_gone[i].dwfl) dwfl_end(g_gone[i].dwfl);
+        free(g_gone[i].path);
+    }
+    free(g_gone);
+    g_gone = NULL;
+    g_n_gone = g_cap_gone = 0;
+    pthread_mutex_unlock(&g_sym_lock);
+}
+
 void op_cpu_symbols_use_index(int on)
 {
     pthread_mutex_lock(&g_sym_lock);

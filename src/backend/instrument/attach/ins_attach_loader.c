@@ -17,7 +17,8 @@
  *      constructor) the first time, and calls its omniprof_tool_attach(control) entry point
  *      (which connects to the launcher and starts collecting; on a re-attach it reopens a
  *      database and restarts collection).
- * A failure is written to stderr of the process as one line and the process goes on. */
+ * A failure is told to the launcher over its control socket ("off <pid> <reason>", which it
+ * prints) and the process goes on: nothing is ever written into the program's streams. */
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
@@ -25,14 +26,32 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 extern char **environ;
 
 typedef int (*attach_fn)(const char *control);
 
+static char g_control[PATH_MAX]; /* the launcher's socket, once read from `config` */
+
 static void fail(const char *what, const char *detail)
 {
-    fprintf(stderr, "omniprof: attach: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    if (!g_control[0]) return; /* no launcher to tell: silent (never the program's stderr) */
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(g_control) >= sizeof sa.sun_path) return;
+    memcpy(sa.sun_path, g_control, strlen(g_control) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        char msg[1200];
+        int n = snprintf(msg, sizeof msg, "off %d %s%s%.900s\n", (int)getpid(), what, detail ? ": " : "",
+                         detail ? detail : "");
+        if (n > 0 && write(fd, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0) {
+        }
+    }
+    close(fd);
 }
 
 __attribute__((constructor)) static void omniprof_attach_loader(void)
@@ -54,6 +73,7 @@ __attribute__((constructor)) static void omniprof_attach_loader(void)
         else if (strchr(line, '=')) vars[nv++] = strdup(line); /* process lifetime */
     }
     fclose(f);
+    snprintf(g_control, sizeof g_control, "%s", control);
     /* step 2: the new environment: ours first, then the program's entries we do not set */
     char **old = environ;
     int no = 0;
@@ -76,7 +96,7 @@ __attribute__((constructor)) static void omniprof_attach_loader(void)
         else attach = (attach_fn)dlsym(h, "omniprof_tool_attach");
     }
     if (attach) {
-        if (attach(control) != 0) fail("the tool did not start", NULL);
+        attach(control); /* a failure was told to the launcher by the tool ("off ...") */
     } else if (tool[0]) {
         fail("the tool has no omniprof_tool_attach", tool);
     }

@@ -5,7 +5,9 @@
  * own copy of libc. It calls:
  *   la_objopen     for every object of the program: we ask for LA_FLG_BINDFROM (its calls
  *                  through the PLT) and LA_FLG_BINDTO (calls into it) on the program and every
- *                  library but the loader, the vDSO and omniprof's own, and remember the
+ *                  library but the loader, the vDSO and omniprof's own; a library that only
+ *                  omniprof's libraries need (libsqlite3...) gets LA_FLG_BINDTO alone (the
+ *                  profiler's own calls are never audited); we remember the
  *                  instrumentation backend's link_map (which library functions are recorded
  *                  is the backend's choice: OMNIPROF_INSTRUMENT_MODULES and the regexes);
  *   la_symbind64   once per PLT symbol bound: a symbol whose function is not instrumented (or
@@ -120,6 +122,33 @@ static void read_plt(struct link_map *map, uintptr_t *cookie)
 #endif
 }
 
+/* DT_NEEDED names of the objects opened so far, split by who needs them: the program and the
+ * libraries it uses, or only omniprof's own libraries (the loader opens objects breadth first,
+ * so a library's needers are opened before it). The names point into the objects' string
+ * tables, which stay mapped. */
+typedef struct name_set {
+    const char *names[1024];
+    int n;
+} name_set;
+static name_set g_prog_needed, g_prof_needed;
+
+static bool in_names(const name_set *set, const char *base)
+{
+    for (int i = 0; i < set->n; i++)
+        if (!strcmp(base_name(set->names[i]), base)) return true;
+    return false;
+}
+
+static void note_needed(const struct link_map *map, name_set *set)
+{
+    if (!map->l_ld) return;
+    const char *strtab = NULL;
+    for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_STRTAB) strtab = (const char *)dyn_ptr(map, d->d_un.d_ptr);
+    for (const ElfW(Dyn) *d = map->l_ld; strtab && d->d_tag != DT_NULL && set->n < 1024; d++)
+        if (d->d_tag == DT_NEEDED) set->names[set->n++] = strtab + d->d_un.d_val;
+}
+
 /* Write `value` into the GOT slot through which the object of `refcook` calls `name`. */
 static void bind_direct(const uintptr_t *refcook, const char *name, uintptr_t value)
 {
@@ -151,12 +180,24 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
     const char *b = base_name(name);
     if (!strncmp(b, "libomniprof-backend-instrument", 30)) g_backend_map = map;
     if (is_main) {
+        note_needed(map, &g_prog_needed);
         read_plt(map, cookie);
         return LA_FLG_BINDFROM | LA_FLG_BINDTO;
     }
-    if (!*name || !strncmp(b, "linux-vdso", 10) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5) ||
-        !strncmp(b, "libomniprof", 11))
+    if (!strncmp(b, "libomniprof", 11)) {
+        note_needed(map, &g_prof_needed);
         return 0;
+    }
+    if (!*name || !strncmp(b, "linux-vdso", 10) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5))
+        return 0;
+    if (in_names(&g_prof_needed, b) && !in_names(&g_prog_needed, b)) {
+        /* a library only the profiler needs (libsqlite3 for the database writer...): the
+         * program's calls into it are still seen, its own calls are not audited (through
+         * glibc's profiling trampoline they cost ~20 us per recorded call in the writer) */
+        note_needed(map, &g_prof_needed);
+        return LA_FLG_BINDTO;
+    }
+    note_needed(map, &g_prog_needed);
     read_plt(map, cookie);
     return LA_FLG_BINDTO | LA_FLG_BINDFROM;
 }
