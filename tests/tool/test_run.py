@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import shutil
+import re
 import signal
 import sqlite3
 import subprocess
@@ -605,9 +606,14 @@ def t_basic():
     r = traced(d, "normal", "25")
     check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
     check(r.stdout == "normal done\n", "program output unchanged: %r" % r.stdout)
-    check(r.stderr == "", "no messages from omniprof: %r" % r.stderr)
-    host = os.uname().nodename
     dbs = dbs_in(d)
+    # issue 36 item 6: one line says where the database went, with its size in sensible units
+    want = ["omniprof: database: %s (" % p for p in dbs]
+    lines = r.stderr.splitlines()
+    check(len(lines) == 1 and len(want) == 1 and lines[0].startswith(want[0]) and
+          re.search(r"\((\d+ B|[\d.]+ (KiB|MiB|GiB))\)$", lines[0]),
+          "one message from omniprof, where the database went: %r" % r.stderr)
+    host = os.uname().nodename
     check(len(dbs) == 1, "one database: %r" % dbs)
     if not dbs:
         return
