@@ -269,7 +269,7 @@ static int run_main(const op_cli_command *cmd, int argc, char **argv)
     memset(&env, 0, sizeof(env));
     memset(&plan, 0, sizeof(plan));
     char prog_path[PATH_MAX], manifest[PATH_MAX] = "";
-    run_input_set_argv(argc, argv);
+    run_input_set_argv(argc, argv, run_child);
     int rc = prepare(cmd, argc, argv, &ro, &env, &plan, prog_path, sizeof(prog_path));
     if (rc < 0 && plan.post && make_manifest(&env, manifest, sizeof(manifest)) != 0) rc = 1;
     if (rc < 0) {

@@ -150,7 +150,9 @@ void run_free_opts(run_opts *ro);
 int run_load_input(run_opts *ro, const char *file);
 /* The launcher's own argv (argv[0] the command, "run" or "sample"): with it, an -i file whose
  * jobs differ in more than "pmc" runs each job as a pass of its own (`--input-job K`). */
-void run_input_set_argv(int argc, char **argv);
+/* run_pass runs one pass (run_child; a parameter so that the input parser links alone, as
+ * its fuzz harness does). */
+void run_input_set_argv(int argc, char **argv, int (*run_pass)(const char *, char **));
 
 /* One setting from a configuration file that no option carries. */
 typedef struct run_file_setting {

@@ -442,11 +442,13 @@ static int merge_job(run_opts *ro, const op_json *job, const char *file, bool sk
 
 static int g_argc;
 static char **g_argv;
+static int (*g_run_pass)(const char *, char **);
 
-void run_input_set_argv(int argc, char **argv)
+void run_input_set_argv(int argc, char **argv, int (*run_pass)(const char *, char **))
 {
     g_argc = argc;
     g_argv = argv;
+    g_run_pass = run_pass;
 }
 
 /* Jobs that differ in more than "pmc" (rocprofv3 runs each job on its own): each job is one
@@ -470,7 +472,7 @@ static void run_job_passes(size_t n, const char *file, const char *key, int line
                 "omniprof %s: -i %s: job %zu of %zu (the jobs differ in \"%s\", line %d: "
                 "one pass each)\n",
                 g_argv[0], file, k, n, key, line);
-        int st = run_child("/proc/self/exe", av);
+        int st = g_run_pass("/proc/self/exe", av);
         free(av);
         if (st < 0) st = 1;
         if (!status) status = st;
@@ -539,7 +541,7 @@ static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char 
     const op_json *first = jobs->child;
     if (ro->set[O_INPUT_JOB]) return merge_selected_job(ro, jobs, file, err, errlen);
     if (jobs->n_children == 1) return merge_job(ro, first, file, false, err, errlen);
-    const op_json *d = g_argv ? jobs_differ(jobs) : NULL;
+    const op_json *d = g_argv && g_run_pass ? jobs_differ(jobs) : NULL;
     if (d) run_job_passes(jobs->n_children, file, d->key, d->line); /* exits */
     char *groups = NULL;
     for (const op_json *j = first; j; j = j->next) {
