@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/number.h"
 #include "cli/commands.h"
 #include "common/cli_opt.h"
 #include "common/term.h"
@@ -127,9 +128,11 @@ int op_cmd_report(int argc, char **argv)
             rc = st == OP_OUT_EINPUT ? 2 : 1;
         } else {
             struct stat sb;
-            double mb = stat(written, &sb) == 0 ? (double)sb.st_size / (1024.0 * 1024.0) : 0;
-            printf("omniprof report: wrote %s%s%s (%.1f MiB): open it in a browser\n", op_term_sgr(stdout, OP_TERM_GREEN),
-                   written, op_term_sgr(stdout, OP_TERM_RESET), mb);
+            char size[OP_FMT_BYTES_LEN] = "?";
+            if (stat(written, &sb) == 0) op_fmt_bytes(size, sizeof size, (uint64_t)sb.st_size);
+            printf("omniprof report: wrote %s%s%s (%s): open it in a browser\n",
+                   op_term_sgr(stdout, OP_TERM_GREEN), written, op_term_sgr(stdout, OP_TERM_RESET),
+                   size);
         }
     }
     free(inputs);

@@ -140,6 +140,7 @@ static void echo_command(const env_list *env, const run_opts *ro)
 static int run_and_wait(const char *prog_path, const run_opts *ro, const run_plan *plan, const char *manifest)
 {
     int status = 0;
+    run_post_mark_start();
     for (int pass = 0; pass < plan->n_pmc_groups || (pass == 0 && plan->n_pmc_groups == 0); pass++) {
         if (plan->n_pmc_groups > 1) {
             setenv("OMNIPROF_PMC", plan->pmc_groups[pass], 1);
@@ -268,6 +269,7 @@ static int run_main(const op_cli_command *cmd, int argc, char **argv)
     memset(&env, 0, sizeof(env));
     memset(&plan, 0, sizeof(plan));
     char prog_path[PATH_MAX], manifest[PATH_MAX] = "";
+    run_input_set_argv(argc, argv, run_child);
     int rc = prepare(cmd, argc, argv, &ro, &env, &plan, prog_path, sizeof(prog_path));
     if (rc < 0 && plan.post && make_manifest(&env, manifest, sizeof(manifest)) != 0) rc = 1;
     if (rc < 0) {

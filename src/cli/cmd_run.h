@@ -84,6 +84,7 @@ enum {
     O_DISABLE_SIGNAL_HANDLERS,
     O_ECHO,
     O_INPUT,
+    O_INPUT_JOB,
     O_CONFIG,
     O_OUTPUT_CONFIG,
     O_VERSION,
@@ -147,6 +148,11 @@ void run_free_opts(run_opts *ro);
 /* ---- cmd_run_input.c ---- */
 /* Merge the options of `-i FILE` (JSON, YAML or text, by content). Returns 0, or -1 (printed). */
 int run_load_input(run_opts *ro, const char *file);
+/* The launcher's own argv (argv[0] the command, "run" or "sample"): with it, an -i file whose
+ * jobs differ in more than "pmc" runs each job as a pass of its own (`--input-job K`). */
+/* run_pass runs one pass (run_child; a parameter so that the input parser links alone, as
+ * its fuzz harness does). */
+void run_input_set_argv(int argc, char **argv, int (*run_pass)(const char *, char **));
 
 /* One setting from a configuration file that no option carries. */
 typedef struct run_file_setting {
@@ -217,5 +223,7 @@ int run_child(const char *prog_path, char **argv);
 /* ---- cmd_run_post.c ---- */
 /* Post-run work over the databases listed in the manifest. Returns 0 or 1 (printed). */
 int run_post(const char *manifest, const run_plan *plan);
+/* Marks the start of the run: run_post names the files written since (the derived ones). */
+void run_post_mark_start(void);
 
 #endif /* OMNIPROF_CLI_CMD_RUN_H */

@@ -290,6 +290,81 @@ static char *value_text(const op_json *v, bool *null, char *err, size_t errlen)
     return acc ? acc : run_xstrdup("");
 }
 
+/* rocprofv3's option names (the keys of its input files) that are not omniprof's own: the
+ * option each one means on CUDA and the CPU, or NULL where it has no meaning there (ROCm's
+ * HSA, image and finalizer APIs, rocDecode/rocJPEG, scratch memory, thread trace, the Perfetto
+ * SDK's buffers, the ROCm install...): such a key is reported with a warning and skipped, as
+ * a file written for rocprofv3 must still run (docs/run.md, "Input files"). A "att" prefix
+ * covers every thread-trace key. */
+static const struct {
+    const char *key, *ours;
+} rocprofv3_keys[] = {
+    {"hip-trace", "cuda-runtime-trace"},
+    {"hip-runtime-trace", "cuda-runtime-trace"},
+    {"hsa-trace", "cuda-driver-trace"},
+    {"hsa-core-trace", "cuda-driver-trace"},
+    {"hsa-amd-trace", "cuda-driver-trace"},
+    {"rccl-trace", "nccl-trace"},
+    {"kfd-trace", "unified-memory-trace"},
+    {"kfd-page-migration-trace", "unified-memory-trace"},
+    {"hip-compiler-trace", NULL},
+    {"hsa-image-trace", NULL},
+    {"hsa-finalizer-trace", NULL},
+    {"scratch-memory-trace", NULL},
+    {"rocdecode-trace", NULL},
+    {"rocjpeg-trace", NULL},
+    {"kokkos-trace", NULL},
+    {"kfd-page-mapping-trace", NULL},
+    {"kfd-queue-trace", NULL},
+    {"kfd-dropped-events-trace", NULL},
+    {"pc-sampling-beta-enabled", NULL},
+    {"pc-sampling-unit", NULL},
+    {"pmc-groups", NULL},
+    {"pmc-group-interval", NULL},
+    {"perfetto-backend", NULL},
+    {"perfetto-buffer-size", NULL},
+    {"perfetto-buffer-fill-policy", NULL},
+    {"perfetto-shmem-size-hint", NULL},
+    {"group-by-queue", NULL},
+    {"rocm-root", NULL},
+    {"sdk-soversion", NULL},
+    {"sdk-version", NULL},
+    {"list-avail", NULL},
+    {"suppress-marker-preload", NULL},
+    {"benchmark-mode", NULL},
+    {"process-sync", NULL},
+    {"readlink", NULL},
+    {"realpath", NULL},
+    {"advanced-thread-trace", NULL},
+    {"att", NULL}, /* and every att-* key */
+};
+
+/* Whether `name` (dashes) is one of rocprofv3's keys above (*known), and then the option it
+ * means here (NULL: none). */
+static const char *rocprofv3_key(const char *name, bool *known)
+{
+    size_t n = sizeof rocprofv3_keys / sizeof rocprofv3_keys[0];
+    *known = !strncmp(name, "att-", 4);
+    for (size_t i = 0; i < n && !*known; i++)
+        if (!strcmp(name, rocprofv3_keys[i].key)) {
+            *known = true;
+            return rocprofv3_keys[i].ours;
+        }
+    return NULL;
+}
+
+/* 1 when key `k` (underscores or dashes) of an input file is skipped: a rocprofv3 option with
+ * no CUDA/CPU meaning. */
+static bool skipped_key(const char *k)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%s", k);
+    for (char *c = name; *c; c++)
+        if (*c == '_') *c = '-';
+    bool known;
+    return rocprofv3_key(name, &known) == NULL && known;
+}
+
 /* Set option `key` of a job to `v`. An option already given keeps its value when it is the
  * same; a different one is an error naming both places. */
 static int merge_member(run_opts *ro, const op_json *v, const char *file, char *err, size_t errlen)
@@ -299,6 +374,20 @@ static int merge_member(run_opts *ro, const op_json *v, const char *file, char *
     for (char *c = name; *c; c++)
         if (*c == '_') *c = '-';
     const run_option *o = run_option_by_long(name, strlen(name));
+    if (!o) {
+        bool known;
+        const char *ours = rocprofv3_key(name, &known);
+        if (known && !ours) {
+            bool off = v->type == OP_JSON_NULL || (v->text && !strcasecmp(v->text, "false"));
+            if (!off)
+                fprintf(stderr,
+                        "omniprof run: warning: -i %s: line %d: \"%s\" is a rocprofv3 "
+                        "option without a CUDA/CPU meaning: skipped\n",
+                        file, v->line, v->key);
+            return 0;
+        }
+        if (known) o = run_option_by_long(ours, strlen(ours));
+    }
     if (!o || o->id == O_INPUT || o->id == O_HELP) {
         snprintf(err, errlen,
                  "line %d: unknown option \"%s\"; keys are the long option names of `omniprof run --help` (e.g. "
@@ -351,7 +440,93 @@ static int merge_job(run_opts *ro, const op_json *job, const char *file, bool sk
     return 0;
 }
 
-/* Jobs that differ only in "pmc": one run per job, their groups in order. */
+static int g_argc;
+static char **g_argv;
+static int (*g_run_pass)(const char *, char **);
+
+void run_input_set_argv(int argc, char **argv, int (*run_pass)(const char *, char **))
+{
+    g_argc = argc;
+    g_argv = argv;
+    g_run_pass = run_pass;
+}
+
+/* Jobs that differ in more than "pmc" (rocprofv3 runs each job on its own): each job is one
+ * pass, the launcher run again as `omniprof run --input-job K <the same arguments>`, one after
+ * the other; then the launcher exits with the first failing pass's status (else 0). */
+static void run_job_passes(size_t n, const char *file, const char *key, int line)
+{
+    int status = 0;
+    for (size_t k = 1; k <= n; k++) {
+        char num[24];
+        snprintf(num, sizeof num, "%zu", k);
+        char **av = calloc((size_t)g_argc + 5, sizeof *av);
+        if (!av) exit(1);
+        int j = 0;
+        av[j++] = (char *)"omniprof";
+        av[j++] = g_argv[0];
+        av[j++] = (char *)"--input-job";
+        av[j++] = num;
+        for (int i = 1; i < g_argc; i++) av[j++] = g_argv[i];
+        fprintf(stderr,
+                "omniprof %s: -i %s: job %zu of %zu (the jobs differ in \"%s\", line %d: "
+                "one pass each)\n",
+                g_argv[0], file, k, n, key, line);
+        int st = g_run_pass("/proc/self/exe", av);
+        free(av);
+        if (st < 0) st = 1;
+        if (!status) status = st;
+    }
+    exit(status);
+}
+
+/* 1 when some job's member `m` (not pmc, not skipped) differs from `other`'s (absent counts). */
+static bool member_differs(const op_json *m, const op_json *other)
+{
+    if (!strcmp(m->key, "pmc") || skipped_key(m->key)) return false;
+    const op_json *f = op_json_get(other, m->key);
+    if (!f) return m->type != OP_JSON_NULL;
+    char e[64];
+    bool n1, n2;
+    char *a = value_text(f, &n1, e, sizeof e), *b = value_text(m, &n2, e, sizeof e);
+    bool same = (a && b && !strcmp(a, b)) || (n1 && n2);
+    free(a);
+    free(b);
+    return !same;
+}
+
+/* The first member in which two jobs differ (NULL: they differ at most in pmc). */
+static const op_json *jobs_differ(const op_json *jobs)
+{
+    const op_json *first = jobs->child;
+    for (const op_json *j = first ? first->next : NULL; j; j = j->next) {
+        if (j->type != OP_JSON_OBJECT || first->type != OP_JSON_OBJECT) return NULL;
+        for (const op_json *m = j->child; m; m = m->next)
+            if (member_differs(m, first)) return m;
+        for (const op_json *m = first->child; m; m = m->next)
+            if (member_differs(m, j)) return m;
+    }
+    return NULL;
+}
+
+/* The job of --input-job K (1-based) merged alone. */
+static int merge_selected_job(run_opts *ro, const op_json *jobs, const char *file, char *err,
+                              size_t errlen)
+{
+    char *end;
+    unsigned long k = strtoul(ro->value[O_INPUT_JOB], &end, 10);
+    if (*end || k < 1 || k > jobs->n_children) {
+        snprintf(err, errlen, "--input-job %s: give a job number from 1 to %zu",
+                 ro->value[O_INPUT_JOB], jobs->n_children);
+        return -1;
+    }
+    const op_json *j = jobs->child;
+    for (unsigned long i = 1; i < k; i++) j = j->next;
+    return merge_job(ro, j, file, false, err, errlen);
+}
+
+/* Jobs that differ only in "pmc": one run per job, their groups in order. Jobs that differ in
+ * anything else: one pass per job (run_job_passes). */
 static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char *err, size_t errlen)
 {
     if (jobs->type != OP_JSON_ARRAY || jobs->n_children == 0) {
@@ -364,7 +539,10 @@ static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char 
         return -1;
     }
     const op_json *first = jobs->child;
+    if (ro->set[O_INPUT_JOB]) return merge_selected_job(ro, jobs, file, err, errlen);
     if (jobs->n_children == 1) return merge_job(ro, first, file, false, err, errlen);
+    const op_json *d = g_argv && g_run_pass ? jobs_differ(jobs) : NULL;
+    if (d) run_job_passes(jobs->n_children, file, d->key, d->line); /* exits */
     char *groups = NULL;
     for (const op_json *j = first; j; j = j->next) {
         if (j->type != OP_JSON_OBJECT) {
@@ -373,7 +551,7 @@ static int merge_jobs(run_opts *ro, const op_json *jobs, const char *file, char 
         }
         /* Every member other than pmc must be the same in every job. */
         for (const op_json *m = j->child; m; m = m->next) {
-            if (!strcmp(m->key, "pmc")) continue;
+            if (!strcmp(m->key, "pmc") || skipped_key(m->key)) continue;
             const op_json *f = op_json_get(first, m->key);
             bool n1, n2;
             char *a = f ? value_text(f, &n1, err, errlen) : NULL, *b = value_text(m, &n2, err, errlen);

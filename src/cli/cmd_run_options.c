@@ -144,6 +144,10 @@ const run_option run_options[] = {
     {O_INPUT, "input", 'i', K_VALUE, "FILE", NULL, NULL,
      "read options from a JSON or YAML file (keys: long option names, '-' or '_') or text 'pmc:' lines",
      -1, M_NONE, 0},
+    {O_INPUT_JOB, "input-job", 0, K_VALUE, "K", NULL, NULL,
+     "run only job K (1, 2, ...) of the -i file's jobs list; the launcher runs each job as a "
+     "pass of its own this way when the jobs differ in more than pmc",
+     -1, M_NONE, 0},
     {O_CONFIG, "config", 'c', K_VALUE, "FILE", NULL, NULL,
      "configuration file(s), ':'-separated, read after the system and user files (KEY = value lines)",
      -1, M_NONE, 0},

@@ -5,15 +5,75 @@
  * summary covers them all.
  * Nothing is replaced: the output library writes a derived file (or the summary file) that
  * exists already under the next free NAME-N name and says so (src/output/outfile.c). */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd_run.h"
+#include "common/number.h"
 
 #ifdef OMNIPROF_HAVE_OUTPUT
 #include "output/output.h"
 #endif
+
+static struct timespec g_started; /* run_post_mark_start */
+
+void run_post_mark_start(void) { clock_gettime(CLOCK_REALTIME, &g_started); }
+
+static int after_start(const struct stat *st)
+{
+    return st->st_mtim.tv_sec > g_started.tv_sec ||
+           (st->st_mtim.tv_sec == g_started.tv_sec && st->st_mtim.tv_nsec >= g_started.tv_nsec);
+}
+
+#define REPORT_MAX_DBS 8 /* more databases: the first ones, then their count and folder */
+
+/* After the run: where each database went and which derived files were written beside it
+ * (DIR/NAME_* written since the run started: conversions, summaries), with sizes. */
+static void report_outputs(char **dbs, int ndb)
+{
+    for (int i = 0; i < ndb; i++) { /* "DIR/./NAME" (a -d of ".") reads as "DIR/NAME" */
+        for (char *p; (p = strstr(dbs[i], "/./"));) memmove(p, p + 2, strlen(p + 2) + 1);
+        if (i == REPORT_MAX_DBS - 1 && ndb > REPORT_MAX_DBS) {
+            const char *slash = strrchr(dbs[i], '/');
+            fprintf(stderr, "omniprof run: ... and %d more databases in %.*s\n", ndb - i,
+                    slash ? (int)(slash - dbs[i]) : 1, slash ? dbs[i] : ".");
+            break;
+        }
+        struct stat st;
+        char size[OP_FMT_BYTES_LEN] = "?";
+        if (stat(dbs[i], &st) == 0) op_fmt_bytes(size, sizeof size, (uint64_t)st.st_size);
+        fprintf(stderr, "omniprof run: database: %s (%s)\n", dbs[i], size);
+        /* its derived files: DIR/NAME_<file>, NAME the database's name before _results.db */
+        char dir[4096], prefix[4096];
+        snprintf(dir, sizeof dir, "%s", dbs[i]);
+        char *slash = strrchr(dir, '/');
+        snprintf(prefix, sizeof prefix, "%s", slash ? slash + 1 : dir);
+        size_t pl = strlen(prefix);
+        if (pl <= 11 || strcmp(prefix + pl - 11, "_results.db") != 0) continue;
+        prefix[pl - 10] = '\0'; /* keeps the '_' */
+        pl -= 10;
+        if (slash) *slash = '\0';
+        else strcpy(dir, ".");
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, prefix, pl) || !strcmp(e->d_name, prefix + 0) ||
+                !strncmp(e->d_name + pl, "results.db", 10) || strstr(e->d_name, ".tmp-"))
+                continue;
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (stat(path, &st) || !S_ISREG(st.st_mode) || !after_start(&st)) continue;
+            fprintf(stderr, "omniprof run:   derived: %s (%s)\n", path,
+                    op_fmt_bytes(size, sizeof size, (uint64_t)st.st_size));
+        }
+        closedir(d);
+    }
+}
 
 /* The distinct lines of the manifest. */
 static char **read_manifest(const char *manifest, int *n_out, int *n_removed)
@@ -134,8 +194,8 @@ int run_post(const char *manifest, const run_plan *plan)
         op_output_remove_temps_on_signals(0);
 #else
         (void)plan;
-        for (int i = 0; i < ndb; i++) fprintf(stderr, "omniprof run: database: %s\n", dbs[i]);
 #endif
+        report_outputs(dbs, ndb);
     }
     for (int i = 0; i < ndb; i++) free(dbs[i]);
     free(dbs);

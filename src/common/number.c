@@ -333,3 +333,14 @@ int op_idlist_parse(const char *text, uint64_t min_id, op_id_range *out, size_t 
     *n = c.n;
     return 0;
 }
+
+const char *op_fmt_bytes(char *buf, size_t n, uint64_t bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) v /= 1024.0, u++;
+    if (u == 0) snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+    else snprintf(buf, n, v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}

@@ -81,4 +81,10 @@ typedef struct op_id_range {
 int op_idlist_parse(const char *text, uint64_t min_id, op_id_range *out, size_t max, size_t *n, char *why,
                     size_t whylen);
 
+/* A size in bytes for a message, in the largest binary unit it reaches: "512 B", "1.50 KiB",
+ * "12.3 MiB", "1.20 GiB", "2.00 TiB" (three significant digits). Returns buf (n >= 16 holds
+ * every value). */
+#define OP_FMT_BYTES_LEN 16
+const char *op_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+
 #endif /* OMNIPROF_COMMON_NUMBER_H */

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/number.h"
 #include "common/affinity.h"
 #include "common/alloc.h"
 #include "common/clock.h"
@@ -213,10 +214,11 @@ static void close_database(op_db_writer *w, int checkpoint)
         char wal[4200];
         struct stat st;
         snprintf(wal, sizeof wal, "%s-wal", w->path);
-        long long kib = stat(wal, &st) == 0 ? (long long)st.st_size / 1024 : -1;
+        char size[OP_FMT_BYTES_LEN] = "no";
+        if (stat(wal, &st) == 0) op_fmt_bytes(size, sizeof size, (uint64_t)st.st_size);
         int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         if (rc != SQLITE_OK && rc != SQLITE_BUSY) op_db_writer_fail(w, "checkpointing the WAL", rc);
-        op_info("database '%s': final checkpoint of a %lld KiB WAL: %.1f ms", w->path, kib,
+        op_info("database '%s': final checkpoint of a %s WAL: %.1f ms", w->path, size,
                  (double)(op_now_ns() - t0) / 1e6);
     }
     sqlite3_close_v2(w->db);

@@ -139,6 +139,25 @@ static int make_sink(op_out_stream *s, unsigned f, const char *dir, const char *
     return 0;
 }
 
+/* The rows a stream of `kinds` will read from the inputs, within the window: the progress line's
+ * total (counted only when the line is shown; a count is one pass over each table's index). */
+static uint64_t count_rows(const stream_in *si, unsigned kinds) {
+    uint64_t total = 0;
+    char e[256];
+    for (size_t i = 0; i < si->in->n; i++) {
+        op_src *src = NULL;
+        if (op_src_open(si->in->v[i], &src, e, sizeof e)) continue;
+        for (size_t k = 0; k < src->n_sets; k++)
+            for (int kind = 0; kind < EV_KINDS; kind++) {
+                if (!((kinds >> kind) & 1)) continue;
+                int64_t n = op_rd_count(src, &src->sets[k], kind, si->win);
+                if (n > 0) total += (uint64_t)n;
+            }
+        op_src_close(src);
+    }
+    return total;
+}
+
 /* Opens a stream over inputs that `si` says are checked. */
 static op_out_stream *open_stream(const op_out_options *opts, unsigned kinds, const stream_in *si, FILE *part_f,
                                   const char *part_path, uint32_t seq_base, int threads_desc, int *status, char *err,
@@ -172,6 +191,7 @@ static op_out_stream *open_stream(const op_out_options *opts, unsigned kinds, co
         return NULL;
     }
     op_progress_init(&s->prog, opts->progress, s->sink->name, 0);
+    if (s->prog.on) s->prog.total = count_rows(si, kinds);
     return s;
 }
 

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/number.h"
 #include "common/affinity.h"
 #include "common/alloc.h"
 #include "common/clock.h"
@@ -633,9 +634,19 @@ static void finalize_tool(void)
         /* --minimum-output-data: a database with less recorded data than asked is not kept */
         uint64_t min_kb = op_setting_uint(OP_SET_MINIMUM_OUTPUT_DATA);
         if (rc == 0 && min_kb && st.spool_bytes_total < min_kb * 1024) {
-            op_info("%s: %llu bytes of records, below --minimum-output-data %llu KB: not kept", g.db_path,
-                    (unsigned long long)st.spool_bytes_total, (unsigned long long)min_kb);
+            char have[OP_FMT_BYTES_LEN], want[OP_FMT_BYTES_LEN];
+            op_info("%s: %s of records, below --minimum-output-data %s: not kept", g.db_path,
+                    op_fmt_bytes(have, sizeof have, st.spool_bytes_total),
+                    op_fmt_bytes(want, sizeof want, min_kb * 1024));
             unlink(g.db_path);
+        } else if (rc == 0 && !(op_setting_str(OP_SET_RUN_MANIFEST) &&
+                                *op_setting_str(OP_SET_RUN_MANIFEST))) {
+            /* where the database went: said here when the launcher exec'ed the program (it
+             * says it itself, with the derived files, when it stays: cmd_run_post.c) */
+            struct stat sb;
+            char size[OP_FMT_BYTES_LEN] = "?";
+            if (stat(g.db_path, &sb) == 0) op_fmt_bytes(size, sizeof size, (uint64_t)sb.st_size);
+            op_warn("database: %s (%s)", g.db_path, size);
         }
     }
     atomic_store(&g.state, ST_DONE);

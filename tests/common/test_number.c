@@ -13,6 +13,15 @@ int main(void)
     double d;
     int64_t i;
     uint64_t u;
+    /* sizes in messages: binary units, three significant digits */
+    char fb[OP_FMT_BYTES_LEN];
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 0), "0 B"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 1023), "1023 B"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 1536), "1.50 KiB"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 12900000), "12.3 MiB"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 300ull << 20), "300 MiB"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, 1288490189ull), "1.20 GiB"));
+    CHECK(!strcmp(op_fmt_bytes(fb, sizeof fb, UINT64_MAX), "16.0 EiB"));
     CHECK(op_num_double("2.5", &d) == OP_NUM_OK && d == 2.5);
     CHECK(op_num_double(".5", &d) == OP_NUM_OK && d == 0.5);
     CHECK(op_num_double("-3e2", &d) == OP_NUM_OK && d == -300);

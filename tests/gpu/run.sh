@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
@@ -301,6 +301,19 @@ for f in tests/*/gpu_tests.sh; do
   done < <(grep -E '^(PASS|FAIL|SKIP)' "$OUT/$m-gpu.log")
   [ $n = 0 ] && verdict "$m.gpu_tests" 1 "exit $rc, no PASS/FAIL lines ($(tail -2 "$OUT/$m-gpu.log" | tr '\n' ' '))"
 done
+
+# (4d) `omniprof diff` (tests/diff/gpu_diff.sh): the same kernels twice give no significant change;
+# kernel_b made 20 % slower by its knob is ranked first and fails --fail-above 10
+if want diff; then
+  tests/diff/gpu_diff.sh "$B" "$OUT/diff" >"$OUT/diff.log" 2>&1
+  n=0
+  while read -r line; do
+    n=$((n + 1)); name=${line#* }; name=${name%%:*}
+    case $line in PASS*) verdict "$name" 0 "${line#*: }" ;; SKIP*) verdict "$name" 77 "${line#*: }" ;;
+                  *) verdict "$name" 1 "${line#*: }" ;; esac
+  done < <(grep -E '^(PASS|FAIL|SKIP)' "$OUT/diff.log")
+  [ $n = 0 ] && verdict diff.gpu 1 "no PASS/FAIL lines ($(tail -2 "$OUT/diff.log" | tr '\n' ' '))"
+fi
 
 # (5) benchmark: the launch-overhead modes, one card, five interleaved rounds
 unset OMNIPROF_LOG_LEVEL

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import shutil
+import re
 import signal
 import sqlite3
 import subprocess
@@ -654,9 +655,14 @@ def t_basic():
     r = traced(d, "normal", "25")
     check(r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr))
     check(r.stdout == "normal done\n", "program output unchanged: %r" % r.stdout)
-    check(r.stderr == "", "no messages from omniprof: %r" % r.stderr)
-    host = os.uname().nodename
     dbs = dbs_in(d)
+    # issue 36 item 6: one line says where the database went, with its size in sensible units
+    want = ["omniprof: database: %s (" % p for p in dbs]
+    lines = r.stderr.splitlines()
+    check(len(lines) == 1 and len(want) == 1 and lines[0].startswith(want[0]) and
+          re.search(r"\((\d+ B|[\d.]+ (KiB|MiB|GiB))\)$", lines[0]),
+          "one message from omniprof, where the database went: %r" % r.stderr)
+    host = os.uname().nodename
     check(len(dbs) == 1, "one database: %r" % dbs)
     if not dbs:
         return
@@ -1405,7 +1411,8 @@ def t_input_formats():
     check("pass 1 of 2: --pmc dram__bytes_read.sum sm__cycles_elapsed.max" in r.stderr and
           "pass 2 of 2: --pmc gpu__time_duration.sum" in r.stderr, "text pmc lines are passes: %r" % r.stderr)
     check(r.stdout.count("normal done") == 2, "the program ran once per line")
-    # JSON jobs differing only in pmc = passes; differing in anything else = an error
+    # JSON jobs differing only in pmc = --pmc passes; differing in anything else = passes of
+    # their own (issue 36 item 5; was an error)
     j = os.path.join(d, "jobs.json")
     with open(j, "w") as f:
         json.dump({"jobs": [{"marker_trace": True, "pmc": ["gpu__time_duration.sum"]},
@@ -1413,9 +1420,12 @@ def t_input_formats():
     r = omniprof("run", "-i", j, "-d", d, "--", ARGS.victim, "normal", "1")
     check(r.returncode == 0 and "pass 2 of 2: --pmc dram__bytes_read.sum" in r.stderr, "json jobs: %r" % r.stderr)
     with open(j, "w") as f:
-        json.dump({"jobs": [{"marker_trace": True, "pmc": "a"}, {"marker_trace": False, "pmc": "b"}]}, f)
-    r = omniprof("run", "-i", j, "--", "/bin/true")
-    check(r.returncode == 2 and 'jobs differ in "marker_trace"' in r.stderr, "jobs differing: %r" % r.stderr)
+        json.dump({"jobs": [{"marker_trace": True, "pmc": "gpu__time_duration.sum"},
+                            {"marker_trace": False, "kernel_trace": True}]}, f)
+    r = omniprof("run", "-i", j, "-d", d, "--", ARGS.victim, "normal", "1")
+    check(r.returncode == 0 and 'job 1 of 2 (the jobs differ in "marker_trace"' in r.stderr and
+          "job 2 of 2" in r.stderr and r.stdout.count("normal done") == 2,
+          "jobs differing: one pass each: %r" % r.stderr)
 
 
 def t_config_files():

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/number.h"
 #include "backend/cuda/cuda_internal.h"
 #include "common/affinity.h"
 #include "common/alloc.h"
@@ -90,10 +91,12 @@ static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max_record
     int warn = !b && !g_decline_warned;
     if (warn) g_decline_warned = 1;
     pthread_mutex_unlock(&g_buf_lock);
-    if (warn)
-        op_warn("cuda: all %u activity buffers (%zu bytes each) are in use; CUPTI drops records until one is "
-                "returned (raise OMNIPROF_CUDA_MAX_BUFFERS or lower OMNIPROF_CUDA_FLUSH_INTERVAL_MS)",
-                g_buf_max, g_buf_size);
+    if (warn) {
+        char each[OP_FMT_BYTES_LEN];
+        op_warn("cuda: all %u activity buffers (%s each) are in use; CUPTI drops records "
+                "until one is returned (raise OMNIPROF_CUDA_MAX_BUFFERS or lower OMNIPROF_CUDA_FLUSH_INTERVAL_MS)",
+                g_buf_max, op_fmt_bytes(each, sizeof each, g_buf_size));
+    }
     *buf = b;
     *size = b ? g_buf_size : 0;
     *max_records = 0;
