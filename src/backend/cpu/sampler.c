@@ -119,6 +119,8 @@ static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
 static bool g_deferred;                    /* OMNIPROF_SAMPLING_UNWIND=deferred */
 static uint64_t g_stack_bytes = 32768;     /* OMNIPROF_SAMPLING_STACK_BYTES */
 static _Atomic uint64_t g_fallbacks;       /* deferred mode: samples unwound in the handler */
+static bool g_py;                          /* a CPython process: Python frames read (python_frames.c) */
+static size_t g_py_bytes;                  /* their room in a record: count + raw frames */
 uint64_t op_cpu_unwind_fallback_count(void) { return atomic_load_explicit(&g_fallbacks, memory_order_relaxed); }
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -226,9 +228,10 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
         c->stack_hi = t->stack_hi;
         c->len = len;
         stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
+        c->py_n = g_py ? op_cpu_py_capture((uint64_t *)((uint8_t *)(c + 1) + c->len), OP_CPU_PY_MAX_FRAMES) : 0;
         rec->kind = OP_CPU_RING_STACK_COPY;
         rec->num_frames = 0;
-        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len;
+        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len + (size_t)c->py_n * sizeof(uint64_t);
         return rec->size;
     }
 #else
@@ -237,6 +240,14 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
     uint32_t n = op_cpu_drop_own_frames(rec->frames, op_cpu_unwind(uc, rec->frames, g_max_depth));
     rec->num_frames = n;
     size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
+    if (g_py) { /* a uint64 count and the raw Python frames after the frames */
+        uint64_t *py = rec->frames + n;
+        py[0] = op_cpu_py_capture(py + 1, OP_CPU_PY_MAX_FRAMES);
+        if (py[0]) {
+            rec->kind = OP_CPU_RING_SAMPLE_PY;
+            size += (size_t)(py[0] + 1) * sizeof(uint64_t);
+        }
+    }
     size = (size + 7u) & ~(size_t)7u;
     rec->size = size;
     return size;
@@ -278,7 +289,8 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
 
     op_cpu_ring *r = &t->ring;
     uint64_t head, len = copy_len((const ucontext_t *)ucv, t);
-    size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len : r->max_frames_record;
+    size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len + g_py_bytes
+                      : r->max_frames_record;
     uint8_t *slot = ring_reserve(r, need, r->max_record, &head);
     if (!slot) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
@@ -351,7 +363,8 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
  * module was closed during the run. */
 static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
 {
-    if (!op_cpu_modules_any_retired() || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
+    bool py = rec->kind == OP_CPU_RING_SAMPLE_PY;
+    if ((!py && !op_cpu_modules_any_retired()) || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
         emit_record(a, rec);
         return;
     }
@@ -362,6 +375,13 @@ static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     size_t size = sizeof out.rec + (size_t)rec->num_frames * sizeof(uint64_t);
     memcpy(&out, rec, size);
     op_cpu_modules_tag(out.rec.frames, out.rec.num_frames, out.rec.timestamp);
+    if (py) {
+        const uint64_t *raw = rec->frames + rec->num_frames;
+        uint32_t m = raw[0] > OP_CPU_PY_MAX_FRAMES ? OP_CPU_PY_MAX_FRAMES : (uint32_t)raw[0];
+        out.rec.num_frames = op_cpu_py_merge(out.rec.frames, out.rec.num_frames, raw + 1, m, g_max_depth);
+        out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
+        size = sizeof out.rec + (size_t)out.rec.num_frames * sizeof(uint64_t);
+    }
     out.rec.size = size;
     emit_record(a, &out.rec);
 }
@@ -387,6 +407,9 @@ static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t
     if (!a) pthread_mutex_unlock(&shared_lock);
     n = op_cpu_drop_own_frames(out.rec.frames, n);
     op_cpu_modules_tag(out.rec.frames, n, out.rec.timestamp);
+    if (c->py_n)
+        n = op_cpu_py_merge(out.rec.frames, n, (const uint64_t *)((const uint8_t *)(c + 1) + c->len),
+                            c->py_n > OP_CPU_PY_MAX_FRAMES ? OP_CPU_PY_MAX_FRAMES : (uint32_t)c->py_n, g_max_depth);
     out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
     out.rec.num_frames = n;
     out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);
@@ -407,7 +430,7 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         if (size == 0 || size > r->cap) break; /* cannot happen; never loop forever */
         /* a sample is never smaller than its header; anything smaller is a pad */
         uint32_t kind = size >= sizeof(omniprof_cpu_sample_record_t) ? ((const uint32_t *)p)[2] : 0;
-        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
+        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE || kind == OP_CPU_RING_SAMPLE_PY) {
             emit_sample(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         } else if (kind == OP_CPU_RING_STACK_COPY && size >= sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy)) {
@@ -591,6 +614,9 @@ int op_cpu_sampler_setup(void)
     g_deferred = g_op_cpu_cfg.deferred_unwind;
 #endif
     if (g_op_cpu_cfg.stack_bytes) g_stack_bytes = g_op_cpu_cfg.stack_bytes & ~7u;
+    op_cpu_py_setup();
+    g_py = op_cpu_py_enabled();
+    g_py_bytes = g_py ? (OP_CPU_PY_MAX_FRAMES + 1) * sizeof(uint64_t) : 0;
     op_cpu_perf_setup();
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         double d = g_op_cpu_cfg.delay[i] > 0 ? g_op_cpu_cfg.delay[i] : 0;
@@ -667,11 +693,12 @@ static bool ring_create(op_cpu_ring *r)
     long page = sysconf(_SC_PAGESIZE);
     size_t max_record = sizeof(omniprof_cpu_sample_record_t) + (size_t)g_max_depth * sizeof(uint64_t);
     max_record = (max_record + 7u) & ~(size_t)7u;
+    max_record += g_py_bytes;
     size_t frames_record = max_record;
     uint64_t n = g_op_cpu_cfg.buffer_samples < 1024 ? 1024 : g_op_cpu_cfg.buffer_samples;
     size_t cap = (size_t)n * max_record;
     if (g_deferred) { /* room for a burst of OP_CPU_RING_BURST full-size copies too */
-        size_t copy = sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)g_stack_bytes;
+        size_t copy = sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)g_stack_bytes + g_py_bytes;
         if (copy > max_record) max_record = copy;
         if (cap < OP_CPU_RING_BURST * max_record) cap = OP_CPU_RING_BURST * max_record;
     }
@@ -876,6 +903,7 @@ void op_cpu_sampler_finalize(void)
     }
     op_free(copy);
     op_cpu_unwind_local_report();
+    op_cpu_py_report();
 }
 
 static void dropped_cb(op_cpu_thread *t, void *data)
