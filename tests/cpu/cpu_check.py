@@ -966,6 +966,39 @@ def mode_python_xperf(args, wd):
     return 0
 
 
+def mode_exec_shim(args, wd):
+    """A shell script that forks (command substitutions) and then execs the program, as pyenv's
+    shims and many launch scripts do, under `omniprof run --sample` (1 kHz, deferred): 3 runs,
+    each exits 0 with the program's output, within 120 s. Before: the exec'd program died of a
+    sampling signal still pending (or sent by a perf event) at the exec (status 128+SIGRTMIN+4),
+    and a forked child could wait forever for the loader's lock, held at the fork by an allocator
+    thread in the middle of a walk."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    script = os.path.join(wd, "shim.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/bash\ni=0\nwhile [ $i -lt 20 ]; do i=$((i + 1)); x=$(echo $i); done\n'
+                'exec "$@"\n')
+    os.chmod(script, 0o755)
+    prog = os.path.join(args.bindir, "cputest_hotspot")
+    for i in range(3):
+        p = subprocess.Popen([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", wd, "-o",
+                              "shim%d" % i, "--", script, prog, "300"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=120)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:  # a hung run: its whole process group goes
+            os.killpg(p.pid, 9)
+            p.communicate()
+            rc, out, err = "timeout", "", "no end within 120 s"
+        check(rc == 0 and "hotspot done" in out, "run %d: exits 0 with the program's output (rc=%s, %s)" %
+              (i, rc, err.strip()[-200:]))
+    return 0
+
+
 def mode_options(args, wd):
     hot = os.path.join(args.bindir, "cputest_hotspot")
     # thread filter: only thread 0 (main) sampled; thread names through pthread_setname_np

@@ -249,6 +249,13 @@ void op_cpu_py_report(void); /* one info line: samples, frames named and not */
  * The name of the entry covering addr (its start in *start, the map's path in *path), or NULL. */
 const char *op_cpu_perf_map_lookup(uint64_t addr, uint64_t *start, const char **path);
 
+/* fork: every allocator's lock held across the fork (no walk inside dl_iterate_phdr then). */
+void op_cpu_sampler_fork_prepare(void);
+void op_cpu_sampler_fork_parent(void);
+/* exec: stop sampling and take pending sampling signals first; rearm if the exec failed. */
+void op_cpu_sampler_before_exec(void);
+void op_cpu_sampler_exec_failed(void);
+
 /* sigaction wrapper support: keep the app's action for our signal and chain to it. */
 int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
 uint64_t op_cpu_sampler_dropped(void);

@@ -855,6 +855,46 @@ static void stop_timer_cb(op_cpu_thread *t, void *data)
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_disarm(t, i);
 }
 
+/* exec (the preload layer's before_exec hook, on the calling thread). A sampling signal pending
+ * at exec, or sent by a perf event that stays open across it, reaches the new image before any
+ * handler of ours is installed there, and its default action ends the program (a shell script
+ * that execs its program died so, with status 128+SIGRTMIN+4). So: block our signals, stop
+ * every thread's timers, take the calling thread's pending ones, restore the mask. The other
+ * threads and their pending signals end with the exec. */
+void op_cpu_sampler_before_exec(void)
+{
+    sigset_t set, old;
+    sigemptyset(&set);
+    bool any = false;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i]) sigaddset(&set, g_signo[i]), any = true;
+    if (!any) return;
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    op_cpu_threads_foreach(stop_timer_cb, NULL);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&set, NULL, &zero) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void rearm_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    if (atomic_load_explicit(&t->state, memory_order_acquire) != OP_CPU_THREAD_LIVE || !t->has_ring) return;
+    atomic_store_explicit(&t->active, 1, memory_order_release);
+    op_cpu_sampler_rearm(t);
+}
+
+/* The exec failed: the process goes on, sampled again. */
+void op_cpu_sampler_exec_failed(void)
+{
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i]) {
+            op_cpu_threads_foreach(rearm_cb, NULL);
+            return;
+        }
+}
+
 static void emit_spilled(op_cpu_allocator *a)
 {
     if (a->spill_fd < 0 || !a->spilled) return;
@@ -931,6 +971,29 @@ uint64_t op_cpu_sampler_dropped(void)
     return n;
 }
 
+/* Fork (the preload layer's fork hooks, on the forking thread). An allocator unwinds under its
+ * lock and inside dl_iterate_phdr (unwind_deferred.c): a fork in the middle of a walk left the
+ * loader's lock held in the child by a thread that does not exist there, and the child's first
+ * walk (or its own dlopen) waited forever (seen: bash's command substitutions under a shell
+ * script that execs python). So every allocator's lock is taken before the fork and given back
+ * in the parent; the child abandons them (op_cpu_sampler_at_fork_child). */
+static op_cpu_allocator **g_fork_locked;
+static uint32_t g_n_fork_locked;
+
+void op_cpu_sampler_fork_prepare(void)
+{
+    g_fork_locked = allocators_snapshot(&g_n_fork_locked, false);
+    for (uint32_t i = 0; g_fork_locked && i < g_n_fork_locked; i++) pthread_mutex_lock(&g_fork_locked[i]->lock);
+}
+
+void op_cpu_sampler_fork_parent(void)
+{
+    for (uint32_t i = 0; g_fork_locked && i < g_n_fork_locked; i++) pthread_mutex_unlock(&g_fork_locked[i]->lock);
+    op_free(g_fork_locked);
+    g_fork_locked = NULL;
+    g_n_fork_locked = 0;
+}
+
 /* Fork child: only the forking thread survives; allocator threads are gone. The old
  * allocators' memory (and other threads' rings) is abandoned on purpose: another thread may
  * have held a lock at the fork, so nothing of it is touched. */
@@ -945,5 +1008,7 @@ void op_cpu_sampler_at_fork_child(void)
     g_allocs = NULL;
     g_n_allocs = g_cap_allocs = 0;
     g_assigned = 0;
+    g_fork_locked = NULL; /* the snapshot's memory and the locks in it are abandoned too */
+    g_n_fork_locked = 0;
     atomic_store(&g_dropped_exited, 0);
 }
