@@ -50,7 +50,9 @@ report() { # DB NAME: the HTML report and the flame graph of one database
 report "$db" demo
 
 # The Python example (examples/demo/demo.py): its flame graph names the Python functions
-py=$(command -v python3 || true)
+# the interpreter itself, not a wrapper script (pyenv's shims fork and exec: each fork would
+# get a database of its own)
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
 if [ -n "$py" ]; then
     step "omniprof run --sample -d $out -o demo_python -- python3 examples/demo/demo.py"
     if "$omniprof" run --sample --sampling-freq 500 -d "$out" -o demo_python -- "$py" "$here/examples/demo/demo.py"; then
