@@ -33,13 +33,15 @@ static char g_path[64];
 static int by_start(const void *a, const void *b)
 {
     const perf_map_entry *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
 static void clear(void)
 {
-    for (size_t i = 0; i < g_n; i++) op_free(g_ent[i].name);
+    for (size_t i = 0; i < g_n; i++)
+        op_free(g_ent[i].name);
     op_free(g_ent);
     g_ent = NULL;
     g_n = 0;
@@ -60,9 +62,12 @@ static void load(void)
         g_size = -1;
         return;
     }
-    if (st.st_size == g_size && st.st_mtim.tv_sec == g_mtime.tv_sec && st.st_mtim.tv_nsec == g_mtime.tv_nsec) return;
+    if (st.st_size == g_size && st.st_mtim.tv_sec == g_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == g_mtime.tv_nsec)
+        return;
     FILE *f = fopen(g_path, "re");
-    if (!f) return;
+    if (!f)
+        return;
     clear();
     size_t cap = 0;
     char line[4096];
@@ -70,21 +75,27 @@ static void load(void)
     while (fgets(line, sizeof line, f)) {
         char *end;
         uint64_t start = strtoull(line, &end, 16), size;
-        if (end == line || (*end != ' ' && *end != '\t')) continue;
+        if (end == line || (*end != ' ' && *end != '\t'))
+            continue;
         char *p = end;
         size = strtoull(p, &end, 16);
-        if (end == p || (*end != ' ' && *end != '\t') || !size) continue;
-        while (*end == ' ' || *end == '\t') end++;
+        if (end == p || (*end != ' ' && *end != '\t') || !size)
+            continue;
+        while (*end == ' ' || *end == '\t')
+            end++;
         size_t len = strcspn(end, "\r\n");
-        if (!len) continue;
+        if (!len)
+            continue;
         if (g_n == cap) {
             size_t ncap = cap ? cap * 2 : 256;
             perf_map_entry *grown = op_realloc(g_ent, ncap * sizeof *g_ent);
-            if (!grown) break;
+            if (!grown)
+                break;
             g_ent = grown, cap = ncap;
         }
         char *name = op_strndup(end, len);
-        if (!name) break;
+        if (!name)
+            break;
         g_ent[g_n++] = (perf_map_entry){start, size, no++, name};
     }
     fclose(f);
@@ -99,12 +110,16 @@ const char *op_cpu_perf_map_lookup(uint64_t addr, uint64_t *start, const char **
     size_t lo = 0, hi = g_n; /* the last entry with start <= addr */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g_ent[mid].start <= addr) lo = mid + 1;
-        else hi = mid;
+        if (g_ent[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (!lo) return NULL;
+    if (!lo)
+        return NULL;
     const perf_map_entry *e = &g_ent[lo - 1];
-    if (addr - e->start >= e->size) return NULL;
+    if (addr - e->start >= e->size)
+        return NULL;
     *start = e->start;
     *path = g_path;
     return e->name;
