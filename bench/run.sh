@@ -39,6 +39,10 @@ else run python3 "$here/output/bench_report.py" "$BUILD"; fi
 section "CPU sampling overhead (bench/cpu)"
 run python3 "$here/cpu/bench_sampling.py" "$BUILD"
 
+section "Python sampling overhead, Python frames at 1 kHz (bench/cpu/bench_python.py)"
+if [ "$quick" = 1 ]; then run python3 "$here/cpu/bench_python.py" "$BUILD" 2
+else run python3 "$here/cpu/bench_python.py" "$BUILD" 5; fi
+
 section "database whole after a sampled program exits, symbol indexes vs libdw (bench/cpu/bench_close.py)"
 if [ "$quick" = 1 ]; then run python3 "$here/cpu/bench_close.py" "$BUILD" 3 1
 else run python3 "$here/cpu/bench_close.py" "$BUILD" 10 3; fi

@@ -49,6 +49,17 @@ report() { # DB NAME: the HTML report and the flame graph of one database
 }
 report "$db" demo
 
+# The Python example (examples/demo/demo.py): its flame graph names the Python functions
+# the interpreter itself, not a wrapper script (pyenv's shims fork and exec: each fork would
+# get a database of its own)
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+if [ -n "$py" ]; then
+    step "omniprof run --sample -d $out -o demo_python -- python3 examples/demo/demo.py"
+    if "$omniprof" run --sample --sampling-freq 500 -d "$out" -o demo_python -- "$py" "$here/examples/demo/demo.py"; then
+        report "$out/demo_python_results.db" demo_python
+    fi
+fi
+
 cuda_db=
 if [ -x "$build/bin/omniprof-demo-cuda" ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     step "omniprof run --runtime-trace --sample -f rocpd pftrace -d $out -o demo_cuda -- omniprof-demo-cuda"
@@ -71,6 +82,7 @@ show "database" "$db"
 show "Perfetto" "$out/demo_results.pftrace"
 show "report" "$out/demo_report.html"
 show "flame graph" "$out/demo_flamegraph.svg"
+show "Python flame" "$out/demo_python_flamegraph.svg"
 if [ -n "$cuda_db" ]; then
     show "CUDA database" "$cuda_db"
     show "CUDA Perfetto" "$out/demo_cuda_results.pftrace"

@@ -35,7 +35,8 @@ import sqlite3
 import tempfile
 import threading
 
-__all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path", "unescape_text"]
+__all__ = ["connect", "convert", "merge", "summary", "query", "cli", "Error", "library_path", "unescape_text",
+           "report"]
 __version__ = "0.1.0"
 
 
@@ -69,6 +70,12 @@ def library_path():
                      if "san" not in os.path.basename(os.path.dirname(os.path.dirname(p)))),
                     key=lambda p: os.path.getmtime(p), reverse=True)
     for c in candidates + builds:
+        if os.path.exists(c):
+            return os.path.abspath(c)
+    import shutil  # a pip-installed package: the library of the omniprof on PATH (<prefix>/lib)
+    exe = shutil.which("omniprof")
+    if exe:
+        c = os.path.join(os.path.dirname(os.path.realpath(exe)), "..", "lib", "libomniprof-output.so")
         if os.path.exists(c):
             return os.path.abspath(c)
     found = ctypes.util.find_library("omniprof-output")
@@ -115,15 +122,26 @@ def _cli(argv):
 
 def cli(argv):
     """Runs `omniprof <argv[0]> argv[1:]` (convert, merge, summary, query) in the C library and
-    returns its exit status. Output goes to this process's stdout/stderr file descriptors."""
-    return _cli(argv)[0]
+    returns its exit status. Output goes to this process's stdout/stderr file descriptors, the
+    message of a failure too (as the binary prints it)."""
+    import sys
+    status, msg = _cli(argv)
+    if msg:
+        cmd = argv[0] if status != 2 or msg.find("unknown command") < 0 else ""
+        sys.stderr.write("omniprof%s%s: %s\n" % (" " if cmd else "", cmd, msg))
+        sys.stderr.flush()
+    return status
 
 
 def _run(argv):
-    """Runs a command; raises Error with its message (which names the input) when it fails."""
+    """Runs a command; raises Error with its message (which names the input) when it fails,
+    and prints nothing of it; a message of a command that succeeded (a warning) is printed."""
     status, msg = _cli(argv)
     if status:
         raise Error("omniprof %s: %s" % (argv[0], msg or "failed (exit status %d)" % status), status)
+    if msg:
+        import sys
+        sys.stderr.write("omniprof %s: %s\n" % (argv[0], msg))
 
 
 def _window_args(start=None, end=None, start_marker=None, end_marker=None, inclusive=False):
@@ -257,9 +275,44 @@ def query(inputs, sql, params=()):
 
 class _Connection(sqlite3.Connection):
     """A connection that removes its temporary merged database when closed, and whose execute()
-    Ctrl-C stops (KeyboardInterrupt)."""
+    Ctrl-C stops (KeyboardInterrupt). Every view is also a method returning a table (a pandas
+    DataFrame when pandas is installed, a list of dicts otherwise; omniprof/views.py):
+    con.kernels(), con.regions(where="...", limit=10), con.view(name), con.sql(text), and
+    con.views() lists them; Jupyter shows the connection as HTML (_repr_html_)."""
 
     _omniprof_tmp = None
+    _omniprof_inputs = ()
+
+    def views(self):
+        """The names of the views of this connection."""
+        from . import views
+        return views.view_names(self)
+
+    def view(self, name, where=None, params=(), order_by=None, limit=None):
+        """The rows of view `name` (optional SQL where / order_by, limit). Raises Error naming
+        the valid views when there is no such view."""
+        from . import views
+        return views.select(self, name, where, params, order_by, limit, error=Error)
+
+    def sql(self, text, params=()):
+        """The rows of a read-only SQL statement, as a table."""
+        from . import views
+        try:
+            return views.table(self.execute(text, params))
+        except sqlite3.DatabaseError as e:
+            raise Error("query failed: %s" % e, 2) from None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self.views():
+            return lambda **kw: self.view(name, **kw)
+        raise AttributeError("%r: not an attribute nor a view of this connection (views: %s)"
+                             % (name, ", ".join(self.views())))
+
+    def _repr_html_(self):
+        from . import views
+        return views.html_of(self, self._omniprof_inputs)
 
     def execute(self, *args, **kwargs):
         return _interruptible(self, lambda: super(_Connection, self).execute(*args, **kwargs))
@@ -361,6 +414,7 @@ def connect(*dbs):
     sql, tmp = _union_sql(paths)
     con = sqlite3.connect(":memory:", uri=True, factory=_Connection)
     con._omniprof_tmp = tmp
+    con._omniprof_inputs = tuple(paths)
     try:
         # names are bytes (non-UTF-8 survives): decode with surrogateescape, so that
         # s.encode("utf-8", "surrogateescape") gives the stored bytes back
@@ -374,3 +428,43 @@ def connect(*dbs):
         con.close()
         raise Error("connect: %s" % e, 2)
     return con
+
+
+class Report(str):
+    """The path of an HTML report (a str); Jupyter shows the page itself (_repr_html_)."""
+
+    def _repr_html_(self):
+        import html
+        with open(self, encoding="utf-8", errors="replace") as f:
+            page = f.read()
+        return '<iframe srcdoc="%s" style="width:100%%;height:700px;border:0"></iframe>' % html.escape(page)
+
+
+def _omniprof_binary():
+    """The omniprof binary beside the library this package uses (<prefix>/bin), or on PATH."""
+    import shutil
+    try:
+        lib = os.path.realpath(library_path())
+        cand = os.path.join(os.path.dirname(lib), "..", "bin", "omniprof")
+        if os.access(cand, os.X_OK):
+            return os.path.abspath(cand)
+    except Error:
+        pass
+    found = shutil.which("omniprof")
+    if found:
+        return found
+    raise Error("the omniprof binary was not found beside %s nor on PATH" % "libomniprof-output.so", 1)
+
+
+def report(inputs, output, title=None, extra_args=()):
+    """Writes the self-contained HTML report of the databases `inputs` to `output` (what
+    `omniprof report -i INPUTS -o OUTPUT` writes; an existing file is never replaced) and returns
+    its path as a Report (shown as the page in Jupyter). Raises Error with omniprof's message."""
+    import subprocess
+    argv = [_omniprof_binary(), "report", "-i"] + [os.fspath(p) for p in _inputs(inputs)]
+    argv += ["-o", os.fspath(output)] + (["--title", title] if title else []) + list(extra_args)
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode:
+        msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Error("omniprof report: %s" % (msg[-1] if msg else "exit status %d" % r.returncode), r.returncode)
+    return Report(os.fspath(output))

@@ -175,6 +175,39 @@ static int set_counters(run_opts *ro, env_list *env, run_plan *plan)
 
 /* ---- CPU sampling ------------------------------------------------------------------------- */
 
+/* --torch: the folder of omniprof's sitecustomize (python/omniprof/torch_hook) first on
+ * PYTHONPATH: <build>/python/omniprof/torch_hook beside <build>/lib, or the installed package's
+ * <libdir>/python3/dist-packages/omniprof/torch_hook. */
+static int add_torch_hook(env_list *env)
+{
+    char lib[PATH_MAX], dir[PATH_MAX + 64];
+    static const char *const k_rel[] = {"/../python/omniprof/torch_hook", "/python3/dist-packages/omniprof/torch_hook"};
+    struct stat st;
+    bool found = false;
+    if (cli_lib_dir(lib, sizeof lib) == 0)
+        for (size_t i = 0; i < sizeof k_rel / sizeof k_rel[0] && !found; i++) {
+            snprintf(dir, sizeof dir, "%s%s", lib, k_rel[i]);
+            char real[PATH_MAX];
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && realpath(dir, real)) {
+                snprintf(dir, sizeof dir, "%s", real);
+                found = true;
+            }
+        }
+    if (!found) {
+        run_usage_error("--torch: omniprof's Python hook (omniprof/torch_hook) is not installed beside %s",
+                        cli_lib_dir(lib, sizeof lib) == 0 ? lib : "the omniprof binary");
+        return 1;
+    }
+    const char *old = getenv("PYTHONPATH");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *pp = malloc(n);
+    if (!pp) return 1;
+    snprintf(pp, n, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+    run_env_add(env, "PYTHONPATH", pp);
+    free(pp);
+    return 0;
+}
+
 static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
 {
     int bad = 0;
@@ -217,6 +250,14 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--lite");
         bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--lite");
         bad |= run_set(env, OP_SET_CUDA_KERNEL_CORRELATION, "false", "--lite");
+        plan->any_collect = true;
+    }
+    if (run_opt_true(ro, O_TORCH)) { /* docs/python.md, "PyTorch operators" */
+        bad |= run_set(env, OP_SET_TORCH, "true", "--torch");
+        bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--torch");
+        bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--torch");
+        bad |= run_set(env, OP_SET_CUDA_RUNTIME_API_TRACE, "true", "--torch");
+        bad |= add_torch_hook(env);
         plan->any_collect = true;
     }
     const char *ps = ro->set[O_PROCESS_SAMPLING] ? ro->value[O_PROCESS_SAMPLING] : NULL;

@@ -1,8 +1,9 @@
 /* cli.c — `omniprof convert|merge|summary|query`: argument parsing and help, shared by the
  * omniprof binary (src/cli/cmd_*.c) and `python3 -m omniprof` and the Python functions (through
  * ctypes), so both give the same results, messages and exit codes: 0 ok, 1 failure, 2 bad input
- * or usage. Every message is one line "omniprof CMD: ..." on stderr; op_output_cli_err also
- * hands the first one to its caller (the Python package raises it as omniprof.Error).
+ * or usage. Every message is one line "omniprof CMD: ..." on stderr, except that
+ * op_output_cli_err hands the first one to its caller instead of printing it (the Python package
+ * raises it as omniprof.Error, once).
  *
  * The options of each command are rows of the tables below, read by omniprof's one parser
  * (common/cli_opt.h), which also prints --help; the omniprof binary generates the man pages
@@ -40,7 +41,8 @@ typedef struct cli_ctx {
     int said;
 } cli_ctx;
 
-/* Prints "omniprof CMD: MESSAGE" and keeps the first message for op_output_cli_err. */
+/* Prints "omniprof CMD: MESSAGE"; the first message of op_output_cli_err is handed to its caller
+ * instead of printed (the Python package raises it once, as omniprof.Error, or prints it). */
 static void cli_msg(cli_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void cli_msg(cli_ctx *c, const char *fmt, ...) {
     char line[2048];
@@ -48,9 +50,13 @@ static void cli_msg(cli_ctx *c, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    if (!c->said && c->err && c->errlen) {
+        snprintf(c->err, c->errlen, "%s", line);
+        c->said = 1;
+        return;
+    }
     const char *red = op_term_sgr(stderr, OP_TERM_RED), *reset = op_term_sgr(stderr, OP_TERM_RESET);
     fprintf(stderr, "%somniprof%s%s:%s %s\n", red, c->cmd[0] ? " " : "", c->cmd, reset, line);
-    if (!c->said && c->err && c->errlen) snprintf(c->err, c->errlen, "%s", line);
     c->said = 1;
 }
 

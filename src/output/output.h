@@ -272,8 +272,9 @@ OMNIPROF_API int op_output_query_path(const char *const *inputs, size_t n_inputs
  * @return the exit status (0, 1, 2).
  */
 OMNIPROF_API int op_output_cli(int argc, char **argv);
-/** @brief **op_output_cli_err()** is op_output_cli that also copies its first error message
- *  (without the "omniprof CMD: " prefix) into msg ("" when none): the Python package raises it. */
+/** @brief **op_output_cli_err()** is op_output_cli that copies its first message (without the
+ *  "omniprof CMD: " prefix) into msg ("" when none) instead of printing it (later ones are
+ *  printed): the Python package raises it, or prints it for `python3 -m omniprof`. */
 OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msglen);
 /** @brief **op_output_cli_command()** — the option table and texts of `convert`, `merge`,
  *  `summary` or `query` (common/cli_opt.h), from which the omniprof binary prints their man

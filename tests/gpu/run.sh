@@ -13,7 +13,11 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes" picks parts (default: all);
+# Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
+# sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
+# from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
+# (tests/gpu/torch_ops.py: operator counts, shapes, sequence numbers, kernels under operators, cost).
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
@@ -382,7 +386,21 @@ elif want torch; then
     verdict torch.compare 1 "no comparison result ($(tail -2 "$OUT/torch.md" | tr '\n' ' '))"
 fi
 
+if want pyframes; then
+  for m in python_frames python_xperf; do
+    OMNIPROF_TEST_PYTHON=$(command -v python3) timeout 600 python3 tests/cpu/cpu_check.py $m \
+      --preload "$B/lib/libomniprof-backend-cpu.so" --bindir "$B/bin" >"$OUT/py-$m.log" 2>&1; rc=$?
+    verdict "cpu.$m" $rc "$(grep -E '^(FAIL|SKIP|interpreter)' "$OUT/py-$m.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
+  done
+  timeout 900 python3 tests/gpu/torch_ops.py "$B" "$OUT/torch-ops" "${GPU_TORCH_OPS_ROUNDS:-3}" >"$OUT/torch-ops.md" 2>&1
+  cat "$OUT/torch-ops.md"
+  targets "$OUT/torch-ops.md"
+  grep -q '^\(PASS\|FAIL\) torch.ops_counts' "$OUT/torch-ops.md" ||
+    verdict torch.ops 1 "no result ($(tail -2 "$OUT/torch-ops.md" | tr '\n' ' '))"
+fi
+
 note "$PASS passed, $FAIL failed"
 cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$FINAL/" 2>/dev/null
+cp "$OUT/torch-ops.md" "$FINAL/" 2>/dev/null
 tar -czf "$FINAL/gpu-logs.tgz" -C "$OUT" --exclude='trace-many.jsonl' --exclude='*.db' --exclude='*.db-*' --exclude='rep-*.json' . 2>/dev/null
 [ $FAIL = 0 ]

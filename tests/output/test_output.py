@@ -732,6 +732,119 @@ def case_foreign(tmp):
     op("summary", "-i", db)
 
 
+PY_TABLES = r"""
+import json, sys
+if sys.argv[1] == "hide":
+    sys.modules["pandas"] = None  # as if pandas were not installed
+import omniprof
+db, views, tmp = sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+con = omniprof.connect(db)
+k = con.kernels()
+out = {"type": type(k).__module__.split(".")[0] + "." + type(k).__name__, "nk": len(k)}
+out["views"] = con.views()
+out["counts"] = {v: len(con.view(v)) for v in views}
+out["lim"] = len(con.kernels(limit=5))
+out["cols"] = list(k.columns) if hasattr(k, "columns") else sorted(k[0]) if k else []
+out["where"] = len(con.view("kernels", where="duration > ?", params=(0,)))
+out["sql"] = len(con.sql("SELECT name FROM kernels GROUP BY name"))
+try:
+    con.view("nosuch")
+except omniprof.Error as e:
+    out["err"] = str(e)
+try:
+    con.nosuch_view()
+except AttributeError as e:
+    out["attr"] = str(e)
+h = con._repr_html_()
+out["html"] = "<table>" in h and ">kernels<" in h
+try:
+    omniprof.convert([db + ".missing"], ["csv"], output_dir=tmp)
+except omniprof.Error as e:
+    out["conv_err"] = str(e)
+r = omniprof.report([db], tmp + "/r_%s.html" % sys.argv[1])
+out["report"] = [str(r), "<iframe" in r._repr_html_()]
+print(json.dumps(out))
+"""
+
+
+def case_python_tables(tmp):
+    """The package as users expect it (docs/python.md): every view of the schema is a table
+    through connect(): con.view(name) and con.<view>() give the rows `omniprof query` counts, as
+    pandas DataFrames when pandas is installed (checked with the interpreter that has it, when
+    one has) and as lists of dicts otherwise (pandas hidden); a bad view or input raises Error
+    naming the valid views / the input, and nothing is printed besides; the connection renders
+    as HTML (Jupyter), omniprof.report writes the page."""
+    db = os.path.join(tmp, "t.db")
+    gen(db, "--events", 1500, "--pid", 77, "--seed", 5)
+    views = schema_views()
+    want = view_counts_cli([A.omniprof], [db], views)
+    pythons = [("hide", sys.executable)]
+    for py in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(py) and run([py, "-c", "import pandas"], rc=None).returncode == 0:
+            pythons.append(("pandas", py))
+            break
+    else:
+        print("note: no interpreter here has pandas; the DataFrame path is not run")
+    env = pyenv()
+    env["PATH"] = os.path.dirname(os.path.abspath(A.omniprof)) + os.pathsep + env.get("PATH", "")
+    for mode, py in pythons:
+        p = run([py, "-c", PY_TABLES, mode, db, ",".join(views), tmp], env=env)
+        got = json.loads(p.stdout.decode().splitlines()[-1])
+        eq(got["type"], "pandas.DataFrame" if mode == "pandas" else "builtins.list", "%s: table type" % mode)
+        eq(got["counts"], want, "%s: every view's rows vs omniprof query" % mode)
+        eq(got["nk"], want["kernels"], "%s: con.kernels() rows" % mode)
+        check(set(views) <= set(got["views"]), "%s: con.views() lists every schema view" % mode)
+        eq(got["lim"], min(5, want["kernels"]), "%s: limit" % mode)
+        check("name" in got["cols"] and "duration" in got["cols"], "%s: kernel columns %s" % (mode, got["cols"]))
+        check(0 < got["where"] <= want["kernels"] and got["sql"] > 0, "%s: where / sql" % mode)
+        check("nosuch" in got["err"] and "kernels" in got["err"], "%s: bad view names the views" % mode)
+        check("nosuch_view" in got["attr"], "%s: unknown attribute" % mode)
+        check(got["html"], "%s: _repr_html_ lists the views" % mode)
+        check(".missing" in got.get("conv_err", ""), "%s: a missing input raises Error naming it" % mode)
+        eq(p.stderr.decode().strip(), "", "%s: nothing printed besides the raised errors" % mode)
+        check(os.path.getsize(got["report"][0]) > 1000 and got["report"][1], "%s: omniprof.report" % mode)
+
+
+def case_pip_install(tmp):
+    """`pip install ./python` works offline (pyproject.toml, the system's setuptools, no index):
+    into a virtual environment that sees the system's packages; the installed package, run from
+    another folder with omniprof on PATH (no OMNIPROF_OUTPUT_LIB), reads a database."""
+    venv = os.path.join(tmp, "venv")
+    # an interpreter with setuptools and wheel (Debian's python3-setuptools, python3-wheel)
+    py = None
+    for cand in ("/usr/bin/python3", sys.executable):
+        if os.path.exists(cand) and run([cand, "-c", "import setuptools, wheel, pip, venv"], rc=None).returncode == 0:
+            py = cand
+            break
+    if not py:
+        print("SKIP: no python3 here has setuptools, wheel, pip and venv (Debian: python3-setuptools python3-wheel "
+              "python3-pip python3-venv)")
+        sys.exit(77)
+    p = run([py, "-m", "venv", "--system-site-packages", venv], rc=None)
+    if p.returncode != 0:
+        print("SKIP: %s -m venv failed (%s)" % (py, p.stderr.decode().strip()[-200:]))
+        sys.exit(77)
+    vpy = os.path.join(venv, "bin", "python")
+    src = os.path.join(tmp, "src")
+    shutil.copytree(A.python, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    p = run([vpy, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps", src], rc=None)
+    check(p.returncode == 0, "pip install: %s" % (p.stdout + p.stderr).decode()[-1500:])
+    db = os.path.join(tmp, "t.db")
+    gen(db, "--events", 300, "--pid", 78, "--seed", 6)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env.pop("OMNIPROF_OUTPUT_LIB", None)
+    env["PATH"] = os.path.dirname(os.path.abspath(A.omniprof)) + os.pathsep + env.get("PATH", "")
+    code = ("import omniprof, sys; print(omniprof.__file__); "
+            "print(len(omniprof.connect(sys.argv[1]).view('kernels', limit=3)))")
+    p = run([vpy, "-c", code, db], cwd=tmp, env=env)
+    lines = p.stdout.decode().split()
+    check(lines[0].startswith(venv), "imported from the venv: %s" % lines[0])
+    eq(lines[1], "3", "the installed package reads a database")
+    p = run([vpy, "-m", "pip", "show", "omniprof"], env=env)
+    check(b"Version: " in p.stdout, "pip show omniprof")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -223,6 +223,7 @@ typedef struct op_cpu_stack_copy {
     uint64_t sp;                             /* address of the first copied byte (RSP) */
     uint64_t stack_hi;                       /* the thread's stack top */
     uint64_t len;                            /* bytes copied */
+    uint64_t py_n;                           /* Python frames (raw) after the copied bytes */
 } op_cpu_stack_copy;
 typedef struct op_cpu_unwinder op_cpu_unwinder;
 op_cpu_unwinder *op_cpu_unwinder_create(void);  /* one address space; use it from one thread at a time */
@@ -234,6 +235,34 @@ uint32_t op_cpu_unwind_copy(op_cpu_unwinder *u, const op_cpu_stack_copy *copy, c
 void op_cpu_unwind_deferred_stats(uint64_t *walks, uint64_t *ns, uint64_t *truncated);
 uint64_t op_cpu_unwind_fallback_count(void); /* deferred mode: samples unwound in the handler */
 void op_cpu_thread_stack_bounds(op_cpu_thread *t); /* threads.c: on the thread, outside handlers */
+
+/* ---- python_frames.c: Python frames in samples (CPython 3.11-3.13) ------------------------
+ * op_cpu_py_setup (sampler setup) finds the interpreter; op_cpu_py_capture (the handler,
+ * async-signal-safe) reads the thread's Python frame chain as raw entries; op_cpu_py_merge (the
+ * allocator) resolves them and puts them in place of the eval-loop frames of frames[] (max
+ * frames); Python frames have bit 63 set and op_cpu_py_symbolize names them. A sample with
+ * Python frames unwound in the handler is a ring record of kind OP_CPU_RING_SAMPLE_PY: the
+ * sample, then a uint64 count and the raw entries. */
+#define OP_CPU_RING_SAMPLE_PY 0x6f707079u /* never a buffer kind */
+#define OP_CPU_PY_MAX_FRAMES 128
+void op_cpu_py_setup(void);
+bool op_cpu_py_enabled(void);
+uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max);
+uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint32_t m, uint32_t max);
+bool op_cpu_py_is_frame(uint64_t frame);
+omniprof_status_t op_cpu_py_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data);
+void op_cpu_py_report(void); /* one info line: samples, frames named and not */
+
+/* ---- perf_map.c: JIT code named by /tmp/perf-PID.map (under symbols.c's lock) ----------------
+ * The name of the entry covering addr (its start in *start, the map's path in *path), or NULL. */
+const char *op_cpu_perf_map_lookup(uint64_t addr, uint64_t *start, const char **path);
+
+/* fork: every allocator's lock held across the fork (no walk inside dl_iterate_phdr then). */
+void op_cpu_sampler_fork_prepare(void);
+void op_cpu_sampler_fork_parent(void);
+/* exec: stop sampling and take pending sampling signals first; rearm if the exec failed. */
+void op_cpu_sampler_before_exec(void);
+void op_cpu_sampler_exec_failed(void);
 
 /* sigaction wrapper support: keep the app's action for our signal and chain to it. */
 int op_cpu_sampler_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);

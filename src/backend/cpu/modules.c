@@ -47,7 +47,7 @@
 
 #define OP_MOD_TAG_SHIFT 48
 #define OP_MOD_ADDR_MASK ((UINT64_C(1) << OP_MOD_TAG_SHIFT) - 1)
-#define OP_MOD_MAX_IDS 0xffffu
+#define OP_MOD_MAX_IDS 0x7fffu /* bit 63 marks a Python frame (python_frames.c) */
 
 typedef struct mod_ident {
     char *path;

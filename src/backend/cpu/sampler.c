@@ -120,6 +120,8 @@ static _Atomic uint64_t g_dropped_exited; /* drops of threads already freed */
 static bool g_deferred;                    /* OMNIPROF_SAMPLING_UNWIND=deferred */
 static uint64_t g_stack_bytes = 32768;     /* OMNIPROF_SAMPLING_STACK_BYTES */
 static _Atomic uint64_t g_fallbacks;       /* deferred mode: samples unwound in the handler */
+static bool g_py;                          /* a CPython process: Python frames read (python_frames.c) */
+static size_t g_py_bytes;                  /* their room in a record: count + raw frames */
 uint64_t op_cpu_unwind_fallback_count(void) { return atomic_load_explicit(&g_fallbacks, memory_order_relaxed); }
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -227,9 +229,10 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
         c->stack_hi = t->stack_hi;
         c->len = len;
         stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
+        c->py_n = g_py ? op_cpu_py_capture((uint64_t *)((uint8_t *)(c + 1) + c->len), OP_CPU_PY_MAX_FRAMES) : 0;
         rec->kind = OP_CPU_RING_STACK_COPY;
         rec->num_frames = 0;
-        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len;
+        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len + (size_t)c->py_n * sizeof(uint64_t);
         return rec->size;
     }
 #else
@@ -238,6 +241,14 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
     uint32_t n = op_cpu_drop_own_frames(rec->frames, op_cpu_unwind(uc, rec->frames, g_max_depth));
     rec->num_frames = n;
     size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
+    if (g_py) { /* a uint64 count and the raw Python frames after the frames */
+        uint64_t *py = rec->frames + n;
+        py[0] = op_cpu_py_capture(py + 1, OP_CPU_PY_MAX_FRAMES);
+        if (py[0]) {
+            rec->kind = OP_CPU_RING_SAMPLE_PY;
+            size += (size_t)(py[0] + 1) * sizeof(uint64_t);
+        }
+    }
     size = (size + 7u) & ~(size_t)7u;
     rec->size = size;
     return size;
@@ -279,7 +290,8 @@ static void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
 
     op_cpu_ring *r = &t->ring;
     uint64_t head, len = copy_len((const ucontext_t *)ucv, t);
-    size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len : r->max_frames_record;
+    size_t need = len ? sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)len + g_py_bytes
+                      : r->max_frames_record;
     uint8_t *slot = ring_reserve(r, need, r->max_record, &head);
     if (!slot) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
@@ -352,7 +364,8 @@ static void emit_record(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
  * module was closed during the run. */
 static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t *rec)
 {
-    if (!op_cpu_modules_any_retired() || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
+    bool py = rec->kind == OP_CPU_RING_SAMPLE_PY;
+    if ((!py && !op_cpu_modules_any_retired()) || rec->num_frames > OMNIPROF_CPU_SAMPLE_MAX_FRAMES) {
         emit_record(a, rec);
         return;
     }
@@ -363,6 +376,13 @@ static void emit_sample(op_cpu_allocator *a, const omniprof_cpu_sample_record_t 
     size_t size = sizeof out.rec + (size_t)rec->num_frames * sizeof(uint64_t);
     memcpy(&out, rec, size);
     op_cpu_modules_tag(out.rec.frames, out.rec.num_frames, out.rec.timestamp);
+    if (py) {
+        const uint64_t *raw = rec->frames + rec->num_frames;
+        uint32_t m = raw[0] > OP_CPU_PY_MAX_FRAMES ? OP_CPU_PY_MAX_FRAMES : (uint32_t)raw[0];
+        out.rec.num_frames = op_cpu_py_merge(out.rec.frames, out.rec.num_frames, raw + 1, m, g_max_depth);
+        out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
+        size = sizeof out.rec + (size_t)out.rec.num_frames * sizeof(uint64_t);
+    }
     out.rec.size = size;
     emit_record(a, &out.rec);
 }
@@ -388,6 +408,9 @@ static void emit_unwound(op_cpu_allocator *a, const omniprof_cpu_sample_record_t
     if (!a) pthread_mutex_unlock(&shared_lock);
     n = op_cpu_drop_own_frames(out.rec.frames, n);
     op_cpu_modules_tag(out.rec.frames, n, out.rec.timestamp);
+    if (c->py_n)
+        n = op_cpu_py_merge(out.rec.frames, n, (const uint64_t *)((const uint8_t *)(c + 1) + c->len),
+                            c->py_n > OP_CPU_PY_MAX_FRAMES ? OP_CPU_PY_MAX_FRAMES : (uint32_t)c->py_n, g_max_depth);
     out.rec.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE;
     out.rec.num_frames = n;
     out.rec.size = sizeof out.rec + (size_t)n * sizeof(uint64_t);
@@ -408,7 +431,7 @@ static uint64_t drain_ring(op_cpu_allocator *a, op_cpu_thread *t)
         if (size == 0 || size > r->cap) break; /* cannot happen; never loop forever */
         /* a sample is never smaller than its header; anything smaller is a pad */
         uint32_t kind = size >= sizeof(omniprof_cpu_sample_record_t) ? ((const uint32_t *)p)[2] : 0;
-        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE) {
+        if (kind == OMNIPROF_BUFFER_TRACING_CPU_SAMPLE || kind == OP_CPU_RING_SAMPLE_PY) {
             emit_sample(a, (const omniprof_cpu_sample_record_t *)p);
             n++;
         } else if (kind == OP_CPU_RING_STACK_COPY && size >= sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy)) {
@@ -601,6 +624,9 @@ int op_cpu_sampler_setup(void)
     g_deferred = g_op_cpu_cfg.deferred_unwind;
 #endif
     if (g_op_cpu_cfg.stack_bytes) g_stack_bytes = g_op_cpu_cfg.stack_bytes & ~7u;
+    op_cpu_py_setup();
+    g_py = op_cpu_py_enabled();
+    g_py_bytes = g_py ? (OP_CPU_PY_MAX_FRAMES + 1) * sizeof(uint64_t) : 0;
     op_cpu_perf_setup();
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         double d = g_op_cpu_cfg.delay[i] > 0 ? g_op_cpu_cfg.delay[i] : 0;
@@ -677,11 +703,12 @@ static bool ring_create(op_cpu_ring *r)
     long page = sysconf(_SC_PAGESIZE);
     size_t max_record = sizeof(omniprof_cpu_sample_record_t) + (size_t)g_max_depth * sizeof(uint64_t);
     max_record = (max_record + 7u) & ~(size_t)7u;
+    max_record += g_py_bytes;
     size_t frames_record = max_record;
     uint64_t n = g_op_cpu_cfg.buffer_samples < 1024 ? 1024 : g_op_cpu_cfg.buffer_samples;
     size_t cap = (size_t)n * max_record;
     if (g_deferred) { /* room for a burst of OP_CPU_RING_BURST full-size copies too */
-        size_t copy = sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)g_stack_bytes;
+        size_t copy = sizeof(omniprof_cpu_sample_record_t) + sizeof(op_cpu_stack_copy) + (size_t)g_stack_bytes + g_py_bytes;
         if (copy > max_record) max_record = copy;
         if (cap < OP_CPU_RING_BURST * max_record) cap = OP_CPU_RING_BURST * max_record;
     }
@@ -852,6 +879,46 @@ static void stop_timer_cb(op_cpu_thread *t, void *data)
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) op_cpu_clock_disarm(t, i);
 }
 
+/* exec (the preload layer's before_exec hook, on the calling thread). A sampling signal pending
+ * at exec, or sent by a perf event that stays open across it, reaches the new image before any
+ * handler of ours is installed there, and its default action ends the program (a shell script
+ * that execs its program died so, with status 128+SIGRTMIN+4). So: block our signals, stop
+ * every thread's timers, take the calling thread's pending ones, restore the mask. The other
+ * threads and their pending signals end with the exec. */
+void op_cpu_sampler_before_exec(void)
+{
+    sigset_t set, old;
+    sigemptyset(&set);
+    bool any = false;
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i]) sigaddset(&set, g_signo[i]), any = true;
+    if (!any) return;
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    op_cpu_threads_foreach(stop_timer_cb, NULL);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&set, NULL, &zero) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void rearm_cb(op_cpu_thread *t, void *data)
+{
+    (void)data;
+    if (atomic_load_explicit(&t->state, memory_order_acquire) != OP_CPU_THREAD_LIVE || !t->has_ring) return;
+    atomic_store_explicit(&t->active, 1, memory_order_release);
+    op_cpu_sampler_rearm(t);
+}
+
+/* The exec failed: the process goes on, sampled again. */
+void op_cpu_sampler_exec_failed(void)
+{
+    for (int i = 0; i < OP_CPU_TIMER_COUNT; i++)
+        if (g_handler_installed[i]) {
+            op_cpu_threads_foreach(rearm_cb, NULL);
+            return;
+        }
+}
+
 static void emit_spilled(op_cpu_allocator *a)
 {
     if (a->spill_fd < 0 || !a->spilled) return;
@@ -900,6 +967,7 @@ void op_cpu_sampler_finalize(void)
     }
     op_free(copy);
     op_cpu_unwind_local_report();
+    op_cpu_py_report();
 }
 
 static void dropped_cb(op_cpu_thread *t, void *data)
@@ -967,6 +1035,29 @@ void op_cpu_sampler_unpark(void)
     pthread_mutex_unlock(&g_alloc_lock);
 }
 
+/* Fork (the preload layer's fork hooks, on the forking thread). An allocator unwinds under its
+ * lock and inside dl_iterate_phdr (unwind_deferred.c): a fork in the middle of a walk left the
+ * loader's lock held in the child by a thread that does not exist there, and the child's first
+ * walk (or its own dlopen) waited forever (seen: bash's command substitutions under a shell
+ * script that execs python). So every allocator's lock is taken before the fork and given back
+ * in the parent; the child abandons them (op_cpu_sampler_at_fork_child). */
+static op_cpu_allocator **g_fork_locked;
+static uint32_t g_n_fork_locked;
+
+void op_cpu_sampler_fork_prepare(void)
+{
+    g_fork_locked = allocators_snapshot(&g_n_fork_locked, false);
+    for (uint32_t i = 0; g_fork_locked && i < g_n_fork_locked; i++) pthread_mutex_lock(&g_fork_locked[i]->lock);
+}
+
+void op_cpu_sampler_fork_parent(void)
+{
+    for (uint32_t i = 0; g_fork_locked && i < g_n_fork_locked; i++) pthread_mutex_unlock(&g_fork_locked[i]->lock);
+    op_free(g_fork_locked);
+    g_fork_locked = NULL;
+    g_n_fork_locked = 0;
+}
+
 /* Fork child: only the forking thread survives; allocator threads are gone. The old
  * allocators' memory (and other threads' rings) is abandoned on purpose: another thread may
  * have held a lock at the fork, so nothing of it is touched. */
@@ -981,5 +1072,7 @@ void op_cpu_sampler_at_fork_child(void)
     g_allocs = NULL;
     g_n_allocs = g_cap_allocs = 0;
     g_assigned = 0;
+    g_fork_locked = NULL; /* the snapshot's memory and the locks in it are abandoned too */
+    g_n_fork_locked = 0;
     atomic_store(&g_dropped_exited, 0);
 }

@@ -216,6 +216,7 @@ static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes, Dwarf_Die
 omniprof_status_t op_cpu_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data)
 {
     if (!cb) return OMNIPROF_STATUS_ERROR_INVALID_ARGUMENT;
+    if (op_cpu_py_is_frame(frame)) return op_cpu_py_symbolize(frame, cb, data); /* python_frames.c */
     omniprof_symbol_info_t info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
@@ -238,10 +239,20 @@ omniprof_status_t op_cpu_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void
         mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
         if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
     }
-    if (!mod) {
+    if (!mod) { /* outside every module: JIT code a perf map names (perf_map.c)? */
+        uint64_t start = 0;
+        const char *path = NULL;
+        const char *jit = gone ? NULL : op_cpu_perf_map_lookup(address, &start, &path);
+        if (jit) {
+            info.function = jit;
+            info.function_mangled = jit;
+            info.module = path;
+            info.module_offset = address - start;
+            cb(&info, data);
+        }
         pthread_mutex_unlock(&g_sym_lock);
-        cb(&info, data);
-        return OMNIPROF_STATUS_ERROR;
+        if (!jit) cb(&info, data);
+        return jit ? OMNIPROF_STATUS_SUCCESS : OMNIPROF_STATUS_ERROR;
     }
     const char *mainfile = NULL;
     const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);

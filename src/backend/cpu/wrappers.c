@@ -96,10 +96,12 @@ static void fork_prepare(op_preload_fork_state *st)
         if (g_op_cpu_cfg.timer_on[i]) sigaddset(&block, g_op_cpu_cfg.signo[i]);
     st->masked = pthread_sigmask(SIG_BLOCK, &block, &st->mask) == 0;
     st->t0 = op_now_ns();
+    op_cpu_sampler_fork_prepare();
 }
 
 static void fork_parent(op_preload_fork_state *st, pid_t pid)
 {
+    op_cpu_sampler_fork_parent();
     if (pid > 0 && atomic_load(&g_op_cpu_started)) {
         omniprof_arg_t args[1] = {{.name = "child", .type = OMNIPROF_ARG_TYPE_INT, .value.i64 = pid}};
         op_cpu_emit_wrapper(OMNIPROF_FUNCTION_WRAPPER_FORK, st->t0, op_now_ns(), pid, args, 1);
@@ -189,6 +191,8 @@ const op_preload_hooks g_op_cpu_preload_hooks = {
     .call_end = call_end,
     .self_profiling = self_profiling,
     .thread_named = op_cpu_thread_named,
+    .before_exec = op_cpu_sampler_before_exec,
+    .exec_failed = op_cpu_sampler_exec_failed,
 };
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1,0 +1,524 @@
+/* python_frames.c — Python frames in sampled call stacks (CPython 3.11, 3.12, 3.13).
+ *
+ * A sample of a CPython program unwinds to the interpreter's C frames: _PyEval_EvalFrameDefault
+ * runs the user's Python functions, and its frame alone says nothing about them. The interpreter
+ * keeps the Python frames of each thread in a chain of its own (the thread state's current frame,
+ * then each frame's `previous`); this file reads that chain in the sampled thread's signal handler
+ * and puts the Python frames into the stack in place of the eval-loop frames that ran them.
+ *
+ * In the handler (op_cpu_py_capture; async-signal-safe): the thread's PyThreadState comes from
+ * PyGILState_GetThisThreadState(), which in 3.9-3.13 reads two globals of _PyRuntime and calls
+ * pthread_getspecific on the interpreter's thread-state key (no lock, no allocation; the key is
+ * set for the main thread and every thread Python started or adopted). Every read of the
+ * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
+ * the interrupted code, or freed, gives an error, never a fault. Each frame gives one raw entry:
+ *     raw = (code object address >> 3) << 20 | ends-an-eval-call << 19 | instruction index
+ * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
+ * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
+ *
+ * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line)
+ * by reading the code object (again through process_vm_readv): its type must be PyCode_Type and
+ * its name and file unicode objects; the line comes from the code's location table at the
+ * instruction index. Resolved code objects are kept by address, checked at each use against the
+ * object's name, file, table and first line (a code object freed and another allocated at its
+ * address between the sample and the allocator's pass, at most ~50 ms, is named after the new
+ * one: the limit of this design). Each distinct code object gets an id; the sample's frame is
+ *     frame = 1 << 63 | id << 24 | line          (user-space addresses are below 2^47; module
+ *                                                 tags of modules.c stay below bit 63)
+ * and op_cpu_py_symbolize names it at the end of the run from the kept strings, so a code
+ * object freed before the end (a module unloaded, Py_Finalize) still has its name.
+ * The eval-loop frames: the native frames inside _PyEval_EvalFrameDefault (its dynamic symbol's
+ * range) are replaced, innermost first, by the Python frames up to the next "ends an eval call";
+ * Python frames left when the native walk stopped early go on top of it.
+ *
+ * Layouts: one row per minor version (k_layouts). Where the thread state's path to the current
+ * frame differs from the row (a distribution's patch), a sample that finds a frame there that is
+ * not one looks for the path among the thread state's first 256 bytes (a pointer path that ends
+ * at a frame of a code object) and keeps what it found; nothing found in 64 such samples turns
+ * Python frames off (one info line). */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "common/alloc.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "common/u64map.h"
+
+#define PY_RAW_BOUNDARY (UINT64_C(1) << 19)
+#define PY_RAW_LASTI_MAX (PY_RAW_BOUNDARY - 1)
+#define PY_FRAME_TAG (UINT64_C(1) << 63)
+#define PY_LINE_BITS 24
+#define PY_LINE_MAX ((UINT64_C(1) << PY_LINE_BITS) - 1)
+
+typedef struct py_layout {
+    int minor;
+    int ts_frame;   /* thread state -> _PyCFrame (3.11, 3.12) or the current frame (3.13) */
+    int cframe_cur; /* _PyCFrame -> current frame; -1: ts_frame holds the frame itself */
+    int fr_code, fr_prev,
+        fr_instr;     /* _PyInterpreterFrame: code (executable), previous, instruction */
+    int fr_entry;     /* 3.11's is_entry byte, -1 none */
+    int fr_owner;     /* owner byte */
+    int owner_cstack; /* owner value of a shim frame, -1 none */
+    int co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
+    int uni_ascii, uni_compact; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
+} py_layout;
+
+static const py_layout k_layouts[] = {
+    {11, 56, 8, 32, 48, 56, 68, 69, -1, 112, 120, 128, 136, 72, 48, 72},
+    {12, 56, 0, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
+    {13, 56, -1, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
+};
+
+static const py_layout *g_lay;
+static _Atomic int g_on;            /* capture runs */
+static _Atomic int g_ts_frame = -1; /* path found (discovery) */
+static _Atomic int g_tries;
+static _Atomic int g_gave_up;
+static int g_minor, g_micro;
+static uint64_t g_code_type, g_unicode_type, g_bytes_type;
+static uint64_t g_code_units; /* offsetof(PyCodeObject, co_code_adaptive) = tp_basicsize */
+static uint64_t g_eval_lo, g_eval_hi;
+static void *(*g_get_tstate)(void);
+
+static inline bool rd(pid_t pid, uint64_t addr, void *dst, size_t n)
+{
+    if (addr < 4096)
+        return false;
+    struct iovec l = {dst, n}, r = {(void *)(uintptr_t)addr, n};
+    return syscall(SYS_process_vm_readv, pid, &l, 1ul, &r, 1ul, 0ul) == (long)n;
+}
+
+static inline uint64_t u64at(const uint8_t *b, int off)
+{
+    uint64_t v;
+    memcpy(&v, b + off, sizeof v);
+    return v;
+}
+
+bool op_cpu_py_enabled(void)
+{
+    return atomic_load_explicit(&g_on, memory_order_relaxed) != 0;
+}
+
+void op_cpu_py_setup(void)
+{
+    if (!op_setting_bool(OP_SET_SAMPLING_PYTHON))
+        return;
+    const char *(*version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    if (!version || !eval)
+        return; /* not a Python process (or one without exported symbols) */
+    int major = 0;
+    if (sscanf(version(), "%d.%d.%d", &major, &g_minor, &g_micro) < 2 || major != 3)
+        return;
+    for (size_t i = 0; i < sizeof k_layouts / sizeof k_layouts[0]; i++)
+        if (k_layouts[i].minor == g_minor)
+            g_lay = &k_layouts[i];
+    if (!g_lay) {
+        op_info(
+            "cpu: Python %d.%d: its frames are not read (CPython 3.11-3.13 are); samples show the "
+            "interpreter's C frames",
+            major, g_minor);
+        return;
+    }
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    g_get_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+    g_unicode_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    g_bytes_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
+    if (!code_type || !g_get_tstate || !g_unicode_type || !g_bytes_type ||
+        !dladdr1(eval, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+        op_info(
+            "cpu: Python 3.%d: the interpreter's symbols are not exported; its frames are not read",
+            g_minor);
+        return;
+    }
+    g_code_type = (uint64_t)(uintptr_t)code_type;
+    memcpy(&g_code_units, (const uint8_t *)code_type + 32, sizeof g_code_units); /* tp_basicsize */
+    g_eval_lo = (uint64_t)(uintptr_t)eval;
+    g_eval_hi = g_eval_lo + sym->st_size;
+    if (g_code_units < 64 || g_code_units > 512)
+        return;
+    if (rd(getpid(), g_eval_lo, &di, 1) == false) {
+        op_info("cpu: Python 3.%d: process_vm_readv refused on our own process; its frames are not "
+                "read",
+                g_minor);
+        return;
+    }
+    atomic_store(&g_on, 1);
+    op_info("cpu: Python 3.%d.%d: Python frames read in samples", g_minor, g_micro);
+}
+
+/* The thread state's current frame through path (ts_frame, cframe_cur); 0 if none. */
+static uint64_t frame_via(pid_t pid, uint64_t ts, int ts_frame)
+{
+    uint64_t p;
+    if (!rd(pid, ts + (uint64_t)ts_frame, &p, sizeof p) || !p)
+        return 0;
+    if (g_lay->cframe_cur < 0)
+        return p;
+    uint64_t f;
+    if (!rd(pid, p + (uint64_t)g_lay->cframe_cur, &f, sizeof f))
+        return 0;
+    return f;
+}
+
+/* Is f the head of a frame chain (one of its first frames runs a code object)? */
+static bool looks_like_chain(pid_t pid, uint64_t f)
+{
+    for (int i = 0; i < 4 && f; i++) {
+        uint64_t code, type, prev;
+        if (!rd(pid, f + (uint64_t)g_lay->fr_code, &code, sizeof code) ||
+            !rd(pid, f + (uint64_t)g_lay->fr_prev, &prev, sizeof prev))
+            return false;
+        if (code && rd(pid, code + 8, &type, sizeof type) && type == g_code_type)
+            return true;
+        f = prev;
+    }
+    return false;
+}
+
+static uint64_t current_frame(pid_t pid, uint64_t ts)
+{
+    int off = atomic_load_explicit(&g_ts_frame, memory_order_relaxed);
+    if (off >= 0)
+        return frame_via(pid, ts, off);
+    /* first samples: the row's path, else the first path in the thread state's first 256 bytes
+     * that ends at a frame chain; a thread state without a frame (nothing running) says nothing */
+    uint64_t f = frame_via(pid, ts, g_lay->ts_frame);
+    if (!f)
+        return 0; /* no Python running on this thread now (or the row's path is wrong: no frames) */
+    if (looks_like_chain(pid, f)) {
+        atomic_store_explicit(&g_ts_frame, g_lay->ts_frame, memory_order_relaxed);
+        return f;
+    }
+    for (int o = 16; o < 256; o += 8) {
+        f = frame_via(pid, ts, o);
+        if (f && looks_like_chain(pid, f)) {
+            atomic_store_explicit(&g_ts_frame, o, memory_order_relaxed);
+            return f;
+        }
+    }
+    if (atomic_fetch_add_explicit(&g_tries, 1, memory_order_relaxed) >= 64) {
+        atomic_store_explicit(&g_on, 0, memory_order_relaxed);
+        atomic_store_explicit(&g_gave_up, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
+{
+    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+        return 0;
+    void *ts = g_get_tstate();
+    if (!ts)
+        return 0; /* a thread Python does not know, or before Py_Initialize */
+    pid_t pid = getpid();
+    uint64_t f = current_frame(pid, (uint64_t)(uintptr_t)ts);
+    const py_layout *L = g_lay;
+    uint32_t n = 0;
+    for (int guard = 0; f && n < max && guard < 4096; guard++) {
+        uint8_t b[80];
+        if (!rd(pid, f, b, sizeof b))
+            break;
+        uint64_t code = u64at(b, L->fr_code), prev = u64at(b, L->fr_prev),
+                 instr = u64at(b, L->fr_instr);
+        int owner = b[L->fr_owner];
+        if (L->owner_cstack >= 0 && owner == L->owner_cstack) { /* a shim: the C call ends below */
+            if (n)
+                out[n - 1] |= PY_RAW_BOUNDARY;
+        } else if (code && !(code & 7)) {
+            uint64_t start = code + g_code_units, lasti = instr > start ? (instr - start) / 2 : 0;
+            if (lasti > PY_RAW_LASTI_MAX)
+                lasti = PY_RAW_LASTI_MAX;
+            out[n++] = (code >> 3) << 20 |
+                       (L->fr_entry >= 0 && b[L->fr_entry] ? PY_RAW_BOUNDARY : 0) | lasti;
+        }
+        if (prev == f)
+            break;
+        f = prev;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Resolution (allocator threads) and symbols (the writer, at the end).                      */
+
+typedef struct py_code {
+    uint64_t addr, filename, qualname, linetable; /* identity of the object at resolution */
+    int firstlineno;
+    char *name, *file;
+    uint8_t *lt;
+    size_t lt_len;
+} py_code;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the code table; a leaf lock */
+static py_code *g_codes;
+static size_t g_n_codes, g_cap_codes;
+static op_u64map g_by_addr; /* code object address -> index + 1 of its latest entry */
+static bool g_logged_gave_up;
+
+/* A str object as UTF-8 (compact strings: every str a code object names); NULL if not one. */
+static char *read_str(pid_t pid, uint64_t obj)
+{
+    uint8_t h[80];
+    if (!obj || !rd(pid, obj, h, (size_t)g_lay->uni_compact) || u64at(h, 8) != g_unicode_type)
+        return NULL;
+    uint64_t len = u64at(h, 16);
+    uint32_t state;
+    memcpy(&state, h + 32, sizeof state);
+    unsigned kind = (state >> 2) & 7u, compact = (state >> 5) & 1u, ascii = (state >> 6) & 1u;
+    if (!compact || (kind != 1 && kind != 2 && kind != 4))
+        return NULL;
+    if (len > 1024)
+        len = 1024;
+    uint8_t raw[4096];
+    uint64_t data = obj + (uint64_t)(ascii ? g_lay->uni_ascii : g_lay->uni_compact);
+    if (len && !rd(pid, data, raw, (size_t)(len * kind)))
+        return NULL;
+    char *s = op_malloc(len * 4 + 1), *o = s;
+    if (!s)
+        return NULL;
+    for (uint64_t i = 0; i < len; i++) {
+        uint32_t c = kind == 1   ? raw[i]
+                     : kind == 2 ? ((const uint16_t *)(const void *)raw)[i]
+                                 : ((const uint32_t *)(const void *)raw)[i];
+        if (c < 0x80)
+            *o++ = (char)c;
+        else if (c < 0x800)
+            *o++ = (char)(0xc0 | (c >> 6)), *o++ = (char)(0x80 | (c & 0x3f));
+        else if (c < 0x10000)
+            *o++ = (char)(0xe0 | (c >> 12)), *o++ = (char)(0x80 | ((c >> 6) & 0x3f)),
+            *o++ = (char)(0x80 | (c & 0x3f));
+        else
+            *o++ = (char)(0xf0 | (c >> 18)), *o++ = (char)(0x80 | ((c >> 12) & 0x3f)),
+            *o++ = (char)(0x80 | ((c >> 6) & 0x3f)), *o++ = (char)(0x80 | (c & 0x3f));
+    }
+    *o = 0;
+    return s;
+}
+
+static uint8_t *read_bytes(pid_t pid, uint64_t obj, size_t *len)
+{
+    uint8_t h[32];
+    *len = 0;
+    if (!obj || !rd(pid, obj, h, sizeof h) || u64at(h, 8) != g_bytes_type)
+        return NULL;
+    uint64_t n = u64at(h, 16);
+    if (n > (1u << 22))
+        return NULL;
+    uint8_t *b = op_malloc(n ? n : 1);
+    if (!b)
+        return NULL;
+    if (n && !rd(pid, obj + 32, b, n)) {
+        op_free(b);
+        return NULL;
+    }
+    *len = n;
+    return b;
+}
+
+static unsigned varint(const uint8_t *lt, size_t n, size_t *i)
+{
+    unsigned v = 0, shift = 0;
+    while (*i < n) {
+        uint8_t b = lt[(*i)++];
+        v |= (unsigned)(b & 63) << shift;
+        shift += 6;
+        if (!(b & 64) || shift > 24)
+            break;
+    }
+    return v;
+}
+
+static int svarint(const uint8_t *lt, size_t n, size_t *i)
+{
+    unsigned u = varint(lt, n, i);
+    return (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
+}
+
+/* The line of instruction index lasti from a 3.11+ location table (entries: a first byte with
+ * bit 7 set, code in bits 3-6, length - 1 in code units in bits 0-2, then code-specific bytes). */
+static int line_at(const py_code *c, uint64_t lasti)
+{
+    int line = c->firstlineno;
+    uint64_t addr = 0;
+    size_t i = 0;
+    while (i < c->lt_len) {
+        uint8_t b = c->lt[i++];
+        if (!(b & 0x80))
+            continue;
+        unsigned code = (b >> 3) & 15u, len = (b & 7u) + 1u;
+        if (code == 14) { /* long form: line delta, end line, column, end column */
+            line += svarint(c->lt, c->lt_len, &i);
+            varint(c->lt, c->lt_len, &i), varint(c->lt, c->lt_len, &i),
+                varint(c->lt, c->lt_len, &i);
+        } else if (code == 13) { /* no columns */
+            line += svarint(c->lt, c->lt_len, &i);
+        } else if (code >= 10 && code <= 12) { /* one line: delta 0-2, two column bytes */
+            line += (int)code - 10;
+            i += 2;
+        } else if (code < 10) { /* short form: same line, one column byte */
+            i += 1;
+        } /* 15: no location: the line stays */
+        if (lasti < addr + len)
+            return line;
+        addr += len;
+    }
+    return line;
+}
+
+/* Index of the code table entry for code object addr (read now), -1 if not a code object. */
+static long code_entry(pid_t pid, uint64_t addr)
+{
+    uint8_t h[160];
+    const py_layout *L = g_lay;
+    if (!rd(pid, addr, h, (size_t)L->co_linetable + 8) || u64at(h, 8) != g_code_type)
+        return -1;
+    uint64_t filename = u64at(h, L->co_filename), qualname = u64at(h, L->co_qualname);
+    uint64_t linetable = u64at(h, L->co_linetable);
+    int first;
+    memcpy(&first, h + L->co_firstlineno, sizeof first);
+    uint64_t idx;
+    if (op_u64map_get(&g_by_addr, addr, &idx)) {
+        py_code *c = &g_codes[idx - 1];
+        if (c->filename == filename && c->qualname == qualname && c->linetable == linetable &&
+            c->firstlineno == first)
+            return (long)(idx - 1);
+    }
+    char *name = read_str(pid, qualname);
+    if (!name)
+        name = read_str(pid, u64at(h, L->co_name));
+    char *file = read_str(pid, filename);
+    if (!name || !file) {
+        op_free(name);
+        op_free(file);
+        return -1;
+    }
+    if (g_n_codes == g_cap_codes) {
+        size_t cap = g_cap_codes ? g_cap_codes * 2 : 256;
+        py_code *grown = op_realloc(g_codes, cap * sizeof *g_codes);
+        if (!grown) {
+            op_free(name);
+            op_free(file);
+            return -1;
+        }
+        g_codes = grown, g_cap_codes = cap;
+    }
+    py_code *c = &g_codes[g_n_codes];
+    memset(c, 0, sizeof *c);
+    c->addr = addr, c->filename = filename, c->qualname = qualname, c->linetable = linetable;
+    c->firstlineno = first, c->name = name, c->file = file;
+    c->lt = read_bytes(pid, linetable, &c->lt_len);
+    op_u64map_put(&g_by_addr, addr, ++g_n_codes);
+    return (long)(g_n_codes - 1);
+}
+
+static uint64_t g_n_resolved, g_n_unresolved, g_n_samples; /* under g_lock */
+
+static uint64_t resolve(pid_t pid, uint64_t raw)
+{
+    long e = code_entry(pid, (raw >> 20) << 3);
+    if (e < 0) {
+        g_n_unresolved++;
+        return 0;
+    }
+    g_n_resolved++;
+    int line = line_at(&g_codes[e], raw & PY_RAW_LASTI_MAX);
+    uint64_t l = line > 0 ? (uint64_t)line : 0;
+    if (l > PY_LINE_MAX)
+        l = PY_LINE_MAX;
+    return PY_FRAME_TAG | (uint64_t)e << PY_LINE_BITS | l;
+}
+
+uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint32_t m,
+                         uint32_t max)
+{
+    if (atomic_load_explicit(&g_gave_up, memory_order_relaxed) && !g_logged_gave_up) {
+        g_logged_gave_up = true;
+        op_info("cpu: Python 3.%d: no frame chain found from the thread state; Python frames off",
+                g_minor);
+    }
+    if (!m)
+        return n;
+    uint64_t out[OMNIPROF_CPU_SAMPLE_MAX_FRAMES];
+    uint32_t k = 0, j = 0;
+    pid_t pid = getpid();
+    pthread_mutex_lock(&g_lock);
+    g_n_samples++;
+    for (uint32_t i = 0; i < n && k < max; i++) {
+        uint64_t f = frames[i];
+        if (f < g_eval_lo || f >= g_eval_hi || j >= m) {
+            out[k++] = f;
+            continue;
+        }
+        /* an eval-loop frame: the Python frames it runs, innermost first */
+        while (j < m && k < max) {
+            uint64_t r = raw[j++];
+            uint64_t p = resolve(pid, r);
+            if (p)
+                out[k++] = p;
+            if (r & PY_RAW_BOUNDARY)
+                break;
+        }
+    }
+    while (j < m && k < max) { /* the native walk stopped early: the rest on top */
+        uint64_t p = resolve(pid, raw[j++]);
+        if (p)
+            out[k++] = p;
+    }
+    pthread_mutex_unlock(&g_lock);
+    memcpy(frames, out, (size_t)k * sizeof *out);
+    return k;
+}
+
+bool op_cpu_py_is_frame(uint64_t frame)
+{
+    return (frame & PY_FRAME_TAG) != 0;
+}
+
+omniprof_status_t op_cpu_py_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data)
+{
+    omniprof_symbol_info_t info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    info.address = frame;
+    uint64_t e = (frame & ~PY_FRAME_TAG) >> PY_LINE_BITS;
+    pthread_mutex_lock(&g_lock);
+    if (e >= g_n_codes) {
+        pthread_mutex_unlock(&g_lock);
+        cb(&info, data);
+        return OMNIPROF_STATUS_ERROR;
+    }
+    const py_code *c = &g_codes[e];
+    info.function = c->name;
+    info.function_mangled = c->name;
+    info.file = c->file;
+    info.line = (uint32_t)(frame & PY_LINE_MAX);
+    info.module = "[python]";
+    info.module_offset = 0;
+    cb(&info, data);
+    pthread_mutex_unlock(&g_lock);
+    return OMNIPROF_STATUS_SUCCESS;
+}
+
+void op_cpu_py_report(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_n_samples)
+        op_info("cpu: Python frames: %llu samples with Python frames, %llu frames named, %llu not "
+                "(a code object gone "
+                "or not one), %zu code objects",
+                (unsigned long long)g_n_samples, (unsigned long long)g_n_resolved,
+                (unsigned long long)g_n_unresolved, g_n_codes);
+    pthread_mutex_unlock(&g_lock);
+}
