@@ -13,11 +13,13 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
 # (tests/gpu/torch_ops.py: operator counts, shapes, sequence numbers, kernels under operators, cost).
+# cpucounters: the host's hardware counters in CPU samples (OMNIPROF_SAMPLING_PERF_EVENTS=instructions,cycles)
+# against the program's own perf_event counts and `perf stat` (tests/cpu/cpucounters.py; within 2 %).
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
@@ -397,6 +399,15 @@ if want pyframes; then
   targets "$OUT/torch-ops.md"
   grep -q '^\(PASS\|FAIL\) torch.ops_counts' "$OUT/torch-ops.md" ||
     verdict torch.ops 1 "no result ($(tail -2 "$OUT/torch-ops.md" | tr '\n' ' '))"
+fi
+# (7) CPU hardware counters of samples against the program's own counts and perf stat (the Xeon's PMU)
+if want cpucounters; then
+  python3 tests/cpu/cpucounters.py "$B/bin" "$OUT/cpucounters" >"$OUT/cpucounters.log" 2>&1; rc=$?
+  cat "$OUT/cpucounters.log"
+  if [ $rc = 77 ]; then verdict cpu.counters 77 "$(grep -m1 '^SKIP' "$OUT/cpucounters.log")"
+  else targets "$OUT/cpucounters.log"; grep -q '^\(PASS\|FAIL\)' "$OUT/cpucounters.log" ||
+    verdict cpu.counters 1 "no result ($(tail -2 "$OUT/cpucounters.log" | tr '\n' ' '))"; fi
+  grep '^SKIP' "$OUT/cpucounters.log" | while read -r l; do echo "$l" >> "$OUT/summary.txt"; done
 fi
 
 note "$PASS passed, $FAIL failed"
