@@ -374,3 +374,6 @@ def connect(*dbs):
         con.close()
         raise Error("connect: %s" % e, 2)
     return con
+
+
+from .analyze import analyze, AnalyzeError  # noqa: E402  (omniprof analyze, docs/analyze.md)

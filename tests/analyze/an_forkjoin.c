@@ -1,6 +1,6 @@
 /* an_forkjoin.c — fork-join with one unequal worker for `omniprof analyze`
- * (tests/analyze/analyze_check.py): ROUNDS times the main thread starts 3 workers that spin
- * WORK_MS in the range "work" and one that spins BIG_MS in the range "work_big", and joins the
+ * (tests/analyze/analyze_check.py): ROUNDS times the main thread starts 3 workers that work
+ * WORK_MS in the range "work" and one that works BIG_MS in the range "work_big", and joins the
  * four. On paper a round lasts max(WORK_MS, BIG_MS); BIG_MS = WORK_MS is the clean program
  * (balanced: nothing to fix).
  * usage: an_forkjoin [ROUNDS [WORK_MS [BIG_MS]]] */
@@ -16,7 +16,7 @@ static void *worker(void *arg)
 {
     int big = arg != NULL;
     omniprof_range_push(big ? "work_big" : "work");
-    an_spin_ms(big ? big_ms : work_ms);
+    an_work_ms(big ? big_ms : work_ms);
     omniprof_range_pop();
     return NULL;
 }

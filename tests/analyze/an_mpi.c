@@ -1,6 +1,6 @@
 /* an_mpi.c — an MPI program with one straggler rank for `omniprof analyze`
- * (tests/analyze/analyze_check.py, mpirun -np 4): ITERS times every rank spins BASE_MS in the
- * range "compute", rank 2 spins EXTRA_MS more in the range "extra"; then a ring exchange
+ * (tests/analyze/analyze_check.py, mpirun -np 4): ITERS times every rank works BASE_MS in the
+ * range "compute", rank 2 works EXTRA_MS more in the range "extra"; then a ring exchange
  * (Irecv left, Isend right, Waitall) and an MPI_Allreduce, where the others wait for rank 2.
  * On paper an iteration lasts BASE_MS + EXTRA_MS: halving "extra" (the knob) shortens every
  * rank's iteration by EXTRA_MS / 2.
@@ -25,11 +25,11 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         omniprof_range_push("step");
         omniprof_range_push("compute");
-        an_spin_ms(base_ms);
+        an_work_ms(base_ms);
         omniprof_range_pop();
         if (rank == 2) {
             omniprof_range_push("extra");
-            an_spin_ms(extra_ms);
+            an_work_ms(extra_ms);
             omniprof_range_pop();
         }
         MPI_Request rq[2];

@@ -1,5 +1,5 @@
 /* an_pipeline.c — a two-thread pipeline for `omniprof analyze` (tests/analyze/analyze_check.py):
- * STEPS times, the producer spins PRODUCE_MS in the range "produce" (inside the range "step")
+ * STEPS times, the producer works PRODUCE_MS in the range "produce" (inside the range "step")
  * and the consumer CONSUME_MS in the range "consume"; both then meet at a barrier (the
  * hand-over). On paper a step lasts max(PRODUCE_MS, CONSUME_MS): with the consumer slower,
  * halving "consume" (the knob) shortens each step to max(P, C/2).
@@ -20,7 +20,7 @@ static void *producer(void *arg)
     for (int i = 0; i < steps; i++) {
         omniprof_range_push("step");
         omniprof_range_push("produce");
-        an_spin_ms(produce_ms);
+        an_work_ms(produce_ms);
         omniprof_range_pop();
         pthread_barrier_wait(&bar);
         omniprof_range_pop();
@@ -33,7 +33,7 @@ static void *consumer(void *arg)
     (void)arg;
     for (int i = 0; i < steps; i++) {
         omniprof_range_push("consume");
-        an_spin_ms(consume_ms);
+        an_work_ms(consume_ms);
         omniprof_range_pop();
         pthread_barrier_wait(&bar);
     }
