@@ -470,7 +470,9 @@ static int cmp_item(const void *a, const void *b)
     return (x->ns < y->ns) - (x->ns > y->ns);
 }
 
-static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_out)
+/* funcs 0: the path's time by node (kind, name); 1: its CPU work by the leaf function of the
+ * call-stack samples taken inside each piece (pieces without samples are left out). */
+static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_out, int funcs)
 {
     agg a;
     memset(&a, 0, sizeof a);
@@ -484,7 +486,9 @@ static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_ou
         const an_lane *L = &g->lanes[n->lane];
         int64_t ns = s->t1 - s->t0;
         int rc = 0;
-        if (s->edge == AE_LAUNCH) rc = agg_add(&a, K_LATENCY, lat, ns, L->rank);
+        if (funcs && (s->edge != AE_SELF || n->kind != AN_CPU || !g->n_samples)) continue;
+        if (!funcs && s->edge == AE_SELF && n->kind == AN_CPU) rc = agg_add(&a, n->kind, n->name, ns, L->rank);
+        else if (s->edge == AE_LAUNCH) rc = agg_add(&a, K_LATENCY, lat, ns, L->rank);
         else if (s->edge == AE_CREATE) rc = agg_add(&a, K_LATENCY, tstart, ns, L->rank);
         else if (s->edge == 255) rc = agg_add(&a, K_LATENCY, queue, ns, L->rank);
         else if (n->kind == AN_CPU && g->n_samples) {
@@ -499,7 +503,7 @@ static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_ou
             size_t tot = 0;
             for (size_t k = lo; k < g->n_samples && g->samples[k].lane == n->lane && g->samples[k].t <= n->end; k++)
                 tot++;
-            if (!tot) rc = agg_add(&a, n->kind, n->name, ns, L->rank);
+            if (!tot) continue;
             else {
                 int64_t given = 0;
                 size_t seen = 0;
@@ -551,8 +555,11 @@ static int hot_spots(an_graph *g, an_report *r, int64_t base)
         fd.gain_ns = eval_gain(g, base);
         fd.gain_pct = pct(fd.gain_ns, r->wall);
         int64_t on_path = 0;
-        for (size_t j = 0; j < r->n_path_items; j++)
-            if (r->path_items[j].kind == it->kind && r->path_items[j].name == it->name) on_path = r->path_items[j].ns;
+        for (size_t j = 0; j < r->path.n; j++) {
+            const an_seg *sg = &r->path.segs[j];
+            const an_node *pn = &g->nodes[sg->node];
+            if (sg->edge == AE_SELF && pn->kind == it->kind && pn->name == it->name) on_path += sg->t1 - sg->t0;
+        }
         snprintf(fd.rule, sizeof fd.rule, fd.gain_pct >= AN_FINDING_MIN_PCT ? "hot_spot" : "off_path");
         snprintf(fd.title, sizeof fd.title, "%s %.100s", an_kind_name[it->kind], nm(g, it->name));
         snprintf(fd.evidence, sizeof fd.evidence, "%.3f s in total, %.3f s (%.1f %%) of it on the critical path",
@@ -607,7 +614,8 @@ int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t
         }
     }
     if (an_critical_path(g, from, stop, &r->path) != 0) goto oom;
-    if (path_items(g, &r->path, &r->path_items, &r->n_path_items) != 0) goto oom;
+    if (path_items(g, &r->path, &r->path_items, &r->n_path_items, 0) != 0) goto oom;
+    if (path_items(g, &r->path, &r->path_funcs, &r->n_path_funcs, 1) != 0) goto oom;
     /* iterations */
     uint32_t it_name = 0;
     if (o->iteration && op_strtab_find(&g->names, o->iteration, strlen(o->iteration), &it_name)) {
@@ -662,6 +670,7 @@ void an_report_free(an_report *r)
 {
     an_path_free(&r->path);
     op_free(r->path_items);
+    op_free(r->path_funcs);
     op_free(r->iters);
     op_free(r->findings);
     op_free(r->minor);

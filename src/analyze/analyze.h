@@ -203,8 +203,10 @@ typedef struct an_iter {
 
 typedef struct an_report {
     int64_t wall, predicted;
-    an_item *path_items;
+    an_item *path_items; /* by node (kind, name), largest first */
     size_t n_path_items;
+    an_item *path_funcs; /* the path's CPU work by sampled leaf function */
+    size_t n_path_funcs;
     an_path path;
     an_iter *iters;
     size_t n_iters;

@@ -442,13 +442,17 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     op_ev ev;
     int rc;
     b->n_regs = b->n_ops = 0;
+    /* this set's lanes, message ends and collectives are the tails of the arrays from here */
+    size_t lane_first = g->n_lanes, msg_first = b->n_msgs, coll_first = b->n_colls;
     op_u64map_free(&b->lane_of);
     op_u64map_free(&b->stream_of);
     op_rd_cpu_process(src, set, &b->pid, &b->rank);
     if (op_rd_threads(src, set, on_thread, b, err, errlen) != 0) goto fail;
     b->p_begin = INT64_MAX;
     /* regions */
-    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, OP_RD_TEXT | OP_RD_FLOWS, err, errlen);
+    /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err,
+                    errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
         g->n_events_read++;
@@ -563,7 +567,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
-        for (size_t l = 0; l < g->n_lanes; l++) {
+        for (size_t l = lane_first; l < g->n_lanes; l++) {
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
             /* binary search: the last op whose start is before the wait's end, and which was
@@ -590,7 +594,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             op_free(used);
             goto oom;
         }
-        for (size_t l = 0; l < g->n_lanes; l++)
+        for (size_t l = lane_first; l < g->n_lanes; l++)
             if (!g->lanes[l].gpu && g->lanes[l].process == b->process && g->lanes[l].n &&
                 g->lanes[l].pid != g->lanes[l].tid)
                 cand[nl++] = (uint32_t)l;
@@ -620,13 +624,13 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* thread creation: a non-main thread's first node after the main thread's point */
     {
         uint32_t main_lane = UINT32_MAX;
-        for (size_t l = 0; l < g->n_lanes; l++)
+        for (size_t l = lane_first; l < g->n_lanes; l++)
             if (!g->lanes[l].gpu && g->lanes[l].process == b->process && g->lanes[l].pid == g->lanes[l].tid &&
                 g->lanes[l].n)
                 main_lane = (uint32_t)l;
         if (main_lane != UINT32_MAX) {
             an_lane *M = &g->lanes[main_lane];
-            for (size_t l = 0; l < g->n_lanes; l++) {
+            for (size_t l = lane_first; l < g->n_lanes; l++) {
                 an_lane *L = &g->lanes[l];
                 if (L->gpu || L->process != b->process || l == main_lane || !L->n) continue;
                 int64_t t0 = g->nodes[L->first].start;
@@ -648,7 +652,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     {
         op_u64map seen = {0};
         /* this set's are the ones not numbered yet, in node order (time order per lane) */
-        for (size_t c = 0; c < b->n_colls; c++) {
+        for (size_t c = coll_first; c < b->n_colls; c++) {
             coll *cl = &b->colls[c];
             if (cl->k & 0x80000000u) continue; /* numbered already (an earlier set) */
             uint64_t key = cl->key ^ ((uint64_t)g->nodes[cl->node].lane * 0x9e3779b97f4a7c15ull);
@@ -663,7 +667,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         op_u64map_free(&seen);
     }
     /* the regions' message ends now name nodes; drop the ends of regions not made nodes */
-    for (size_t m = 0; m < b->n_msgs; m++)
+    for (size_t m = msg_first; m < b->n_msgs; m++)
         if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
             const reg *r = &b->regs[b->msgs[m].node];
             an_lane *L = &g->lanes[r->lane];
@@ -676,9 +680,9 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
             b->msgs[m].out = 1;
         }
-    for (size_t m = 0; m < b->n_msgs; m++)
+    for (size_t m = msg_first; m < b->n_msgs; m++)
         if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
-    for (size_t m = 0; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
+    for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
     op_u64map_free(&corr_node);

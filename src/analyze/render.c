@@ -73,6 +73,12 @@ void an_print_console(FILE *out, const an_graph *g, const an_options *o, const a
         fprintf(out, "  %5.1f %%  %9.3f s  %-9s %.70s\n", pc(it->ns, path_ns), (double)it->ns / 1e9,
                 kind_label(it->kind), op_strtab_str(&g->names, it->name));
     }
+    if (r->n_path_funcs) {
+        fprintf(out, "\nCPU functions on the critical path (from call-stack samples):\n");
+        for (size_t i = 0; i < r->n_path_funcs && i < top; i++)
+            fprintf(out, "  %5.1f %%  %9.3f s  %.80s\n", pc(r->path_funcs[i].ns, path_ns),
+                    (double)r->path_funcs[i].ns / 1e9, op_strtab_str(&g->names, r->path_funcs[i].name));
+    }
     if (r->n_iters) {
         int64_t sum = 0, psum = 0, mx = 0;
         for (size_t i = 0; i < r->n_iters; i++) {
@@ -145,6 +151,13 @@ void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_r
         fprintf(out, "%s\n    {\"kind\": \"%s\", \"name\": ", i ? "," : "", kind_label(it->kind));
         op_json_fputs(out, op_strtab_str(&g->names, it->name));
         fprintf(out, ", \"ns\": %lld, \"share\": %.6f}", (long long)it->ns, path_ns > 0 ? (double)it->ns / (double)path_ns : 0);
+    }
+    fputs("],\n    \"functions\": [", out);
+    for (size_t i = 0; i < r->n_path_funcs; i++) {
+        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+        op_json_fputs(out, op_strtab_str(&g->names, r->path_funcs[i].name));
+        fprintf(out, ", \"ns\": %lld, \"share\": %.6f}", (long long)r->path_funcs[i].ns,
+                path_ns > 0 ? (double)r->path_funcs[i].ns / (double)path_ns : 0);
     }
     fputs("],\n    \"segments\": [", out);
     /* merged runs of one node; at most 10,000 (the longest kept in order) */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analyze/analyze.h"
@@ -19,9 +20,16 @@ typedef struct analyze_args {
     an_whatif *whatifs;
     size_t n_whatifs;
     an_options o;
-    int json, help;
+    int json, help, timing;
     const char *output;
 } analyze_args;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static int fail(int rc, const char *msg)
 {
@@ -74,6 +82,7 @@ static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth
         a->o.top = (int)t;
         break;
     }
+    case A_TIMING: a->timing = 1; break;
     case A_HELP: a->help = 1; break;
     }
     return 0;
@@ -105,15 +114,27 @@ int op_cmd_analyze(int argc, char **argv)
     for (size_t i = 0; !rc && a.output && i < a.n; i++)
         if (!strcmp(a.inputs[i], a.output)) rc = fail(2, "-o names an input: inputs are never written");
     if (rc) goto done;
+    double t_start = now_s();
     if (an_graph_load(a.inputs, a.n, &g, err, sizeof err) != 0) {
         rc = fail(2, err);
         goto done;
     }
     a.o.whatifs = a.whatifs;
     a.o.n_whatifs = a.n_whatifs;
+    double t_loaded = now_s();
     if (an_analyze(g, &a.o, &r, err, sizeof err) != 0) {
         rc = fail(1, err);
         goto done;
+    }
+    if (a.timing) {
+        double t_analyzed = now_s();
+        an_factors(g, a.o.whatifs, a.o.n_whatifs);
+        an_evaluate(g);
+        double t_eval = now_s();
+        fprintf(stderr, "omniprof analyze: timing load=%.3f s analyze=%.3f s whatif=%.3f s nodes=%zu edges=%zu\n",
+                t_loaded - t_start, t_analyzed - t_loaded, t_eval - t_analyzed, g->n_nodes, g->n_edges);
+        an_factors(g, NULL, 0);
+        an_evaluate(g);
     }
     if (a.output) {
         int fd = open(a.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -25,6 +25,10 @@ static const op_cli_option analyze_options[] = {
     {A_OUTPUT, "output", 'o', OP_CLI_VALUE, "FILE", NULL, NULL,
      "write there instead of stdout; an existing FILE is never replaced (refused)", -1, 0, 0},
     {A_TOP, "top", 0, OP_CLI_VALUE, "N", NULL, NULL, "rows per console table (default 10)", -1, 0, 0},
+    {A_TIMING, "timing", 0, OP_CLI_FLAG, NULL, NULL, NULL,
+     "print on stderr the seconds spent loading the graph, analyzing, and one further what-if "
+     "evaluation of the loaded graph (the benchmark reads them)",
+     -1, 0, 0},
     {A_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, NULL, "this text", -1, 0, 0},
 };
 

@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch analyze" picks parts (default: all);
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS
@@ -369,7 +369,18 @@ elif want torch; then
     verdict torch.compare 1 "no comparison result ($(tail -2 "$OUT/torch.md" | tr '\n' ' '))"
 fi
 
+# (7) omniprof analyze: planted problems are top-3 findings, predictions against the fixed
+# programs, a clean program has none; the predicted-vs-measured table goes to analyze.md
+if want analyze; then
+  timeout 1200 python3 tests/analyze/gpu_analyze.py "$B" "$OUT/analyze" >"$OUT/analyze.md" 2>&1; rc=$?
+  cat "$OUT/analyze.md"
+  if [ $rc = 77 ]; then verdict analyze 77 "$(grep -m1 '^SKIP' "$OUT/analyze.md")"
+  else targets "$OUT/analyze.md"
+    grep -qE '^(PASS|FAIL) ' "$OUT/analyze.md" || verdict analyze 1 "no result ($(tail -2 "$OUT/analyze.md" | tr '\n' ' '))"
+  fi
+fi
+
 note "$PASS passed, $FAIL failed"
-cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$FINAL/" 2>/dev/null
+cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$OUT/analyze.md" "$FINAL/" 2>/dev/null
 tar -czf "$FINAL/gpu-logs.tgz" -C "$OUT" --exclude='trace-many.jsonl' --exclude='*.db' --exclude='*.db-*' --exclude='rep-*.json' . 2>/dev/null
 [ $FAIL = 0 ]
