@@ -7,7 +7,8 @@ Modes (CTest analyze.<mode>):
              kernel hidden behind CPU work, a straggler rank in a collective across two
              databases; exact path shares and exact what-if predictions
   cli        bad what-if specs and inputs give a clear error naming them (exit 2); an existing
-             -o file is never replaced; the input database is not modified
+             -o file is never replaced; the input database is not modified; omniprof.analyze()
+             from Python
   pipeline   an_pipeline (two threads, ranges, barrier hand-over), consumer twice the producer:
              what-if 'range:^consume$=0.5' predicted against the run with the consumer halved
   forkjoin   an_forkjoin, one worker 3x the others: what-if 'range:^work_big$=0.5' against the
@@ -214,6 +215,18 @@ def mode_cli(a):
     check(open(p, "rb").read() == before, "the input database is unchanged")
     r = omniprof(a, "analyze", "--help")
     check("--what-if" in r.stdout and "--iteration" in r.stdout, "--help lists the options")
+    # Python: omniprof.analyze() gives the command's JSON as a dict, errors as AnalyzeError
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+    code = ("import omniprof, sys\n"
+            "r = omniprof.analyze(sys.argv[1], what_if=['api:cudaMalloc=0.5'])\n"
+            "print(r['schema'], r['run']['wall_ns'], r['what_if']['predicted_wall_ns'])\n"
+            "try:\n    omniprof.analyze(sys.argv[1] + '.missing')\n"
+            "except omniprof.AnalyzeError as e:\n    print('error', e.status)\n")
+    env = dict(os.environ, PYTHONPATH=src, OMNIPROF_BIN=a.omniprof)
+    r = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True, timeout=120, env=env)
+    check(r.stdout.split() == ["omniprof-analyze", "100", "50", "error", "2"],
+          "omniprof.analyze() from Python: the result and the error status (%s %s)" % (r.stdout.strip(),
+                                                                                    r.stderr.strip()[-300:]))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
