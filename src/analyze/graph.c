@@ -822,9 +822,12 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
         }
         op_src_close(src);
     }
-    if (finish(&b, err, errlen) != 0) goto fail;
+    /* the read buffers go before the index is built: they are the peak's other half */
     op_free(b.regs);
     op_free(b.ops);
+    b.regs = NULL;
+    b.ops = NULL;
+    if (finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
     op_u64map_free(&b.lane_of);

@@ -2,6 +2,7 @@
  * AN_SCHEMA_VERSION; docs/analyze.md, "JSON"). The console's first lines say what to fix: the
  * findings ranked by predicted gain, then the what-if, then the critical path's shares. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
@@ -9,6 +10,8 @@
 
 #define K_FUNCTION AN_KINDS
 #define K_LATENCY (AN_KINDS + 1)
+
+static void breakdown(FILE *out, const an_graph *g, int json);
 
 static const char *kind_label(int k)
 {
@@ -104,9 +107,100 @@ void an_print_console(FILE *out, const an_graph *g, const an_options *o, const a
         for (size_t i = 0; i < r->n_minor && i < top; i++)
             fprintf(out, "  [%5.1f %%] %s\n", r->minor[i].gain_pct, r->minor[i].title);
     }
+    breakdown(out, g, 0);
     if (g->dropped_edges)
         fprintf(out, "\nnote: %llu events ordered by time (their clocks contradict the edges)\n",
                 (unsigned long long)g->dropped_edges);
+}
+
+/* Per process: host compute (non-wait host work), MPI/communication, GPU waits and joins; per
+ * stream: kernel, copy time, idle inside its busy span, overlap with the process's other streams
+ * is not computed; kernel count and median duration. Recorded times. */
+typedef struct an_brk {
+    int64_t compute, comm, gpu_wait, sync;
+} an_brk;
+
+static int cmp_i64r(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void breakdown(FILE *out, const an_graph *g, int json)
+{
+    if (json) fputs(",\n  \"breakdown\": {\"processes\": [", out);
+    else fputs("\nBreakdown per process (host) and per GPU stream:\n", out);
+    for (size_t p = 0; p < g->n_processes; p++) {
+        an_brk b = {0, 0, 0, 0};
+        int64_t pid = -1;
+        int rank = -1;
+        for (size_t l = 0; l < g->n_lanes; l++) {
+            const an_lane *L = &g->lanes[l];
+            if (L->gpu || L->process != p) continue;
+            pid = L->pid;
+            rank = L->rank;
+            for (uint32_t i = L->first; i < L->first + L->n; i++) {
+                const an_node *n = &g->nodes[i];
+                int64_t d = n->end - n->start;
+                if (n->kind == AN_MPI || n->kind == AN_MPIWAIT) b.comm += d;
+                else if (n->kind == AN_GPUWAIT) b.gpu_wait += d;
+                else if (n->kind == AN_JOIN) b.sync += d;
+                else b.compute += d;
+            }
+        }
+        if (pid < 0) continue;
+        if (json)
+            fprintf(out, "%s\n    {\"process\": %zu, \"pid\": %lld, \"rank\": %d, \"compute_ns\": %lld, "
+                    "\"communication_ns\": %lld, \"gpu_wait_ns\": %lld, \"thread_wait_ns\": %lld}",
+                    p ? "," : "", p, (long long)pid, rank, (long long)b.compute, (long long)b.comm,
+                    (long long)b.gpu_wait, (long long)b.sync);
+        else {
+            char rk[32] = "";
+            if (rank >= 0) snprintf(rk, sizeof rk, " rank %d", rank);
+            fprintf(out, "  process %lld%s: compute %.3f s, communication %.3f s, GPU waits %.3f s, thread "
+                    "waits %.3f s (thread time)\n", (long long)pid, rk, (double)b.compute / 1e9, (double)b.comm / 1e9,
+                    (double)b.gpu_wait / 1e9, (double)b.sync / 1e9);
+        }
+    }
+    if (json) fputs("],\n    \"streams\": [", out);
+    int first = 1;
+    for (size_t l = 0; l < g->n_lanes; l++) {
+        const an_lane *L = &g->lanes[l];
+        if (!L->gpu || !L->n) continue;
+        int64_t k = 0, c = 0, nk = 0, lo = g->nodes[L->first].start, hi = g->nodes[L->first + L->n - 1].end;
+        int64_t *d = malloc(L->n * sizeof *d);
+        for (uint32_t i = L->first; i < L->first + L->n; i++) {
+            const an_node *n = &g->nodes[i];
+            if (n->kind == AN_KERNEL) {
+                k += n->end - n->start;
+                if (d) d[nk] = n->end - n->start;
+                nk++;
+            } else
+                c += n->end - n->start;
+            if (n->end > hi) hi = n->end;
+        }
+        int64_t med = 0;
+        if (d && nk) {
+            qsort(d, (size_t)nk, sizeof *d, cmp_i64r);
+            med = d[nk / 2];
+        }
+        free(d);
+        int64_t idle = hi - lo - k - c;
+        if (idle < 0) idle = 0;
+        if (json)
+            fprintf(out, "%s\n    {\"pid\": %lld, \"rank\": %d, \"device\": %lld, \"stream\": %lld, \"kernel_ns\": %lld, "
+                    "\"copy_ns\": %lld, \"idle_ns\": %lld, \"span_ns\": %lld, \"kernels\": %lld, "
+                    "\"kernel_median_ns\": %lld}",
+                    first ? "" : ",", (long long)L->pid, L->rank, (long long)L->device, (long long)L->tid, (long long)k,
+                    (long long)c, (long long)idle, (long long)(hi - lo), (long long)nk, (long long)med);
+        else
+            fprintf(out, "  GPU %lld stream %lld (pid %lld): kernels %.3f s (%lld, median %.1f us), copies %.3f s, "
+                    "idle %.3f s of %.3f s\n", (long long)L->device, (long long)L->tid, (long long)L->pid,
+                    (double)k / 1e9, (long long)nk, (double)med / 1e3, (double)c / 1e9, (double)idle / 1e9,
+                    (double)(hi - lo) / 1e9);
+        first = 0;
+    }
+    if (json) fputs("]}", out);
 }
 
 static void json_findings(FILE *out, const char *key, const an_finding *f, size_t n)
@@ -191,5 +285,6 @@ void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_r
     json_findings(out, "findings", r->findings, r->n_findings);
     json_findings(out, "not_worth_fixing", r->minor, r->n_minor);
     json_findings(out, "hot_spots", r->hot, r->n_hot);
+    breakdown(out, g, 1);
     fputs("\n}\n", out);
 }
