@@ -50,7 +50,8 @@ def _check(res):
     if not isinstance(res, dict) or res.get("schema") != SCHEMA:
         raise AnalyzeError("not an omniprof-analyze result", 2)
     if int(res.get("version", 0)) > VERSION:
-        raise AnalyzeError("analyze schema version %s is newer than this package's %d" % (res.get("version"), VERSION), 2)
+        raise AnalyzeError("analyze schema version %s is newer than this package's %d" %
+                           (res.get("version"), VERSION), 2)
     return res
 
 

@@ -15,12 +15,13 @@
 #include "common/alloc.h"
 #include "common/u64map.h"
 
-#define K_FUNCTION AN_KINDS     /* path items: a CPU function from samples */
+#define K_FUNCTION AN_KINDS      /* path items: a CPU function from samples */
 #define K_LATENCY (AN_KINDS + 1) /* launch latency, thread start, GPU queueing */
 
 static int is_host_work(int kind)
 {
-    return kind == AN_CPU || kind == AN_API || kind == AN_LAUNCH || kind == AN_WRAP || kind == AN_MPI;
+    return kind == AN_CPU || kind == AN_API || kind == AN_LAUNCH || kind == AN_WRAP ||
+           kind == AN_MPI;
 }
 
 /* Evaluates the graph with the current factors (and cut); the gain against `base`. */
@@ -54,9 +55,15 @@ static int file_finding(an_report *r, const an_finding *f)
     return 0;
 }
 
-static double pct(int64_t gain, int64_t wall) { return wall > 0 ? 100.0 * (double)gain / (double)wall : 0; }
+static double pct(int64_t gain, int64_t wall)
+{
+    return wall > 0 ? 100.0 * (double)gain / (double)wall : 0;
+}
 
-static const char *nm(const an_graph *g, uint32_t id) { return op_strtab_str(&g->names, id); }
+static const char *nm(const an_graph *g, uint32_t id)
+{
+    return op_strtab_str(&g->names, id);
+}
 
 /* ---- imbalance: ranks (collectives) and threads (joins, barriers) ---------------------------- */
 static int rule_rank_imbalance(an_graph *g, an_report *r, int64_t base)
@@ -69,13 +76,31 @@ static int rule_rank_imbalance(an_graph *g, an_report *r, int64_t base)
     if (max_rank < 1 || !has_coll || max_rank > 1 << 20) return 0;
     double *busy = op_calloc((size_t)max_rank + 1, sizeof *busy);
     double *waitt = op_calloc((size_t)max_rank + 1, sizeof *waitt);
-    if (!busy || !waitt) goto oom;
+    /* per rank, the span from the end of MPI_Init (or the start) to the start of its last
+     * collective: the work there is what the others wait for (start-up before, teardown after
+     * are the rank's own) */
+    int64_t *lo = op_malloc(((size_t)max_rank + 1) * sizeof *lo);
+    int64_t *hi = op_malloc(((size_t)max_rank + 1) * sizeof *hi);
+    if (!busy || !waitt || !lo || !hi) goto oom;
+    for (int k = 0; k <= max_rank; k++) lo[k] = INT64_MIN, hi[k] = INT64_MAX;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const an_node *n = &g->nodes[i];
         const an_lane *L = &g->lanes[n->lane];
         if (L->gpu || L->rank < 0) continue;
-        if (is_host_work(n->kind)) busy[L->rank] += (double)(n->end - n->start);
-        else if (n->kind == AN_MPIWAIT) waitt[L->rank] += (double)(n->end - n->start);
+        if (n->kind == AN_MPI && strstr(nm(g, n->name), "MPI_Init") && n->end > lo[L->rank])
+            lo[L->rank] = n->end;
+        if (n->kind == AN_MPIWAIT && n->wait && (hi[L->rank] == INT64_MAX || n->start > hi[L->rank]))
+            hi[L->rank] = n->start;
+    }
+#define IN_SPAN(L, n) ((n)->start >= lo[(L)->rank] && (n)->end <= hi[(L)->rank])
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const an_node *n = &g->nodes[i];
+        const an_lane *L = &g->lanes[n->lane];
+        if (L->gpu || L->rank < 0 || !IN_SPAN(L, n)) continue;
+        if (is_host_work(n->kind))
+            busy[L->rank] += (double)(n->end - n->start);
+        else if (n->kind == AN_MPIWAIT)
+            waitt[L->rank] += (double)(n->end - n->start);
     }
     int slow = 0;
     double sum = 0;
@@ -89,7 +114,9 @@ static int rule_rank_imbalance(an_graph *g, an_report *r, int64_t base)
         reset(g);
         for (size_t i = 0; i < g->n_nodes; i++) {
             const an_lane *L = &g->lanes[g->nodes[i].lane];
-            if (!L->gpu && L->rank == slow && is_host_work(g->nodes[i].kind)) g->factor[i] = (float)f;
+            if (!L->gpu && L->rank == slow && is_host_work(g->nodes[i].kind) &&
+                IN_SPAN(L, &g->nodes[i]))
+                g->factor[i] = (float)f;
         }
         an_finding fd;
         memset(&fd, 0, sizeof fd);
@@ -99,24 +126,33 @@ static int rule_rank_imbalance(an_graph *g, an_report *r, int64_t base)
         for (int k = 0; k <= max_rank; k++)
             if (k != slow) wo += waitt[k];
         snprintf(fd.rule, sizeof fd.rule, "rank_straggler");
-        snprintf(fd.title, sizeof fd.title, "rank %d is a straggler: the other ranks wait for it in collectives", slow);
+        snprintf(fd.title, sizeof fd.title,
+                 "rank %d is a straggler: the other ranks wait for it in collectives", slow);
         snprintf(fd.evidence, sizeof fd.evidence,
-                 "rank %d works %.3f s, the other %d ranks %.3f s on average (%.2fx); they wait %.3f s in "
+                 "rank %d works %.3f s, the other %d ranks %.3f s on average (%.2fx); they wait "
+                 "%.3f s in "
                  "total in MPI calls, rank %d %.3f s",
-                 slow, busy[slow] / 1e9, max_rank, mean_others / 1e9, busy[slow] / (mean_others > 0 ? mean_others : 1),
-                 wo / 1e9, slow, waitt[slow] / 1e9);
-        snprintf(fd.advice, sizeof fd.advice, "balance the work across ranks: give rank %d less (or the others more)",
-                 slow);
-        snprintf(fd.whatif, sizeof fd.whatif, "rank:^%d$=%.3f", slow, f);
+                 slow, busy[slow] / 1e9, max_rank, mean_others / 1e9,
+                 busy[slow] / (mean_others > 0 ? mean_others : 1), wo / 1e9, slow,
+                 waitt[slow] / 1e9);
+        snprintf(fd.advice, sizeof fd.advice,
+                 "balance the work across ranks: give rank %d less (or the others more)", slow);
+        snprintf(fd.whatif, sizeof fd.whatif,
+                 "rank %d's work between its first and last collective x %.3f", slow, f);
         if (file_finding(r, &fd) != 0) goto oom;
     }
     op_free(busy);
     op_free(waitt);
+    op_free(lo);
+    op_free(hi);
     return 0;
 oom:
     op_free(busy);
     op_free(waitt);
+    op_free(lo);
+    op_free(hi);
     return -1;
+#undef IN_SPAN
 }
 
 static int cmp_u32_by_start_g(const void *a, const void *b, const an_graph *g)
@@ -126,14 +162,18 @@ static int cmp_u32_by_start_g(const void *a, const void *b, const an_graph *g)
     return (sx > sy) - (sx < sy);
 }
 static const an_graph *g_cmp;
-static int cmp_lane_start(const void *a, const void *b) { return cmp_u32_by_start_g(a, b, g_cmp); }
+static int cmp_lane_start(const void *a, const void *b)
+{
+    return cmp_u32_by_start_g(a, b, g_cmp);
+}
 
 static int rule_thread_imbalance(an_graph *g, an_report *r, int64_t base)
 {
     /* worker threads of processes that join or meet at barriers; cohorts: threads whose
      * lifetimes overlap; in each, the threads above the cohort's mean brought down to it */
     int any = 0;
-    for (size_t i = 0; i < g->n_nodes && !any; i++) any = g->nodes[i].kind == AN_JOIN && g->nodes[i].wait;
+    for (size_t i = 0; i < g->n_nodes && !any; i++)
+        any = g->nodes[i].kind == AN_JOIN && g->nodes[i].wait;
     if (!any) return 0;
     uint32_t *lanes = op_malloc((g->n_lanes + 1) * sizeof *lanes);
     double *busy = op_calloc(g->n_lanes + 1, sizeof *busy);
@@ -178,7 +218,9 @@ static int rule_thread_imbalance(an_graph *g, an_report *r, int64_t base)
                         for (uint32_t i = L->first; i < L->first + L->n; i++)
                             if (is_host_work(g->nodes[i].kind)) g->factor[i] = (float)(mean / b);
                         changed = 1;
-                        if (b / mean > worst) worst = b / mean, worst_mean = mean, worst_lane = lanes[k], worst_n = e - c;
+                        if (b / mean > worst)
+                            worst = b / mean, worst_mean = mean, worst_lane = lanes[k],
+                            worst_n = e - c;
                     }
                 }
             }
@@ -192,13 +234,18 @@ static int rule_thread_imbalance(an_graph *g, an_report *r, int64_t base)
         fd.gain_pct = pct(fd.gain_ns, r->wall);
         const an_lane *W = &g->lanes[worst_lane];
         snprintf(fd.rule, sizeof fd.rule, "thread_imbalance");
-        snprintf(fd.title, sizeof fd.title, "unequal threads: the others wait at a join or barrier for the slowest");
+        snprintf(fd.title, sizeof fd.title,
+                 "unequal threads: the others wait at a join or barrier for the slowest");
         snprintf(fd.evidence, sizeof fd.evidence,
-                 "thread %lld (process %lld) works %.3f s where the %zu threads that run with it work %.3f s on "
+                 "thread %lld (process %lld) works %.3f s where the %zu threads that run with it "
+                 "work %.3f s on "
                  "average (%.2fx)",
-                 (long long)W->tid, (long long)W->pid, busy[worst_lane] / 1e9, worst_n, worst_mean / 1e9, worst);
-        snprintf(fd.advice, sizeof fd.advice, "split the work evenly between threads (or hand it out dynamically)");
-        snprintf(fd.whatif, sizeof fd.whatif, "each thread above its group's mean brought down to it");
+                 (long long)W->tid, (long long)W->pid, busy[worst_lane] / 1e9, worst_n,
+                 worst_mean / 1e9, worst);
+        snprintf(fd.advice, sizeof fd.advice,
+                 "split the work evenly between threads (or hand it out dynamically)");
+        snprintf(fd.whatif, sizeof fd.whatif,
+                 "each thread above its group's mean brought down to it");
         if (file_finding(r, &fd) != 0) goto oom;
     }
     op_free(lanes);
@@ -236,17 +283,22 @@ static int rule_waits(an_graph *g, an_report *r, int64_t base, int copies)
     if (copies) {
         snprintf(fd.rule, sizeof fd.rule, "sync_copy");
         snprintf(fd.title, sizeof fd.title, "synchronous copies/memsets block the host");
-        snprintf(fd.evidence, sizeof fd.evidence, "%zu calls (e.g. %s) block the host %.3f s in total", cnt,
-                 nm(g, name), (double)tot / 1e9);
+        snprintf(fd.evidence, sizeof fd.evidence,
+                 "%zu calls (e.g. %s) block the host %.3f s in total", cnt, nm(g, name),
+                 (double)tot / 1e9);
         snprintf(fd.advice, sizeof fd.advice,
-                 "use cudaMemcpyAsync/cudaMemsetAsync on a stream (pinned host memory) and synchronize once");
+                 "use cudaMemcpyAsync/cudaMemsetAsync on a stream (pinned host memory) and "
+                 "synchronize once");
     } else {
         snprintf(fd.rule, sizeof fd.rule, "sync_in_loop");
-        snprintf(fd.title, sizeof fd.title, "synchronize calls stall the host until the GPU drains");
-        snprintf(fd.evidence, sizeof fd.evidence, "%zu synchronize calls (e.g. %s) wait %.3f s in total", cnt,
-                 nm(g, name), (double)tot / 1e9);
-        snprintf(fd.advice, sizeof fd.advice,
-                 "synchronize once per iteration or less (events, stream order) so the CPU runs ahead");
+        snprintf(fd.title, sizeof fd.title,
+                 "synchronize calls stall the host until the GPU drains");
+        snprintf(fd.evidence, sizeof fd.evidence,
+                 "%zu synchronize calls (e.g. %s) wait %.3f s in total", cnt, nm(g, name),
+                 (double)tot / 1e9);
+        snprintf(
+            fd.advice, sizeof fd.advice,
+            "synchronize once per iteration or less (events, stream order) so the CPU runs ahead");
     }
     snprintf(fd.whatif, sizeof fd.whatif, "the host no longer waits in these calls");
     return file_finding(r, &fd);
@@ -280,7 +332,8 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
     if (!durs) return -1;
     size_t m = 0;
     for (size_t i = 0; i < g->n_nodes; i++)
-        if (g->lanes[g->nodes[i].lane].gpu && m < n_k) durs[m++] = g->nodes[i].end - g->nodes[i].start;
+        if (g->lanes[g->nodes[i].lane].gpu && m < n_k)
+            durs[m++] = g->nodes[i].end - g->nodes[i].start;
     qsort(durs, m, sizeof *durs, cmp_i64);
     int64_t median = m ? durs[m / 2] : 0;
     op_free(durs);
@@ -299,15 +352,19 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
     fd.gain_pct = pct(fd.gain_ns, r->wall);
     snprintf(fd.rule, sizeof fd.rule, median < 20000 ? "launch_bound" : "gpu_idle_host");
     snprintf(fd.title, sizeof fd.title,
-             median < 20000 ? "launch-bound: many short kernels, the GPU waits for the CPU to launch them"
-                            : "the GPU idles waiting for the host to launch work");
+             median < 20000
+                 ? "launch-bound: many short kernels, the GPU waits for the CPU to launch them"
+                 : "the GPU idles waiting for the host to launch work");
     snprintf(fd.evidence, sizeof fd.evidence,
-             "%zu GPU operations, median %.1f us; the GPU is idle %.3f s between operations waiting for launches",
+             "%zu GPU operations, median %.1f us; the GPU is idle %.3f s between operations "
+             "waiting for launches",
              n_k, (double)median / 1e3, (double)idle_host / 1e9);
     snprintf(fd.advice, sizeof fd.advice,
-             median < 20000 ? "fuse small kernels or capture them in a CUDA graph; move CPU work off the launch thread"
+             median < 20000 ? "fuse small kernels or capture them in a CUDA graph; move CPU work "
+                              "off the launch thread"
                             : "move CPU work off the launching thread or overlap it with GPU work");
-    snprintf(fd.whatif, sizeof fd.whatif, "the launching threads' CPU work between GPU calls 2x faster");
+    snprintf(fd.whatif, sizeof fd.whatif,
+             "the launching threads' CPU work between GPU calls 2x faster");
     return file_finding(r, &fd);
 }
 
@@ -339,11 +396,14 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
     fd.gain_ns = eval_gain(g, base);
     fd.gain_pct = pct(fd.gain_ns, r->wall);
     snprintf(fd.rule, sizeof fd.rule, "pageable_copy");
-    snprintf(fd.title, sizeof fd.title, "copies from or to pageable host memory (slow, and they block the host)");
-    snprintf(fd.evidence, sizeof fd.evidence, "%zu copies of pageable memory take %.3f s on the GPU", cnt,
-             (double)tot / 1e9);
-    snprintf(fd.advice, sizeof fd.advice, "allocate the host buffers pinned (cudaMallocHost / cudaHostRegister)");
-    snprintf(fd.whatif, sizeof fd.whatif, "pinned memory: copies 2x faster, the calls return at once");
+    snprintf(fd.title, sizeof fd.title,
+             "copies from or to pageable host memory (slow, and they block the host)");
+    snprintf(fd.evidence, sizeof fd.evidence,
+             "%zu copies of pageable memory take %.3f s on the GPU", cnt, (double)tot / 1e9);
+    snprintf(fd.advice, sizeof fd.advice,
+             "allocate the host buffers pinned (cudaMallocHost / cudaHostRegister)");
+    snprintf(fd.whatif, sizeof fd.whatif,
+             "pinned memory: copies 2x faster, the calls return at once");
     return file_finding(r, &fd);
 }
 
@@ -380,8 +440,10 @@ static int rule_streams(an_graph *g, an_report *r, int64_t base)
                     int64_t s = a->start > b->start ? a->start : b->start;
                     int64_t e = a->end < b->end ? a->end : b->end;
                     if (e > s) overlap += e - s;
-                    if (a->end < b->end) i++;
-                    else j++;
+                    if (a->end < b->end)
+                        i++;
+                    else
+                        j++;
                 }
             }
         }
@@ -389,7 +451,8 @@ static int rule_streams(an_graph *g, an_report *r, int64_t base)
         reset(g);
         size_t cnt = 0;
         for (size_t i = 0; i < g->n_nodes; i++)
-            if (g->nodes[i].kind == AN_GPUWAIT && g->nodes[i].wait && g->lanes[g->nodes[i].lane].process == p) {
+            if (g->nodes[i].kind == AN_GPUWAIT && g->nodes[i].wait &&
+                g->lanes[g->nodes[i].lane].process == p) {
                 g->cut[i] = 1;
                 cnt++;
             }
@@ -399,13 +462,17 @@ static int rule_streams(an_graph *g, an_report *r, int64_t base)
         fd.gain_ns = eval_gain(g, base);
         fd.gain_pct = pct(fd.gain_ns, r->wall);
         snprintf(fd.rule, sizeof fd.rule, "streams_serialized");
-        snprintf(fd.title, sizeof fd.title, "%zu streams never overlap: host waits keep them apart", n_streams);
+        snprintf(fd.title, sizeof fd.title, "%zu streams never overlap: host waits keep them apart",
+                 n_streams);
         snprintf(fd.evidence, sizeof fd.evidence,
-                 "process %zu: %.3f s of GPU work on %zu streams overlaps %.3f s; %zu host waits in between", p,
-                 (double)busy / 1e9, n_streams, (double)overlap / 1e9, cnt);
+                 "process %zu: %.3f s of GPU work on %zu streams overlaps %.3f s; %zu host waits "
+                 "in between",
+                 p, (double)busy / 1e9, n_streams, (double)overlap / 1e9, cnt);
         snprintf(fd.advice, sizeof fd.advice,
-                 "launch the independent work on both streams before waiting (cudaEventRecord/StreamWaitEvent)");
-        snprintf(fd.whatif, sizeof fd.whatif, "the host waits between the streams' launches removed");
+                 "launch the independent work on both streams before waiting "
+                 "(cudaEventRecord/StreamWaitEvent)");
+        snprintf(fd.whatif, sizeof fd.whatif,
+                 "the host waits between the streams' launches removed");
         if (file_finding(r, &fd) != 0) return -1;
     }
     return 0;
@@ -430,14 +497,17 @@ static int rule_comm(an_graph *g, an_report *r, int64_t base)
     snprintf(fd.rule, sizeof fd.rule, "comm_not_overlapped");
     snprintf(fd.title, sizeof fd.title, "communication is not overlapped with computation");
     snprintf(fd.evidence, sizeof fd.evidence,
-             "%zu MPI calls spend %.3f s transferring after their partners arrived", cnt, (double)tot / 1e9);
-    snprintf(fd.advice, sizeof fd.advice, "use non-blocking calls (MPI_Isend/Irecv, MPI_Iallreduce) and compute "
-                                          "while the messages move");
+             "%zu MPI calls spend %.3f s transferring after their partners arrived", cnt,
+             (double)tot / 1e9);
+    snprintf(fd.advice, sizeof fd.advice,
+             "use non-blocking calls (MPI_Isend/Irecv, MPI_Iallreduce) and compute "
+             "while the messages move");
     snprintf(fd.whatif, sizeof fd.whatif, "the transfers overlap completely");
     return file_finding(r, &fd);
 }
 
-/* ---- critical path shares --------------------------------------------------------------------- */
+/* ---- critical path shares ---------------------------------------------------------------------
+ */
 typedef struct agg {
     op_u64map idx;
     an_item *items;
@@ -476,10 +546,11 @@ static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_ou
 {
     agg a;
     memset(&a, 0, sizeof a);
-    uint32_t lat = 0, queue = 0, tstart = 0;
+    uint32_t lat = 0, queue = 0, tstart = 0, cpuwait = 0;
     op_strtab_intern(&g->names, "[launch latency]", 16, &lat);
     op_strtab_intern(&g->names, "[GPU queueing]", 14, &queue);
     op_strtab_intern(&g->names, "[thread start]", 14, &tstart);
+    op_strtab_intern(&g->names, "[late: waiting for a CPU]", 25, &cpuwait);
     for (size_t i = 0; i < p->n; i++) {
         const an_seg *s = &p->segs[i];
         const an_node *n = &g->nodes[s->node];
@@ -487,23 +558,32 @@ static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_ou
         int64_t ns = s->t1 - s->t0;
         int rc = 0;
         if (funcs && (s->edge != AE_SELF || n->kind != AN_CPU || !g->n_samples)) continue;
-        if (!funcs && s->edge == AE_SELF && n->kind == AN_CPU) rc = agg_add(&a, n->kind, n->name, ns, L->rank);
-        else if (s->edge == AE_LAUNCH) rc = agg_add(&a, K_LATENCY, lat, ns, L->rank);
-        else if (s->edge == AE_CREATE) rc = agg_add(&a, K_LATENCY, tstart, ns, L->rank);
-        else if (s->edge == 255) rc = agg_add(&a, K_LATENCY, queue, ns, L->rank);
+        if (!funcs && s->edge == AE_SELF && n->kind == AN_CPU)
+            rc = agg_add(&a, n->kind, n->name, ns, L->rank);
+        else if (s->edge == AE_LAUNCH)
+            rc = agg_add(&a, K_LATENCY, lat, ns, L->rank);
+        else if (s->edge == AE_CREATE)
+            rc = agg_add(&a, K_LATENCY, tstart, ns, L->rank);
+        else if (s->edge == 255)
+            rc = agg_add(&a, K_LATENCY, L->gpu ? queue : cpuwait, ns, L->rank);
         else if (n->kind == AN_CPU && g->n_samples) {
             /* CPU work: split by the leaf functions of the node's samples */
             size_t lo = 0, hi = g->n_samples;
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 const an_sample *sm = &g->samples[mid];
-                if (sm->lane < n->lane || (sm->lane == n->lane && sm->t < n->start)) lo = mid + 1;
-                else hi = mid;
+                if (sm->lane < n->lane || (sm->lane == n->lane && sm->t < n->start))
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             size_t tot = 0;
-            for (size_t k = lo; k < g->n_samples && g->samples[k].lane == n->lane && g->samples[k].t <= n->end; k++)
+            for (size_t k = lo;
+                 k < g->n_samples && g->samples[k].lane == n->lane && g->samples[k].t <= n->end;
+                 k++)
                 tot++;
-            if (!tot) continue;
+            if (!tot)
+                continue;
             else {
                 int64_t given = 0;
                 size_t seen = 0;
@@ -558,11 +638,14 @@ static int hot_spots(an_graph *g, an_report *r, int64_t base)
         for (size_t j = 0; j < r->path.n; j++) {
             const an_seg *sg = &r->path.segs[j];
             const an_node *pn = &g->nodes[sg->node];
-            if (sg->edge == AE_SELF && pn->kind == it->kind && pn->name == it->name) on_path += sg->t1 - sg->t0;
+            if (sg->edge == AE_SELF && pn->kind == it->kind && pn->name == it->name)
+                on_path += sg->t1 - sg->t0;
         }
-        snprintf(fd.rule, sizeof fd.rule, fd.gain_pct >= AN_FINDING_MIN_PCT ? "hot_spot" : "off_path");
+        snprintf(fd.rule, sizeof fd.rule,
+                 fd.gain_pct >= AN_FINDING_MIN_PCT ? "hot_spot" : "off_path");
         snprintf(fd.title, sizeof fd.title, "%s %.100s", an_kind_name[it->kind], nm(g, it->name));
-        snprintf(fd.evidence, sizeof fd.evidence, "%.3f s in total, %.3f s (%.1f %%) of it on the critical path",
+        snprintf(fd.evidence, sizeof fd.evidence,
+                 "%.3f s in total, %.3f s (%.1f %%) of it on the critical path",
                  (double)it->ns / 1e9, (double)on_path / 1e9, pct(on_path, r->wall));
         snprintf(fd.advice, sizeof fd.advice,
                  fd.gain_pct >= AN_FINDING_MIN_PCT ? "worth optimizing: it is on the critical path"
@@ -592,7 +675,8 @@ int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t
 {
     memset(r, 0, sizeof *r);
     if (!g->n_nodes) {
-        snprintf(err, errlen, "no activity to analyze (no API calls, ranges, MPI calls or GPU work recorded)");
+        snprintf(err, errlen,
+                 "no activity to analyze (no API calls, ranges, MPI calls or GPU work recorded)");
         return -1;
     }
     if (!g->cut) g->cut = op_calloc(g->n_nodes + 1, 1);
@@ -636,7 +720,8 @@ int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t
     {
         size_t j = 0;
         for (size_t k = 0; k < g->n_ranges && j < r->n_iters; k++)
-            if (g->ranges[k].name == it_name && g->ranges[k].n_nodes && g->ranges[k].start == r->iters[j].start) {
+            if (g->ranges[k].name == it_name && g->ranges[k].n_nodes &&
+                g->ranges[k].start == r->iters[j].start) {
                 r->iters[j].pstart = g->t[2 * g->ranges[k].first_node];
                 r->iters[j].pend = g->t[2 * g->ranges[k].last_node + 1];
                 j++;

@@ -45,7 +45,7 @@ enum an_kind {
     AN_JOIN,    /* a thread join or barrier wait */
     AN_KERNEL,
     AN_COPY,
-    AN_SET,     /* memset */
+    AN_SET, /* memset */
     AN_KINDS
 };
 extern const char *const an_kind_name[AN_KINDS];
@@ -56,31 +56,33 @@ enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, A
 #define AN_F_PAGEABLE 1u /* a copy from or to pageable host memory */
 
 typedef struct an_node {
-    int64_t start, end;  /* recorded, ns */
+    int64_t start, end; /* recorded, ns */
     uint32_t lane;
-    uint32_t name;       /* strtab id */
-    int32_t region;      /* the innermost user range (an_graph.ranges), -1 none */
+    uint32_t name;  /* strtab id */
+    int32_t region; /* the innermost user range (an_graph.ranges), -1 none */
     uint8_t kind;
-    uint8_t wait;        /* 1: the end waits on other events (edges into 2i+1 besides the start) */
-    uint16_t flags;      /* AN_F_* */
-    int64_t intrinsic;   /* waits: end - max(start, the latest recorded dependency) */
-    int64_t slack;       /* start: recorded start - the latest recorded reason to start (GPU
-                          * queueing the graph cannot explain; kept as a fixed delay) */
+    uint8_t wait;      /* 1: the end waits on other events (edges into 2i+1 besides the start) */
+    uint16_t flags;    /* AN_F_* */
+    int64_t intrinsic; /* waits: end - max(start, the latest recorded dependency) */
+    int64_t eslack;    /* end of a collective: its recorded lateness beyond the group's fastest
+                        * leaver (a rank waiting for a CPU), kept as a fixed delay */
+    int64_t slack;     /* start: recorded start - the latest recorded reason to start (GPU
+                        * queueing the graph cannot explain; kept as a fixed delay) */
 } an_node;
 
 typedef struct an_edge_t {
     uint32_t src, dst; /* events */
     uint8_t type;
-    int64_t lag;       /* recorded lag (only AE_LAUNCH/AE_CREATE/AE_MSG; others derive theirs) */
+    int64_t lag; /* recorded lag (only AE_LAUNCH/AE_CREATE/AE_MSG; others derive theirs) */
 } an_edge_t;
 
 typedef struct an_lane {
-    int gpu;             /* 0 thread, 1 stream */
-    int64_t pid, tid;    /* thread: OS ids; stream: pid and the stream id */
-    int64_t device;      /* stream: the agent index */
-    int rank;            /* the process's MPI rank, -1 none */
-    uint32_t process;    /* index of the process (input set) */
-    uint32_t first, n;   /* its nodes: node ids first .. first+n-1, in time order */
+    int gpu;           /* 0 thread, 1 stream */
+    int64_t pid, tid;  /* thread: OS ids; stream: pid and the stream id */
+    int64_t device;    /* stream: the agent index */
+    int rank;          /* the process's MPI rank, -1 none */
+    uint32_t process;  /* index of the process (input set) */
+    uint32_t first, n; /* its nodes: node ids first .. first+n-1, in time order */
 } an_lane;
 
 typedef struct an_range { /* one instance of a user range / marker */
@@ -114,18 +116,18 @@ typedef struct an_graph {
     uint32_t *stacks; /* offsets into stack_frames */
     size_t n_stacks, cap_stacks;
     size_t n_processes;
-    int64_t t_begin, t_end;    /* the run's recorded extent */
-    uint64_t n_events_read;    /* rows read */
-    uint64_t dropped_edges;    /* edges left out (cycles from skewed clocks) */
+    int64_t t_begin, t_end; /* the run's recorded extent */
+    uint64_t n_events_read; /* rows read */
+    uint64_t dropped_edges; /* edges left out (cycles from skewed clocks) */
     /* CSR of incoming edges per event, built once: in_first[e]..in_first[e+1] */
     uint32_t *in_first, *in_edges;
-    uint32_t *order;   /* events in a topological order (Kahn; a cycle's events by time) */
+    uint32_t *order; /* events in a topological order (Kahn; a cycle's events by time) */
     /* evaluation scratch */
-    int64_t *t;        /* event times of the last evaluation */
-    uint32_t *bind;    /* binding incoming edge per event (UINT32_MAX: none, an anchor) */
-    float *factor;     /* per node duration factor of the evaluation */
-    uint8_t *cut;      /* per node, NULL none: 1 = evaluate without its waits (what-if: the wait
-                        * is gone, the call costs its own time only) */
+    int64_t *t;     /* event times of the last evaluation */
+    uint32_t *bind; /* binding incoming edge per event (UINT32_MAX: none, an anchor) */
+    float *factor;  /* per node duration factor of the evaluation */
+    uint8_t *cut;   /* per node, NULL none: 1 = evaluate without its waits (what-if: the wait
+                     * is gone, the call costs its own time only) */
 } an_graph;
 
 /* Reads the inputs (each one database; a merged file gives one process per set). */
@@ -158,7 +160,7 @@ int64_t an_evaluate(an_graph *g);
 typedef struct an_seg { /* one piece of the path */
     int64_t t0, t1;     /* evaluated times */
     uint32_t node;
-    uint8_t edge;       /* the edge type followed (AE_SELF: the node's own duration) */
+    uint8_t edge; /* the edge type followed (AE_SELF: the node's own duration) */
 } an_seg;
 typedef struct an_path {
     an_seg *segs; /* in time order */
@@ -171,19 +173,20 @@ void an_path_free(an_path *p);
 
 /* A path's time by (kind, name): the caller's aggregation of segments. */
 typedef struct an_item {
-    int kind;     /* an_kind, or -1 for idle/latency */
+    int kind; /* an_kind, or -1 for idle/latency */
     uint32_t name;
     int64_t ns;
     uint32_t rank_mask; /* for the console: ranks where it sits */
 } an_item;
 
-/* ---- the analysis as a whole (analysis.c) ----------------------------------------------------- */
+/* ---- the analysis as a whole (analysis.c) -----------------------------------------------------
+ */
 typedef struct an_options {
     const char *iteration; /* a range name that delimits iterations, NULL none */
     int64_t win0, win1;    /* a window (evaluated on recorded times), win1 == 0: none */
     an_whatif *whatifs;
     size_t n_whatifs;
-    int top;               /* rows per table on the console */
+    int top; /* rows per table on the console */
 } an_options;
 
 typedef struct an_finding {
@@ -192,13 +195,13 @@ typedef struct an_finding {
     char evidence[512];
     char advice[200];
     char whatif[200];
-    double gain_pct;       /* predicted gain, % of wall time */
+    double gain_pct; /* predicted gain, % of wall time */
     int64_t gain_ns;
 } an_finding;
 
 typedef struct an_iter {
-    int64_t start, end;        /* recorded */
-    int64_t pstart, pend;      /* predicted */
+    int64_t start, end;   /* recorded */
+    int64_t pstart, pend; /* predicted */
 } an_iter;
 
 typedef struct an_report {
@@ -214,7 +217,7 @@ typedef struct an_report {
     size_t n_findings;
     an_finding *minor; /* below the threshold: not worth fixing */
     size_t n_minor;
-    an_finding *hot;   /* hot spots on / off the path: 2x faster */
+    an_finding *hot; /* hot spots on / off the path: 2x faster */
     size_t n_hot;
 } an_report;
 

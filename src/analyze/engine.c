@@ -137,7 +137,7 @@ int64_t an_evaluate(an_graph *g)
                 int64_t t = g->t[e->src] + edge_lag(g, e, g->factor);
                 if (t > best) best = t, be = g->in_edges[k];
             }
-            if (!(v & 1)) best += g->nodes[v / 2].slack;
+            best += (v & 1) ? g->nodes[v / 2].eslack : g->nodes[v / 2].slack;
             g->t[v] = best;
             g->bind[v] = be;
         }
@@ -187,7 +187,8 @@ int an_critical_path(an_graph *g, uint32_t from, int64_t stop, an_path *p)
         if (push_seg(p, t_arrive < lo ? lo : t_arrive, g->t[v], v / 2, 255) != 0) return -1;
         int edge = e->type;
         uint32_t owner = (edge == AE_LAUNCH || edge == AE_CREATE) ? e->dst / 2 : v / 2;
-        if (edge != AE_LANE && push_seg(p, lo, t_arrive < lo ? lo : t_arrive, owner, edge) != 0) return -1;
+        if (edge != AE_LANE && push_seg(p, lo, t_arrive < lo ? lo : t_arrive, owner, edge) != 0)
+            return -1;
         p->t0 = lo;
         v = e->src;
     }

@@ -32,18 +32,19 @@
 
 int an_prepare(an_graph *g); /* engine.c */
 
-const char *const an_kind_name[AN_KINDS] = {"cpu",  "api",   "launch", "gpu_wait", "mpi",  "mpi_wait",
-                                            "wrap", "join",  "kernel", "copy",     "memset"};
+const char *const an_kind_name[AN_KINDS] = {"cpu",    "api",      "launch", "gpu_wait",
+                                            "mpi",    "mpi_wait", "wrap",   "join",
+                                            "kernel", "copy",     "memset"};
 
-#define GROW(arr, n, cap)                                                                                     \
-    do {                                                                                                      \
-        if ((n) == (cap)) {                                                                                   \
-            size_t nc_ = (cap) ? (cap) * 2 : 1024;                                                            \
-            void *p_ = op_realloc((arr), nc_ * sizeof *(arr));                                                \
-            if (!p_) goto oom;                                                                                \
-            (arr) = p_;                                                                                       \
-            (cap) = nc_;                                                                                      \
-        }                                                                                                     \
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? (cap)*2 : 1024;                                                   \
+            void *p_ = op_realloc((arr), nc_ * sizeof *(arr));                                     \
+            if (!p_) goto oom;                                                                     \
+            (arr) = p_;                                                                            \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
     } while (0)
 
 enum { RC_API, RC_MARKER, RC_MPI, RC_NCCL, RC_WRAP, RC_SYNC, RC_OTHER };
@@ -122,7 +123,10 @@ static int cat_of(const unsigned char *c, int n)
     return RC_OTHER;
 }
 
-static int has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
+static int has(const char *s, const char *sub)
+{
+    return strstr(s, sub) != NULL;
+}
 
 /* The node kind of a region by its category and name. */
 static int kind_of(const an_graph *g, const reg *r, int *wait)
@@ -132,9 +136,13 @@ static int kind_of(const an_graph *g, const reg *r, int *wait)
     switch (r->cat) {
     case RC_SYNC: *wait = 1; return AN_GPUWAIT;
     case RC_API:
-        if (has(nm, "Synchronize")) { *wait = 1; return AN_GPUWAIT; }
+        if (has(nm, "Synchronize")) {
+            *wait = 1;
+            return AN_GPUWAIT;
+        }
         if (has(nm, "Launch") || has(nm, "launch")) return AN_LAUNCH;
-        if ((has(nm, "Memcpy") || has(nm, "Memset") || has(nm, "MemcpyDtoH") || has(nm, "MemcpyHtoD")) &&
+        if ((has(nm, "Memcpy") || has(nm, "Memset") || has(nm, "MemcpyDtoH") ||
+             has(nm, "MemcpyHtoD")) &&
             !has(nm, "Async")) {
             *wait = 1;
             return AN_GPUWAIT;
@@ -142,17 +150,23 @@ static int kind_of(const an_graph *g, const reg *r, int *wait)
         if (has(nm, "Async")) return AN_LAUNCH;
         return AN_API;
     case RC_MPI:
-        if (r->msg_n) { *wait = 1; return AN_MPIWAIT; }
-        if (has(nm, "reduce") || has(nm, "Reduce") || has(nm, "Barrier") || has(nm, "Bcast") || has(nm, "gather") ||
-            has(nm, "Gather") || has(nm, "scatter") || has(nm, "Scatter") || has(nm, "Alltoall") ||
-            has(nm, "Finalize")) {
+        if (r->msg_n) {
+            *wait = 1;
+            return AN_MPIWAIT;
+        }
+        if (has(nm, "reduce") || has(nm, "Reduce") || has(nm, "Barrier") || has(nm, "Bcast") ||
+            has(nm, "gather") || has(nm, "Gather") || has(nm, "scatter") || has(nm, "Scatter") ||
+            has(nm, "Alltoall") || has(nm, "Finalize")) {
             *wait = 1;
             return AN_MPIWAIT;
         }
         return AN_MPI;
     case RC_NCCL: return AN_API;
     case RC_WRAP:
-        if (has(nm, "pthread_join") || has(nm, "pthread_barrier_wait")) { *wait = 1; return AN_JOIN; }
+        if (has(nm, "pthread_join") || has(nm, "pthread_barrier_wait")) {
+            *wait = 1;
+            return AN_JOIN;
+        }
         return AN_WRAP;
     case RC_MARKER: return AN_CPU;
     default: return AN_API;
@@ -182,14 +196,16 @@ static uint32_t thread_lane(builder *b, const op_ev *ev)
     uint64_t v = 0;
     if (op_u64map_get(&b->lane_of, (uint64_t)ev->thread_row, &v)) return (uint32_t)(v - 1);
     an_graph *g = b->g;
-    op_thread_info t = {ev->thread_row, ev->process_row, ev->pid ? ev->pid : b->pid, ev->tid, NULL, NULL, NULL};
+    op_thread_info t = {
+        ev->thread_row, ev->process_row, ev->pid ? ev->pid : b->pid, ev->tid, NULL, NULL, NULL};
     if (on_thread(&t, b) != 0) return UINT32_MAX;
     return (uint32_t)(g->n_lanes - 1);
 }
 
 static uint32_t stream_lane(builder *b, const op_ev *ev)
 {
-    uint64_t key = ((uint64_t)(ev->agent_index + 1) << 40) ^ ((uint64_t)ev->queue_id << 20) ^ (uint64_t)ev->stream_id;
+    uint64_t key = ((uint64_t)(ev->agent_index + 1) << 40) ^ ((uint64_t)ev->queue_id << 20) ^
+                   (uint64_t)ev->stream_id;
     uint64_t v = 0;
     if (op_u64map_get(&b->stream_of, key, &v)) return (uint32_t)(v - 1);
     an_graph *g = b->g;
@@ -244,8 +260,8 @@ static int cmp_coll(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind, int wait,
-                    int32_t range)
+static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind,
+                    int wait, int32_t range)
 {
     GROW(g->nodes, g->n_nodes, g->cap_nodes);
     an_node *n = &g->nodes[g->n_nodes++];
@@ -269,7 +285,8 @@ typedef struct pending { /* a node whose dependencies are resolved after the set
     int64_t corr;
 } pending;
 
-static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_waits, size_t *cap_waits)
+static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_waits,
+                   size_t *cap_waits)
 {
     an_graph *g = b->g;
     uint32_t *idx = op_malloc((b->n_regs + 1) * sizeof *idx);
@@ -286,27 +303,28 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
         an_lane *L = &g->lanes[lane];
         L->first = (uint32_t)g->n_nodes;
         int is_main = L->pid == L->tid;
-        int64_t cursor = is_main && b->p_begin < b->regs[idx[i]].start ? b->p_begin : b->regs[idx[i]].start;
+        int64_t cursor =
+            is_main && b->p_begin < b->regs[idx[i]].start ? b->p_begin : b->regs[idx[i]].start;
         size_t sp = 0;
         /* emits [cursor, t) as the work of the innermost open region (or plain CPU) */
-#define EMIT_TO(tt)                                                                                           \
-    do {                                                                                                      \
-        int64_t t_ = (tt);                                                                                    \
-        if (t_ > cursor) {                                                                                    \
-            int32_t rg_ = sp ? stack_range[sp - 1] : -1;                                                      \
-            const reg *top_ = sp ? &b->regs[stack[sp - 1]] : NULL;                                            \
-            int w_ = 0, k_ = AN_CPU;                                                                          \
-            uint32_t nm_ = name_cpu;                                                                          \
-            if (top_ && top_->cat != RC_MARKER) {                                                             \
-                k_ = kind_of(g, top_, &w_);                                                                   \
-                nm_ = top_->name;                                                                             \
-            } else if (top_)                                                                                  \
-                nm_ = top_->name;                                                                             \
-            if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                                \
-            if (top_ && top_->cat != RC_MARKER && top_->corr)                                                 \
-                if (op_u64map_put(corr_node, (uint64_t)top_->corr, g->n_nodes) != 0) goto oom;               \
-            cursor = t_;                                                                                      \
-        }                                                                                                     \
+#define EMIT_TO(tt)                                                                                \
+    do {                                                                                           \
+        int64_t t_ = (tt);                                                                         \
+        if (t_ > cursor) {                                                                         \
+            int32_t rg_ = sp ? stack_range[sp - 1] : -1;                                           \
+            const reg *top_ = sp ? &b->regs[stack[sp - 1]] : NULL;                                 \
+            int w_ = 0, k_ = AN_CPU;                                                               \
+            uint32_t nm_ = name_cpu;                                                               \
+            if (top_ && top_->cat != RC_MARKER) {                                                  \
+                k_ = kind_of(g, top_, &w_);                                                        \
+                nm_ = top_->name;                                                                  \
+            } else if (top_)                                                                       \
+                nm_ = top_->name;                                                                  \
+            if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
+            if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
+                if (op_u64map_put(corr_node, (uint64_t)top_->corr, g->n_nodes) != 0) goto oom;     \
+            cursor = t_;                                                                           \
+        }                                                                                          \
     } while (0)
         for (; i < b->n_regs && b->regs[idx[i]].lane == lane; i++) {
             reg *r = &b->regs[idx[i]];
@@ -315,7 +333,8 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
                 int32_t rg = stack_range[sp - 1];
                 if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
                     an_range *R = &g->ranges[rg];
-                    R->n_nodes = g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
+                    R->n_nodes =
+                        g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
                     R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
                 }
                 sp--;
@@ -327,23 +346,27 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
             if (r->cat != RC_MARKER) kind = kind_of(g, r, &wait);
             EMIT_TO(r->start);
             if (wait) { /* one node; what runs inside belongs to it */
-                if (add_node(g, r->start, r->end, lane, r->name, kind, 1, sp ? stack_range[sp - 1] : -1) != 0)
+                if (add_node(g, r->start, r->end, lane, r->name, kind, 1,
+                             sp ? stack_range[sp - 1] : -1) != 0)
                     goto oom;
                 uint32_t nid = (uint32_t)g->n_nodes - 1;
                 if (r->corr && op_u64map_put(corr_node, (uint64_t)r->corr, nid + 1) != 0) goto oom;
                 for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
-                if (kind == AN_GPUWAIT || (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
+                if (kind == AN_GPUWAIT ||
+                    (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
                     GROW(*waits, *n_waits, *cap_waits);
                     (*waits)[(*n_waits)++] = (pending){nid, r->corr};
                 } else if ((kind == AN_MPIWAIT && !r->msg_n) || kind == AN_JOIN) {
                     GROW(b->colls, b->n_colls, b->cap_colls);
-                    uint64_t key = kind == AN_JOIN ? ((uint64_t)r->name << 32) ^ ((uint64_t)b->process << 8) ^ 0xb
+                    uint64_t key = kind == AN_JOIN ? ((uint64_t)r->name << 32) ^
+                                                         ((uint64_t)b->process << 8) ^ 0xb
                                                    : (uint64_t)r->name << 32;
                     b->colls[b->n_colls++] = (coll){key, 0, nid};
                 }
                 cursor = r->end;
                 /* skip everything nested inside */
-                while (i + 1 < b->n_regs && b->regs[idx[i + 1]].lane == lane && b->regs[idx[i + 1]].start < r->end)
+                while (i + 1 < b->n_regs && b->regs[idx[i + 1]].lane == lane &&
+                       b->regs[idx[i + 1]].start < r->end)
                     i++;
                 continue;
             }
@@ -351,7 +374,9 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
             if (r->cat == RC_MARKER) {
                 GROW(g->ranges, g->n_ranges, g->cap_ranges);
                 an_range *R = &g->ranges[g->n_ranges];
-                *R = (an_range){r->start, r->end, r->name, lane, rg, (uint32_t)g->n_nodes, (uint32_t)g->n_nodes, 0};
+                *R = (an_range){
+                    r->start, r->end, r->name, lane, rg, (uint32_t)g->n_nodes, (uint32_t)g->n_nodes,
+                    0};
                 rg = (int32_t)g->n_ranges++;
             }
             if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
@@ -369,7 +394,8 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
             int32_t rg = stack_range[sp - 1];
             if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
                 an_range *R = &g->ranges[rg];
-                R->n_nodes = g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
+                R->n_nodes =
+                    g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
                 R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
             }
             sp--;
@@ -451,8 +477,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->p_begin = INT64_MAX;
     /* regions */
     /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
-    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err,
-                    errlen);
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL,
+                    OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err, errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
         g->n_events_read++;
@@ -505,14 +531,16 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             o->corr = ev.corr;
             o->name = intern(g, ev.name, ev.name_len);
             o->lane = lane;
-            o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY) : AN_KERNEL;
+            o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY)
+                        : AN_KERNEL;
             if (ev.start < b->p_begin) b->p_begin = ev.start;
         }
         op_rd_close(&rd);
         if (rc < 0) goto fail;
     }
     /* copies from or to pageable memory */
-    if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK) goto fail;
+    if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
+        goto fail;
     /* CPU call-stack samples */
     lk = op_rd_lookup_new(src, set);
     if (!lk) goto oom;
@@ -524,7 +552,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         uint32_t lane = thread_lane(b, &ev);
         if (lane == UINT32_MAX) goto oom_rd;
         GROW(g->samples, g->n_samples, g->cap_samples);
-        g->samples[g->n_samples++] = (an_sample){ev.start, lane, stack_index(b, lk, &stack_map, ev.cpu_stack)};
+        g->samples[g->n_samples++] =
+            (an_sample){ev.start, lane, stack_index(b, lk, &stack_map, ev.cpu_stack)};
     }
     op_rd_close(&rd);
     if (rc < 0) goto fail;
@@ -557,7 +586,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                     if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
                 } else { /* a blocking copy: the call launched it and waits for it */
                     if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
-                    if (add_edge(g, 2 * nid + 1, 2 * (uint32_t)(v - 1) + 1, AE_WAIT, 0) != 0) goto oom;
+                    if (add_edge(g, 2 * nid + 1, 2 * (uint32_t)(v - 1) + 1, AE_WAIT, 0) != 0)
+                        goto oom;
                 }
             }
         }
@@ -575,12 +605,15 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
             while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= wn->end) lo = mid + 1;
-                else hi = mid;
+                if (g->nodes[mid].start <= wn->end)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             if (lo == L->first) continue;
             uint32_t last = lo - 1;
-            if (g->nodes[last].end > wn->end + 1000) continue; /* still running after: not waited for */
+            if (g->nodes[last].end > wn->end + 1000)
+                continue; /* still running after: not waited for */
             if (add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
         }
     }
@@ -612,7 +645,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             if (best == SIZE_MAX) continue;
             used[best] = 1;
             an_lane *L = &g->lanes[cand[best]];
-            if (add_edge(g, 2 * (L->first + L->n - 1) + 1, 2 * waits[w].node + 1, AE_JOIN, 0) != 0) {
+            if (add_edge(g, 2 * (L->first + L->n - 1) + 1, 2 * waits[w].node + 1, AE_JOIN, 0) !=
+                0) {
                 op_free(cand);
                 op_free(used);
                 goto oom;
@@ -625,8 +659,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     {
         uint32_t main_lane = UINT32_MAX;
         for (size_t l = lane_first; l < g->n_lanes; l++)
-            if (!g->lanes[l].gpu && g->lanes[l].process == b->process && g->lanes[l].pid == g->lanes[l].tid &&
-                g->lanes[l].n)
+            if (!g->lanes[l].gpu && g->lanes[l].process == b->process &&
+                g->lanes[l].pid == g->lanes[l].tid && g->lanes[l].n)
                 main_lane = (uint32_t)l;
         if (main_lane != UINT32_MAX) {
             an_lane *M = &g->lanes[main_lane];
@@ -637,8 +671,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 uint32_t lo = M->first, hi = M->first + M->n;
                 while (lo < hi) {
                     uint32_t mid = lo + (hi - lo) / 2;
-                    if (g->nodes[mid].start <= t0) lo = mid + 1;
-                    else hi = mid;
+                    if (g->nodes[mid].start <= t0)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
                 }
                 if (lo == M->first) continue;
                 uint32_t at = lo - 1;
@@ -674,8 +710,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             uint32_t lo = L->first, hi = L->first + L->n;
             while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= r->start) lo = mid + 1;
-                else hi = mid;
+                if (g->nodes[mid].start <= r->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
             b->msgs[m].out = 1;
@@ -711,7 +749,8 @@ static int finish(builder *b, char *err, size_t errlen)
     for (size_t l = 0; l < g->n_lanes; l++) {
         an_lane *L = &g->lanes[l];
         for (uint32_t i = 1; i < L->n; i++)
-            if (add_edge(g, 2 * (L->first + i - 1) + 1, 2 * (L->first + i), AE_LANE, 0) != 0) goto oom;
+            if (add_edge(g, 2 * (L->first + i - 1) + 1, 2 * (L->first + i), AE_LANE, 0) != 0)
+                goto oom;
     }
     for (size_t i = 0; i < g->n_nodes; i++)
         if (add_edge(g, 2 * (uint32_t)i, 2 * (uint32_t)i + 1, AE_SELF, 0) != 0) goto oom;
@@ -735,17 +774,22 @@ static int finish(builder *b, char *err, size_t errlen)
     qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
     for (size_t c = 0; c < b->n_colls;) {
         size_t e = c;
-        while (e < b->n_colls && b->colls[e].key == b->colls[c].key && b->colls[e].k == b->colls[c].k) e++;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k)
+            e++;
         if (e - c > 1 && e - c <= 4096) {
             /* a star through the latest arrival keeps the edges linear: the participant that
              * arrived last gates the others; each gates the last one too (its own end) */
             size_t last = c;
             for (size_t k = c; k < e; k++)
-                if (g->nodes[b->colls[k].node].start > g->nodes[b->colls[last].node].start) last = k;
+                if (g->nodes[b->colls[k].node].start > g->nodes[b->colls[last].node].start)
+                    last = k;
             for (size_t k = c; k < e; k++)
                 for (size_t j = c; j < e; j++)
                     if (j != k && (k == last || j == last || e - c <= 64))
-                        if (add_edge(g, 2 * b->colls[j].node, 2 * b->colls[k].node + 1, AE_COLL, 0) != 0) goto oom;
+                        if (add_edge(g, 2 * b->colls[j].node, 2 * b->colls[k].node + 1, AE_COLL,
+                                     0) != 0)
+                            goto oom;
         }
         c = e;
     }
@@ -782,6 +826,25 @@ static int finish(builder *b, char *err, size_t errlen)
         }
         n->wait = (uint8_t)(has_dep ? 1 : 0);
         n->intrinsic = n->end - (dep < n->end ? dep : n->end);
+    }
+    /* a collective's own cost is what its fastest leaver took after the last arrival; what a
+     * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
+     * so that a what-if of the communication does not scale it (E1 holds: the sum is the same) */
+    for (size_t c = 0; c < b->n_colls;) {
+        size_t e = c;
+        int64_t m = INT64_MAX;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k) {
+            if (g->nodes[b->colls[e].node].intrinsic < m) m = g->nodes[b->colls[e].node].intrinsic;
+            e++;
+        }
+        for (size_t k = c; e - c > 1 && k < e; k++) {
+            an_node *n = &g->nodes[b->colls[k].node];
+            if (!n->wait) continue;
+            n->eslack = n->intrinsic - m;
+            n->intrinsic = m;
+        }
+        c = e;
     }
     g->t_begin = INT64_MAX;
     g->t_end = INT64_MIN;

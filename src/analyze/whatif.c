@@ -18,7 +18,8 @@
 #include "common/alloc.h"
 #include "common/regex_bound.h"
 
-const char *const an_target_name[AT_TARGETS] = {"kernel", "copy", "api", "mpi", "range", "function", "rank"};
+const char *const an_target_name[AT_TARGETS] = {"kernel", "copy",     "api", "mpi",
+                                                "range",  "function", "rank"};
 
 int an_whatif_parse(const char *spec, an_whatif *w, char *err, size_t errlen)
 {
@@ -26,26 +27,31 @@ int an_whatif_parse(const char *spec, an_whatif *w, char *err, size_t errlen)
     const char *colon = strchr(spec, ':');
     const char *eq = strrchr(spec, '=');
     if (!colon || !eq || eq < colon) {
-        snprintf(err, errlen,
-                 "what-if '%s': expected TARGET:REGEX=FACTOR (targets: kernel, copy, api, mpi, range, "
-                 "function, rank), e.g. 'kernel:gemm.*=0.5'",
-                 spec);
+        snprintf(
+            err, errlen,
+            "what-if '%s': expected TARGET:REGEX=FACTOR (targets: kernel, copy, api, mpi, range, "
+            "function, rank), e.g. 'kernel:gemm.*=0.5'",
+            spec);
         return -1;
     }
     w->target = -1;
     for (int t = 0; t < AT_TARGETS; t++)
-        if ((size_t)(colon - spec) == strlen(an_target_name[t]) && !strncmp(spec, an_target_name[t], (size_t)(colon - spec)))
+        if ((size_t)(colon - spec) == strlen(an_target_name[t]) &&
+            !strncmp(spec, an_target_name[t], (size_t)(colon - spec)))
             w->target = t;
     if (w->target < 0) {
         snprintf(err, errlen,
-                 "what-if '%s': unknown target '%.*s' (valid: kernel, copy, api, mpi, range, function, rank)", spec,
-                 (int)(colon - spec), spec);
+                 "what-if '%s': unknown target '%.*s' (valid: kernel, copy, api, mpi, range, "
+                 "function, rank)",
+                 spec, (int)(colon - spec), spec);
         return -1;
     }
     char *endp = NULL;
     w->factor = strtod(eq + 1, &endp);
     if (!eq[1] || (endp && *endp) || !(w->factor >= 0) || w->factor > 1e6) {
-        snprintf(err, errlen, "what-if '%s': factor '%s' is not a number >= 0 (0 removes, 0.5 halves)", spec, eq + 1);
+        snprintf(err, errlen,
+                 "what-if '%s': factor '%s' is not a number >= 0 (0 removes, 0.5 halves)", spec,
+                 eq + 1);
         return -1;
     }
     w->pattern = op_strndup(colon + 1, (size_t)(eq - colon - 1));
@@ -57,7 +63,8 @@ int an_whatif_parse(const char *spec, an_whatif *w, char *err, size_t errlen)
     }
     char rerr[256];
     if (op_regex_compile(&w->re, w->pattern, REG_NOSUB, rerr, sizeof rerr) != 0) {
-        snprintf(err, errlen, "what-if '%s': bad regular expression '%s': %s", spec, w->pattern, rerr);
+        snprintf(err, errlen, "what-if '%s': bad regular expression '%s': %s", spec, w->pattern,
+                 rerr);
         op_free(w->pattern);
         op_free(w->text);
         w->pattern = w->text = NULL;
@@ -91,9 +98,10 @@ void an_factors(an_graph *g, const an_whatif *ws, size_t nw)
     float *range_f = op_malloc((g->n_ranges + 1) * sizeof *range_f);
     uint8_t *stack_m = op_calloc(g->n_stacks * nw + 1, 1);
     if (!cache || !range_f || !stack_m) goto done;
-#define MATCH(k, name)                                                                                        \
-    (cache[(size_t)(name)*nw + (k)] ? cache[(size_t)(name)*nw + (k)] == 2                                     \
-                                    : (cache[(size_t)(name)*nw + (k)] = matches(g, &ws[k], (name)) ? 2 : 1) == 2)
+#define MATCH(k, name)                                                                             \
+    (cache[(size_t)(name)*nw + (k)]                                                                \
+         ? cache[(size_t)(name)*nw + (k)] == 2                                                     \
+         : (cache[(size_t)(name)*nw + (k)] = matches(g, &ws[k], (name)) ? 2 : 1) == 2)
     /* ranges: parents come before their children in the array */
     for (size_t r = 0; r < g->n_ranges; r++) {
         const an_range *R = &g->ranges[r];
@@ -114,23 +122,25 @@ void an_factors(an_graph *g, const an_whatif *ws, size_t nw)
                 if (n->kind == AN_KERNEL && MATCH(k, n->name)) f *= (float)w->factor;
                 break;
             case AT_COPY:
-                if ((n->kind == AN_COPY || n->kind == AN_SET) && MATCH(k, n->name)) f *= (float)w->factor;
+                if ((n->kind == AN_COPY || n->kind == AN_SET) && MATCH(k, n->name))
+                    f *= (float)w->factor;
                 break;
             case AT_API:
-                if ((n->kind == AN_API || n->kind == AN_LAUNCH || n->kind == AN_GPUWAIT || n->kind == AN_WRAP ||
-                     n->kind == AN_JOIN) &&
+                if ((n->kind == AN_API || n->kind == AN_LAUNCH || n->kind == AN_GPUWAIT ||
+                     n->kind == AN_WRAP || n->kind == AN_JOIN) &&
                     MATCH(k, n->name))
                     f *= (float)w->factor;
                 break;
             case AT_MPI:
-                if ((n->kind == AN_MPI || n->kind == AN_MPIWAIT) && MATCH(k, n->name)) f *= (float)w->factor;
+                if ((n->kind == AN_MPI || n->kind == AN_MPIWAIT) && MATCH(k, n->name))
+                    f *= (float)w->factor;
                 break;
             case AT_RANK: {
                 char num[24];
                 snprintf(num, sizeof num, "%d", L->rank);
                 if (!L->gpu && L->rank >= 0 && regexec(&w->re, num, 0, NULL, 0) == 0 &&
-                    (n->kind == AN_CPU || n->kind == AN_API || n->kind == AN_LAUNCH || n->kind == AN_WRAP ||
-                     n->kind == AN_MPI))
+                    (n->kind == AN_CPU || n->kind == AN_API || n->kind == AN_LAUNCH ||
+                     n->kind == AN_WRAP || n->kind == AN_MPI))
                     f *= (float)w->factor;
                 break;
             }
@@ -157,15 +167,18 @@ void an_factors(an_graph *g, const an_whatif *ws, size_t nw)
             size_t sj = si;
             for (uint32_t i = L->first; i < L->first + L->n; i++) {
                 const an_node *n = &g->nodes[i];
-                while (sj < g->n_samples && g->samples[sj].lane == l && g->samples[sj].t < n->start) sj++;
+                while (sj < g->n_samples && g->samples[sj].lane == l && g->samples[sj].t < n->start)
+                    sj++;
                 size_t tot = 0, hit = 0;
                 size_t sk = sj;
-                while (sk < g->n_samples && g->samples[sk].lane == l && g->samples[sk].t <= n->end) {
+                while (sk < g->n_samples && g->samples[sk].lane == l &&
+                       g->samples[sk].t <= n->end) {
                     tot++;
                     if (stack_m[(size_t)g->samples[sk].stack * nw + k] == 2) hit++;
                     sk++;
                 }
-                if (tot && (n->kind == AN_CPU || n->kind == AN_API || n->kind == AN_WRAP || n->kind == AN_MPI))
+                if (tot && (n->kind == AN_CPU || n->kind == AN_API || n->kind == AN_WRAP ||
+                            n->kind == AN_MPI))
                     g->factor[i] *= (float)(1.0 - (double)hit / (double)tot * (1.0 - ws[k].factor));
             }
         }

@@ -33,12 +33,13 @@ static double now_s(void)
 
 static int fail(int rc, const char *msg)
 {
-    fprintf(stderr, "%somniprof analyze:%s %s\n", op_term_sgr(stderr, OP_TERM_RED), op_term_sgr(stderr, OP_TERM_RESET),
-            msg);
+    fprintf(stderr, "%somniprof analyze:%s %s\n", op_term_sgr(stderr, OP_TERM_RED),
+            op_term_sgr(stderr, OP_TERM_RESET), msg);
     return rc;
 }
 
-static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth, const char *spelled)
+static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth,
+                     const char *spelled)
 {
     analyze_args *a = ctx;
     char err[512];
@@ -46,7 +47,8 @@ static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth
     switch (opt->id) {
     case A_INPUT: a->inputs[a->n++] = v; break;
     case A_WHATIF:
-        if (an_whatif_parse(v, &a->whatifs[a->n_whatifs], err, sizeof err) != 0) return fail(2, err);
+        if (an_whatif_parse(v, &a->whatifs[a->n_whatifs], err, sizeof err) != 0)
+            return fail(2, err);
         a->n_whatifs++;
         break;
     case A_ITERATION:
@@ -58,8 +60,10 @@ static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth
         double s = strtod(v, &e1);
         double t = (e1 && *e1 == ':') ? strtod(e1 + 1, &e2) : -1;
         if (!e1 || *e1 != ':' || !e2 || *e2 || !(s >= 0) || !(t > s)) {
-            snprintf(err, sizeof err, "%s '%s': expected START:END in seconds from the run's start, START < END "
-                                      "(e.g. 1.5:3)", spelled, v);
+            snprintf(err, sizeof err,
+                     "%s '%s': expected START:END in seconds from the run's start, START < END "
+                     "(e.g. 1.5:3)",
+                     spelled, v);
             return fail(2, err);
         }
         a->o.win0 = (int64_t)(s * 1e9);
@@ -76,7 +80,8 @@ static int on_option(void *ctx, const op_cli_option *opt, const char *v, int nth
         char *e = NULL;
         long t = strtol(v, &e, 10);
         if (!*v || *e || t < 1 || t > 100000) {
-            snprintf(err, sizeof err, "%s '%s': expected a number of rows from 1 to 100000", spelled, v);
+            snprintf(err, sizeof err, "%s '%s': expected a number of rows from 1 to 100000",
+                     spelled, v);
             return fail(2, err);
         }
         a->o.top = (int)t;
@@ -100,7 +105,8 @@ int op_cmd_analyze(int argc, char **argv)
         return 1;
     }
     char err[1024];
-    int rest = argc, rc = op_cli_parse(&analyze_command, argc, argv, on_option, &a, &rest, err, sizeof err);
+    int rest = argc,
+        rc = op_cli_parse(&analyze_command, argc, argv, on_option, &a, &rest, err, sizeof err);
     if (rc == -1) rc = fail(2, err);
     an_graph *g = NULL;
     an_report r;
@@ -110,9 +116,11 @@ int op_cmd_analyze(int argc, char **argv)
         op_cli_print_help(stdout, &analyze_command);
         goto done;
     }
-    if (!rc && !a.n) rc = fail(2, "no input database given (-i DB...; see omniprof analyze --help)");
+    if (!rc && !a.n)
+        rc = fail(2, "no input database given (-i DB...; see omniprof analyze --help)");
     for (size_t i = 0; !rc && a.output && i < a.n; i++)
-        if (!strcmp(a.inputs[i], a.output)) rc = fail(2, "-o names an input: inputs are never written");
+        if (!strcmp(a.inputs[i], a.output))
+            rc = fail(2, "-o names an input: inputs are never written");
     if (rc) goto done;
     double t_start = now_s();
     if (an_graph_load(a.inputs, a.n, &g, err, sizeof err) != 0) {
@@ -131,8 +139,11 @@ int op_cmd_analyze(int argc, char **argv)
         an_factors(g, a.o.whatifs, a.o.n_whatifs);
         an_evaluate(g);
         double t_eval = now_s();
-        fprintf(stderr, "omniprof analyze: timing load=%.3f s analyze=%.3f s whatif=%.3f s nodes=%zu edges=%zu\n",
-                t_loaded - t_start, t_analyzed - t_loaded, t_eval - t_analyzed, g->n_nodes, g->n_edges);
+        fprintf(stderr,
+                "omniprof analyze: timing load=%.3f s analyze=%.3f s whatif=%.3f s nodes=%zu "
+                "edges=%zu\n",
+                t_loaded - t_start, t_analyzed - t_loaded, t_eval - t_analyzed, g->n_nodes,
+                g->n_edges);
         an_factors(g, NULL, 0);
         an_evaluate(g);
     }
@@ -140,7 +151,9 @@ int op_cmd_analyze(int argc, char **argv)
         int fd = open(a.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0) {
             snprintf(err, sizeof err, "%s: %s%s", a.output, strerror(errno),
-                     errno == EEXIST ? " (an existing file is never replaced: remove it or pick another name)" : "");
+                     errno == EEXIST
+                         ? " (an existing file is never replaced: remove it or pick another name)"
+                         : "");
             rc = fail(2, err);
             goto done;
         }
@@ -152,9 +165,12 @@ int op_cmd_analyze(int argc, char **argv)
         }
     }
     if (a.o.iteration && !r.n_iters)
-        fprintf(stderr, "omniprof analyze: no range named '%s' in the inputs: no iterations\n", a.o.iteration);
-    if (a.json) an_print_json(out, g, &a.o, &r, a.inputs, a.n);
-    else an_print_console(out, g, &a.o, &r);
+        fprintf(stderr, "omniprof analyze: no range named '%s' in the inputs: no iterations\n",
+                a.o.iteration);
+    if (a.json)
+        an_print_json(out, g, &a.o, &r, a.inputs, a.n);
+    else
+        an_print_console(out, g, &a.o, &r);
     if (out != stdout && fclose(out) != 0) rc = fail(1, "writing the output failed");
 done:
     an_report_free(&r);

@@ -5,6 +5,17 @@
 
 #include "cli/commands.h"
 
-enum { A_INPUT, A_WHATIF, A_ITERATION, A_WINDOW, A_FORMAT, A_JSON, A_OUTPUT, A_TOP, A_TIMING, A_HELP };
+enum {
+    A_INPUT,
+    A_WHATIF,
+    A_ITERATION,
+    A_WINDOW,
+    A_FORMAT,
+    A_JSON,
+    A_OUTPUT,
+    A_TOP,
+    A_TIMING,
+    A_HELP
+};
 
 #endif /* OMNIPROF_CLI_CMD_ANALYZE_H */

@@ -4,7 +4,8 @@
 
 static const op_cli_option analyze_options[] = {
     {A_INPUT, "input", 'i', OP_CLI_LIST, "DB...", NULL, NULL,
-     "input databases: one per process, or a merged multi-rank one (omniprof merge); never modified",
+     "input databases: one per process, or a merged multi-rank one (omniprof merge); never "
+     "modified",
      -1, 0, 0},
     {A_WHATIF, "what-if", 'w', OP_CLI_VALUE, "TARGET:REGEX=FACTOR", NULL, NULL,
      "scale the matching work by FACTOR (0 removes it, 0.5 halves it) and predict the run: "
@@ -24,7 +25,8 @@ static const op_cli_option analyze_options[] = {
     {A_JSON, "json", 0, OP_CLI_FLAG, NULL, NULL, NULL, "the same as --format json", -1, 0, 0},
     {A_OUTPUT, "output", 'o', OP_CLI_VALUE, "FILE", NULL, NULL,
      "write there instead of stdout; an existing FILE is never replaced (refused)", -1, 0, 0},
-    {A_TOP, "top", 0, OP_CLI_VALUE, "N", NULL, NULL, "rows per console table (default 10)", -1, 0, 0},
+    {A_TOP, "top", 0, OP_CLI_VALUE, "N", NULL, NULL, "rows per console table (default 10)", -1, 0,
+     0},
     {A_TIMING, "timing", 0, OP_CLI_FLAG, NULL, NULL, NULL,
      "print on stderr the seconds spent loading the graph, analyzing, and one further what-if "
      "evaluation of the loaded graph (the benchmark reads them)",

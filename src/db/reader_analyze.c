@@ -14,16 +14,19 @@ typedef struct kinds_arg {
 static int kinds_row(sqlite3_stmt *st, void *p)
 {
     kinds_arg *k = p;
-    return k->cb(sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int(st, 2), k->arg);
+    return k->cb(sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
+                 k->arg);
 }
 
-int op_rd_copy_memory_kinds(op_src *src, op_src_set *set, int (*cb)(int64_t corr, int pageable, int is_async, void *),
-                            void *arg, char *err, size_t errlen)
+int op_rd_copy_memory_kinds(op_src *src, op_src_set *set,
+                            int (*cb)(int64_t corr, int pageable, int is_async, void *), void *arg,
+                            char *err, size_t errlen)
 {
     if (!SRC_HAS(set, T_MEMORY_COPY) || !SRC_HAS(set, T_EVENT)) return OP_RD_OK;
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT E.stack_id, 1, COALESCE(json_extract(E.extdata, '$.is_async'), 0) FROM %s X JOIN %s E ON "
+             "SELECT E.stack_id, 1, COALESCE(json_extract(E.extdata, '$.is_async'), 0) FROM %s X "
+             "JOIN %s E ON "
              "E.id = X.event_id WHERE E.extdata LIKE '%%PAGEABLE%%' AND json_valid(E.extdata)",
              set->name[T_MEMORY_COPY], set->name[T_EVENT]);
     kinds_arg k = {cb, arg};

@@ -523,7 +523,8 @@ static void write_data(op_buf *b, rp_report *r)
     const struct { const char *key; op_buf *part; } parts[] = {
         {"overview", &r->overview}, {"tables", &r->tables},     {"ranks", &r->ranks}, {"timeline", &r->timeline},
         {"flame", &r->flame},       {"flat", &r->flat},         {"causal", &r->causal}, {"counters", &r->counters},
-        {"perfetto", &r->perfetto}, {"findings", &r->findings}, {"critical_path", &r->critical_path},
+        {"perfetto", &r->perfetto}, {"findings", &r->findings},
+        {"critical_path", &r->critical_path},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         op_buf_printf(b, ",\n\"%s\":", parts[i].key);

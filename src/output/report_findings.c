@@ -62,7 +62,8 @@ void rp_findings(rp_report *r)
     char err[512] = "";
     int64_t n_events = count_events(r);
     if (n_events > RP_ANALYZE_MAX_EVENTS) {
-        snprintf(err, sizeof err, "%lld events: more than the report analyzes (%d); run omniprof analyze -i ...",
+        snprintf(err, sizeof err,
+                 "%lld events: more than the report analyzes (%d); run omniprof analyze -i ...",
                  (long long)n_events, RP_ANALYZE_MAX_EVENTS);
         op_buf_puts(&r->findings, "{\"error\":");
         rp_json_str(&r->findings, err, strlen(err));
@@ -74,7 +75,8 @@ void rp_findings(rp_report *r)
     memset(&a, 0, sizeof a);
     an_options o;
     memset(&o, 0, sizeof o);
-    if (an_graph_load(r->inputs, r->n_inputs, &g, err, sizeof err) != 0 || an_analyze(g, &o, &a, err, sizeof err) != 0) {
+    if (an_graph_load(r->inputs, r->n_inputs, &g, err, sizeof err) != 0 ||
+        an_analyze(g, &o, &a, err, sizeof err) != 0) {
         op_buf_puts(&r->findings, "{\"error\":");
         rp_json_str(&r->findings, err, strlen(err));
         op_buf_putc(&r->findings, '}');
@@ -97,16 +99,20 @@ void rp_findings(rp_report *r)
     for (size_t i = 0; i <= a.path.n; i++) {
         if (i < a.path.n) {
             const an_seg *s = &a.path.segs[i];
-            if (s->edge == AE_LAUNCH) snprintf(label, sizeof label, "launch latency");
-            else if (s->edge == 255) snprintf(label, sizeof label, "GPU queueing");
-            else an_node_label(g, s->node, label, sizeof label);
+            if (s->edge == AE_LAUNCH)
+                snprintf(label, sizeof label, "launch latency");
+            else if (s->edge == 255)
+                snprintf(label, sizeof label, "GPU queueing");
+            else
+                an_node_label(g, s->node, label, sizeof label);
             if (cur[0] && (!strcmp(label, cur) || s->t1 - s->t0 < min_len) && s->t0 <= s1) {
                 s1 = s->t1;
                 continue;
             }
         }
         if (cur[0]) {
-            op_buf_printf(b, "%s[%lld,%lld,", shown ? "," : "", (long long)(s0 - r->t0), (long long)(s1 - r->t0));
+            op_buf_printf(b, "%s[%lld,%lld,", shown ? "," : "", (long long)(s0 - r->t0),
+                          (long long)(s1 - r->t0));
             rp_json_str(b, cur, strlen(cur));
             op_buf_putc(b, ']');
             shown++;

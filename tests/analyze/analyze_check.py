@@ -20,8 +20,9 @@ Modes (CTest analyze.<mode>):
 Accuracy (the issue's target): predicted gain within 5 points of the run time, or 20 % of the
 gain, whichever is larger, of the gain measured on the faster program. Gains are measured on
 the iterations (median iteration time, predicted and measured), which leaves out start-up
-(MPI_Init) whose length varies between runs and one iteration stretched by a load spike. A stage sleeps to a deadline on the monotonic
-clock (an_work.h), so it lasts what its knob says however loaded the machine is, give or take
+(MPI_Init) whose length varies between runs and one iteration stretched by a load spike.
+A stage sleeps to a deadline on the monotonic clock (an_work.h), so it lasts what its knob
+says however loaded the machine is, give or take
 the wake-up latency of a loaded machine (milliseconds: the stages last 40 ms and more).
 Skips (exit 77) with the reason when a program, mpirun or omniprof-gen-db is missing."""
 import argparse
@@ -49,9 +50,11 @@ def skip(why):
 
 
 def omniprof(a, *args, ok=True, env=None):
-    r = subprocess.run([a.omniprof] + list(args), capture_output=True, text=True, timeout=400, env=env)
+    r = subprocess.run([a.omniprof] + list(args), capture_output=True, text=True, timeout=400,
+                       env=env)
     if ok and r.returncode != 0:
-        check(False, "omniprof %s exits 0 (%d: %s)" % (" ".join(args[:3]), r.returncode, r.stderr.strip()[-600:]))
+        check(False, "omniprof %s exits 0 (%d: %s)" % (" ".join(args[:3]), r.returncode,
+                                                       r.stderr.strip()[-600:]))
         sys.exit(1)
     return r
 
@@ -70,14 +73,16 @@ class SynthDB:
         gen = os.path.join(a.bindir, "omniprof-gen-db")
         if not os.path.exists(gen):
             skip("omniprof-gen-db is not built")
-        cmd = [gen, path, "--events", "0", "--threads", str(threads), "--streams", str(streams), "--pid", str(pid)]
+        cmd = [gen, path, "--events", "0", "--threads", str(threads), "--streams", str(streams),
+               "--pid", str(pid)]
         if rank >= 0:
             cmd += ["--rank", str(rank)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "gen-db %s (%s)" % (path, r.stderr.strip()))
         self.con = sqlite3.connect(path)
         self.pid = pid
-        names = [n for (n,) in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        names = [n for (n,) in self.con.execute("SELECT name FROM sqlite_master WHERE "
+                                                "type='table'")]
         self.sfx = [n for n in names if n.startswith("rocpd_string_")][0][len("rocpd_string"):]
         self.next = {}
 
@@ -86,38 +91,45 @@ class SynthDB:
 
     def nid(self, table):
         if table not in self.next:
-            self.next[table] = (self.con.execute("SELECT COALESCE(max(id), 0) FROM %s" % self.t(table)).fetchone()[0]) + 1
+            self.next[table] = (self.con.execute("SELECT COALESCE(max(id), 0) FROM %s" %
+                                                 self.t(table)).fetchone()[0]) + 1
         v = self.next[table]
         self.next[table] += 1
         return v
 
     def string(self, s):
-        row = self.con.execute("SELECT id FROM %s WHERE string = ?" % self.t("rocpd_string"), (s,)).fetchone()
+        row = self.con.execute("SELECT id FROM %s WHERE string = ?" % self.t("rocpd_string"),
+                               (s,)).fetchone()
         if row:
             return row[0]
         i = self.nid("rocpd_string")
-        self.con.execute("INSERT INTO %s (id, string) VALUES (?, ?)" % self.t("rocpd_string"), (i, s))
+        self.con.execute("INSERT INTO %s (id, string) VALUES (?, ?)" % self.t("rocpd_string"), (i,
+            s))
         return i
 
     def event(self, category, corr=0):
         i = self.nid("rocpd_event")
-        self.con.execute("INSERT INTO %s (id, category_id, stack_id, correlation_id, extdata) VALUES (?, ?, ?, 0, '{}')"
+        self.con.execute("INSERT INTO %s (id, category_id, stack_id, correlation_id, extdata) "
+                         "VALUES (?, ?, ?, 0, '{}')"
                          % self.t("rocpd_event"), (i, self.string(category), corr))
         return i
 
     def region(self, thread, start, end, name, category="CUDA_RUNTIME_API", corr=0):
         ev = self.event(category, corr)
-        self.con.execute('INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, event_id) VALUES (?, 1, ?, ?, ?, ?, ?, ?)'
+        self.con.execute('INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, event_id) '
+                         'VALUES (?, 1, ?, ?, ?, ?, ?, ?)'
                          % self.t("rocpd_region"),
-                         (self.nid("rocpd_region"), self.pid, self.pid + thread, start, end, self.string(name), ev))
+                         (self.nid("rocpd_region"), self.pid, self.pid + thread, start, end,
+                          self.string(name), ev))
 
     def kernel(self, stream, start, end, kernel_id, corr):
         ev = self.event("KERNEL_DISPATCH", corr)
         i = self.nid("rocpd_kernel_dispatch")
         self.con.execute(
-            'INSERT INTO %s (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, "end", '
-            "private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, "
-            "grid_size_x, grid_size_y, grid_size_z, event_id) VALUES (?, 1, ?, ?, 2, ?, ?, ?, ?, ?, ?, 0, 0, 1, 1, 1, "
+            'INSERT INTO %s (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, '
+            'stream_id, start, "end", private_segment_size, group_segment_size, workgroup_size_x, '
+            "workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id) "
+            "VALUES (?, 1, ?, ?, 2, ?, ?, ?, ?, ?, ?, 0, 0, 1, 1, 1, "
             "1, 1, 1, ?)" % self.t("rocpd_kernel_dispatch"),
             (i, self.pid, self.pid, kernel_id, i, stream, stream, start, end, ev))
 
@@ -141,18 +153,24 @@ def mode_synthetic(a):
     d.region(0, T0 + 20, T0 + 105, "cudaDeviceSynchronize", corr=2)
     d.close()
     r = analyze(a, [pa])
-    check(r["schema"] == "omniprof-analyze" and r["version"] == 1, "the JSON names its schema and version")
+    check(r["schema"] == "omniprof-analyze" and r["version"] == 1, "the JSON names its schema "
+          "and version")
     check(r["run"]["wall_ns"] == 105, "A: wall time 105 ns (%s)" % r["run"]["wall_ns"])
     it = items(r)
-    check(it.get(("kernel", "gemm_kernel<float, 128>")) == 85, "A: the kernel holds 85 ns of the path (%s)" % it)
-    check(it.get(("latency", "[launch latency]")) == 15, "A: the launch (latency to the kernel's start) 15 ns")
-    check(it.get(("gpu_wait", "cudaDeviceSynchronize")) == 5, "A: the synchronize's own 5 ns after the kernel")
+    check(it.get(("kernel", "gemm_kernel<float, 128>")) == 85, "A: the kernel holds 85 ns of the "
+          "path (%s)" % it)
+    check(it.get(("latency", "[launch latency]")) == 15, "A: the launch (latency to the kernel's "
+          "start) 15 ns")
+    check(it.get(("gpu_wait", "cudaDeviceSynchronize")) == 5, "A: the synchronize's own 5 ns "
+          "after the kernel")
     check(sum(it.values()) == 105, "A: the path covers the run (%d)" % sum(it.values()))
     r = analyze(a, [pa], "--what-if", "kernel:gemm=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 62,
-          "A: kernel 2x faster: the synchronize ends at 15 + 42 + 5 = 62 ns (%s)" % r["what_if"]["predicted_wall_ns"])
+          "A: kernel 2x faster: the synchronize ends at 15 + 42 + 5 = 62 ns (%s)" %
+          r["what_if"]["predicted_wall_ns"])
     r = analyze(a, [pa], "--what-if", "api:Synchronize=1", "--what-if", "kernel:nomatch=0")
-    check(r["what_if"]["predicted_wall_ns"] == 105, "A: a what-if that changes nothing predicts the recording")
+    check(r["what_if"]["predicted_wall_ns"] == 105, "A: a what-if that changes nothing predicts "
+          "the recording")
 
     # B: the kernel [15,50] hides behind CPU work up to 100, then a synchronize [100,101]
     pb = os.path.join(tmp, "b.db")
@@ -162,7 +180,8 @@ def mode_synthetic(a):
     d.region(0, T0 + 100, T0 + 101, "cudaDeviceSynchronize", corr=2)
     d.close()
     r = analyze(a, [pb], "--what-if", "kernel:reduce_sum=0.1")
-    check(r["what_if"]["gain_ns"] == 0, "B: a hidden kernel 10x faster gains nothing (%s)" % r["what_if"])
+    check(r["what_if"]["gain_ns"] == 0, "B: a hidden kernel 10x faster gains nothing (%s)" %
+          r["what_if"])
     it = items(r)
     check(("kernel", "reduce_sum") not in it and it.get(("cpu", "[cpu]")) == 90,
           "B: the hidden kernel is not on the path; the CPU work is (%s)" % it)
@@ -178,7 +197,8 @@ def mode_synthetic(a):
         dbs.append(p)
     r = analyze(a, dbs, "--what-if", "rank:^1$=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 160,
-          "C: the straggler 2x faster: both ranks leave at 150 + 10 = 160 ns (%s)" % r["what_if"]["predicted_wall_ns"])
+          "C: the straggler 2x faster: both ranks leave at 150 + 10 = 160 ns (%s)" %
+          r["what_if"]["predicted_wall_ns"])
     it = items(r)
     check(it.get(("cpu", "compute")) == 300 and it.get(("mpi_wait", "MPI_Allreduce")) == 10,
           "C: the path is rank 1's compute then the collective's own 10 ns (%s)" % it)
@@ -197,21 +217,26 @@ def mode_cli(a):
     d.region(0, 10 ** 9, 10 ** 9 + 100, "cudaMalloc")
     d.close()
     before = open(p, "rb").read()
-    for spec, want in (("kernal:x=1", "unknown target 'kernal'"), ("kernel:x", "TARGET:REGEX=FACTOR"),
-                       ("kernel:x=-1", "not a number >= 0"), ("kernel:(=0.5", "bad regular expression")):
+    for spec, want in (("kernal:x=1", "unknown target 'kernal'"), ("kernel:x",
+        "TARGET:REGEX=FACTOR"),
+                       ("kernel:x=-1", "not a number >= 0"), ("kernel:(=0.5", "bad regular "
+                           "expression")):
         r = omniprof(a, "analyze", "-i", p, "--what-if", spec, ok=False)
         check(r.returncode == 2 and want in r.stderr and spec in r.stderr,
               "--what-if '%s': exit 2 naming it (%d: %s)" % (spec, r.returncode, r.stderr.strip()))
     r = omniprof(a, "analyze", "-i", os.path.join(tmp, "missing.db"), ok=False)
-    check(r.returncode == 2 and "missing.db" in r.stderr, "a missing input: exit 2 naming it (%s)" % r.stderr.strip())
+    check(r.returncode == 2 and "missing.db" in r.stderr, "a missing input: exit 2 naming it "
+          "(%s)" % r.stderr.strip())
     r = omniprof(a, "analyze", "-i", p, "--window", "3:1", ok=False)
-    check(r.returncode == 2 and "START:END" in r.stderr, "a bad window: exit 2 (%s)" % r.stderr.strip())
+    check(r.returncode == 2 and "START:END" in r.stderr, "a bad window: exit 2 (%s)" %
+          r.stderr.strip())
     out = os.path.join(tmp, "out.json")
     open(out, "w").write("keep")
     r = omniprof(a, "analyze", "-i", p, "-o", out, ok=False)
     check(r.returncode == 2 and open(out).read() == "keep", "an existing -o file is not replaced")
     r = omniprof(a, "analyze", "-i", p)
-    check(r.returncode == 0 and "What to fix" in r.stdout.split("\n")[2], "the console's first lines say what to fix")
+    check(r.returncode == 0 and "What to fix" in r.stdout.split("\n")[2], "the console's first "
+          "lines say what to fix")
     check(open(p, "rb").read() == before, "the input database is unchanged")
     r = omniprof(a, "analyze", "--help")
     check("--what-if" in r.stdout and "--iteration" in r.stdout, "--help lists the options")
@@ -223,10 +248,11 @@ def mode_cli(a):
             "try:\n    omniprof.analyze(sys.argv[1] + '.missing')\n"
             "except omniprof.AnalyzeError as e:\n    print('error', e.status)\n")
     env = dict(os.environ, PYTHONPATH=src, OMNIPROF_BIN=a.omniprof)
-    r = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True,
+                       timeout=120, env=env)
     check(r.stdout.split() == ["omniprof-analyze", "100", "50", "error", "2"],
-          "omniprof.analyze() from Python: the result and the error status (%s %s)" % (r.stdout.strip(),
-                                                                                    r.stderr.strip()[-300:]))
+          "omniprof.analyze() from Python: the result and the error status (%s %s)" %
+          (r.stdout.strip(), r.stderr.strip()[-300:]))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -241,7 +267,8 @@ def record(a, tmp, name, prog, args):
     if not os.path.exists(path):
         skip("%s is not built" % prog)
     d = os.path.join(tmp, name)
-    r = subprocess.run([a.omniprof, "run", "--marker-trace", "--sample", "cputime", "-d", d, "-o", name, "--", path] +
+    r = subprocess.run([a.omniprof, "run", "--marker-trace", "--sample", "cputime", "-d", d, "-o",
+                        name, "--", path] +
                        [str(x) for x in args], capture_output=True, text=True, timeout=400, env=ENV)
     check(r.returncode == 0 and "done" in r.stdout, "%s %s runs under omniprof (%d %s)" %
           (prog, args, r.returncode, r.stderr.strip()[-300:]))
@@ -263,9 +290,12 @@ def compare(label, base, pred, fast, base_span, pred_span, fast_span):
     pg = 100.0 * (base_span - pred_span) / base_span
     mg = 100.0 * (base_span - fast_span) / base_span
     tol = max(5.0, 0.2 * abs(mg))
-    print("%s: predicted gain %.1f %%, measured %.1f %% (tolerance %.1f points); whole run: predicted %.1f %%, "
-          "measured %.1f %%" % (label, pg, mg, tol, 100.0 * (base - pred) / base, 100.0 * (base - fast) / base))
-    check(abs(pg - mg) <= tol, "%s: the prediction is within %.1f points of the real gain (%.1f vs %.1f)" %
+    print("%s: predicted gain %.1f %%, measured %.1f %% (tolerance %.1f points); whole run: "
+          "predicted %.1f %%, "
+          "measured %.1f %%" % (label, pg, mg, tol, 100.0 * (base - pred) / base,
+                                100.0 * (base - fast) / base))
+    check(abs(pg - mg) <= tol, "%s: the prediction is within %.1f points of the real gain (%.1f "
+          "vs %.1f)" %
           (label, tol, pg, mg))
     return pg, mg
 
@@ -294,13 +324,15 @@ def whatif_case(a, label, prog, base_args, fast_args, spec, iteration, top_rule)
 
 def mode_pipeline(a):
     # on paper: a step is max(40, 80) = 80 ms; with 'consume' halved max(40, 40) = 40 ms: 50 %
-    whatif_case(a, "pipeline", "antest_pipeline", [10, 40, 80], [10, 40, 40], "range:^consume$=0.5", "step",
+    whatif_case(a, "pipeline", "antest_pipeline", [10, 40, 80], [10, 40, 40],
+                "range:^consume$=0.5", "step",
                 "thread_imbalance")
 
 
 def mode_forkjoin(a):
     # on paper: a round is max(60, 180) = 180 ms; with 'work_big' halved 90 ms: 50 %
-    whatif_case(a, "forkjoin", "antest_forkjoin", [6, 60, 180], [6, 60, 90], "range:^work_big$=0.5", "round",
+    whatif_case(a, "forkjoin", "antest_forkjoin", [6, 60, 180], [6, 60, 90],
+                "range:^work_big$=0.5", "round",
                 "thread_imbalance")
 
 
@@ -310,7 +342,8 @@ def mode_clean(a):
         db = record(a, tmp, prog, prog, args)
         r = analyze(a, [db])
         big = [(f["rule"], round(f["gain_pct"], 1)) for f in r["findings"] if f["gain_pct"] >= 5.0]
-        check(not big, "%s (balanced): no finding with 5 %% or more predicted gain (%s)" % (prog, big))
+        check(not big, "%s (balanced): no finding with 5 %% or more predicted gain (%s)" % (prog,
+            big))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -319,6 +352,7 @@ def mpirun_env():
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     env["OMPI_MCA_btl"] = "self,vader,tcp"
+    env["OMPI_MCA_mpi_yield_when_idle"] = "1"  # 4 ranks on 2 cores: waiting ranks give the CPU up
     return env
 
 
@@ -332,8 +366,10 @@ def mode_mpi(a):
     merged = {}
     for name, args in (("base", [12, 40, 80]), ("fast", [12, 40, 40])):
         d = os.path.join(tmp, name)
-        cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", "4", a.omniprof, "run",
-               "--mpi-trace", "--marker-trace", "-d", d, "-o", "rank%rank%", "--", prog] + [str(x) for x in args]
+        cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", "4",
+               a.omniprof, "run",
+               "--mpi-trace", "--marker-trace", "-d", d, "-o", "rank%rank%", "--", prog] + \
+            [str(x) for x in args]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=mpirun_env())
         check(r.returncode == 0 and r.stdout.count("rank ") == 4, "mpirun -np 4 %s %s (%d %s)" %
               (os.path.basename(prog), args, r.returncode, r.stderr.strip()[-400:]))
@@ -345,7 +381,8 @@ def mode_mpi(a):
             per_rank = analyze(a, dbs, "--what-if", "range:^extra$=0.5")
     rb = analyze(a, [merged["base"]], "--what-if", "range:^extra$=0.5", "--iteration", "step")
     rf = analyze(a, [merged["fast"]], "--iteration", "step")
-    check(rb["run"]["processes"] == 4, "the merged file holds 4 processes (%s)" % rb["run"]["processes"])
+    check(rb["run"]["processes"] == 4, "the merged file holds 4 processes (%s)" %
+          rb["run"]["processes"])
     check(abs(per_rank["what_if"]["predicted_wall_ns"] - rb["what_if"]["predicted_wall_ns"]) <=
           0.01 * rb["run"]["wall_ns"], "the rank databases and their merge predict the same run")
     check(len(rb["iterations"]["items"]) == 12, "12 iterations ('step' on the first rank's thread)")
@@ -354,7 +391,8 @@ def mode_mpi(a):
             iter_sum(rb, "wall_ns"), iter_sum(rb, "predicted_ns"), iter_sum(rf, "wall_ns"))
     f = rb["findings"]
     check(f and f[0]["rule"] == "rank_straggler" and "rank 2" in f[0]["title"],
-          "mpi: the top finding is rank 2, the straggler (%s)" % [(x["rule"], x["title"]) for x in f[:3]])
+          "mpi: the top finding is rank 2, the straggler (%s)" % [(x["rule"],
+              x["title"]) for x in f[:3]])
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -364,7 +402,8 @@ def main():
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)
     a = ap.parse_args()
-    {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline, "forkjoin": mode_forkjoin,
+    {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
+     "forkjoin": mode_forkjoin,
      "clean": mode_clean, "mpi": mode_mpi}[a.mode](a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))

@@ -30,15 +30,18 @@ def check(ok, what):
 
 def record(name, cmd):
     d = os.path.join(OUT, name)
-    r = subprocess.run([OMNI, "run", "--runtime-trace", "-d", d, "-o", name, "--"] + cmd, capture_output=True,
+    r = subprocess.run([OMNI, "run", "--runtime-trace", "-d", d, "-o", name, "--"] + cmd,
+                       capture_output=True,
                        text=True, timeout=600)
     ok = r.returncode == 0 and "done" in r.stdout
-    check(ok, "analyze.%s: runs under omniprof (%d %s)" % (name, r.returncode, r.stderr.strip()[-200:]))
+    check(ok, "analyze.%s: runs under omniprof (%d %s)" % (name, r.returncode,
+                                                           r.stderr.strip()[-200:]))
     return os.path.join(d, name + "_results.db") if ok else None
 
 
 def analyze(db, *extra):
-    r = subprocess.run([OMNI, "analyze", "-i", db, "--format", "json"] + list(extra), capture_output=True, text=True,
+    r = subprocess.run([OMNI, "analyze", "-i", db, "--format", "json"] + list(extra),
+                       capture_output=True, text=True,
                        timeout=600)
     if r.returncode != 0:
         check(False, "analyze %s: %s" % (db, r.stderr.strip()[-300:]))
@@ -50,7 +53,8 @@ def accuracy(label, pred_pct, base_wall, fast_wall):
     meas = 100.0 * (base_wall - fast_wall) / base_wall
     tol = max(5.0, 0.2 * abs(meas))
     rows.append((label, pred_pct, meas, tol))
-    check(abs(pred_pct - meas) <= tol, "analyze.%s: predicted gain %.1f %% vs measured %.1f %% (tolerance %.1f)" %
+    check(abs(pred_pct - meas) <= tol, "analyze.%s: predicted gain %.1f %% vs measured %.1f %% "
+          "(tolerance %.1f)" %
           (label, pred_pct, meas, tol))
 
 
@@ -74,17 +78,21 @@ def main():
         print("SKIP analyze: antest_gpu was not built (no nvcc)")
         return 77
     # a kernel on the critical path, one hidden behind CPU work
-    base, fast = record("critical", [PROG, "critical", "0"]), record("critical_fixed", [PROG, "critical", "1"])
+    base, fast = record("critical", [PROG, "critical", "0"]), record("critical_fixed", [PROG,
+        "critical", "1"])
     if base and fast:
         rb = analyze(base, "--what-if", "kernel:spin_a=0.5")
         rh = analyze(base, "--what-if", "kernel:spin_b=0.5")
         rf = analyze(fast)
         if rb and rh and rf:
             hot = [h["title"] for h in rb["hot_spots"][:3] if h["rule"] == "hot_spot"]
-            check(any("spin_a" in t for t in hot), "analyze.critical: spin_a is a top-3 hot spot (%s)" % hot)
-            check(rh["what_if"]["gain_pct"] < 5.0, "analyze.critical: the hidden spin_b 2x faster gains < 5 %% (%.1f)" %
+            check(any("spin_a" in t for t in hot), "analyze.critical: spin_a is a top-3 hot spot "
+                  "(%s)" % hot)
+            check(rh["what_if"]["gain_pct"] < 5.0, "analyze.critical: the hidden spin_b 2x "
+                  "faster gains < 5 %% (%.1f)" %
                   rh["what_if"]["gain_pct"])
-            accuracy("critical", rb["what_if"]["gain_pct"], rb["run"]["wall_ns"], rf["run"]["wall_ns"])
+            accuracy("critical", rb["what_if"]["gain_pct"], rb["run"]["wall_ns"],
+                     rf["run"]["wall_ns"])
     planted("syncloop", "sync_in_loop")
     planted("pageable", "pageable_copy")
     planted("tiny", "launch_bound")
@@ -111,7 +119,8 @@ def main():
                 top = [f["rule"] for f in rb["findings"][:3]]
                 check(any(t in ("gpu_idle_host", "launch_bound", "hot_spot") for t in top) or
                       any("data_load" in h["title"] for h in rb["hot_spots"][:3]),
-                      "analyze.torch: the stall (GPU idle for the host / data_load) is in the top 3 (%s)" % top)
+                      "analyze.torch: the stall (GPU idle for the host / data_load) is in the "
+                      "top 3 (%s)" % top)
                 its_b = sum(i["wall_ns"] for i in rb["iterations"]["items"])
                 its_p = sum(i["predicted_ns"] for i in rb["iterations"]["items"])
                 its_f = sum(i["wall_ns"] for i in rf["iterations"]["items"])

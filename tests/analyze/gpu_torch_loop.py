@@ -10,7 +10,8 @@ import torch
 steps, load_ms = int(sys.argv[1]), float(sys.argv[2])
 dev = torch.device("cuda")
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(2048, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096),
+model = torch.nn.Sequential(torch.nn.Linear(2048, 4096), torch.nn.ReLU(), torch.nn.Linear(4096,
+    4096),
                             torch.nn.ReLU(), torch.nn.Linear(4096, 10)).to(dev)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(512, 2048, device=dev)

@@ -376,7 +376,8 @@ if want analyze; then
   cat "$OUT/analyze.md"
   if [ $rc = 77 ]; then verdict analyze 77 "$(grep -m1 '^SKIP' "$OUT/analyze.md")"
   else targets "$OUT/analyze.md"
-    grep -qE '^(PASS|FAIL) ' "$OUT/analyze.md" || verdict analyze 1 "no result ($(tail -2 "$OUT/analyze.md" | tr '\n' ' '))"
+    grep -qE '^(PASS|FAIL) ' "$OUT/analyze.md" ||
+      verdict analyze 1 "no result ($(tail -2 "$OUT/analyze.md" | tr '\n' ' '))"
   fi
 fi
 

@@ -782,16 +782,17 @@ function selfCheck(t0) {
   document.body.appendChild(pre);
   document.body.setAttribute("data-selfcheck", CHECK.ok ? "ok" : "fail");
 }
-/* ---- findings (omniprof analyze, report_findings.c): what to fix, ranked by predicted gain ---- */
+/* ---- findings (omniprof analyze, report_findings.c): what to fix, by predicted gain ---- */
 function renderFindings() {
   var F = D.findings;
   if (!F) return;
   var s = section("findings", "What to fix");
   if (F.error) { s.appendChild(el("p", { cls: "note", text: "No analysis: " + F.error })); return; }
-  s.appendChild(el("p", { cls: "note", text: "Ranked by the wall time the what-if engine predicts fixing each " +
-    "would save (omniprof analyze; docs/analyze.md). Under 5 %: not worth fixing." }));
+  s.appendChild(el("p", { cls: "note", text: "Ranked by the wall time the what-if engine " +
+    "predicts fixing each would save (omniprof analyze; docs/analyze.md). Under 5 %: not worth fixing." }));
   var rows = (F.items || []).concat(F.not_worth_fixing || []);
-  if (!rows.length) s.appendChild(el("p", { text: "Nothing to fix: no problem found would gain 5 % or more." }));
+  if (!rows.length)
+    s.appendChild(el("p", { text: "Nothing to fix: no problem found would gain 5 % or more." }));
   rows.forEach(function (f) {
     s.appendChild(el("div", { cls: "finding" }, [
       el("div", { cls: "title", text: fmtPct(f.gain_pct) + " · " + f.title }),
