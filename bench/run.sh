@@ -60,4 +60,8 @@ if [ -x "$BUILD/bin/bench_opencl_enqueue" ]; then
   else run python3 "$here/opencl/run_bench.py" "$BUILD" 20000 5; fi
 else echo "skipped: the OpenCL backend is not built"; fi
 
+section "omniprof analyze: 10 M events, 1,000 merged ranks (bench/analyze)"
+if [ "$quick" = 1 ]; then run python3 "$here/analyze/bench_analyze.py" "$BUILD" 1000000 100 10000
+else run python3 "$here/analyze/bench_analyze.py" "$BUILD"; fi
+
 exit $status

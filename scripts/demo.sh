@@ -90,3 +90,6 @@ if [ -n "$cuda_db" ]; then
 fi
 printf '\n%sOpen the report in a browser%s (file://%s), the trace at https://ui.perfetto.dev,\n' "$G" "$R" "$out/demo_report.html"
 echo "query the database with SQL: $omniprof query -i $db --sql 'SELECT name, count(*) FROM regions GROUP BY name'"
+
+step "what to fix: omniprof analyze -i $db"
+"$omniprof" analyze -i "$db" --top 5 2>&1 | sed -n '1,/^Critical path/p' | sed '$d'

@@ -468,3 +468,6 @@ def report(inputs, output, title=None, extra_args=()):
         msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise Error("omniprof report: %s" % (msg[-1] if msg else "exit status %d" % r.returncode), r.returncode)
     return Report(os.fspath(output))
+
+
+from .analyze import analyze, AnalyzeError  # noqa: E402  (omniprof analyze, docs/analyze.md)

@@ -23,6 +23,7 @@ extern const op_cli_command report_command OP_CLI_WEAK;     /* cmd_report.c */
 extern const op_cli_command causal_command OP_CLI_WEAK;     /* cmd_causal.c */
 extern const op_cli_command attach_command OP_CLI_WEAK;     /* cmd_attach_options.c */
 extern const op_cli_command instrument_command OP_CLI_WEAK; /* cmd_instrument.c */
+extern const op_cli_command analyze_command OP_CLI_WEAK;    /* cmd_analyze_options.c */
 extern const op_cli_command diff_command OP_CLI_WEAK;       /* cmd_diff.c */
 
 int op_cmd_run(int argc, char **argv) OP_CLI_WEAK;     /* cmd_run.c     (tool/launcher) */
@@ -36,6 +37,7 @@ int op_cmd_report(int argc, char **argv) OP_CLI_WEAK;  /* cmd_report.c  (output:
 int op_cmd_causal(int argc, char **argv) OP_CLI_WEAK;  /* cmd_causal.c  (causal profiling runs) */
 int op_cmd_instrument(int argc, char **argv) OP_CLI_WEAK; /* cmd_instrument.c (instrument) */
 int op_cmd_attach(int argc, char **argv) OP_CLI_WEAK;     /* cmd_attach.c, attach_inject.c */
+int op_cmd_analyze(int argc, char **argv) OP_CLI_WEAK;    /* cmd_analyze.c (src/analyze) */
 int op_cmd_diff(int argc, char **argv) OP_CLI_WEAK;       /* cmd_diff.c (output/diff.c) */
 
 /* `omniprof avail`'s options, parsed once (cmd_avail.c) for every section. */

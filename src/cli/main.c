@@ -61,6 +61,7 @@ static void register_commands(void)
     add("causal", op_cmd_causal, &causal_command);
     add("attach", op_cmd_attach, &attach_command);
     add("instrument", op_cmd_instrument, &instrument_command);
+    add("analyze", op_cmd_analyze, &analyze_command);
     add("diff", op_cmd_diff, &diff_command);
 }
 

@@ -351,6 +351,13 @@ typedef struct op_rd_region_row {
 int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_region_row *, void *), void *arg,
                          char *err, size_t errlen);
 
+/* ---- for `omniprof analyze` (reader_analyze.c) ----------------------------------------------- */
+/* Calls cb for each copy of the set from or to pageable host memory: its correlation id, 1, and
+ * whether the call was asynchronous. cb returns non-zero to stop. */
+int op_rd_copy_memory_kinds(op_src *src, op_src_set *set,
+                            int (*cb)(int64_t corr, int pageable, int is_async, void *), void *arg,
+                            char *err, size_t errlen);
+
 /* ---- clocks (reader_clock.c) ------------------------------------------------------------------
  * What each process of a set says about its clock (docs/multinode.md, "Clocks"): its MPI
  * estimates against the reference rank (omniprof_clock), its wall-clock offset and its host. */

@@ -523,7 +523,8 @@ static void write_data(op_buf *b, rp_report *r)
     const struct { const char *key; op_buf *part; } parts[] = {
         {"overview", &r->overview}, {"tables", &r->tables},     {"ranks", &r->ranks}, {"timeline", &r->timeline},
         {"flame", &r->flame},       {"flat", &r->flat},         {"causal", &r->causal}, {"counters", &r->counters},
-        {"perfetto", &r->perfetto},
+        {"perfetto", &r->perfetto}, {"findings", &r->findings},
+        {"critical_path", &r->critical_path},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         op_buf_printf(b, ",\n\"%s\":", parts[i].key);
@@ -559,7 +560,8 @@ static int write_page(rp_report *r, FILE *f, const char *title)
 static void report_free(rp_report *r)
 {
     op_buf *parts[] = {&r->overview, &r->tables, &r->ranks,   &r->timeline, &r->flame,
-                       &r->flat,     &r->causal, &r->counters, &r->perfetto};
+                       &r->flat,     &r->causal, &r->counters, &r->perfetto, &r->findings,
+                       &r->critical_path};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) op_buf_free(parts[i]);
     op_u64map_free(&r->proc_index);
     free(r->set_first_proc);
@@ -601,6 +603,7 @@ OMNIPROF_API int op_output_report(const op_out_report_options *opts, char *writt
     if (!rc) rc = rp_timeline(&r, err, errlen);
     if (!rc) rc = rp_cpu_profile(&r, err, errlen);
     if (!rc) rc = report_causal(&r, err, errlen);
+    if (!rc) rp_findings(&r);
     if (!rc) {
         report_perfetto(&r);
         char title[300];

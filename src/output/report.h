@@ -52,6 +52,7 @@ typedef struct rp_report {
     size_t *set_first_proc;       /* set ordinal -> its first process index (SIZE_MAX: none) */
     size_t n_sets;
     op_buf overview, tables, ranks, timeline, flame, flat, causal, counters, perfetto;
+    op_buf findings, critical_path; /* report_findings.c */
     op_progress progress;         /* one stage per pass and input */
 } rp_report;
 
@@ -70,6 +71,7 @@ const op_rd_clock_map *rp_proc_clock(const rp_report *r, const op_src *src, cons
 int rp_overview(rp_report *r, char *err, size_t errlen);   /* report.c: overview, counters */
 int rp_tables(rp_report *r, char *err, size_t errlen);     /* report_tables.c: tables, ranks */
 int rp_timeline(rp_report *r, char *err, size_t errlen);   /* report_timeline.c */
+void rp_findings(rp_report *r);                            /* report_findings.c: never fails */
 int rp_cpu_profile(rp_report *r, char *err, size_t errlen); /* report_flame.c: flame, flat */
 
 /* Calls fn for each table set of each input in order, with its ordinal over all inputs. */

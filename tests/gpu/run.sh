@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
@@ -410,8 +410,20 @@ if want cpucounters; then
   grep '^SKIP' "$OUT/cpucounters.log" | while read -r l; do echo "$l" >> "$OUT/summary.txt"; done
 fi
 
+# (8) omniprof analyze: planted problems are top-3 findings, predictions against the fixed
+# programs, a clean program has none; the predicted-vs-measured table goes to analyze.md
+if want analyze; then
+  timeout 1200 python3 tests/analyze/gpu_analyze.py "$B" "$OUT/analyze" >"$OUT/analyze.md" 2>&1; rc=$?
+  cat "$OUT/analyze.md"
+  if [ $rc = 77 ]; then verdict analyze 77 "$(grep -m1 '^SKIP' "$OUT/analyze.md")"
+  else targets "$OUT/analyze.md"
+    grep -qE '^(PASS|FAIL) ' "$OUT/analyze.md" ||
+      verdict analyze 1 "no result ($(tail -2 "$OUT/analyze.md" | tr '\n' ' '))"
+  fi
+fi
+
 note "$PASS passed, $FAIL failed"
-cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$FINAL/" 2>/dev/null
+cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT/bench.md" "$OUT/bench.log" "$OUT/torch.md" "$OUT/dbbench.md" "$OUT/analyze.md" "$FINAL/" 2>/dev/null
 cp "$OUT/torch-ops.md" "$FINAL/" 2>/dev/null
 tar -czf "$FINAL/gpu-logs.tgz" -C "$OUT" --exclude='trace-many.jsonl' --exclude='*.db' --exclude='*.db-*' --exclude='rep-*.json' . 2>/dev/null
 [ $FAIL = 0 ]

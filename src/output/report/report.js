@@ -782,6 +782,26 @@ function selfCheck(t0) {
   document.body.appendChild(pre);
   document.body.setAttribute("data-selfcheck", CHECK.ok ? "ok" : "fail");
 }
+/* ---- findings (omniprof analyze, report_findings.c): what to fix, by predicted gain ---- */
+function renderFindings() {
+  var F = D.findings;
+  if (!F) return;
+  var s = section("findings", "What to fix");
+  if (F.error) { s.appendChild(el("p", { cls: "note", text: "No analysis: " + F.error })); return; }
+  s.appendChild(el("p", { cls: "note", text: "Ranked by the wall time the what-if engine " +
+    "predicts fixing each would save (omniprof analyze; docs/analyze.md). Under 5 %: not worth fixing." }));
+  var rows = (F.items || []).concat(F.not_worth_fixing || []);
+  if (!rows.length)
+    s.appendChild(el("p", { text: "Nothing to fix: no problem found would gain 5 % or more." }));
+  rows.forEach(function (f) {
+    s.appendChild(el("div", { cls: "finding" }, [
+      el("div", { cls: "title", text: fmtPct(f.gain_pct) + " · " + f.title }),
+      el("div", { cls: "note", text: f.evidence }),
+      el("div", { text: "→ " + f.advice })]));
+  });
+  CHECK.findings = rows.length;
+}
+
 function main() {
   var t0 = performance.now();
   MAIN = document.getElementById("main");
@@ -792,6 +812,7 @@ function main() {
     var cmd = procs.length && procs[0].command ? procs[0].command : (D.inputs || []).join(" ");
     document.getElementById("subtitle").textContent = cmd.slice(0, 160) + " · " + fmtNs(D.overview.duration_ns);
     renderOverview();
+    renderFindings();
     renderTables();
     renderTimeline();
     renderCpuProfile();

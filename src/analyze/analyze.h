@@ -1,0 +1,237 @@
+/* analyze.h — `omniprof analyze`: the execution graph of a recorded run, its critical path,
+ * what-if re-evaluation and ranked findings (docs/analyze.md says the method and its limits).
+ *
+ * The graph (graph.c) is read from one or more databases (one process each, or a merged
+ * multi-rank file) through the db reader, streaming, into flat arrays:
+ *   - a LANE is a CPU thread or a GPU stream of one process;
+ *   - a NODE is one piece of work on a lane: a leaf of the thread's nested regions (an API call,
+ *     an MPI call, a wrapped call, the CPU work of a user range, or the CPU work between
+ *     regions), a kernel, a copy or a memset. A thread's nodes tile its time without overlap;
+ *   - each node has two EVENTS, its start (2i) and its end (2i+1); an EDGE says "event b cannot
+ *     happen before event a + lag": program order on a lane, launch -> GPU operation, GPU
+ *     operation -> the host wait that waited for it, send -> receive, every participant's
+ *     arrival -> a collective's end, a thread's last work -> the join that waited for it,
+ *     thread creation.
+ * Evaluation (engine.c) gives every event the maximum over its incoming edges of
+ * (source time + lag), in a topological order (Kahn), where a lag is a duration scaled by the
+ * what-if factors: the recorded times come back exactly with no what-if, and a what-if moves
+ * every later event through the edges (a faster straggler shortens everybody's wait).
+ * The critical path is the chain of binding edges walked back from the last event.
+ *
+ * Memory: about 80 bytes per node and 24 per edge; names are interned (strtab). Nothing here
+ * writes to an input. Functions returning int give 0 or -1 with one line in err naming the
+ * input; an_* objects have one owner and are not thread-safe. */
+#ifndef OMNIPROF_ANALYZE_ANALYZE_H
+#define OMNIPROF_ANALYZE_ANALYZE_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/strtab.h"
+
+#define AN_SCHEMA_VERSION 1
+
+/* What a node is. */
+enum an_kind {
+    AN_CPU,     /* CPU work outside any region (or a range's own CPU work: region >= 0) */
+    AN_API,     /* a GPU runtime/driver API call (not a wait) */
+    AN_LAUNCH,  /* an API call that launched GPU work */
+    AN_GPUWAIT, /* a host wait on the GPU: synchronize calls, blocking copies */
+    AN_MPI,     /* an MPI call that waits for nothing recorded */
+    AN_MPIWAIT, /* an MPI call that completes a message or a collective */
+    AN_WRAP,    /* a wrapped call (locks, ...) */
+    AN_JOIN,    /* a thread join or barrier wait */
+    AN_KERNEL,
+    AN_COPY,
+    AN_SET, /* memset */
+    AN_KINDS
+};
+extern const char *const an_kind_name[AN_KINDS];
+
+/* Edge types (what the path reports when it follows one). */
+enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, AE_CREATE };
+
+#define AN_F_PAGEABLE 1u /* a copy from or to pageable host memory */
+
+typedef struct an_node {
+    int64_t start, end; /* recorded, ns */
+    uint32_t lane;
+    uint32_t name;  /* strtab id */
+    int32_t region; /* the innermost user range (an_graph.ranges), -1 none */
+    uint8_t kind;
+    uint8_t wait;      /* 1: the end waits on other events (edges into 2i+1 besides the start) */
+    uint16_t flags;    /* AN_F_* */
+    int64_t intrinsic; /* waits: end - max(start, the latest recorded dependency) */
+    int64_t eslack;    /* end of a collective: its recorded lateness beyond the group's fastest
+                        * leaver (a rank waiting for a CPU), kept as a fixed delay */
+    int64_t slack;     /* start: recorded start - the latest recorded reason to start (GPU
+                        * queueing the graph cannot explain; kept as a fixed delay) */
+} an_node;
+
+typedef struct an_edge_t {
+    uint32_t src, dst; /* events */
+    uint8_t type;
+    int64_t lag; /* recorded lag (only AE_LAUNCH/AE_CREATE/AE_MSG; others derive theirs) */
+} an_edge_t;
+
+typedef struct an_lane {
+    int gpu;           /* 0 thread, 1 stream */
+    int64_t pid, tid;  /* thread: OS ids; stream: pid and the stream id */
+    int64_t device;    /* stream: the agent index */
+    int rank;          /* the process's MPI rank, -1 none */
+    uint32_t process;  /* index of the process (input set) */
+    uint32_t first, n; /* its nodes: node ids first .. first+n-1, in time order */
+} an_lane;
+
+typedef struct an_range { /* one instance of a user range / marker */
+    int64_t start, end;
+    uint32_t name, lane;
+    int32_t parent;
+    uint32_t first_node, last_node; /* the nodes it covers on its lane (n_nodes 0: none) */
+    uint32_t n_nodes;
+} an_range;
+
+typedef struct an_sample { /* a CPU call-stack sample */
+    int64_t t;
+    uint32_t lane;
+    uint32_t stack; /* an_graph.stacks index */
+} an_sample;
+
+typedef struct an_graph {
+    op_strtab names;
+    an_node *nodes;
+    size_t n_nodes, cap_nodes;
+    an_edge_t *edges;
+    size_t n_edges, cap_edges;
+    an_lane *lanes;
+    size_t n_lanes, cap_lanes;
+    an_range *ranges;
+    size_t n_ranges, cap_ranges;
+    an_sample *samples; /* sorted by (lane, t) */
+    size_t n_samples, cap_samples;
+    uint32_t *stack_frames; /* per stack: count, then name ids innermost first */
+    size_t n_stack_frames, cap_stack_frames;
+    uint32_t *stacks; /* offsets into stack_frames */
+    size_t n_stacks, cap_stacks;
+    size_t n_processes;
+    int64_t t_begin, t_end; /* the run's recorded extent */
+    uint64_t n_events_read; /* rows read */
+    uint64_t dropped_edges; /* edges left out (cycles from skewed clocks) */
+    /* CSR of incoming edges per event, built once: in_first[e]..in_first[e+1] */
+    uint32_t *in_first, *in_edges;
+    uint32_t *order; /* events in a topological order (Kahn; a cycle's events by time) */
+    /* evaluation scratch */
+    int64_t *t;     /* event times of the last evaluation */
+    uint32_t *bind; /* binding incoming edge per event (UINT32_MAX: none, an anchor) */
+    float *factor;  /* per node duration factor of the evaluation */
+    uint8_t *cut;   /* per node, NULL none: 1 = evaluate without its waits (what-if: the wait
+                     * is gone, the call costs its own time only) */
+} an_graph;
+
+/* Reads the inputs (each one database; a merged file gives one process per set). */
+int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err, size_t errlen);
+void an_graph_free(an_graph *g);
+
+/* ---- what-if ------------------------------------------------------------------------------ */
+enum an_target { AT_KERNEL, AT_COPY, AT_API, AT_MPI, AT_RANGE, AT_FUNCTION, AT_RANK, AT_TARGETS };
+extern const char *const an_target_name[AT_TARGETS];
+
+typedef struct an_whatif {
+    int target;
+    char *pattern; /* the regex text (AT_RANK: the rank number) */
+    regex_t re;
+    double factor; /* >= 0 */
+    char *text;    /* the spec as given */
+} an_whatif;
+
+/* Parses "TARGET:REGEX=FACTOR" (kernel, copy, api, mpi, range, function, rank). 0 or -1 (err
+ * names the spec and the valid targets). */
+int an_whatif_parse(const char *spec, an_whatif *w, char *err, size_t errlen);
+void an_whatif_free(an_whatif *w);
+
+/* Per-node factors from what-ifs (1 everywhere when n == 0) into g->factor. */
+void an_factors(an_graph *g, const an_whatif *w, size_t n);
+/* Evaluates event times with g->factor (engine.c). Returns the run's end. */
+int64_t an_evaluate(an_graph *g);
+
+/* ---- critical path -------------------------------------------------------------------------- */
+typedef struct an_seg { /* one piece of the path */
+    int64_t t0, t1;     /* evaluated times */
+    uint32_t node;
+    uint8_t edge; /* the edge type followed (AE_SELF: the node's own duration) */
+} an_seg;
+typedef struct an_path {
+    an_seg *segs; /* in time order */
+    size_t n, cap;
+    int64_t t0, t1;
+} an_path;
+/* Walks back from event `from` (UINT32_MAX: the last event) while times are >= stop. */
+int an_critical_path(an_graph *g, uint32_t from, int64_t stop, an_path *p);
+void an_path_free(an_path *p);
+
+/* A path's time by (kind, name): the caller's aggregation of segments. */
+typedef struct an_item {
+    int kind; /* an_kind, or -1 for idle/latency */
+    uint32_t name;
+    int64_t ns;
+    uint32_t rank_mask; /* for the console: ranks where it sits */
+} an_item;
+
+/* ---- the analysis as a whole (analysis.c) -----------------------------------------------------
+ */
+typedef struct an_options {
+    const char *iteration; /* a range name that delimits iterations, NULL none */
+    int64_t win0, win1;    /* a window (evaluated on recorded times), win1 == 0: none */
+    an_whatif *whatifs;
+    size_t n_whatifs;
+    int top; /* rows per table on the console */
+} an_options;
+
+typedef struct an_finding {
+    char rule[32];
+    char title[160];
+    char evidence[512];
+    char advice[200];
+    char whatif[200];
+    double gain_pct; /* predicted gain, % of wall time */
+    int64_t gain_ns;
+} an_finding;
+
+typedef struct an_iter {
+    int64_t start, end;   /* recorded */
+    int64_t pstart, pend; /* predicted */
+} an_iter;
+
+typedef struct an_report {
+    int64_t wall, predicted;
+    an_item *path_items; /* by node (kind, name), largest first */
+    size_t n_path_items;
+    an_item *path_funcs; /* the path's CPU work by sampled leaf function */
+    size_t n_path_funcs;
+    an_path path;
+    an_iter *iters;
+    size_t n_iters;
+    an_finding *findings;
+    size_t n_findings;
+    an_finding *minor; /* below the threshold: not worth fixing */
+    size_t n_minor;
+    an_finding *hot; /* hot spots on / off the path: 2x faster */
+    size_t n_hot;
+} an_report;
+
+#define AN_FINDING_MIN_PCT 5.0
+
+int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t errlen);
+void an_report_free(an_report *r);
+
+/* Output (render.c): the console text (the first screen says what to fix) and the JSON. */
+void an_print_console(FILE *out, const an_graph *g, const an_options *o, const an_report *r);
+void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_report *r,
+                   const char *const *inputs, size_t n_inputs);
+
+/* Human-readable name of a node ("kernel gemm", "MPI_Allreduce") into buf. */
+const char *an_node_label(const an_graph *g, uint32_t node, char *buf, size_t len);
+
+#endif /* OMNIPROF_ANALYZE_ANALYZE_H */

@@ -1,0 +1,928 @@
+/* graph.c — builds the execution graph of analyze.h from databases, through the db reader.
+ *
+ * Per input set (one process): its threads, regions (API calls, markers, MPI calls, wrapped
+ * calls), CPU call-stack samples, kernels and copies are read once, in rowid order, into
+ * compact arrays; then, per thread, the regions are sorted by (start, end descending) and
+ * flattened into leaf nodes that tile the thread's time (a wait — a synchronize call, an MPI
+ * call that completes a message or a collective, a join — is one node: what runs inside it is
+ * the runtime's business). GPU operations are sorted per stream. After every set is read the
+ * cross-lane edges are added:
+ *   launch -> operation   the API call with the operation's correlation id (lag: the recorded
+ *                         launch latency, capped by the call's length when the stream was busy);
+ *   GPU -> host wait      a synchronize waits for the last operation, per stream of its process,
+ *                         launched before the wait began; a blocking copy call for its copy;
+ *   send -> receive       MPI messages paired by the reader's message keys (the receive or wait
+ *                         that completes the message ends after the send began);
+ *   collectives           the k-th call of one MPI collective name on each rank of the run are
+ *                         one collective: each ends after every participant arrived;
+ *   barriers              the k-th pthread_barrier_wait of each thread of a process, likewise;
+ *   join                  a pthread_join waits for the thread of its process whose last work
+ *                         ended last before the join returned (not yet joined);
+ *   creation              a thread's first node starts after the creating (main) thread reached
+ *                         the recorded point.
+ * Assumptions and what this cannot see: docs/analyze.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "common/alloc.h"
+#include "common/u64map.h"
+#include "db/reader.h"
+
+int an_prepare(an_graph *g); /* engine.c */
+
+const char *const an_kind_name[AN_KINDS] = {"cpu",    "api",      "launch", "gpu_wait",
+                                            "mpi",    "mpi_wait", "wrap",   "join",
+                                            "kernel", "copy",     "memset"};
+
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? (cap)*2 : 1024;                                                   \
+            void *p_ = op_realloc((arr), nc_ * sizeof *(arr));                                     \
+            if (!p_) goto oom;                                                                     \
+            (arr) = p_;                                                                            \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+    } while (0)
+
+enum { RC_API, RC_MARKER, RC_MPI, RC_NCCL, RC_WRAP, RC_SYNC, RC_OTHER };
+
+typedef struct reg { /* a region while a set is read */
+    int64_t start, end, corr;
+    uint32_t name, lane;
+    uint8_t cat;
+    uint32_t msg_first, msg_n; /* MPI message ends (msgs) */
+} reg;
+
+typedef struct gop { /* a GPU operation while a set is read */
+    int64_t start, end, corr;
+    uint32_t name, lane;
+    uint8_t kind;
+} gop;
+
+typedef struct msgend {
+    uint64_t id;
+    uint32_t node; /* region index while reading, then node */
+    uint8_t out;
+} msgend;
+
+typedef struct coll { /* an MPI collective call or a barrier wait: matched by (key, k) */
+    uint64_t key;     /* name id (+ process for barriers) */
+    uint32_t k;       /* its occurrence on its lane */
+    uint32_t node;
+} coll;
+
+typedef struct builder {
+    an_graph *g;
+    reg *regs;
+    size_t n_regs, cap_regs;
+    gop *ops;
+    size_t n_ops, cap_ops;
+    msgend *msgs;
+    size_t n_msgs, cap_msgs;
+    coll *colls;
+    size_t n_colls, cap_colls;
+    op_u64map lane_of; /* (set, thread row) -> lane + 1 */
+    op_u64map stream_of;
+    uint32_t process;
+    int64_t pid, rank;
+    int64_t p_begin;
+} builder;
+
+static int add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
+{
+    GROW(g->edges, g->n_edges, g->cap_edges);
+    g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint8_t)type, lag};
+    return 0;
+oom:
+    return -1;
+}
+
+static uint32_t intern(an_graph *g, const unsigned char *s, int n)
+{
+    uint32_t id = 0;
+    if (!s) s = (const unsigned char *)"", n = 0;
+    if (op_strtab_intern(&g->names, (const char *)s, (size_t)n, &id) != 0) return 0;
+    return id;
+}
+
+static int cat_of(const unsigned char *c, int n)
+{
+    if (!c) return RC_OTHER;
+#define IS(s) (n == (int)sizeof(s) - 1 && memcmp(c, s, sizeof(s) - 1) == 0)
+    if (IS("CUDA_RUNTIME_API") || IS("CUDA_DRIVER_API") || IS("OPENCL_API")) return RC_API;
+    if (IS("MARKER_API") || IS("MARKER_RANGE_API")) return RC_MARKER;
+    if (IS("MPI_API")) return RC_MPI;
+    if (IS("NCCL_API")) return RC_NCCL;
+    if (IS("FUNCTION_WRAPPER") || IS("FUNCTION_CALL")) return RC_WRAP;
+    if (IS("SYNCHRONIZATION")) return RC_SYNC;
+#undef IS
+    if (n >= 6 && memcmp(c, "MARKER", 6) == 0) return RC_MARKER;
+    return RC_OTHER;
+}
+
+static int has(const char *s, const char *sub)
+{
+    return strstr(s, sub) != NULL;
+}
+
+/* The node kind of a region by its category and name. */
+static int kind_of(const an_graph *g, const reg *r, int *wait)
+{
+    const char *nm = op_strtab_str(&g->names, r->name);
+    *wait = 0;
+    switch (r->cat) {
+    case RC_SYNC: *wait = 1; return AN_GPUWAIT;
+    case RC_API:
+        if (has(nm, "Synchronize")) {
+            *wait = 1;
+            return AN_GPUWAIT;
+        }
+        if (has(nm, "Launch") || has(nm, "launch")) return AN_LAUNCH;
+        if ((has(nm, "Memcpy") || has(nm, "Memset") || has(nm, "MemcpyDtoH") ||
+             has(nm, "MemcpyHtoD")) &&
+            !has(nm, "Async")) {
+            *wait = 1;
+            return AN_GPUWAIT;
+        }
+        if (has(nm, "Async")) return AN_LAUNCH;
+        return AN_API;
+    case RC_MPI:
+        if (r->msg_n) {
+            *wait = 1;
+            return AN_MPIWAIT;
+        }
+        if (has(nm, "reduce") || has(nm, "Reduce") || has(nm, "Barrier") || has(nm, "Bcast") ||
+            has(nm, "gather") || has(nm, "Gather") || has(nm, "scatter") || has(nm, "Scatter") ||
+            has(nm, "Alltoall") || has(nm, "Finalize")) {
+            *wait = 1;
+            return AN_MPIWAIT;
+        }
+        return AN_MPI;
+    case RC_NCCL: return AN_API;
+    case RC_WRAP:
+        if (has(nm, "pthread_join") || has(nm, "pthread_barrier_wait")) {
+            *wait = 1;
+            return AN_JOIN;
+        }
+        return AN_WRAP;
+    case RC_MARKER: return AN_CPU;
+    default: return AN_API;
+    }
+}
+
+static int on_thread(const op_thread_info *t, void *arg)
+{
+    builder *b = arg;
+    an_graph *g = b->g;
+    GROW(g->lanes, g->n_lanes, g->cap_lanes);
+    an_lane *l = &g->lanes[g->n_lanes];
+    memset(l, 0, sizeof *l);
+    l->pid = t->pid;
+    l->tid = t->tid;
+    l->rank = (int)b->rank;
+    l->process = b->process;
+    if (op_u64map_put(&b->lane_of, (uint64_t)t->thread_row, g->n_lanes + 1) != 0) goto oom;
+    g->n_lanes++;
+    return 0;
+oom:
+    return -1;
+}
+
+static uint32_t thread_lane(builder *b, const op_ev *ev)
+{
+    uint64_t v = 0;
+    if (op_u64map_get(&b->lane_of, (uint64_t)ev->thread_row, &v)) return (uint32_t)(v - 1);
+    an_graph *g = b->g;
+    op_thread_info t = {
+        ev->thread_row, ev->process_row, ev->pid ? ev->pid : b->pid, ev->tid, NULL, NULL, NULL};
+    if (on_thread(&t, b) != 0) return UINT32_MAX;
+    return (uint32_t)(g->n_lanes - 1);
+}
+
+static uint32_t stream_lane(builder *b, const op_ev *ev)
+{
+    uint64_t key = ((uint64_t)(ev->agent_index + 1) << 40) ^ ((uint64_t)ev->queue_id << 20) ^
+                   (uint64_t)ev->stream_id;
+    uint64_t v = 0;
+    if (op_u64map_get(&b->stream_of, key, &v)) return (uint32_t)(v - 1);
+    an_graph *g = b->g;
+    GROW(g->lanes, g->n_lanes, g->cap_lanes);
+    an_lane *l = &g->lanes[g->n_lanes];
+    memset(l, 0, sizeof *l);
+    l->gpu = 1;
+    l->pid = b->pid;
+    l->tid = ev->stream_id;
+    l->device = ev->agent_index;
+    l->rank = (int)b->rank;
+    l->process = b->process;
+    if (op_u64map_put(&b->stream_of, key, g->n_lanes + 1) != 0) goto oom;
+    g->n_lanes++;
+    return (uint32_t)(g->n_lanes - 1);
+oom:
+    return UINT32_MAX;
+}
+
+static const reg *g_sort_regs;
+static int cmp_reg(const void *a, const void *b)
+{
+    const reg *x = &g_sort_regs[*(const uint32_t *)a], *y = &g_sort_regs[*(const uint32_t *)b];
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+static int cmp_op(const void *a, const void *b)
+{
+    const gop *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+static int cmp_sample(const void *a, const void *b)
+{
+    const an_sample *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+static int cmp_msg(const void *a, const void *b)
+{
+    const msgend *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (int)y->out - (int)x->out; /* the send first */
+}
+static int cmp_coll(const void *a, const void *b)
+{
+    const coll *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind,
+                    int wait, int32_t range)
+{
+    GROW(g->nodes, g->n_nodes, g->cap_nodes);
+    an_node *n = &g->nodes[g->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->start = s;
+    n->end = e < s ? s : e;
+    n->lane = lane;
+    n->name = name;
+    n->kind = (uint8_t)kind;
+    n->wait = (uint8_t)wait;
+    n->region = range;
+    return 0;
+oom:
+    return -1;
+}
+
+/* Flattens the regions of one set into nodes, lane by lane; GPU operations likewise. Sets
+ * per-set maps: corr -> launch node, and records the waits to wire afterwards. */
+typedef struct pending { /* a node whose dependencies are resolved after the set */
+    uint32_t node;
+    int64_t corr;
+} pending;
+
+static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_waits,
+                   size_t *cap_waits)
+{
+    an_graph *g = b->g;
+    uint32_t *idx = op_malloc((b->n_regs + 1) * sizeof *idx);
+    uint32_t *stack = op_malloc((b->n_regs + 1) * sizeof *stack);
+    int32_t *stack_range = op_malloc((b->n_regs + 1) * sizeof *stack_range);
+    if (!idx || !stack || !stack_range) goto oom;
+    for (size_t i = 0; i < b->n_regs; i++) idx[i] = (uint32_t)i;
+    g_sort_regs = b->regs;
+    qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
+    uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
+    size_t i = 0;
+    while (i < b->n_regs) {
+        uint32_t lane = b->regs[idx[i]].lane;
+        an_lane *L = &g->lanes[lane];
+        L->first = (uint32_t)g->n_nodes;
+        int is_main = L->pid == L->tid;
+        int64_t cursor =
+            is_main && b->p_begin < b->regs[idx[i]].start ? b->p_begin : b->regs[idx[i]].start;
+        size_t sp = 0;
+        /* emits [cursor, t) as the work of the innermost open region (or plain CPU) */
+#define EMIT_TO(tt)                                                                                \
+    do {                                                                                           \
+        int64_t t_ = (tt);                                                                         \
+        if (t_ > cursor) {                                                                         \
+            int32_t rg_ = sp ? stack_range[sp - 1] : -1;                                           \
+            const reg *top_ = sp ? &b->regs[stack[sp - 1]] : NULL;                                 \
+            int w_ = 0, k_ = AN_CPU;                                                               \
+            uint32_t nm_ = name_cpu;                                                               \
+            if (top_ && top_->cat != RC_MARKER) {                                                  \
+                k_ = kind_of(g, top_, &w_);                                                        \
+                nm_ = top_->name;                                                                  \
+            } else if (top_)                                                                       \
+                nm_ = top_->name;                                                                  \
+            if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
+            if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
+                if (op_u64map_put(corr_node, (uint64_t)top_->corr, g->n_nodes) != 0) goto oom;     \
+            cursor = t_;                                                                           \
+        }                                                                                          \
+    } while (0)
+        for (; i < b->n_regs && b->regs[idx[i]].lane == lane; i++) {
+            reg *r = &b->regs[idx[i]];
+            while (sp && b->regs[stack[sp - 1]].end <= r->start) {
+                EMIT_TO(b->regs[stack[sp - 1]].end);
+                int32_t rg = stack_range[sp - 1];
+                if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
+                    an_range *R = &g->ranges[rg];
+                    R->n_nodes =
+                        g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
+                    R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
+                }
+                sp--;
+            }
+            if (r->start < cursor) r->start = cursor; /* overlaps a closed sibling: clamp */
+            if (sp && r->end > b->regs[stack[sp - 1]].end) r->end = b->regs[stack[sp - 1]].end;
+            if (r->end < r->start) r->end = r->start;
+            int wait = 0, kind = AN_CPU;
+            if (r->cat != RC_MARKER) kind = kind_of(g, r, &wait);
+            EMIT_TO(r->start);
+            if (wait) { /* one node; what runs inside belongs to it */
+                if (add_node(g, r->start, r->end, lane, r->name, kind, 1,
+                             sp ? stack_range[sp - 1] : -1) != 0)
+                    goto oom;
+                uint32_t nid = (uint32_t)g->n_nodes - 1;
+                if (r->corr && op_u64map_put(corr_node, (uint64_t)r->corr, nid + 1) != 0) goto oom;
+                for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
+                if (kind == AN_GPUWAIT ||
+                    (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
+                    GROW(*waits, *n_waits, *cap_waits);
+                    (*waits)[(*n_waits)++] = (pending){nid, r->corr};
+                } else if ((kind == AN_MPIWAIT && !r->msg_n) || kind == AN_JOIN) {
+                    GROW(b->colls, b->n_colls, b->cap_colls);
+                    uint64_t key = kind == AN_JOIN ? ((uint64_t)r->name << 32) ^
+                                                         ((uint64_t)b->process << 8) ^ 0xb
+                                                   : (uint64_t)r->name << 32;
+                    b->colls[b->n_colls++] = (coll){key, 0, nid};
+                }
+                cursor = r->end;
+                /* skip everything nested inside */
+                while (i + 1 < b->n_regs && b->regs[idx[i + 1]].lane == lane &&
+                       b->regs[idx[i + 1]].start < r->end)
+                    i++;
+                continue;
+            }
+            int32_t rg = sp ? stack_range[sp - 1] : -1;
+            if (r->cat == RC_MARKER) {
+                GROW(g->ranges, g->n_ranges, g->cap_ranges);
+                an_range *R = &g->ranges[g->n_ranges];
+                *R = (an_range){
+                    r->start, r->end, r->name, lane, rg, (uint32_t)g->n_nodes, (uint32_t)g->n_nodes,
+                    0};
+                rg = (int32_t)g->n_ranges++;
+            }
+            if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
+                /* a zero-length call still launches: give it a node */
+                if (add_node(g, r->start, r->end, lane, r->name, kind, 0, rg) != 0) goto oom;
+                if (op_u64map_put(corr_node, (uint64_t)r->corr, g->n_nodes) != 0) goto oom;
+                continue;
+            }
+            stack[sp] = idx[i];
+            stack_range[sp] = rg;
+            sp++;
+        }
+        while (sp) {
+            EMIT_TO(b->regs[stack[sp - 1]].end);
+            int32_t rg = stack_range[sp - 1];
+            if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
+                an_range *R = &g->ranges[rg];
+                R->n_nodes =
+                    g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
+                R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
+            }
+            sp--;
+        }
+#undef EMIT_TO
+        L->n = (uint32_t)(g->n_nodes - L->first);
+    }
+    op_free(idx);
+    op_free(stack);
+    op_free(stack_range);
+    return 0;
+oom:
+    op_free(idx);
+    op_free(stack);
+    op_free(stack_range);
+    return -1;
+}
+
+/* The stack of `stack_id`: its frames as name ids, cached per set. */
+static uint32_t stack_index(builder *b, op_rd_lookup *lk, op_u64map *stack_map, int64_t stack_id)
+{
+    an_graph *g = b->g;
+    uint64_t v = 0;
+    if (op_u64map_get(stack_map, (uint64_t)stack_id, &v)) return (uint32_t)v;
+    op_buf text = {0};
+    char leaf[512];
+    op_rd_lookup_stack(lk, stack_id, &text, leaf, sizeof leaf);
+    GROW(g->stacks, g->n_stacks, g->cap_stacks);
+    g->stacks[g->n_stacks] = (uint32_t)g->n_stack_frames;
+    GROW(g->stack_frames, g->n_stack_frames, g->cap_stack_frames);
+    size_t at_count = g->n_stack_frames++;
+    uint32_t cnt = 0;
+    const char *p = text.p ? (const char *)text.p : "";
+    const char *end = p + text.len;
+    while (p < end && cnt < 128) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        const char *inl = n > 10 ? strstr(p, " [inlined]") : NULL;
+        if (inl && inl < p + n) n = (size_t)(inl - p);
+        GROW(g->stack_frames, g->n_stack_frames, g->cap_stack_frames);
+        g->stack_frames[g->n_stack_frames++] = intern(g, (const unsigned char *)p, (int)n);
+        cnt++;
+        p = nl ? nl + 1 : end;
+    }
+    g->stack_frames[at_count] = cnt;
+    op_buf_free(&text);
+    if (op_u64map_put(stack_map, (uint64_t)stack_id, g->n_stacks) != 0) return 0;
+    return (uint32_t)g->n_stacks++;
+oom:
+    op_buf_free(&text);
+    return 0;
+}
+
+static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
+{
+    (void)is_async;
+    return pageable && op_u64map_put(arg, (uint64_t)corr, 1) != 0 ? -1 : 0;
+}
+
+static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t errlen)
+{
+    an_graph *g = b->g;
+    op_u64map corr_node = {0}; /* corr -> node + 1 (the launching call) */
+    op_u64map stack_map = {0};
+    op_u64map pageable = {0}; /* corr of pageable copies */
+    pending *waits = NULL;
+    size_t n_waits = 0, cap_waits = 0;
+    op_rd_lookup *lk = NULL;
+    op_rd rd;
+    op_ev ev;
+    int rc;
+    b->n_regs = b->n_ops = 0;
+    /* this set's lanes, message ends and collectives are the tails of the arrays from here */
+    size_t lane_first = g->n_lanes, msg_first = b->n_msgs, coll_first = b->n_colls;
+    op_u64map_free(&b->lane_of);
+    op_u64map_free(&b->stream_of);
+    op_rd_cpu_process(src, set, &b->pid, &b->rank);
+    if (op_rd_threads(src, set, on_thread, b, err, errlen) != 0) goto fail;
+    b->p_begin = INT64_MAX;
+    /* regions */
+    /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL,
+                    OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err, errlen);
+    if (rc < 0) goto fail;
+    while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
+        g->n_events_read++;
+        uint32_t lane = thread_lane(b, &ev);
+        if (lane == UINT32_MAX) goto oom_rd;
+        GROW(b->regs, b->n_regs, b->cap_regs);
+        reg *r = &b->regs[b->n_regs++];
+        r->start = ev.start;
+        r->end = ev.end < ev.start ? ev.start : ev.end;
+        r->corr = ev.corr;
+        r->name = intern(g, ev.name, ev.name_len);
+        r->lane = lane;
+        r->cat = (uint8_t)cat_of(ev.category, ev.category_len);
+        r->msg_first = (uint32_t)b->n_msgs;
+        r->msg_n = 0;
+        if (ev.start < b->p_begin) b->p_begin = ev.start;
+        if (ev.mpi_flows) {
+            const unsigned char *p = ev.mpi_flows, *e = p + ev.mpi_flows_len;
+            int out;
+            uint64_t id;
+            while ((p = op_rd_mpi_flow_next(p, e, &out, &id)) != NULL) {
+                if (out) continue; /* sends gate nothing here: their receive's end is what waits */
+                GROW(b->msgs, b->n_msgs, b->cap_msgs);
+                b->msgs[b->n_msgs++] = (msgend){id, UINT32_MAX, 0};
+                r->msg_n++;
+            }
+            /* the sends, recorded after: a message's send is the region whose flow says out */
+            p = ev.mpi_flows;
+            while ((p = op_rd_mpi_flow_next(p, e, &out, &id)) != NULL) {
+                if (!out) continue;
+                GROW(b->msgs, b->n_msgs, b->cap_msgs);
+                b->msgs[b->n_msgs++] = (msgend){id, (uint32_t)(b->n_regs - 1), 2};
+            }
+        }
+    }
+    op_rd_close(&rd);
+    if (rc < 0) goto fail;
+    /* GPU operations */
+    for (int k = 0; k < 2; k++) {
+        rc = op_rd_open(&rd, src, set, k ? EV_COPY : EV_KERNEL, NULL, OP_RD_TEXT, err, errlen);
+        if (rc < 0) goto fail;
+        while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
+            g->n_events_read++;
+            uint32_t lane = stream_lane(b, &ev);
+            if (lane == UINT32_MAX) goto oom_rd;
+            GROW(b->ops, b->n_ops, b->cap_ops);
+            gop *o = &b->ops[b->n_ops++];
+            o->start = ev.start;
+            o->end = ev.end < ev.start ? ev.start : ev.end;
+            o->corr = ev.corr;
+            o->name = intern(g, ev.name, ev.name_len);
+            o->lane = lane;
+            o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY)
+                        : AN_KERNEL;
+            if (ev.start < b->p_begin) b->p_begin = ev.start;
+        }
+        op_rd_close(&rd);
+        if (rc < 0) goto fail;
+    }
+    /* copies from or to pageable memory */
+    if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
+        goto fail;
+    /* CPU call-stack samples */
+    lk = op_rd_lookup_new(src, set);
+    if (!lk) goto oom;
+    rc = op_rd_open(&rd, src, set, EV_SAMPLE, NULL, 0, err, errlen);
+    if (rc < 0) goto fail;
+    while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
+        if (!ev.cpu_sample) continue;
+        g->n_events_read++;
+        uint32_t lane = thread_lane(b, &ev);
+        if (lane == UINT32_MAX) goto oom_rd;
+        GROW(g->samples, g->n_samples, g->cap_samples);
+        g->samples[g->n_samples++] =
+            (an_sample){ev.start, lane, stack_index(b, lk, &stack_map, ev.cpu_stack)};
+    }
+    op_rd_close(&rd);
+    if (rc < 0) goto fail;
+    if (b->p_begin == INT64_MAX) goto done; /* an empty set */
+
+    /* threads -> nodes */
+    size_t set_first_node = g->n_nodes;
+    if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
+    /* streams -> nodes */
+    qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
+    for (size_t i = 0; i < b->n_ops;) {
+        uint32_t lane = b->ops[i].lane;
+        g->lanes[lane].first = (uint32_t)g->n_nodes;
+        for (; i < b->n_ops && b->ops[i].lane == lane; i++) {
+            gop *o = &b->ops[i];
+            if (add_node(g, o->start, o->end, lane, o->name, o->kind, 0, -1) != 0) goto oom;
+            uint64_t v = 0;
+            uint32_t nid = (uint32_t)g->n_nodes - 1;
+            if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
+                g->nodes[nid].flags |= AN_F_PAGEABLE;
+            if (o->corr && op_u64map_get(&corr_node, (uint64_t)o->corr, &v)) {
+                const an_node *ln = &g->nodes[v - 1];
+                int64_t lag = o->start - ln->start;
+                /* stream busy: the operation waited for its stream, not for the launch */
+                if (nid > g->lanes[lane].first && g->nodes[nid - 1].end >= o->start - 1000 &&
+                    lag > ln->end - ln->start)
+                    lag = ln->end - ln->start;
+                if (lag < 0) lag = 0;
+                if (!ln->wait) {
+                    if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
+                } else { /* a blocking copy: the call launched it and waits for it */
+                    if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
+                    if (add_edge(g, 2 * nid + 1, 2 * (uint32_t)(v - 1) + 1, AE_WAIT, 0) != 0)
+                        goto oom;
+                }
+            }
+        }
+        g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
+    }
+    /* host waits on the GPU: per stream of the process, the last operation launched before */
+    for (size_t w = 0; w < n_waits; w++) {
+        an_node *wn = &g->nodes[waits[w].node];
+        if (wn->kind == AN_JOIN) continue;
+        for (size_t l = lane_first; l < g->n_lanes; l++) {
+            an_lane *L = &g->lanes[l];
+            if (!L->gpu || L->process != b->process || !L->n) continue;
+            /* binary search: the last op whose start is before the wait's end, and which was
+             * launched before the wait began (its start is then what the stream reached) */
+            uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= wn->end)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == L->first) continue;
+            uint32_t last = lo - 1;
+            if (g->nodes[last].end > wn->end + 1000)
+                continue; /* still running after: not waited for */
+            if (add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
+        }
+    }
+    /* joins: the thread whose last work ended last before the join returned */
+    {
+        size_t nl = 0;
+        uint32_t *cand = op_calloc(g->n_lanes + 1, sizeof *cand);
+        uint8_t *used = op_calloc(g->n_lanes + 1, 1);
+        if (!cand || !used) {
+            op_free(cand);
+            op_free(used);
+            goto oom;
+        }
+        for (size_t l = lane_first; l < g->n_lanes; l++)
+            if (!g->lanes[l].gpu && g->lanes[l].process == b->process && g->lanes[l].n &&
+                g->lanes[l].pid != g->lanes[l].tid)
+                cand[nl++] = (uint32_t)l;
+        for (size_t w = 0; w < n_waits; w++) {
+            an_node *wn = &g->nodes[waits[w].node];
+            if (wn->kind != AN_JOIN) continue;
+            int64_t best_t = INT64_MIN;
+            size_t best = SIZE_MAX;
+            for (size_t c = 0; c < nl; c++) {
+                an_lane *L = &g->lanes[cand[c]];
+                if (used[c] || cand[c] == wn->lane) continue;
+                int64_t le = g->nodes[L->first + L->n - 1].end;
+                if (le <= wn->end + 1000 && le > best_t) best_t = le, best = c;
+            }
+            if (best == SIZE_MAX) continue;
+            used[best] = 1;
+            an_lane *L = &g->lanes[cand[best]];
+            if (add_edge(g, 2 * (L->first + L->n - 1) + 1, 2 * waits[w].node + 1, AE_JOIN, 0) !=
+                0) {
+                op_free(cand);
+                op_free(used);
+                goto oom;
+            }
+        }
+        op_free(cand);
+        op_free(used);
+    }
+    /* thread creation: a non-main thread's first node after the main thread's point */
+    {
+        uint32_t main_lane = UINT32_MAX;
+        for (size_t l = lane_first; l < g->n_lanes; l++)
+            if (!g->lanes[l].gpu && g->lanes[l].process == b->process &&
+                g->lanes[l].pid == g->lanes[l].tid && g->lanes[l].n)
+                main_lane = (uint32_t)l;
+        if (main_lane != UINT32_MAX) {
+            an_lane *M = &g->lanes[main_lane];
+            for (size_t l = lane_first; l < g->n_lanes; l++) {
+                an_lane *L = &g->lanes[l];
+                if (L->gpu || L->process != b->process || l == main_lane || !L->n) continue;
+                int64_t t0 = g->nodes[L->first].start;
+                uint32_t lo = M->first, hi = M->first + M->n;
+                while (lo < hi) {
+                    uint32_t mid = lo + (hi - lo) / 2;
+                    if (g->nodes[mid].start <= t0)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo == M->first) continue;
+                uint32_t at = lo - 1;
+                int64_t lag = t0 - g->nodes[at].start;
+                if (add_edge(g, 2 * at, 2 * L->first, AE_CREATE, lag) != 0) goto oom;
+            }
+        }
+    }
+    (void)set_first_node;
+    /* collectives on this lane: number each (key) occurrence per lane */
+    {
+        op_u64map seen = {0};
+        /* this set's are the ones not numbered yet, in node order (time order per lane) */
+        for (size_t c = coll_first; c < b->n_colls; c++) {
+            coll *cl = &b->colls[c];
+            if (cl->k & 0x80000000u) continue; /* numbered already (an earlier set) */
+            uint64_t key = cl->key ^ ((uint64_t)g->nodes[cl->node].lane * 0x9e3779b97f4a7c15ull);
+            uint64_t v = 0;
+            op_u64map_get(&seen, key, &v);
+            cl->k = 0x80000000u | (uint32_t)v;
+            if (op_u64map_put(&seen, key, v + 1) != 0) {
+                op_u64map_free(&seen);
+                goto oom;
+            }
+        }
+        op_u64map_free(&seen);
+    }
+    /* the regions' message ends now name nodes; drop the ends of regions not made nodes */
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
+            const reg *r = &b->regs[b->msgs[m].node];
+            an_lane *L = &g->lanes[r->lane];
+            uint32_t lo = L->first, hi = L->first + L->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= r->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
+            b->msgs[m].out = 1;
+        }
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
+    for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
+done:
+    op_rd_lookup_free(lk);
+    op_u64map_free(&corr_node);
+    op_u64map_free(&stack_map);
+    op_u64map_free(&pageable);
+    op_free(waits);
+    return 0;
+oom_rd:
+    op_rd_close(&rd);
+oom:
+    snprintf(err, errlen, "%s: out of memory", src->path);
+fail:
+    op_rd_lookup_free(lk);
+    op_u64map_free(&corr_node);
+    op_u64map_free(&stack_map);
+    op_u64map_free(&pageable);
+    op_free(waits);
+    return -1;
+}
+
+/* Cross-set edges (messages, collectives), intrinsic times of waits, the CSR of in-edges. */
+static int finish(builder *b, char *err, size_t errlen)
+{
+    an_graph *g = b->g;
+    /* lane order */
+    for (size_t l = 0; l < g->n_lanes; l++) {
+        an_lane *L = &g->lanes[l];
+        for (uint32_t i = 1; i < L->n; i++)
+            if (add_edge(g, 2 * (L->first + i - 1) + 1, 2 * (L->first + i), AE_LANE, 0) != 0)
+                goto oom;
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (add_edge(g, 2 * (uint32_t)i, 2 * (uint32_t)i + 1, AE_SELF, 0) != 0) goto oom;
+    /* messages: the receive's end after the send's start */
+    qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
+    for (size_t m = 0; m < b->n_msgs;) {
+        size_t e = m;
+        while (e < b->n_msgs && b->msgs[e].id == b->msgs[m].id) e++;
+        uint32_t send = UINT32_MAX;
+        for (size_t k = m; k < e; k++)
+            if ((b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX) send = b->msgs[k].node;
+        for (size_t k = m; k < e && send != UINT32_MAX; k++)
+            if (!(b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX && b->msgs[k].node != send &&
+                g->nodes[b->msgs[k].node].lane != g->nodes[send].lane &&
+                g->nodes[send].start <= g->nodes[b->msgs[k].node].end)
+                if (add_edge(g, 2 * send, 2 * b->msgs[k].node + 1, AE_MSG, 0) != 0) goto oom;
+        m = e;
+    }
+    /* collectives: (key, k) groups; every participant's start gates every participant's end */
+    for (size_t c = 0; c < b->n_colls; c++) b->colls[c].k &= 0x7fffffffu;
+    qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
+    for (size_t c = 0; c < b->n_colls;) {
+        size_t e = c;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k)
+            e++;
+        if (e - c > 1 && e - c <= 4096) {
+            /* a star through the latest arrival keeps the edges linear: the participant that
+             * arrived last gates the others; each gates the last one too (its own end) */
+            size_t last = c;
+            for (size_t k = c; k < e; k++)
+                if (g->nodes[b->colls[k].node].start > g->nodes[b->colls[last].node].start)
+                    last = k;
+            for (size_t k = c; k < e; k++)
+                for (size_t j = c; j < e; j++)
+                    if (j != k && (k == last || j == last || e - c <= 64))
+                        if (add_edge(g, 2 * b->colls[j].node, 2 * b->colls[k].node + 1, AE_COLL,
+                                     0) != 0)
+                            goto oom;
+        }
+        c = e;
+    }
+    /* CSR of incoming edges */
+    size_t n_ev = 2 * g->n_nodes;
+    g->in_first = op_calloc(n_ev + 1, sizeof *g->in_first);
+    g->in_edges = op_malloc((g->n_edges + 1) * sizeof *g->in_edges);
+    g->t = op_malloc((n_ev + 1) * sizeof *g->t);
+    g->bind = op_malloc((n_ev + 1) * sizeof *g->bind);
+    g->factor = op_malloc((g->n_nodes + 1) * sizeof *g->factor);
+    if (!g->in_first || !g->in_edges || !g->t || !g->bind || !g->factor) goto oom;
+    for (size_t e = 0; e < g->n_edges; e++) g->in_first[g->edges[e].dst + 1]++;
+    for (size_t v = 0; v < n_ev; v++) g->in_first[v + 1] += g->in_first[v];
+    {
+        uint32_t *fill = op_malloc((n_ev + 1) * sizeof *fill);
+        if (!fill) goto oom;
+        memcpy(fill, g->in_first, (n_ev + 1) * sizeof *fill);
+        for (size_t e = 0; e < g->n_edges; e++) g->in_edges[fill[g->edges[e].dst]++] = (uint32_t)e;
+        op_free(fill);
+    }
+    /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        an_node *n = &g->nodes[i];
+        int64_t dep = n->start;
+        uint32_t ev = 2 * (uint32_t)i + 1;
+        int has_dep = 0;
+        for (uint32_t k = g->in_first[ev]; k < g->in_first[ev + 1]; k++) {
+            const an_edge_t *e = &g->edges[g->in_edges[k]];
+            if (e->type == AE_SELF) continue;
+            const an_node *s = &g->nodes[e->src / 2];
+            int64_t ts = (e->src & 1) ? s->end : s->start;
+            has_dep = 1;
+            if (ts > dep) dep = ts;
+        }
+        n->wait = (uint8_t)(has_dep ? 1 : 0);
+        n->intrinsic = n->end - (dep < n->end ? dep : n->end);
+    }
+    /* a collective's own cost is what its fastest leaver took after the last arrival; what a
+     * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
+     * so that a what-if of the communication does not scale it (E1 holds: the sum is the same) */
+    for (size_t c = 0; c < b->n_colls;) {
+        size_t e = c;
+        int64_t m = INT64_MAX;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k) {
+            if (g->nodes[b->colls[e].node].intrinsic < m) m = g->nodes[b->colls[e].node].intrinsic;
+            e++;
+        }
+        for (size_t k = c; e - c > 1 && k < e; k++) {
+            an_node *n = &g->nodes[b->colls[k].node];
+            if (!n->wait) continue;
+            n->eslack = n->intrinsic - m;
+            n->intrinsic = m;
+        }
+        c = e;
+    }
+    g->t_begin = INT64_MAX;
+    g->t_end = INT64_MIN;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].start < g->t_begin) g->t_begin = g->nodes[i].start;
+        if (g->nodes[i].end > g->t_end) g->t_end = g->nodes[i].end;
+    }
+    if (!g->n_nodes) g->t_begin = g->t_end = 0;
+    qsort(g->samples, g->n_samples, sizeof *g->samples, cmp_sample);
+    if (an_prepare(g) != 0) goto oom;
+    for (size_t i = 0; i < g->n_nodes; i++) g->factor[i] = 1.0f;
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory (%zu nodes)", g->n_nodes);
+    return -1;
+}
+
+int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    an_graph *g = op_calloc(1, sizeof *g);
+    builder b;
+    memset(&b, 0, sizeof b);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    b.g = g;
+    for (size_t i = 0; i < n; i++) {
+        op_src *src = NULL;
+        if (op_src_open(paths[i], &src, err, errlen) != OP_RD_OK) goto fail;
+        for (size_t s = 0; s < src->n_sets; s++) {
+            b.process = (uint32_t)g->n_processes++;
+            if (read_set(&b, src, &src->sets[s], err, errlen) != 0) {
+                op_src_close(src);
+                goto fail;
+            }
+        }
+        op_src_close(src);
+    }
+    /* the read buffers go before the index is built: they are the peak's other half */
+    op_free(b.regs);
+    op_free(b.ops);
+    b.regs = NULL;
+    b.ops = NULL;
+    if (finish(&b, err, errlen) != 0) goto fail;
+    op_free(b.msgs);
+    op_free(b.colls);
+    op_u64map_free(&b.lane_of);
+    op_u64map_free(&b.stream_of);
+    *out = g;
+    return 0;
+fail:
+    op_free(b.regs);
+    op_free(b.ops);
+    op_free(b.msgs);
+    op_free(b.colls);
+    op_u64map_free(&b.lane_of);
+    op_u64map_free(&b.stream_of);
+    an_graph_free(g);
+    return -1;
+}
+
+void an_graph_free(an_graph *g)
+{
+    if (!g) return;
+    op_strtab_free(&g->names);
+    op_free(g->nodes);
+    op_free(g->edges);
+    op_free(g->lanes);
+    op_free(g->ranges);
+    op_free(g->samples);
+    op_free(g->stack_frames);
+    op_free(g->stacks);
+    op_free(g->in_first);
+    op_free(g->in_edges);
+    op_free(g->t);
+    op_free(g->bind);
+    op_free(g->factor);
+    op_free(g);
+}

@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""`omniprof analyze` (docs/analyze.md) on real programs and synthetic databases.
+
+Modes (CTest analyze.<mode>):
+  synthetic  databases written row by row (sqlite3 over omniprof-gen-db's schema) whose graph
+             and critical path are known exactly: a kernel on the path behind a synchronize, a
+             kernel hidden behind CPU work, a straggler rank in a collective across two
+             databases; exact path shares and exact what-if predictions
+  cli        bad what-if specs and inputs give a clear error naming them (exit 2); an existing
+             -o file is never replaced; the input database is not modified; omniprof.analyze()
+             from Python
+  pipeline   an_pipeline (two threads, ranges, barrier hand-over), consumer twice the producer:
+             what-if 'range:^consume$=0.5' predicted against the run with the consumer halved
+  forkjoin   an_forkjoin, one worker 3x the others: what-if 'range:^work_big$=0.5' against the
+             run with that worker halved; the imbalance is the top finding
+  clean      the balanced pipeline and fork-join: no finding with 5 % or more predicted gain
+  mpi        an_mpi under mpirun -np 4 (rank 2 a straggler), merged: 'range:^extra$=0.5'
+             against the run with rank 2's extra work halved; the straggler is the top finding
+
+Accuracy (the issue's target): predicted gain within 5 points of the run time, or 20 % of the
+gain, whichever is larger, of the gain measured on the faster program. Gains are measured on
+the iterations (median iteration time, predicted and measured), which leaves out start-up
+(MPI_Init) whose length varies between runs and one iteration stretched by a load spike.
+A stage sleeps to a deadline on the monotonic clock (an_work.h), so it lasts what its knob
+says however loaded the machine is, give or take
+the wake-up latency of a loaded machine (milliseconds: the stages last 40 ms and more).
+Skips (exit 77) with the reason when a program, mpirun or omniprof-gen-db is missing."""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("PASS: " if cond else "FAIL: ") + what)
+    if not cond:
+        FAILS.append(what)
+    return cond
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def omniprof(a, *args, ok=True, env=None):
+    r = subprocess.run([a.omniprof] + list(args), capture_output=True, text=True, timeout=400,
+                       env=env)
+    if ok and r.returncode != 0:
+        check(False, "omniprof %s exits 0 (%d: %s)" % (" ".join(args[:3]), r.returncode,
+                                                       r.stderr.strip()[-600:]))
+        sys.exit(1)
+    return r
+
+
+def analyze(a, inputs, *extra):
+    r = omniprof(a, "analyze", "-i", *inputs, "--format", "json", *extra)
+    return json.loads(r.stdout)
+
+
+# ---- synthetic databases ------------------------------------------------------------------
+
+class SynthDB:
+    """A database with omniprof's schema (omniprof-gen-db --events 0) and rows added here."""
+
+    def __init__(self, a, path, pid, rank=-1, threads=1, streams=1):
+        gen = os.path.join(a.bindir, "omniprof-gen-db")
+        if not os.path.exists(gen):
+            skip("omniprof-gen-db is not built")
+        cmd = [gen, path, "--events", "0", "--threads", str(threads), "--streams", str(streams),
+               "--pid", str(pid)]
+        if rank >= 0:
+            cmd += ["--rank", str(rank)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "gen-db %s (%s)" % (path, r.stderr.strip()))
+        self.con = sqlite3.connect(path)
+        self.pid = pid
+        names = [n for (n,) in self.con.execute("SELECT name FROM sqlite_master WHERE "
+                                                "type='table'")]
+        self.sfx = [n for n in names if n.startswith("rocpd_string_")][0][len("rocpd_string"):]
+        self.next = {}
+
+    def t(self, base):
+        return '"%s%s"' % (base, self.sfx)
+
+    def nid(self, table):
+        if table not in self.next:
+            self.next[table] = (self.con.execute("SELECT COALESCE(max(id), 0) FROM %s" %
+                                                 self.t(table)).fetchone()[0]) + 1
+        v = self.next[table]
+        self.next[table] += 1
+        return v
+
+    def string(self, s):
+        row = self.con.execute("SELECT id FROM %s WHERE string = ?" % self.t("rocpd_string"),
+                               (s,)).fetchone()
+        if row:
+            return row[0]
+        i = self.nid("rocpd_string")
+        self.con.execute("INSERT INTO %s (id, string) VALUES (?, ?)" % self.t("rocpd_string"), (i,
+            s))
+        return i
+
+    def event(self, category, corr=0):
+        i = self.nid("rocpd_event")
+        self.con.execute("INSERT INTO %s (id, category_id, stack_id, correlation_id, extdata) "
+                         "VALUES (?, ?, ?, 0, '{}')"
+                         % self.t("rocpd_event"), (i, self.string(category), corr))
+        return i
+
+    def region(self, thread, start, end, name, category="CUDA_RUNTIME_API", corr=0):
+        ev = self.event(category, corr)
+        self.con.execute('INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, event_id) '
+                         'VALUES (?, 1, ?, ?, ?, ?, ?, ?)'
+                         % self.t("rocpd_region"),
+                         (self.nid("rocpd_region"), self.pid, self.pid + thread, start, end,
+                          self.string(name), ev))
+
+    def kernel(self, stream, start, end, kernel_id, corr):
+        ev = self.event("KERNEL_DISPATCH", corr)
+        i = self.nid("rocpd_kernel_dispatch")
+        self.con.execute(
+            'INSERT INTO %s (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, '
+            'stream_id, start, "end", private_segment_size, group_segment_size, workgroup_size_x, '
+            "workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id) "
+            "VALUES (?, 1, ?, ?, 2, ?, ?, ?, ?, ?, ?, 0, 0, 1, 1, 1, "
+            "1, 1, 1, ?)" % self.t("rocpd_kernel_dispatch"),
+            (i, self.pid, self.pid, kernel_id, i, stream, stream, start, end, ev))
+
+    def close(self):
+        self.con.commit()
+        self.con.close()
+
+
+def items(res):
+    return {(i["kind"], i["name"]): i["ns"] for i in res["critical_path"]["items"]}
+
+
+def mode_synthetic(a):
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-syn-")
+    # A: launch [0,10] -> gemm [15,100] on stream 1; CPU [10,20]; cudaDeviceSynchronize [20,105]
+    pa = os.path.join(tmp, "a.db")
+    d = SynthDB(a, pa, 5000)
+    T0 = 10 ** 9
+    d.region(0, T0 + 0, T0 + 10, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 15, T0 + 100, 2, corr=1)
+    d.region(0, T0 + 20, T0 + 105, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = analyze(a, [pa])
+    check(r["schema"] == "omniprof-analyze" and r["version"] == 1, "the JSON names its schema "
+          "and version")
+    check(r["run"]["wall_ns"] == 105, "A: wall time 105 ns (%s)" % r["run"]["wall_ns"])
+    it = items(r)
+    check(it.get(("kernel", "gemm_kernel<float, 128>")) == 85, "A: the kernel holds 85 ns of the "
+          "path (%s)" % it)
+    check(it.get(("latency", "[launch latency]")) == 15, "A: the launch (latency to the kernel's "
+          "start) 15 ns")
+    check(it.get(("gpu_wait", "cudaDeviceSynchronize")) == 5, "A: the synchronize's own 5 ns "
+          "after the kernel")
+    check(sum(it.values()) == 105, "A: the path covers the run (%d)" % sum(it.values()))
+    r = analyze(a, [pa], "--what-if", "kernel:gemm=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 62,
+          "A: kernel 2x faster: the synchronize ends at 15 + 42 + 5 = 62 ns (%s)" %
+          r["what_if"]["predicted_wall_ns"])
+    r = analyze(a, [pa], "--what-if", "api:Synchronize=1", "--what-if", "kernel:nomatch=0")
+    check(r["what_if"]["predicted_wall_ns"] == 105, "A: a what-if that changes nothing predicts "
+          "the recording")
+
+    # B: the kernel [15,50] hides behind CPU work up to 100, then a synchronize [100,101]
+    pb = os.path.join(tmp, "b.db")
+    d = SynthDB(a, pb, 5001)
+    d.region(0, T0 + 0, T0 + 10, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 15, T0 + 50, 3, corr=1)
+    d.region(0, T0 + 100, T0 + 101, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = analyze(a, [pb], "--what-if", "kernel:reduce_sum=0.1")
+    check(r["what_if"]["gain_ns"] == 0, "B: a hidden kernel 10x faster gains nothing (%s)" %
+          r["what_if"])
+    it = items(r)
+    check(("kernel", "reduce_sum") not in it and it.get(("cpu", "[cpu]")) == 90,
+          "B: the hidden kernel is not on the path; the CPU work is (%s)" % it)
+
+    # C: two ranks; rank 1 computes 300 ns, rank 0 100 ns, then an MPI_Allreduce (ends at 310)
+    dbs = []
+    for rank, comp in ((0, 100), (1, 300)):
+        p = os.path.join(tmp, "c%d.db" % rank)
+        d = SynthDB(a, p, 6000 + rank, rank=rank)
+        d.region(0, T0, T0 + comp, "compute", category="MARKER_RANGE_API")
+        d.region(0, T0 + comp, T0 + 310, "MPI_Allreduce", category="MPI_API")
+        d.close()
+        dbs.append(p)
+    r = analyze(a, dbs, "--what-if", "rank:^1$=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 160,
+          "C: the straggler 2x faster: both ranks leave at 150 + 10 = 160 ns (%s)" %
+          r["what_if"]["predicted_wall_ns"])
+    it = items(r)
+    check(it.get(("cpu", "compute")) == 300 and it.get(("mpi_wait", "MPI_Allreduce")) == 10,
+          "C: the path is rank 1's compute then the collective's own 10 ns (%s)" % it)
+    f = r["findings"]
+    check(f and f[0]["rule"] == "rank_straggler" and "rank 1" in f[0]["title"],
+          "C: the top finding is rank 1, the straggler (%s)" % [x["title"] for x in f])
+    r = analyze(a, dbs, "--what-if", "range:compute=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 160, "C: every rank's compute halved: 160 ns too")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mode_cli(a):
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-cli-")
+    p = os.path.join(tmp, "a.db")
+    d = SynthDB(a, p, 5000)
+    d.region(0, 10 ** 9, 10 ** 9 + 100, "cudaMalloc")
+    d.close()
+    before = open(p, "rb").read()
+    for spec, want in (("kernal:x=1", "unknown target 'kernal'"), ("kernel:x",
+        "TARGET:REGEX=FACTOR"),
+                       ("kernel:x=-1", "not a number >= 0"), ("kernel:(=0.5", "bad regular "
+                           "expression")):
+        r = omniprof(a, "analyze", "-i", p, "--what-if", spec, ok=False)
+        check(r.returncode == 2 and want in r.stderr and spec in r.stderr,
+              "--what-if '%s': exit 2 naming it (%d: %s)" % (spec, r.returncode, r.stderr.strip()))
+    r = omniprof(a, "analyze", "-i", os.path.join(tmp, "missing.db"), ok=False)
+    check(r.returncode == 2 and "missing.db" in r.stderr, "a missing input: exit 2 naming it "
+          "(%s)" % r.stderr.strip())
+    r = omniprof(a, "analyze", "-i", p, "--window", "3:1", ok=False)
+    check(r.returncode == 2 and "START:END" in r.stderr, "a bad window: exit 2 (%s)" %
+          r.stderr.strip())
+    out = os.path.join(tmp, "out.json")
+    open(out, "w").write("keep")
+    r = omniprof(a, "analyze", "-i", p, "-o", out, ok=False)
+    check(r.returncode == 2 and open(out).read() == "keep", "an existing -o file is not replaced")
+    r = omniprof(a, "analyze", "-i", p)
+    check(r.returncode == 0 and "What to fix" in r.stdout.split("\n")[2], "the console's first "
+          "lines say what to fix")
+    check(open(p, "rb").read() == before, "the input database is unchanged")
+    r = omniprof(a, "analyze", "--help")
+    check("--what-if" in r.stdout and "--iteration" in r.stdout, "--help lists the options")
+    # Python: omniprof.analyze() gives the command's JSON as a dict, errors as AnalyzeError
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+    code = ("import omniprof, sys\n"
+            "r = omniprof.analyze(sys.argv[1], what_if=['api:cudaMalloc=0.5'])\n"
+            "print(r['schema'], r['run']['wall_ns'], r['what_if']['predicted_wall_ns'])\n"
+            "try:\n    omniprof.analyze(sys.argv[1] + '.missing')\n"
+            "except omniprof.AnalyzeError as e:\n    print('error', e.status)\n")
+    env = dict(os.environ, PYTHONPATH=src, OMNIPROF_BIN=a.omniprof)
+    r = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True,
+                       timeout=120, env=env)
+    check(r.stdout.split() == ["omniprof-analyze", "100", "50", "error", "2"],
+          "omniprof.analyze() from Python: the result and the error status (%s %s)" %
+          (r.stdout.strip(), r.stderr.strip()[-300:]))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- real programs --------------------------------------------------------------------------
+
+ENV = dict(os.environ, OMNIPROF_TRACE_THREAD_JOIN="true", OMNIPROF_TRACE_THREAD_BARRIERS="true")
+ENV.pop("LD_PRELOAD", None)
+
+
+def record(a, tmp, name, prog, args):
+    path = os.path.join(a.bindir, prog)
+    if not os.path.exists(path):
+        skip("%s is not built" % prog)
+    d = os.path.join(tmp, name)
+    r = subprocess.run([a.omniprof, "run", "--marker-trace", "--sample", "cputime", "-d", d, "-o",
+                        name, "--", path] +
+                       [str(x) for x in args], capture_output=True, text=True, timeout=400, env=ENV)
+    check(r.returncode == 0 and "done" in r.stdout, "%s %s runs under omniprof (%d %s)" %
+          (prog, args, r.returncode, r.stderr.strip()[-300:]))
+    return os.path.join(d, name + "_results.db")
+
+
+def span(res, predicted=False):
+    its = res["iterations"]["items"]
+    if not its:
+        return res["run"]["wall_ns"]
+    if predicted:
+        # the predicted iterations keep their order: first predicted start to last predicted end
+        return None
+    return its[-1]["start_ns"] + its[-1]["wall_ns"] - its[0]["start_ns"]
+
+
+def compare(label, base, pred, fast, base_span, pred_span, fast_span):
+    """Predicted vs measured gain, in % of the recorded run (iterations' span)."""
+    pg = 100.0 * (base_span - pred_span) / base_span
+    mg = 100.0 * (base_span - fast_span) / base_span
+    tol = max(5.0, 0.2 * abs(mg))
+    print("%s: predicted gain %.1f %%, measured %.1f %% (tolerance %.1f points); whole run: "
+          "predicted %.1f %%, "
+          "measured %.1f %%" % (label, pg, mg, tol, 100.0 * (base - pred) / base,
+                                100.0 * (base - fast) / base))
+    check(abs(pg - mg) <= tol, "%s: the prediction is within %.1f points of the real gain (%.1f "
+          "vs %.1f)" %
+          (label, tol, pg, mg))
+    return pg, mg
+
+
+def iter_sum(res, key):
+    """The iterations' median time x their count: a load spike on this shared machine that
+    stretches one iteration of one run (a late wake-up) does not decide the comparison."""
+    v = sorted(i[key] for i in res["iterations"]["items"])
+    return v[len(v) // 2] * len(v) if v else 0
+
+
+def whatif_case(a, label, prog, base_args, fast_args, spec, iteration, top_rule):
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-")
+    base = record(a, tmp, "base", prog, base_args)
+    fast = record(a, tmp, "fast", prog, fast_args)
+    rb = analyze(a, [base], "--what-if", spec, "--iteration", iteration)
+    rf = analyze(a, [fast], "--iteration", iteration)
+    check(len(rb["iterations"]["items"]) == base_args[0], "%s: %d iterations found (%d)" %
+          (label, base_args[0], len(rb["iterations"]["items"])))
+    compare(label, rb["run"]["wall_ns"], rb["what_if"]["predicted_wall_ns"], rf["run"]["wall_ns"],
+            iter_sum(rb, "wall_ns"), iter_sum(rb, "predicted_ns"), iter_sum(rf, "wall_ns"))
+    rules = [f["rule"] for f in rb["findings"][:3]]
+    check(top_rule in rules, "%s: '%s' is a top-3 finding (%s)" % (label, top_rule, rules))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mode_pipeline(a):
+    # on paper: a step is max(40, 80) = 80 ms; with 'consume' halved max(40, 40) = 40 ms: 50 %
+    whatif_case(a, "pipeline", "antest_pipeline", [10, 40, 80], [10, 40, 40],
+                "range:^consume$=0.5", "step",
+                "thread_imbalance")
+
+
+def mode_forkjoin(a):
+    # on paper: a round is max(60, 180) = 180 ms; with 'work_big' halved 90 ms: 50 %
+    whatif_case(a, "forkjoin", "antest_forkjoin", [6, 60, 180], [6, 60, 90],
+                "range:^work_big$=0.5", "round",
+                "thread_imbalance")
+
+
+def mode_clean(a):
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-clean-")
+    for prog, args in (("antest_forkjoin", [6, 80, 80]), ("antest_pipeline", [10, 60, 60])):
+        db = record(a, tmp, prog, prog, args)
+        r = analyze(a, [db])
+        big = [(f["rule"], round(f["gain_pct"], 1)) for f in r["findings"] if f["gain_pct"] >= 5.0]
+        check(not big, "%s (balanced): no finding with 5 %% or more predicted gain (%s)" % (prog,
+            big))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mpirun_env():
+    env = dict(ENV)
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    env["OMPI_MCA_btl"] = "self,vader,tcp"
+    env["OMPI_MCA_mpi_yield_when_idle"] = "1"  # 4 ranks on 2 cores: waiting ranks give the CPU up
+    return env
+
+
+def mode_mpi(a):
+    prog = os.path.join(a.bindir, "antest_mpi")
+    if not shutil.which("mpirun"):
+        skip("mpirun (Open MPI) is not installed")
+    if not os.path.exists(prog):
+        skip("antest_mpi was not built (no mpicc at build time)")
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-mpi-")
+    merged = {}
+    for name, args in (("base", [12, 40, 80]), ("fast", [12, 40, 40])):
+        d = os.path.join(tmp, name)
+        cmd = [shutil.which("mpirun"), "--oversubscribe", "--allow-run-as-root", "-np", "4",
+               a.omniprof, "run",
+               "--mpi-trace", "--marker-trace", "-d", d, "-o", "rank%rank%", "--", prog] + \
+            [str(x) for x in args]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=mpirun_env())
+        check(r.returncode == 0 and r.stdout.count("rank ") == 4, "mpirun -np 4 %s %s (%d %s)" %
+              (os.path.basename(prog), args, r.returncode, r.stderr.strip()[-400:]))
+        dbs = [os.path.join(d, "rank%d_results.db" % k) for k in range(4)]
+        check(all(os.path.exists(x) for x in dbs), "one database per rank (%s)" % os.listdir(d))
+        merged[name] = os.path.join(tmp, name + "-merged.db")
+        omniprof(a, "merge", "-i", *dbs, "-o", merged[name])
+        if name == "base":
+            per_rank = analyze(a, dbs, "--what-if", "range:^extra$=0.5")
+    rb = analyze(a, [merged["base"]], "--what-if", "range:^extra$=0.5", "--iteration", "step")
+    rf = analyze(a, [merged["fast"]], "--iteration", "step")
+    check(rb["run"]["processes"] == 4, "the merged file holds 4 processes (%s)" %
+          rb["run"]["processes"])
+    check(abs(per_rank["what_if"]["predicted_wall_ns"] - rb["what_if"]["predicted_wall_ns"]) <=
+          0.01 * rb["run"]["wall_ns"], "the rank databases and their merge predict the same run")
+    check(len(rb["iterations"]["items"]) == 12, "12 iterations ('step' on the first rank's thread)")
+    # on paper: an iteration is 40 + 80 ms (every rank waits for rank 2), with 'extra' halved 80 ms
+    compare("mpi", rb["run"]["wall_ns"], rb["what_if"]["predicted_wall_ns"], rf["run"]["wall_ns"],
+            iter_sum(rb, "wall_ns"), iter_sum(rb, "predicted_ns"), iter_sum(rf, "wall_ns"))
+    f = rb["findings"]
+    check(f and f[0]["rule"] == "rank_straggler" and "rank 2" in f[0]["title"],
+          "mpi: the top finding is rank 2, the straggler (%s)" % [(x["rule"],
+              x["title"]) for x in f[:3]])
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("--omniprof", required=True)
+    ap.add_argument("--bindir", required=True)
+    a = ap.parse_args()
+    {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
+     "forkjoin": mode_forkjoin,
+     "clean": mode_clean, "mpi": mode_mpi}[a.mode](a)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
