@@ -523,7 +523,7 @@ static void write_data(op_buf *b, rp_report *r)
     const struct { const char *key; op_buf *part; } parts[] = {
         {"overview", &r->overview}, {"tables", &r->tables},     {"ranks", &r->ranks}, {"timeline", &r->timeline},
         {"flame", &r->flame},       {"flat", &r->flat},         {"causal", &r->causal}, {"counters", &r->counters},
-        {"perfetto", &r->perfetto},
+        {"perfetto", &r->perfetto}, {"flame_split", &r->flame_split},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         op_buf_printf(b, ",\n\"%s\":", parts[i].key);
@@ -559,7 +559,7 @@ static int write_page(rp_report *r, FILE *f, const char *title)
 static void report_free(rp_report *r)
 {
     op_buf *parts[] = {&r->overview, &r->tables, &r->ranks,   &r->timeline, &r->flame,
-                       &r->flat,     &r->causal, &r->counters, &r->perfetto};
+                       &r->flat,     &r->causal, &r->counters, &r->perfetto, &r->flame_split};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) op_buf_free(parts[i]);
     op_u64map_free(&r->proc_index);
     free(r->set_first_proc);
