@@ -55,6 +55,7 @@ typedef struct rp_report {
     size_t n_sets;
     op_buf overview, tables, ranks, timeline, flame, flat, causal, counters, perfetto;
     op_buf flame_split;           /* the flame graph under a frame per process and thread */
+    op_buf events;                /* the timeline's event columns: elements after the script */
     op_progress progress;         /* one stage per pass and input */
 } rp_report;
 

@@ -470,7 +470,7 @@ static int sort_events(tl_ctx *c, tl_lane *l)
  * after the other, each n varints): s start - the previous start (the first: from t0), d
  * duration, n name index, h nesting depth (0 outermost), c correlation id as a zigzag delta from
  * the previous event's, b bytes. CPU-sample lanes have s only. */
-static void write_events(const tl_lane *l, op_buf *b, op_buf *tmp)
+static void write_events(const tl_lane *l, size_t page_index, op_buf *b, op_buf *ev, op_buf *tmp)
 {
     if (l->no_ev || !l->n_ev) return;
     int sample = l->table == T_OP_CPU_SAMPLE;
@@ -507,15 +507,18 @@ static void write_events(const tl_lane *l, op_buf *b, op_buf *tmp)
             for (size_t k = 0; k < l->n_ev; k++) put_varint(tmp, (uint64_t)(l->ev[k].bytes > 0 ? l->ev[k].bytes : 0));
     }
     free(depth);
-    op_buf_printf(b, ",\"n\":%zu,\"cols\":\"s%s%s%s%s\",\"depth\":%d,\"ev\":\"", l->n_ev, sample ? "" : "dn",
-                  max_depth ? "h" : "", !sample && l->has_corr ? "c" : "", !sample && l->has_bytes ? "b" : "",
-                  max_depth + 1);
-    put_base64(b, tmp->p, tmp->len);
-    op_buf_putc(b, '"');
+    op_buf_printf(b, ",\"n\":%zu,\"cols\":\"s%s%s%s%s\",\"depth\":%d,\"ev\":\"omniprof-ev-%zu\"", l->n_ev,
+                  sample ? "" : "dn", max_depth ? "h" : "", !sample && l->has_corr ? "c" : "",
+                  !sample && l->has_bytes ? "b" : "", max_depth + 1, page_index);
+    /* the columns in an element of their own after the page's script: the page draws (from the
+     * bins) before the browser has parsed them */
+    op_buf_printf(ev, "<script type=\"application/octet-stream\" id=\"omniprof-ev-%zu\">", page_index);
+    put_base64(ev, tmp->p, tmp->len);
+    op_buf_puts(ev, "</script>\n");
     if (tmp->oom) b->oom = 1;
 }
 
-static void write_lane(const tl_ctx *c, const tl_lane *l, op_buf *b, op_buf *tmp)
+static void write_lane(const tl_ctx *c, const tl_lane *l, size_t page_index, op_buf *b, op_buf *ev, op_buf *tmp)
 {
     op_buf_printf(b, "{\"p\":%lld,\"label\":", l->proc == SIZE_MAX ? -1LL : (long long)l->proc);
     rp_json_str(b, l->label, strlen(l->label));
@@ -535,11 +538,11 @@ static void write_lane(const tl_ctx *c, const tl_lane *l, op_buf *b, op_buf *tmp
         op_buf_printf(b, "%s%lld,%lld,%lld", k ? "," : "", (long long)l->heap[k].start, (long long)l->heap[k].dur,
                       (long long)l->heap[k].name);
     op_buf_putc(b, ']');
-    write_events(l, b, tmp);
+    write_events(l, page_index, b, ev, tmp);
     op_buf_putc(b, '}');
 }
 
-static void write_timeline(tl_ctx *c, op_buf *b)
+static void write_timeline(tl_ctx *c, op_buf *b, op_buf *ev)
 {
     size_t *ix = malloc((c->n_lanes + 1) * sizeof *ix);
     if (!ix) {
@@ -582,7 +585,7 @@ static void write_timeline(tl_ctx *c, op_buf *b)
     op_buf tmp = {0};
     for (size_t i = 0; i < keep; i++) {
         if (i) op_buf_puts(b, ",\n");
-        write_lane(c, &c->lanes[ix[i]], b, &tmp);
+        write_lane(c, &c->lanes[ix[i]], i, b, ev, &tmp);
     }
     op_buf_free(&tmp);
     /* MPI messages: each send end paired with the receive end of the same key */
@@ -622,8 +625,8 @@ int rp_timeline(rp_report *r, char *err, size_t errlen)
     c.bin_ns = (double)(r->t1 > r->t0 ? r->t1 - r->t0 : 1) / c.bins;
     int rc = rp_each_set(r, "timeline", timeline_set, &c, err, errlen);
     if (!rc) {
-        write_timeline(&c, &r->timeline);
-        if (r->timeline.oom) rc = OP_OUT_EFAIL;
+        write_timeline(&c, &r->timeline, &r->events);
+        if (r->timeline.oom || r->events.oom) rc = OP_OUT_EFAIL;
     }
     for (size_t i = 0; i < c.n_lanes; i++) {
         free(c.lanes[i].busy);

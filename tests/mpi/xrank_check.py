@@ -308,12 +308,14 @@ def check_report_flows(a, tmp, inputs, msgs, what):
     if not os.path.exists(html):
         return
     with open(html, encoding="utf-8") as f:
-        m = re.search(r'<script id="omniprof-data" type="application/json">(.*?)</script>', f.read(), re.S)
+        text = f.read()
+    m = re.search(r'<script id="omniprof-data" type="application/json">(.*?)</script>', text, re.S)
     d = json.loads(m.group(1))
+    cols = dict(re.findall(r'<script type="application/octet-stream" id="(omniprof-ev-\d+)">([^<]*)</script>', text))
     T, procs = d["timeline"], d["overview"]["processes"]
 
     def events(lane):  # start and name columns (LEB128 varints, base64)
-        u, p, cols = base64.b64decode(lane["ev"]), 0, {}
+        u, p, out = base64.b64decode(cols[lane["ev"]]), 0, {}
         for c in lane["cols"]:
             vals, acc = [], 0
             for _ in range(lane["n"]):
@@ -331,8 +333,8 @@ def check_report_flows(a, tmp, inputs, msgs, what):
                     acc += v
                     v = acc
                 vals.append(v)
-            cols[c] = vals
-        return cols
+            out[c] = vals
+        return out
 
     ev = {}
     F = T.get("flows", [])

@@ -71,7 +71,14 @@ def page_data(html_path):
         html = f.read()
     m = re.search(r'<script id="omniprof-data" type="application/json">(.*?)</script>', html, re.S)
     check(m is not None, "the page embeds its data")
-    return json.loads(m.group(1)) if m else {}
+    d = json.loads(m.group(1)) if m else {}
+    # the timeline's event columns: elements of their own after the script (docs/report.md)
+    ev = dict(re.findall(r'<script type="application/octet-stream" id="(omniprof-ev-\d+)">([^<]*)</script>', html))
+    for lane in (d.get("timeline") or {}).get("lanes", []):
+        if lane.get("ev"):
+            check(lane["ev"] in ev, "the events of lane '%s' are in element %s" % (lane["label"], lane["ev"]))
+            lane["ev_text"] = ev.get(lane["ev"], "")
+    return d
 
 
 def report(dbs, out, *extra):
@@ -512,7 +519,7 @@ def drive(path, script, out_id, before, wrap=None):
 def decode_lane(lane):
     """The events of a lane of the page's timeline, decoded as the page does (docs/report.md)."""
     import base64
-    u = base64.b64decode(lane["ev"])
+    u = base64.b64decode(lane["ev_text"])
     p, n, cols = 0, lane["n"], {}
     for c in lane["cols"]:
         vals = []
@@ -708,6 +715,8 @@ def mode_timeline():
     d["tracks"] = [{"title": "extra track", "lanes": [{"label": "lane A", "segments": [
         [T["t0"] + 1000, 5000, "seg-a"], {"start": T["t0"] + 9000, "end": T["t0"] + 12000, "name": "seg-b"}]}]}]
     d["critical_path"] = [{"start": T["t0"] + 2000, "dur": 3000, "name": "on the path"}]
+    for lane in T["lanes"]:
+        lane.pop("ev_text", None)
     blob = json.dumps(d).replace("<", "\\u003c")
     text = re.sub(r'(<script id="omniprof-data" type="application/json">).*?(</script>)',
                   lambda m: m.group(1) + blob + m.group(2), text, count=1, flags=re.S)

@@ -413,8 +413,8 @@ function b64Bytes(s) {
 }
 /* Decodes the events of a lane (cols: s start delta, d duration, n name, h depth,
  * c correlation zigzag delta, b bytes). */
-function decodeEvents(l) {
-  var u = b64Bytes(l.ev), p = 0, n = l.n, cols = l.cols;
+function decodeEvents(l, text) {
+  var u = b64Bytes(text), p = 0, n = l.n, cols = l.cols;
   function col(zig, delta) {
     var out = new Float64Array(n), acc = 0;
     for (var k = 0; k < n; k++) {
@@ -534,8 +534,13 @@ function renderTimeline() {
     for (var i = 0; i < b.length; i++) if (b[i] > m) m = b[i];
     return l.kind === "CPU samples" ? Math.max(1, m) : 1000;
   });
+  /* a lane's events, decoded once; null while the browser has not parsed their element yet */
   function events(l) {
-    if (!l.E && l.ev) l.E = decodeEvents(l);
+    if (!l.E && l.ev) {
+      var e = document.getElementById(l.ev);
+      if (!e) return null;
+      l.E = decodeEvents(l, e.textContent);
+    }
     return l.E || null;
   }
   /* level 1: 65,536 bins of busy time (or samples) built from the events once */
@@ -583,7 +588,7 @@ function renderTimeline() {
       lanes.forEach(function (l) {
         if (l.p !== p || !l.cols || l.cols.indexOf("c") < 0 || /^GPU/.test(l.kind)) return;
         var E = events(l);
-        for (var k = 0; k < E.n; k++) if (E.corr[k]) m.set(E.corr[k], [l.idx, k]);
+        for (var k = 0; E && k < E.n; k++) if (E.corr[k]) m.set(E.corr[k], [l.idx, k]);
       });
       corrIndex[p] = m;
     }
@@ -594,7 +599,7 @@ function renderTimeline() {
     lanes.forEach(function (l) {
       if (l.p !== p || !/^GPU/.test(l.kind) || !l.cols || l.cols.indexOf("c") < 0) return;
       var E = events(l);
-      for (var k = 0; k < E.n; k++) if (E.corr[k] === c) out.push([l.idx, k]);
+      for (var k = 0; E && k < E.n; k++) if (E.corr[k] === c) out.push([l.idx, k]);
     });
     return out;
   }
@@ -623,8 +628,8 @@ function renderTimeline() {
     var E = null, i0 = 0, i1 = 0;
     /* the whole run is drawn from the bins: the first paint decodes nothing */
     var whole = v1 - v0 >= span * 0.999;
-    if (hasEv && !(l.busy && l.busy.length && (binW <= per || whole))) {
-      E = events(l);
+    if (hasEv && !(l.busy && l.busy.length && (binW <= per || whole))) E = events(l);
+    if (E) {
       i1 = lowerBound(E.start, E.n, v1);
       i0 = lowerBound(E.maxEnd, E.n, v0 + 1e-9);
       mode = (i1 - i0 > 4 * plotW && span / FINE <= per) ? "fine" : "events";
@@ -1327,14 +1332,15 @@ function main() {
     var procs = D.overview.processes || [];
     var cmd = procs.length && procs[0].command ? procs[0].command : (D.inputs || []).join(" ");
     document.getElementById("subtitle").textContent = cmd.slice(0, 160) + " · " + fmtNs(D.overview.duration_ns);
-    renderOverview();
-    renderTables();
-    renderTimeline();
-    renderCpuProfile();
-    renderCausal();
-    renderRanks();
-    renderCounters();
-    renderPerfetto();
+    CHECK.parse_ms = Math.round(performance.now() - t0);
+    CHECK.step_ms = {};  /* how long each part took to draw */
+    [["overview", renderOverview], ["tables", renderTables], ["timeline", renderTimeline],
+     ["cpu", renderCpuProfile], ["causal", renderCausal], ["ranks", renderRanks],
+     ["counters", renderCounters], ["perfetto", renderPerfetto]].forEach(function (p) {
+      var a = performance.now();
+      p[1]();
+      CHECK.step_ms[p[0]] = Math.round(performance.now() - a);
+    });
   } catch (e) {
     OP_ERRORS.push("report: " + (e && e.stack ? e.stack : e));
     MAIN.appendChild(el("p", { cls: "warn", text: "The report could not be drawn: " + e }));
@@ -1344,5 +1350,12 @@ function main() {
   var target = location.hash && document.getElementById(location.hash.slice(1));
   if (target) target.scrollIntoView();
 }
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);
-else main();
+/* Drawn now: everything it needs is above this script; the timeline's event columns come after
+ * it (elements omniprof-ev-N), read when a lane first needs them, so that the first paint does
+ * not wait for the browser to parse them. Once parsed, the self-check gets parsed_ms. */
+main();
+document.addEventListener("DOMContentLoaded", function () {
+  CHECK.parsed_ms = Math.round(performance.now());
+  var pre = document.getElementById("omniprof-selfcheck");
+  if (pre) pre.textContent = JSON.stringify(CHECK);
+});
