@@ -313,6 +313,17 @@ def check_report_flows(a, tmp, inputs, msgs, what):
     d = json.loads(m.group(1))
     cols = dict(re.findall(r'<script type="application/octet-stream" id="(omniprof-ev-\d+)">([^<]*)</script>', text))
     T, procs = d["timeline"], d["overview"]["processes"]
+    # the MPI tables' bytes column: each call's bytes sent + received, summed per name
+    got = {r[0]: r[6] for t in d["tables"] if t["domain"].startswith("MPI") for r in t["rows"] if len(r) > 6}
+    want = {}
+    for db in inputs:
+        con = sqlite3.connect(db)
+        for n, b in con.execute("SELECT name, total(bytes_sent + bytes_received) FROM omniprof_comm "
+                                "WHERE phase = 'call' GROUP BY name"):
+            want[n] = want.get(n, 0) + b
+        con.close()
+    check(got == want and any(want.values()), "%s (report): the MPI tables' bytes per call name: %s, %s" %
+          (what, got, want))
 
     def events(lane):  # start and name columns (LEB128 varints, base64)
         u, p, out = base64.b64decode(cols[lane["ev"]]), 0, {}

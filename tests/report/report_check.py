@@ -696,6 +696,13 @@ def mode_timeline():
           "every event is in the page: %s in lanes, %s rows" % (sum(l.get("n", 0) for l in lanes), n_rows))
     labels = [(l["p"], l["label"]) for l in lanes]
     check(len(set(labels)) == len(labels), "lane labels are distinct: %s" % sorted(labels))
+    # the bytes column of the copies' and memsets' tables: each name's bytes are its rows' sizes
+    got = {(t["domain"], r[0]): r[6] for t in d.get("tables", []) if t["domain"] in ("MEMORY_COPY", "MEMORY_SET")
+           for r in t["rows"] if len(r) > 6}
+    want = {("MEMORY_SET" if n == "MEMORY_SET" else "MEMORY_COPY", n): b for n, b in
+            db_rows(db, "SELECT S.string, total(C.size) FROM rocpd_memory_copy C JOIN rocpd_string S "
+                        "ON S.id = C.name_id GROUP BY S.string")}
+    check(got == want and want, "the copy and memset tables carry each name's bytes: %s, %s" % (got, want))
     # the kernels of each stream, decoded, equal the rows
     t0 = T.get("t0", 0)
     names = T.get("names", [])
