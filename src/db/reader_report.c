@@ -147,7 +147,12 @@ static int span_row(sqlite3_stmt *st, void *arg)
     span_ctx *c = arg;
     const op_src_set *set = c->cb.set;
     op_rd_span s = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+                    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+                    sqlite3_column_int64(st, 6), NULL, 0};
+    if (sqlite3_column_count(st) > 7 && sqlite3_column_type(st, 7) == SQLITE_TEXT) {
+        s.mpi_flows = sqlite3_column_text(st, 7);
+        s.mpi_flows_len = sqlite3_column_bytes(st, 7);
+    }
     if (set && set->merged) {
         int gpu = c->table == T_KERNEL_DISPATCH || c->table == T_MEMORY_COPY;
         s.lane = gpu ? (s.lane < 0 ? own_signed(set, T_AGENT, s.lane) : op_rd_own_id(set, T_STREAM, s.lane))
@@ -163,40 +168,121 @@ int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const 
                        char *err, size_t errlen)
 {
     if (!SRC_HAS(set, table)) return 0;
-    char sql[1000];
+    op_buf b = {0};
+    /* the event's correlation id, where the set has events */
+    int ev = SRC_HAS(set, T_EVENT);
+    const char *E = ev ? set->name[T_EVENT] : "";
     switch (table) {
-    case T_REGION:
-        if (SRC_HAS(set, T_EVENT))
-            snprintf(sql, sizeof sql,
-                     "SELECT X.tid, COALESCE(E.category_id, 0), X.name_id, X.start, X.\"end\" FROM %s X "
-                     "LEFT JOIN %s E ON E.id = X.event_id",
-                     set->name[T_REGION], set->name[T_EVENT]);
-        else
-            snprintf(sql, sizeof sql, "SELECT tid, 0, name_id, start, \"end\" FROM %s", set->name[T_REGION]);
+    case T_REGION: {
+        int flows = op_rd_mpi_flows_possible(set);
+        if (flows) {
+            int rc = op_rd_mpi_flow_table(src, set, err, errlen);
+            if (rc) return rc;
+        }
+        int comm = SRC_HAS(set, T_OP_COMM);
+        if (ev) {
+            op_buf_printf(&b, "SELECT X.tid, COALESCE(E.category_id, 0), X.name_id, X.start, X.\"end\", "
+                              "COALESCE(E.stack_id, 0), ");
+            op_buf_puts(&b, comm ? "COALESCE(C.b, 0)" : "0");
+            if (flows) op_rd_mpi_flow_column(&b, set);
+            op_buf_printf(&b, " FROM %s X LEFT JOIN %s E ON E.id = X.event_id", set->name[T_REGION], E);
+            /* an MPI call's bytes: its rows' sent + received (one aggregate, joined) */
+            if (comm)
+                op_buf_printf(&b, " LEFT JOIN (SELECT event_id, sum(bytes_sent + bytes_received) AS b FROM %s "
+                                  "WHERE phase = 'call' AND event_id IS NOT NULL GROUP BY event_id HAVING b > 0) C "
+                                  "ON C.event_id = X.event_id", set->name[T_OP_COMM]);
+        } else {
+            op_buf_printf(&b, "SELECT tid, 0, name_id, start, \"end\", 0, 0 FROM %s", set->name[T_REGION]);
+        }
         break;
+    }
     case T_KERNEL_DISPATCH:
-        snprintf(sql, sizeof sql,
-                 "SELECT COALESCE(stream_id, -1 - COALESCE(agent_id, 0)), COALESCE(agent_id, 0), "
-                 "CASE WHEN region_name_id IS NOT NULL THEN -1 - region_name_id ELSE kernel_id END, start, \"end\" "
-                 "FROM %s",
-                 set->name[T_KERNEL_DISPATCH]);
+        op_buf_printf(&b,
+                      "SELECT COALESCE(X.stream_id, -1 - COALESCE(X.agent_id, 0)), COALESCE(X.agent_id, 0), "
+                      "CASE WHEN X.region_name_id IS NOT NULL THEN -1 - X.region_name_id ELSE X.kernel_id END, "
+                      "X.start, X.\"end\", %s, 0 FROM %s X",
+                      ev ? "COALESCE(E.stack_id, 0)" : "0", set->name[T_KERNEL_DISPATCH]);
+        if (ev) op_buf_printf(&b, " LEFT JOIN %s E ON E.id = X.event_id", E);
         break;
     case T_MEMORY_COPY:
-        snprintf(sql, sizeof sql,
-                 "SELECT COALESCE(stream_id, -1 - COALESCE(dst_agent_id, src_agent_id, 0)), "
-                 "COALESCE(dst_agent_id, src_agent_id, 0), name_id, start, \"end\" FROM %s",
-                 set->name[T_MEMORY_COPY]);
+        op_buf_printf(&b,
+                      "SELECT COALESCE(X.stream_id, -1 - COALESCE(X.dst_agent_id, X.src_agent_id, 0)), "
+                      "COALESCE(X.dst_agent_id, X.src_agent_id, 0), X.name_id, X.start, X.\"end\", %s, X.size "
+                      "FROM %s X",
+                      ev ? "COALESCE(E.stack_id, 0)" : "0", set->name[T_MEMORY_COPY]);
+        if (ev) op_buf_printf(&b, " LEFT JOIN %s E ON E.id = X.event_id", E);
         break;
     case T_OP_CPU_SAMPLE:
-        snprintf(sql, sizeof sql, "SELECT tid, 0, 0, timestamp, timestamp FROM %s", set->name[T_OP_CPU_SAMPLE]);
+        op_buf_printf(&b, "SELECT tid, 0, 0, timestamp, timestamp, 0, 0 FROM %s", set->name[T_OP_CPU_SAMPLE]);
         break;
     default:
         op_seterr(err, errlen, "op_rd_report_spans: table %d has no activity rows", table);
         return OP_RD_EFAIL;
     }
+    op_buf_putc(&b, 0);
+    if (b.oom) {
+        op_buf_free(&b);
+        op_seterr(err, errlen, "out of memory");
+        return OP_RD_EFAIL;
+    }
     span_ctx c = {OP_RD_CB(cb, arg), table};
     c.cb.set = set;
-    return each_row(src, sql, span_row, &c, err, errlen);
+    int rc = each_row(src, (const char *)b.p, span_row, &c, err, errlen);
+    op_buf_free(&b);
+    return rc;
+}
+
+static int thread_stack_row(sqlite3_stmt *st, void *arg)
+{
+    op_rd_cb *c = arg;
+    return ((int (*)(int64_t, int64_t, uint64_t, void *))c->fn)(
+        op_rd_own_id(c->set, T_THREAD, sqlite3_column_int64(st, 0)),
+        op_rd_own_id(c->set, T_OP_STACK, sqlite3_column_int64(st, 1)), (uint64_t)sqlite3_column_int64(st, 2), c->arg);
+}
+
+int op_rd_report_stack_counts_by_thread(op_src *src, op_src_set *set,
+                                        int (*cb)(int64_t thread, int64_t stack, uint64_t count, void *), void *arg,
+                                        char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE)) return 0;
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT tid, stack_id, COUNT(*) FROM %s GROUP BY tid, stack_id ORDER BY tid",
+             set->name[T_OP_CPU_SAMPLE]);
+    op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
+    return each_row(src, sql, thread_stack_row, &c, err, errlen);
+}
+
+typedef struct bytes_ctx {
+    int (*cb)(int, const char *, double, void *);
+    void *arg;
+} bytes_ctx;
+
+static int bytes_row(sqlite3_stmt *st, void *arg)
+{
+    bytes_ctx *c = arg;
+    return c->cb(sqlite3_column_int(st, 0), text_or_empty(st, 1), sqlite3_column_double(st, 2), c->arg);
+}
+
+int op_rd_report_bytes(op_src *src, op_src_set *set, int (*cb)(int kind, const char *name, double bytes, void *),
+                       void *arg, char *err, size_t errlen)
+{
+    bytes_ctx c = {cb, arg};
+    char sql[800];
+    int rc = 0;
+    if (SRC_HAS(set, T_MEMORY_COPY) && SRC_HAS(set, T_STRING)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT 0, S.string, total(X.size) FROM %s X JOIN %s S ON S.id = X.name_id GROUP BY X.name_id",
+                 set->name[T_MEMORY_COPY], set->name[T_STRING]);
+        rc = each_row(src, sql, bytes_row, &c, err, errlen);
+    }
+    if (!rc && SRC_HAS(set, T_OP_COMM)) {
+        snprintf(sql, sizeof sql,
+                 "SELECT 1, name, total(bytes_sent + bytes_received) FROM %s WHERE phase = 'call' GROUP BY name",
+                 set->name[T_OP_COMM]);
+        rc = each_row(src, sql, bytes_row, &c, err, errlen);
+    }
+    return rc;
 }
 
 void op_rd_report_stream_name(op_src *src, op_src_set *set, int64_t id, char *buf, size_t n)

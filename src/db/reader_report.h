@@ -48,13 +48,30 @@ int op_rd_report_losses(op_src *src, op_src_set *set, int (*cb)(const op_rd_loss
  * group = category string id, 0 when the set has no event table), T_KERNEL_DISPATCH and T_MEMORY_COPY (lane =
  * stream row, or -1 - agent row when the stream is unknown; group = agent row), T_OP_CPU_SAMPLE
  * (lane = thread row, start == end). name = string id (kernels: kernel symbol id, or the
- * region name id of a renamed dispatch as -1 - id). */
+ * region name id of a renamed dispatch as -1 - id). corr: the event's internal correlation id
+ * (rocpd_event.stack_id; 0: none; an API call and the kernel or copy it launched share it); bytes: a copy's size, an MPI call's
+ * bytes sent + received (0: none); mpi_flows: on regions of MPI calls, the keys of the messages
+ * they send or receive (read with op_rd_mpi_flow_next, reader.h), else NULL. */
 typedef struct op_rd_span {
     int64_t lane, group, name;
     int64_t start, end;
+    int64_t corr, bytes;
+    const unsigned char *mpi_flows;
+    int mpi_flows_len;
 } op_rd_span;
 int op_rd_report_spans(op_src *src, op_src_set *set, int table, int (*cb)(const op_rd_span *, void *), void *arg,
                        char *err, size_t errlen);
+
+/* CPU samples per (thread row, stack id), all clocks, in thread order. */
+int op_rd_report_stack_counts_by_thread(op_src *src, op_src_set *set,
+                                        int (*cb)(int64_t thread, int64_t stack, uint64_t count, void *), void *arg,
+                                        char *err, size_t errlen);
+
+/* Bytes moved per name: copies and memsets (kind 0: by their name, the summary's MEMORY_COPY /
+ * MEMORY_SET rows) and MPI calls (kind 1: bytes sent + received by each call, by the call's
+ * name). */
+int op_rd_report_bytes(op_src *src, op_src_set *set, int (*cb)(int kind, const char *name, double bytes, void *),
+                       void *arg, char *err, size_t errlen);
 
 /* The name of stream row `id` (rocpd_info_stream.name) into buf ("" when unknown). */
 void op_rd_report_stream_name(op_src *src, op_src_set *set, int64_t id, char *buf, size_t n);

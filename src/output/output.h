@@ -10,7 +10,9 @@
  *  (1) Bounded memory: no function here holds a trace in memory. Rows are read with SQLite
  *      statements and written as they come; inputs are opened one at a time for conversion,
  *      statistics and merge. Memory grows only with the number of distinct names, threads,
- *      streams and counters (the "dictionary" of a trace), never with the number of events.
+ *      streams and counters (the "dictionary" of a trace), never with the number of events;
+ *      the one exception is capped: the report's event-level timeline keeps at most
+ *      RP_EVENT_BUDGET events (report.h, report_timeline.c), whatever the input's size.
  *  (2) Every process stays distinguishable: each uuid-suffixed table set (one per profiled
  *      process) becomes its own Perfetto sequence / JSON pid; merges keep every guid and pid.
  *  (3) Names are bytes: quotes, 10 KB names and non-UTF-8 bytes are written intact — raw in

@@ -125,6 +125,10 @@ int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inpu
                          const int64_t *window, char *err, size_t errlen);
 int cp_profile_write_set(const char *const *inputs, size_t n_inputs, const char *only_sfx, FILE *out,
                          const op_cpu_profile_options *opts, const int64_t *window, char *err, size_t errlen);
+/* Every CPU sample as cp_profile_build, each stack under two frames: its process ("rank R ·
+ * pid P" or "pid P") and its thread ("tid T · name"), for the report's flame graph per rank and
+ * per thread (clock -1 in cp_profile_build_set means this). */
+int cp_profile_build_split(cp_profile *p, const char *const *inputs, size_t n_inputs, char *err, size_t errlen);
 /* Calls cb for each table set holding CPU samples, in input then set order, with the input's
  * index, the set's suffix and a label ("RANK r (pid p)" or "PROCESS p"); stops at a non-zero
  * return, which it returns (2 when an input cannot be opened). */

@@ -78,6 +78,8 @@ typedef struct set_dict {
     addr_frames *frames;
     size_t n_frames, cap_frames;
     int oom;
+    uint32_t prefix[2]; /* cp_profile_build_split: the process and thread frames above a stack */
+    int n_prefix;
 } set_dict;
 
 static const char *base_name(const char *path)
@@ -219,6 +221,11 @@ static int count_cb(int64_t stack, uint64_t count, void *arg)
     size_t np = expand_stack(d, (uint64_t)stack, path, mods, 1100, &leaf_loc, &leaf_mod);
     p->total += count;
     uint32_t cur = 0;
+    for (int i = 0; i < d->n_prefix; i++) {
+        cur = tree_child(p, cur, d->prefix[i]);
+        if (cur == UINT32_MAX) return d->oom = 1;
+        p->nodes[cur].total += count;
+    }
     for (size_t i = 0; i < np; i++) {
         cur = tree_child(p, cur, path[i]);
         if (cur == UINT32_MAX) return d->oom = 1;
@@ -256,6 +263,67 @@ static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const
     return rc;
 }
 
+/* ---- per process and thread (cp_profile_build_split) --------------------------------------- */
+
+typedef struct split_ctx {
+    set_dict *d;
+    op_src *src;
+    op_src_set *set;
+    op_u64map thread;  /* thread row -> (process frame << 32 | thread frame) + 1 */
+} split_ctx;
+
+static int split_thread(const op_thread_info *t, void *arg)
+{
+    split_ctx *c = arg;
+    cp_profile *p = c->d->p;
+    op_process_info pi;
+    char proc[300], thr[300];
+    op_rd_process(c->src, c->set, t->process_row, &pi);
+    if (pi.rank >= 0) snprintf(proc, sizeof proc, "rank %lld · pid %lld", (long long)pi.rank, (long long)pi.os_pid);
+    else snprintf(proc, sizeof proc, "pid %lld", (long long)pi.os_pid);
+    const char *name = t->thread_name ? (const char *)t->thread_name : "";
+    snprintf(thr, sizeof thr, "tid %lld%s%s", (long long)t->tid, name[0] ? " · " : "", name);
+    uint64_t v = ((uint64_t)intern(p, proc) << 32 | intern(p, thr)) + 1;
+    return op_u64map_put(&c->thread, (uint64_t)t->thread_row, v) ? -1 : 0;
+}
+
+static int split_count(int64_t thread, int64_t stack, uint64_t count, void *arg)
+{
+    split_ctx *c = arg;
+    uint64_t v;
+    if (op_u64map_get(&c->thread, (uint64_t)thread, &v)) {
+        v--;
+        c->d->prefix[0] = (uint32_t)(v >> 32);
+        c->d->prefix[1] = (uint32_t)v;
+        c->d->n_prefix = 2;
+    } else {
+        c->d->n_prefix = 0;
+    }
+    return count_cb(stack, count, c->d);
+}
+
+/* Adds the samples of one set under a frame per process and one per thread. */
+static int add_set_split(cp_profile *p, op_src *src, op_src_set *set, char *err, size_t errlen)
+{
+    set_dict d = {.p = p};
+    split_ctx c = {&d, src, set, {0}};
+    int rc = op_rd_stack_nodes(src, set, node_cb, &d, err, errlen);
+    if (!rc && !d.oom) rc = op_rd_symbols(src, set, symbol_cb, &d, err, errlen);
+    if (!rc && !d.oom && op_rd_threads(src, set, split_thread, &c, err, errlen)) d.oom = 1;
+    if (!rc && !d.oom) rc = op_rd_report_stack_counts_by_thread(src, set, split_count, &c, err, errlen);
+    if (d.oom) {
+        op_seterr(err, errlen, "%s: out of memory while building the CPU profile", src->path);
+        rc = OP_OUT_EFAIL;
+    }
+    op_u64map_free(&c.thread);
+    op_u64map_free(&d.stack);
+    op_u64map_free(&d.addr_idx);
+    free(d.parent);
+    free(d.address);
+    free(d.frames);
+    return rc;
+}
+
 /* ---- building ------------------------------------------------------------------------------ */
 
 typedef struct build_arg {
@@ -270,6 +338,7 @@ static int build_set(op_src *src, op_src_set *set, size_t input, void *arg, char
     build_arg *a = arg;
     (void)input;
     if (!SRC_HAS(set, T_OP_CPU_SAMPLE) || (a->only_sfx && strcmp(a->only_sfx, set->suffix) != 0)) return 0;
+    if (a->clock < 0) return add_set_split(a->p, src, set, err, errlen);
     return add_set(a->p, src, set, a->clock, a->window, err, errlen);
 }
 
@@ -298,6 +367,11 @@ int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inpu
     p->n_nodes = 1;
     build_arg a = {p, only_sfx, clock, window};
     return op_out_each_set(inputs, n_inputs, build_set, &a, err, errlen);
+}
+
+int cp_profile_build_split(cp_profile *p, const char *const *inputs, size_t n_inputs, char *err, size_t errlen)
+{
+    return cp_profile_build_set(p, inputs, n_inputs, NULL, -1, NULL, err, errlen);
 }
 
 void cp_profile_free(cp_profile *p)

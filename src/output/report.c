@@ -524,7 +524,7 @@ static void write_data(op_buf *b, rp_report *r)
         {"overview", &r->overview}, {"tables", &r->tables},     {"ranks", &r->ranks}, {"timeline", &r->timeline},
         {"flame", &r->flame},       {"flat", &r->flat},         {"causal", &r->causal}, {"counters", &r->counters},
         {"perfetto", &r->perfetto}, {"findings", &r->findings},
-        {"critical_path", &r->critical_path},
+        {"critical_path", &r->critical_path}, {"flame_split", &r->flame_split},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         op_buf_printf(b, ",\n\"%s\":", parts[i].key);
@@ -551,6 +551,8 @@ static int write_page(rp_report *r, FILE *f, const char *title)
     write_data(&b, r);
     template_until(&b, &at, "SCRIPT");
     op_buf_puts(&b, op_report_asset_js);
+    template_until(&b, &at, "EVENTS");
+    op_buf_put(&b, r->events.p, r->events.len);
     op_buf_puts(&b, at);
     int rc = op_buf_write(&b, f) ? OP_OUT_EFAIL : 0;
     op_buf_free(&b);
@@ -561,7 +563,7 @@ static void report_free(rp_report *r)
 {
     op_buf *parts[] = {&r->overview, &r->tables, &r->ranks,   &r->timeline, &r->flame,
                        &r->flat,     &r->causal, &r->counters, &r->perfetto, &r->findings,
-                       &r->critical_path};
+                       &r->critical_path, &r->flame_split, &r->events};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) op_buf_free(parts[i]);
     op_u64map_free(&r->proc_index);
     free(r->set_first_proc);

@@ -9,6 +9,7 @@
  * Bounds (what keeps the page small whatever the number of events, output.h invariant (1)):
  * RP_MAX_TABLE_ROWS names per summary table, RP_MAX_LANES timeline lanes of at most
  * RP_MAX_BINS bins (RP_BIN_BUDGET bins in all), RP_SPAN_BUDGET named spans in all,
+ * RP_EVENT_BUDGET events at event level (report_timeline.c),
  * RP_MAX_FLAME_NODES flame-graph frames (the smallest are left out, counted), RP_MAX_FLAT flat
  * profile rows, RP_MAX_SERIES metric series of RP_SERIES_POINTS points. */
 #ifndef OMNIPROF_OUTPUT_REPORT_H
@@ -24,6 +25,7 @@
 #define RP_MIN_BINS 256
 #define RP_BIN_BUDGET (1u << 20)
 #define RP_SPAN_BUDGET 100000
+#define RP_EVENT_BUDGET 2000000
 #define RP_MAX_FLAME_NODES 50000
 #define RP_MAX_FLAT 1000
 #define RP_MAX_SERIES 64
@@ -53,6 +55,8 @@ typedef struct rp_report {
     size_t n_sets;
     op_buf overview, tables, ranks, timeline, flame, flat, causal, counters, perfetto;
     op_buf findings, critical_path; /* report_findings.c */
+    op_buf flame_split;           /* the flame graph under a frame per process and thread */
+    op_buf events;                /* the timeline's event columns: elements after the script */
     op_progress progress;         /* one stage per pass and input */
 } rp_report;
 

@@ -158,10 +158,21 @@ int rp_cpu_profile(rp_report *r, char *err, size_t errlen)
         rc = OP_OUT_EFAIL;
     }
     cp_profile_free(&p);
+    /* the same samples under a frame per process and per thread: the page's flame graph of one
+     * rank or one thread is the subtree of its frame */
+    if (!rc) rc = cp_profile_build_split(&p, r->inputs, r->n_inputs, err, errlen);
+    if (!rc && (write_flame(&p, &r->flame_split) || r->flame_split.oom)) {
+        op_seterr(err, errlen, "out of memory");
+        rc = OP_OUT_EFAIL;
+    }
+    cp_profile_free(&p);
     return rc;
 }
 
 /* ---- the standalone SVG -------------------------------------------------------------------- */
+
+/* The SVG's script (report/flamegraph.js, embedded at build time like the report's page). */
+extern const char op_flame_svg_js[];
 
 #define SVG_W 1200
 #define SVG_PAD 10
@@ -226,7 +237,7 @@ static void svg_frames(cp_profile *p, const rp_flame *f, op_buf *b, int height)
         int rgb[3];
         frame_color(name, rgb);
         if (id == 0) rgb[0] = 200, rgb[1] = 200, rgb[2] = 210;
-        op_buf_puts(b, "<g><title>");
+        op_buf_printf(b, "<g class=\"f\" data-x=\"%.2f\" data-w=\"%.2f\" data-d=\"%d\"><title>", x[i], w, depth[i]);
         xml_text(b, name, strlen(name));
         op_buf_printf(b, " (%llu samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
                          "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
@@ -268,7 +279,8 @@ int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
                       "viewBox=\"0 0 %d %d\" font-family=\"Verdana, DejaVu Sans, sans-serif\" font-size=\"12\">\n"
                       "<!-- omniprof flame graph: one frame per function on a call path, width = CPU samples; "
-                      "callers below callees. Hover a frame for its name and samples. -->\n"
+                      "callers below callees. Hover a frame for its name and samples; in a browser, click a frame "
+                      "to zoom into it, Search (or Ctrl-F) to highlight a regular expression, Reset Zoom. -->\n"
                       "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n"
                       "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"17\">Flame graph</text>\n",
                       SVG_W, height, SVG_W, height, SVG_W, height, SVG_W / 2);
@@ -278,7 +290,18 @@ int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *
         else
             op_buf_printf(&b, "<text x=\"%d\" y=\"%d\" fill=\"#555\">no CPU call-stack samples in the inputs "
                               "(omniprof run --sample)</text>\n", SVG_PAD, SVG_TOP - 8);
-        if (p.total) svg_frames(&p, &f, &b, height);
+        if (p.total) {
+            op_buf_printf(&b, "<text id=\"reset\" x=\"%d\" y=\"24\" fill=\"#555\" style=\"cursor:pointer\" "
+                              "visibility=\"hidden\">Reset Zoom</text>\n"
+                              "<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\" fill=\"#555\" "
+                              "style=\"cursor:pointer\">Search</text>\n"
+                              "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#555\"> </text>\n"
+                              "<text id=\"details\" x=\"%d\" y=\"%d\" fill=\"#555\"> </text>\n",
+                          SVG_PAD, SVG_W - SVG_PAD, SVG_W - SVG_PAD, SVG_TOP - 8, SVG_W / 3, SVG_TOP - 8);
+            svg_frames(&p, &f, &b, height);
+            op_buf_printf(&b, "<script type=\"text/ecmascript\"><![CDATA[\nvar FLAME_W = %d, FLAME_PAD = %d;\n%s]]></script>\n",
+                          SVG_W, SVG_PAD, op_flame_svg_js);
+        }
         op_buf_puts(&b, "</svg>\n");
         if (op_buf_write(&b, out) || ferror(out)) {
             op_seterr(err, errlen, "writing the flame graph failed: %s", strerror(errno));

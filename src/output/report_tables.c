@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/reader_report.h"
 #include "output/report.h"
 
 typedef struct tb_entry {
@@ -39,7 +40,42 @@ typedef struct tb_ctx {
     size_t *top;           /* entries of the imbalance table */
     size_t n_top;
     double *per_group;     /* [top][group] */
+    /* bytes per name: copies and memsets (kind 0), MPI calls (kind 1) */
+    op_strtab bytes_names[2];
+    double *bytes[2];
+    size_t cap_bytes[2];
 } tb_ctx;
+
+static int on_bytes(int kind, const char *name, double bytes, void *arg)
+{
+    tb_ctx *c = arg;
+    uint32_t id;
+    if (kind < 0 || kind > 1) return 0;
+    if (op_strtab_intern(&c->bytes_names[kind], name, strlen(name), &id)) return OP_OUT_EFAIL;
+    size_t n = op_strtab_count(&c->bytes_names[kind]), old = c->cap_bytes[kind];
+    if (op_grow(&c->bytes[kind], &c->cap_bytes[kind], n, sizeof(double))) return OP_OUT_EFAIL;
+    if (c->cap_bytes[kind] > old) memset(c->bytes[kind] + old, 0, (c->cap_bytes[kind] - old) * sizeof(double));
+    c->bytes[kind][id] += bytes;
+    return 0;
+}
+
+static int bytes_set(rp_report *r, op_src *src, op_src_set *set, size_t ordinal, void *arg, char *err, size_t errlen)
+{
+    (void)r;
+    (void)ordinal;
+    return op_rd_report_bytes(src, set, on_bytes, arg, err, errlen);
+}
+
+/* The bytes of a row of domain d (-1: the domain moves no bytes). */
+static double row_bytes(const tb_ctx *c, const char *domain, const char *name, size_t len)
+{
+    int kind = !strncmp(domain, "MEMORY_COPY", 11) || !strncmp(domain, "MEMORY_SET", 10) ? 0
+               : !strncmp(domain, "MPI", 3)                                                ? 1
+                                                                                            : -1;
+    uint32_t id;
+    if (kind < 0 || !op_strtab_count(&c->bytes_names[kind])) return -1;
+    return op_strtab_find(&c->bytes_names[kind], name, len, &id) ? c->bytes[kind][id] : 0;
+}
 
 static int group_of(tb_ctx *c, const op_stats_view *v, size_t *gi)
 {
@@ -131,7 +167,8 @@ static int by_order(const void *a, const void *b, void *ctx)
 #define NAME(c, id) op_strtab_str(&(c)->names, id), op_strtab_len(&(c)->names, id)
 
 /* tables: [{"domain", "calls", "total", "rows_total", "rows": [[name, calls, total, min, max,
- * stddev]...]}...], domains by total time, rows by total (the largest RP_MAX_TABLE_ROWS). */
+ * stddev, bytes]...]}...], domains by total time, rows by total (the largest RP_MAX_TABLE_ROWS);
+ * bytes only in the rows of copies, memsets and MPI calls. */
 static void write_tables(tb_ctx *c, const size_t *ix, op_buf *b)
 {
     double *dtot = calloc(c->n_domains + 1, sizeof *dtot);
@@ -171,6 +208,11 @@ static void write_tables(tb_ctx *c, const size_t *ix, op_buf *b)
             rp_json_num(b, e->total);
             op_buf_printf(b, ",%lld,%lld,", (long long)e->min, (long long)e->max);
             rp_json_num(b, op_stats_stddev(e->calls, e->total, e->sumsq));
+            double by = row_bytes(c, op_strtab_str(&c->names, c->domains[s]), NAME(c, e->name));
+            if (by >= 0) {
+                op_buf_putc(b, ',');
+                rp_json_num(b, by);
+            }
             op_buf_putc(b, ']');
         }
         op_buf_puts(b, "]}");
@@ -252,6 +294,7 @@ int rp_tables(rp_report *r, char *err, size_t errlen)
     tb_ctx c;
     memset(&c, 0, sizeof c);
     if (!rc) rc = op_stats_each(st, collect, &c);
+    if (!rc) rc = rp_each_set(r, "bytes", bytes_set, &c, err, errlen);
     size_t *ix = rc ? NULL : malloc((c.n + 1) * sizeof *ix);
     if (!rc && !ix) rc = OP_OUT_EFAIL;
     if (!rc) {
@@ -272,6 +315,10 @@ int rp_tables(rp_report *r, char *err, size_t errlen)
     op_u64map_free(&c.index);
     op_u64map_free(&c.group_index);
     op_strtab_free(&c.names);
+    for (int k = 0; k < 2; k++) {
+        op_strtab_free(&c.bytes_names[k]);
+        free(c.bytes[k]);
+    }
     op_stats_free(st);
     return rc;
 }

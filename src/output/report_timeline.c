@@ -6,7 +6,15 @@
  *
  * Rows come from op_rd_report_spans (reader_report.c), one table of one set at a time, in row
  * order. Memory: lanes x bins floats and lanes x heap-size spans, both fixed up front from the
- * number of threads (report.h's budgets); never one entry per event. */
+ * number of threads (report.h's budgets).
+ *
+ * Event level: each lane also keeps its events (start, duration, name, correlation id, bytes,
+ * MPI message), RP_EVENT_BUDGET in all: past the budget the lanes with the most events give
+ * theirs up (the page then draws those lanes from their bins and longest spans). The page gets
+ * them sorted by start with their nesting depth, as columns of unsigned LEB128 varints in one
+ * base64 string per lane (docs/report.md, "The data in the page"), and the MPI messages as
+ * pairs of (lane, event) — the keys of reader_mpi.c, so that the unmerged databases of two
+ * ranks pair their send and receive as a merged one does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +27,21 @@ typedef struct tl_span {
     int64_t name;      /* set-local name id until resolved, then the index in tl.names */
 } tl_span;
 
+/* One event kept for the page (start: ns from the run's t0). */
+typedef struct tl_ev {
+    int64_t start, dur, name, corr, bytes;
+    uint32_t flow; /* MPI messages: its index in the lane before sorting + 1, 0: none */
+} tl_ev;
+
+/* An MPI message end: the key both ranks compute (reader_mpi.c), its lane and event (its index
+ * in the lane: before sorting, then after). */
+typedef struct tl_flow {
+    uint64_t key;
+    size_t lane;
+    uint32_t ev;
+    int out;
+} tl_flow;
+
 typedef struct tl_lane {
     size_t set, proc;
     int table;
@@ -29,6 +52,9 @@ typedef struct tl_lane {
     tl_span *heap;     /* the longest events: a min-heap on dur */
     size_t n_heap;
     char *label, *kind;
+    tl_ev *ev;         /* every event, while the budget holds (no_ev: given up) */
+    size_t n_ev, cap_ev;
+    int no_ev, has_corr, has_bytes;
 } tl_lane;
 
 typedef struct tl_ctx {
@@ -41,6 +67,9 @@ typedef struct tl_ctx {
     op_u64map index;   /* hash(set, table, lane, group) -> lane + 1 (probing on collisions) */
     size_t last;       /* the previous row's lane + 1 (rows of one lane come in runs) */
     op_strtab names;
+    size_t n_ev;       /* events kept in all lanes */
+    tl_flow *flows;
+    size_t n_flows, cap_flows;
     /* the set being read */
     size_t set;
     const op_rd_clock_map *clock; /* its times onto the reference clock (rp_set_clock) */
@@ -115,6 +144,55 @@ static void heap_offer(tl_lane *l, size_t cap, int64_t start, int64_t dur, int64
     l->heap[i] = s;
 }
 
+/* Gives up the events of the lane that holds the most (it keeps its bins and longest spans). */
+static void drop_largest(tl_ctx *c)
+{
+    tl_lane *big = NULL;
+    for (size_t i = 0; i < c->n_lanes; i++)
+        if (!c->lanes[i].no_ev && (!big || c->lanes[i].n_ev > big->n_ev)) big = &c->lanes[i];
+    if (!big) return;
+    c->n_ev -= big->n_ev;
+    for (size_t i = 0; i < c->n_flows; i++)
+        if (c->flows[i].lane == (size_t)(big - c->lanes)) c->flows[i].key = 0; /* that end is gone */
+    free(big->ev);
+    big->ev = NULL;
+    big->n_ev = big->cap_ev = 0;
+    big->no_ev = 1;
+}
+
+/* Keeps one event of lane l (0, or -1 out of memory). Collecting stops at 1.25 budgets: the
+ * largest lane gives its events up, so that memory stays bounded whatever the input. */
+static int keep_event(tl_ctx *c, tl_lane *l, const op_rd_span *s)
+{
+    if (l->no_ev) return 0;
+    if (c->n_ev >= RP_EVENT_BUDGET + RP_EVENT_BUDGET / 4) {
+        drop_largest(c);
+        if (l->no_ev) return 0;
+    }
+    if (op_grow(&l->ev, &l->cap_ev, l->n_ev + 1, sizeof *l->ev)) return -1;
+    tl_ev *e = &l->ev[l->n_ev];
+    e->start = s->start - c->r->t0;
+    e->dur = s->end > s->start ? s->end - s->start : 0;
+    e->name = s->name;
+    e->corr = s->corr;
+    e->bytes = s->bytes;
+    e->flow = 0;
+    if (s->corr) l->has_corr = 1;
+    if (s->bytes) l->has_bytes = 1;
+    const unsigned char *p = s->mpi_flows, *end = p ? p + s->mpi_flows_len : NULL;
+    int out;
+    uint64_t key;
+    /* every message of the call (a Waitall completes several receives) */
+    while (p && (p = op_rd_mpi_flow_next(p, end, &out, &key)) != NULL) {
+        if (op_grow(&c->flows, &c->cap_flows, c->n_flows + 1, sizeof *c->flows)) return -1;
+        c->flows[c->n_flows++] = (tl_flow){key ? key : 1, (size_t)(l - c->lanes), (uint32_t)l->n_ev, out};
+        e->flow = (uint32_t)l->n_ev + 1;
+    }
+    l->n_ev++;
+    c->n_ev++;
+    return 0;
+}
+
 static int on_span(const op_rd_span *raw, void *arg)
 {
     tl_ctx *c = arg;
@@ -125,6 +203,10 @@ static int on_span(const op_rd_span *raw, void *arg)
     int gpu = c->table == T_KERNEL_DISPATCH || c->table == T_MEMORY_COPY; /* group: the category, or for GPU lanes the agent */
     tl_lane *l = lane_get(c, s->lane, gpu ? 0 : s->group, gpu ? s->group : 0);
     if (!l) {
+        c->oom = 1;
+        return OP_OUT_EFAIL;
+    }
+    if (keep_event(c, l, s)) {
         c->oom = 1;
         return OP_OUT_EFAIL;
     }
@@ -193,7 +275,24 @@ static int intern(tl_ctx *c, const char *s, size_t n, int64_t *id)
     return 0;
 }
 
-/* Names the set's lanes and resolves their spans' names. */
+/* A set-local name id of table t (kernels: a kernel symbol, or -1 - the string of a renamed
+ * dispatch) as its index in c->names. */
+static int resolve(tl_ctx *c, op_rd_lookup *lk, op_u64map *cache, int table, int64_t *name)
+{
+    int kernel = table == T_KERNEL_DISPATCH && *name >= 0;
+    int64_t id = *name < 0 ? -1 - *name : *name;
+    uint64_t key = ((uint64_t)kernel << 63) ^ (uint64_t)id, v;
+    if (op_u64map_get(cache, key, &v)) {
+        *name = (int64_t)v - 1;
+        return 0;
+    }
+    int len;
+    const unsigned char *t = kernel ? op_rd_lookup_kernel(lk, id, &len) : op_rd_lookup_string(lk, id, &len);
+    if (intern(c, t ? (const char *)t : "", t ? (size_t)len : 0, name)) return -1;
+    return op_u64map_put(cache, key, (uint64_t)*name + 1) ? -1 : 0;
+}
+
+/* Names the set's lanes and resolves their spans' and events' names. */
 static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
 {
     threads_ctx th = {0};
@@ -206,6 +305,7 @@ static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
         return -1;
     }
     int rc = 0;
+    op_u64map cache = {0}; /* the set's name ids -> index + 1 in c->names */
     for (size_t i = first; i < c->n_lanes && !rc; i++) {
         tl_lane *l = &c->lanes[i];
         char label[200], kind[200];
@@ -233,14 +333,19 @@ static int name_lanes(tl_ctx *c, op_src *src, op_src_set *set, size_t first)
             else snprintf(label, sizeof label, "GPU %lld", (long long)agent);
             snprintf(kind, sizeof kind, "%s", l->table == T_KERNEL_DISPATCH ? "GPU kernels" : "GPU memory copies");
         }
-        if (!(l->label = strdup(label)) || !(l->kind = strdup(kind))) rc = -1;
+        /* the label says what the lane is: a thread's region, API and sample lanes differ */
+        char full[420];
+        snprintf(full, sizeof full, "%s · %s", label,
+                 l->table == T_KERNEL_DISPATCH ? "kernels" : l->table == T_MEMORY_COPY ? "copies" : kind);
+        if (!(l->label = strdup(full)) || !(l->kind = strdup(kind))) rc = -1;
         for (size_t k = 0; k < l->n_heap && !rc; k++) {
             tl_span *s = &l->heap[k];
-            if (l->table == T_KERNEL_DISPATCH && s->name >= 0) t = op_rd_lookup_kernel(lk, s->name, &len);
-            else t = op_rd_lookup_string(lk, s->name < 0 ? -1 - s->name : s->name, &len);
-            rc = intern(c, t ? (const char *)t : "", t ? (size_t)len : 0, &s->name);
+            rc = resolve(c, lk, &cache, l->table, &s->name);
         }
+        if (l->table != T_OP_CPU_SAMPLE)
+            for (size_t k = 0; k < l->n_ev && !rc; k++) rc = resolve(c, lk, &cache, l->table, &l->ev[k].name);
     }
+    op_u64map_free(&cache);
     op_rd_lookup_free(lk);
     op_u64map_free(&th.by_row);
     free(th.v);
@@ -301,7 +406,119 @@ static int by_place(const void *a, const void *b, void *ctx)
     return x->group < y->group ? -1 : x->group > y->group;
 }
 
-static void write_lane(const tl_ctx *c, const tl_lane *l, op_buf *b)
+/* ---- events as base64 varint columns ---------------------------------------------------------- */
+
+static int by_start(const void *a, const void *b)
+{
+    const tl_ev *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->dur > y->dur ? -1 : x->dur < y->dur; /* the enclosing one first */
+}
+
+static void put_varint(op_buf *b, uint64_t v)
+{
+    unsigned char t[10];
+    int n = 0;
+    do {
+        t[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    op_buf_put(b, t, (size_t)n);
+}
+
+static void put_base64(op_buf *b, const unsigned char *p, size_t n)
+{
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    op_buf_reserve(b, (n + 2) / 3 * 4 + 1);
+    if (b->oom) return;
+    char *o = (char *)b->p + b->len;
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        *o++ = A[v >> 18];
+        *o++ = A[(v >> 12) & 63];
+        *o++ = A[(v >> 6) & 63];
+        *o++ = A[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        *o++ = A[v >> 18];
+        *o++ = A[(v >> 12) & 63];
+        *o++ = i + 1 < n ? A[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    b->len = (size_t)(o - (char *)b->p);
+}
+
+/* Sorts a lane's events by start (enclosing first) and points its flow ends at their new index. */
+static int sort_events(tl_ctx *c, tl_lane *l)
+{
+    qsort(l->ev, l->n_ev, sizeof *l->ev, by_start);
+    op_u64map moved = {0}; /* index before sorting -> after + 1 */
+    int rc = 0;
+    for (size_t k = 0; k < l->n_ev && !rc; k++)
+        if (l->ev[k].flow) rc = op_u64map_put(&moved, l->ev[k].flow - 1, k + 1);
+    uint64_t v;
+    for (size_t i = 0; i < c->n_flows && !rc; i++)
+        if (c->flows[i].key && c->flows[i].lane == (size_t)(l - c->lanes) && op_u64map_get(&moved, c->flows[i].ev, &v))
+            c->flows[i].ev = (uint32_t)(v - 1);
+    op_u64map_free(&moved);
+    return rc;
+}
+
+/* The lane's events: "n", "cols" (one letter per column) and "ev" (base64 of the columns one
+ * after the other, each n varints): s start - the previous start (the first: from t0), d
+ * duration, n name index, h nesting depth (0 outermost), c correlation id as a zigzag delta from
+ * the previous event's, b bytes. CPU-sample lanes have s only. */
+static void write_events(const tl_lane *l, size_t page_index, op_buf *b, op_buf *ev, op_buf *tmp)
+{
+    if (l->no_ev || !l->n_ev) return;
+    int sample = l->table == T_OP_CPU_SAMPLE;
+    unsigned char *depth = sample ? NULL : malloc(l->n_ev);
+    int64_t stack[256];
+    int sp = 0, max_depth = 0;
+    tmp->len = 0;
+    int64_t prev = 0;
+    for (size_t k = 0; k < l->n_ev; k++) {
+        put_varint(tmp, (uint64_t)(l->ev[k].start - prev));
+        prev = l->ev[k].start;
+    }
+    if (!sample) {
+        for (size_t k = 0; k < l->n_ev; k++) put_varint(tmp, (uint64_t)l->ev[k].dur);
+        for (size_t k = 0; k < l->n_ev; k++) put_varint(tmp, (uint64_t)l->ev[k].name);
+        for (size_t k = 0; k < l->n_ev && depth; k++) { /* the events still open when this one starts */
+            const tl_ev *e = &l->ev[k];
+            while (sp > 0 && stack[sp - 1] <= e->start) sp--;
+            depth[k] = (unsigned char)(sp < 255 ? sp : 255);
+            if (sp > max_depth) max_depth = sp;
+            if (sp < 256) stack[sp++] = e->start + e->dur;
+        }
+        if (max_depth && depth)
+            for (size_t k = 0; k < l->n_ev; k++) put_varint(tmp, depth[k]);
+        if (l->has_corr) {
+            int64_t pc = 0;
+            for (size_t k = 0; k < l->n_ev; k++) {
+                int64_t d = l->ev[k].corr - pc;
+                pc = l->ev[k].corr;
+                put_varint(tmp, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+            }
+        }
+        if (l->has_bytes)
+            for (size_t k = 0; k < l->n_ev; k++) put_varint(tmp, (uint64_t)(l->ev[k].bytes > 0 ? l->ev[k].bytes : 0));
+    }
+    free(depth);
+    op_buf_printf(b, ",\"n\":%zu,\"cols\":\"s%s%s%s%s\",\"depth\":%d,\"ev\":\"omniprof-ev-%zu\"", l->n_ev,
+                  sample ? "" : "dn", max_depth ? "h" : "", !sample && l->has_corr ? "c" : "",
+                  !sample && l->has_bytes ? "b" : "", max_depth + 1, page_index);
+    /* the columns in an element of their own after the page's script: the page draws (from the
+     * bins) before the browser has parsed them */
+    op_buf_printf(ev, "<script type=\"application/octet-stream\" id=\"omniprof-ev-%zu\">", page_index);
+    put_base64(ev, tmp->p, tmp->len);
+    op_buf_puts(ev, "</script>\n");
+    if (tmp->oom) b->oom = 1;
+}
+
+static void write_lane(const tl_ctx *c, const tl_lane *l, size_t page_index, op_buf *b, op_buf *ev, op_buf *tmp)
 {
     op_buf_printf(b, "{\"p\":%lld,\"label\":", l->proc == SIZE_MAX ? -1LL : (long long)l->proc);
     rp_json_str(b, l->label, strlen(l->label));
@@ -320,10 +537,12 @@ static void write_lane(const tl_ctx *c, const tl_lane *l, op_buf *b)
     for (size_t k = 0; k < l->n_heap; k++)
         op_buf_printf(b, "%s%lld,%lld,%lld", k ? "," : "", (long long)l->heap[k].start, (long long)l->heap[k].dur,
                       (long long)l->heap[k].name);
-    op_buf_puts(b, "]}");
+    op_buf_putc(b, ']');
+    write_events(l, page_index, b, ev, tmp);
+    op_buf_putc(b, '}');
 }
 
-static void write_timeline(tl_ctx *c, op_buf *b)
+static void write_timeline(tl_ctx *c, op_buf *b, op_buf *ev)
 {
     size_t *ix = malloc((c->n_lanes + 1) * sizeof *ix);
     if (!ix) {
@@ -337,6 +556,25 @@ static void write_timeline(tl_ctx *c, op_buf *b)
         keep = RP_MAX_LANES;
     }
     qsort_r(ix, keep, sizeof *ix, by_place, c);
+    /* the event budget over the lanes shown: the largest give theirs up */
+    for (size_t i = keep; i < c->n_lanes; i++) {
+        tl_lane *l = &c->lanes[ix[i]];
+        c->n_ev -= l->n_ev;
+        l->n_ev = 0;
+        l->no_ev = 1;
+    }
+    while (c->n_ev > RP_EVENT_BUDGET) drop_largest(c);
+    size_t *page = malloc((c->n_lanes + 1) * sizeof *page); /* lane -> its index on the page */
+    if (!page) {
+        free(ix);
+        b->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < c->n_lanes; i++) page[i] = SIZE_MAX;
+    for (size_t i = 0; i < keep; i++) {
+        page[ix[i]] = i;
+        if (sort_events(c, &c->lanes[ix[i]])) b->oom = 1;
+    }
     op_buf_printf(b, "{\"t0\":%lld,\"t1\":%lld,\"bins\":%d,\"omitted\":%zu,\"names\":[", (long long)c->r->t0,
                   (long long)c->r->t1, c->bins, c->n_lanes - keep);
     for (size_t i = 0; i < op_strtab_count(&c->names); i++) {
@@ -344,11 +582,32 @@ static void write_timeline(tl_ctx *c, op_buf *b)
         rp_json_str(b, op_strtab_str(&c->names, (uint32_t)i), op_strtab_len(&c->names, (uint32_t)i));
     }
     op_buf_puts(b, "],\"lanes\":[");
+    op_buf tmp = {0};
     for (size_t i = 0; i < keep; i++) {
         if (i) op_buf_puts(b, ",\n");
-        write_lane(c, &c->lanes[ix[i]], b);
+        write_lane(c, &c->lanes[ix[i]], i, b, ev, &tmp);
     }
-    op_buf_puts(b, "]}");
+    op_buf_free(&tmp);
+    /* MPI messages: each send end paired with the receive end of the same key */
+    op_buf_puts(b, "],\"flows\":[");
+    op_u64map sends = {0};
+    int n = 0;
+    for (size_t i = 0; i < c->n_flows; i++) {
+        const tl_flow *f = &c->flows[i];
+        if (f->key && f->out && page[f->lane] != SIZE_MAX && !c->lanes[f->lane].no_ev)
+            op_u64map_put(&sends, f->key, i + 1);
+    }
+    for (size_t i = 0; i < c->n_flows; i++) {
+        const tl_flow *f = &c->flows[i];
+        uint64_t v;
+        if (!f->key || f->out || page[f->lane] == SIZE_MAX || c->lanes[f->lane].no_ev) continue;
+        if (!op_u64map_get(&sends, f->key, &v)) continue;
+        const tl_flow *o = &c->flows[v - 1];
+        op_buf_printf(b, "%s%zu,%u,%zu,%u", n++ ? "," : "", page[o->lane], o->ev, page[f->lane], f->ev);
+    }
+    op_u64map_free(&sends);
+    op_buf_printf(b, "],\"events\":%zu}", c->n_ev);
+    free(page);
     free(ix);
 }
 
@@ -366,15 +625,17 @@ int rp_timeline(rp_report *r, char *err, size_t errlen)
     c.bin_ns = (double)(r->t1 > r->t0 ? r->t1 - r->t0 : 1) / c.bins;
     int rc = rp_each_set(r, "timeline", timeline_set, &c, err, errlen);
     if (!rc) {
-        write_timeline(&c, &r->timeline);
-        if (r->timeline.oom) rc = OP_OUT_EFAIL;
+        write_timeline(&c, &r->timeline, &r->events);
+        if (r->timeline.oom || r->events.oom) rc = OP_OUT_EFAIL;
     }
     for (size_t i = 0; i < c.n_lanes; i++) {
         free(c.lanes[i].busy);
         free(c.lanes[i].heap);
         free(c.lanes[i].label);
         free(c.lanes[i].kind);
+        free(c.lanes[i].ev);
     }
+    free(c.flows);
     free(c.lanes);
     op_u64map_free(&c.index);
     op_strtab_free(&c.names);

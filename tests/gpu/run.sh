@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
@@ -319,6 +319,31 @@ if want diff; then
                   *) verdict "$name" 1 "${line#*: }" ;; esac
   done < <(grep -E '^(PASS|FAIL|SKIP)' "$OUT/diff.log")
   [ $n = 0 ] && verdict diff.gpu 1 "no PASS/FAIL lines ($(tail -2 "$OUT/diff.log" | tr '\n' ' '))"
+fi
+# (4b) the report's event-level timeline on a real CUDA run (GPU_PARTS=reporttl): the multistream
+# scenario under --runtime-trace; report_check.py gputimeline: every kernel, copy and API call in
+# the page, each kernel's and copy's launch found by correlation id, the copies' bytes, then the
+# timeline driven in Chromium (zoom to one kernel, its flow from the launch, a selection) where
+# Chromium is installed (its checks are skipped with the reason otherwise).
+if want reporttl; then
+  if [ -x "$B/bin/omniprof-gpu-workloads" ]; then
+    wd=$OUT/reporttl; rm -rf "$wd"; mkdir -p "$wd"
+    "$B/bin/omniprof" run --runtime-trace -d "$wd" -o tl -- "$B/bin/omniprof-gpu-workloads" multistream \
+      >"$wd/run.out" 2>"$wd/run.err"; rc=$?
+    if [ $rc = 0 ] && [ -f "$wd/tl_results.db" ]; then
+      timeout 300 python3 tests/report/report_check.py gputimeline "$wd/tl_results.db" \
+        --omniprof "$B/bin/omniprof" --workdir "$wd" >"$OUT/reporttl.log" 2>&1; rc=$?
+      if [ $rc = 77 ]; then
+        verdict report.gpu_timeline 0 "$(grep -c '^ok' "$OUT/reporttl.log") data checks; the Chromium part skipped: $(grep '^SKIP' "$OUT/reporttl.log" | head -1)"
+      else
+        verdict report.gpu_timeline $rc "$(grep -c '^ok' "$OUT/reporttl.log") checks; $(grep '^FAIL' "$OUT/reporttl.log" | head -3 | tr '\n' ' ' | cut -c1-400)"
+      fi
+    else
+      verdict report.gpu_timeline 1 "omniprof run exit $rc: $(tail -3 "$wd/run.err" | tr '\n' ' ' | cut -c1-300)"
+    fi
+  else
+    verdict report.gpu_timeline 1 "$B/bin/omniprof-gpu-workloads is not built (nvcc)"
+  fi
 fi
 
 # (5) benchmark: the launch-overhead modes, one card, five interleaved rounds

@@ -297,6 +297,78 @@ def check_json_flows(path, pids, msgs, what):
     check(not gpu, "%s (json): no other flow (no GPU work here): %d" % (what, len(gpu)))
 
 
+def check_report_flows(a, tmp, inputs, msgs, what):
+    """The MPI messages of the report's timeline (docs/report.md, `timeline.flows`): one flow per
+    message, from a send call's event in the sender's lane to a receive's, wait's or test's in
+    the receiver's, found alike in the ranks' own databases and in their merge."""
+    import base64
+    import re
+    html = os.path.join(tmp, "report-%s.html" % what.replace(" ", "-"))
+    omniprof(a, "report", "-i", *inputs, "-o", html, "--no-progress")
+    if not os.path.exists(html):
+        return
+    with open(html, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r'<script id="omniprof-data" type="application/json">(.*?)</script>', text, re.S)
+    d = json.loads(m.group(1))
+    cols = dict(re.findall(r'<script type="application/octet-stream" id="(omniprof-ev-\d+)">([^<]*)</script>', text))
+    T, procs = d["timeline"], d["overview"]["processes"]
+    # the MPI tables' bytes column: each call's bytes sent + received, summed per name
+    got = {r[0]: r[6] for t in d["tables"] if t["domain"].startswith("MPI") for r in t["rows"] if len(r) > 6}
+    want = {}
+    for db in inputs:
+        con = sqlite3.connect(db)
+        for n, b in con.execute("SELECT name, total(bytes_sent + bytes_received) FROM omniprof_comm "
+                                "WHERE phase = 'call' GROUP BY name"):
+            want[n] = want.get(n, 0) + b
+        con.close()
+    check(got == want and any(want.values()), "%s (report): the MPI tables' bytes per call name: %s, %s" %
+          (what, got, want))
+
+    def events(lane):  # start and name columns (LEB128 varints, base64)
+        u, p, out = base64.b64decode(cols[lane["ev"]]), 0, {}
+        for c in lane["cols"]:
+            vals, acc = [], 0
+            for _ in range(lane["n"]):
+                v, sh = 0, 0
+                while True:
+                    b = u[p]
+                    p += 1
+                    v |= (b & 127) << sh
+                    sh += 7
+                    if not b & 128:
+                        break
+                if c == "c":
+                    v = (v >> 1) ^ -(v & 1)
+                if c in "sc":
+                    acc += v
+                    v = acc
+                vals.append(v)
+            out[c] = vals
+        return out
+
+    ev = {}
+    F = T.get("flows", [])
+    got, bad = [], []
+    for i in range(0, len(F), 4):
+        ends = []
+        for li, k in ((F[i], F[i + 1]), (F[i + 2], F[i + 3])):
+            lane = T["lanes"][li]
+            if li not in ev:
+                ev[li] = events(lane)
+            c = ev[li]
+            ends.append((procs[lane["p"]]["rank"], T["names"][c["n"][k]], c["s"][k], c["s"][k] + c["d"][k]))
+        (rs, ns, s0, _), (rr, nr, _, r1) = ends
+        if ns not in SEND_CALLS or nr not in RECV_CALLS or r1 < s0:
+            bad.append(ends)
+        got.append((rs, rr))
+    check(sorted(got) == sorted((m[0], m[1]) for m in msgs),
+          "%s (report): one timeline flow per message, sender to receiver: %d flows, %d messages" %
+          (what, len(got), len(msgs)))
+    check(not bad, "%s (report): each flow leaves a send call and reaches a receive, wait or test after it: %s" %
+          (what, bad[:3]))
+
+
 def case_flows(a, tmp):
     if not shutil.which("protoc"):
         print("SKIP: protoc (protobuf-compiler) is not installed")
@@ -317,6 +389,7 @@ def case_flows(a, tmp):
         d = os.path.join(tmp, "js-" + what.replace(" ", "-"))
         omniprof(a, "convert", "-i", *inputs, "-f", "json", "-d", d, "-o", "x")
         check_json_flows(os.path.join(d, "x_results.json"), pids, msgs, what)
+        check_report_flows(a, tmp, inputs, msgs, what)
     # ranks 0 and 1 alone: only the messages between them, no end whose other end is left out
     d = os.path.join(tmp, "js-ranks01")
     omniprof(a, "convert", "-i", dbs[0], dbs[1], "-f", "json", "-d", d, "-o", "x")

@@ -302,7 +302,9 @@ function domainClass(d) {
 function statRows(t) {
   return t.rows.map(function (r) {
     return { name: r[0], calls: r[1], total: r[2], avg: r[1] ? r[2] / r[1] : 0, min: r[3], max: r[4], sd: r[5],
-             pct: t.total > 0 ? 100 * r[2] / t.total : 0, domain: t.domain };
+             pct: t.total > 0 ? 100 * r[2] / t.total : 0, domain: t.domain,
+             bytes: r.length > 6 ? r[6] : null,
+             bw: r.length > 6 && r[2] > 0 ? r[6] / (r[2] / 1e9) : null };
   });
 }
 var STAT_COLS = [
@@ -315,6 +317,12 @@ var STAT_COLS = [
   { key: "max", title: "max", num: true, fmt: fmtNs },
   { key: "sd", title: "stddev", num: true, fmt: fmtNs }
 ];
+var BYTE_COLS = [
+  { key: "bytes", title: "bytes", num: true,
+    fmt: function (v) { return v == null ? "" : fmtBytes(v); } },
+  { key: "bw", title: "bandwidth", num: true,
+    fmt: function (v) { return v == null ? "" : fmtBytes(v) + "/s"; } }
+];
 function renderStatSection(id, title, tables, blurb) {
   if (!tables.length) return;
   var s = section(id, title);
@@ -323,7 +331,9 @@ function renderStatSection(id, title, tables, blurb) {
     s.appendChild(el("h3", { text: t.domain + " — " + fmtInt(t.calls) + " calls, " + fmtNs(t.total) }));
     if (t.rows_total > t.rows.length)
       s.appendChild(el("p", { cls: "note", text: "The " + t.rows.length + " largest of " + fmtInt(t.rows_total) + " names." }));
-    dataTable(s, STAT_COLS, statRows(t), { sort: "total" });
+    /* copies, memsets and MPI calls: the bytes they moved and the rate over their time */
+    var rows = statRows(t), moved = rows.some(function (r) { return r.bytes != null; });
+    dataTable(s, moved ? STAT_COLS.concat(BYTE_COLS) : STAT_COLS, rows, { sort: "total" });
   });
 }
 function renderTables() {
@@ -384,147 +394,616 @@ function renderCounters() {
 }
 
 /* ---- timeline ----------------------------------------------------------------------------
- * Each lane holds `busy` bins over [t0, t1] (per mille of the bin's time covered by its
- * events, or sample counts for CPU-sample lanes) and its longest spans (start offset,
- * duration, name index). The view re-bins to screen pixels; zoom with the wheel or the
- * buttons, drag to pan, double-click to reset. Spans wider than 2 px are drawn and named. */
+ * Lanes (one per process x thread x region category, thread of CPU samples, GPU stream of
+ * kernels or of copies) grouped per process, then the extra tracks the data gives (D.tracks,
+ * D.critical_path; docs/report.md). Level of detail, chosen per lane at each draw: the C
+ * side's `busy` bins while a bin is no wider than a pixel (the first paint decodes no event),
+ * then 65,536 finer bins built from the events once, then the events of the window themselves
+ * (found by binary search), nested by depth, named when wide enough. Events are decoded from
+ * their base64 varint columns the first time a lane needs them.
+ * Wheel or +/- to zoom, drag to pan, shift+drag (or the "select" mode) selects a time range
+ * over the lanes dragged across and lists what ran there (Perfetto's area selection); click an
+ * event for its details and its flows (launch -> kernel or copy by correlation id, MPI send ->
+ * receive); click a process header to collapse it; double-click to reset.
+ * window.OP_TIMELINE: the view's state and actions, for tests and for other scripts. */
+function b64Bytes(s) {
+  var bin = atob(s), n = bin.length, u = new Uint8Array(n);
+  for (var i = 0; i < n; i++) u[i] = bin.charCodeAt(i);
+  return u;
+}
+/* Decodes the events of a lane (cols: s start delta, d duration, n name, h depth,
+ * c correlation zigzag delta, b bytes). */
+function decodeEvents(l, text) {
+  var u = b64Bytes(text), p = 0, n = l.n, cols = l.cols;
+  function col(zig, delta) {
+    var out = new Float64Array(n), acc = 0;
+    for (var k = 0; k < n; k++) {
+      var v = 0, mul = 1, b;
+      do { b = u[p++]; v += (b & 127) * mul; mul *= 128; } while (b & 128);
+      if (zig) v = (v % 2) ? -(v + 1) / 2 : v / 2;
+      if (delta) { acc += v; v = acc; }
+      out[k] = v;
+    }
+    return out;
+  }
+  var E = { n: n, start: null, dur: null, name: null, depth: null, corr: null, bytes: null };
+  for (var i = 0; i < cols.length; i++) {
+    var c = cols[i];
+    if (c === "s") E.start = col(false, true);
+    else if (c === "d") E.dur = col(false, false);
+    else if (c === "n") E.name = col(false, false);
+    else if (c === "h") E.depth = col(false, false);
+    else if (c === "c") E.corr = col(true, true);
+    else if (c === "b") E.bytes = col(false, false);
+  }
+  if (!E.dur) E.dur = new Float64Array(n);
+  return finishEvents(E);
+}
+/* The running maximum of the ends (the first event that can reach into a window). */
+function finishEvents(E) {
+  var m = new Float64Array(E.n), mx = -Infinity;
+  for (var k = 0; k < E.n; k++) { var e = E.start[k] + E.dur[k]; if (e > mx) mx = e; m[k] = mx; }
+  E.maxEnd = m;
+  return E;
+}
+function lowerBound(a, n, v) {
+  var lo = 0, hi = n;
+  while (lo < hi) { var mid = (lo + hi) >> 1; if (a[mid] < v) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+/* A segment of an extra track: [start, dur, name] or {start, dur | end, name | label}. */
+function segOf(s) {
+  if (Array.isArray(s))
+    return { start: +s[0], dur: +s[1] || 0, name: s[2] == null ? "" : String(s[2]) };
+  var st = +s.start, d = s.dur != null ? +s.dur : (s.end != null ? +s.end - st : 0);
+  return { start: st, dur: d > 0 ? d : 0, name: String(s.name != null ? s.name : (s.label || "")) };
+}
 function renderTimeline() {
-  var T = D.timeline;
-  if (!T || !T.lanes || !T.lanes.length) return;
+  var T = D.timeline || { lanes: [], names: [], t0: D.overview.t0, t1: D.overview.t1, bins: 0 };
+  var extra = (D.tracks || []).slice();
+  var cp = D.critical_path;  /* report_findings.c: {t0, segments: [[from t0, to t0, label]...]} */
+  if (cp && Array.isArray(cp.segments))
+    cp = cp.segments.map(function (g) { return [cp.t0 + g[0], g[1] - g[0], g[2]]; });
+  if (Array.isArray(cp) && cp.length)
+    extra.push({ title: "critical path", lanes: [{ label: "critical path", kind: "critical path",
+                                                   segments: cp }] });
+  if (!T.lanes.length && !extra.length) return;
   var s = section("timeline", "Timeline");
-  s.appendChild(el("p", { cls: "note", text: "Activity per process, thread and stream (" + T.lanes.length + " lanes, " + T.bins +
-    " bins over the run; bar height = share of the time busy, or sample density). The longest events are drawn and named when zoomed in. " +
-    "Wheel or +/− to zoom, drag to pan, double-click to reset. Every event is in the Perfetto trace (see below)." }));
+  var lanes = T.lanes.slice(), names = T.names.slice(), span = Math.max(1, T.t1 - T.t0);
+  var nEvents = 0;
+  lanes.forEach(function (l) { nEvents += l.n || 0; });
+  s.appendChild(el("p", { cls: "note", text: "Every event per process, thread and GPU stream (" +
+    lanes.length + " lanes" + (T.omitted ? ", " + T.omitted + " quieter lanes left out" : "") +
+    ", " +
+    fmtInt(nEvents) + " events at event level). Zoomed out, bar height is the share of time busy " +
+    "(or the sample density); zoom in to single events. Wheel or +/− to zoom, drag to pan, " +
+    "shift+drag to select a range (its statistics appear below), click an event for its details " +
+    "and flows, click a process to fold it, double-click to reset." }));
+  /* the groups: each process, then each extra track */
+  var groups = [], byP = {};
+  lanes.forEach(function (l, i) {
+    l.idx = i;
+    if (!(l.p in byP)) {
+      byP[l.p] = groups.length;
+      groups.push({ p: l.p, lanes: [], collapsed: false });
+    }
+    groups[byP[l.p]].lanes.push(i);
+  });
+  extra.forEach(function (tr, ti) {
+    var g = { p: -1, title: String(tr.title || "track " + (ti + 1)), lanes: [], collapsed: false };
+    (tr.lanes || []).forEach(function (tl) {
+      var segs = (tl.segments || []).map(segOf).filter(function (x) { return isFinite(x.start); });
+      segs.sort(function (a, b) { return a.start - b.start || b.dur - a.dur; });
+      var n = segs.length, E = { n: n, start: new Float64Array(n), dur: new Float64Array(n),
+                                 name: new Float64Array(n), depth: null, corr: null, bytes: null };
+      segs.forEach(function (x, k) {
+        E.start[k] = x.start - T.t0; E.dur[k] = x.dur;
+        var ni = names.indexOf(x.name);
+        if (ni < 0) { ni = names.length; names.push(x.name); }
+        E.name[k] = ni;
+      });
+      var l = { p: -1, label: String(tl.label || g.title), kind: String(tl.kind || g.title),
+                busy: [],
+                spans: [], n: n, depth: 1, E: finishEvents(E), idx: lanes.length, extra: true };
+      lanes.push(l);
+      g.lanes.push(l.idx);
+    });
+    groups.push(g);
+  });
   var tools = el("div", { cls: "tools" });
   var label = el("span", { cls: "note" });
-  var bIn = el("button", { text: "+" }), bOut = el("button", { text: "−" }), bReset = el("button", { text: "reset" });
-  tools.appendChild(bIn); tools.appendChild(bOut); tools.appendChild(bReset); tools.appendChild(label);
+  var bIn = el("button", { text: "+" }), bOut = el("button", { text: "−" });
+  var bReset = el("button", { text: "reset" }), bSel = el("button", { text: "select" });
+  var bZoomSel = el("button", { text: "zoom to selection" });
+  [bIn, bOut, bReset, bSel, bZoomSel, label].forEach(function (b) { tools.appendChild(b); });
   s.appendChild(tools);
   var box = el("div", { cls: "chartbox" }), cv = el("canvas");
   box.appendChild(cv); s.appendChild(box);
-  var lanes = T.lanes, span = Math.max(1, T.t1 - T.t0), LH = 18, LABEL = 230, AXIS = 22;
-  var kinds = [];
+  var details = el("div", { cls: "note" }), selBox = el("div");
+  s.appendChild(details); s.appendChild(selBox);
+  var kinds = [], colorOf = {};
   lanes.forEach(function (l) { if (kinds.indexOf(l.kind) < 0) kinds.push(l.kind); });
-  var colorOf = {};
   kinds.forEach(function (k, i) { colorOf[k] = PALETTE[i % PALETTE.length]; });
   var legend = el("div", { cls: "legend" });
-  kinds.forEach(function (k) { legend.appendChild(el("span", {}, [el("i", { style: "background:" + colorOf[k] }), k])); });
-  s.appendChild(legend);
-  /* rows: a process header then its lanes */
-  var rows = [], lastP = -1;
-  lanes.forEach(function (l, i) {
-    if (l.p !== lastP) { rows.push({ header: true, p: l.p }); lastP = l.p; }
-    rows.push({ lane: i });
+  kinds.forEach(function (k) {
+    legend.appendChild(el("span", {}, [el("i", { style: "background:" + colorOf[k] }), k]));
   });
-  var v0 = 0, v1 = span, W = 0, H = AXIS + rows.length * LH + 4;
+  s.insertBefore(legend, box);
+  var SUB = 14, LABEL = 250, AXIS = 22, HEAD = 18;
+  function laneRows(l) { return Math.max(1, Math.min(6, l.depth || 1)); }
+  function laneH(l) { return laneRows(l) * SUB + 4; }
   var maxBusy = lanes.map(function (l) {
-    var m = 0;
-    for (var i = 0; i < l.busy.length; i++) if (l.busy[i] > m) m = l.busy[i];
+    var m = 0, b = l.busy || [];
+    for (var i = 0; i < b.length; i++) if (b[i] > m) m = b[i];
     return l.kind === "CPU samples" ? Math.max(1, m) : 1000;
   });
+  /* a lane's events, decoded once; null while the browser has not parsed their element yet */
+  function events(l) {
+    if (!l.E && l.ev) {
+      var e = document.getElementById(l.ev);
+      if (!e) return null;
+      l.E = decodeEvents(l, e.textContent);
+    }
+    return l.E || null;
+  }
+  /* level 1: 65,536 bins of busy time (or samples) built from the events once */
+  var FINE = 65536;
+  function fineBins(l) {
+    if (l.fine) return l.fine;
+    var E = events(l), f = new Float32Array(FINE), bw = span / FINE, mx = 0;
+    for (var k = 0; k < E.n; k++) {
+      var a = E.start[k], d = E.dur[k];
+      if (l.kind === "CPU samples" || d <= 0) {
+        f[Math.min(FINE - 1, Math.floor(a / bw))] += 1;
+        continue;
+      }
+      var i0 = Math.max(0, Math.floor(a / bw)), i1 = Math.min(FINE - 1, Math.floor((a + d) / bw));
+      for (var i = i0; i <= i1; i++) {
+        var lo = Math.max(a, i * bw), hi = Math.min(a + d, (i + 1) * bw);
+        if (hi > lo) f[i] += hi - lo;
+      }
+    }
+    if (l.kind !== "CPU samples")
+      for (var j = 0; j < FINE; j++) f[j] = Math.min(1000, 1000 * f[j] / bw);
+    else for (var q = 0; q < FINE; q++) if (f[q] > mx) mx = f[q];
+    l.fine = f; l.fineMax = l.kind === "CPU samples" ? Math.max(1, mx) : 1000;
+    return f;
+  }
+  /* the layout: y of each group header and lane, from the collapsed state */
+  var layout = [], H = 0;
+  function doLayout() {
+    layout = []; var y = AXIS;
+    groups.forEach(function (g, gi) {
+      layout.push({ g: gi, y: y, h: HEAD }); y += HEAD;
+      if (!g.collapsed) g.lanes.forEach(function (li) {
+        var h = laneH(lanes[li]); layout.push({ lane: li, y: y, h: h }); y += h;
+      });
+    });
+    H = y + 4;
+  }
+  doLayout();
+  var v0 = 0, v1 = span, W = 0, sel = null, picked = null, selMode = false;
+  var stats = { lod: {}, events_drawn: 0, flows_drawn: 0, lanes_drawn: 0 };
+  var corrIndex = {};  /* process -> Map(correlation id -> [lane, event]) of its API events */
+  function launchOf(p, c) {
+    if (!corrIndex[p]) {
+      var m = new Map();
+      lanes.forEach(function (l) {
+        if (l.p !== p || !l.cols || l.cols.indexOf("c") < 0 || /^GPU/.test(l.kind)) return;
+        var E = events(l);
+        for (var k = 0; E && k < E.n; k++) if (E.corr[k]) m.set(E.corr[k], [l.idx, k]);
+      });
+      corrIndex[p] = m;
+    }
+    return corrIndex[p].get(c);
+  }
+  function gpuOf(p, c) {
+    var out = [];
+    lanes.forEach(function (l) {
+      if (l.p !== p || !/^GPU/.test(l.kind) || !l.cols || l.cols.indexOf("c") < 0) return;
+      var E = events(l);
+      for (var k = 0; E && k < E.n; k++) if (E.corr[k] === c) out.push([l.idx, k]);
+    });
+    return out;
+  }
+  var laneY = {};
+  function evBox(li, k, plotW) {
+    var l = lanes[li], E = events(l), per = (v1 - v0) / plotW, y = laneY[li];
+    if (y == null || !E) return null;
+    var row = Math.min(laneRows(l) - 1, E.depth ? E.depth[k] : 0);
+    return { x0: LABEL + (E.start[k] - v0) / per, x1: LABEL + (E.start[k] + E.dur[k] - v0) / per,
+             y: y + 2 + row * SUB + SUB / 2 };
+  }
+  function arrow(g, a, b, color) {
+    var xa = a.x1, xb = b.x0;
+    g.strokeStyle = color; g.fillStyle = color; g.lineWidth = 1.2;
+    g.beginPath(); g.moveTo(xa, a.y);
+    g.bezierCurveTo(xa + 30, a.y, xb - 30, b.y, xb, b.y); g.stroke();
+    g.beginPath(); g.moveTo(xb, b.y); g.lineTo(xb - 6, b.y - 3); g.lineTo(xb - 6, b.y + 3);
+    g.fill();
+    stats.flows_drawn++;
+  }
+  function drawLane(g, l, y, plotW) {
+    var col = colorOf[l.kind], per = (v1 - v0) / plotW, h = laneH(l), rows = laneRows(l);
+    var binW = span / Math.max(1, (l.busy || []).length), mode;
+    g.fillStyle = col;
+    var hasEv = l.E || l.ev;
+    var E = null, i0 = 0, i1 = 0;
+    /* the whole run is drawn from the bins: the first paint decodes nothing */
+    var whole = v1 - v0 >= span * 0.999;
+    if (hasEv && !(l.busy && l.busy.length && (binW <= per || whole))) E = events(l);
+    if (E) {
+      i1 = lowerBound(E.start, E.n, v1);
+      i0 = lowerBound(E.maxEnd, E.n, v0 + 1e-9);
+      mode = (i1 - i0 > 4 * plotW && span / FINE <= per) ? "fine" : "events";
+    } else mode = l.busy && l.busy.length ? "bins" : "none";
+    stats.lod[l.idx] = mode;
+    if (mode === "bins" || mode === "fine") {
+      var b = mode === "fine" ? fineBins(l) : l.busy, nb = b.length, bw = span / nb;
+      var mb = mode === "fine" ? l.fineMax : maxBusy[l.idx];
+      for (var px = 0; px < plotW; px++) {
+        var ta = v0 + px * per, tb = ta + per;
+        var j0 = Math.floor(ta / bw), j1 = Math.min(nb - 1, Math.floor((tb - 1e-9) / bw));
+        if (j1 < 0 || j0 >= nb) continue;
+        var m = 0;
+        for (var j = Math.max(0, j0); j <= j1; j++) if (b[j] > m) m = b[j];
+        if (m <= 0) continue;
+        var bh = Math.max(1, Math.min(1, m / mb) * (h - 4));
+        g.fillRect(LABEL + px, y + h - 2 - bh, 1, bh);
+      }
+      if (mode === "bins") drawSpans(g, l, y, per);
+      return;
+    }
+    if (mode === "none") return;
+    var last = new Float64Array(rows).fill(-1), sample = l.kind === "CPU samples";
+    g.font = "10px sans-serif";
+    for (var k = i0; k < i1; k++) {
+      var a = E.start[k], d = E.dur[k];
+      if (a + d < v0) continue;
+      var row = Math.min(rows - 1, E.depth ? E.depth[k] : 0), yy = y + 2 + row * SUB;
+      var xa = (a - v0) / per, xw = d / per;
+      if (xa < 0) { xw += xa; xa = 0; }
+      if (xa + xw > plotW) xw = plotW - xa;
+      if (xw < 1) {   /* narrower than a pixel: one mark per pixel column and row */
+        var pxc = Math.floor(xa);
+        if (last[row] === pxc) continue;
+        last[row] = pxc;
+        g.fillStyle = col;
+        g.fillRect(LABEL + pxc, sample ? y + 2 : yy, 1, sample ? h - 4 : SUB - 1);
+        stats.events_drawn++;
+        continue;
+      }
+      last[row] = Math.floor(xa + xw);
+      var isPicked = picked && picked[0] === l.idx && picked[1] === k;
+      g.fillStyle = isPicked ? "#c026d3" : col;
+      g.fillRect(LABEL + xa, yy, xw, SUB - 1);
+      if (xw > 3) {
+        g.strokeStyle = "#fff"; g.strokeRect(LABEL + xa + 0.5, yy + 0.5, xw - 1, SUB - 2);
+      }
+      if (xw > 40) {
+        g.fillStyle = "#fff";
+        g.save(); g.beginPath(); g.rect(LABEL + xa, yy, xw - 2, SUB); g.clip();
+        g.fillText(names[E.name[k]] || "", LABEL + xa + 3, yy + 10); g.restore();
+      }
+      stats.events_drawn++;
+    }
+  }
+  /* lanes without events (over the budget): their longest spans on top of the bins */
+  function drawSpans(g, l, y, per) {
+    if (l.E || l.ev) return;
+    var sp = l.spans || [], h = laneH(l);
+    g.font = "10px sans-serif";
+    for (var j = 0; j + 2 < sp.length; j += 3) {
+      var s0 = sp[j], d = sp[j + 1];
+      if (s0 + d < v0 || s0 > v1) continue;
+      var xa = (s0 - v0) / per, xw = d / per;
+      if (xw < 2) continue;
+      if (xa < 0) { xw += xa; xa = 0; }
+      g.globalAlpha = 0.85; g.fillStyle = colorOf[l.kind];
+      g.fillRect(LABEL + xa, y + 2, xw, h - 4); g.globalAlpha = 1;
+      if (xw > 40) {
+        g.fillStyle = "#fff"; g.save(); g.beginPath(); g.rect(LABEL + xa, y, xw - 2, h); g.clip();
+        g.fillText(names[sp[j + 2]] || "", LABEL + xa + 3, y + 13); g.restore();
+      }
+    }
+  }
+  function groupTitle(g) {
+    var procs = D.overview.processes || [];
+    if (g.p < 0 || !procs[g.p]) return (g.collapsed ? "▸ " : "▾ ") + (g.title || "process");
+    return (g.collapsed ? "▸ " : "▾ ") + procLabel(procs[g.p]) + "  " +
+      (procs[g.p].command || "").slice(0, 80) +
+      (g.collapsed ? "  (" + g.lanes.length + " lanes)" : "");
+  }
   function draw() {
     W = Math.max(400, box.clientWidth || 900);
     var g = setupCanvas(cv, W, H), plotW = W - LABEL - 8;
+    stats.events_drawn = 0; stats.flows_drawn = 0; stats.lanes_drawn = 0; stats.lod = {};
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
-    var per = (v1 - v0) / plotW, binW = span / T.bins;
-    /* axis */
     g.fillStyle = "#667085"; g.font = "11px sans-serif"; g.strokeStyle = "#e3e6ec";
     for (var k = 0; k <= 8; k++) {
       var x = LABEL + plotW * k / 8;
       g.beginPath(); g.moveTo(x + 0.5, AXIS - 4); g.lineTo(x + 0.5, H); g.stroke();
-      g.fillText(fmtNs(v0 + (v1 - v0) * k / 8), Math.min(x + 2, W - 60), 12);
+      g.fillText("+" + fmtNs(v0 + (v1 - v0) * k / 8), Math.min(x + 2, W - 70), 12);
     }
-    var procs = D.overview.processes || [];
-    rows.forEach(function (r, ri) {
-      var y = AXIS + ri * LH;
-      if (r.header) {
-        g.fillStyle = "#eef1f6"; g.fillRect(0, y, W, LH);
+    if (sel) {
+      var sa = LABEL + (sel.t0 - v0) / ((v1 - v0) / plotW);
+      var sb = LABEL + (sel.t1 - v0) / ((v1 - v0) / plotW);
+      g.fillStyle = "rgba(43,108,176,0.10)";
+      g.fillRect(Math.max(LABEL, sa), AXIS, Math.min(W - 8, sb) - Math.max(LABEL, sa), H - AXIS);
+    }
+    laneY = {};
+    layout.forEach(function (r) {
+      if (r.g != null) {
+        g.fillStyle = "#eef1f6"; g.fillRect(0, r.y, W, r.h);
         g.fillStyle = "#1d2330"; g.font = "bold 11px sans-serif";
-        g.fillText(procs[r.p] ? procLabel(procs[r.p]) + "  " + (procs[r.p].command || "").slice(0, 80) : "process", 4, y + 13);
+        g.fillText(groupTitle(groups[r.g]), 4, r.y + 13);
         return;
       }
-      var l = lanes[r.lane], col = colorOf[l.kind], mb = maxBusy[r.lane];
+      var l = lanes[r.lane], inSel = sel && sel.lanes.indexOf(r.lane) >= 0;
+      laneY[r.lane] = r.y;
+      if (inSel) { g.fillStyle = "rgba(43,108,176,0.08)"; g.fillRect(0, r.y, LABEL - 6, r.h); }
       g.fillStyle = "#1d2330"; g.font = "11px sans-serif";
-      g.save(); g.beginPath(); g.rect(0, y, LABEL - 6, LH); g.clip();
-      g.fillText(l.label, 10, y + 13); g.restore();
-      g.fillStyle = col;
-      /* re-bin: per pixel column, the largest value among the bins it covers */
-      var b = l.busy, nb = b.length;
-      for (var px = 0; px < plotW; px++) {
-        var ta = v0 + px * per, tb = ta + per;
-        var i0 = Math.floor(ta / binW), i1 = Math.min(nb - 1, Math.floor((tb - 1e-9) / binW));
-        if (i1 < 0 || i0 >= nb) continue;
-        var m = 0;
-        for (var i = Math.max(0, i0); i <= i1; i++) if (b[i] > m) m = b[i];
-        if (m <= 0) continue;
-        var h = Math.max(1, Math.min(1, m / mb) * (LH - 4));
-        g.fillRect(LABEL + px, y + LH - 2 - h, 1, h);
-      }
-      /* the longest spans, when wide enough */
-      var sp = l.spans || [];
-      g.font = "10px sans-serif";
-      for (var j = 0; j + 2 < sp.length; j += 3) {
-        var s0 = sp[j], d = sp[j + 1];
-        if (s0 + d < v0 || s0 > v1) continue;
-        var xa = LABEL + (s0 - v0) / per, xw = d / per;
-        if (xw < 2) continue;
-        if (xa < LABEL) { xw -= LABEL - xa; xa = LABEL; }
-        if (xa + xw > W - 8) xw = W - 8 - xa;
-        g.fillStyle = col; g.globalAlpha = 0.85;
-        g.fillRect(xa, y + 2, xw, LH - 4);
-        g.globalAlpha = 1;
-        g.strokeStyle = "#fff"; g.strokeRect(xa + 0.5, y + 2.5, Math.max(0, xw - 1), LH - 5);
-        if (xw > 40) {
-          g.fillStyle = "#fff";
-          g.save(); g.beginPath(); g.rect(xa, y, xw - 2, LH); g.clip();
-          g.fillText(T.names[sp[j + 2]] || "", xa + 3, y + 13); g.restore();
-        }
-      }
+      g.save(); g.beginPath(); g.rect(0, r.y, LABEL - 6, r.h); g.clip();
+      g.fillText(l.label, 10, r.y + 13); g.restore();
+      g.save(); g.beginPath(); g.rect(LABEL, r.y, plotW, r.h); g.clip();
+      drawLane(g, l, r.y, plotW);
+      g.restore();
+      g.strokeStyle = "#f0f1f4"; g.beginPath();
+      g.moveTo(0, r.y + r.h - 0.5); g.lineTo(W, r.y + r.h - 0.5); g.stroke();
+      stats.lanes_drawn++;
     });
-    label.textContent = "showing " + fmtNs(v1 - v0) + " from +" + fmtNs(v0);
+    g.save(); g.beginPath(); g.rect(LABEL, AXIS, plotW, H - AXIS); g.clip();
+    drawFlows(g, plotW);
+    g.restore();
+    label.textContent = "showing " + fmtNs(v1 - v0) + " from +" + fmtNs(v0) +
+      (selMode ? " · select mode: drag to select" : "");
     CHECK.timeline_lanes = lanes.length;
   }
+  /* flows: MPI messages in the window, and launch -> kernel of the visible GPU events (when few
+   * enough) or of the picked event */
+  function drawFlows(g, plotW) {
+    var F = T.flows || [];
+    for (var i = 0; i + 3 < F.length; i += 4) {
+      var a = evBox(F[i], F[i + 1], plotW), b = evBox(F[i + 2], F[i + 3], plotW);
+      if (!a || !b || (a.x1 < LABEL && b.x0 < LABEL) || (a.x1 > W && b.x0 > W)) continue;
+      arrow(g, a, b, "#b42318");
+    }
+    var visible = [];
+    layout.forEach(function (r) {
+      if (r.lane == null || stats.lod[r.lane] !== "events") return;
+      var l = lanes[r.lane];
+      if (!/^GPU/.test(l.kind) || !l.E || !l.E.corr) return;
+      var E = l.E, k1 = lowerBound(E.start, E.n, v1), k0 = lowerBound(E.maxEnd, E.n, v0);
+      for (var k = k0; k < k1 && visible.length <= 500; k++) visible.push([r.lane, k]);
+    });
+    if (visible.length > 500) visible = [];
+    if (picked && /^GPU/.test(lanes[picked[0]].kind)) visible.push(picked);
+    visible.forEach(function (v) {
+      var l = lanes[v[0]], c = l.E.corr ? l.E.corr[v[1]] : 0, src = c ? launchOf(l.p, c) : null;
+      if (!src) return;
+      var a = evBox(src[0], src[1], plotW), b = evBox(v[0], v[1], plotW);
+      if (a && b) arrow(g, a, b, "#2b6cb0");
+    });
+    if (picked && !/^GPU/.test(lanes[picked[0]].kind)) {
+      var pl = lanes[picked[0]], pc = pl.E && pl.E.corr ? pl.E.corr[picked[1]] : 0;
+      if (pc) gpuOf(pl.p, pc).forEach(function (d) {
+        var a = evBox(picked[0], picked[1], plotW), b = evBox(d[0], d[1], plotW);
+        if (a && b) arrow(g, a, b, "#2b6cb0");
+      });
+    }
+  }
+  function clampView() {
+    var w = Math.max(50, Math.min(span, v1 - v0));
+    v0 = Math.max(0, Math.min(span - w, v0)); v1 = v0 + w;
+  }
   function zoom(f, at) {
-    var c = v0 + (v1 - v0) * (at == null ? 0.5 : at);
-    var w = Math.max(span / (T.bins * 50), Math.min(span, (v1 - v0) * f));
-    v0 = Math.max(0, c - w * (at == null ? 0.5 : at)); v1 = Math.min(span, v0 + w); v0 = Math.max(0, v1 - w);
+    var a = at == null ? 0.5 : at, c = v0 + (v1 - v0) * a, w = (v1 - v0) * f;
+    v0 = c - w * a; v1 = v0 + w; clampView(); draw();
+  }
+  function zoomTo(t0, t1) { v0 = t0; v1 = t1; clampView(); draw(); }
+  function rowAt(py) {
+    for (var i = 0; i < layout.length; i++)
+      if (py >= layout[i].y && py < layout[i].y + layout[i].h) return layout[i];
+    return null;
+  }
+  /* the event under (px, py) of a lane in event mode */
+  function eventAt(r, px, py) {
+    var l = lanes[r.lane], plotW = W - LABEL - 8, per = (v1 - v0) / plotW;
+    if (stats.lod[r.lane] !== "events") return -1;
+    var E = events(l), t = v0 + (px - LABEL) * per, slack = 2 * per;
+    var row = Math.floor((py - r.y - 2) / SUB), best = -1;
+    var k1 = lowerBound(E.start, E.n, t + slack), k0 = lowerBound(E.maxEnd, E.n, t - slack);
+    for (var k = k0; k < k1; k++) {
+      var rk = Math.min(laneRows(l) - 1, E.depth ? E.depth[k] : 0);
+      if (l.kind !== "CPU samples" && rk !== row) continue;
+      if (E.start[k] - slack <= t && t <= E.start[k] + E.dur[k] + slack) best = k;
+    }
+    return best;
+  }
+  function eventText(li, k) {
+    var l = lanes[li], E = events(l), txt = (l.kind === "CPU samples" ? "CPU sample" :
+      (names[E.name[k]] || "")) + "\n" + l.label + "\nstart +" + fmtNs(E.start[k]);
+    if (l.kind !== "CPU samples") txt += ", duration " + fmtNs(E.dur[k]);
+    if (E.bytes && E.bytes[k]) {
+      txt += "\n" + fmtBytes(E.bytes[k]);
+      if (E.dur[k] > 0) txt += " at " + fmtBytes(E.bytes[k] / (E.dur[k] / 1e9)) + "/s";
+    }
+    if (E.corr && E.corr[k]) txt += "\ncorrelation id " + E.corr[k];
+    return txt;
+  }
+  function pick(li, k) {
+    picked = k >= 0 ? [li, k] : null;
+    details.textContent = picked ? "Selected: " + eventText(li, k).replace(/\n/g, " · ") : "";
+    var l = lanes[li];
+    if (picked && l.E && l.E.corr && l.E.corr[k]) {
+      var c = l.E.corr[k], gpu = /^GPU/.test(l.kind);
+      var other = gpu ? [launchOf(l.p, c)].filter(Boolean) : gpuOf(l.p, c);
+      if (other.length) details.textContent += " · flow " + (gpu ? "from " : "to ") +
+        other.map(function (o) {
+          return names[lanes[o[0]].E.name[o[1]]] + " (" + lanes[o[0]].label + ")";
+        }).join(", ");
+    }
+    var F = T.flows || [];
+    for (var i = 0; picked && i + 3 < F.length; i += 4) {
+      if (F[i] === li && F[i + 1] === k)
+        details.textContent += " · message to " + lanes[F[i + 2]].label;
+      if (F[i + 2] === li && F[i + 3] === k)
+        details.textContent += " · message from " + lanes[F[i]].label;
+    }
     draw();
   }
+  /* the selection: [t0, t1] over some lanes; its statistics per name and per lane */
+  function select(t0, t1, laneList) {
+    if (t1 < t0) { var x = t0; t0 = t1; t1 = x; }
+    sel = { t0: Math.max(0, t0), t1: Math.min(span, t1), lanes: laneList.slice() };
+    var byName = {}, perLane = [], dt = Math.max(1, sel.t1 - sel.t0), total = 0;
+    sel.lanes.forEach(function (li) {
+      var l = lanes[li], busy = 0, cnt = 0, E = events(l);
+      if (E) {
+        var k1 = lowerBound(E.start, E.n, sel.t1), k0 = lowerBound(E.maxEnd, E.n, sel.t0);
+        for (var k = k0; k < k1; k++) {
+          var a = E.start[k], b = a + E.dur[k];
+          if (b < sel.t0 && !(E.dur[k] === 0 && a >= sel.t0)) continue;
+          var ov = Math.max(0, Math.min(b, sel.t1) - Math.max(a, sel.t0));
+          var key = l.kind === "CPU samples" ? "(CPU samples)" : names[E.name[k]] || "";
+          var r = byName[key + "\u0000" + l.kind] || (byName[key + "\u0000" + l.kind] =
+            { name: key, kind: l.kind, count: 0, time: 0, bytes: 0, busy: 0 });
+          r.count++; r.time += ov; r.busy += E.dur[k];
+          if (E.bytes && E.bytes[k]) r.bytes += E.bytes[k] * (E.dur[k] > 0 ? ov / E.dur[k] : 1);
+          cnt++;
+          if (!E.depth || E.depth[k] === 0) busy += ov;
+        }
+      } else if (l.busy && l.busy.length) {  /* over the budget: from the bins */
+        var bw = span / l.busy.length;
+        for (var j = Math.floor(sel.t0 / bw); j < l.busy.length && j * bw < sel.t1; j++) {
+          var lo = Math.max(j * bw, sel.t0), hi = Math.min((j + 1) * bw, sel.t1);
+          if (hi > lo && l.kind !== "CPU samples") busy += l.busy[j] / 1000 * (hi - lo);
+        }
+      }
+      total += cnt;
+      perLane.push({ lane: l.label, kind: l.kind, events: cnt, busy: busy, share: 100 * busy / dt,
+                     detail: E ? "events" : "bins" });
+    });
+    var rows = Object.keys(byName).map(function (k) {
+      var r = byName[k];
+      r.avg = r.count ? r.busy / r.count : 0;
+      r.bw = r.bytes && r.time > 0 ? r.bytes / (r.time / 1e9) : 0;
+      return r;
+    });
+    sel.stats = { events: total, names: rows.length, duration: dt, by_name: rows,
+                  by_lane: perLane };
+    selBox.textContent = "";
+    selBox.appendChild(el("h3", { text: "Selection: " + fmtNs(dt) + " from +" + fmtNs(sel.t0) +
+      ", " +
+      sel.lanes.length + " lanes, " + fmtInt(total) + " events" }));
+    dataTable(selBox, [
+      { key: "name", title: "name" }, { key: "kind", title: "lane kind", mono: false },
+      { key: "count", title: "events", num: true, fmt: fmtInt },
+      { key: "time", title: "time in selection", num: true, fmt: fmtNs, bar: "time" },
+      { key: "avg", title: "average duration", num: true, fmt: fmtNs },
+      { key: "bytes", title: "bytes", num: true,
+        fmt: function (v) { return v ? fmtBytes(v) : ""; } },
+      { key: "bw", title: "bandwidth", num: true,
+        fmt: function (v) { return v ? fmtBytes(v) + "/s" : ""; } }
+    ], rows, { sort: "time", limit: 50 });
+    dataTable(selBox, [
+      { key: "lane", title: "lane" }, { key: "events", title: "events", num: true, fmt: fmtInt },
+      { key: "busy", title: "busy", num: true, fmt: fmtNs },
+      { key: "share", title: "busy %", num: true, fmt: fmtPct, bar: "share" },
+      { key: "detail", title: "from", mono: false }
+    ], perLane, { sort: "busy", limit: 50 });
+    draw();
+    return sel.stats;
+  }
+  function toggle(gi) { groups[gi].collapsed = !groups[gi].collapsed; doLayout(); draw(); }
   bIn.addEventListener("click", function () { zoom(0.5); });
   bOut.addEventListener("click", function () { zoom(2); });
   bReset.addEventListener("click", function () { v0 = 0; v1 = span; draw(); });
+  bSel.addEventListener("click", function () {
+    selMode = !selMode; bSel.className = selMode ? "active" : ""; draw();
+  });
+  bZoomSel.addEventListener("click", function () { if (sel) zoomTo(sel.t0, sel.t1); });
   cv.addEventListener("dblclick", function () { v0 = 0; v1 = span; draw(); });
+  function xy(e) {
+    var r = cv.getBoundingClientRect();
+    return [e.clientX - r.left, e.clientY - r.top];
+  }
   cv.addEventListener("wheel", function (e) {
-    var r = cv.getBoundingClientRect(), plotW = W - LABEL - 8;
-    var at = Math.min(1, Math.max(0, (e.clientX - r.left - LABEL) / plotW));
+    var p = xy(e), plotW = W - LABEL - 8, at = Math.min(1, Math.max(0, (p[0] - LABEL) / plotW));
     e.preventDefault();
     zoom(e.deltaY < 0 ? 0.8 : 1.25, at);
   }, { passive: false });
   var drag = null;
-  cv.addEventListener("mousedown", function (e) { drag = { x: e.clientX, v0: v0, v1: v1 }; });
-  window.addEventListener("mouseup", function () { drag = null; });
+  cv.addEventListener("mousedown", function (e) {
+    var p = xy(e);
+    drag = { x: e.clientX, px: p[0], py: p[1], v0: v0, v1: v1, sel: e.shiftKey || selMode,
+             moved: false };
+  });
+  window.addEventListener("mouseup", function (e) {
+    if (!drag) return;
+    var d = drag, p = xy(e), plotW = W - LABEL - 8, per = (v1 - v0) / plotW;
+    drag = null;
+    if (d.sel && d.moved) {
+      var ya = Math.min(d.py, p[1]), yb = Math.max(d.py, p[1]), ls = [];
+      layout.forEach(function (r) {
+        if (r.lane != null && r.y + r.h > ya && r.y < yb) ls.push(r.lane);
+      });
+      if (!ls.length) layout.forEach(function (r) { if (r.lane != null) ls.push(r.lane); });
+      select(v0 + (Math.max(LABEL, d.px) - LABEL) * per,
+             v0 + (Math.max(LABEL, p[0]) - LABEL) * per, ls);
+      return;
+    }
+    if (d.moved) return;
+    var r = rowAt(p[1]);   /* a click */
+    if (!r) return;
+    if (r.g != null) { toggle(r.g); return; }
+    if (p[0] >= LABEL) pick(r.lane, eventAt(r, p[0], p[1]));
+  });
   cv.addEventListener("mousemove", function (e) {
-    var r = cv.getBoundingClientRect(), plotW = W - LABEL - 8, per = (v1 - v0) / plotW;
+    var p = xy(e), plotW = W - LABEL - 8, per = (v1 - v0) / plotW;
     if (drag) {
-      var dt = (drag.x - e.clientX) * per, w = drag.v1 - drag.v0;
-      v0 = Math.max(0, Math.min(span - w, drag.v0 + dt)); v1 = v0 + w;
+      if (Math.abs(e.clientX - drag.x) > 2 || Math.abs(p[1] - drag.py) > 2) drag.moved = true;
+      if (drag.sel || !drag.moved) return;
+      var w = drag.v1 - drag.v0;
+      v0 = Math.max(0, Math.min(span - w, drag.v0 + (drag.x - e.clientX) * per)); v1 = v0 + w;
       draw(); hideTip(); return;
     }
-    var ri = Math.floor((e.clientY - r.top - AXIS) / LH), x = e.clientX - r.left - LABEL;
-    if (ri < 0 || ri >= rows.length || x < 0 || rows[ri].header) { hideTip(); return; }
-    var l = lanes[rows[ri].lane], t = v0 + x * per, binW = span / T.bins;
-    var bi = Math.floor(t / binW), txt = l.label + " · " + l.kind + "\nat +" + fmtNs(t);
-    if (bi >= 0 && bi < l.busy.length)
-      txt += l.kind === "CPU samples" ? "\n" + l.busy[bi] + " samples in " + fmtNs(binW) : "\nbusy " + (l.busy[bi] / 10).toFixed(1) + " % of " + fmtNs(binW);
-    var sp = l.spans || [];
-    for (var j = 0; j + 2 < sp.length; j += 3)
-      if (sp[j] <= t && t <= sp[j] + sp[j + 1] && sp[j + 1] / per >= 2) { txt += "\n" + T.names[sp[j + 2]] + " — " + fmtNs(sp[j + 1]); break; }
+    var r = rowAt(p[1]), x = p[0] - LABEL;
+    if (!r || x < 0 || r.g != null) { hideTip(); return; }
+    var l = lanes[r.lane], t = v0 + x * per, k = eventAt(r, p[0], p[1]);
+    if (k >= 0) { showTip(e, eventText(r.lane, k)); return; }
+    var txt = l.label + " · " + l.kind + "\nat +" + fmtNs(t), b = l.busy || [];
+    var bw = span / Math.max(1, b.length);
+    var bi = Math.floor(t / bw);
+    if (bi >= 0 && bi < b.length)
+      txt += l.kind === "CPU samples" ? "\n" + b[bi] + " samples in " + fmtNs(bw)
+                                      : "\nbusy " + (b[bi] / 10).toFixed(1) + " % of " + fmtNs(bw);
     showTip(e, txt);
   });
   cv.addEventListener("mouseleave", hideTip);
   window.addEventListener("resize", draw);
   draw();
   chartDrawn(cv);
+  CHECK.timeline_events = nEvents;
+  CHECK.timeline_tracks = extra.length;
+  window.OP_TIMELINE = {
+    canvas: cv, label: LABEL, axis: AXIS,
+    state: function () {
+      return { v0: v0, v1: v1, span: span, width: W, lanes: lanes.length, events: nEvents,
+               lod: stats.lod, events_drawn: stats.events_drawn, flows_drawn: stats.flows_drawn,
+               lanes_drawn: stats.lanes_drawn, picked: picked, details: details.textContent,
+               collapsed: groups.map(function (g) { return g.collapsed; }),
+               groups: groups.map(function (g) {
+                 return { p: g.p, title: g.title || null, lanes: g.lanes };
+               }),
+               labels: lanes.map(function (l) { return [l.p, l.label, l.kind]; }),
+               layout: layout,
+               selection: sel ? { t0: sel.t0, t1: sel.t1, lanes: sel.lanes, stats: sel.stats }
+                              : null };
+    },
+    zoomTo: zoomTo, select: select, toggle: toggle, pick: pick,
+    events: function (li) { return events(lanes[li]); }
+  };
 }
 
 /* ---- flame graph (icicle) -----------------------------------------------------------------
@@ -632,7 +1111,55 @@ function renderFlame(parent, F, flat) {
   draw();
   chartDrawn(cv);
   return { search: function (q) { search.value = q; query = q; draw(); return info.textContent; },
-           zoom: function (i) { root = i; draw(); } };
+           zoom: function (i) { root = i; draw(); },
+           state: function () {
+             return { total: T.total[0], frames: T.n, root: T.names[T.name[0]] };
+           } };
+}
+/* The flame graph per rank and per thread: D.flame_split holds the samples under a frame per
+ * process (depth 1) and per thread (depth 2); a view is the subtree of one such frame, a
+ * process's threads merged (same call path, same frame). */
+function flameViews(S) {
+  var out = [];
+  if (!S || !S.nodes || !S.nodes.length) return out;
+  var n = S.nodes.length / 4, depth = new Int32Array(n);
+  for (var i = 1; i < n; i++) {
+    depth[i] = depth[S.nodes[4 * i + 1]] + 1;
+    if (depth[i] === 1) out.push({ node: i, merge: true, label: S.names[S.nodes[4 * i]] });
+    else if (depth[i] === 2)
+      out.push({ node: i, merge: false,
+                 label: S.names[S.nodes[4 * S.nodes[4 * i + 1]]] + " · " +
+                        S.names[S.nodes[4 * i]] });
+  }
+  return out;
+}
+function flameOf(S, view) {
+  var n = S.nodes.length / 4, kids = [], T = [], names = S.names.slice(), i;
+  for (i = 0; i < n; i++) kids.push([]);
+  for (i = 1; i < n; i++) kids[S.nodes[4 * i + 1]].push(i);
+  T.push({ name: names.length, self: 0, total: S.nodes[4 * view.node + 3], kids: {}, list: [] });
+  names.push(view.label);
+  function add(src, parent) {
+    var nm = S.nodes[4 * src], c = T[parent].kids[nm];
+    if (c == null) {
+      c = T.length; T[parent].kids[nm] = c; T[parent].list.push(c);
+      T.push({ name: nm, self: 0, total: 0, kids: {}, list: [] });
+    }
+    T[c].self += S.nodes[4 * src + 2]; T[c].total += S.nodes[4 * src + 3];
+    kids[src].forEach(function (k) { add(k, c); });
+  }
+  kids[view.node].forEach(function (k) {
+    if (view.merge) kids[k].forEach(function (g) { add(g, 0); }); else add(k, 0);
+  });
+  var nodes = [];
+  function emit(t, parent) {
+    var at = nodes.length / 4;
+    nodes.push(t.name, parent, t.self, t.total);
+    t.list.sort(function (a, b) { return T[b].total - T[a].total; });
+    t.list.forEach(function (c) { emit(T[c], at); });
+  }
+  emit(T[0], 0);
+  return { total: T[0].total, pruned: 0, names: names, nodes: nodes };
 }
 var FLAME = null;
 function renderCpuProfile() {
@@ -643,7 +1170,24 @@ function renderCpuProfile() {
     "Click a frame to zoom, search to highlight. The flat profile lists functions by their own (self) samples." }));
   var split = el("div", { cls: "split" }), left = el("div"), right = el("div");
   split.appendChild(left); split.appendChild(right); s.appendChild(split);
-  FLAME = renderFlame(left, F);
+  var views = flameViews(D.flame_split), holder = el("div");
+  if (views.length > 1) {
+    var pickView = el("select", { id: "flame-view" });
+    pickView.appendChild(el("option", { value: "-1", text: "all processes and threads" }));
+    views.forEach(function (v, i) {
+      pickView.appendChild(el("option", { value: String(i), text: v.label }));
+    });
+    pickView.addEventListener("change", function () {
+      var i = +pickView.value;
+      holder.textContent = "";
+      FLAME = renderFlame(holder, i < 0 ? F : flameOf(D.flame_split, views[i]));
+    });
+    left.appendChild(el("div", { cls: "tools" },
+                        [el("span", { cls: "note", text: "flame graph of" }), pickView]));
+  }
+  left.appendChild(holder);
+  CHECK.flame_views = views.length;
+  FLAME = renderFlame(holder, F);
   right.appendChild(el("h3", { text: "Flat profile" }));
   var tot = Math.max(1, F.total);
   right.appendChild(el("p", { cls: "note", text: "Samples in the function itself (self) and in it or its callees (total); under each name its hottest line and its module." }));
@@ -811,15 +1355,15 @@ function main() {
     var procs = D.overview.processes || [];
     var cmd = procs.length && procs[0].command ? procs[0].command : (D.inputs || []).join(" ");
     document.getElementById("subtitle").textContent = cmd.slice(0, 160) + " · " + fmtNs(D.overview.duration_ns);
-    renderOverview();
-    renderFindings();
-    renderTables();
-    renderTimeline();
-    renderCpuProfile();
-    renderCausal();
-    renderRanks();
-    renderCounters();
-    renderPerfetto();
+    CHECK.parse_ms = Math.round(performance.now() - t0);
+    CHECK.step_ms = {};  /* how long each part took to draw */
+    [["overview", renderOverview], ["findings", renderFindings], ["tables", renderTables], ["timeline", renderTimeline],
+     ["cpu", renderCpuProfile], ["causal", renderCausal], ["ranks", renderRanks],
+     ["counters", renderCounters], ["perfetto", renderPerfetto]].forEach(function (p) {
+      var a = performance.now();
+      p[1]();
+      CHECK.step_ms[p[0]] = Math.round(performance.now() - a);
+    });
   } catch (e) {
     OP_ERRORS.push("report: " + (e && e.stack ? e.stack : e));
     MAIN.appendChild(el("p", { cls: "warn", text: "The report could not be drawn: " + e }));
@@ -829,5 +1373,12 @@ function main() {
   var target = location.hash && document.getElementById(location.hash.slice(1));
   if (target) target.scrollIntoView();
 }
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);
-else main();
+/* Drawn now: everything it needs is above this script; the timeline's event columns come after
+ * it (elements omniprof-ev-N), read when a lane first needs them, so that the first paint does
+ * not wait for the browser to parse them. Once parsed, the self-check gets parsed_ms. */
+main();
+document.addEventListener("DOMContentLoaded", function () {
+  CHECK.parsed_ms = Math.round(performance.now());
+  var pre = document.getElementById("omniprof-selfcheck");
+  if (pre) pre.textContent = JSON.stringify(CHECK);
+});
