@@ -306,5 +306,6 @@ int op_cmd_run(int argc, char **argv)
  * summary after the run holds the CPU flat and call-tree profiles (unless --summary=false). */
 int op_cmd_sample(int argc, char **argv)
 {
+    run_command_name = "sample"; /* its usage errors say "omniprof sample:" */
     return run_main(&sample_command, argc, argv);
 }

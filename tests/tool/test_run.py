@@ -242,6 +242,8 @@ def t_cli_suggest():
             check(got is not None and "unknown option '%s'" % typo in r.stderr and got in longs and
                   edit_distance(typo, got) == best, "%s %s: %r" % (cmd, typo, r.stderr))
             check(r.stderr.count("\n") == 1, "%s %s: one line: %r" % (cmd, typo, r.stderr))
+            check(r.stderr.startswith("omniprof %s: " % cmd),
+                  "%s %s: the message names the command: %r" % (cmd, typo, r.stderr))
             break  # one option per command is enough to show the parser is the shared one
     # a value of an enumerated option: the valid values and the closest one
     for args, msg in [(["summary", "-i", "x.db", "--format", "csvv"],
