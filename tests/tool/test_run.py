@@ -356,6 +356,24 @@ def bash_complete(script, words, cword):
     return [w for w in r.stdout.splitlines() if w]
 
 
+def t_cli_doc_table():
+    """docs/run.md's table of option groups names every option of `omniprof run` and no option
+    that no command has (it is written by hand for its explanations, so this keeps it from
+    drifting from the option table)."""
+    by_cmd = cli_options()
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "run.md")
+    text = open(doc, encoding="utf-8").read()
+    start = text.find("| Group | Options |")
+    check(start >= 0, "docs/run.md has its '| Group | Options |' table")
+    table = text[start:text.find("\n\n", start)]
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", table))
+    every = set(row["long"] for rows in by_cmd.values() for row in rows)
+    for opt in sorted(set(row["long"] for row in by_cmd["run"]) - {"--help"}):
+        check(opt in named, "docs/run.md's option table names run's %s" % opt)
+    for opt in sorted(named - every):
+        check(False, "docs/run.md's option table names %s, which no command has" % opt)
+
+
 def t_cli_completion():
     """bash completes every option of every command, the commands, and enumerated values; the
     zsh script lists every option."""
