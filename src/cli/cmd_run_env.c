@@ -257,6 +257,9 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--torch");
         bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--torch");
         bad |= run_set(env, OP_SET_CUDA_RUNTIME_API_TRACE, "true", "--torch");
+        /* cuBLAS/CUTLASS launch through the driver API: their kernels' launching calls are
+         * driver calls (without them 240 of 5,940 kernels of the test loop had no operator) */
+        bad |= run_set(env, OP_SET_CUDA_DRIVER_API_TRACE, "true", "--torch");
         bad |= add_torch_hook(env);
         plan->any_collect = true;
     }

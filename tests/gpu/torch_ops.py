@@ -99,7 +99,7 @@ def omniprof_view(db, steps):
                        m).fetchall()
     opregs = [r for r in regs if ", seq = " in r[3] or r[3].startswith("aten::")]
     counts = Counter(r[3].split(",")[0] for r in opregs if r[3].startswith("aten::"))
-    launch = {r[5]: (r[0], r[1]) for r in regs if r[4] and "RUNTIME" in r[4]}
+    launch = {r[5]: (r[0], r[1]) for r in regs if r[4] and ("RUNTIME" in r[4] or "DRIVER" in r[4])}
     per_tid = defaultdict(list)
     for r in opregs:
         per_tid[r[0]].append(r)
