@@ -44,17 +44,11 @@ import sys
 import tempfile
 import time
 
-FAILS = []
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 from headless_chromium import find_chromium, load_page  # noqa: E402  (tests/tools: the one Chromium driver)
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        FAILS.append(msg)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 # ---- Coz profiles (the computation of Coz's viewer, viewer/ts/profile.ts) -------------------

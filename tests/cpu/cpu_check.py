@@ -15,14 +15,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-
-FAILS = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        FAILS.append(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 def parse(path):

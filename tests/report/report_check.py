@@ -43,17 +43,11 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 from headless_chromium import find_chromium, load_page  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
-FAILS = []
 SKIPPED = []  # pages drive() could not load (no Chromium): the mode ends in a skip
 ARGS = None
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        FAILS.append(msg)
-    return cond
 
 
 def omniprof(*args, env=None, **kw):

@@ -227,6 +227,22 @@ omniprof_status_t op_cpu_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void
     bool gone = op_cpu_modules_resolve(frame, &address, gone_path, sizeof gone_path, &gone_bias);
     pthread_mutex_lock(&g_sym_lock);
     if (g_use_index < 0) g_use_index = op_setting_bool(OP_SET_SYMBOL_INDEX);
+    /* JIT code a perf map names (perf_map.c), first: an anonymous page next to a library can sit
+     * inside the range libdw gives that library (its .bss side), and was named as libc's */
+    if (!gone) {
+        uint64_t start = 0;
+        const char *path = NULL;
+        const char *jit = op_cpu_perf_map_lookup(address, &start, &path);
+        if (jit) {
+            info.function = jit;
+            info.function_mangled = jit;
+            info.module = path;
+            info.module_offset = address - start;
+            cb(&info, data);
+            pthread_mutex_unlock(&g_sym_lock);
+            return OMNIPROF_STATUS_SUCCESS;
+        }
+    }
     Dwfl_Module *mod = NULL;
     if (gone) {
         mod = gone_module(gone_path, gone_bias);
@@ -239,20 +255,10 @@ omniprof_status_t op_cpu_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void
         mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
         if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)address);
     }
-    if (!mod) { /* outside every module: JIT code a perf map names (perf_map.c)? */
-        uint64_t start = 0;
-        const char *path = NULL;
-        const char *jit = gone ? NULL : op_cpu_perf_map_lookup(address, &start, &path);
-        if (jit) {
-            info.function = jit;
-            info.function_mangled = jit;
-            info.module = path;
-            info.module_offset = address - start;
-            cb(&info, data);
-        }
+    if (!mod) { /* outside every module and every perf map entry */
         pthread_mutex_unlock(&g_sym_lock);
-        if (!jit) cb(&info, data);
-        return jit ? OMNIPROF_STATUS_SUCCESS : OMNIPROF_STATUS_ERROR;
+        cb(&info, data);
+        return OMNIPROF_STATUS_ERROR;
     }
     const char *mainfile = NULL;
     const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
