@@ -33,15 +33,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-
-FAILS = []
-
-
-def check(cond, what):
-    print(("PASS: " if cond else "FAIL: ") + what)
-    if not cond:
-        FAILS.append(what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 def skip(why):

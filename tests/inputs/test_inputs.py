@@ -20,9 +20,10 @@ import re
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
-FAILS = []
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, "files")
 
@@ -65,12 +66,6 @@ SKIPPED = {
     "17_jobs_differ.json": ["group_by_queue"],
     "18_nccl_um.yaml": ["kfd_queue_trace"],
 }
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def run(args, cwd):

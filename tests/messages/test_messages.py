@@ -21,16 +21,11 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
-FAILS = []
 SIZE = r"\((\d+ B|\d[\d.]* (KiB|MiB|GiB))\)"
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def run(*args, **kw):
