@@ -60,6 +60,17 @@ static double pct(int64_t gain, int64_t wall)
     return wall > 0 ? 100.0 * (double)gain / (double)wall : 0;
 }
 
+/* A finding of the what-if now set on g (its factors): the gain it predicts against the recorded
+ * end `base`, in ns and in percent of the run's wall time; the rule fills in the rest. */
+static an_finding predicted_finding(an_graph *g, const an_report *r, int64_t base)
+{
+    an_finding fd;
+    memset(&fd, 0, sizeof fd);
+    fd.gain_ns = eval_gain(g, base);
+    fd.gain_pct = pct(fd.gain_ns, r->wall);
+    return fd;
+}
+
 static const char *nm(const an_graph *g, uint32_t id)
 {
     return op_strtab_str(&g->names, id);
@@ -118,10 +129,7 @@ static int rule_rank_imbalance(an_graph *g, an_report *r, int64_t base)
                 IN_SPAN(L, &g->nodes[i]))
                 g->factor[i] = (float)f;
         }
-        an_finding fd;
-        memset(&fd, 0, sizeof fd);
-        fd.gain_ns = eval_gain(g, base);
-        fd.gain_pct = pct(fd.gain_ns, r->wall);
+        an_finding fd = predicted_finding(g, r, base);
         double wo = 0;
         for (int k = 0; k <= max_rank; k++)
             if (k != slow) wo += waitt[k];
@@ -228,10 +236,7 @@ static int rule_thread_imbalance(an_graph *g, an_report *r, int64_t base)
         }
     }
     if (changed) {
-        an_finding fd;
-        memset(&fd, 0, sizeof fd);
-        fd.gain_ns = eval_gain(g, base);
-        fd.gain_pct = pct(fd.gain_ns, r->wall);
+        an_finding fd = predicted_finding(g, r, base);
         const an_lane *W = &g->lanes[worst_lane];
         snprintf(fd.rule, sizeof fd.rule, "thread_imbalance");
         snprintf(fd.title, sizeof fd.title,
@@ -276,10 +281,7 @@ static int rule_waits(an_graph *g, an_report *r, int64_t base, int copies)
         name = n->name;
     }
     if (!cnt) return 0;
-    an_finding fd;
-    memset(&fd, 0, sizeof fd);
-    fd.gain_ns = eval_gain(g, base);
-    fd.gain_pct = pct(fd.gain_ns, r->wall);
+    an_finding fd = predicted_finding(g, r, base);
     if (copies) {
         snprintf(fd.rule, sizeof fd.rule, "sync_copy");
         snprintf(fd.title, sizeof fd.title, "synchronous copies/memsets block the host");
@@ -346,10 +348,7 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
     for (size_t i = 0; i < g->n_nodes; i++)
         if (launches[g->nodes[i].lane] && g->nodes[i].kind == AN_CPU) g->factor[i] = 0.5f;
     op_free(launches);
-    an_finding fd;
-    memset(&fd, 0, sizeof fd);
-    fd.gain_ns = eval_gain(g, base);
-    fd.gain_pct = pct(fd.gain_ns, r->wall);
+    an_finding fd = predicted_finding(g, r, base);
     snprintf(fd.rule, sizeof fd.rule, median < 20000 ? "launch_bound" : "gpu_idle_host");
     snprintf(fd.title, sizeof fd.title,
              median < 20000
@@ -391,10 +390,7 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
         }
     }
     if (!cnt) return 0;
-    an_finding fd;
-    memset(&fd, 0, sizeof fd);
-    fd.gain_ns = eval_gain(g, base);
-    fd.gain_pct = pct(fd.gain_ns, r->wall);
+    an_finding fd = predicted_finding(g, r, base);
     snprintf(fd.rule, sizeof fd.rule, "pageable_copy");
     snprintf(fd.title, sizeof fd.title,
              "copies from or to pageable host memory (slow, and they block the host)");
@@ -457,10 +453,7 @@ static int rule_streams(an_graph *g, an_report *r, int64_t base)
                 cnt++;
             }
         if (!cnt) continue;
-        an_finding fd;
-        memset(&fd, 0, sizeof fd);
-        fd.gain_ns = eval_gain(g, base);
-        fd.gain_pct = pct(fd.gain_ns, r->wall);
+        an_finding fd = predicted_finding(g, r, base);
         snprintf(fd.rule, sizeof fd.rule, "streams_serialized");
         snprintf(fd.title, sizeof fd.title, "%zu streams never overlap: host waits keep them apart",
                  n_streams);
@@ -490,10 +483,7 @@ static int rule_comm(an_graph *g, an_report *r, int64_t base)
             cnt++;
         }
     if (!cnt) return 0;
-    an_finding fd;
-    memset(&fd, 0, sizeof fd);
-    fd.gain_ns = eval_gain(g, base);
-    fd.gain_pct = pct(fd.gain_ns, r->wall);
+    an_finding fd = predicted_finding(g, r, base);
     snprintf(fd.rule, sizeof fd.rule, "comm_not_overlapped");
     snprintf(fd.title, sizeof fd.title, "communication is not overlapped with computation");
     snprintf(fd.evidence, sizeof fd.evidence,
@@ -630,10 +620,7 @@ static int hot_spots(an_graph *g, an_report *r, int64_t base)
         for (size_t i = 0; i < g->n_nodes; i++)
             if (g->nodes[i].kind == it->kind && g->nodes[i].name == it->name && !g->nodes[i].wait)
                 g->factor[i] = 0.5f;
-        an_finding fd;
-        memset(&fd, 0, sizeof fd);
-        fd.gain_ns = eval_gain(g, base);
-        fd.gain_pct = pct(fd.gain_ns, r->wall);
+        an_finding fd = predicted_finding(g, r, base);
         int64_t on_path = 0;
         for (size_t j = 0; j < r->path.n; j++) {
             const an_seg *sg = &r->path.segs[j];
