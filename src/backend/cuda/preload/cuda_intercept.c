@@ -10,13 +10,13 @@
  * pointers cuGetProcAddress returns for the table's entries.
  *
  * How a call flows: the application (through cudart) calls our wrapper for, say, cuLaunchKernel;
- * the wrapper calls g_table.cuLaunchKernel, which is our stub calling the real driver entry
- * unless a tool replaced it with its own wrapper (that calls the previous value). Programs
+ * the wrapper calls g_table.cuLaunchKernel, which is our pass-through entry calling the real
+ * driver entry unless a tool replaced it with its own wrapper (that calls the previous value). Programs
  * linked with -lcuda call the exported cu* symbols below, which are the same wrappers.
  *
  * Invariants:
- *  (1) Table entries are never NULL: before the driver is resolved they point at stubs that
- *      resolve the real entry on first use (dlopen("libcuda.so.1") + the real dlsym).
+ *  (1) Table entries are never NULL: before the driver is resolved they point at pass-through
+ *      entries that resolve the real entry on first use (dlopen("libcuda.so.1") + the real dlsym).
  *  (2) Rewriting is keyed by name and by the per-thread-stream flag (the _ptsz variants).
  *  (3) Nothing here allocates, logs through omniprof, or depends on the SDK being loaded. */
 #ifndef _GNU_SOURCE
@@ -61,22 +61,23 @@ static gpa_t g_real_gpa;
 
 #define NOTFOUND 500 /* CUDA_ERROR_NOT_FOUND */
 
-/* Stubs: the table's initial values (call the real driver, resolved on first use). */
-#define STUB(FIELD, LOOKUP, PTSZ, PARAMS, ARGS)                                                   \
-    static omniprof_cu_result_t stub_##FIELD PARAMS                                               \
+/* Pass-through entries, the table's initial values: each calls the real driver entry (resolved on
+ * first use). */
+#define PASS_THROUGH(FIELD, LOOKUP, PTSZ, PARAMS, ARGS)                                                   \
+    static omniprof_cu_result_t pass_##FIELD PARAMS                                               \
     {                                                                                             \
         typedef omniprof_cu_result_t(*fn_t) PARAMS;                                               \
         if (!g_real.FIELD) g_real.FIELD = driver_sym(#FIELD);                                     \
         fn_t r = (fn_t)g_real.FIELD;                                                              \
         return r ? r ARGS : NOTFOUND;                                                             \
     }
-OMNIPROF_CUDA_DRIVER_TABLE(STUB)
-#undef STUB
+OMNIPROF_CUDA_DRIVER_TABLE(PASS_THROUGH)
+#undef PASS_THROUGH
 
-#define STUB_PTR(FIELD, LOOKUP, PTSZ, PARAMS, ARGS) stub_##FIELD,
+#define PASS_PTR(FIELD, LOOKUP, PTSZ, PARAMS, ARGS) pass_##FIELD,
 static omniprof_cuda_driver_table_t g_table = {sizeof(omniprof_cuda_driver_table_t),
-                                               OMNIPROF_CUDA_DRIVER_TABLE(STUB_PTR)};
-#undef STUB_PTR
+                                               OMNIPROF_CUDA_DRIVER_TABLE(PASS_PTR)};
+#undef PASS_PTR
 
 /* The backend looks this up with dlsym(RTLD_DEFAULT) and hands it to tools. */
 API omniprof_cuda_driver_table_t *omniprof_cuda_intercept_table(void) { return &g_table; }
@@ -126,7 +127,7 @@ static void rewrite(const char *sym, void **pfn, uint64_t flags)
     }
     if (!hit) return;
     /* dlsym(RTLD_DEFAULT, ...) finds this library's own exported wrapper first: never take it for
-     * the real entry (the stub resolves the real one from libcuda on first use instead) */
+     * the real entry (the pass-through entry resolves the real one from libcuda on first use instead) */
     if (*pfn != hit->wrap) *hit->real = *pfn;
     *pfn = hit->wrap;
 }
