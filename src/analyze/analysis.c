@@ -276,11 +276,13 @@ static int rule_waits(an_graph *g, an_report *r, int64_t base, int copies)
         int is_copy = strstr(s, "Memcpy") || strstr(s, "Memset") || strstr(s, "memcpy");
         if (is_copy != copies) continue;
         g->cut[i] = 1;
+        if (!copies) g->factor[i] = 0.0f; /* the synchronize call itself is gone */
         cnt++;
         tot += n->end - n->start;
         name = n->name;
     }
-    if (!cnt) return 0;
+    /* a synchronize "in a loop": repeated; one or two (setup, the end) are what a program needs */
+    if (!cnt || (!copies && cnt < AN_SYNC_LOOP_MIN)) return 0;
     an_finding fd = predicted_finding(g, r, base);
     if (copies) {
         snprintf(fd.rule, sizeof fd.rule, "sync_copy");
@@ -302,7 +304,9 @@ static int rule_waits(an_graph *g, an_report *r, int64_t base, int copies)
             fd.advice, sizeof fd.advice,
             "synchronize once per iteration or less (events, stream order) so the CPU runs ahead");
     }
-    snprintf(fd.whatif, sizeof fd.whatif, "the host no longer waits in these calls");
+    snprintf(fd.whatif, sizeof fd.whatif,
+             copies ? "the host no longer waits in these calls"
+                    : "these synchronize calls removed (the host waits once, at the end)");
     return file_finding(r, &fd);
 }
 
@@ -369,8 +373,8 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
 
 static int rule_pageable(an_graph *g, an_report *r, int64_t base)
 {
-    /* the change: pinned host memory: the copy at pinned bandwidth (about 2x) and the call that
-     * issued it no longer blocks the host for the copy's length */
+    /* the change: pinned host memory: the copy at pinned bandwidth (AN_PINNED_FACTOR of its
+     * pageable time) and the call that issued it no longer blocks the host for its length */
     reset(g);
     size_t cnt = 0;
     int64_t tot = 0;
@@ -379,7 +383,7 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
         if (!(n->flags & AN_F_PAGEABLE)) continue;
         cnt++;
         tot += n->end - n->start;
-        g->factor[i] = 0.5f;
+        g->factor[i] = AN_PINNED_FACTOR;
         uint32_t v = 2 * (uint32_t)i;
         for (uint32_t k = g->in_first[v]; k < g->in_first[v + 1]; k++) {
             const an_edge_t *e = &g->edges[g->in_edges[k]];
@@ -399,7 +403,8 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
     snprintf(fd.advice, sizeof fd.advice,
              "allocate the host buffers pinned (cudaMallocHost / cudaHostRegister)");
     snprintf(fd.whatif, sizeof fd.whatif,
-             "pinned memory: copies 2x faster, the calls return at once");
+             "pinned memory: copies %.0fx faster, the calls return at once",
+             1.0 / AN_PINNED_FACTOR);
     return file_finding(r, &fd);
 }
 

@@ -119,6 +119,7 @@ typedef struct an_graph {
     int64_t t_begin, t_end; /* the run's recorded extent */
     uint64_t n_events_read; /* rows read */
     uint64_t dropped_edges; /* edges left out (cycles from skewed clocks) */
+    uint64_t untimed_ops;   /* GPU operations left out: no timestamps (start 0, end < start) */
     /* CSR of incoming edges per event, built once: in_first[e]..in_first[e+1] */
     uint32_t *in_first, *in_edges;
     uint32_t *order; /* events in a topological order (Kahn; a cycle's events by time) */
@@ -222,6 +223,13 @@ typedef struct an_report {
 } an_report;
 
 #define AN_FINDING_MIN_PCT 5.0
+/* sync_in_loop: at least this many synchronize calls that waited for the GPU */
+#define AN_SYNC_LOOP_MIN 10
+/* wake edges (graph.c): a launching worker thread's gap between calls this long is a wait */
+#define AN_WAKE_GAP_NS 100000
+/* pageable_copy: a pageable copy's time at pinned bandwidth, as a share of its recorded time
+ * (measured on the H200 host, PCIe: 64 MiB host-to-device 8.5 ms pageable, 2.1 ms pinned) */
+#define AN_PINNED_FACTOR 0.25f
 
 int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t errlen);
 void an_report_free(an_report *r);

@@ -449,6 +449,57 @@ oom:
     return 0;
 }
 
+/* Wake edges: a non-main thread that launches GPU work (PyTorch's autograd thread, a worker
+ * fed by the main thread) and sits between its recorded calls for AN_WAKE_GAP_NS or more, with
+ * no CPU sample in between, was blocked: woken by what the graph cannot see (a condition
+ * variable, a queue). Its gap ends when the main thread reaches the recorded point, as a
+ * thread's start does (AE_CREATE: the offset into the main thread's node, scaled with it), so
+ * that the main thread made faster brings the worker's work forward. Lanes with samples are
+ * left alone (a gap there may be CPU work the samples would show). */
+static int wake_edges(builder *b, size_t lane_first, size_t sample_first)
+{
+    an_graph *g = b->g;
+    uint32_t main_lane = UINT32_MAX;
+    for (size_t l = lane_first; l < g->n_lanes; l++)
+        if (!g->lanes[l].gpu && g->lanes[l].process == b->process &&
+            g->lanes[l].pid == g->lanes[l].tid && g->lanes[l].n)
+            main_lane = (uint32_t)l;
+    if (main_lane == UINT32_MAX) return 0;
+    const an_lane *M = &g->lanes[main_lane];
+    uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
+    uint32_t name_idle = intern(g, (const unsigned char *)"[blocked]", 9);
+    for (size_t l = lane_first; l < g->n_lanes; l++) {
+        an_lane *L = &g->lanes[l];
+        if (L->gpu || L->process != b->process || l == main_lane || L->n < 2) continue;
+        int launches = 0, sampled = 0;
+        for (uint32_t i = L->first; i < L->first + L->n && !launches; i++)
+            launches = g->nodes[i].kind == AN_LAUNCH;
+        for (size_t k = sample_first; k < g->n_samples && !sampled; k++)
+            sampled = g->samples[k].lane == l;
+        if (!launches || sampled) continue;
+        for (uint32_t i = L->first + 1; i < L->first + L->n; i++) {
+            an_node *n = &g->nodes[i];
+            if (n->kind != AN_CPU || n->region >= 0 || n->name != name_cpu ||
+                n->end - n->start < AN_WAKE_GAP_NS)
+                continue;
+            uint32_t lo = M->first, hi = M->first + M->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= n->end)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == M->first) continue;
+            uint32_t at = lo - 1;
+            n->name = name_idle;
+            if (add_edge(g, 2 * at, 2 * i + 1, AE_CREATE, n->end - g->nodes[at].start) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -470,6 +521,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->n_regs = b->n_ops = 0;
     /* this set's lanes, message ends and collectives are the tails of the arrays from here */
     size_t lane_first = g->n_lanes, msg_first = b->n_msgs, coll_first = b->n_colls;
+    size_t sample_first = g->n_samples;
     op_u64map_free(&b->lane_of);
     op_u64map_free(&b->stream_of);
     op_rd_cpu_process(src, set, &b->pid, &b->rank);
@@ -522,6 +574,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         if (rc < 0) goto fail;
         while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
             g->n_events_read++;
+            if (ev.start <= 0 || ev.end < ev.start) { /* CUPTI gave it no times: unplaceable */
+                g->untimed_ops++;
+                continue;
+            }
             uint32_t lane = stream_lane(b, &ev);
             if (lane == UINT32_MAX) goto oom_rd;
             GROW(b->ops, b->n_ops, b->cap_ops);
@@ -683,6 +739,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             }
         }
     }
+    if (wake_edges(b, lane_first, sample_first) != 0) goto oom;
     (void)set_first_node;
     /* collectives on this lane: number each (key) occurrence per lane */
     {
@@ -821,6 +878,7 @@ static int finish(builder *b, char *err, size_t errlen)
             if (e->type == AE_SELF) continue;
             const an_node *s = &g->nodes[e->src / 2];
             int64_t ts = (e->src & 1) ? s->end : s->start;
+            if (e->type == AE_CREATE) ts += e->lag; /* a point inside the source node */
             has_dep = 1;
             if (ts > dep) dep = ts;
         }

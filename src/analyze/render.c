@@ -122,6 +122,9 @@ void an_print_console(FILE *out, const an_graph *g, const an_options *o, const a
     if (g->dropped_edges)
         fprintf(out, "\nnote: %llu events ordered by time (their clocks contradict the edges)\n",
                 (unsigned long long)g->dropped_edges);
+    if (g->untimed_ops)
+        fprintf(out, "note: %llu GPU operations without timestamps (start 0) are left out\n",
+                (unsigned long long)g->untimed_ops);
 }
 
 /* Per process: host compute (non-wait host work), MPI/communication, GPU waits and joins; per
@@ -266,9 +269,11 @@ void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_r
         out,
         "],\n  \"run\": {\"start_ns\": %lld, \"end_ns\": %lld, \"wall_ns\": %lld, \"processes\": "
         "%zu, "
-        "\"threads\": %zu, \"streams\": %zu, \"nodes\": %zu, \"edges\": %zu, \"rows_read\": %llu}",
+        "\"threads\": %zu, \"streams\": %zu, \"nodes\": %zu, \"edges\": %zu, \"rows_read\": %llu, "
+        "\"gpu_ops_untimed\": %llu}",
         (long long)g->t_begin, (long long)(g->t_begin + r->wall), (long long)r->wall,
-        g->n_processes, th, st, g->n_nodes, g->n_edges, (unsigned long long)g->n_events_read);
+        g->n_processes, th, st, g->n_nodes, g->n_edges, (unsigned long long)g->n_events_read,
+        (unsigned long long)g->untimed_ops);
     int64_t path_ns = r->path.t1 - r->path.t0;
     fprintf(out, ",\n  \"critical_path\": {\"start_ns\": %lld, \"end_ns\": %lld, \"items\": [",
             (long long)r->path.t0, (long long)r->path.t1);

@@ -4,8 +4,9 @@
 // usage: an_gpu MODE FIXED   (FIXED 0: the planted problem, 1: the program with it fixed)
 //   critical  20 x: kernel spin_a (2 ms, waited for at once: on the critical path; FIXED: 1 ms),
 //             kernel spin_b (1 ms) hidden behind 5 ms of CPU work, then a synchronize
-//   syncloop  2000 x: a 20 us kernel, 30 us CPU, cudaDeviceSynchronize (FIXED: one at the end)
-//   pageable  16 x: 64 MiB cudaMemcpyAsync from malloc'ed memory, a 1 ms kernel
+//   syncloop  2000 x: a 25 us kernel, cudaDeviceSynchronize, 30 us CPU (the synchronize keeps
+//             CPU and GPU from overlapping; FIXED: one synchronize at the end)
+//   pageable  64 x: 64 MiB cudaMemcpyAsync from malloc'ed memory, a 1 ms kernel
 //             (FIXED: cudaMallocHost memory)
 //   tiny      20000 x: a 2 us kernel launched after 20 us of CPU work (FIXED: 10 us of CPU work)
 //   streams   20 x: kernel (2 ms) on stream 1, synchronize, kernel (2 ms) on stream 2,
@@ -83,9 +84,9 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "syncloop")) {
         for (int i = 0; i < 2000; i++) {
-            gpu_us(20);
-            cpu_us(30);
+            gpu_us(25);
             if (!fixed) CK(cudaDeviceSynchronize());
+            cpu_us(30);
         }
         CK(cudaDeviceSynchronize());
     } else if (!strcmp(mode, "pageable")) {
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
         else h = (char *)malloc(n);
         memset(h, 1, n);
         CK(cudaMalloc((void **)&d, n));
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < 64; i++) {
             CK(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, 0));
             gpu_us(1000);
         }

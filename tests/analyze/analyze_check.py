@@ -126,6 +126,17 @@ class SynthDB:
             "1, 1, 1, ?)" % self.t("rocpd_kernel_dispatch"),
             (i, self.pid, self.pid, kernel_id, i, stream, stream, start, end, ev))
 
+    def copy(self, stream, start, end, corr, src_kind="PAGEABLE", size=1 << 26):
+        ev = self.event("MEMORY_COPY", corr)
+        self.con.execute(
+            'INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, dst_agent_id, '
+            "src_agent_id, size, queue_id, stream_id, event_id, extdata) "
+            "VALUES (?, 1, ?, ?, ?, ?, ?, 2, 1, ?, ?, ?, ?, ?)" % self.t("rocpd_memory_copy"),
+            (self.nid("rocpd_memory_copy"), self.pid, self.pid, start, end,
+             self.string("MEMORY_COPY_HOST_TO_DEVICE"), size, stream, stream, ev,
+             '{"src_memory_kind":"%s","dst_memory_kind":"DEVICE","is_async":1,"device_id":0}'
+             % src_kind))
+
     def close(self):
         self.con.commit()
         self.con.close()
@@ -200,7 +211,82 @@ def mode_synthetic(a):
           "C: the top finding is rank 1, the straggler (%s)" % [x["title"] for x in f])
     r = analyze(a, dbs, "--what-if", "range:compute=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 160, "C: every rank's compute halved: 160 ns too")
+    mode_synthetic_gpu(a, tmp, T0)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rules(res):
+    return {f["rule"]: f["gain_pct"] for f in res["findings"] + res["not_worth_fixing"]}
+
+
+def mode_synthetic_gpu(a, tmp, T0):
+    """The GPU rules and the graph's GPU corner cases on synthetic databases."""
+    # D: an async copy from pageable memory blocks its call (0-100 us); the same copy from
+    # pinned memory gives no finding (the copy row's extdata carries the memory kinds)
+    for kind in ("PAGEABLE", "PINNED"):
+        p = os.path.join(tmp, "d-%s.db" % kind)
+        d = SynthDB(a, p, 7000)
+        us = 1000
+        d.region(0, T0, T0 + 100 * us, "cudaMemcpyAsync", corr=1)
+        d.copy(1, T0 + 5 * us, T0 + 95 * us, corr=1, src_kind=kind)
+        d.region(0, T0 + 100 * us, T0 + 105 * us, "cudaLaunchKernel", corr=2)
+        d.kernel(1, T0 + 110 * us, T0 + 150 * us, 2, corr=2)
+        d.region(0, T0 + 105 * us, T0 + 151 * us, "cudaDeviceSynchronize", corr=3)
+        d.close()
+        g = rules(analyze(a, [p]))
+        if kind == "PAGEABLE":
+            check(g.get("pageable_copy", 0) >= 5.0, "D: a pageable copy is a finding (%s)" % g)
+        else:
+            check("pageable_copy" not in g, "D: a pinned copy is none (%s)" % g)
+    # E: N x (launch 5 us; synchronize until the 50 us kernel ends; 40 us CPU): with the
+    # synchronize calls gone the CPU (45 us) runs ahead and the GPU (50 us) sets the pace
+    for n in (12, 3):
+        p = os.path.join(tmp, "e%d.db" % n)
+        d = SynthDB(a, p, 7100)
+        us, t = 1000, T0
+        for i in range(n):
+            d.region(0, t, t + 5 * us, "cudaLaunchKernel", corr=2 * i + 1)
+            d.kernel(1, t + 10 * us, t + 60 * us, 2, corr=2 * i + 1)
+            d.region(0, t + 5 * us, t + 62 * us, "cudaDeviceSynchronize", corr=2 * i + 2)
+            t += 102 * us
+        d.close()
+        r = analyze(a, [p])
+        g = rules(r)
+        if n == 12:
+            check(40.0 <= g.get("sync_in_loop", 0) <= 60.0 and
+                  r["findings"][0]["rule"] == "sync_in_loop",
+                  "E: 12 synchronize calls in a loop: the top finding, about half the run "
+                  "(%s)" % g)
+        else:
+            check("sync_in_loop" not in g, "E: 3 synchronize calls are no loop (%s)" % g)
+    # F: the main thread's data_load (1 ms, twice) feeds a worker thread (PyTorch's autograd
+    # thread) that launches after a gap with no call in it: woken by the main thread
+    p = os.path.join(tmp, "f.db")
+    d = SynthDB(a, p, 7200, threads=2)
+    us = 1000
+    d.region(0, T0, T0 + 1000 * us, "data_load", category="MARKER_RANGE_API")
+    d.region(0, T0 + 1300 * us, T0 + 2300 * us, "data_load", category="MARKER_RANGE_API")
+    d.region(0, T0 + 2600 * us, T0 + 3000 * us, "cudaDeviceSynchronize", corr=9)
+    d.region(1, T0 + 1100 * us, T0 + 1110 * us, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 1120 * us, T0 + 1200 * us, 2, corr=1)
+    d.region(1, T0 + 2400 * us, T0 + 2410 * us, "cudaLaunchKernel", corr=2)
+    d.kernel(1, T0 + 2420 * us, T0 + 2990 * us, 2, corr=2)
+    d.close()
+    r = analyze(a, [p], "--what-if", "range:^data_load$=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 2000 * us,
+          "F: data_load 2x faster brings the woken worker's launch forward: 2000 us "
+          "(%s)" % r["what_if"]["predicted_wall_ns"])
+    # G: a kernel CUPTI gave no timestamps (start 0) is left out, and counted
+    p = os.path.join(tmp, "g.db")
+    d = SynthDB(a, p, 7300)
+    d.region(0, T0 + 0, T0 + 10, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 15, T0 + 100, 2, corr=1)
+    d.kernel(1, 0, 0, 2, corr=5)
+    d.region(0, T0 + 20, T0 + 105, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = analyze(a, [p])
+    check(r["run"]["wall_ns"] == 105 and r["run"]["gpu_ops_untimed"] == 1,
+          "G: an untimed kernel does not stretch the run: 105 ns, 1 left out (%s)" % r["run"])
 
 
 def mode_cli(a):

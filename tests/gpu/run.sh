@@ -439,6 +439,10 @@ fi
 # programs, a clean program has none; the predicted-vs-measured table goes to analyze.md
 if want analyze; then
   timeout 1200 python3 tests/analyze/gpu_analyze.py "$B" "$OUT/analyze" >"$OUT/analyze.md" 2>&1; rc=$?
+  # the recorded databases come back too (GPU_ANALYZE_DBS=1), to study the rules off the machine
+  if [ "${GPU_ANALYZE_DBS:-0}" = 1 ]; then
+    (cd "$OUT/analyze" && tar -czf "$FINAL/analyze-dbs.tgz" $(find . -name '*_results.db'))
+  fi
   cat "$OUT/analyze.md"
   if [ $rc = 77 ]; then verdict analyze 77 "$(grep -m1 '^SKIP' "$OUT/analyze.md")"
   else targets "$OUT/analyze.md"

@@ -143,13 +143,31 @@ def main():
     me = os.path.abspath(__file__)
     times = defaultdict(list)
     db = prof_trace = None
+    hook = os.path.join(build, "python", "omniprof", "torch_hook")
+    # TORCH_OPS_BREAKDOWN=1: also the parts of --torch's cost, each alone (same rounds)
+    extra = {
+        # torch's own NVTX path with shapes, no tool attached: torch formats the strings
+        "nvtx_notool": ([], {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
+        "torch_noshapes": (["--torch"], {"OMNIPROF_TORCH_SHAPES": "false"}),
+        "kernel_only": (["--kernel-trace"], {}),
+        "marker_kernel": (["--kernel-trace", "--marker-trace"],
+                          {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
+        "no_driver": (["--kernel-trace", "--marker-trace", "--cuda-runtime-trace"],
+                      {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
+    } if os.environ.get("TORCH_OPS_BREAKDOWN") == "1" else {}
     for i in range(rounds):
-        for mode in ("plain", "omniprof", "profiler"):
+        for mode in ("plain", "omniprof", "profiler") + tuple(extra):
             rep = os.path.join(work, "%s_%d.json" % (mode, i))
             cmd = [sys.executable, me, "--child", "profiler" if mode == "profiler" else "plain", str(steps), rep]
+            env = dict(os.environ)
             if mode == "omniprof":
                 cmd = [omniprof, "run", "--torch", "-d", work, "-o", "ops%d" % i, "--"] + cmd
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            elif mode in extra:
+                opts, add = extra[mode]
+                env.update(add)
+                if opts:
+                    cmd = [omniprof, "run"] + opts + ["-d", work, "-o", "%s%d" % (mode, i), "--"] + cmd
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
             if r.returncode != 0:
                 verdict(False, "torch.ops_run", "%s exit %d: %s" % (mode, r.returncode, r.stderr.strip()[-400:]))
                 return 1
@@ -162,6 +180,11 @@ def main():
                 prof_trace = rj["trace"]
     t = {m: statistics.median(v) for m, v in times.items()}
     print("loop seconds (median of %d): %s" % (rounds, ", ".join("%s %.3f" % kv for kv in sorted(t.items()))))
+    for m in sorted(extra):
+        add = [a - b for a, b in zip(times[m], times["plain"])]
+        padd = [a - b for a, b in zip(times["profiler"], times["plain"])]
+        print("breakdown %s: added %.1f ms (median), %.2fx torch.profiler's" %
+              (m, statistics.median(add) * 1e3, statistics.median(add) / max(1e-9, statistics.median(padd))))
     pc, plinks = profiler_view(prof_trace, steps)
     oc, olinks, shapes, seq, bwd_seq = omniprof_view(db, steps)
     bad = [(k, pc[k], oc.get(k, 0)) for k in sorted(pc) if abs(oc.get(k, 0) - pc[k]) > 0.02 * pc[k]]
