@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/kinds.h"
 #include "common/log.h"
@@ -151,9 +152,32 @@ static void load_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
         op_info("no backend serves %s; it stays silent", what ? what : "?");
 }
 
+/* A kind the core serves (markers: the user API) may have a second source in a device backend
+ * that lists it too (CUDA: NVTX through CUPTI). That backend is loaded where its device exists,
+ * so that `--marker-trace` alone records a CUDA program's NVTX ranges; elsewhere (no driver)
+ * nothing is loaded and nothing is said. */
+static int device_present(const char *backend)
+{
+    if (strcmp(backend, "cuda") == 0)
+        return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
+    return 0;
+}
+
+static void load_second_sources(uint32_t buffer_kind)
+{
+    const op_backend_manifest *m = NULL;
+    const char *path;
+    for (int i = 0; (path = op_manifest_find(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0, i, &m)) != NULL; i++)
+        if (!registered_named(m->name) && device_present(m->name)) load_library(path, m->name);
+}
+
 void op_backend_load_for_kind(uint32_t buffer_kind)
 {
-    if (buffer_kind == 0 || buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST || op_core_serves(buffer_kind)) return;
+    if (buffer_kind == 0 || buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST) return;
+    if (op_core_serves(buffer_kind)) {
+        load_second_sources(buffer_kind);
+        return;
+    }
     load_serving(OMNIPROF_RECORD_CATEGORY_TRACING, buffer_kind, 0);
 }
 

@@ -223,7 +223,8 @@ static int tool_init(omniprof_client_finalize_t fini, void *data)
     const char *path = getenv("OMNIPROF_GPU_TEST_OUTPUT");
     const char *kinds = getenv("OMNIPROF_GPU_TEST_KINDS");
     if (!kinds) kinds = "all";
-    g_quiet = !path || !strcmp(kinds, "kernel-quiet") || !strcmp(kinds, "api-quiet");
+    g_quiet = !path || !strcmp(kinds, "kernel-quiet") || !strcmp(kinds, "api-quiet") ||
+              !strcmp(kinds, "marker-quiet");
     if (path) g_out = fopen(path, "w");
     if (omniprof_create_context(&g_ctx) != OMNIPROF_STATUS_SUCCESS) return -1;
     omniprof_status_t st = omniprof_create_buffer(g_ctx, 64u << 20, 48u << 20, OMNIPROF_BUFFER_POLICY_LOSSLESS,
@@ -247,7 +248,9 @@ static int tool_init(omniprof_client_finalize_t fini, void *data)
                                                          OMNIPROF_BUFFER_TRACING_MEMORY_COPY};
     const omniprof_buffer_tracing_kind_t *k = all;
     size_t nk = sizeof all / sizeof all[0];
+    static const omniprof_buffer_tracing_kind_t marker[] = {OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API};
     if (!strncmp(kinds, "kernel", 6)) k = kernel_only, nk = 2;
+    else if (!strncmp(kinds, "marker", 6)) k = marker, nk = 1;
     else if (!strncmp(kinds, "api", 3)) k = api, nk = 4;
     for (size_t i = 0; i < nk; i++) {
         st = omniprof_configure_buffer_tracing_service(g_ctx, k[i], NULL, 0, g_buf);

@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
@@ -424,6 +424,16 @@ if want pyframes; then
   targets "$OUT/torch-ops.md"
   grep -q '^\(PASS\|FAIL\) torch.ops_counts' "$OUT/torch-ops.md" ||
     verdict torch.ops 1 "no result ($(tail -2 "$OUT/torch-ops.md" | tr '\n' ' '))"
+fi
+# NVTX range cost (bench/gpu/run_nvtx.sh): untraced, the SDK path alone, omniprof run
+if want nvtx; then
+  bash bench/gpu/run_nvtx.sh "$B" "$OUT/nvtx" "${GPU_NVTX_ROUNDS:-3}" >"$OUT/nvtx.log" 2>&1
+  cat "$OUT/nvtx.log"
+  if command -v perf >/dev/null; then echo "perf: $(command -v perf)"; else echo "perf: none"; fi
+  targets "$OUT/nvtx.log"
+  grep -q '^nvtx_ns_per_range=.*label=omniprof_db ' "$OUT/nvtx.log" &&
+    note "INFO nvtx: $(grep -o 'nvtx_ns_per_range=[0-9.]* label=[a-z_]*' "$OUT/nvtx.log" |
+      sed 's/nvtx_ns_per_range=//' | tr '\n' ' ')" || verdict nvtx 1 "no result"
 fi
 # (7) CPU hardware counters of samples against the program's own counts and perf stat (the Xeon's PMU)
 if want cpucounters; then
