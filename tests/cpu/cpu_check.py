@@ -1121,8 +1121,10 @@ def mode_python_outputs(args, wd):
     # causal: Python functions are never candidates (docs/causal.md, "Python programs"); the run
     # says so, selects a native function, and the program runs as alone
     cd = os.path.join(wd, "causal")
-    r = subprocess.run([omniprof, "causal", "-e", "--mode", "function", "-d", cd, "-o", "pc", "--", py, prog, "2",
-                        lib, os.path.join(wd, "oracle3.json")], capture_output=True, text=True, timeout=300)
+    os.mkdir(cd)
+    r = subprocess.run([omniprof, "causal", "-e", "--mode", "function", "-d", cd, "-o",
+                        os.path.join(cd, "py.coz"), "--", py, prog, "2", lib,
+                        os.path.join(wd, "oracle3.json")], capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "py_workload done" in r.stdout, "causal exits 0 with the program's output (rc=%d)" %
           r.returncode)
     check("causal: a Python program: experiments select native functions" in r.stderr,
@@ -1134,6 +1136,67 @@ def mode_python_outputs(args, wd):
         sel += [x[0] for x in con.execute("SELECT selected FROM omniprof_causal_experiment")]
         con.close()
     check(len(sel) == 1 and sel[0] not in pyn, "causal: the experiment selected a native function (%s)" % sel)
+    return 0
+
+
+def interpreters():
+    """{minor: path} of the CPython 3.x interpreters on this machine: python3.N on PATH and in
+    /usr/bin, and pyenv's versions ($PYENV_ROOT or ~/.pyenv)."""
+    import glob
+    found = {}
+    roots = [os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")]
+    for minor in range(6, 20):
+        cands = [shutil.which("python3.%d" % minor), "/usr/bin/python3.%d" % minor]
+        for r in roots:
+            cands += sorted(glob.glob(os.path.join(r, "versions", "3.%d.*" % minor, "bin", "python3.%d" % minor)))
+        for c in cands:  # pyenv's shims are shell scripts that run pyenv: not an interpreter
+            if c and os.access(c, os.X_OK) and "/shims/" not in c:
+                found.setdefault(minor, os.path.realpath(c))
+    return found
+
+
+def mode_python_versions(args, wd):
+    """Python frames under every CPython 3.x found on the machine (PATH, /usr/bin, pyenv):
+    py_workload.py for 1 s under `run --sample realtime` at 1 kHz. 3.11, 3.12 and 3.13: samples
+    in pyspin_work have ext_c, main, <module> as Python callers, the program's output unchanged.
+    Other versions: the program's output unchanged and one info line saying that its frames are
+    not read (docs/cpu.md, "Python frames"). Skips when only one version is found."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    lib = os.path.join(args.bindir, "libcputest_pyspin.so")
+    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
+    found = {m: p for m, p in interpreters().items() if m >= 8}  # the program needs 3.8's native_id
+    print("interpreters: %s" % found)
+    if len(found) < 2:
+        print("SKIP: one CPython 3.x here (%s): the others' layouts are checked where they are installed" %
+              found)
+        return 77
+    for minor, py in sorted(found.items()):
+        d = os.path.join(wd, "3.%d" % minor)
+        r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", d, "-o", "py",
+                            "--", py, prog, "1", lib, os.path.join(d + "_oracle.json")], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, OMNIPROF_LOG_LEVEL="info"))
+        check(r.returncode == 0 and "py_workload done" in r.stdout, "3.%d (%s): exits 0, output passes through "
+              "(rc=%d)" % (minor, py, r.returncode))
+        db = os.path.join(d, "py_results.db")
+        if not os.path.exists(db):
+            continue
+        st = [[f[0] for f in fr] for _, fr in db_stacks(db) if fr and fr[0][0] == "pyspin_work"]
+        pyn = {"<module>", "main", "loop_a", "gen_b", "produce", "ext_c", "worker_loop"}
+        under = {c: [x for x in st if py_caller_is(x, "pyspin_work", c, pyn)] for c in ("ext_c", "produce",
+                                                                                    "worker_loop")}
+        good = [x for x in under["ext_c"] if py_caller_is(x, "ext_c", "main", pyn)]
+        if 11 <= minor <= 13:
+            n_under = sum(len(v) for v in under.values())
+            check(len(st) > 20 and n_under >= 0.9 * len(st) and len(good) >= 0.9 * len(under["ext_c"]) > 5,
+                  "3.%d: of %d samples in pyspin_work %d under its Python callers; of the %d under ext_c %d "
+                  "with main as ext_c's caller" % (minor, len(st), n_under, len(under["ext_c"]), len(good)))
+        else:
+            check("its frames are not read" in r.stderr and not good,
+                  "3.%d: no Python frames, and one info line says so (%s)" %
+                  (minor, [x for x in r.stderr.splitlines() if "Python" in x][:2]))
     return 0
 
 
