@@ -9,7 +9,7 @@ the oracle's looks are not held back for long (see oracle()). An oracle thread s
 other threads' stacks with sys._current_frames() every millisecond and keeps, per thread, each
 look (CLOCK_MONOTONIC ns, innermost Python function); it writes {"window": [start, end],
 "looks": {native thread id: [[ns, function], ...]}, "timed": {function: s} (the program's own
-clock), "cpu": {native thread id: CPU s}, "wall": s} as JSON. cpu_check.py compares the samples
+clock), "phases": [[ns, ns, ns, ns], ...] (each round's loop_a, gen_b, ext_c, end), "cpu": {native thread id: CPU s}, "wall": s} as JSON. cpu_check.py compares the samples
 with the looks over the same stretches of time (those where the oracle looked often enough).
 It prints "py_workload start pid=PID" when it starts (cpu_check.py's attach waits for it).
 
@@ -95,24 +95,26 @@ def main():
     end = time.monotonic() + SECONDS
     rounds = 0
     timed = {"loop_a": 0.0, "gen_b": 0.0, "ext_c": 0.0}  # the program's own clock, per function
+    phases = []  # [start of loop_a, of gen_b, of ext_c, end] per round, CLOCK_MONOTONIC ns
     while time.monotonic() < end:
-        t0 = time.perf_counter()
+        t0 = time.monotonic_ns()
         loop_a(150000)     # pure Python, GIL held
-        t1 = time.perf_counter()
+        t1 = time.monotonic_ns()
         gen_b(100)         # the generator: 100 x 0.1 ms in C under produce
-        t2 = time.perf_counter()
+        t2 = time.monotonic_ns()
         ext_c(15000000)    # 15 ms of CPU in C, GIL released
-        t3 = time.perf_counter()
-        timed["loop_a"] += t1 - t0
-        timed["gen_b"] += t2 - t1
-        timed["ext_c"] += t3 - t2
+        t3 = time.monotonic_ns()
+        timed["loop_a"] += (t1 - t0) / 1e9
+        timed["gen_b"] += (t2 - t1) / 1e9
+        timed["ext_c"] += (t3 - t2) / 1e9
+        phases.append([t0, t1, t2, t3])
         rounds += 1
     cpu[threading.get_native_id()] = time.thread_time()
     stop.set()
     worker.join()
     orc.join()
     with open(sys.argv[3], "w") as f:
-        json.dump({"window": window, "looks": {str(k): v for k, v in looks.items()}, "timed": timed,
+        json.dump({"window": window, "looks": {str(k): v for k, v in looks.items()}, "timed": timed, "phases": phases,
                    "cpu": {str(k): v for k, v in cpu.items()}, "wall": time.monotonic() - wall0}, f)
     print("py_workload done rounds=%d" % rounds)
 

@@ -11,7 +11,9 @@
  * pthread_getspecific on the interpreter's thread-state key (no lock, no allocation; the key is
  * set for the main thread and every thread Python started or adopted). Every read of the
  * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
- * the interrupted code, or freed, gives an error, never a fault. Each frame gives one raw entry:
+ * the interrupted code, or freed, gives an error, never a fault; the frames are read through a
+ * 4 KiB window below the current one (win_fill: one call for the usual chain, not one per
+ * frame). Each frame gives one raw entry:
  *     raw = (code object address >> 3) << 20 | ends-an-eval-call << 19 | instruction index
  * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
  * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
