@@ -7,7 +7,14 @@ interleaved rounds of the same run; medians. Prints `metric=<name> value=<n> uni
 each profiled figure beside the unprofiled one of the same run (target: <= 3 % added).
 
   work_wall   the program's own clock around its work (start-up and the end of run excluded)
+  work_cpu    the process's CPU time around its work (time.process_time(): every thread, the
+              profiler's signal handlers and allocator threads included) — on a loaded machine
+              the steadier figure: wall time varies with the other work by far more than 3 %,
+              while the CPU the profiler adds is what it can add to the wall time at most
+              (handler time is on the program's threads; allocator time too when no CPU is free)
   run_wall    the whole run, the profiler's start and its database at the end included
+Overheads are the medians of the rounds' own ratios (each profiled run against the unprofiled
+run of the same round), so a change of the machine's load between rounds cancels out.
 
 usage: bench_python.py BUILD_DIR [ROUNDS]      (python: $BENCH_PYTHON, else python3)"""
 import os
@@ -32,12 +39,12 @@ def work():
     for _ in range(100):
         loop(40000)
         sum(gen(40000))
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 th = threading.Thread(target=work)
 th.start()
 work()
 th.join()
-print("work_wall_s=%.6f" % (time.perf_counter() - t0))
+print("work_wall_s=%.6f work_cpu_s=%.6f" % (time.perf_counter() - t0, time.process_time() - c0))
 """
 
 
@@ -45,10 +52,10 @@ def run(cmd, env):
     t0 = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.monotonic() - t0
-    line = [x for x in r.stdout.split() if x.startswith("work_wall_s=")]
-    if r.returncode != 0 or not line:
+    got = dict(x.split("=", 1) for x in r.stdout.split() if x.startswith("work_"))
+    if r.returncode != 0 or "work_cpu_s" not in got:
         raise SystemExit("bench run failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    return float(line[0].split("=")[1]), wall
+    return float(got["work_wall_s"]), float(got["work_cpu_s"]), wall
 
 
 def main():
@@ -68,29 +75,36 @@ def main():
         "native_only": ([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", tmp, "-o",
                          "b", "--", py, prog], dict(base, OMNIPROF_SAMPLING_PYTHON="false")),
     }
-    res = {k: ([], []) for k in confs}
+    res = {k: ([], [], []) for k in confs}
     try:
         for _ in range(rounds):
             for name, (cmd, env) in confs.items():
                 for f in os.listdir(tmp):
                     if f.startswith("b_results"):
                         os.unlink(os.path.join(tmp, f))
-                w, t = run(cmd, env)
-                res[name][0].append(w)
-                res[name][1].append(t)
+                for i, x in enumerate(run(cmd, env)):
+                    res[name][i].append(x)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     v = subprocess.run([py, "-V"], capture_output=True, text=True).stdout.strip()
-    print("python sampling at 1 kHz, %s, %d rounds (medians):" % (v, rounds))
-    base_w, base_t = statistics.median(res["unprofiled"][0]), statistics.median(res["unprofiled"][1])
+    load = os.getloadavg()[0]
+    print("python sampling at 1 kHz, %s, %d rounds, %d CPUs, load average %.1f (medians):" %
+          (v, rounds, os.cpu_count(), load))
+    base = res["unprofiled"]
     for name in confs:
-        w, t = statistics.median(res[name][0]), statistics.median(res[name][1])
+        w, c, t = (statistics.median(x) for x in res[name])
         print("metric=python_%s_work_wall value=%.4f unit=s" % (name, w))
+        print("metric=python_%s_work_cpu value=%.4f unit=s" % (name, c))
         print("metric=python_%s_run_wall value=%.4f unit=s" % (name, t))
-        if name != "unprofiled":
-            print("  %-14s work %.3f s vs %.3f s unprofiled: %+.1f %%; whole run %.3f s vs %.3f s: %+.1f %%" %
-                  (name, w, base_w, 100 * (w / base_w - 1), t, base_t, 100 * (t / base_t - 1)))
-            print("metric=python_%s_work_overhead value=%.2f unit=%%" % (name, 100 * (w / base_w - 1)))
+        if name == "unprofiled":
+            continue
+        ratio = [statistics.median(a / b for a, b in zip(res[name][i], base[i])) for i in range(3)]
+        print("  %-14s work wall %.3f s vs %.3f s unprofiled: %+.1f %%; work CPU %.3f s vs %.3f s: %+.1f %%; "
+              "whole run %.3f s vs %.3f s: %+.1f %% (target: <= 3 %% added)" %
+              (name, w, statistics.median(base[0]), 100 * (ratio[0] - 1), c, statistics.median(base[1]),
+               100 * (ratio[1] - 1), t, statistics.median(base[2]), 100 * (ratio[2] - 1)))
+        print("metric=python_%s_work_overhead value=%.2f unit=%%" % (name, 100 * (ratio[0] - 1)))
+        print("metric=python_%s_cpu_overhead value=%.2f unit=%%" % (name, 100 * (ratio[1] - 1)))
     return 0
 
 

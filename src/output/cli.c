@@ -246,6 +246,10 @@ OMNIPROF_API const struct op_cli_command *op_output_cli_command(const char *name
     return NULL;
 }
 
+OMNIPROF_API const struct op_cli_command *op_output_cli_command_at(size_t i) {
+    return i < sizeof g_commands / sizeof g_commands[0] ? &g_commands[i] : NULL;
+}
+
 /* --start/--end: nanoseconds on the databases' clock (that fit a 64-bit time) or a percentage
  * of the trace's extent ("25%", checked against 0..100 in window.c). Numbers are common/number.c's:
  * no NaN, infinity or overflow. */
@@ -437,7 +441,13 @@ OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msgl
     const op_cli_command *cmd = op_output_cli_command(c.cmd);
     if (!cmd) {
         c.cmd = "";
-        cli_msg(&c, "unknown command '%s': expected convert, merge, summary or query", argv[0]);
+        char names[128] = "";
+        size_t n = 0;
+        for (size_t i = 0; op_output_cli_command_at(i) && n < sizeof names; i++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+                                  !i ? "" : op_output_cli_command_at(i + 1) ? ", " : " or ",
+                                  g_commands[i].name);
+        cli_msg(&c, "unknown command '%s': expected %s", argv[0], names);
         return 2;
     }
     cli_args a;

@@ -283,6 +283,9 @@ OMNIPROF_API int op_output_cli_err(int argc, char **argv, char *msg, size_t msgl
  *  pages and completion; NULL for another name. */
 struct op_cli_command;
 OMNIPROF_API const struct op_cli_command *op_output_cli_command(const char *name);
+/** @brief **op_output_cli_command_at()** — the i-th of those commands (0, 1, ...), NULL past the
+ *  last: the one list `python3 -m omniprof`'s usage and the "unknown command" message read. */
+OMNIPROF_API const struct op_cli_command *op_output_cli_command_at(size_t i);
 
 /**
  * @brief **op_output_union_sql()** — the union of many databases, for another connection: the

@@ -13,11 +13,14 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
 # (tests/gpu/torch_ops.py: operator counts, shapes, sequence numbers, kernels under operators, cost).
+# pyoutputs: the same on this machine's python3 in every output (flat, tree, folded, svg, Perfetto,
+# report), under attach and causal (tests/cpu/cpu_check.py python_outputs), and every CPython 3.x
+# installed here (python_versions: 3.11-3.13 read, others say they are not).
 # cpucounters: the host's hardware counters in CPU samples (OMNIPROF_SAMPLING_PERF_EVENTS=instructions,cycles)
 # against the program's own perf_event counts and `perf stat` (tests/cpu/cpucounters.py; within 2 %).
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
@@ -434,6 +437,13 @@ if want nvtx; then
   grep -q '^nvtx_ns_per_range=.*label=omniprof_db ' "$OUT/nvtx.log" &&
     note "INFO nvtx: $(grep -o 'nvtx_ns_per_range=[0-9.]* label=[a-z_]*' "$OUT/nvtx.log" |
       sed 's/nvtx_ns_per_range=//' | tr '\n' ' ')" || verdict nvtx 1 "no result"
+fi
+if want pyoutputs; then
+  for m in python_outputs python_versions; do
+    OMNIPROF_TEST_PYTHON=$(command -v python3) timeout 900 python3 tests/cpu/cpu_check.py $m \
+      --preload "$B/lib/libomniprof-backend-cpu.so" --bindir "$B/bin" >"$OUT/py-$m.log" 2>&1; rc=$?
+    verdict "cpu.$m" $rc "$(grep -E '^(FAIL|SKIP|interpreter)' "$OUT/py-$m.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
+  done
 fi
 # (7) CPU hardware counters of samples against the program's own counts and perf stat (the Xeon's PMU)
 if want cpucounters; then

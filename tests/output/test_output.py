@@ -404,6 +404,17 @@ except omniprof.Error as e:
     p = pym("query", "-i", dbs[0], "--sql", "DROP TABLE x", rc=2)
     check(b"read-only" in p.stderr, "python -m refuses writes")
     p = pym("nosuch", rc=2)
+    # the usage's commands come from the library's command table, as the binary's --help: each
+    # line of one is a line of the other, and each command it names runs
+    listed = re.findall(rb"^  (\w+) +(\S.*)$", pym("--help").stdout, re.M)
+    binary = {(m[0], m[1]) for m in re.findall(rb"^  (\w+) +(\S.*)$", op("--help").stdout, re.M)}
+    check(len(listed) >= 4 and all(c in binary for c in listed),
+          "python -m omniprof --help lists the binary's commands and summaries: %s" % listed)
+    for name, _ in listed:
+        pym(name.decode(), "--help")
+    names = [n.decode() for n, _ in listed]
+    check(("expected %s or %s" % (", ".join(names[:-1]), names[-1])).encode() in p.stderr and
+          b"unknown command 'nosuch'" in p.stderr, "python -m: unknown command names the valid ones")
 
 
 def case_bad_inputs(tmp):

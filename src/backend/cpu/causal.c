@@ -45,6 +45,7 @@
  *       on a delay: g_active is cleared first;
  *   (4) the experiment thread is never joined: at finalization it is told to stop and waited
  *       for at most 1 s (it only sleeps on a condition variable and emits records). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -563,6 +564,11 @@ void op_causal_start(void)
         op_error("causal: %s; causal profiling off", err);
         return;
     }
+    if (dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault")) /* docs/causal.md, "Python programs" */
+        op_warn("causal: a Python program: experiments select native %ss (the interpreter's, C "
+                "extensions'), never a Python function, whose code all runs in the interpreter's "
+                "eval loop; docs/causal.md, \"Python programs\"",
+                g_cfg.function_mode ? "function" : "line");
     g_cfg.fixed_loc = -1;
     const char *fixed = op_setting_str(OP_SET_CAUSAL_FIXED_LINE);
     if (fixed && *fixed) {

@@ -11,7 +11,9 @@
  * pthread_getspecific on the interpreter's thread-state key (no lock, no allocation; the key is
  * set for the main thread and every thread Python started or adopted). Every read of the
  * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
- * the interrupted code, or freed, gives an error, never a fault. Each frame gives one raw entry:
+ * the interrupted code, or freed, gives an error, never a fault; the frames are read through a
+ * 4 KiB window below the current one (win_fill: one call for the usual chain, not one per
+ * frame). Each frame gives one raw entry:
  *     raw = (code object address >> 3) << 20 | ends-an-eval-call << 19 | instruction index
  * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
  * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
@@ -48,6 +50,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "common/u64map.h"
@@ -74,7 +77,7 @@ typedef struct py_layout {
 static const py_layout k_layouts[] = {
     {11, 56, 8, 32, 48, 56, 68, 69, -1, 112, 120, 128, 136, 72, 48, 72},
     {12, 56, 0, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
-    {13, 56, -1, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
+    {13, 72, -1, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
 };
 
 static const py_layout *g_lay;
@@ -215,6 +218,59 @@ static uint64_t current_frame(pid_t pid, uint64_t ts)
     return 0;
 }
 
+/* The frame window: one process_vm_readv brings up to PY_WIN bytes of memory below a frame's
+ * header (costs ~3 us of CPU on the 2-core VM whatever the size up to a few KiB, as much as one
+ * 80-byte read), and the frames found in it are read from the copy. A thread's frames lie in its
+ * data stack, each caller's below its callee's, so one window usually holds the whole chain
+ * (a generator's frame lives in the generator object: one more window). The remote side is cut
+ * into page-aligned pieces, highest first: an unmapped page below the data stack ends the copy
+ * there (process_vm_readv stops at the first piece it cannot read) and the pieces above it are
+ * kept. */
+#define PY_WIN 4096u
+#define PY_FRAME_HDR 80u
+#define PY_PAGE 4096u
+
+typedef struct py_win {
+    uint64_t lo, hi; /* [lo, hi) of the remote memory held in buf; lo == hi: empty */
+    uint64_t base;   /* the remote address of buf[0] */
+    uint8_t buf[PY_WIN + PY_FRAME_HDR];
+} py_win;
+
+static bool win_fill(pid_t pid, py_win *w, uint64_t f)
+{
+    uint64_t hi = f + PY_FRAME_HDR, lo = hi > PY_WIN + 4096 ? hi - PY_WIN : 4096;
+    struct iovec l[PY_WIN / PY_PAGE + 2], r[PY_WIN / PY_PAGE + 2];
+    uint64_t len[PY_WIN / PY_PAGE + 2], start = f & ~(uint64_t)(PY_PAGE - 1);
+    int n = 0;
+    for (uint64_t top = hi; top > lo && n < (int)(sizeof l / sizeof l[0]); n++) {
+        uint64_t a = start > lo ? start : lo;
+        l[n].iov_base = w->buf + (a - lo), l[n].iov_len = top - a;
+        r[n].iov_base = (void *)(uintptr_t)a, r[n].iov_len = top - a;
+        len[n] = top - a;
+        top = a, start = a - PY_PAGE;
+    }
+    w->lo = w->hi = 0;
+    w->base = lo;
+    long got = syscall(SYS_process_vm_readv, pid, l, (unsigned long)n, r, (unsigned long)n, 0ul);
+    if (got < (long)len[0])
+        return false; /* the frame's own header is not readable */
+    uint64_t have = hi;
+    for (int i = 0; i < n && got >= (long)len[i]; i++) /* whole pieces only */
+        got -= (long)len[i], have -= len[i];
+    w->lo = have, w->hi = hi;
+    return true;
+}
+
+/* The frame header at f, from the window (refilled below f when f is not in it). */
+static const uint8_t *win_frame(pid_t pid, py_win *w, uint64_t f)
+{
+    if (f < 4096 || f > UINT64_MAX - PY_FRAME_HDR)
+        return NULL;
+    if (!(f >= w->lo && f + PY_FRAME_HDR <= w->hi) && !win_fill(pid, w, f))
+        return NULL;
+    return w->buf + (f - w->base);
+}
+
 uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
 {
     if (!atomic_load_explicit(&g_on, memory_order_relaxed))
@@ -226,9 +282,11 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
     uint64_t f = current_frame(pid, (uint64_t)(uintptr_t)ts);
     const py_layout *L = g_lay;
     uint32_t n = 0;
+    py_win w;
+    w.lo = w.hi = 0;
     for (int guard = 0; f && n < max && guard < 4096; guard++) {
-        uint8_t b[80];
-        if (!rd(pid, f, b, sizeof b))
+        const uint8_t *b = win_frame(pid, &w, f);
+        if (!b)
             break;
         uint64_t code = u64at(b, L->fr_code), prev = u64at(b, L->fr_prev),
                  instr = u64at(b, L->fr_instr);
@@ -255,6 +313,7 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
 
 typedef struct py_code {
     uint64_t addr, filename, qualname, linetable; /* identity of the object at resolution */
+    uint64_t checked_ns;                          /* when that identity was last read */
     int firstlineno;
     char *name, *file;
     uint8_t *lt;
@@ -265,6 +324,12 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the code table; a 
 static py_code *g_codes;
 static size_t g_n_codes, g_cap_codes;
 static op_u64map g_by_addr; /* code object address -> index + 1 of its latest entry */
+static op_u64map g_lines;   /* entry << 20 | instruction index -> line + 1 */
+/* A code object's identity is read again when its entry was checked longer ago than this: one
+ * read per code object per 10 ms instead of one per frame of every sample (each read is a
+ * process_vm_readv, ~3 us of CPU). A code object freed and another allocated at its address
+ * is so noticed at most 10 ms later than with a read per frame. */
+#define PY_RECHECK_NS 10000000ull
 static bool g_logged_gave_up;
 
 /* A str object as UTF-8 (compact strings: every str a code object names); NULL if not one. */
@@ -377,23 +442,28 @@ static int line_at(const py_code *c, uint64_t lasti)
     return line;
 }
 
-/* Index of the code table entry for code object addr (read now), -1 if not a code object. */
-static long code_entry(pid_t pid, uint64_t addr)
+/* Index of the code table entry for code object addr (read now, or checked within
+ * PY_RECHECK_NS of now), -1 if not a code object. */
+static long code_entry(pid_t pid, uint64_t addr, uint64_t now)
 {
     uint8_t h[160];
     const py_layout *L = g_lay;
+    uint64_t idx;
+    if (op_u64map_get(&g_by_addr, addr, &idx) && now - g_codes[idx - 1].checked_ns < PY_RECHECK_NS)
+        return (long)(idx - 1);
     if (!rd(pid, addr, h, (size_t)L->co_linetable + 8) || u64at(h, 8) != g_code_type)
         return -1;
     uint64_t filename = u64at(h, L->co_filename), qualname = u64at(h, L->co_qualname);
     uint64_t linetable = u64at(h, L->co_linetable);
     int first;
     memcpy(&first, h + L->co_firstlineno, sizeof first);
-    uint64_t idx;
     if (op_u64map_get(&g_by_addr, addr, &idx)) {
         py_code *c = &g_codes[idx - 1];
         if (c->filename == filename && c->qualname == qualname && c->linetable == linetable &&
-            c->firstlineno == first)
+            c->firstlineno == first) {
+            c->checked_ns = now;
             return (long)(idx - 1);
+        }
     }
     char *name = read_str(pid, qualname);
     if (!name)
@@ -417,7 +487,7 @@ static long code_entry(pid_t pid, uint64_t addr)
     py_code *c = &g_codes[g_n_codes];
     memset(c, 0, sizeof *c);
     c->addr = addr, c->filename = filename, c->qualname = qualname, c->linetable = linetable;
-    c->firstlineno = first, c->name = name, c->file = file;
+    c->firstlineno = first, c->name = name, c->file = file, c->checked_ns = now;
     c->lt = read_bytes(pid, linetable, &c->lt_len);
     op_u64map_put(&g_by_addr, addr, ++g_n_codes);
     return (long)(g_n_codes - 1);
@@ -425,15 +495,22 @@ static long code_entry(pid_t pid, uint64_t addr)
 
 static uint64_t g_n_resolved, g_n_unresolved, g_n_samples; /* under g_lock */
 
-static uint64_t resolve(pid_t pid, uint64_t raw)
+static uint64_t resolve(pid_t pid, uint64_t raw, uint64_t now)
 {
-    long e = code_entry(pid, (raw >> 20) << 3);
+    long e = code_entry(pid, (raw >> 20) << 3, now);
     if (e < 0) {
         g_n_unresolved++;
         return 0;
     }
     g_n_resolved++;
-    int line = line_at(&g_codes[e], raw & PY_RAW_LASTI_MAX);
+    uint64_t key = (uint64_t)e << 20 | (raw & PY_RAW_LASTI_MAX), l1;
+    int line;
+    if (op_u64map_get(&g_lines, key, &l1)) {
+        line = (int)l1 - 1;
+    } else {
+        line = line_at(&g_codes[e], raw & PY_RAW_LASTI_MAX);
+        op_u64map_put(&g_lines, key, (uint64_t)(line + 1));
+    }
     uint64_t l = line > 0 ? (uint64_t)line : 0;
     if (l > PY_LINE_MAX)
         l = PY_LINE_MAX;
@@ -453,6 +530,7 @@ uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint
     uint64_t out[OMNIPROF_CPU_SAMPLE_MAX_FRAMES];
     uint32_t k = 0, j = 0;
     pid_t pid = getpid();
+    uint64_t now = op_now_ns();
     pthread_mutex_lock(&g_lock);
     g_n_samples++;
     for (uint32_t i = 0; i < n && k < max; i++) {
@@ -464,7 +542,7 @@ uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint
         /* an eval-loop frame: the Python frames it runs, innermost first */
         while (j < m && k < max) {
             uint64_t r = raw[j++];
-            uint64_t p = resolve(pid, r);
+            uint64_t p = resolve(pid, r, now);
             if (p)
                 out[k++] = p;
             if (r & PY_RAW_BOUNDARY)
@@ -472,7 +550,7 @@ uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint
         }
     }
     while (j < m && k < max) { /* the native walk stopped early: the rest on top */
-        uint64_t p = resolve(pid, raw[j++]);
+        uint64_t p = resolve(pid, raw[j++], now);
         if (p)
             out[k++] = p;
     }
