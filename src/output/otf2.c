@@ -505,9 +505,22 @@ static void ot_mpi_enter(ot_writer *w, int depth, int64_t stack, int64_t t)
     }
 }
 
+/* A collective's end on its own communicator; a root the inputs cannot place in it (one rank's
+ * database, a sub-communicator) is undefined (counted). */
 static void ot_collective(ot_writer *w, OTF2_TimeStamp ts, const ot_call *c, int64_t request)
 {
-    uint32_t comm = 0, root = ot_peer(w, c->comm, c->root, &comm);
+    ot_mpi *m = w->mpi;
+    uint32_t comm = 0, root = OTF2_UNDEFINED_UINT32;
+    uint64_t ix = 0, r = 0;
+    if (op_u64map_get(&m->comm_ix, (uint64_t)c->comm, &ix)) {
+        comm = (uint32_t)ix - 1;
+        if (c->root >= 0 && op_u64map_get(&m->rank_in, (ix - 1) << 32 | (uint32_t)c->root, &r))
+            root = (uint32_t)r;
+        else if (c->root >= 0)
+            m->fallback++;
+    } else {
+        root = ot_peer(w, c->comm, c->root, &comm);
+    }
     if (request < 0)
         OT_EV(OTF2_EvtWriter_MpiCollectiveEnd(w->ew, NULL, ts, c->coll, comm, root,
                                               (uint64_t)c->bytes_sent,
@@ -1044,9 +1057,8 @@ int op_out_otf2(const op_out_inputs *in, const op_win *win, const char *dir, con
     if (rc) remove_archive(dir, tmp);
     if (!rc && mpi.fallback)
         fprintf(stderr,
-                "omniprof: otf2: %llu MPI messages or roots on communicators whose members the "
-                "inputs do "
-                "not all show are written on MPI_COMM_WORLD with world ranks\n",
+                "omniprof: otf2: %llu MPI messages and roots on communicators the inputs do not "
+                "show whole: messages written on MPI_COMM_WORLD with world ranks, roots undefined\n",
                 (unsigned long long)mpi.fallback);
     ot_mpi_free(&mpi);
     if (!rc && w.cut)
