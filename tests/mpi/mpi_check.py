@@ -138,6 +138,9 @@ def expected(r, n=4):
     add("MPI_Irecv", 0, 12, phase="complete")
     add("MPI_Isend", phase="complete")
     add("MPI_Wait")
+    add("MPI_Iallreduce", 12, 12)              # 9
+    add("MPI_Iallreduce", phase="complete")
+    add("MPI_Wait")
     add("MPI_Finalize")
     return e
 
@@ -478,6 +481,9 @@ OTF2_MPI_ROWS = {
     "MPI_IRECV": "phase = 'complete' AND class = 'recv'",
     "MPI_COLLECTIVE_BEGIN": "phase = 'call' AND class = 'collective' AND name NOT LIKE 'MPI_I%'",
     "MPI_COLLECTIVE_END": "phase = 'call' AND class = 'collective' AND name NOT LIKE 'MPI_I%'",
+    "NON_BLOCKING_COLLECTIVE_REQUEST": "phase = 'call' AND class = 'collective' AND "
+                                       "name LIKE 'MPI_I%'",
+    "NON_BLOCKING_COLLECTIVE_COMPLETE": "phase = 'complete' AND class = 'collective'",
 }
 
 
@@ -574,6 +580,11 @@ def case_otf2(a, tmp):
               sum(int(f["Received"]) for f in ends) == bc[2],
               "%s: MPI_Bcast's collective ends name root %d and the bytes sent/received %d/%d: %s"
               % (name, bc[0], bc[1], bc[2], ends))
+        nbc = [otf2_fields(l) for l in events if l.startswith("NON_BLOCKING_COLLECTIVE_COMPLETE ")]
+        check(nbc and all(f.get("Operation") == "ALLREDUCE" and f.get("Sent") == "12" and
+                          f.get("Received") == "12" for f in nbc),
+              "%s: MPI_Iallreduce's completions name ALLREDUCE and its 12 bytes each way: %s" %
+              (name, nbc))
         sub = [otf2_fields(l) for l in events if l.startswith("MPI_SEND ") and "Tag: 5," in l]
         want = q("SELECT dest, bytes_sent FROM mpi_calls WHERE name = 'MPI_Send' AND send_tag = 5 "
                  "ORDER BY rank")
