@@ -32,6 +32,11 @@ the ranks, each under `omniprof run --mpi-trace`.
             clock by the plan that merge and convert apply; its span is the merged one's, and its
             processes' lives (first start to last end) fit in mpirun's time too. Skips when time
             namespaces are not available.
+  otf2      4 ranks of mpi_calls.c, `convert -f otf2` of the merged database and of rank 0's:
+            otf2-print shows as many MPI message, request, completion and collective events of
+            each kind as the database has calls, all inside MPI call regions, the Comm and
+            COMM_LOCATIONS definitions, and the ring's, the split communicator's, Bcast's and
+            Iallreduce's peers, tags, roots and bytes as the database has them.
 
 usage: mpi_check.py MODE --omniprof BIN --bindir DIR
 Skips (exit 77) with a reason when mpirun or the test program is missing."""
