@@ -51,6 +51,7 @@ int op_out_otf2(const op_out_inputs *in, const op_win *w, const char *dir, const
 
 #include <otf2/otf2.h>
 
+#define OT_MAX_RANKS (1 << 20) /* larger ranks or communicators in an input are ignored */
 #define OT_MAX_DEPTH 1024 /* regions open at once on one location (deeper ones are cut) */
 
 typedef struct ot_region { uint32_t name; uint8_t paradigm, role; } ot_region;
@@ -325,10 +326,11 @@ static int ot_scan_cb(const op_mpi_op *o, void *arg)
 {
     ot_writer *w = arg;
     ot_mpi *m = w->mpi;
+    if (o->rank >= OT_MAX_RANKS || o->comm_size > OT_MAX_RANKS) return 0; /* not a real run's */
     if (o->rank >= 0 && o->rank + 1 > m->world_size) m->world_size = o->rank + 1;
     if (o->comm == OMNIPROF_COMM_ID_WORLD && o->comm_size > m->world_size)
         m->world_size = o->comm_size;
-    if (o->comm < 0 || o->comm_size <= 0 || o->comm_size > (1 << 24) ||
+    if (o->comm < 0 || o->comm_size <= 0 ||
         o->comm == OMNIPROF_COMM_ID_WORLD)
         return 0;
     int ix = ot_comm_index(w, o->comm, o->comm_size);
