@@ -146,10 +146,12 @@ typedef enum omniprof_nccl_operation_t {
 /* omniprof_comm_record_t.phase */
 typedef enum omniprof_comm_phase_t {
     OMNIPROF_COMM_PHASE_CALL = 0,     /* the call itself, start..end */
-    OMNIPROF_COMM_PHASE_COMPLETE = 1, /* a receive request completed inside a wait or test
-                                         (start = end = that call's end); `operation` is the call
-                                         that posted it (MPI_Irecv), `sequence` its posting order,
-                                         `source`/`recv_tag`/`bytes_received` what arrived; its
+    OMNIPROF_COMM_PHASE_COMPLETE = 1, /* a request completed inside a wait or test (start =
+                                         end = that call's end); `operation` is the call that
+                                         posted it (MPI_Irecv, MPI_Isend), `sequence` its posting
+                                         order, `request` its id; a receive: `source`/`recv_tag`/
+                                         `bytes_received` what arrived; a send: `dest` and
+                                         `send_tag` (its bytes are the posting call's); its
                                          ancestor correlation id is the wait or test */
     OMNIPROF_COMM_PHASE_LAST
 } omniprof_comm_phase_t;
@@ -160,6 +162,9 @@ typedef enum omniprof_comm_phase_t {
 #define OMNIPROF_COMM_RANK_PROC_NULL (-3)  /* MPI_PROC_NULL */
 #define OMNIPROF_COMM_RANK_ROOT (-4)       /* MPI_ROOT (inter-communicator root) */
 #define OMNIPROF_COMM_TAG_NONE (-2147483647 - 1)
+/* Communicator ids of the two predefined communicators (others hash their members) */
+#define OMNIPROF_COMM_ID_WORLD 1 /* MPI_COMM_WORLD: its ranks are the world ranks */
+#define OMNIPROF_COMM_ID_SELF 2  /* MPI_COMM_SELF */
 
 /* MPI_API, NCCL_API: one call (or one request completion). */
 typedef struct omniprof_comm_record_t {

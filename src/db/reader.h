@@ -199,6 +199,21 @@ op_rd_msg_pairs *op_rd_msg_pairs_new(char *err, size_t errlen);
 int op_rd_msg_pairs_add(op_rd_msg_pairs *m, uint64_t id, int out, const op_rd_msg_end *end, op_rd_msg_end *other,
                         char *err, size_t errlen);
 void op_rd_msg_pairs_free(op_rd_msg_pairs *m);
+/* MPI calls and request completions (omniprof_comm rows of api 'MPI', in row order) for writers
+ * that encode communication (OTF2): a row's region is the region of the set whose op_ev.corr is
+ * `stack` (calls); a completion has no region, its `parent` is the wait's or test's stack id.
+ * Ranks are world ranks; an unknown rank, tag or communicator is -1 (tags: INT64_MIN). */
+typedef struct op_mpi_op {
+    int64_t thread_row;       /* own rocpd_info_thread id */
+    int64_t stack, parent;    /* rocpd_event stack_id, parent_stack_id (0 none) */
+    const char *name, *klass; /* "MPI_Isend", "send" */
+    int complete;             /* 1: phase 'complete' */
+    int64_t start, end;
+    int64_t rank, comm, comm_rank, comm_size, dest, source, root;
+    int64_t send_tag, recv_tag, bytes_sent, bytes_received, request;
+} op_mpi_op;
+int op_rd_mpi_ops(op_src *src, op_src_set *set, int (*cb)(const op_mpi_op *, void *), void *arg,
+                  char *err, size_t errlen);
 /* Number of rows of one kind in a set (within the window): for progress and tests. */
 int64_t op_rd_count(op_src *src, op_src_set *set, int kind, const op_win *w);
 

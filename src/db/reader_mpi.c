@@ -153,3 +153,74 @@ int op_rd_msg_pairs_add(op_rd_msg_pairs *m, uint64_t id, int out, const op_rd_ms
     op_seterr(err, errlen, "pairing the MPI messages: %s", sqlite3_errmsg(m->db));
     return -1;
 }
+
+/* ---- MPI calls for writers that encode communication (OTF2) ------------------------------- */
+
+typedef struct mpi_ops_ctx {
+    op_rd_cb cb;
+} mpi_ops_ctx;
+
+static int64_t col_or(sqlite3_stmt *st, int i, int64_t none)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? none : sqlite3_column_int64(st, i);
+}
+
+static int mpi_op_row(sqlite3_stmt *st, void *arg)
+{
+    mpi_ops_ctx *c = arg;
+    op_mpi_op o;
+    o.thread_row = op_rd_own_id(c->cb.set, T_THREAD, col_or(st, 0, 0));
+    o.stack = col_or(st, 1, 0);
+    o.parent = col_or(st, 2, 0);
+    o.name = (const char *)sqlite3_column_text(st, 3);
+    o.klass = (const char *)sqlite3_column_text(st, 4);
+    const char *phase = (const char *)sqlite3_column_text(st, 5);
+    o.complete = phase && !strcmp(phase, "complete");
+    if (!o.name) o.name = "";
+    if (!o.klass) o.klass = "";
+    o.start = col_or(st, 6, 0);
+    o.end = col_or(st, 7, 0);
+    o.rank = col_or(st, 8, -1);
+    o.comm = col_or(st, 9, -1);
+    o.comm_rank = col_or(st, 10, -1);
+    o.comm_size = col_or(st, 11, -1);
+    o.dest = col_or(st, 12, -1);
+    o.source = col_or(st, 13, -1);
+    o.root = col_or(st, 14, -1);
+    o.send_tag = col_or(st, 15, INT64_MIN);
+    o.recv_tag = col_or(st, 16, INT64_MIN);
+    o.bytes_sent = col_or(st, 17, 0);
+    o.bytes_received = col_or(st, 18, 0);
+    o.request = col_or(st, 19, 0);
+    return ((int (*)(const op_mpi_op *, void *))c->cb.fn)(&o, c->cb.arg);
+}
+
+int op_rd_mpi_ops(op_src *src, op_src_set *set, int (*cb)(const op_mpi_op *, void *), void *arg,
+                  char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_COMM)) return 0;
+    op_buf b = {0};
+    op_buf_printf(&b,
+                  "SELECT C.tid, %s, C.name, C.class, C.phase, C.start, C.\"end\", C.rank, C.comm, "
+                  "C.comm_rank, "
+                  "C.comm_size, C.dest, C.source, C.root, C.send_tag, C.recv_tag, C.bytes_sent, "
+                  "C.bytes_received, "
+                  "C.request FROM %s C ",
+                  SRC_HAS(set, T_EVENT) ? "E.stack_id, E.parent_stack_id" : "NULL, NULL",
+                  set->name[T_OP_COMM]);
+    if (SRC_HAS(set, T_EVENT))
+        op_buf_printf(&b, "LEFT JOIN %s E ON E.id = C.event_id ", set->name[T_EVENT]);
+    op_buf_puts(&b, "WHERE C.api = 'MPI' ORDER BY C.id");
+    op_buf_putc(&b, 0);
+    if (b.oom) {
+        op_buf_free(&b);
+        op_seterr(err, errlen, "out of memory");
+        return OP_RD_EFAIL;
+    }
+    mpi_ops_ctx c = {OP_RD_CB(cb, arg)};
+    c.cb.set = set;
+    int rc = op_src_each_row(src, op_src_prepare(src, (const char *)b.p, err, errlen), mpi_op_row,
+                             &c, err, errlen);
+    op_buf_free(&b);
+    return rc;
+}

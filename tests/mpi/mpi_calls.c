@@ -13,6 +13,7 @@
  *   7  rank 0 sends 7 chars to rank 3 (tag 99); rank 3 Probes (any source, tag 99), then Recvs
  *   8  Irecv 3 ints from the left (tag 21), Isend 3 ints right, Test until the receive is done,
  *      Wait for the send
+ *   9  Iallreduce 3 ints (a nonblocking collective), Wait for it
  * With an argument "spin", rank 0 also spins ~100 ms before step 4 (the others wait in Bcast). */
 #include <mpi.h>
 #include <stdio.h>
@@ -95,6 +96,11 @@ int main(int argc, char **argv)
     int done = 0;
     while (!done) MPI_Test(&rr, &done, MPI_STATUS_IGNORE);
     MPI_Wait(&rs, MPI_STATUS_IGNORE);
+    /* 9 */
+    int xs[3] = {rank, 1, 2}, ys[3];
+    MPI_Request rc;
+    MPI_Iallreduce(xs, ys, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rc);
+    MPI_Wait(&rc, MPI_STATUS_IGNORE);
     printf("rank %d of %d: %d %d\n", rank, n, y[0], got[0]);
     MPI_Finalize();
     return 0;

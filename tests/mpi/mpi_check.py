@@ -32,10 +32,16 @@ the ranks, each under `omniprof run --mpi-trace`.
             clock by the plan that merge and convert apply; its span is the merged one's, and its
             processes' lives (first start to last end) fit in mpirun's time too. Skips when time
             namespaces are not available.
+  otf2      4 ranks of mpi_calls.c, `convert -f otf2` of the merged database and of rank 0's:
+            otf2-print shows as many MPI message, request, completion and collective events of
+            each kind as the database has calls, all inside MPI call regions, the Comm and
+            COMM_LOCATIONS definitions, and the ring's, the split communicator's, Bcast's and
+            Iallreduce's peers, tags, roots and bytes as the database has them.
 
 usage: mpi_check.py MODE --omniprof BIN --bindir DIR
 Skips (exit 77) with a reason when mpirun or the test program is missing."""
 import argparse
+import collections
 import csv
 import glob
 import json
@@ -106,6 +112,7 @@ def expected(r, n=4):
     add("MPI_Isend", 1024)
     add("MPI_Waitall")
     add("MPI_Irecv", 0, 1024, phase="complete")
+    add("MPI_Isend", phase="complete")         # its completion: no bytes (the Isend has them)
     add("MPI_Sendrecv", 40, 40)                # 3
     add("MPI_Bcast", 400 if r == 1 else 0, 0 if r == 1 else 400)  # 4
     add("MPI_Allreduce", 512, 512)
@@ -134,6 +141,10 @@ def expected(r, n=4):
     add("MPI_Irecv")                           # 8
     add("MPI_Isend", 12)
     add("MPI_Irecv", 0, 12, phase="complete")
+    add("MPI_Isend", phase="complete")
+    add("MPI_Wait")
+    add("MPI_Iallreduce", 12, 12)              # 9
+    add("MPI_Iallreduce", phase="complete")
     add("MPI_Wait")
     add("MPI_Finalize")
     return e
@@ -166,9 +177,19 @@ def case_trace4(a, tmp):
               [(right, 7)], "rank %d: the ring send goes to world rank %d, tag 7" % (r, right))
         check(q("SELECT source, recv_tag, bytes_received FROM mpi_calls WHERE phase = 'complete' AND recv_tag = 11") ==
               [(left, 11, 1024)], "rank %d: the MPI_ANY_SOURCE receive completed from rank %d" % (r, left))
-        check(q("SELECT count(*) FROM mpi_calls WHERE phase = 'complete' AND parent_stack_id IN "
-                "(SELECT stack_id FROM mpi_calls WHERE name IN ('MPI_Waitall', 'MPI_Test'))")[0][0] == 2,
-              "rank %d: both completions belong to the wait or test that completed them" % r)
+        check(q("SELECT count(*) FROM mpi_calls WHERE phase = 'complete' AND name = 'MPI_Irecv' "
+                "AND parent_stack_id IN (SELECT stack_id FROM mpi_calls "
+                "WHERE name IN ('MPI_Waitall', 'MPI_Test'))")[0][0] == 2,
+              "rank %d: both receive completions belong to the wait or test that completed them"
+              % r)
+        done = q("SELECT dest, send_tag, "
+                 "(SELECT W.name FROM mpi_calls W WHERE W.stack_id = C.parent_stack_id), "
+                 "request IN (SELECT request FROM mpi_calls WHERE name = 'MPI_Isend' AND "
+                 "phase = 'call') FROM mpi_calls C WHERE phase = 'complete' AND "
+                 "name = 'MPI_Isend' ORDER BY send_tag")
+        check(done == [(right, 11, "MPI_Waitall", 1), (right, 21, "MPI_Wait", 1)],
+              "rank %d: both send completions name their Isend's request, dest and tag, inside "
+              "the Waitall and the Wait that completed them (%s)" % (r, done))
         check(q("SELECT root FROM mpi_calls WHERE name = 'MPI_Bcast'") == [(1,)], "rank %d: Bcast root 1" % r)
         check(q("SELECT root, reduce_op, datatype FROM mpi_calls WHERE name = 'MPI_Reduce'") == [(2, "MPI_MAX", "MPI_FLOAT")],
               "rank %d: Reduce root 2, MPI_MAX, MPI_FLOAT" % r)
@@ -206,7 +227,8 @@ def case_trace4(a, tmp):
     check(all(m[3] == m[4] for m in msgs), "every message arrives whole: %s" % [m for m in msgs if m[3] != m[4]])
     ring = sorted((m[0], m[1]) for m in msgs if m[2] == 7)
     check(ring == [(i, (i + 1) % n) for i in range(n)], "the ring's messages: %s" % ring)
-    sends = con.execute("SELECT count(*) FROM mpi_calls WHERE class IN ('send', 'sendrecv') AND dest >= 0").fetchone()[0]
+    sends = con.execute("SELECT count(*) FROM mpi_calls WHERE phase = 'call' AND "
+                        "class IN ('send', 'sendrecv') AND dest >= 0").fetchone()[0]
     check(sends == 19, "every send was matched (%d sends)" % sends)
     con.close()
     r = subprocess.run([a.omniprof, "summary", "-i"] + dbs, capture_output=True, text=True)
@@ -451,6 +473,139 @@ def case_report(a, tmp):
     return None
 
 
+# OTF2's MPI event of each kind of omniprof_comm row (docs/output.md, "What the OTF2 archive
+# holds"), as otf2-print names it
+OTF2_MPI_ROWS = {
+    "MPI_SEND": "phase = 'call' AND dest >= 0 AND "
+                "((class = 'send' AND name NOT LIKE 'MPI_I%') OR class = 'sendrecv')",
+    "MPI_ISEND": "phase = 'call' AND class = 'send' AND name LIKE 'MPI_I%'",
+    "MPI_ISEND_COMPLETE": "phase = 'complete' AND class = 'send'",
+    "MPI_RECV": "phase = 'call' AND source >= 0 AND "
+                "name IN ('MPI_Recv', 'MPI_Sendrecv', 'MPI_Sendrecv_replace')",
+    "MPI_IRECV_REQUEST": "phase = 'call' AND name = 'MPI_Irecv'",
+    "MPI_IRECV": "phase = 'complete' AND class = 'recv'",
+    "MPI_COLLECTIVE_BEGIN": "phase = 'call' AND class = 'collective' AND name NOT LIKE 'MPI_I%'",
+    "MPI_COLLECTIVE_END": "phase = 'call' AND class = 'collective' AND name NOT LIKE 'MPI_I%'",
+    "NON_BLOCKING_COLLECTIVE_REQUEST": "phase = 'call' AND class = 'collective' AND "
+                                       "name LIKE 'MPI_I%'",
+    "NON_BLOCKING_COLLECTIVE_COMPLETE": "phase = 'complete' AND class = 'collective'",
+}
+
+
+def otf2_print(anchor, *opts):
+    r = subprocess.run(["otf2-print"] + list(opts) + [anchor], capture_output=True, text=True)
+    check(r.returncode == 0, "otf2-print %s reads %s (%s)" %
+          (" ".join(opts), anchor, r.stderr.strip()[-300:]))
+    return r.stdout
+
+
+def otf2_fields(line):
+    """{'Receiver': '1 (...)', 'Tag': '7', ...}: the 'Key: value' fields of an otf2-print event."""
+    parts = line.split(None, 3)
+    out = {}
+    for part in parts[3].split(", ") if len(parts) > 3 else []:
+        if ": " in part:
+            k, v = part.split(": ", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def case_otf2(a, tmp):
+    """convert -f otf2 of the merged database and of one rank's: otf2-print shows as many MPI
+    message and collective events of each kind as the database has calls, inside the calls'
+    regions, with the communicator definitions; messages' peers, tags and bytes and a
+    collective's operation, root and bytes spot-checked against the database."""
+    if not shutil.which("otf2-print"):
+        print("SKIP: otf2-print not found (Debian: otf2-tools)")
+        return 77
+    n = 4
+    out = os.path.join(tmp, "otf2")
+    run_ranks(a, n, out, ["--mpi-trace"])
+    dbs = dbs_of(out, n)
+    merged = os.path.join(tmp, "merged.db")
+    r = subprocess.run([a.omniprof, "merge", "-i"] + dbs + ["-o", merged],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "merge (%s)" % r.stderr.strip()[-300:])
+    for db, name in ((merged, "merged"), (dbs[0], "rank0")):
+        r = subprocess.run([a.omniprof, "convert", "-i", db, "-f", "otf2", "-d", tmp, "-o", name],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "%s: convert -f otf2 (%s)" % (name, r.stderr.strip()[-300:]))
+        print("%s: convert's stderr: %s" % (name, r.stderr.strip()[-400:]))
+        anchor = os.path.join(tmp, name + "_results.otf2")
+        events = [l for l in otf2_print(anchor).splitlines()
+                  if l[:1].isupper() and len(l.split()) >= 3]
+        counts = collections.Counter(l.split()[0] for l in events)
+        con = sqlite3.connect(db)
+        q = lambda sql, *p: con.execute(sql, p).fetchall()
+        for kind, where in OTF2_MPI_ROWS.items():
+            want = q("SELECT count(*) FROM mpi_calls WHERE " + where)[0][0]
+            check(counts[kind] == want and want > 0, "%s: %d %s events, the database has %d "
+                  "such calls" % (name, counts[kind], kind, want))
+        print("%s: OTF2 MPI events %s" % (name, {k: counts[k] for k in OTF2_MPI_ROWS}))
+        regions = q("SELECT count(*) FROM regions")[0][0]
+        check(counts["ENTER"] == regions and counts["LEAVE"] == regions,
+              "%s: one Enter and Leave per region (%d, %d, %d)" %
+              (name, counts["ENTER"], counts["LEAVE"], regions))
+        # every MPI event sits inside an MPI call's region on its location: each location's stack
+        open_ = collections.defaultdict(list)
+        outside = []
+        for l in events:
+            kind, loc = l.split()[0], l.split()[1]
+            if kind == "ENTER":
+                open_[loc].append(l)
+            elif kind == "LEAVE":
+                open_[loc] and open_[loc].pop()
+            elif kind.startswith("MPI_") and not (open_[loc] and '"MPI_' in open_[loc][-1]):
+                outside.append(l)
+        check(not outside, "%s: every MPI event is inside an MPI call's region: %s" %
+              (name, outside[:3]))
+        defs = otf2_print(anchor, "-G")
+        comms = [l for l in defs.splitlines() if l.startswith("COMM ")]
+        check(any('"MPI_COMM_WORLD"' in l for l in comms),
+              "%s: a Comm definition of MPI_COMM_WORLD: %s" % (name, comms))
+        locs = [l for l in defs.splitlines() if l.startswith("GROUP ") and "COMM_LOCATIONS" in l]
+        check(len(locs) == 1 and ", 4 Members: " in locs[0],
+              "%s: one COMM_LOCATIONS group of the 4 world ranks: %s" % (name, locs))
+        # spot checks: the ring's sends (tag 7), the split communicator's send (tag 5), Bcast
+        send = q("SELECT dest, send_tag, bytes_sent FROM mpi_calls WHERE rank = 0 AND "
+                 "name = 'MPI_Send' AND send_tag = 7")[0]
+        ring = [otf2_fields(l) for l in events if l.startswith("MPI_SEND ") and "Tag: 7," in l]
+        dests = sorted(x[0] for x in q("SELECT dest FROM mpi_calls WHERE name = 'MPI_Send' AND "
+                                       "send_tag = 7"))
+        check(ring and all(f.get("Length") == str(send[2]) for f in ring) and
+              sorted(int(f["Receiver"].split()[0]) for f in ring) == dests,
+              "%s: the ring's MPI_SEND events go to the database's receivers %s with its %d "
+              "bytes: %s" % (name, dests, send[2], ring))
+        bc = q("SELECT root, sum(bytes_sent), sum(bytes_received) FROM mpi_calls "
+               "WHERE name = 'MPI_Bcast'")[0]
+        ends = [otf2_fields(l) for l in events
+                if l.startswith("MPI_COLLECTIVE_END ") and "BCAST" in l]
+        check(ends and all(int(f["Root"].split()[0]) == bc[0] for f in ends) and
+              sum(int(f["Sent"]) for f in ends) == bc[1] and
+              sum(int(f["Received"]) for f in ends) == bc[2],
+              "%s: MPI_Bcast's collective ends name root %d and the bytes sent/received %d/%d: %s"
+              % (name, bc[0], bc[1], bc[2], ends))
+        nbc = [otf2_fields(l) for l in events if l.startswith("NON_BLOCKING_COLLECTIVE_COMPLETE ")]
+        check(nbc and all(f.get("Operation") == "ALLREDUCE" and f.get("Sent") == "12" and
+                          f.get("Received") == "12" for f in nbc),
+              "%s: MPI_Iallreduce's completions name ALLREDUCE and its 12 bytes each way: %s" %
+              (name, nbc))
+        sub = [otf2_fields(l) for l in events if l.startswith("MPI_SEND ") and "Tag: 5," in l]
+        want = q("SELECT dest, bytes_sent FROM mpi_calls WHERE name = 'MPI_Send' AND send_tag = 5 "
+                 "ORDER BY rank")
+        if name == "merged":  # both members of each split communicator are here: its own ranks
+            check(len(sub) == 2 and all(f["Receiver"].startswith("1 ") and
+                                        "2 ranks)" in f["Communicator"] and
+                                        f["Length"] == str(want[0][1]) for f in sub),
+                  "merged: the split communicators' sends go to their rank 1 on them: %s" % sub)
+        else:  # rank 0 alone: the split communicator's other member is unknown
+            check(len(sub) == 1 and sub[0]["Receiver"].startswith("%d " % want[0][0]) and
+                  "MPI_COMM_WORLD" in sub[0]["Communicator"] and "1 MPI messages" in r.stderr,
+                  "rank0: the split communicator's send goes to world rank %d on MPI_COMM_WORLD, "
+                  "and convert says so: %s" % (want[0][0], sub))
+        con.close()
+
+
 def case_cpu(a, tmp):
     out = os.path.join(tmp, "cpu")
     run_ranks(a, 4, out, ["--sample", "cputime"])
@@ -494,7 +649,8 @@ def main():
             print("SKIP: no MPI compiler wrapper (mpicc) was found at build time")
             return 77
     return run_case(a, {"trace4": case_trace4, "cpu": case_cpu, "nompi": case_nompi, "clocks": case_clocks,
-                        "hosts2": case_hosts2, "report": case_report}[a.mode], "omniprof-mpi-")
+                        "hosts2": case_hosts2, "report": case_report,
+                        "otf2": case_otf2}[a.mode], "omniprof-mpi-")
 
 
 def run_case(a, case, prefix):

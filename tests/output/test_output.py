@@ -856,6 +856,120 @@ def case_pip_install(tmp):
     check(b"Version: " in p.stdout, "pip show omniprof")
 
 
+# rocprofv3's CSV files for the domains omniprof traces, with their exact headers (facts of
+# rocprofv3's lib/output/generateCSV.cpp and generateStats.cpp), and the file omniprof writes for
+# each (None: no CUDA/CPU equivalent, not written). case_csv_headers checks the files convert and
+# run write against it, and docs/output.md's table and header list against it.
+_API = "Domain,Function,Process_Id,Thread_Id,Correlation_Id,Start_Timestamp,End_Timestamp"
+_STATS = "Name,Calls,TotalDurationNs,AverageNs,Percentage,MinNs,MaxNs,StdDev"
+_DISPATCH = "LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count"
+ROCPROFV3_CSV = [
+    ("kernel_trace.csv", "kernel_trace.csv",
+     "Kind,Agent_Id,Queue_Id,Stream_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,"
+     "Start_Timestamp,End_Timestamp," + _DISPATCH + ",Workgroup_Size_X,Workgroup_Size_Y,"
+     "Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z"),
+    ("hip_api_trace.csv", "cuda_runtime_api_trace.csv", _API),
+    ("hsa_api_trace.csv", "cuda_driver_api_trace.csv", _API),
+    ("marker_api_trace.csv", "marker_api_trace.csv", _API),
+    ("rccl_api_trace.csv", "nccl_api_trace.csv", _API),
+    ("memory_copy_trace.csv", "memory_copy_trace.csv",
+     "Kind,Direction,Stream_Id,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,"
+     "End_Timestamp"),
+    ("memory_allocation_trace.csv", "memory_allocation_trace.csv",
+     "Kind,Operation,Agent_Id,Allocation_Size,Address,Correlation_Id,Start_Timestamp,"
+     "End_Timestamp"),
+    ("scratch_memory_trace.csv", None,
+     "Kind,Operation,Agent_Id,Queue_Id,Thread_Id,Alloc_Flags,Start_Timestamp,End_Timestamp,"
+     "Allocation_Size"),
+    ("counter_collection.csv", "counter_collection.csv",
+     "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,"
+     "Kernel_Name,Workgroup_Size," + _DISPATCH + ",Counter_Name,Counter_Value,Start_Timestamp,"
+     "End_Timestamp"),
+    ("agent_info.csv", "agent_info.csv",
+     "Node_Id,Logical_Node_Id,Agent_Type,Cpu_Cores_Count,Simd_Count,Cpu_Core_Id_Base,Simd_Id_Base,"
+     "Max_Waves_Per_Simd,Lds_Size_In_Kb,Gds_Size_In_Kb,Num_Gws,Wave_Front_Size,Num_Xcc,Cu_Count,"
+     "Array_Count,Num_Shader_Banks,Simd_Arrays_Per_Engine,Cu_Per_Simd_Array,Simd_Per_Cu,"
+     "Max_Slots_Scratch_Cu,Gfx_Target_Version,Vendor_Id,Device_Id,Location_Id,Domain,"
+     "Drm_Render_Minor,Num_Sdma_Engines,Num_Sdma_Xgmi_Engines,Num_Sdma_Queues_Per_Engine,"
+     "Num_Cp_Queues,Max_Engine_Clk_Ccompute,Max_Engine_Clk_Fcompute,Sdma_Fw_Version,Fw_Version,"
+     "Capability,Cu_Per_Engine,Max_Waves_Per_Cu,Family_Id,Workgroup_Max_Size,Grid_Max_Size,"
+     "Local_Mem_Size,Hive_Id,Gpu_Id,Workgroup_Max_Dim_X,Workgroup_Max_Dim_Y,Workgroup_Max_Dim_Z,"
+     "Grid_Max_Dim_X,Grid_Max_Dim_Y,Grid_Max_Dim_Z,Name,Vendor_Name,Product_Name,Model_Name"),
+    ("kernel_stats.csv", "kernel_stats.csv", _STATS),
+    ("hip_api_stats.csv", "cuda_runtime_api_stats.csv", _STATS),
+    ("hsa_api_stats.csv", "cuda_driver_api_stats.csv", _STATS),
+    ("marker_api_stats.csv", "marker_api_stats.csv", _STATS),
+    ("memory_copy_stats.csv", "memory_copy_stats.csv", _STATS),
+    ("memory_allocation_stats.csv", "memory_allocation_stats.csv", _STATS),
+    ("domain_stats.csv", "domain_stats.csv", _STATS),
+    ("pc_sampling_host_trap.csv", None,
+     "Sample_Timestamp,Exec_Mask,Dispatch_Id,Instruction,Instruction_Comment,Correlation_Id"),
+    ("pc_sampling_stochastic.csv", None,
+     "Sample_Timestamp,Exec_Mask,Dispatch_Id,Instruction,Instruction_Comment,Correlation_Id,"
+     "Wave_Issued_Instruction,Instruction_Type,Stall_Reason,Wave_Count"),
+]
+# files the synthetic database (omniprof-gen-db) has no rows for: checked when written
+_GEN_LACKS = {"nccl_api_trace.csv"}
+
+
+def _docs_output():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "docs", "output.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+def case_csv_headers(tmp):
+    """Every CSV file rocprofv3 writes for a domain omniprof traces exists (convert -f csv --stats
+    of a database with every kind of row; run -f csv of the demo) with rocprofv3's exact header,
+    quoted as rocprofv3 writes it; docs/output.md's mapping table and header list say the same."""
+    db = os.path.join(tmp, "a.db")
+    gen(db, "--events", 3000)
+    op("convert", "-i", db, "-f", "csv", "--stats", "-d", tmp, "-o", "c")
+    written = {}
+    for rocprof, ours, header in ROCPROFV3_CSV:
+        if ours is None:
+            continue
+        path = os.path.join(tmp, "c_" + ours)
+        if ours in _GEN_LACKS and not os.path.exists(path):
+            continue
+        check(os.path.exists(path),
+              "convert -f csv --stats writes %s (rocprofv3's %s)" % (ours, rocprof))
+        with open(path, "rb") as f:
+            first = f.readline().decode("utf-8").rstrip("\n")
+        eq(first, ",".join('"%s"' % c for c in header.split(",")),
+           "%s: rocprofv3's %s header" % (ours, rocprof))
+        written[ours] = header
+    # omniprof run -f csv writes through the same sink: the demo's files carry the same headers
+    if A.demo and os.path.exists(A.demo):
+        d = os.path.join(tmp, "run")
+        op("run", "--marker-trace", "-f", "csv", "rocpd", "-d", d, "-o", "r", "--", A.demo)
+        by_file = {ours: header for _, ours, header in ROCPROFV3_CSV if ours}
+        files = [f[2:] for f in os.listdir(d) if f.startswith("r_") and f.endswith(".csv")]
+        check("marker_api_trace.csv" in files,
+              "run -f csv --marker-trace writes marker_api_trace.csv: %s" % files)
+        for f in files:
+            if f in by_file:
+                eq(read_csv(os.path.join(d, "r_" + f))[0], by_file[f].split(","),
+                   "run -f csv: %s header" % f)
+    # docs/output.md: the table "rocprofv3 file | omniprof file | columns with no CUDA value"
+    docs = _docs_output()
+    rows = re.findall(r"^\| `([a-z_]+\.csv)` \| (`[a-z_]+\.csv`|not written) \| ([^|]*)\|$",
+                      docs, re.M)
+    got = {r: (o.strip("`") if o != "not written" else None) for r, o, _ in rows}
+    eq(got, {r: o for r, o, _ in ROCPROFV3_CSV}, "docs/output.md's rocprofv3 -> omniprof CSV table")
+    for r, _, empty in rows:
+        header = dict((x, h) for x, _, h in ROCPROFV3_CSV)[r].split(",")
+        for col in re.findall(r"`([A-Za-z_]+)`", empty):
+            check(col in header,
+                  "docs/output.md: %s's column %s (no CUDA value) is in its header" % (r, col))
+    # ... and its header list ("* kernel_trace: `...`") names the same headers
+    for name, header in re.findall(r"^\* ([a-z_]+): `([A-Za-z_,]+)`$", docs, re.M):
+        eq(header, dict((x[:-4], h) for x, _, h in ROCPROFV3_CSV)[name],
+           "docs/output.md: the %s header" % name)
+    print("checked %d files, %d with rows here: %s" %
+          (len(ROCPROFV3_CSV), len(written), sorted(written)))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

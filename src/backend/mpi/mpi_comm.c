@@ -33,8 +33,8 @@
 #include "sdk/backend.h"
 
 #define OP_MPI_MAX_REQUESTS (1u << 22)
-#define WORLD_ID 1
-#define SELF_ID 2
+#define WORLD_ID OMNIPROF_COMM_ID_WORLD
+#define SELF_ID OMNIPROF_COMM_ID_SELF
 
 typedef struct comm_entry {
     op_mpi_handle handle;

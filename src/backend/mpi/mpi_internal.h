@@ -105,11 +105,12 @@ typedef struct op_mpi_request {
     uint64_t id;         /* our id (from 1) */
     uint64_t sequence;   /* posting order (point-to-point) */
     int32_t operation;   /* the call that made it */
-    bool recv;           /* a receive: its completion is reported */
+    bool recv;           /* a receive (else a send); both completions are reported */
     op_mpi_handle comm;
     uint64_t comm_id;
     int32_t comm_rank, comm_size;
     int32_t tag;
+    int32_t dest; /* a send: the world rank it goes to */
     const char *datatype;
     int64_t count;
 } op_mpi_request;

@@ -101,6 +101,7 @@ void op_mpi_posted(op_mpi_call *c, const void *req, bool recv, int32_t tag)
     q.comm_rank = c->rec.comm_rank;
     q.comm_size = c->rec.comm_size;
     q.tag = tag;
+    q.dest = c->rec.dest;
     q.datatype = c->rec.datatype;
     q.count = c->rec.count;
     c->rec.request = op_mpi_request_add(op_mpi_handle_at(req, 0), &q);
@@ -109,7 +110,7 @@ void op_mpi_posted(op_mpi_call *c, const void *req, bool recv, int32_t tag)
 void op_mpi_completed(op_mpi_call *c, op_mpi_handle handle, const void *status)
 {
     op_mpi_request q;
-    if (!op_mpi_request_take(handle, &q) || !q.recv) return;
+    if (!op_mpi_request_take(handle, &q)) return;
     omniprof_comm_record_t r;
     op_comm_record_init(&r, OMNIPROF_BUFFER_TRACING_MPI_API, q.operation);
     r.phase = OMNIPROF_COMM_PHASE_COMPLETE;
@@ -121,8 +122,13 @@ void op_mpi_completed(op_mpi_call *c, op_mpi_handle handle, const void *status)
     r.sequence = q.sequence;
     r.datatype = q.datatype;
     r.count = q.count;
-    r.recv_tag = q.tag;
-    if (status) {
+    if (!q.recv) { /* a send: where it went (its bytes are the posting call's); collectives: none */
+        r.dest = q.dest;
+        if (q.dest != OMNIPROF_COMM_RANK_NONE) r.send_tag = q.tag;
+    } else {
+        r.recv_tag = q.tag;
+    }
+    if (q.recv && status) {
         r.source = op_mpi_world_rank(q.comm, op_mpi_status_source(status));
         r.recv_tag = op_mpi_status_tag(status);
         r.bytes_received = op_mpi_status_bytes(status);

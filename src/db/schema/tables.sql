@@ -553,11 +553,12 @@ CREATE TABLE IF NOT EXISTS "omniprof_causal_progress{{uuid}}" (
 );
 
 -- Communication calls (MPI_API and NCCL_API records, include/omniprof/comm.h; docs/multinode.md):
--- one row per traced call (phase 'call'; its rocpd_region is the event's) and per receive request
+-- one row per traced call (phase 'call'; its rocpd_region is the event's) and per request
 -- completed inside a wait or test (phase 'complete': no region; `start` = `end` = that call's
--- end). Ranks (rank, dest, source, root) are world ranks; comm is a communicator id shared by all
--- its members. `sequence` orders a process's point-to-point calls: the k-th send from A to B on
--- (comm, tag) is received by the k-th receive B posted for it (view mpi_messages).
+-- end; a receive's row has what arrived, a send's its dest and send_tag, its bytes being the
+-- posting call's). Ranks (rank, dest, source, root) are world ranks; comm is a communicator id
+-- shared by all its members. `sequence` orders a process's point-to-point calls: the k-th send
+-- from A to B on (comm, tag) is received by the k-th receive B posted for it (view mpi_messages).
 CREATE TABLE IF NOT EXISTS "omniprof_comm{{uuid}}" (
     "id" INTEGER NOT NULL PRIMARY KEY,
     "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
