@@ -10,7 +10,11 @@
  *   launch -> operation   the API call with the operation's correlation id (lag: the recorded
  *                         launch latency, capped by the call's length when the stream was busy);
  *   GPU -> host wait      a synchronize waits for the last operation, per stream of its process,
- *                         launched before the wait began; a blocking copy call for its copy;
+ *                         launched before the wait began (device-wide: cudaDeviceSynchronize,
+ *                         blocking copies, and event waits, whose event's stream is not
+ *                         recorded); a stream synchronize whose SYNCHRONIZATION_STREAM record
+ *                         names its stream, for that stream's only; a blocking copy call for
+ *                         its copy;
  *   send -> receive       MPI messages paired by the reader's message keys (the receive or wait
  *                         that completes the message ends after the send began);
  *   collectives           the k-th call of one MPI collective name on each rank of the run are
@@ -74,8 +78,15 @@ typedef struct coll { /* an MPI collective call or a barrier wait: matched by (k
     uint32_t node;
 } coll;
 
+typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
+    int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
+    uint32_t lane;
+} ssync;
+
 typedef struct builder {
     an_graph *g;
+    ssync *syncs; /* this set's, sorted by (lane, start) */
+    size_t n_syncs, cap_syncs;
     reg *regs;
     size_t n_regs, cap_regs;
     gop *ops;
@@ -94,7 +105,7 @@ typedef struct builder {
 static int add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
 {
     GROW(g->edges, g->n_edges, g->cap_edges);
-    g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint8_t)type, lag};
+    g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint64_t)type, lag};
     return 0;
 oom:
     return -1;
@@ -449,6 +460,45 @@ oom:
     return 0;
 }
 
+static int on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
+                          void *arg)
+{
+    builder *b = arg;
+    uint64_t v = 0;
+    if (stream <= 0 || !op_u64map_get(&b->lane_of, (uint64_t)thread_row, &v)) return 0;
+    GROW(b->syncs, b->n_syncs, b->cap_syncs);
+    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1)};
+    return 0;
+oom:
+    return -1;
+}
+
+static int cmp_ssync(const void *a, const void *b)
+{
+    const ssync *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The stream row a wait node waited for, from a stream synchronize record inside it on its
+ * lane; 0 when none says (the wait is then taken as device-wide). */
+static int64_t wait_stream(const builder *b, const an_node *wn)
+{
+    size_t lo = 0, hi = b->n_syncs;
+    while (lo < hi) { /* the first record of the lane starting at or after the wait's start */
+        size_t mid = lo + (hi - lo) / 2;
+        const ssync *m = &b->syncs[mid];
+        if (m->lane < wn->lane || (m->lane == wn->lane && m->start < wn->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < b->n_syncs && b->syncs[lo].lane == wn->lane && b->syncs[lo].start <= wn->end &&
+        b->syncs[lo].end <= wn->end)
+        return b->syncs[lo].stream;
+    return 0;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -538,6 +588,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         op_rd_close(&rd);
         if (rc < 0) goto fail;
     }
+    /* the stream each stream synchronize waited for */
+    b->n_syncs = 0;
+    if (op_rd_stream_syncs(src, set, on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
+    qsort(b->syncs, b->n_syncs, sizeof *b->syncs, cmp_ssync);
     /* copies from or to pageable memory */
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
@@ -593,13 +647,16 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
-    /* host waits on the GPU: per stream of the process, the last operation launched before */
+    /* host waits on the GPU: per stream of the process, the last operation launched before;
+     * a stream synchronize whose record names its stream: that stream only */
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
+        int64_t only = b->n_syncs ? wait_stream(b, wn) : 0;
         for (size_t l = lane_first; l < g->n_lanes; l++) {
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
+            if (only && L->tid != only) continue;
             /* binary search: the last op whose start is before the wait's end, and which was
              * launched before the wait began (its start is then what the stream reached) */
             uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
@@ -745,15 +802,9 @@ fail:
 static int finish(builder *b, char *err, size_t errlen)
 {
     an_graph *g = b->g;
-    /* lane order */
-    for (size_t l = 0; l < g->n_lanes; l++) {
-        an_lane *L = &g->lanes[l];
-        for (uint32_t i = 1; i < L->n; i++)
-            if (add_edge(g, 2 * (L->first + i - 1) + 1, 2 * (L->first + i), AE_LANE, 0) != 0)
-                goto oom;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (add_edge(g, 2 * (uint32_t)i, 2 * (uint32_t)i + 1, AE_SELF, 0) != 0) goto oom;
+    /* lane order and durations are implicit (engine.c): the first node of a lane is marked */
+    for (size_t l = 0; l < g->n_lanes; l++)
+        if (g->lanes[l].n) g->nodes[g->lanes[l].first].flags |= AN_F_LANE_FIRST;
     /* messages: the receive's end after the send's start */
     qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
     for (size_t m = 0; m < b->n_msgs;) {
@@ -793,32 +844,41 @@ static int finish(builder *b, char *err, size_t errlen)
         }
         c = e;
     }
-    /* CSR of incoming edges */
+    /* the stored edges sorted by destination (stable: an event's edges keep the order they
+     * were added in, which decides ties), indexed per node */
     size_t n_ev = 2 * g->n_nodes;
-    g->in_first = op_calloc(n_ev + 1, sizeof *g->in_first);
-    g->in_edges = op_malloc((g->n_edges + 1) * sizeof *g->in_edges);
+    g->efirst = op_calloc(g->n_nodes + 2, sizeof *g->efirst);
+    if (!g->efirst) goto oom;
+    {
+        an_edge_t *sorted = op_malloc((g->n_edges + 1) * sizeof *sorted);
+        uint32_t *cnt = op_calloc(n_ev + 2, sizeof *cnt);
+        if (!sorted || !cnt) {
+            op_free(sorted);
+            op_free(cnt);
+            goto oom;
+        }
+        for (size_t e = 0; e < g->n_edges; e++) cnt[g->edges[e].dst + 1]++;
+        for (size_t v = 0; v < n_ev; v++) cnt[v + 1] += cnt[v];
+        for (size_t i = 0; i <= g->n_nodes; i++) g->efirst[i] = cnt[2 * i];
+        for (size_t e = 0; e < g->n_edges; e++) sorted[cnt[g->edges[e].dst]++] = g->edges[e];
+        op_free(cnt);
+        op_free(g->edges);
+        g->edges = sorted;
+        g->cap_edges = g->n_edges + 1;
+    }
     g->t = op_malloc((n_ev + 1) * sizeof *g->t);
     g->bind = op_malloc((n_ev + 1) * sizeof *g->bind);
     g->factor = op_malloc((g->n_nodes + 1) * sizeof *g->factor);
-    if (!g->in_first || !g->in_edges || !g->t || !g->bind || !g->factor) goto oom;
-    for (size_t e = 0; e < g->n_edges; e++) g->in_first[g->edges[e].dst + 1]++;
-    for (size_t v = 0; v < n_ev; v++) g->in_first[v + 1] += g->in_first[v];
-    {
-        uint32_t *fill = op_malloc((n_ev + 1) * sizeof *fill);
-        if (!fill) goto oom;
-        memcpy(fill, g->in_first, (n_ev + 1) * sizeof *fill);
-        for (size_t e = 0; e < g->n_edges; e++) g->in_edges[fill[g->edges[e].dst]++] = (uint32_t)e;
-        op_free(fill);
-    }
+    if (!g->t || !g->bind || !g->factor) goto oom;
     /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
     for (size_t i = 0; i < g->n_nodes; i++) {
         an_node *n = &g->nodes[i];
         int64_t dep = n->start;
         uint32_t ev = 2 * (uint32_t)i + 1;
         int has_dep = 0;
-        for (uint32_t k = g->in_first[ev]; k < g->in_first[ev + 1]; k++) {
-            const an_edge_t *e = &g->edges[g->in_edges[k]];
-            if (e->type == AE_SELF) continue;
+        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
+            const an_edge_t *e = &g->edges[k];
+            if (e->dst != ev) continue;
             const an_node *s = &g->nodes[e->src / 2];
             int64_t ts = (e->src & 1) ? s->end : s->start;
             has_dep = 1;
@@ -888,8 +948,10 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     /* the read buffers go before the index is built: they are the peak's other half */
     op_free(b.regs);
     op_free(b.ops);
+    op_free(b.syncs);
     b.regs = NULL;
     b.ops = NULL;
+    b.syncs = NULL;
     if (finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
@@ -900,6 +962,7 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
 fail:
     op_free(b.regs);
     op_free(b.ops);
+    op_free(b.syncs);
     op_free(b.msgs);
     op_free(b.colls);
     op_u64map_free(&b.lane_of);
@@ -919,8 +982,8 @@ void an_graph_free(an_graph *g)
     op_free(g->samples);
     op_free(g->stack_frames);
     op_free(g->stacks);
-    op_free(g->in_first);
-    op_free(g->in_edges);
+    op_free(g->efirst);
+    op_free(g->runs);
     op_free(g->t);
     op_free(g->bind);
     op_free(g->factor);
