@@ -479,7 +479,7 @@ static int rule_comm(an_graph *g, an_report *r, int64_t base)
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == AN_MPIWAIT) {
             g->factor[i] = 0.0f;
-            tot += g->nodes[i].intrinsic;
+            tot += an_intrinsic(&g->nodes[i]);
             cnt++;
         }
     if (!cnt) return 0;

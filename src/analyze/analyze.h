@@ -18,8 +18,9 @@
  * every later event through the edges (a faster straggler shortens everybody's wait).
  * The critical path is the chain of binding edges walked back from the last event.
  *
- * Memory: about 90 bytes per node (evaluation arrays included) and 16 per stored edge;
- * names are interned (strtab). Nothing here
+ * Memory: about 65 bytes per node (40 the node, 16 its two evaluated times, 4 its what-if
+ * factor, 4 its edge index, 1 its cut flag) and 16 per stored edge; names are interned
+ * (strtab). Nothing here
  * writes to an input. Functions returning int give 0 or -1 with one line in err naming the
  * input; an_* objects have one owner and are not thread-safe. */
 #ifndef OMNIPROF_ANALYZE_ANALYZE_H
@@ -31,6 +32,7 @@
 #include <stdio.h>
 
 #include "common/strtab.h"
+#include "common/u64map.h"
 
 #define AN_SCHEMA_VERSION 1
 #define AN_SCHEMA_MINOR 1 /* 1: breakdown.gpus (overlap percentages) */
@@ -57,20 +59,21 @@ enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, A
 
 #define AN_F_PAGEABLE 1u   /* a copy from or to pageable host memory */
 #define AN_F_LANE_FIRST 2u /* the first node of its lane (no program-order edge into it) */
+#define AN_F_ESLACK 4u     /* an end slack in an_graph.eslack (a collective's lateness) */
+#define AN_F_WSLACK 8u     /* a wait whose start has a slack: in an_graph.wslack */
 
-typedef struct an_node {
+typedef struct an_node { /* 40 bytes */
     int64_t start, end; /* recorded, ns */
     uint32_t lane;
     uint32_t name;  /* strtab id */
     int32_t region; /* the innermost user range (an_graph.ranges), -1 none */
     uint8_t kind;
-    uint8_t wait;      /* 1: the end waits on other events (edges into 2i+1 besides the start) */
-    uint16_t flags;    /* AN_F_* */
-    int64_t intrinsic; /* waits: end - max(start, the latest recorded dependency) */
-    int64_t eslack;    /* end of a collective: its recorded lateness beyond the group's fastest
-                        * leaver (a rank waiting for a CPU), kept as a fixed delay */
-    int64_t slack;     /* start: recorded start - the latest recorded reason to start (GPU
-                        * queueing the graph cannot explain; kept as a fixed delay) */
+    uint8_t wait;   /* 1: the end waits on other events (edges into 2i+1 besides the start) */
+    uint16_t flags; /* AN_F_* */
+    int64_t aux;    /* a wait: its intrinsic time (end - max(start, the latest recorded
+                     * dependency)); otherwise its start's slack (recorded start - the latest
+                     * recorded reason to start: GPU queueing the graph cannot explain, kept as
+                     * a fixed delay). Read them with an_intrinsic / an_slack. */
 } an_node;
 
 typedef struct an_edge_t { /* 16 bytes */
@@ -138,9 +141,12 @@ typedef struct an_graph {
     uint32_t *efirst;
     an_run *runs; /* a topological order (Kahn; a cycle's events by time, one per run) */
     size_t n_runs, cap_runs;
+    /* rare per-node values, by node id: the end slack of a collective participant (its
+     * recorded lateness beyond the group's fastest leaver: a rank waiting for a CPU, kept as a
+     * fixed delay) and the start slack of a wait node */
+    op_u64map eslack, wslack;
     /* evaluation scratch */
-    int64_t *t;     /* event times of the last evaluation */
-    uint32_t *bind; /* binding incoming edge per event (AN_BIND_*) */
+    int64_t *t; /* event times of the last evaluation */
     float *factor;  /* per node duration factor of the evaluation */
     uint8_t *cut;   /* per node, NULL none: 1 = evaluate without its waits (what-if: the wait
                      * is gone, the call costs its own time only) */
@@ -171,11 +177,21 @@ void an_whatif_free(an_whatif *w);
 void an_factors(an_graph *g, const an_whatif *w, size_t n);
 /* Evaluates event times with g->factor (engine.c). Returns the run's end. */
 int64_t an_evaluate(an_graph *g);
-/* The edge an evaluation bound event v with (g->bind[v]): a stored edge, or the implicit one
- * written into tmp; NULL for AN_BIND_NONE. */
+/* The edge that binds event v in the last evaluation (the latest arrival, recomputed from the
+ * evaluated times: nothing per event is stored): AN_BIND_*; an_bind_edge gives it as an edge,
+ * a stored one or the implicit one written into tmp, NULL for AN_BIND_NONE. */
+uint32_t an_bind(const an_graph *g, uint32_t v);
 const an_edge_t *an_bind_edge(const an_graph *g, uint32_t v, uint32_t bind, an_edge_t *tmp);
 /* The type (an_edge) of the edge that binds event v in the last evaluation, -1 none. */
 int an_bind_type(const an_graph *g, uint32_t v);
+/* A node's intrinsic time (a wait: what it took after the last thing it waited for; other
+ * work: its duration) and its start's slack. */
+static inline int64_t an_intrinsic(const an_node *n)
+{
+    return n->wait ? n->aux : n->end - n->start;
+}
+int64_t an_slack(const an_graph *g, uint32_t node);
+int64_t an_eslack(const an_graph *g, uint32_t node);
 /* The edges of the graph, the implicit ones counted. */
 size_t an_edge_count(const an_graph *g);
 

@@ -38,8 +38,24 @@ static int64_t rec_time(const an_graph *g, uint32_t ev)
 
 static inline int64_t self_lag(const an_node *d, double f)
 {
-    if (d->wait) return (int64_t)((double)d->intrinsic * f);
-    return (int64_t)((double)(d->end - d->start) * f);
+    return (int64_t)((double)an_intrinsic(d) * f);
+}
+
+int64_t an_slack(const an_graph *g, uint32_t node)
+{
+    const an_node *n = &g->nodes[node];
+    uint64_t v = 0;
+    if (!n->wait) return n->aux;
+    if ((n->flags & AN_F_WSLACK) && op_u64map_get(&g->wslack, node, &v)) return (int64_t)v;
+    return 0;
+}
+
+int64_t an_eslack(const an_graph *g, uint32_t node)
+{
+    uint64_t v = 0;
+    if ((g->nodes[node].flags & AN_F_ESLACK) && op_u64map_get(&g->eslack, node, &v))
+        return (int64_t)v;
+    return 0;
 }
 
 static inline int64_t edge_lag(const an_graph *g, const an_edge_t *e, const float *factor)
@@ -51,7 +67,7 @@ static inline int64_t edge_lag(const an_graph *g, const an_edge_t *e, const floa
     case AE_WAIT:
     case AE_JOIN:
     case AE_MSG:
-    case AE_COLL: return (int64_t)((double)d->intrinsic * f);
+    case AE_COLL: return (int64_t)((double)an_intrinsic(d) * f);
     case AE_CREATE: return (int64_t)((double)e->lag * (factor ? factor[e->src / 2] : 1.0));
     case AE_LAUNCH: return e->lag;
     default: return 0;
@@ -111,9 +127,16 @@ static inline int64_t arrive(const an_graph *g, uint32_t v, const int64_t *tv, c
     return best;
 }
 
+uint32_t an_bind(const an_graph *g, uint32_t v)
+{
+    uint32_t be = AN_BIND_NONE;
+    arrive(g, v, g->t, g->factor, g->cut, &be);
+    return be;
+}
+
 int an_bind_type(const an_graph *g, uint32_t v)
 {
-    uint32_t be = g->bind[v];
+    uint32_t be = an_bind(g, v);
     if (be == AN_BIND_NONE) return -1;
     if (be == AN_BIND_LANE) return AE_LANE;
     if (be == AN_BIND_SELF) return AE_SELF;
@@ -151,18 +174,22 @@ static int push_run(an_graph *g, uint32_t first, uint32_t n)
 }
 
 /* The topological order (Kahn, as runs) and each start event's slack. 0 or -1 (out of
- * memory). The stored edges are sorted by destination and g->efirst is built before. */
+ * memory). The stored edges are sorted by destination and g->efirst is built before; g->t
+ * (2 x n_nodes + 1 int64) and g->factor (n_nodes + 2 floats) are not in use yet and hold the
+ * in-degrees and the out-edge index meanwhile (no extra per-event memory at the peak). */
 int an_prepare(an_graph *g);
 int an_prepare(an_graph *g)
 {
     size_t n_ev = 2 * g->n_nodes;
-    uint32_t *indeg = op_calloc(n_ev + 1, sizeof *indeg);
-    uint32_t *out_first = op_calloc(g->n_nodes + 2, sizeof *out_first); /* per source node */
+    uint32_t *indeg = (uint32_t *)(void *)g->t;         /* n_ev entries */
+    uint32_t *out_first = (uint32_t *)(void *)g->factor; /* per source node, n_nodes + 1 */
     uint32_t *out_edges = op_malloc((g->n_edges + 1) * sizeof *out_edges);
     uint32_t *ready = op_malloc((g->n_edges + g->n_lanes + 1) * sizeof *ready);
     size_t n_ready = 0, done = 0;
     g->n_runs = 0;
-    if (!indeg || !out_first || !out_edges || !ready) goto oom;
+    if (!out_edges || !ready) goto oom;
+    memset(indeg, 0, n_ev * sizeof *indeg);
+    memset(out_first, 0, (g->n_nodes + 1) * sizeof *out_first);
     for (size_t e = 0; e < g->n_edges; e++) {
         indeg[g->edges[e].dst]++;
         out_first[g->edges[e].src / 2 + 1]++;
@@ -170,16 +197,14 @@ int an_prepare(an_graph *g)
     for (size_t i = 0; i < g->n_nodes; i++) {
         indeg[2 * i + 1]++; /* duration */
         if (!(g->nodes[i].flags & AN_F_LANE_FIRST)) indeg[2 * i]++;
-        out_first[i + 1] += out_first[i];
     }
-    {
-        uint32_t *fill = op_malloc((g->n_nodes + 1) * sizeof *fill);
-        if (!fill) goto oom;
-        memcpy(fill, out_first, (g->n_nodes + 1) * sizeof *fill);
-        for (size_t e = 0; e < g->n_edges; e++)
-            out_edges[fill[g->edges[e].src / 2]++] = (uint32_t)e;
-        op_free(fill);
-    }
+    for (size_t i = 1; i < g->n_nodes; i++) out_first[i] += out_first[i - 1];
+    /* out_first[i] is the start of node i's block (shifted by one, below): fill by cursor, which
+     * leaves each cursor at its block's end, the next block's start */
+    for (size_t i = g->n_nodes; i > 0; i--) out_first[i] = out_first[i - 1];
+    out_first[0] = 0;
+    for (size_t e = 0; e < g->n_edges; e++) out_edges[out_first[g->edges[e].src / 2 + 1]++] = (uint32_t)e;
+    /* now out_first[i + 1] is the end of node i's block, out_first[i] its start */
     for (size_t i = 0; i < g->n_nodes; i++)
         if (!indeg[2 * i]) ready[n_ready++] = 2 * (uint32_t)i;
     while (n_ready) {
@@ -218,20 +243,23 @@ int an_prepare(an_graph *g)
         op_free(left);
         g->dropped_edges = n_left;
     }
-    /* slack of start events, from the recorded times */
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        int64_t best = arrive(g, 2 * (uint32_t)i, NULL, NULL, NULL, NULL);
-        if (best == INT64_MIN) continue;
-        g->nodes[i].slack = g->nodes[i].start > best ? g->nodes[i].start - best : 0;
-    }
-    op_free(indeg);
-    op_free(out_first);
     op_free(out_edges);
     op_free(ready);
+    /* slack of start events, from the recorded times: in the node (a wait keeps its intrinsic
+     * time there: its slack, rare, goes to the side table) */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        int64_t best = arrive(g, 2 * (uint32_t)i, NULL, NULL, NULL, NULL);
+        an_node *n = &g->nodes[i];
+        int64_t sl = best == INT64_MIN ? 0 : n->start > best ? n->start - best : 0;
+        if (!n->wait)
+            n->aux = sl;
+        else if (sl) {
+            if (op_u64map_put(&g->wslack, i, (uint64_t)sl) != 0) return -1;
+            n->flags |= AN_F_WSLACK;
+        }
+    }
     return 0;
 oom:
-    op_free(indeg);
-    op_free(out_first);
     op_free(out_edges);
     op_free(ready);
     return -1;
@@ -249,12 +277,15 @@ int64_t an_evaluate(an_graph *g)
             uint32_t be;
             int64_t best = arrive(g, v, g->t, g->factor, g->cut, &be);
             const an_node *n = &g->nodes[v / 2];
-            if (be != AN_BIND_NONE)
-                g->t[v] = best + ((v & 1) ? n->eslack : n->slack);
+            int64_t t;
+            if (be == AN_BIND_NONE)
+                t = (v & 1) ? n->end : n->start;
+            else if (v & 1)
+                t = best + ((n->flags & AN_F_ESLACK) ? an_eslack(g, v / 2) : 0);
             else
-                g->t[v] = (v & 1) ? n->end : n->start;
-            g->bind[v] = be;
-            if (g->t[v] > end) end = g->t[v];
+                t = best + (n->wait ? an_slack(g, v / 2) : n->aux);
+            g->t[v] = t;
+            if (t > end) end = t;
         }
     }
     return n_ev ? end : 0;
@@ -290,7 +321,7 @@ int an_critical_path(an_graph *g, uint32_t from, int64_t stop, an_path *p)
     for (size_t guard = 0; guard < n_ev + 1; guard++) {
         if (g->t[v] <= stop) break;
         an_edge_t tmp;
-        const an_edge_t *e = an_bind_edge(g, v, g->bind[v], &tmp);
+        const an_edge_t *e = an_bind_edge(g, v, an_bind(g, v), &tmp);
         if (!e) break;
         int64_t ts = g->t[e->src];
         int64_t lag = edge_lag(g, e, g->factor);

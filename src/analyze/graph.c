@@ -851,25 +851,23 @@ static int finish(builder *b, char *err, size_t errlen)
     if (!g->efirst) goto oom;
     {
         an_edge_t *sorted = op_malloc((g->n_edges + 1) * sizeof *sorted);
-        uint32_t *cnt = op_calloc(n_ev + 2, sizeof *cnt);
-        if (!sorted || !cnt) {
-            op_free(sorted);
-            op_free(cnt);
-            goto oom;
-        }
-        for (size_t e = 0; e < g->n_edges; e++) cnt[g->edges[e].dst + 1]++;
-        for (size_t v = 0; v < n_ev; v++) cnt[v + 1] += cnt[v];
-        for (size_t i = 0; i <= g->n_nodes; i++) g->efirst[i] = cnt[2 * i];
-        for (size_t e = 0; e < g->n_edges; e++) sorted[cnt[g->edges[e].dst]++] = g->edges[e];
-        op_free(cnt);
+        if (!sorted) goto oom;
+        /* counting sort by node, starts first: efirst counts, then serves as the cursors
+         * (each left at its block's end, the next block's start), then is shifted back */
+        for (size_t e = 0; e < g->n_edges; e++) g->efirst[g->edges[e].dst / 2 + 1]++;
+        for (size_t i = 1; i <= g->n_nodes; i++) g->efirst[i] += g->efirst[i - 1];
+        for (uint32_t par = 0; par < 2; par++)
+            for (size_t e = 0; e < g->n_edges; e++)
+                if ((g->edges[e].dst & 1) == par) sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
+        for (size_t i = g->n_nodes; i > 0; i--) g->efirst[i] = g->efirst[i - 1];
+        g->efirst[0] = 0;
         op_free(g->edges);
         g->edges = sorted;
         g->cap_edges = g->n_edges + 1;
     }
     g->t = op_malloc((n_ev + 1) * sizeof *g->t);
-    g->bind = op_malloc((n_ev + 1) * sizeof *g->bind);
-    g->factor = op_malloc((g->n_nodes + 1) * sizeof *g->factor);
-    if (!g->t || !g->bind || !g->factor) goto oom;
+    g->factor = op_malloc((g->n_nodes + 2) * sizeof *g->factor);
+    if (!g->t || !g->factor) goto oom;
     /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
     for (size_t i = 0; i < g->n_nodes; i++) {
         an_node *n = &g->nodes[i];
@@ -885,7 +883,7 @@ static int finish(builder *b, char *err, size_t errlen)
             if (ts > dep) dep = ts;
         }
         n->wait = (uint8_t)(has_dep ? 1 : 0);
-        n->intrinsic = n->end - (dep < n->end ? dep : n->end);
+        n->aux = has_dep ? n->end - (dep < n->end ? dep : n->end) : 0; /* slack: an_prepare */
     }
     /* a collective's own cost is what its fastest leaver took after the last arrival; what a
      * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
@@ -895,14 +893,19 @@ static int finish(builder *b, char *err, size_t errlen)
         int64_t m = INT64_MAX;
         while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
                b->colls[e].k == b->colls[c].k) {
-            if (g->nodes[b->colls[e].node].intrinsic < m) m = g->nodes[b->colls[e].node].intrinsic;
+            int64_t in = an_intrinsic(&g->nodes[b->colls[e].node]);
+            if (in < m) m = in;
             e++;
         }
         for (size_t k = c; e - c > 1 && k < e; k++) {
             an_node *n = &g->nodes[b->colls[k].node];
             if (!n->wait) continue;
-            n->eslack = n->intrinsic - m;
-            n->intrinsic = m;
+            if (n->aux != m) {
+                if (op_u64map_put(&g->eslack, b->colls[k].node, (uint64_t)(n->aux - m)) != 0)
+                    goto oom;
+                n->flags |= AN_F_ESLACK;
+            }
+            n->aux = m;
         }
         c = e;
     }
@@ -985,7 +988,8 @@ void an_graph_free(an_graph *g)
     op_free(g->efirst);
     op_free(g->runs);
     op_free(g->t);
-    op_free(g->bind);
+    op_u64map_free(&g->eslack);
+    op_u64map_free(&g->wslack);
     op_free(g->factor);
     op_free(g);
 }
