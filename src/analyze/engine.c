@@ -203,7 +203,8 @@ int an_prepare(an_graph *g)
      * leaves each cursor at its block's end, the next block's start */
     for (size_t i = g->n_nodes; i > 0; i--) out_first[i] = out_first[i - 1];
     out_first[0] = 0;
-    for (size_t e = 0; e < g->n_edges; e++) out_edges[out_first[g->edges[e].src / 2 + 1]++] = (uint32_t)e;
+    for (size_t e = 0; e < g->n_edges; e++)
+        out_edges[out_first[g->edges[e].src / 2 + 1]++] = (uint32_t)e;
     /* now out_first[i + 1] is the end of node i's block, out_first[i] its start */
     for (size_t i = 0; i < g->n_nodes; i++)
         if (!indeg[2 * i]) ready[n_ready++] = 2 * (uint32_t)i;

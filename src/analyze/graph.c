@@ -78,6 +78,50 @@ typedef struct coll { /* an MPI collective call or a barrier wait: matched by (k
     uint32_t node;
 } coll;
 
+typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
+    int64_t corr;
+    uint32_t node;
+} cnode;
+
+/* corr -> launching node: appended while the threads are flattened, then sorted; where one call
+ * gave several nodes the last (the highest node) holds. 16 bytes an entry (a hash map at most
+ * half full took 32 to 64, and twice that while it grew). */
+typedef struct corr_tab {
+    cnode *e;
+    size_t n, cap;
+} corr_tab;
+
+static int ct_put(corr_tab *t, int64_t corr, uint64_t node1)
+{
+    GROW(t->e, t->n, t->cap);
+    t->e[t->n++] = (cnode){corr, (uint32_t)node1};
+    return 0;
+oom:
+    return -1;
+}
+
+static int cmp_cnode(const void *a, const void *b)
+{
+    const cnode *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int ct_get(const corr_tab *t, int64_t corr, uint64_t *node1)
+{
+    size_t lo = 0, hi = t->n; /* the first entry past corr: its predecessor is corr's last */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->e[mid].corr <= corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || t->e[lo - 1].corr != corr) return 0;
+    *node1 = t->e[lo - 1].node;
+    return 1;
+}
+
 typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
     int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
     uint32_t lane;
@@ -296,7 +340,7 @@ typedef struct pending { /* a node whose dependencies are resolved after the set
     int64_t corr;
 } pending;
 
-static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_waits,
+static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_waits,
                    size_t *cap_waits)
 {
     an_graph *g = b->g;
@@ -333,7 +377,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
                 nm_ = top_->name;                                                                  \
             if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
             if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
-                if (op_u64map_put(corr_node, (uint64_t)top_->corr, g->n_nodes) != 0) goto oom;     \
+                if (ct_put(corr_node, top_->corr, g->n_nodes) != 0) goto oom;                      \
             cursor = t_;                                                                           \
         }                                                                                          \
     } while (0)
@@ -361,7 +405,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
                              sp ? stack_range[sp - 1] : -1) != 0)
                     goto oom;
                 uint32_t nid = (uint32_t)g->n_nodes - 1;
-                if (r->corr && op_u64map_put(corr_node, (uint64_t)r->corr, nid + 1) != 0) goto oom;
+                if (r->corr && ct_put(corr_node, r->corr, nid + 1) != 0) goto oom;
                 for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
                 if (kind == AN_GPUWAIT ||
                     (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
@@ -393,7 +437,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
             if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
                 /* a zero-length call still launches: give it a node */
                 if (add_node(g, r->start, r->end, lane, r->name, kind, 0, rg) != 0) goto oom;
-                if (op_u64map_put(corr_node, (uint64_t)r->corr, g->n_nodes) != 0) goto oom;
+                if (ct_put(corr_node, r->corr, g->n_nodes) != 0) goto oom;
                 continue;
             }
             stack[sp] = idx[i];
@@ -508,7 +552,7 @@ static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t errlen)
 {
     an_graph *g = b->g;
-    op_u64map corr_node = {0}; /* corr -> node + 1 (the launching call) */
+    corr_tab corr_node = {0}; /* corr -> node + 1 (the launching call) */
     op_u64map stack_map = {0};
     op_u64map pageable = {0}; /* corr of pageable copies */
     pending *waits = NULL;
@@ -616,6 +660,29 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* threads -> nodes */
     size_t set_first_node = g->n_nodes;
     if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
+    qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, cmp_cnode);
+    /* the regions' message ends now name nodes; drop the ends of regions not made nodes. The
+     * regions are not needed after: their buffer goes before the streams' nodes grow */
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
+            const reg *r = &b->regs[b->msgs[m].node];
+            an_lane *L = &g->lanes[r->lane];
+            uint32_t lo = L->first, hi = L->first + L->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= r->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
+            b->msgs[m].out = 1;
+        }
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
+    op_free(b->regs);
+    b->regs = NULL;
+    b->cap_regs = 0;
     /* streams -> nodes */
     qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
     for (size_t i = 0; i < b->n_ops;) {
@@ -628,7 +695,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
-            if (o->corr && op_u64map_get(&corr_node, (uint64_t)o->corr, &v)) {
+            if (o->corr && ct_get(&corr_node, o->corr, &v)) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
                 /* stream busy: the operation waited for its stream, not for the launch */
@@ -759,28 +826,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         op_u64map_free(&seen);
     }
-    /* the regions' message ends now name nodes; drop the ends of regions not made nodes */
-    for (size_t m = msg_first; m < b->n_msgs; m++)
-        if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
-            const reg *r = &b->regs[b->msgs[m].node];
-            an_lane *L = &g->lanes[r->lane];
-            uint32_t lo = L->first, hi = L->first + L->n;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= r->start)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
-            b->msgs[m].out = 1;
-        }
-    for (size_t m = msg_first; m < b->n_msgs; m++)
-        if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
-    op_u64map_free(&corr_node);
+    op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
     op_free(waits);
@@ -791,7 +840,7 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     op_rd_lookup_free(lk);
-    op_u64map_free(&corr_node);
+    op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
     op_free(waits);
@@ -858,7 +907,8 @@ static int finish(builder *b, char *err, size_t errlen)
         for (size_t i = 1; i <= g->n_nodes; i++) g->efirst[i] += g->efirst[i - 1];
         for (uint32_t par = 0; par < 2; par++)
             for (size_t e = 0; e < g->n_edges; e++)
-                if ((g->edges[e].dst & 1) == par) sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
+                if ((g->edges[e].dst & 1) == par)
+                    sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
         for (size_t i = g->n_nodes; i > 0; i--) g->efirst[i] = g->efirst[i - 1];
         g->efirst[0] = 0;
         op_free(g->edges);
