@@ -18,7 +18,9 @@
  *   send -> receive       MPI messages paired by the reader's message keys (the receive or wait
  *                         that completes the message ends after the send began);
  *   collectives           the k-th call of one MPI collective name on each rank of the run are
- *                         one collective: each ends after every participant arrived;
+ *                         one collective: each ends after every participant arrived; likewise
+ *                         the k-th NCCL kernel (ncclDevKernel_*, ncclKernel_*) of one name on
+ *                         each rank's stream;
  *   barriers              the k-th pthread_barrier_wait of each thread of a process, likewise;
  *   join                  a pthread_join waits for the thread of its process whose last work
  *                         ended last before the join returned (not yet joined);
@@ -129,6 +131,8 @@ typedef struct ssync { /* a stream synchronize's record: the stream it waited fo
 
 typedef struct builder {
     an_graph *g;
+    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
+    size_t n_nccl;
     ssync *syncs; /* this set's, sorted by (lane, start) */
     size_t n_syncs, cap_syncs;
     reg *regs;
@@ -543,6 +547,27 @@ static int64_t wait_stream(const builder *b, const an_node *wn)
     return 0;
 }
 
+/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
+ * per name id. */
+static int is_nccl_kernel(builder *b, uint32_t name)
+{
+    if (name >= b->n_nccl) {
+        size_t n = op_strtab_count(&b->g->names) + 64;
+        uint8_t *p = op_realloc(b->nccl, n);
+        if (!p) return 0;
+        memset(p + b->n_nccl, 0, n - b->n_nccl);
+        b->nccl = p;
+        b->n_nccl = n;
+    }
+    if (!b->nccl[name]) {
+        const char *s = op_strtab_str(&b->g->names, name);
+        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
+                            ? 2
+                            : 1;
+    }
+    return b->nccl[name] == 2;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -691,6 +716,13 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         for (; i < b->n_ops && b->ops[i].lane == lane; i++) {
             gop *o = &b->ops[i];
             if (add_node(g, o->start, o->end, lane, o->name, o->kind, 0, -1) != 0) goto oom;
+            if (o->kind == AN_KERNEL && is_nccl_kernel(b, o->name)) {
+                /* an NCCL collective's kernel: the k-th of its name on each rank's stream are
+                 * one collective (matched like MPI collectives; the ranks leave together) */
+                GROW(b->colls, b->n_colls, b->cap_colls);
+                b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ 0xcc1, 0,
+                                                (uint32_t)g->n_nodes - 1};
+            }
             uint64_t v = 0;
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
@@ -1008,6 +1040,7 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     if (finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
+    op_free(b.nccl);
     op_u64map_free(&b.lane_of);
     op_u64map_free(&b.stream_of);
     *out = g;
@@ -1016,6 +1049,7 @@ fail:
     op_free(b.regs);
     op_free(b.ops);
     op_free(b.syncs);
+    op_free(b.nccl);
     op_free(b.msgs);
     op_free(b.colls);
     op_u64map_free(&b.lane_of);

@@ -20,6 +20,8 @@ Modes (CTest analyze.<mode>):
   waits      a stream synchronize with its synchronization record waits for its stream only;
              event and device synchronizes (and one without a record) for every stream: exact
              paths and what-if predictions where the two semantics differ
+  nccl       two ranks merged: the k-th NCCL kernel of one name on each rank is one collective
+             (the ranks leave together): exact predictions across ranks
   mpi        an_mpi under mpirun -np 4 (rank 2 a straggler), merged: 'range:^extra$=0.5'
              against the run with rank 2's extra work halved; the straggler is the top finding
 
@@ -349,6 +351,50 @@ def mode_waits(a):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def mode_nccl(a):
+    """NCCL collectives across ranks: the k-th ncclDevKernel_/ncclKernel_ kernel of one name on
+    each rank are one collective, all ranks leave together. Two ranks merged: rank 1 computes
+    (gemm) before its all-reduce; rank 0's all-reduce kernel waits on the GPU for it. A faster
+    gemm shortens rank 0's collective too (exact)."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-nccl-")
+    T0, U = 10 ** 9, 1000
+    name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)"
+    dbs = []
+    p = os.path.join(tmp, "r0.db")
+    d = SynthDB(a, p, 9000, rank=0)
+    k = d.kernel_symbol(name)
+    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 10 * U, T0 + 90 * U, k, corr=1)
+    d.region(0, T0 + 5 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    dbs.append(p)
+    p = os.path.join(tmp, "r1.db")
+    d = SynthDB(a, p, 9001, rank=1)
+    k = d.kernel_symbol(name)
+    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+    d.region(0, T0 + 5 * U, T0 + 10 * U, "cudaLaunchKernel", corr=2)
+    d.kernel(1, T0 + 10 * U, T0 + 80 * U, 2, corr=1)
+    d.kernel(1, T0 + 80 * U, T0 + 90 * U, k, corr=2)
+    d.region(0, T0 + 10 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=3)
+    d.close()
+    dbs.append(p)
+    merged = os.path.join(tmp, "merged.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    check(r["run"]["wall_ns"] == 91 * U, "merged: wall 91 us (%s)" % r["run"]["wall_ns"])
+    it = items(r)
+    check(it.get(("kernel", "gemm_kernel<float, 128>")) == 70 * U, "the path runs through rank "
+          "1's gemm, which every rank's all-reduce waits for (%s)" % it)
+    r = analyze(a, [merged], "--what-if", "kernel:gemm=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 56 * U, "gemm 2x faster: rank 1's all-reduce "
+          "starts at 45 us, both ranks leave it at 55 us and their synchronizes end at 56 us "
+          "(%s)" % r["what_if"]["predicted_wall_ns"])
+    r = analyze(a, [merged], "--what-if", "kernel:^nccl=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 86 * U, "the all-reduce's own 10 us halved: "
+          "86 us (%s)" % r["what_if"]["predicted_wall_ns"])
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def mode_cli(a):
     tmp = tempfile.mkdtemp(prefix="omniprof-analyze-cli-")
     p = os.path.join(tmp, "a.db")
@@ -544,7 +590,7 @@ def main():
     {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
      "forkjoin": mode_forkjoin,
      "clean": mode_clean, "mpi": mode_mpi, "overlap": mode_overlap,
-     "waits": mode_waits}[a.mode](a)
+     "waits": mode_waits, "nccl": mode_nccl}[a.mode](a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))
         sys.exit(1)
