@@ -327,7 +327,7 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
         for (uint32_t i = L->first + 1; i < L->first + L->n; i++) {
             uint32_t v = 2 * i;
             n_k++;
-            if (g->bind[v] != UINT32_MAX && g->edges[g->bind[v]].type == AE_LAUNCH) {
+            if (an_bind_type(g, v) == AE_LAUNCH) {
                 int64_t gap = g->nodes[i].start - g->nodes[i - 1].end;
                 if (gap > 0) idle_host += gap;
             }
@@ -385,9 +385,9 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
         tot += n->end - n->start;
         g->factor[i] = AN_PINNED_FACTOR;
         uint32_t v = 2 * (uint32_t)i;
-        for (uint32_t k = g->in_first[v]; k < g->in_first[v + 1]; k++) {
-            const an_edge_t *e = &g->edges[g->in_edges[k]];
-            if (e->type != AE_LAUNCH) continue;
+        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
+            const an_edge_t *e = &g->edges[k];
+            if (e->dst != v || e->type != AE_LAUNCH) continue;
             uint32_t call = e->src / 2;
             g->factor[call] = 0.1f;
             if (g->nodes[call].wait) g->cut[call] = 1;
@@ -484,7 +484,7 @@ static int rule_comm(an_graph *g, an_report *r, int64_t base)
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == AN_MPIWAIT) {
             g->factor[i] = 0.0f;
-            tot += g->nodes[i].intrinsic;
+            tot += an_intrinsic(&g->nodes[i]);
             cnt++;
         }
     if (!cnt) return 0;

@@ -18,7 +18,9 @@
  * every later event through the edges (a faster straggler shortens everybody's wait).
  * The critical path is the chain of binding edges walked back from the last event.
  *
- * Memory: about 80 bytes per node and 24 per edge; names are interned (strtab). Nothing here
+ * Memory: about 65 bytes per node (40 the node, 16 its two evaluated times, 4 its what-if
+ * factor, 4 its edge index, 1 its cut flag) and 16 per stored edge; names are interned
+ * (strtab). Nothing here
  * writes to an input. Functions returning int give 0 or -1 with one line in err naming the
  * input; an_* objects have one owner and are not thread-safe. */
 #ifndef OMNIPROF_ANALYZE_ANALYZE_H
@@ -30,8 +32,10 @@
 #include <stdio.h>
 
 #include "common/strtab.h"
+#include "common/u64map.h"
 
 #define AN_SCHEMA_VERSION 1
+#define AN_SCHEMA_MINOR 1 /* 1: breakdown.gpus (overlap percentages) */
 
 /* What a node is. */
 enum an_kind {
@@ -53,28 +57,41 @@ extern const char *const an_kind_name[AN_KINDS];
 /* Edge types (what the path reports when it follows one). */
 enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, AE_CREATE };
 
-#define AN_F_PAGEABLE 1u /* a copy from or to pageable host memory */
+#define AN_F_PAGEABLE 1u   /* a copy from or to pageable host memory */
+#define AN_F_LANE_FIRST 2u /* the first node of its lane (no program-order edge into it) */
+#define AN_F_ESLACK 4u     /* an end slack in an_graph.eslack (a collective's lateness) */
+#define AN_F_WSLACK 8u     /* a wait whose start has a slack: in an_graph.wslack */
 
-typedef struct an_node {
+typedef struct an_node { /* 40 bytes */
     int64_t start, end; /* recorded, ns */
     uint32_t lane;
     uint32_t name;  /* strtab id */
     int32_t region; /* the innermost user range (an_graph.ranges), -1 none */
     uint8_t kind;
-    uint8_t wait;      /* 1: the end waits on other events (edges into 2i+1 besides the start) */
-    uint16_t flags;    /* AN_F_* */
-    int64_t intrinsic; /* waits: end - max(start, the latest recorded dependency) */
-    int64_t eslack;    /* end of a collective: its recorded lateness beyond the group's fastest
-                        * leaver (a rank waiting for a CPU), kept as a fixed delay */
-    int64_t slack;     /* start: recorded start - the latest recorded reason to start (GPU
-                        * queueing the graph cannot explain; kept as a fixed delay) */
+    uint8_t wait;   /* 1: the end waits on other events (edges into 2i+1 besides the start) */
+    uint16_t flags; /* AN_F_* */
+    int64_t aux;    /* a wait: its intrinsic time (end - max(start, the latest recorded
+                     * dependency)); otherwise its start's slack (recorded start - the latest
+                     * recorded reason to start: GPU queueing the graph cannot explain, kept as
+                     * a fixed delay). Read them with an_intrinsic / an_slack. */
 } an_node;
 
-typedef struct an_edge_t {
-    uint32_t src, dst; /* events */
-    uint8_t type;
-    int64_t lag; /* recorded lag (only AE_LAUNCH/AE_CREATE/AE_MSG; others derive theirs) */
+typedef struct an_edge_t { /* 16 bytes */
+    uint32_t src, dst;      /* events */
+    uint64_t type : 8;      /* an_edge */
+    int64_t lag : 56;       /* recorded lag (only AE_LAUNCH/AE_CREATE/AE_MSG; others derive
+                             * theirs) */
 } an_edge_t;
+
+/* A stretch of consecutive events evaluated in order (engine.c). */
+typedef struct an_run {
+    uint32_t first, n;
+} an_run;
+
+/* The binding edge of an event (an_graph.bind): an index into an_graph.edges, or one of: */
+#define AN_BIND_NONE UINT32_MAX        /* no incoming edge: the recorded time */
+#define AN_BIND_LANE (UINT32_MAX - 1u) /* program order: event v-1 (the lane's previous node) */
+#define AN_BIND_SELF (UINT32_MAX - 2u) /* the node's own duration: event v-1 (its start) */
 
 typedef struct an_lane {
     int gpu;           /* 0 thread, 1 stream */
@@ -103,7 +120,8 @@ typedef struct an_graph {
     op_strtab names;
     an_node *nodes;
     size_t n_nodes, cap_nodes;
-    an_edge_t *edges;
+    an_edge_t *edges; /* the cross-lane edges, sorted by destination after the load; program
+                       * order and durations are implicit (engine.c) */
     size_t n_edges, cap_edges;
     an_lane *lanes;
     size_t n_lanes, cap_lanes;
@@ -120,12 +138,16 @@ typedef struct an_graph {
     uint64_t n_events_read; /* rows read */
     uint64_t dropped_edges; /* edges left out (cycles from skewed clocks) */
     uint64_t untimed_ops;   /* GPU operations left out: no timestamps (start 0, end < start) */
-    /* CSR of incoming edges per event, built once: in_first[e]..in_first[e+1] */
-    uint32_t *in_first, *in_edges;
-    uint32_t *order; /* events in a topological order (Kahn; a cycle's events by time) */
+    /* node i's stored incoming edges: edges[efirst[i] .. efirst[i+1]) (its start's first) */
+    uint32_t *efirst;
+    an_run *runs; /* a topological order (Kahn; a cycle's events by time, one per run) */
+    size_t n_runs, cap_runs;
+    /* rare per-node values, by node id: the end slack of a collective participant (its
+     * recorded lateness beyond the group's fastest leaver: a rank waiting for a CPU, kept as a
+     * fixed delay) and the start slack of a wait node */
+    op_u64map eslack, wslack;
     /* evaluation scratch */
-    int64_t *t;     /* event times of the last evaluation */
-    uint32_t *bind; /* binding incoming edge per event (UINT32_MAX: none, an anchor) */
+    int64_t *t; /* event times of the last evaluation */
     float *factor;  /* per node duration factor of the evaluation */
     uint8_t *cut;   /* per node, NULL none: 1 = evaluate without its waits (what-if: the wait
                      * is gone, the call costs its own time only) */
@@ -156,6 +178,23 @@ void an_whatif_free(an_whatif *w);
 void an_factors(an_graph *g, const an_whatif *w, size_t n);
 /* Evaluates event times with g->factor (engine.c). Returns the run's end. */
 int64_t an_evaluate(an_graph *g);
+/* The edge that binds event v in the last evaluation (the latest arrival, recomputed from the
+ * evaluated times: nothing per event is stored): AN_BIND_*; an_bind_edge gives it as an edge,
+ * a stored one or the implicit one written into tmp, NULL for AN_BIND_NONE. */
+uint32_t an_bind(const an_graph *g, uint32_t v);
+const an_edge_t *an_bind_edge(const an_graph *g, uint32_t v, uint32_t bind, an_edge_t *tmp);
+/* The type (an_edge) of the edge that binds event v in the last evaluation, -1 none. */
+int an_bind_type(const an_graph *g, uint32_t v);
+/* A node's intrinsic time (a wait: what it took after the last thing it waited for; other
+ * work: its duration) and its start's slack. */
+static inline int64_t an_intrinsic(const an_node *n)
+{
+    return n->wait ? n->aux : n->end - n->start;
+}
+int64_t an_slack(const an_graph *g, uint32_t node);
+int64_t an_eslack(const an_graph *g, uint32_t node);
+/* The edges of the graph, the implicit ones counted. */
+size_t an_edge_count(const an_graph *g);
 
 /* ---- critical path -------------------------------------------------------------------------- */
 typedef struct an_seg { /* one piece of the path */
@@ -238,6 +277,23 @@ void an_report_free(an_report *r);
 void an_print_console(FILE *out, const an_graph *g, const an_options *o, const an_report *r);
 void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_report *r,
                    const char *const *inputs, size_t n_inputs);
+
+/* ---- overlap (overlap.c) ------------------------------------------------------------------- */
+typedef struct an_gpu_overlap { /* one GPU of one process; recorded times, unions of streams */
+    uint32_t process, streams;
+    int64_t pid, device;
+    int rank;
+    int64_t compute_ns;      /* kernels other than nccl* */
+    int64_t comm_ns;         /* nccl* kernels (communication) */
+    int64_t copy_ns;         /* copies and memsets */
+    int64_t busy_ns;         /* any of them */
+    int64_t comm_overlap_ns; /* communication while computation runs */
+    int64_t copy_overlap_ns; /* copies while a kernel (either kind) runs */
+} an_gpu_overlap;
+/* Per GPU and process, in lane order. 0, or -1 (out of memory). */
+int an_overlap(const an_graph *g, an_gpu_overlap **out, size_t *n);
+/* 100 x part / whole; -1 when whole is 0 (nothing to overlap). */
+double an_overlap_pct(int64_t part, int64_t whole);
 
 /* Human-readable name of a node ("kernel gemm", "MPI_Allreduce") into buf. */
 const char *an_node_label(const an_graph *g, uint32_t node, char *buf, size_t len);

@@ -14,7 +14,16 @@
  * A start event also adds its node's slack (GPU queueing the graph does not explain). With all
  * factors 1 the evaluation gives back the recorded times (invariant E1; tested), so a what-if's
  * effect is the difference of two evaluations of one model. Events without incoming edges
- * (a process's first work) keep their recorded times. */
+ * (a process's first work) keep their recorded times.
+ *
+ * Layout for scale (docs/analyze.md, "Scale"): the program-order edges (AE_LANE, the end of
+ * node i-1 -> the start of node i on one lane) and the duration edges (AE_SELF) are implicit:
+ * the predecessor of event v on its lane is always v-1. Only the other edges are stored, sorted
+ * by destination (g->efirst[node] indexes them). The topological order is stored as runs of
+ * consecutive events (g->runs: first event, count): Kahn's algorithm follows a lane as long as
+ * its next event has no unresolved cross-lane edge, so a run is a stretch of one lane and the
+ * evaluation walks memory in order. The binding edge of an event is one of the stored edges'
+ * index, AN_BIND_LANE or AN_BIND_SELF, or AN_BIND_NONE. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,22 +36,119 @@ static int64_t rec_time(const an_graph *g, uint32_t ev)
     return (ev & 1) ? n->end : n->start;
 }
 
-static int64_t edge_lag(const an_graph *g, const an_edge_t *e, const float *factor)
+static inline int64_t self_lag(const an_node *d, double f)
+{
+    return (int64_t)((double)an_intrinsic(d) * f);
+}
+
+int64_t an_slack(const an_graph *g, uint32_t node)
+{
+    const an_node *n = &g->nodes[node];
+    uint64_t v = 0;
+    if (!n->wait) return n->aux;
+    if ((n->flags & AN_F_WSLACK) && op_u64map_get(&g->wslack, node, &v)) return (int64_t)v;
+    return 0;
+}
+
+int64_t an_eslack(const an_graph *g, uint32_t node)
+{
+    uint64_t v = 0;
+    if ((g->nodes[node].flags & AN_F_ESLACK) && op_u64map_get(&g->eslack, node, &v))
+        return (int64_t)v;
+    return 0;
+}
+
+static inline int64_t edge_lag(const an_graph *g, const an_edge_t *e, const float *factor)
 {
     const an_node *d = &g->nodes[e->dst / 2];
     double f = factor ? factor[e->dst / 2] : 1.0;
     switch (e->type) {
-    case AE_SELF:
-        if (d->wait) return (int64_t)((double)d->intrinsic * f);
-        return (int64_t)((double)(d->end - d->start) * f);
+    case AE_SELF: return self_lag(d, f);
     case AE_WAIT:
     case AE_JOIN:
     case AE_MSG:
-    case AE_COLL: return (int64_t)((double)d->intrinsic * f);
+    case AE_COLL: return (int64_t)((double)an_intrinsic(d) * f);
     case AE_CREATE: return (int64_t)((double)e->lag * (factor ? factor[e->src / 2] : 1.0));
     case AE_LAUNCH: return e->lag;
     default: return 0;
     }
+}
+
+const an_edge_t *an_bind_edge(const an_graph *g, uint32_t v, uint32_t bind, an_edge_t *tmp)
+{
+    if (bind == AN_BIND_NONE) return NULL;
+    if (bind == AN_BIND_LANE || bind == AN_BIND_SELF) {
+        tmp->src = v - 1;
+        tmp->dst = v;
+        tmp->type = bind == AN_BIND_LANE ? AE_LANE : AE_SELF;
+        tmp->lag = 0;
+        return tmp;
+    }
+    return &g->edges[bind];
+}
+
+/* The latest arrival at event v over its incoming edges: times of the sources from tv (NULL:
+ * the recorded times), lags with `factor` (NULL: 1), waits' edges left out where cut says so.
+ * The edges are tried in the order they were added (the stored edges read with a set, then
+ * program order or duration, then messages and collectives), the first strictly latest binds.
+ * INT64_MIN when v has no incoming edge. */
+static inline int64_t arrive(const an_graph *g, uint32_t v, const int64_t *tv, const float *factor,
+                             const uint8_t *cut, uint32_t *be)
+{
+    uint32_t i = v / 2;
+    const an_node *n = &g->nodes[i];
+    int64_t best = INT64_MIN;
+    uint32_t b = AN_BIND_NONE;
+    int cutv = cut && cut[i];
+    uint32_t k0 = g->efirst[i], k1 = g->efirst[i + 1];
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t k = k0; k < k1; k++) {
+            const an_edge_t *e = &g->edges[k];
+            if (e->dst != v) continue;
+            int late = e->type == AE_MSG || e->type == AE_COLL;
+            if (late != pass) continue;
+            if (cutv && e->type >= AE_WAIT && e->type <= AE_JOIN) continue;
+            int64_t ts = tv ? tv[e->src] : rec_time(g, e->src);
+            int64_t t = ts + edge_lag(g, e, factor);
+            if (t > best) best = t, b = k;
+        }
+        if (pass == 0) {
+            if (v & 1) { /* duration */
+                int64_t ts = tv ? tv[v - 1] : n->start;
+                int64_t t = ts + self_lag(n, factor ? factor[i] : 1.0);
+                if (t > best) best = t, b = AN_BIND_SELF;
+            } else if (!(n->flags & AN_F_LANE_FIRST)) { /* program order */
+                int64_t ts = tv ? tv[v - 1] : g->nodes[i - 1].end;
+                if (ts > best) best = ts, b = AN_BIND_LANE;
+            }
+        }
+    }
+    if (be) *be = b;
+    return best;
+}
+
+uint32_t an_bind(const an_graph *g, uint32_t v)
+{
+    uint32_t be = AN_BIND_NONE;
+    arrive(g, v, g->t, g->factor, g->cut, &be);
+    return be;
+}
+
+int an_bind_type(const an_graph *g, uint32_t v)
+{
+    uint32_t be = an_bind(g, v);
+    if (be == AN_BIND_NONE) return -1;
+    if (be == AN_BIND_LANE) return AE_LANE;
+    if (be == AN_BIND_SELF) return AE_SELF;
+    return (int)g->edges[be].type;
+}
+
+size_t an_edge_count(const an_graph *g)
+{
+    size_t n = g->n_edges + g->n_nodes; /* the durations */
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (!(g->nodes[i].flags & AN_F_LANE_FIRST)) n++;
+    return n;
 }
 
 static const an_graph *g_sort;
@@ -54,94 +160,134 @@ static int cmp_ev_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The topological order (Kahn) and each start event's slack. 0 or -1 (out of memory). */
+static int push_run(an_graph *g, uint32_t first, uint32_t n)
+{
+    if (g->n_runs == g->cap_runs) {
+        size_t nc = g->cap_runs ? g->cap_runs * 2 : 1024;
+        an_run *p = op_realloc(g->runs, nc * sizeof *p);
+        if (!p) return -1;
+        g->runs = p;
+        g->cap_runs = nc;
+    }
+    g->runs[g->n_runs++] = (an_run){first, n};
+    return 0;
+}
+
+/* The topological order (Kahn, as runs) and each start event's slack. 0 or -1 (out of
+ * memory). The stored edges are sorted by destination and g->efirst is built before; g->t
+ * (2 x n_nodes + 1 int64) and g->factor (n_nodes + 2 floats) are not in use yet and hold the
+ * in-degrees and the out-edge index meanwhile (no extra per-event memory at the peak). */
 int an_prepare(an_graph *g);
 int an_prepare(an_graph *g)
 {
     size_t n_ev = 2 * g->n_nodes;
-    uint32_t *indeg = op_calloc(n_ev + 1, sizeof *indeg);
-    uint32_t *out_first = op_calloc(n_ev + 2, sizeof *out_first);
+    uint32_t *indeg = (uint32_t *)(void *)g->t;         /* n_ev entries */
+    uint32_t *out_first = (uint32_t *)(void *)g->factor; /* per source node, n_nodes + 1 */
     uint32_t *out_edges = op_malloc((g->n_edges + 1) * sizeof *out_edges);
-    g->order = op_malloc((n_ev + 1) * sizeof *g->order);
-    if (!indeg || !out_first || !out_edges || !g->order) goto oom;
+    uint32_t *ready = op_malloc((g->n_edges + g->n_lanes + 1) * sizeof *ready);
+    size_t n_ready = 0, done = 0;
+    g->n_runs = 0;
+    if (!out_edges || !ready) goto oom;
+    memset(indeg, 0, n_ev * sizeof *indeg);
+    memset(out_first, 0, (g->n_nodes + 1) * sizeof *out_first);
     for (size_t e = 0; e < g->n_edges; e++) {
         indeg[g->edges[e].dst]++;
-        out_first[g->edges[e].src + 1]++;
+        out_first[g->edges[e].src / 2 + 1]++;
     }
-    for (size_t v = 0; v < n_ev; v++) out_first[v + 1] += out_first[v];
-    {
-        uint32_t *fill = op_malloc((n_ev + 1) * sizeof *fill);
-        if (!fill) goto oom;
-        memcpy(fill, out_first, (n_ev + 1) * sizeof *fill);
-        for (size_t e = 0; e < g->n_edges; e++) out_edges[fill[g->edges[e].src]++] = (uint32_t)e;
-        op_free(fill);
-    }
-    size_t head = 0, tail = 0;
-    for (size_t v = 0; v < n_ev; v++)
-        if (!indeg[v]) g->order[tail++] = (uint32_t)v;
-    while (head < tail) {
-        uint32_t v = g->order[head++];
-        for (uint32_t k = out_first[v]; k < out_first[v + 1]; k++) {
-            uint32_t d = g->edges[out_edges[k]].dst;
-            if (--indeg[d] == 0) g->order[tail++] = d;
-        }
-    }
-    if (tail < n_ev) { /* a cycle (clocks of two hosts disagree): the rest by recorded time */
-        size_t first = tail;
-        for (size_t v = 0; v < n_ev; v++)
-            if (indeg[v]) g->order[tail++] = (uint32_t)v;
-        g_sort = g;
-        qsort(g->order + first, tail - first, sizeof *g->order, cmp_ev_time);
-        g->dropped_edges = tail - first;
-    }
-    /* slack of start events, from the recorded times */
     for (size_t i = 0; i < g->n_nodes; i++) {
-        uint32_t v = 2 * (uint32_t)i;
-        if (g->in_first[v] == g->in_first[v + 1]) continue;
-        int64_t best = INT64_MIN;
-        for (uint32_t k = g->in_first[v]; k < g->in_first[v + 1]; k++) {
-            const an_edge_t *e = &g->edges[g->in_edges[k]];
-            int64_t t = rec_time(g, e->src) + edge_lag(g, e, NULL);
-            if (t > best) best = t;
-        }
-        g->nodes[i].slack = g->nodes[i].start > best ? g->nodes[i].start - best : 0;
+        indeg[2 * i + 1]++; /* duration */
+        if (!(g->nodes[i].flags & AN_F_LANE_FIRST)) indeg[2 * i]++;
     }
-    op_free(indeg);
-    op_free(out_first);
+    for (size_t i = 1; i < g->n_nodes; i++) out_first[i] += out_first[i - 1];
+    /* out_first[i] is the start of node i's block (shifted by one, below): fill by cursor, which
+     * leaves each cursor at its block's end, the next block's start */
+    for (size_t i = g->n_nodes; i > 0; i--) out_first[i] = out_first[i - 1];
+    out_first[0] = 0;
+    for (size_t e = 0; e < g->n_edges; e++)
+        out_edges[out_first[g->edges[e].src / 2 + 1]++] = (uint32_t)e;
+    /* now out_first[i + 1] is the end of node i's block, out_first[i] its start */
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (!indeg[2 * i]) ready[n_ready++] = 2 * (uint32_t)i;
+    while (n_ready) {
+        uint32_t v = ready[--n_ready], first = v, cnt = 0;
+        for (;;) {
+            cnt++;
+            uint32_t i = v / 2;
+            /* the next event on the lane, v+1 (the end of node i, or the next node's start),
+             * follows v by an implicit edge unless it starts a lane */
+            int chained = v + 1 < n_ev && (!(v & 1) || !(g->nodes[i + 1].flags & AN_F_LANE_FIRST));
+            for (uint32_t k = out_first[i]; k < out_first[i + 1]; k++) {
+                const an_edge_t *e = &g->edges[out_edges[k]];
+                if (e->src != v) continue;
+                if (--indeg[e->dst] == 0) ready[n_ready++] = e->dst;
+            }
+            if (!chained || --indeg[v + 1] != 0) break;
+            v++;
+        }
+        if (push_run(g, first, cnt) != 0) goto oom;
+        done += cnt;
+    }
+    g->dropped_edges = 0;
+    if (done < n_ev) { /* a cycle (clocks of two hosts disagree): the rest by recorded time */
+        size_t n_left = 0;
+        uint32_t *left = op_malloc((n_ev - done) * sizeof *left);
+        if (!left) goto oom;
+        for (size_t v = 0; v < n_ev; v++)
+            if (indeg[v]) left[n_left++] = (uint32_t)v;
+        g_sort = g;
+        qsort(left, n_left, sizeof *left, cmp_ev_time);
+        for (size_t k = 0; k < n_left; k++)
+            if (push_run(g, left[k], 1) != 0) {
+                op_free(left);
+                goto oom;
+            }
+        op_free(left);
+        g->dropped_edges = n_left;
+    }
     op_free(out_edges);
+    op_free(ready);
+    /* slack of start events, from the recorded times: in the node (a wait keeps its intrinsic
+     * time there: its slack, rare, goes to the side table) */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        int64_t best = arrive(g, 2 * (uint32_t)i, NULL, NULL, NULL, NULL);
+        an_node *n = &g->nodes[i];
+        int64_t sl = best == INT64_MIN ? 0 : n->start > best ? n->start - best : 0;
+        if (!n->wait)
+            n->aux = sl;
+        else if (sl) {
+            if (op_u64map_put(&g->wslack, i, (uint64_t)sl) != 0) return -1;
+            n->flags |= AN_F_WSLACK;
+        }
+    }
     return 0;
 oom:
-    op_free(indeg);
-    op_free(out_first);
     op_free(out_edges);
+    op_free(ready);
     return -1;
 }
 
 int64_t an_evaluate(an_graph *g)
 {
     size_t n_ev = 2 * g->n_nodes;
-    for (size_t v = 0; v < n_ev; v++) {
-        g->t[v] = rec_time(g, (uint32_t)v);
-        g->bind[v] = UINT32_MAX;
-    }
+    if (g->dropped_edges) /* events of a cycle read their sources' recorded times */
+        for (size_t v = 0; v < n_ev; v++) g->t[v] = rec_time(g, (uint32_t)v);
     int64_t end = INT64_MIN;
-    for (size_t i = 0; i < n_ev; i++) {
-        uint32_t v = g->order[i];
-        uint32_t a = g->in_first[v], b = g->in_first[v + 1];
-        if (a < b) {
-            int64_t best = INT64_MIN;
-            uint32_t be = UINT32_MAX;
-            for (uint32_t k = a; k < b; k++) {
-                const an_edge_t *e = &g->edges[g->in_edges[k]];
-                if (g->cut && g->cut[v / 2] && e->type >= AE_WAIT && e->type <= AE_JOIN) continue;
-                int64_t t = g->t[e->src] + edge_lag(g, e, g->factor);
-                if (t > best) best = t, be = g->in_edges[k];
-            }
-            best += (v & 1) ? g->nodes[v / 2].eslack : g->nodes[v / 2].slack;
-            g->t[v] = best;
-            g->bind[v] = be;
+    for (size_t r = 0; r < g->n_runs; r++) {
+        uint32_t v = g->runs[r].first, v1 = v + g->runs[r].n;
+        for (; v < v1; v++) {
+            uint32_t be;
+            int64_t best = arrive(g, v, g->t, g->factor, g->cut, &be);
+            const an_node *n = &g->nodes[v / 2];
+            int64_t t;
+            if (be == AN_BIND_NONE)
+                t = (v & 1) ? n->end : n->start;
+            else if (v & 1)
+                t = best + ((n->flags & AN_F_ESLACK) ? an_eslack(g, v / 2) : 0);
+            else
+                t = best + (n->wait ? an_slack(g, v / 2) : n->aux);
+            g->t[v] = t;
+            if (t > end) end = t;
         }
-        if (g->t[v] > end) end = g->t[v];
     }
     return n_ev ? end : 0;
 }
@@ -175,9 +321,9 @@ int an_critical_path(an_graph *g, uint32_t from, int64_t stop, an_path *p)
     p->t0 = p->t1;
     for (size_t guard = 0; guard < n_ev + 1; guard++) {
         if (g->t[v] <= stop) break;
-        uint32_t be = g->bind[v];
-        if (be == UINT32_MAX) break;
-        const an_edge_t *e = &g->edges[be];
+        an_edge_t tmp;
+        const an_edge_t *e = an_bind_edge(g, v, an_bind(g, v), &tmp);
+        if (!e) break;
         int64_t ts = g->t[e->src];
         int64_t lag = edge_lag(g, e, g->factor);
         int64_t t_arrive = ts + lag; /* without slack */

@@ -10,11 +10,17 @@
  *   launch -> operation   the API call with the operation's correlation id (lag: the recorded
  *                         launch latency, capped by the call's length when the stream was busy);
  *   GPU -> host wait      a synchronize waits for the last operation, per stream of its process,
- *                         launched before the wait began; a blocking copy call for its copy;
+ *                         launched before the wait began (device-wide: cudaDeviceSynchronize,
+ *                         blocking copies, and event waits, whose event's stream is not
+ *                         recorded); a stream synchronize whose SYNCHRONIZATION_STREAM record
+ *                         names its stream, for that stream's only; a blocking copy call for
+ *                         its copy;
  *   send -> receive       MPI messages paired by the reader's message keys (the receive or wait
  *                         that completes the message ends after the send began);
  *   collectives           the k-th call of one MPI collective name on each rank of the run are
- *                         one collective: each ends after every participant arrived;
+ *                         one collective: each ends after every participant arrived; likewise
+ *                         the k-th NCCL kernel (ncclDevKernel_*, ncclKernel_*) of one name on
+ *                         each rank's stream;
  *   barriers              the k-th pthread_barrier_wait of each thread of a process, likewise;
  *   join                  a pthread_join waits for the thread of its process whose last work
  *                         ended last before the join returned (not yet joined);
@@ -74,8 +80,61 @@ typedef struct coll { /* an MPI collective call or a barrier wait: matched by (k
     uint32_t node;
 } coll;
 
+typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
+    int64_t corr;
+    uint32_t node;
+} cnode;
+
+/* corr -> launching node: appended while the threads are flattened, then sorted; where one call
+ * gave several nodes the last (the highest node) holds. 16 bytes an entry (a hash map at most
+ * half full took 32 to 64, and twice that while it grew). */
+typedef struct corr_tab {
+    cnode *e;
+    size_t n, cap;
+} corr_tab;
+
+static int ct_put(corr_tab *t, int64_t corr, uint64_t node1)
+{
+    GROW(t->e, t->n, t->cap);
+    t->e[t->n++] = (cnode){corr, (uint32_t)node1};
+    return 0;
+oom:
+    return -1;
+}
+
+static int cmp_cnode(const void *a, const void *b)
+{
+    const cnode *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int ct_get(const corr_tab *t, int64_t corr, uint64_t *node1)
+{
+    size_t lo = 0, hi = t->n; /* the first entry past corr: its predecessor is corr's last */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->e[mid].corr <= corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || t->e[lo - 1].corr != corr) return 0;
+    *node1 = t->e[lo - 1].node;
+    return 1;
+}
+
+typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
+    int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
+    uint32_t lane;
+} ssync;
+
 typedef struct builder {
     an_graph *g;
+    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
+    size_t n_nccl;
+    ssync *syncs; /* this set's, sorted by (lane, start) */
+    size_t n_syncs, cap_syncs;
     reg *regs;
     size_t n_regs, cap_regs;
     gop *ops;
@@ -94,7 +153,7 @@ typedef struct builder {
 static int add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
 {
     GROW(g->edges, g->n_edges, g->cap_edges);
-    g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint8_t)type, lag};
+    g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint64_t)type, lag};
     return 0;
 oom:
     return -1;
@@ -285,7 +344,7 @@ typedef struct pending { /* a node whose dependencies are resolved after the set
     int64_t corr;
 } pending;
 
-static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_waits,
+static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_waits,
                    size_t *cap_waits)
 {
     an_graph *g = b->g;
@@ -322,7 +381,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
                 nm_ = top_->name;                                                                  \
             if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
             if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
-                if (op_u64map_put(corr_node, (uint64_t)top_->corr, g->n_nodes) != 0) goto oom;     \
+                if (ct_put(corr_node, top_->corr, g->n_nodes) != 0) goto oom;                      \
             cursor = t_;                                                                           \
         }                                                                                          \
     } while (0)
@@ -350,7 +409,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
                              sp ? stack_range[sp - 1] : -1) != 0)
                     goto oom;
                 uint32_t nid = (uint32_t)g->n_nodes - 1;
-                if (r->corr && op_u64map_put(corr_node, (uint64_t)r->corr, nid + 1) != 0) goto oom;
+                if (r->corr && ct_put(corr_node, r->corr, nid + 1) != 0) goto oom;
                 for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
                 if (kind == AN_GPUWAIT ||
                     (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
@@ -382,7 +441,7 @@ static int flatten(builder *b, op_u64map *corr_node, pending **waits, size_t *n_
             if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
                 /* a zero-length call still launches: give it a node */
                 if (add_node(g, r->start, r->end, lane, r->name, kind, 0, rg) != 0) goto oom;
-                if (op_u64map_put(corr_node, (uint64_t)r->corr, g->n_nodes) != 0) goto oom;
+                if (ct_put(corr_node, r->corr, g->n_nodes) != 0) goto oom;
                 continue;
             }
             stack[sp] = idx[i];
@@ -500,6 +559,66 @@ static int wake_edges(builder *b, size_t lane_first, size_t sample_first)
     return 0;
 }
 
+static int on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
+                          void *arg)
+{
+    builder *b = arg;
+    uint64_t v = 0;
+    if (stream <= 0 || !op_u64map_get(&b->lane_of, (uint64_t)thread_row, &v)) return 0;
+    GROW(b->syncs, b->n_syncs, b->cap_syncs);
+    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1)};
+    return 0;
+oom:
+    return -1;
+}
+
+static int cmp_ssync(const void *a, const void *b)
+{
+    const ssync *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The stream row a wait node waited for, from a stream synchronize record inside it on its
+ * lane; 0 when none says (the wait is then taken as device-wide). */
+static int64_t wait_stream(const builder *b, const an_node *wn)
+{
+    size_t lo = 0, hi = b->n_syncs;
+    while (lo < hi) { /* the first record of the lane starting at or after the wait's start */
+        size_t mid = lo + (hi - lo) / 2;
+        const ssync *m = &b->syncs[mid];
+        if (m->lane < wn->lane || (m->lane == wn->lane && m->start < wn->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < b->n_syncs && b->syncs[lo].lane == wn->lane && b->syncs[lo].start <= wn->end &&
+        b->syncs[lo].end <= wn->end)
+        return b->syncs[lo].stream;
+    return 0;
+}
+
+/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
+ * per name id. */
+static int is_nccl_kernel(builder *b, uint32_t name)
+{
+    if (name >= b->n_nccl) {
+        size_t n = op_strtab_count(&b->g->names) + 64;
+        uint8_t *p = op_realloc(b->nccl, n);
+        if (!p) return 0;
+        memset(p + b->n_nccl, 0, n - b->n_nccl);
+        b->nccl = p;
+        b->n_nccl = n;
+    }
+    if (!b->nccl[name]) {
+        const char *s = op_strtab_str(&b->g->names, name);
+        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
+                            ? 2
+                            : 1;
+    }
+    return b->nccl[name] == 2;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -509,7 +628,7 @@ static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t errlen)
 {
     an_graph *g = b->g;
-    op_u64map corr_node = {0}; /* corr -> node + 1 (the launching call) */
+    corr_tab corr_node = {0}; /* corr -> node + 1 (the launching call) */
     op_u64map stack_map = {0};
     op_u64map pageable = {0}; /* corr of pageable copies */
     pending *waits = NULL;
@@ -594,6 +713,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         op_rd_close(&rd);
         if (rc < 0) goto fail;
     }
+    /* the stream each stream synchronize waited for */
+    b->n_syncs = 0;
+    if (op_rd_stream_syncs(src, set, on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
+    qsort(b->syncs, b->n_syncs, sizeof *b->syncs, cmp_ssync);
     /* copies from or to pageable memory */
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
@@ -618,6 +741,29 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* threads -> nodes */
     size_t set_first_node = g->n_nodes;
     if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
+    qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, cmp_cnode);
+    /* the regions' message ends now name nodes; drop the ends of regions not made nodes. The
+     * regions are not needed after: their buffer goes before the streams' nodes grow */
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
+            const reg *r = &b->regs[b->msgs[m].node];
+            an_lane *L = &g->lanes[r->lane];
+            uint32_t lo = L->first, hi = L->first + L->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= r->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
+            b->msgs[m].out = 1;
+        }
+    for (size_t m = msg_first; m < b->n_msgs; m++)
+        if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
+    op_free(b->regs);
+    b->regs = NULL;
+    b->cap_regs = 0;
     /* streams -> nodes */
     qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
     for (size_t i = 0; i < b->n_ops;) {
@@ -626,11 +772,18 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         for (; i < b->n_ops && b->ops[i].lane == lane; i++) {
             gop *o = &b->ops[i];
             if (add_node(g, o->start, o->end, lane, o->name, o->kind, 0, -1) != 0) goto oom;
+            if (o->kind == AN_KERNEL && is_nccl_kernel(b, o->name)) {
+                /* an NCCL collective's kernel: the k-th of its name on each rank's stream are
+                 * one collective (matched like MPI collectives; the ranks leave together) */
+                GROW(b->colls, b->n_colls, b->cap_colls);
+                b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ 0xcc1, 0,
+                                                (uint32_t)g->n_nodes - 1};
+            }
             uint64_t v = 0;
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
-            if (o->corr && op_u64map_get(&corr_node, (uint64_t)o->corr, &v)) {
+            if (o->corr && ct_get(&corr_node, o->corr, &v)) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
                 /* stream busy: the operation waited for its stream, not for the launch */
@@ -649,13 +802,16 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
-    /* host waits on the GPU: per stream of the process, the last operation launched before */
+    /* host waits on the GPU: per stream of the process, the last operation launched before;
+     * a stream synchronize whose record names its stream: that stream only */
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
+        int64_t only = b->n_syncs ? wait_stream(b, wn) : 0;
         for (size_t l = lane_first; l < g->n_lanes; l++) {
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
+            if (only && L->tid != only) continue;
             /* binary search: the last op whose start is before the wait's end, and which was
              * launched before the wait began (its start is then what the stream reached) */
             uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
@@ -759,28 +915,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         op_u64map_free(&seen);
     }
-    /* the regions' message ends now name nodes; drop the ends of regions not made nodes */
-    for (size_t m = msg_first; m < b->n_msgs; m++)
-        if (b->msgs[m].out == 2) { /* a send: its node is the node covering the region's start */
-            const reg *r = &b->regs[b->msgs[m].node];
-            an_lane *L = &g->lanes[r->lane];
-            uint32_t lo = L->first, hi = L->first + L->n;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= r->start)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            b->msgs[m].node = lo > L->first ? lo - 1 : UINT32_MAX;
-            b->msgs[m].out = 1;
-        }
-    for (size_t m = msg_first; m < b->n_msgs; m++)
-        if (b->msgs[m].out == 0 && b->msgs[m].node >= g->n_nodes) b->msgs[m].node = UINT32_MAX;
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
-    op_u64map_free(&corr_node);
+    op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
     op_free(waits);
@@ -791,7 +929,7 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     op_rd_lookup_free(lk);
-    op_u64map_free(&corr_node);
+    op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
     op_free(waits);
@@ -802,15 +940,9 @@ fail:
 static int finish(builder *b, char *err, size_t errlen)
 {
     an_graph *g = b->g;
-    /* lane order */
-    for (size_t l = 0; l < g->n_lanes; l++) {
-        an_lane *L = &g->lanes[l];
-        for (uint32_t i = 1; i < L->n; i++)
-            if (add_edge(g, 2 * (L->first + i - 1) + 1, 2 * (L->first + i), AE_LANE, 0) != 0)
-                goto oom;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (add_edge(g, 2 * (uint32_t)i, 2 * (uint32_t)i + 1, AE_SELF, 0) != 0) goto oom;
+    /* lane order and durations are implicit (engine.c): the first node of a lane is marked */
+    for (size_t l = 0; l < g->n_lanes; l++)
+        if (g->lanes[l].n) g->nodes[g->lanes[l].first].flags |= AN_F_LANE_FIRST;
     /* messages: the receive's end after the send's start */
     qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
     for (size_t m = 0; m < b->n_msgs;) {
@@ -850,32 +982,40 @@ static int finish(builder *b, char *err, size_t errlen)
         }
         c = e;
     }
-    /* CSR of incoming edges */
+    /* the stored edges sorted by destination (stable: an event's edges keep the order they
+     * were added in, which decides ties), indexed per node */
     size_t n_ev = 2 * g->n_nodes;
-    g->in_first = op_calloc(n_ev + 1, sizeof *g->in_first);
-    g->in_edges = op_malloc((g->n_edges + 1) * sizeof *g->in_edges);
-    g->t = op_malloc((n_ev + 1) * sizeof *g->t);
-    g->bind = op_malloc((n_ev + 1) * sizeof *g->bind);
-    g->factor = op_malloc((g->n_nodes + 1) * sizeof *g->factor);
-    if (!g->in_first || !g->in_edges || !g->t || !g->bind || !g->factor) goto oom;
-    for (size_t e = 0; e < g->n_edges; e++) g->in_first[g->edges[e].dst + 1]++;
-    for (size_t v = 0; v < n_ev; v++) g->in_first[v + 1] += g->in_first[v];
+    g->efirst = op_calloc(g->n_nodes + 2, sizeof *g->efirst);
+    if (!g->efirst) goto oom;
     {
-        uint32_t *fill = op_malloc((n_ev + 1) * sizeof *fill);
-        if (!fill) goto oom;
-        memcpy(fill, g->in_first, (n_ev + 1) * sizeof *fill);
-        for (size_t e = 0; e < g->n_edges; e++) g->in_edges[fill[g->edges[e].dst]++] = (uint32_t)e;
-        op_free(fill);
+        an_edge_t *sorted = op_malloc((g->n_edges + 1) * sizeof *sorted);
+        if (!sorted) goto oom;
+        /* counting sort by node, starts first: efirst counts, then serves as the cursors
+         * (each left at its block's end, the next block's start), then is shifted back */
+        for (size_t e = 0; e < g->n_edges; e++) g->efirst[g->edges[e].dst / 2 + 1]++;
+        for (size_t i = 1; i <= g->n_nodes; i++) g->efirst[i] += g->efirst[i - 1];
+        for (uint32_t par = 0; par < 2; par++)
+            for (size_t e = 0; e < g->n_edges; e++)
+                if ((g->edges[e].dst & 1) == par)
+                    sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
+        for (size_t i = g->n_nodes; i > 0; i--) g->efirst[i] = g->efirst[i - 1];
+        g->efirst[0] = 0;
+        op_free(g->edges);
+        g->edges = sorted;
+        g->cap_edges = g->n_edges + 1;
     }
+    g->t = op_malloc((n_ev + 1) * sizeof *g->t);
+    g->factor = op_malloc((g->n_nodes + 2) * sizeof *g->factor);
+    if (!g->t || !g->factor) goto oom;
     /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
     for (size_t i = 0; i < g->n_nodes; i++) {
         an_node *n = &g->nodes[i];
         int64_t dep = n->start;
         uint32_t ev = 2 * (uint32_t)i + 1;
         int has_dep = 0;
-        for (uint32_t k = g->in_first[ev]; k < g->in_first[ev + 1]; k++) {
-            const an_edge_t *e = &g->edges[g->in_edges[k]];
-            if (e->type == AE_SELF) continue;
+        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
+            const an_edge_t *e = &g->edges[k];
+            if (e->dst != ev) continue;
             const an_node *s = &g->nodes[e->src / 2];
             int64_t ts = (e->src & 1) ? s->end : s->start;
             if (e->type == AE_CREATE) ts += e->lag; /* a point inside the source node */
@@ -883,7 +1023,7 @@ static int finish(builder *b, char *err, size_t errlen)
             if (ts > dep) dep = ts;
         }
         n->wait = (uint8_t)(has_dep ? 1 : 0);
-        n->intrinsic = n->end - (dep < n->end ? dep : n->end);
+        n->aux = has_dep ? n->end - (dep < n->end ? dep : n->end) : 0; /* slack: an_prepare */
     }
     /* a collective's own cost is what its fastest leaver took after the last arrival; what a
      * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
@@ -893,14 +1033,19 @@ static int finish(builder *b, char *err, size_t errlen)
         int64_t m = INT64_MAX;
         while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
                b->colls[e].k == b->colls[c].k) {
-            if (g->nodes[b->colls[e].node].intrinsic < m) m = g->nodes[b->colls[e].node].intrinsic;
+            int64_t in = an_intrinsic(&g->nodes[b->colls[e].node]);
+            if (in < m) m = in;
             e++;
         }
         for (size_t k = c; e - c > 1 && k < e; k++) {
             an_node *n = &g->nodes[b->colls[k].node];
             if (!n->wait) continue;
-            n->eslack = n->intrinsic - m;
-            n->intrinsic = m;
+            if (n->aux != m) {
+                if (op_u64map_put(&g->eslack, b->colls[k].node, (uint64_t)(n->aux - m)) != 0)
+                    goto oom;
+                n->flags |= AN_F_ESLACK;
+            }
+            n->aux = m;
         }
         c = e;
     }
@@ -946,11 +1091,14 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     /* the read buffers go before the index is built: they are the peak's other half */
     op_free(b.regs);
     op_free(b.ops);
+    op_free(b.syncs);
     b.regs = NULL;
     b.ops = NULL;
+    b.syncs = NULL;
     if (finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
+    op_free(b.nccl);
     op_u64map_free(&b.lane_of);
     op_u64map_free(&b.stream_of);
     *out = g;
@@ -958,6 +1106,8 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
 fail:
     op_free(b.regs);
     op_free(b.ops);
+    op_free(b.syncs);
+    op_free(b.nccl);
     op_free(b.msgs);
     op_free(b.colls);
     op_u64map_free(&b.lane_of);
@@ -977,10 +1127,11 @@ void an_graph_free(an_graph *g)
     op_free(g->samples);
     op_free(g->stack_frames);
     op_free(g->stacks);
-    op_free(g->in_first);
-    op_free(g->in_edges);
+    op_free(g->efirst);
+    op_free(g->runs);
     op_free(g->t);
-    op_free(g->bind);
+    op_u64map_free(&g->eslack);
+    op_u64map_free(&g->wslack);
     op_free(g->factor);
     op_free(g);
 }

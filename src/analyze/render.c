@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "common/alloc.h"
 #include "common/escape.h"
 
 #define K_FUNCTION AN_KINDS
@@ -231,6 +232,47 @@ static void breakdown(FILE *out, const an_graph *g, int json)
                     (double)(hi - lo) / 1e9);
         first = 0;
     }
+    if (json) fputs("],\n    \"gpus\": [", out);
+    /* per GPU and process: communication beside computation, copies beside kernels */
+    an_gpu_overlap *ov = NULL;
+    size_t n_ov = 0;
+    if (an_overlap(g, &ov, &n_ov) != 0) n_ov = 0;
+    for (size_t i = 0; i < n_ov; i++) {
+        const an_gpu_overlap *o = &ov[i];
+        double pc_comm = an_overlap_pct(o->comm_overlap_ns, o->comm_ns);
+        double pc_copy = an_overlap_pct(o->copy_overlap_ns, o->copy_ns);
+        if (json) {
+            fprintf(out,
+                    "%s\n    {\"process\": %u, \"pid\": %lld, \"rank\": %d, \"device\": %lld, "
+                    "\"streams\": %u, \"compute_ns\": %lld, \"communication_ns\": %lld, "
+                    "\"copy_ns\": %lld, \"busy_ns\": %lld, \"comm_overlap_ns\": %lld, "
+                    "\"copy_overlap_ns\": %lld, ",
+                    i ? "," : "", o->process, (long long)o->pid, o->rank, (long long)o->device,
+                    o->streams, (long long)o->compute_ns, (long long)o->comm_ns,
+                    (long long)o->copy_ns, (long long)o->busy_ns, (long long)o->comm_overlap_ns,
+                    (long long)o->copy_overlap_ns);
+            if (pc_comm < 0)
+                fputs("\"comm_overlap_pct\": null, ", out);
+            else
+                fprintf(out, "\"comm_overlap_pct\": %.3f, ", pc_comm);
+            if (pc_copy < 0)
+                fputs("\"copy_overlap_pct\": null}", out);
+            else
+                fprintf(out, "\"copy_overlap_pct\": %.3f}", pc_copy);
+            continue;
+        }
+        char rk[32] = "", a[64] = "no communication kernels", b[64] = "no copies";
+        if (o->rank >= 0) snprintf(rk, sizeof rk, " rank %d", o->rank);
+        if (pc_comm >= 0)
+            snprintf(a, sizeof a, "communication %.3f s, %.1f %% beside computation",
+                     (double)o->comm_ns / 1e9, pc_comm);
+        if (pc_copy >= 0)
+            snprintf(b, sizeof b, "copies %.3f s, %.1f %% beside kernels",
+                     (double)o->copy_ns / 1e9, pc_copy);
+        fprintf(out, "  GPU %lld (pid %lld%s): compute %.3f s; %s; %s\n", (long long)o->device,
+                (long long)o->pid, rk, (double)o->compute_ns / 1e9, a, b);
+    }
+    op_free(ov);
     if (json) fputs("]}", out);
 }
 
@@ -259,8 +301,10 @@ void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_r
 {
     size_t th, st;
     counts(g, &th, &st);
-    fprintf(out, "{\n  \"schema\": \"omniprof-analyze\",\n  \"version\": %d,\n  \"inputs\": [",
-            AN_SCHEMA_VERSION);
+    fprintf(out,
+            "{\n  \"schema\": \"omniprof-analyze\",\n  \"version\": %d,\n  \"minor\": %d,\n"
+            "  \"inputs\": [",
+            AN_SCHEMA_VERSION, AN_SCHEMA_MINOR);
     for (size_t i = 0; i < n_inputs; i++) {
         if (i) fputs(", ", out);
         op_json_fputs(out, inputs[i]);
@@ -272,7 +316,7 @@ void an_print_json(FILE *out, const an_graph *g, const an_options *o, const an_r
         "\"threads\": %zu, \"streams\": %zu, \"nodes\": %zu, \"edges\": %zu, \"rows_read\": %llu, "
         "\"gpu_ops_untimed\": %llu}",
         (long long)g->t_begin, (long long)(g->t_begin + r->wall), (long long)r->wall,
-        g->n_processes, th, st, g->n_nodes, g->n_edges, (unsigned long long)g->n_events_read,
+        g->n_processes, th, st, g->n_nodes, an_edge_count(g), (unsigned long long)g->n_events_read,
         (unsigned long long)g->untimed_ops);
     int64_t path_ns = r->path.t1 - r->path.t0;
     fprintf(out, ",\n  \"critical_path\": {\"start_ns\": %lld, \"end_ns\": %lld, \"items\": [",

@@ -143,7 +143,7 @@ int op_cmd_analyze(int argc, char **argv)
                 "omniprof analyze: timing load=%.3f s analyze=%.3f s whatif=%.3f s nodes=%zu "
                 "edges=%zu\n",
                 t_loaded - t_start, t_analyzed - t_loaded, t_eval - t_analyzed, g->n_nodes,
-                g->n_edges);
+                an_edge_count(g));
         an_factors(g, NULL, 0);
         an_evaluate(g);
     }

@@ -372,6 +372,14 @@ int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_reg
 int op_rd_copy_memory_kinds(op_src *src, op_src_set *set,
                             int (*cb)(int64_t corr, int pageable, int is_async, void *), void *arg,
                             char *err, size_t errlen);
+/* Calls cb for each SYNCHRONIZATION_STREAM record of the set (a stream synchronize, CUPTI's
+ * synchronization activity): its thread row, start, end and the stream row it waited for (the
+ * row whose handle or name is the record's stream; 0 when none matches). cb returns non-zero to
+ * stop. Nothing is read when the set has no such record. */
+int op_rd_stream_syncs(op_src *src, op_src_set *set,
+                       int (*cb)(int64_t thread_row, int64_t start, int64_t end, int64_t stream_row,
+                                 void *),
+                       void *arg, char *err, size_t errlen);
 
 /* ---- clocks (reader_clock.c) ------------------------------------------------------------------
  * What each process of a set says about its clock (docs/multinode.md, "Clocks"): its MPI

@@ -2,7 +2,11 @@
  * analysis of `omniprof analyze` (src/analyze) over the report's inputs, as two parts of the
  * page's data (docs/report.md, docs/analyze.md):
  *   "findings":      {"wall_ns", "items": [{rule, title, gain_pct, evidence, advice}],
- *                     "not_worth_fixing": [...], "hot_spots": [...]}, or {"error": text}
+ *                     "not_worth_fixing": [...], "hot_spots": [...],
+ *                     "gpu_overlap": [{pid, rank, device, compute_ns, communication_ns,
+ *                     comm_overlap_pct, copy_ns, copy_overlap_pct}] (per GPU and process;
+ *                     a percentage is null where there is nothing to overlap)},
+ *                    or {"error": text}
  *   "critical_path": {"t0", "segments": [[start, end, label], ...]}: the path's pieces in ns
  *                    from the page's t0 (the timeline's origin), adjacent pieces of one label
  *                    merged, at most RP_PATH_SEGMENTS (shorter pieces fold into their
@@ -12,6 +16,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "common/alloc.h"
 #include "db/reader.h"
 #include "output/report.h"
 
@@ -34,6 +39,38 @@ static void findings_list(op_buf *b, const char *key, const an_finding *f, size_
         op_buf_putc(b, '}');
     }
     op_buf_putc(b, ']');
+}
+
+static void pct_or_null(op_buf *b, int64_t part, int64_t whole)
+{
+    double p = an_overlap_pct(part, whole);
+    if (p < 0)
+        op_buf_puts(b, "null");
+    else
+        rp_json_num(b, p);
+}
+
+/* Per GPU and process: communication beside computation, copies beside kernels (overlap.c). */
+static void overlap_list(op_buf *b, const an_graph *g)
+{
+    an_gpu_overlap *ov = NULL;
+    size_t n = 0;
+    if (an_overlap(g, &ov, &n) != 0) n = 0;
+    op_buf_puts(b, ",\"gpu_overlap\":[");
+    for (size_t i = 0; i < n && i < 1000; i++) {
+        const an_gpu_overlap *o = &ov[i];
+        op_buf_printf(b,
+                      "%s{\"pid\":%lld,\"rank\":%d,\"device\":%lld,\"compute_ns\":%lld,"
+                      "\"communication_ns\":%lld,\"copy_ns\":%lld,\"comm_overlap_pct\":",
+                      i ? "," : "", (long long)o->pid, o->rank, (long long)o->device,
+                      (long long)o->compute_ns, (long long)o->comm_ns, (long long)o->copy_ns);
+        pct_or_null(b, o->comm_overlap_ns, o->comm_ns);
+        op_buf_puts(b, ",\"copy_overlap_pct\":");
+        pct_or_null(b, o->copy_overlap_ns, o->copy_ns);
+        op_buf_putc(b, '}');
+    }
+    op_buf_putc(b, ']');
+    op_free(ov);
 }
 
 /* The report stays within its memory bounds (report.h): the graph holds every event, so beyond
@@ -88,6 +125,7 @@ void rp_findings(rp_report *r)
     findings_list(&r->findings, "items", a.findings, a.n_findings);
     findings_list(&r->findings, "not_worth_fixing", a.minor, a.n_minor);
     findings_list(&r->findings, "hot_spots", a.hot, a.n_hot);
+    overlap_list(&r->findings, g);
     op_buf_putc(&r->findings, '}');
 
     op_buf *b = &r->critical_path;

@@ -14,6 +14,14 @@ Modes (CTest analyze.<mode>):
   forkjoin   an_forkjoin, one worker 3x the others: what-if 'range:^work_big$=0.5' against the
              run with that worker halved; the imbalance is the top finding
   clean      the balanced pipeline and fork-join: no finding with 5 % or more predicted gain
+  overlap    two ranks' synthetic databases: communication (nccl* kernels) beside computation
+             and copies beside kernels per GPU and rank, exact ns and percentages, in the JSON,
+             the console and the report's findings
+  waits      a stream synchronize with its synchronization record waits for its stream only;
+             event and device synchronizes (and one without a record) for every stream: exact
+             paths and what-if predictions where the two semantics differ
+  nccl       two ranks merged: the k-th NCCL kernel of one name on each rank is one collective
+             (the ranks leave together): exact predictions across ranks
   mpi        an_mpi under mpirun -np 4 (rank 2 a straggler), merged: 'range:^extra$=0.5'
              against the run with rank 2's extra work halved; the straggler is the top finding
 
@@ -100,15 +108,16 @@ class SynthDB:
             s))
         return i
 
-    def event(self, category, corr=0):
+    def event(self, category, corr=0, extdata="{}"):
         i = self.nid("rocpd_event")
         self.con.execute("INSERT INTO %s (id, category_id, stack_id, correlation_id, extdata) "
-                         "VALUES (?, ?, ?, 0, '{}')"
-                         % self.t("rocpd_event"), (i, self.string(category), corr))
+                         "VALUES (?, ?, ?, 0, ?)"
+                         % self.t("rocpd_event"), (i, self.string(category), corr, extdata))
         return i
 
-    def region(self, thread, start, end, name, category="CUDA_RUNTIME_API", corr=0):
-        ev = self.event(category, corr)
+    def region(self, thread, start, end, name, category="CUDA_RUNTIME_API", corr=0,
+               extdata="{}"):
+        ev = self.event(category, corr, extdata)
         self.con.execute('INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, event_id) '
                          'VALUES (?, 1, ?, ?, ?, ?, ?, ?)'
                          % self.t("rocpd_region"),
@@ -126,16 +135,28 @@ class SynthDB:
             "1, 1, 1, ?)" % self.t("rocpd_kernel_dispatch"),
             (i, self.pid, self.pid, kernel_id, i, stream, stream, start, end, ev))
 
-    def copy(self, stream, start, end, corr, src_kind="PAGEABLE", size=1 << 26):
+    def kernel_symbol(self, name):
+        """A kernel symbol named `name` (gen-db's are gemm, reduce_sum, ...): its id."""
+        i = self.nid("rocpd_info_kernel_symbol")
+        self.con.execute(
+            "INSERT INTO %s (id, nid, pid, kernel_name, display_name, group_segment_size, "
+            "private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) "
+            "VALUES (?, 1, ?, ?, ?, 0, 0, 0, 0, 0)" % self.t("rocpd_info_kernel_symbol"),
+            (i, self.pid, name, name))
+        return i
+
+    def copy(self, stream, start, end, corr, name="MEMORY_COPY_HOST_TO_DEVICE", src_kind=None,
+             size=4096):
+        """A copy; src_kind (PAGEABLE, PINNED) goes into the row's extdata as the writer puts it."""
         ev = self.event("MEMORY_COPY", corr)
+        ext = ('{"src_memory_kind":"%s","dst_memory_kind":"DEVICE","is_async":1,"device_id":0}'
+               % src_kind) if src_kind else "{}"
         self.con.execute(
             'INSERT INTO %s (id, nid, pid, tid, start, "end", name_id, dst_agent_id, '
             "src_agent_id, size, queue_id, stream_id, event_id, extdata) "
             "VALUES (?, 1, ?, ?, ?, ?, ?, 2, 1, ?, ?, ?, ?, ?)" % self.t("rocpd_memory_copy"),
-            (self.nid("rocpd_memory_copy"), self.pid, self.pid, start, end,
-             self.string("MEMORY_COPY_HOST_TO_DEVICE"), size, stream, stream, ev,
-             '{"src_memory_kind":"%s","dst_memory_kind":"DEVICE","is_async":1,"device_id":0}'
-             % src_kind))
+            (self.nid("rocpd_memory_copy"), self.pid, self.pid, start, end, self.string(name),
+             size, stream, stream, ev, ext))
 
     def close(self):
         self.con.commit()
@@ -287,6 +308,168 @@ def mode_synthetic_gpu(a, tmp, T0):
     r = analyze(a, [p])
     check(r["run"]["wall_ns"] == 105 and r["run"]["gpu_ops_untimed"] == 1,
           "G: an untimed kernel does not stretch the run: 105 ns, 1 left out (%s)" % r["run"])
+def mode_overlap(a):
+    """Overlap percentages per GPU and rank (breakdown.gpus), on two ranks' databases whose
+    unions and intersections are known exactly."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-ov-")
+    T0 = 10 ** 9
+    dbs = []
+    # rank 0, device 2, three streams: gemm [0,100] on stream 1; an NCCL all-reduce [60,160] on
+    # stream 2 (40 of its 100 ns beside gemm); copies [50,110] on stream 3 (beside gemm, then
+    # the NCCL kernel: all 60 ns) and [170,230] (alone): copies 120 ns, 60 beside kernels
+    p = os.path.join(tmp, "r0.db")
+    d = SynthDB(a, p, 7000, rank=0, streams=3)
+    nccl = d.kernel_symbol("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)")
+    d.region(0, T0, T0 + 5, "cudaLaunchKernel", corr=1)
+    d.region(0, T0 + 5, T0 + 10, "cudaLaunchKernel", corr=2)
+    d.region(0, T0 + 10, T0 + 15, "cudaMemcpyAsync", corr=3)
+    d.region(0, T0 + 15, T0 + 20, "cudaMemcpyAsync", corr=4)
+    d.kernel(1, T0 + 0, T0 + 100, 2, corr=1)
+    d.kernel(2, T0 + 60, T0 + 160, nccl, corr=2)
+    d.copy(3, T0 + 50, T0 + 110, corr=3)
+    d.copy(3, T0 + 170, T0 + 230, corr=4)
+    d.region(0, T0 + 20, T0 + 240, "cudaDeviceSynchronize", corr=5)
+    d.close()
+    dbs.append(p)
+    # rank 1: the NCCL kernel [20,40] inside gemm [0,100] on another stream: 100 %; no copies
+    p = os.path.join(tmp, "r1.db")
+    d = SynthDB(a, p, 7001, rank=1, streams=2)
+    nccl = d.kernel_symbol("ncclKernel_AllGather_RING_LL_Sum_int8_t")
+    d.region(0, T0, T0 + 5, "cudaLaunchKernel", corr=1)
+    d.region(0, T0 + 5, T0 + 10, "cudaLaunchKernel", corr=2)
+    d.kernel(1, T0 + 0, T0 + 100, 3, corr=1)
+    d.kernel(2, T0 + 20, T0 + 40, nccl, corr=2)
+    d.region(0, T0 + 10, T0 + 110, "cudaDeviceSynchronize", corr=3)
+    d.close()
+    dbs.append(p)
+    r = analyze(a, dbs)
+    check(r["version"] == 1 and r.get("minor", 0) >= 1, "the JSON's minor version is 1 or more "
+          "(%s.%s)" % (r["version"], r.get("minor")))
+    g = {x["rank"]: x for x in r["breakdown"].get("gpus", [])}
+    check(sorted(g) == [0, 1], "one overlap row per GPU and rank (%s)" % sorted(g))
+    if sorted(g) == [0, 1]:
+        x = g[0]
+        want = {"compute_ns": 100, "communication_ns": 100, "comm_overlap_ns": 40,
+                "comm_overlap_pct": 40.0, "copy_ns": 120, "copy_overlap_ns": 60,
+                "copy_overlap_pct": 50.0, "busy_ns": 220, "streams": 3}
+        got = {k: x.get(k) for k in want}
+        check(got == want, "rank 0: communication 40 %% beside computation, copies 50 %% beside "
+              "kernels (%s)" % got)
+        x = g[1]
+        want = {"compute_ns": 100, "communication_ns": 20, "comm_overlap_ns": 20,
+                "comm_overlap_pct": 100.0, "copy_ns": 0, "copy_overlap_pct": None}
+        got = {k: x.get(k) for k in want}
+        check(got == want, "rank 1: communication 100 %% beside computation, no copies (%s)" % got)
+    r = omniprof(a, "analyze", "-i", *dbs)
+    check("40.0 % beside computation" in r.stdout and "50.0 % beside kernels" in r.stdout and
+          "100.0 % beside computation" in r.stdout, "the console shows the overlap per GPU (%s)"
+          % [ln for ln in r.stdout.splitlines() if "beside" in ln])
+    # the report's findings section carries the same rows
+    out = os.path.join(tmp, "report.html")
+    r = omniprof(a, "report", "-i", *dbs, "-o", out)
+    html = open(out).read() if os.path.exists(out) else ""
+    check('"gpu_overlap":[' in html and '"comm_overlap_pct":40' in html,
+          "the report's findings carry the overlap rows")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mode_waits(a):
+    """Which GPU work a host wait waited for: a stream synchronize whose synchronization record
+    names its stream waits for that stream only; an event synchronize (its event's stream is not
+    recorded) and a device synchronize for every stream. Two streams where the two semantics
+    give different critical paths and what-if predictions (exact)."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-waits-")
+    T0, U = 10 ** 9, 1000
+
+    def build(name, call, record):
+        # gemm [10,100] us on stream 1, reduce_sum [12,95] us on stream 2, then the wait
+        # [10,101] us; its synchronization record (if any) inside it, naming stream 2
+        p = os.path.join(tmp, name)
+        d = SynthDB(a, p, 8000, streams=2)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 10 * U, "cudaLaunchKernel", corr=2)
+        d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
+        d.kernel(2, T0 + 12 * U, T0 + 95 * U, 3, corr=2)
+        d.region(0, T0 + 10 * U, T0 + 101 * U, call, corr=3)
+        if record:
+            d.region(0, T0 + 11 * U, T0 + 100 * U + 500, record, category="SYNCHRONIZATION",
+                     corr=3, extdata='{"stream":2,"event":7,"device_id":0,"context_id":1}')
+        d.close()
+        return p
+
+    stream_path = {("launch", "cudaLaunchKernel"): 5 * U, ("latency", "[launch latency]"): 7 * U,
+                   ("kernel", "reduce_sum"): 83 * U,
+                   ("gpu_wait", "cudaStreamSynchronize"): 6 * U}
+    p = build("stream.db", "cudaStreamSynchronize", "SYNCHRONIZATION_STREAM")
+    r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
+    it = items(r)
+    check(it == stream_path, "stream synchronize of stream 2: the path is the launch, stream 2's "
+          "kernel and the wait's own 6 us, not stream 1's gemm (%s)" % it)
+    check(r["what_if"]["predicted_wall_ns"] == 101 * U, "stream synchronize of stream 2: gemm "
+          "(stream 1) 2x faster gains nothing (%s)" % r["what_if"]["predicted_wall_ns"])
+    r = analyze(a, [p], "--what-if", "kernel:reduce_sum=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 100 * U, "stream synchronize: reduce_sum 2x "
+          "faster: the wait ends 6 us after it, the run with gemm at 100 us (%s)" %
+          r["what_if"]["predicted_wall_ns"])
+    device_path = {("latency", "[launch latency]"): 10 * U,
+                   ("kernel", "gemm_kernel<float, 128>"): 90 * U}
+    for name, call, record in (("event.db", "cudaEventSynchronize", "SYNCHRONIZATION_EVENT"),
+                               ("device.db", "cudaDeviceSynchronize", "SYNCHRONIZATION_DEVICE"),
+                               ("norecord.db", "cudaStreamSynchronize", None)):
+        p = build(name, call, record)
+        r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
+        it = items(r)
+        want = dict(device_path)
+        want[("gpu_wait", call)] = 1 * U
+        check(it == want, "%s (%s): device-wide, the path runs through stream 1's gemm (%s)"
+              % (call, record or "no synchronization record", it))
+        check(r["what_if"]["predicted_wall_ns"] == 96 * U, "%s: gemm 2x faster: the wait ends "
+              "1 us after reduce_sum (95 us) (%s)" % (call, r["what_if"]["predicted_wall_ns"]))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mode_nccl(a):
+    """NCCL collectives across ranks: the k-th ncclDevKernel_/ncclKernel_ kernel of one name on
+    each rank are one collective, all ranks leave together. Two ranks merged: rank 1 computes
+    (gemm) before its all-reduce; rank 0's all-reduce kernel waits on the GPU for it. A faster
+    gemm shortens rank 0's collective too (exact)."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-nccl-")
+    T0, U = 10 ** 9, 1000
+    name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)"
+    dbs = []
+    p = os.path.join(tmp, "r0.db")
+    d = SynthDB(a, p, 9000, rank=0)
+    k = d.kernel_symbol(name)
+    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 10 * U, T0 + 90 * U, k, corr=1)
+    d.region(0, T0 + 5 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    dbs.append(p)
+    p = os.path.join(tmp, "r1.db")
+    d = SynthDB(a, p, 9001, rank=1)
+    k = d.kernel_symbol(name)
+    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+    d.region(0, T0 + 5 * U, T0 + 10 * U, "cudaLaunchKernel", corr=2)
+    d.kernel(1, T0 + 10 * U, T0 + 80 * U, 2, corr=1)
+    d.kernel(1, T0 + 80 * U, T0 + 90 * U, k, corr=2)
+    d.region(0, T0 + 10 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=3)
+    d.close()
+    dbs.append(p)
+    merged = os.path.join(tmp, "merged.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    check(r["run"]["wall_ns"] == 91 * U, "merged: wall 91 us (%s)" % r["run"]["wall_ns"])
+    it = items(r)
+    check(it.get(("kernel", "gemm_kernel<float, 128>")) == 70 * U, "the path runs through rank "
+          "1's gemm, which every rank's all-reduce waits for (%s)" % it)
+    r = analyze(a, [merged], "--what-if", "kernel:gemm=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 56 * U, "gemm 2x faster: rank 1's all-reduce "
+          "starts at 45 us, both ranks leave it at 55 us and their synchronizes end at 56 us "
+          "(%s)" % r["what_if"]["predicted_wall_ns"])
+    r = analyze(a, [merged], "--what-if", "kernel:^nccl=0.5")
+    check(r["what_if"]["predicted_wall_ns"] == 86 * U, "the all-reduce's own 10 us halved: "
+          "86 us (%s)" % r["what_if"]["predicted_wall_ns"])
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def mode_cli(a):
@@ -483,7 +666,8 @@ def main():
     a = ap.parse_args()
     {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
      "forkjoin": mode_forkjoin,
-     "clean": mode_clean, "mpi": mode_mpi}[a.mode](a)
+     "clean": mode_clean, "mpi": mode_mpi, "overlap": mode_overlap,
+     "waits": mode_waits, "nccl": mode_nccl}[a.mode](a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))
         sys.exit(1)

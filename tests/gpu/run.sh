@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs analyzewaits" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
@@ -468,6 +468,18 @@ if want analyze; then
   else targets "$OUT/analyze.md"
     grep -qE '^(PASS|FAIL) ' "$OUT/analyze.md" ||
       verdict analyze 1 "no result ($(tail -2 "$OUT/analyze.md" | tr '\n' ' '))"
+  fi
+fi
+
+# (9) analyze on real CUPTI data: a stream synchronize's record names its stream (the wait edges
+# follow it), copies beside kernels in the overlap rows (tests/analyze/gpu_waits.py)
+if want analyzewaits; then
+  timeout 900 python3 tests/analyze/gpu_waits.py "$B" "$OUT/analyzewaits" >"$OUT/analyzewaits.log" 2>&1; rc=$?
+  cat "$OUT/analyzewaits.log"
+  if [ $rc = 77 ]; then verdict analyze.waits 77 "$(grep -m1 '^SKIP' "$OUT/analyzewaits.log")"
+  else targets "$OUT/analyzewaits.log"
+    grep -qE '^(PASS|FAIL) ' "$OUT/analyzewaits.log" ||
+      verdict analyze.waits 1 "no result ($(tail -2 "$OUT/analyzewaits.log" | tr '\n' ' '))"
   fi
 fi
 

@@ -1344,6 +1344,19 @@ function renderFindings() {
       el("div", { text: "→ " + f.advice })]));
   });
   CHECK.findings = rows.length;
+  /* per GPU and rank: communication beside computation, copies beside kernels (overlap.c) */
+  var ov = F.gpu_overlap || [];
+  if (!ov.length) return;
+  var t = el("table", { cls: "data" }, [el("tr", null, ["GPU", "pid", "rank", "compute",
+    "communication", "beside computation", "copies", "beside kernels"].map(function (h) {
+      return el("th", { text: h }); }))]);
+  ov.forEach(function (o) {
+    t.appendChild(el("tr", null, [o.device, o.pid, o.rank < 0 ? "" : o.rank, fmtNs(o.compute_ns),
+      fmtNs(o.communication_ns), fmtPct(o.comm_overlap_pct), fmtNs(o.copy_ns),
+      fmtPct(o.copy_overlap_pct)].map(function (v) { return el("td", { text: String(v) }); })));
+  });
+  s.appendChild(el("h3", { text: "Overlap per GPU" }));
+  s.appendChild(t);
 }
 
 function main() {
