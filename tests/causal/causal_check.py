@@ -14,9 +14,10 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
   viewer           omniprof's profile.coz in Coz's own viewer, in headless Chromium: the plots
                    of the program's lines are drawn
   short_threads    (issue 35 items 1, 3) threads that live a few sampling periods: each sample
-                   of the fixed line is charged its documented delay (speedup x its period, at
-                   least 85 % of it; before the fix, 40-50 %); a selected line that is never
-                   sampled gives 0 experiments and says why and what to do
+                   of the fixed line is charged its documented delay (speedup x its period:
+                   90-115 % of it at real-time priority, at least 90 % otherwise; schedstat's
+                   CPU time gave 130 %, the thread's CPU clock 212 %); a selected line that
+                   is never sampled gives 0 experiments and says why and what to do
   outputs          -o onto a database, a binary, a text, under a file or in a directory that
                    cannot be written; -d under a file: exit 2, nothing run, nothing changed;
                    a Coz profile (or an empty file) is still appended to
@@ -196,8 +197,8 @@ PROGRAMS = {
 }
 
 
-def omniprof_causal(args, wd, extra, prog_argv, timeout=600):
-    cmd = [args.omniprof, "causal"] + extra + ["--"] + prog_argv
+def omniprof_causal(args, wd, extra, prog_argv, timeout=600, prefix=()):
+    cmd = list(prefix) + [args.omniprof, "causal"] + extra + ["--"] + prog_argv
     env = dict(os.environ)
     env.setdefault("OMNIPROF_LOG_LEVEL", "warning")
     r = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -552,12 +553,18 @@ def mode_outputs(args, wd):
 def mode_short_threads(args, wd):
     prog = os.path.join(args.bindir, "causaltest_short_threads")
     lines = marker_lines(os.path.join(HERE, "short_threads.c"))
-    # (item 1) the delay each sample of the selected line stands for: speedup x the CPU time
-    # since the thread's previous sample (its period), plus any wait for a CPU meanwhile (a
-    # busy machine only adds). The precise per-thread clock gives >= the period; the
-    # scheduler-tick schedstat value gave 40-50 % of it.
+    # (item 1) the delay each sample of the selected line stands for: speedup x its period of
+    # CPU time, plus any wait for a CPU meanwhile (a busy machine only adds). Run at real-time
+    # priority (chrt -f 1, root) the program waits for no CPU, and the delay must be the
+    # documented one within a few %: schedstat's tick-stepped CPU time gave 130 % of it here
+    # (the issue saw 40-50 %), the thread's CPU clock since its previous sample 212 % (a new
+    # thread's first interval held its start and the profiler's set-up of it). Without real-time priority only the lower
+    # bound can be checked on a busy machine.
+    rt = shutil.which("chrt") and subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    if not rt:
+        print("note: chrt -f is not permitted here: only the lower bound of the delay is checked")
     r = omniprof_causal(args, wd, ["-l", lines["WORK"], "-s", "50", "--experiment-ms", "200", "-d", "db",
-                                   "-o", "short.coz", "-q"], [prog, "6", "3"])
+                                   "-o", "short.coz", "-q"], [prog, "6", "3"], prefix=["chrt", "-f", "1"] if rt else [])
     check(r.returncode == 0 and "done" in r.stdout, "the program runs to its end (%d, %r)" % (r.returncode, r.stdout))
     rows = []
     for db in databases(os.path.join(wd, "db")):
@@ -568,12 +575,16 @@ def mode_short_threads(args, wd):
     samples = sum(r_[2] for r_ in rows)
     want = sum(r_[0] * r_[2] * r_[3] for r_ in rows)
     got = sum(r_[1] for r_ in rows)
-    print("%d experiments on %s: %d samples, delay %.1f ms for %.1f ms documented" %
-          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6))
+    print("%d experiments on %s: %d samples, delay %.1f ms for %.1f ms documented (%.0f %%)%s" %
+          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6, 100.0 * got / want if want else 0,
+           " at real-time priority" if rt else ""))
     check(len(rows) >= 5 and samples >= 200, "experiments on the worker line with samples (%d, %d)" % (len(rows), samples))
     if want:
-        check(got >= 0.85 * want, "each sample is charged its documented delay (%.0f %% of speedup x period)" %
+        check(got >= 0.9 * want, "each sample is charged at least its documented delay (%.0f %% of speedup x period)" %
               (100.0 * got / want))
+        if rt:
+            check(got <= 1.15 * want, "each sample is charged its documented delay, not more (%.0f %% of speedup x "
+                  "period; within 15 %% at real-time priority)" % (100.0 * got / want))
     # (item 3) a line shorter than the sampling period, the only one that may be selected
     r = omniprof_causal(args, wd, ["-S", lines["TINY"] + "$", "--experiment-ms", "200", "-d", "db2",
                                    "-o", "tiny.coz", "-q"], [prog, "4", "3"])
