@@ -18,6 +18,12 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
                    90-115 % of it at real-time priority, at least 90 % otherwise; schedstat's
                    CPU time gave 130 %, the thread's CPU clock 212 %); a selected line that
                    is never sampled gives 0 experiments and says why and what to do
+  join_knob        (issue 35 item 2) join_workers at its default size: the predicted speedup
+                   of worker A's line at 25 and 75 % against the real program with A's work
+                   cut by as much (a knob): within 8 points at 25 %, at most 12 below at 75 %.
+                   Not registered with CTest yet: it fails (issue 35 item 2 is fixed only in
+                   part, docs/causal.md), and the real program's speedup varies by 10 points
+                   between runs on the shared VM
   outputs          -o onto a database, a binary, a text, under a file or in a directory that
                    cannot be written; -d under a file: exit 2, nothing run, nothing changed;
                    a Coz profile (or an empty file) is still appended to
@@ -598,9 +604,75 @@ def mode_short_threads(args, wd):
     return 0
 
 
+def rt_prefix():
+    """chrt -f 1 where permitted (root): the program's threads then wait for no CPU that the
+    machine's other work holds, so that timing measures the program, not the load."""
+    ok = shutil.which("chrt") and subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    return ["chrt", "-f", "1"] if ok else []
+
+
+def mode_join_knob(args, wd):
+    """(issue 35 item 2) join_workers at its default size (B: 2 ms, A: 4 ms per iteration, two
+    threads started and joined every iteration): the predicted program speedup of A's line at
+    25 and 75 % against the real program whose A does 25 and 75 % less work (the knob, argv[3]
+    = 0.75, 0.25). Before the fix omniprof predicted 11-13 % and 22 % there: every new thread made
+    libunwind's 256 KiB trace cache (~1 ms of CPU, on the iteration's critical path: 6.3 ms
+    per iteration profiled for 4.1 ms), and a thread's samples fell one whole period after it
+    was armed (a 4 ms worker got 3.5 samples for 4 on average)."""
+    prog = os.path.join(args.bindir, "causaltest_join_workers")
+    lines = marker_lines(os.path.join(HERE, "join_workers.c"))
+    rt = rt_prefix()
+    if not rt and too_busy(args, "join_workers", prog, "2"):
+        return 77
+
+    def wall(frac):
+        t0 = time.monotonic()
+        subprocess.run(rt + [prog, "-600", "2", frac], capture_output=True, timeout=300)
+        return time.monotonic() - t0
+
+    runs = {"1.0": [], "0.75": [], "0.25": []}
+    for _ in range(3):  # interleaved: a change of the machine's pace falls on all
+        for frac in runs:
+            runs[frac].append(wall(frac))
+    base = statistics.median(runs["1.0"])
+    real = {0.25: 1 - statistics.median(runs["0.75"]) / base, 0.75: 1 - statistics.median(runs["0.25"]) / base}
+    print("real program: %.2f s with A's full work; %.1f %% faster with 75 %% of it, %.1f %% with 25 %%" %
+          (base, 100 * real[0.25], 100 * real[0.75]))
+    profile = os.path.join(wd, "knob.coz")
+    curve = {}
+    for rnd in range(args.rounds):
+        r = omniprof_causal(args, wd, ["-l", lines["A"], "-s", "0,0,25,75", "--experiment-ms", "400", "-o",
+                                       profile, "-q", "-d", "db"], [prog, "15", "2"], prefix=rt)
+        check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal" % (rnd + 1))
+        cur = local_curves(profile)
+        keys = find_line(cur, lines["A"])
+        curve = cur[keys[0]] if keys else {}
+        if all(curve.get(sp, (0, 0))[1] >= MIN_EXPERIMENTS for sp in real):
+            break
+    for sp in sorted(real):
+        if sp not in curve:
+            check(False, "experiments at %.0f %% on %s" % (100 * sp, lines["A"]))
+            continue
+        pred, n = curve[sp]
+        print("omniprof causal: %s at %.0f %%: program %+.1f %% (%d experiments)%s, real %+.1f %%" %
+              (lines["A"], 100 * sp, 100 * pred, n, " at real-time priority" if rt else "", 100 * real[sp]))
+    check(real[0.25] > 0.10, "the real program is faster with less work in A (%.1f %%)" % (100 * real[0.25]))
+    if 0.25 in curve:
+        pred = curve[0.25][0]
+        check(abs(pred - real[0.25]) <= 0.08, "the predicted speedup of %s at 25 %% matches the real program's "
+              "(%.1f %% vs %.1f %%, within 8 points)" % (lines["A"], 100 * pred, 100 * real[0.25]))
+    if 0.75 in curve:
+        pred = curve[0.75][0]
+        check(real[0.75] - 0.12 <= pred <= real[0.75] + 0.08, "the predicted speedup of %s at 75 %% is near the "
+              "real program's (%.1f %% vs %.1f %%: at most 12 points below, 8 above)" %
+              (lines["A"], 100 * pred, 100 * real[0.75]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs", "short_threads"])
+    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs", "short_threads",
+                                        "join_knob"])
     ap.add_argument("prog", nargs="?")
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)
