@@ -639,13 +639,13 @@ def profiler_leftovers(pid):
     return threads, fds, timers
 
 
-def settled_leftovers(pid, seconds=5):
-    """profiler_leftovers once they are gone, or as they are after `seconds` (threads end on
-    their own once asked: wait on that event, bounded)."""
+def settled_leftovers(pid, seconds=5, settled=lambda left: not any(left)):
+    """profiler_leftovers once they are gone (`settled`), or as they are after `seconds`
+    (threads end on their own once asked: wait on that event, bounded)."""
     deadline = time.time() + seconds
     while True:
         left = profiler_leftovers(pid)
-        if left is None or not any(left) or time.time() > deadline:
+        if left is None or settled(left) or time.time() > deadline:
             return left
         time.sleep(0.05)
 
@@ -654,7 +654,9 @@ def mode_attach_fork(a):
     for flag in ([], ["--no-attach-children"]):
         what = " ".join(flag) or "--attach-children"
         out_dir = tempfile.mkdtemp(prefix="att-fork-")
-        p, pid, first = start_target(a, 20, 2, extra="forker")
+        # 40 s: the attach, its 3 s and the detach end long before, on a loaded machine too (with
+        # 20 s the program and its child could end before the checks below saw them)
+        p, pid, first = start_target(a, 40, 2, extra="forker")
         cmd = [os.path.join(a.bindir, "omniprof"), "attach", "-p", str(pid), "-d", out_dir, "--sample",
                "--duration", "3"] + flag
         att = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -669,7 +671,10 @@ def mode_attach_fork(a):
         print(aerr.strip())
         check(att.returncode == 0, "%s: attach exits 0 (%d)" % (what, att.returncode))
         for name, q in (("the program", pid), ("its child", child)):
-            left = settled_leftovers(q)
+            # the profiler's threads and timers end on their own once told to: wait for that
+            # event, up to 30 s (a loaded machine may not run them for seconds); it returns as
+            # soon as they are gone (libunwind's pipes, which stay, are not waited for)
+            left = settled_leftovers(q, seconds=30, settled=lambda left: not left[0] and not left[2])
             if left is None:
                 check(False, "%s: %s still runs after the detach" % (what, name))
                 continue
