@@ -122,12 +122,15 @@ def main():
             # the whole process's extra CPU per call (the profiler's reader and writer threads
             # too: issue 35 item 5), marginal between N and 2N calls so that start-up and the
             # database's creation cancel out; the unprofiled runs of each size are the baseline
-            leaf2 = paired([pc, "leaf", str(2 * n_leaf)], [omni, "instrument", "--method", method, "-i", "^leaf$",
-                                                           "-d", tmp, "--", pc, "leaf", str(2 * n_leaf)], reps, timeout)
+            n2 = str(2 * n_leaf)
+            ins2 = [omni, "instrument", "--method", method, "-i", "^leaf$", "-d", tmp, "--", pc,
+                    "leaf", n2]
+            leaf2 = paired([pc, "leaf", n2], ins2, reps, timeout)
             extra = [(i2 - b2) - (i1 - b1) for (_, _, b1, i1), (_, _, b2, i2) in zip(leaf, leaf2)]
-            print("metric=per_call_process_ns.%s value=%.0f unit=ns min=%.0f max=%.0f base_process_ms=%.1f" %
-                  (method, statistics.median(extra) / n_leaf, min(extra) / n_leaf, max(extra) / n_leaf,
-                   statistics.median(b2 for _, _, b2, _ in leaf2) / 1e6))
+            print("metric=per_call_process_ns.%s value=%.0f unit=ns min=%.0f max=%.0f "
+                  "base_process_ms=%.1f" %
+                  (method, statistics.median(extra) / n_leaf, min(extra) / n_leaf,
+                   max(extra) / n_leaf, statistics.median(b2 for _, _, b2, _ in leaf2) / 1e6))
         except Timeout as e:
             print("metric=per_call_ns.%s value=nan unit=ns timeout=%s" % (method, e))
         for name, prog, args in (("mix", pc, ["mix", str(n_mix)]), ("interp", pi, [str(n_interp)])):

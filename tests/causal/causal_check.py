@@ -570,13 +570,13 @@ def mode_short_threads(args, wd):
     # priority (chrt -f 1, root) the program waits for no CPU, and the delay must be the
     # documented one within a few %: schedstat's tick-stepped CPU time gave 130 % of it here
     # (the issue saw 40-50 %), the thread's CPU clock since its previous sample 212 % (a new
-    # thread's first interval held its start and the profiler's set-up of it). Without real-time priority only the lower
-    # bound can be checked on a busy machine.
-    rt = shutil.which("chrt") and subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    # thread's first interval held its start and the profiler's set-up of it). Without
+    # real-time priority only the lower bound can be checked on a busy machine.
+    rt = bool(rt_prefix())
     if not rt:
         print("note: chrt -f is not permitted here: only the lower bound of the delay is checked")
     r = omniprof_causal(args, wd, ["-l", lines["WORK"], "-s", "50", "--experiment-ms", "200", "-d", "db",
-                                   "-o", "short.coz", "-q"], [prog, "6", "3"], prefix=["chrt", "-f", "1"] if rt else [])
+                                   "-o", "short.coz", "-q"], [prog, "6", "3"], prefix=rt_prefix())
     check(r.returncode == 0 and "done" in r.stdout, "the program runs to its end (%d, %r)" % (r.returncode, r.stdout))
     rows = []
     for db in databases(os.path.join(wd, "db")):
@@ -587,16 +587,17 @@ def mode_short_threads(args, wd):
     samples = sum(r_[2] for r_ in rows)
     want = sum(r_[0] * r_[2] * r_[3] for r_ in rows)
     got = sum(r_[1] for r_ in rows)
+    share = 100.0 * got / want if want else 0
     print("%d experiments on %s: %d samples, delay %.1f ms for %.1f ms documented (%.0f %%)%s" %
-          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6, 100.0 * got / want if want else 0,
+          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6, share,
            " at real-time priority" if rt else ""))
     check(len(rows) >= 5 and samples >= 200, "experiments on the worker line with samples (%d, %d)" % (len(rows), samples))
     if want:
-        check(got >= 0.9 * want, "each sample is charged at least its documented delay (%.0f %% of speedup x period)" %
-              (100.0 * got / want))
+        check(got >= 0.9 * want, "each sample is charged at least its documented delay "
+              "(%.0f %% of speedup x period)" % share)
         if rt:
-            check(got <= 1.15 * want, "each sample is charged its documented delay, not more (%.0f %% of speedup x "
-                  "period; within 15 %% at real-time priority)" % (100.0 * got / want))
+            check(got <= 1.15 * want, "each sample is charged its documented delay, not more "
+                  "(%.0f %% of speedup x period; within 15 %% at real-time priority)" % share)
     # (item 3) a line shorter than the sampling period, the only one that may be selected
     r = omniprof_causal(args, wd, ["-S", lines["TINY"] + "$", "--experiment-ms", "200", "-d", "db2",
                                    "-o", "tiny.coz", "-q"], [prog, "4", "3"])
@@ -613,7 +614,8 @@ def mode_short_threads(args, wd):
 def rt_prefix():
     """chrt -f 1 where permitted (root): the program's threads then wait for no CPU that the
     machine's other work holds, so that timing measures the program, not the load."""
-    ok = shutil.which("chrt") and subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    ok = shutil.which("chrt") and \
+        subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
     return ["chrt", "-f", "1"] if ok else []
 
 
@@ -641,14 +643,16 @@ def mode_join_knob(args, wd):
         for frac in runs:
             runs[frac].append(wall(frac))
     base = statistics.median(runs["1.0"])
-    real = {0.25: 1 - statistics.median(runs["0.75"]) / base, 0.75: 1 - statistics.median(runs["0.25"]) / base}
-    print("real program: %.2f s with A's full work; %.1f %% faster with 75 %% of it, %.1f %% with 25 %%" %
-          (base, 100 * real[0.25], 100 * real[0.75]))
+    real = {0.25: 1 - statistics.median(runs["0.75"]) / base,
+            0.75: 1 - statistics.median(runs["0.25"]) / base}
+    print("real program: %.2f s with A's full work; %.1f %% faster with 75 %% of it, %.1f %% with "
+          "25 %%" % (base, 100 * real[0.25], 100 * real[0.75]))
     profile = os.path.join(wd, "knob.coz")
     curve = {}
     for rnd in range(args.rounds):
-        r = omniprof_causal(args, wd, ["-l", lines["A"], "-s", "0,0,25,75", "--experiment-ms", "400", "-o",
-                                       profile, "-q", "-d", "db"], [prog, "15", "2"], prefix=rt)
+        opts = ["-l", lines["A"], "-s", "0,0,25,75", "--experiment-ms", "400", "-o", profile, "-q",
+                "-d", "db"]
+        r = omniprof_causal(args, wd, opts, [prog, "15", "2"], prefix=rt)
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal" % (rnd + 1))
         cur = local_curves(profile)
         keys = find_line(cur, lines["A"])
@@ -661,24 +665,28 @@ def mode_join_knob(args, wd):
             continue
         pred, n = curve[sp]
         print("omniprof causal: %s at %.0f %%: program %+.1f %% (%d experiments)%s, real %+.1f %%" %
-              (lines["A"], 100 * sp, 100 * pred, n, " at real-time priority" if rt else "", 100 * real[sp]))
-    check(real[0.25] > 0.10, "the real program is faster with less work in A (%.1f %%)" % (100 * real[0.25]))
+              (lines["A"], 100 * sp, 100 * pred, n, " at real-time priority" if rt else "",
+               100 * real[sp]))
+    check(real[0.25] > 0.10,
+          "the real program is faster with less work in A (%.1f %%)" % (100 * real[0.25]))
     if 0.25 in curve:
         pred = curve[0.25][0]
-        check(abs(pred - real[0.25]) <= 0.08, "the predicted speedup of %s at 25 %% matches the real program's "
+        check(abs(pred - real[0.25]) <= 0.08,
+              "the predicted speedup of %s at 25 %% matches the real program's "
               "(%.1f %% vs %.1f %%, within 8 points)" % (lines["A"], 100 * pred, 100 * real[0.25]))
     if 0.75 in curve:
         pred = curve[0.75][0]
-        check(real[0.75] - 0.12 <= pred <= real[0.75] + 0.08, "the predicted speedup of %s at 75 %% is near the "
-              "real program's (%.1f %% vs %.1f %%: at most 12 points below, 8 above)" %
+        check(real[0.75] - 0.12 <= pred <= real[0.75] + 0.08,
+              "the predicted speedup of %s at 75 %% is near the real program's "
+              "(%.1f %% vs %.1f %%: at most 12 points below, 8 above)" %
               (lines["A"], 100 * pred, 100 * real[0.75]))
     return 0
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs", "short_threads",
-                                        "join_knob"])
+    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs",
+                                     "short_threads", "join_knob"])
     ap.add_argument("prog", nargs="?")
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)

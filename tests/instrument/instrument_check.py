@@ -311,14 +311,15 @@ def mode_throttle_cost(a):
         skip("uprobes need root (CAP_PERFMON) and the kernel's uprobe PMU")
     prog, millions = os.path.join(a.bindir, "instest_hot_calls"), "8"
     ref_rc, ref_out, _ = run([prog, millions])
-    omni = [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "uprobe", "--min-instructions", "0"]
+    omni = [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "uprobe",
+            "--min-instructions", "0"]
     env = dict(os.environ, OMNIPROF_LOG_LEVEL="info")
     cpu = {}
     for name, extra in (("excluded", ["-e", "^hot_step$"]), ("throttled", [])):
         out_dir = tempfile.mkdtemp(prefix="ins-throttle-")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.run(omni + extra + ["-d", out_dir, "--", prog, millions], capture_output=True, text=True,
-                           timeout=600, env=env)
+        p = subprocess.run(omni + extra + ["-d", out_dir, "--", prog, millions],
+                           capture_output=True, text=True, timeout=600, env=env)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu[name] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         check(p.returncode == ref_rc == 0 and p.stdout == ref_out,
@@ -674,7 +675,8 @@ def mode_attach_fork(a):
             # the profiler's threads and timers end on their own once told to: wait for that
             # event, up to 30 s (a loaded machine may not run them for seconds); it returns as
             # soon as they are gone (libunwind's pipes, which stay, are not waited for)
-            left = settled_leftovers(q, seconds=30, settled=lambda left: not left[0] and not left[2])
+            left = settled_leftovers(q, seconds=30,
+                                     settled=lambda left: not left[0] and not left[2])
             if left is None:
                 check(False, "%s: %s still runs after the detach" % (what, name))
                 continue

@@ -24,12 +24,13 @@
  *   1. the interrupted pc, then each caller (return address - 1), is looked up in the scope
  *      (causal_scope.c); the first hit is the sample's location (Coz's rule: the innermost
  *      in-scope frame, so time in a library is charged to the line that called it);
- *   2. the wall time the thread was runnable since its previous sample (the sample's period
- *      of CPU time plus the time spent waiting for a CPU while preempted, from
- *      /proc/self/task/<tid>/schedstat, read with one pread; runnable_since_last) is what a hit of the selected code stands for: on
- *      a machine shared with other work a faster line saves wall time in proportion to the
- *      thread's share of a CPU, which CPU time alone would underestimate by that share; the
- *      wait for a CPU after a wake-up is left out (it does not shrink with the line);
+ *   2. the wall time the thread was runnable since its previous sample (the sample's period of CPU
+ *      time plus the time spent waiting for a CPU while preempted, from
+ *      /proc/self/task/<tid>/schedstat, read with one pread; runnable_since_last) is what a hit of
+ *      the selected code stands for: on a machine shared with other work a faster line saves wall
+ *      time in proportion to the thread's share of a CPU, which CPU time alone would underestimate
+ *      by that share; the wait for a CPU after a wake-up is left out (it does not shrink with the
+ *      line);
  *   3. op_causal_on_sample() counts it and, during an experiment, adds the delay that hit
  *      stands for, then settles the thread's delay count (causal.c). */
 #include <dlfcn.h>
