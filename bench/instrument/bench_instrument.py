@@ -12,6 +12,9 @@ and highest:
   per_call_ns.<m>     extra thread CPU time per instrumented call (entry + return): `bench_calls
                       leaf N` with -i '^leaf$' (named, so never throttled) against the same run
                       alone
+  per_call_process_ns.<m>  the same calls' extra CPU of the whole process (the profiler's reader
+                      and database writer included), marginal between N and 2N calls, each
+                      against its unprofiled run
   mix.<m>             `bench_calls mix N` under the defaults (no -i): hostile — per iteration a
                       2-instruction helper and a 150-instruction function (~30 ns), every 4096th
                       a long loop
@@ -116,6 +119,18 @@ def main():
                                                       tmp, "--", pc, "leaf", str(n_leaf)], reps, timeout)
             per_call = statistics.median((i - bb) / n_leaf for bb, i, _, _ in leaf)
             print("metric=per_call_ns.%s value=%.0f unit=ns" % (method, per_call))
+            # the whole process's extra CPU per call (the profiler's reader and writer threads
+            # too: issue 35 item 5), marginal between N and 2N calls so that start-up and the
+            # database's creation cancel out; the unprofiled runs of each size are the baseline
+            n2 = str(2 * n_leaf)
+            ins2 = [omni, "instrument", "--method", method, "-i", "^leaf$", "-d", tmp, "--", pc,
+                    "leaf", n2]
+            leaf2 = paired([pc, "leaf", n2], ins2, reps, timeout)
+            extra = [(i2 - b2) - (i1 - b1) for (_, _, b1, i1), (_, _, b2, i2) in zip(leaf, leaf2)]
+            print("metric=per_call_process_ns.%s value=%.0f unit=ns min=%.0f max=%.0f "
+                  "base_process_ms=%.1f" %
+                  (method, statistics.median(extra) / n_leaf, min(extra) / n_leaf,
+                   max(extra) / n_leaf, statistics.median(b2 for _, _, b2, _ in leaf2) / 1e6))
         except Timeout as e:
             print("metric=per_call_ns.%s value=nan unit=ns timeout=%s" % (method, e))
         for name, prog, args in (("mix", pc, ["mix", str(n_mix)]), ("interp", pi, [str(n_interp)])):

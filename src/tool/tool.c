@@ -1,6 +1,7 @@
 /* tool.c — libomniprof-tool.so, omniprof's own SDK client: configuration from the settings
  * registry, one context, LOSSLESS buffers, the rocpd database writer, periodic flushes,
- * collection periods, fork and exec handling, and the exit path.
+ * collection periods, fork and exec handling, and the exit path. Which kinds go into which
+ * buffer (the enable loop and the services' set-ups) is tool_kinds.c's (tool.h).
  *
  * Lifecycle (the states of g.state):
  *
@@ -55,19 +56,6 @@
 #include "tool/tool.h"
 
 extern char **environ;
-
-/* The tool's buffers: one per value of kinds.def's BUFFER column (op_kind_buffer; NONE unused). */
-enum { TB_GPU = OP_KIND_BUFFER_GPU, TB__COUNT = OP_KIND_BUFFER__COUNT };
-
-typedef struct tool_buffer {
-    const char *name;
-    omniprof_buffer_id_t id;
-    bool used;
-    _Atomic uint64_t records;   /* handed to the writer */
-    _Atomic uint64_t callbacks; /* deliveries */
-    _Atomic uint64_t cb_ns;     /* time inside our callback */
-    _Atomic uint64_t drops;     /* the SDK's cumulative drop count */
-} tool_buffer;
 
 enum { ST_OFF = 0, ST_ACTIVE = 1, ST_DONE = 2 };
 
@@ -477,28 +465,6 @@ static int parse_periods(const char *text)
     return 0;
 }
 
-
-/* ------------------------------------------------------------------------------------------ */
-/* Hardware counters (--pmc): the SDK's counters service reads OMNIPROF_PMC and the dispatch  */
-/* filters (kernel regexes, iteration range, replay mode, pass and dispatch limits) itself.    */
-
-#include "omniprof/counters.h"
-
-/* OMNIPROF_KIND_SETUP(pmc) (both counter kinds): dispatch counting into the GPU buffer, set up
- * once. Returns 0 when counting is on. */
-static int setup_pmc(int buffer)
-{
-    static int done, rc;
-    if (done++) return rc;
-    char err[512] = "";
-    omniprof_status_t st = omniprof_configure_pmc_from_settings(g.ctx, g.buf[buffer].id, err, sizeof(err));
-    if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_error("--pmc: counter collection is off: %s", err[0] ? err : omniprof_get_status_string(st));
-        return rc = -1;
-    }
-    return rc = 0;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Finalization.                                                                               */
 
@@ -825,128 +791,6 @@ static const op_preload_hooks g_tool_hooks = {
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration.                                                                              */
 
-static omniprof_status_t make_buffer(int which)
-{
-    tool_buffer *b = &g.buf[which];
-    if (b->used) return OMNIPROF_STATUS_SUCCESS;
-    b->name = op_kind_buffer_name(which);
-    uint64_t size = op_setting_uint(OP_SET_BUFFER_SIZE);
-    uint64_t wm = op_setting_uint(OP_SET_BUFFER_WATERMARK);
-    if (size < 4096) size = 4096;
-    if (wm > size) wm = size - size / 8;
-    omniprof_status_t st = omniprof_create_buffer(g.ctx, size, wm, OMNIPROF_BUFFER_POLICY_LOSSLESS, on_buffer, b, &b->id);
-    if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_error("cannot create the %s buffer: %s", b->name, omniprof_get_status_string(st));
-        return st;
-    }
-    omniprof_callback_thread_t th;
-    if (omniprof_create_callback_thread(&th) == OMNIPROF_STATUS_SUCCESS) omniprof_assign_callback_thread(b->id, th);
-    b->used = true;
-    return st;
-}
-
-/* Configure one kind into one buffer. A kind whose backend is absent (no CUDA) is silent. */
-static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
-{
-    omniprof_status_t st = omniprof_configure_buffer_tracing_service(g.ctx, kind, NULL, 0, g.buf[buffer].id);
-    if (st != OMNIPROF_STATUS_SUCCESS) {
-        const char *kname = op_tool_db_kind_name(kind, NULL);
-        op_info("tracing %s is not available: %s", kname ? kname : "?", omniprof_get_status_string(st));
-        return -1;
-    }
-    return 0;
-}
-
-/* OMNIPROF_KIND_SETUP(pc_sampling): PC sampling on every GPU (OMNIPROF_PC_SAMPLING*). */
-static int setup_pc_sampling(int buffer)
-{
-    const char *m = op_setting_str(OP_SET_PC_SAMPLING_METHOD);
-    omniprof_pc_sampling_method_t method = m && !strcmp(m, "continuous") ? OMNIPROF_PC_SAMPLING_METHOD_CONTINUOUS
-                                                                         : OMNIPROF_PC_SAMPLING_METHOD_KERNEL_SERIALIZED;
-    omniprof_status_t st = omniprof_configure_pc_sampling_service(
-        g.ctx, (omniprof_agent_id_t){0}, method, OMNIPROF_PC_SAMPLING_UNIT_CYCLES,
-        op_setting_uint(OP_SET_PC_SAMPLING_INTERVAL), g.buf[buffer].id, 0);
-    if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_warn("PC sampling is not available: %s", omniprof_get_status_string(st));
-        return -1;
-    }
-    return 0;
-}
-
-/* OMNIPROF_KIND_SETUP(pm_sampling): OMNIPROF_PM_SAMPLING's metrics every
- * OMNIPROF_PM_SAMPLING_INTERVAL µs on every GPU. */
-static int setup_pm_sampling(int buffer)
-{
-    char copy[4096];
-    const char *names[OMNIPROF_PM_SAMPLING_MAX_METRICS];
-    size_t n = 0;
-    snprintf(copy, sizeof copy, "%s", op_setting_str(OP_SET_PM_SAMPLING));
-    for (char *save = NULL, *t = strtok_r(copy, " ,", &save); t && n < OMNIPROF_PM_SAMPLING_MAX_METRICS;
-         t = strtok_r(NULL, " ,", &save))
-        names[n++] = t;
-    omniprof_status_t st = omniprof_configure_pm_sampling_service(
-        g.ctx, (omniprof_agent_id_t){0}, names, n, op_setting_uint(OP_SET_PM_SAMPLING_INTERVAL) * 1000ull,
-        g.buf[buffer].id, 0);
-    if (st == OMNIPROF_STATUS_SUCCESS) return 0;
-    op_warn("PM sampling is not available: %s", omniprof_get_status_string(st));
-    return -1;
-}
-
-/* OMNIPROF_KIND_SETUP(sass_metrics): SASS metrics of the kernels matching OMNIPROF_SASS_METRICS. */
-static int setup_sass_metrics(int buffer)
-{
-    omniprof_status_t st = omniprof_configure_sass_metrics_service(
-        g.ctx, (omniprof_agent_id_t){0}, op_setting_str(OP_SET_SASS_METRICS), NULL, 0, g.buf[buffer].id, 0);
-    if (st == OMNIPROF_STATUS_SUCCESS) return 0;
-    op_warn("SASS metrics are not available: %s", omniprof_get_status_string(st));
-    return -1;
-}
-
-/* The set-up of (category, kind) when its row names one (OMNIPROF_KIND_SETUP(NAME) ->
- * setup_NAME, generated from kinds.def: a row naming a handler that does not exist does not
- * compile); NULL: the kind is configured as buffer tracing. */
-typedef int (*kind_setup_fn)(int buffer);
-static kind_setup_fn kind_setup(uint32_t category, uint32_t kind)
-{
-#define OMNIPROF_KIND_SETUP(NAME) return setup_##NAME;
-    if (category == OMNIPROF_RECORD_CATEGORY_TRACING) {
-        switch (kind) {
-#define OMNIPROF_BUFFER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
-    case VALUE: { SWITCH } break;
-#include "omniprof/kinds.def"
-        default: break;
-        }
-        return NULL;
-    }
-#define OMNIPROF_KIND_SETUP(NAME) return setup_##NAME;
-    switch (kind) {
-#define OMNIPROF_COUNTER_KIND(VALUE, NAME, PAYLOAD, LAYOUT, CORRELATION, STRINGS, INGEST, TABLE, BUFFER, SWITCH) \
-    case VALUE: { SWITCH } break;
-#include "omniprof/kinds.def"
-    default: break;
-    }
-    return NULL;
-}
-
-/* The enable loop: every kinds.def row whose switch the settings turn on, into its buffer —
- * configured as buffer tracing, or by its service's set-up. Returns how many are on. */
-static int enable_kinds(void)
-{
-    int kinds = 0;
-    size_t n;
-    const op_kind_switch *rows = op_kind_switches(&n);
-    for (size_t i = 0; i < n; i++) {
-        const op_kind_switch *r = &rows[i];
-        if (r->buffer == OP_KIND_BUFFER_NONE || !op_kind_switch_on(r)) continue;
-        if (make_buffer(r->buffer) != OMNIPROF_STATUS_SUCCESS) continue;
-        kind_setup_fn setup = kind_setup(r->category, r->kind);
-        int rc = setup ? setup(r->buffer)
-                       : r->category == OMNIPROF_RECORD_CATEGORY_TRACING ? trace_kind(r->buffer, r->kind) : -1;
-        if (rc == 0) kinds++;
-    }
-    return kinds;
-}
-
 static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
 {
     (void)finalize_func;
@@ -973,7 +817,7 @@ static int tool_init(omniprof_client_finalize_t finalize_func, void *tool_data)
     /* Every kind the settings turn on (kinds.def's SWITCH column): markers are one record per
      * range or mark (MARKER_RANGE_API), as rocprofv3's marker trace; the per-call MARKER_API
      * records would store every push and pop a second time, so no setting turns them on. */
-    if (enable_kinds() == 0) {
+    if (op_tool_enable_kinds(g.ctx, g.buf, on_buffer) == 0) {
         op_info("nothing to trace (no OMNIPROF_*_TRACE setting is on); the tool stays off");
         return -1;
     }

@@ -1,6 +1,6 @@
 /* tool.h — internal interface between the parts of libomniprof-tool.so: the SDK client
- * (tool.c), the signal handling (tool_signals.c) and kernel renaming (tool_rename.c). Nothing
- * here is exported. */
+ * (tool.c), which kinds go into which buffer (tool_kinds.c), the signal handling
+ * (tool_signals.c) and kernel renaming (tool_rename.c). Nothing here is exported. */
 #ifndef OMNIPROF_TOOL_TOOL_H
 #define OMNIPROF_TOOL_TOOL_H
 
@@ -43,6 +43,30 @@ void op_tool_signals_unpark(void);
 /* The program's sigaction(sig, act, oldact), offered by libomniprof-preload.so: true when the
  * tool owns `sig` and answered (*rc = 0 or -1 with errno), false to pass the call on. */
 bool op_tool_sigaction_hook(int sig, const struct sigaction *act, struct sigaction *oldact, int *rc);
+
+/* The tool's buffers (tool.c): one per value of kinds.def's BUFFER column (op_kind_buffer;
+ * NONE unused), created on first use by tool_kinds.c. */
+#include <stdatomic.h>
+#include "common/kinds.h"
+#include "omniprof/buffer.h"
+enum { TB_GPU = OP_KIND_BUFFER_GPU, TB__COUNT = OP_KIND_BUFFER__COUNT };
+
+typedef struct tool_buffer {
+    const char *name;
+    omniprof_buffer_id_t id;
+    bool used;
+    _Atomic uint64_t records;   /* handed to the writer */
+    _Atomic uint64_t callbacks; /* deliveries */
+    _Atomic uint64_t cb_ns;     /* time inside our callback */
+    _Atomic uint64_t drops;     /* the SDK's cumulative drop count */
+} tool_buffer;
+
+/* tool_kinds.c, the enable loop: every kinds.def row whose switch the settings turn on, into
+ * its buffer of buf[TB__COUNT] (created in `ctx`, delivering to on_buffer) — configured as
+ * buffer tracing, or by its service's set-up (PC/PM sampling, SASS metrics, --pmc). Returns
+ * how many kinds are on. Called once, from tool_init. */
+int op_tool_enable_kinds(omniprof_context_id_t ctx, tool_buffer *buf,
+                         omniprof_buffer_tracing_cb_t on_buffer);
 
 /* --kernel-rename (tool_rename.c): follow the marker ranges of `ctx` (external correlation ids
  * name the ranges); the writer names a dispatch op_tool_rename_name(its external id). */

@@ -14,9 +14,16 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
   viewer           omniprof's profile.coz in Coz's own viewer, in headless Chromium: the plots
                    of the program's lines are drawn
   short_threads    (issue 35 items 1, 3) threads that live a few sampling periods: each sample
-                   of the fixed line is charged its documented delay (speedup x its period, at
-                   least 85 % of it; before the fix, 40-50 %); a selected line that is never
-                   sampled gives 0 experiments and says why and what to do
+                   of the fixed line is charged its documented delay (speedup x its period:
+                   90-115 % of it at real-time priority, at least 90 % otherwise; schedstat's
+                   CPU time gave 130 %, the thread's CPU clock 212 %); a selected line that
+                   is never sampled gives 0 experiments and says why and what to do
+  join_knob        (issue 35 item 2) join_workers at its default size: the predicted speedup
+                   of worker A's line at 25 and 75 % against the real program with A's work
+                   cut by as much (a knob): within 8 points at 25 %, at most 12 below at 75 %.
+                   Not registered with CTest yet: it fails (issue 35 item 2 is fixed only in
+                   part, docs/causal.md), and the real program's speedup varies by 10 points
+                   between runs on the shared VM
   outputs          -o onto a database, a binary, a text, under a file or in a directory that
                    cannot be written; -d under a file: exit 2, nothing run, nothing changed;
                    a Coz profile (or an empty file) is still appended to
@@ -196,8 +203,8 @@ PROGRAMS = {
 }
 
 
-def omniprof_causal(args, wd, extra, prog_argv, timeout=600):
-    cmd = [args.omniprof, "causal"] + extra + ["--"] + prog_argv
+def omniprof_causal(args, wd, extra, prog_argv, timeout=600, prefix=()):
+    cmd = list(prefix) + [args.omniprof, "causal"] + extra + ["--"] + prog_argv
     env = dict(os.environ)
     env.setdefault("OMNIPROF_LOG_LEVEL", "warning")
     r = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -462,9 +469,15 @@ def mode_functional(args, wd):
     check(total == n2, "the databases hold the experiments of profile.coz (%d vs %d)" % (total, n2))
     s = subprocess.run([args.omniprof, "summary", "-i"] + dbs, capture_output=True, text=True)
     check(s.returncode == 0 and "OMNIPROF CAUSAL PROFILE" in s.stdout + s.stderr, "omniprof summary prints the causal profile")
-    # single thread: speeding the only work line by s speeds the program up by about s
-    cur = curves(parse_coz(profile))
-    c = next((v for k, v in cur.items() if k[1] == "coz-throughput"), {})
+    # single thread: speeding the only work line by s speeds the program up by about s. Each
+    # experiment is measured against the 0 % experiments nearest in time (local_curves), as in
+    # the analytic tests: on a machine whose other work starts and stops during the run (builds,
+    # busy loops) a baseline pooled over the whole run moved this mean below 0.15 at times.
+    work_line = marker_lines(os.path.join(HERE, "progress_kinds.c"))["WORK"]
+    cur = local_curves(profile)
+    keys = [k for k in cur if k[1] == "coz-throughput" and k[0].endswith("/" + work_line)] or \
+        [k for k in cur if k[1] == "coz-throughput"]
+    c = {sp: y for sp, (y, n) in cur[keys[0]].items()} if keys else {}
     hi = [y for s, y in c.items() if s >= 0.5]
     check(bool(hi) and sum(hi) / len(hi) > 0.15, "speeding the only work line helps (mean %.2f at >= 50 %%: %s)" %
           (sum(hi) / len(hi) if hi else 0, sorted(c.items())))
@@ -552,12 +565,18 @@ def mode_outputs(args, wd):
 def mode_short_threads(args, wd):
     prog = os.path.join(args.bindir, "causaltest_short_threads")
     lines = marker_lines(os.path.join(HERE, "short_threads.c"))
-    # (item 1) the delay each sample of the selected line stands for: speedup x the CPU time
-    # since the thread's previous sample (its period), plus any wait for a CPU meanwhile (a
-    # busy machine only adds). The precise per-thread clock gives >= the period; the
-    # scheduler-tick schedstat value gave 40-50 % of it.
+    # (item 1) the delay each sample of the selected line stands for: speedup x its period of
+    # CPU time, plus any wait for a CPU meanwhile (a busy machine only adds). Run at real-time
+    # priority (chrt -f 1, root) the program waits for no CPU, and the delay must be the
+    # documented one within a few %: schedstat's tick-stepped CPU time gave 130 % of it here
+    # (the issue saw 40-50 %), the thread's CPU clock since its previous sample 212 % (a new
+    # thread's first interval held its start and the profiler's set-up of it). Without
+    # real-time priority only the lower bound can be checked on a busy machine.
+    rt = bool(rt_prefix())
+    if not rt:
+        print("note: chrt -f is not permitted here: only the lower bound of the delay is checked")
     r = omniprof_causal(args, wd, ["-l", lines["WORK"], "-s", "50", "--experiment-ms", "200", "-d", "db",
-                                   "-o", "short.coz", "-q"], [prog, "6", "3"])
+                                   "-o", "short.coz", "-q"], [prog, "6", "3"], prefix=rt_prefix())
     check(r.returncode == 0 and "done" in r.stdout, "the program runs to its end (%d, %r)" % (r.returncode, r.stdout))
     rows = []
     for db in databases(os.path.join(wd, "db")):
@@ -568,12 +587,17 @@ def mode_short_threads(args, wd):
     samples = sum(r_[2] for r_ in rows)
     want = sum(r_[0] * r_[2] * r_[3] for r_ in rows)
     got = sum(r_[1] for r_ in rows)
-    print("%d experiments on %s: %d samples, delay %.1f ms for %.1f ms documented" %
-          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6))
+    share = 100.0 * got / want if want else 0
+    print("%d experiments on %s: %d samples, delay %.1f ms for %.1f ms documented (%.0f %%)%s" %
+          (len(rows), lines["WORK"], samples, got / 1e6, want / 1e6, share,
+           " at real-time priority" if rt else ""))
     check(len(rows) >= 5 and samples >= 200, "experiments on the worker line with samples (%d, %d)" % (len(rows), samples))
     if want:
-        check(got >= 0.85 * want, "each sample is charged its documented delay (%.0f %% of speedup x period)" %
-              (100.0 * got / want))
+        check(got >= 0.9 * want, "each sample is charged at least its documented delay "
+              "(%.0f %% of speedup x period)" % share)
+        if rt:
+            check(got <= 1.15 * want, "each sample is charged its documented delay, not more "
+                  "(%.0f %% of speedup x period; within 15 %% at real-time priority)" % share)
     # (item 3) a line shorter than the sampling period, the only one that may be selected
     r = omniprof_causal(args, wd, ["-S", lines["TINY"] + "$", "--experiment-ms", "200", "-d", "db2",
                                    "-o", "tiny.coz", "-q"], [prog, "4", "3"])
@@ -587,9 +611,82 @@ def mode_short_threads(args, wd):
     return 0
 
 
+def rt_prefix():
+    """chrt -f 1 where permitted (root): the program's threads then wait for no CPU that the
+    machine's other work holds, so that timing measures the program, not the load."""
+    ok = shutil.which("chrt") and \
+        subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    return ["chrt", "-f", "1"] if ok else []
+
+
+def mode_join_knob(args, wd):
+    """(issue 35 item 2) join_workers at its default size (B: 2 ms, A: 4 ms per iteration, two
+    threads started and joined every iteration): the predicted program speedup of A's line at
+    25 and 75 % against the real program whose A does 25 and 75 % less work (the knob, argv[3]
+    = 0.75, 0.25). Before the fix omniprof predicted 11-13 % and 22 % there: every new thread made
+    libunwind's 256 KiB trace cache (~1 ms of CPU, on the iteration's critical path: 6.3 ms
+    per iteration profiled for 4.1 ms), and a thread's samples fell one whole period after it
+    was armed (a 4 ms worker got 3.5 samples for 4 on average)."""
+    prog = os.path.join(args.bindir, "causaltest_join_workers")
+    lines = marker_lines(os.path.join(HERE, "join_workers.c"))
+    rt = rt_prefix()
+    if not rt and too_busy(args, "join_workers", prog, "2"):
+        return 77
+
+    def wall(frac):
+        t0 = time.monotonic()
+        subprocess.run(rt + [prog, "-600", "2", frac], capture_output=True, timeout=300)
+        return time.monotonic() - t0
+
+    runs = {"1.0": [], "0.75": [], "0.25": []}
+    for _ in range(3):  # interleaved: a change of the machine's pace falls on all
+        for frac in runs:
+            runs[frac].append(wall(frac))
+    base = statistics.median(runs["1.0"])
+    real = {0.25: 1 - statistics.median(runs["0.75"]) / base,
+            0.75: 1 - statistics.median(runs["0.25"]) / base}
+    print("real program: %.2f s with A's full work; %.1f %% faster with 75 %% of it, %.1f %% with "
+          "25 %%" % (base, 100 * real[0.25], 100 * real[0.75]))
+    profile = os.path.join(wd, "knob.coz")
+    curve = {}
+    for rnd in range(args.rounds):
+        opts = ["-l", lines["A"], "-s", "0,0,25,75", "--experiment-ms", "400", "-o", profile, "-q",
+                "-d", "db"]
+        r = omniprof_causal(args, wd, opts, [prog, "15", "2"], prefix=rt)
+        check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal" % (rnd + 1))
+        cur = local_curves(profile)
+        keys = find_line(cur, lines["A"])
+        curve = cur[keys[0]] if keys else {}
+        if all(curve.get(sp, (0, 0))[1] >= MIN_EXPERIMENTS for sp in real):
+            break
+    for sp in sorted(real):
+        if sp not in curve:
+            check(False, "experiments at %.0f %% on %s" % (100 * sp, lines["A"]))
+            continue
+        pred, n = curve[sp]
+        print("omniprof causal: %s at %.0f %%: program %+.1f %% (%d experiments)%s, real %+.1f %%" %
+              (lines["A"], 100 * sp, 100 * pred, n, " at real-time priority" if rt else "",
+               100 * real[sp]))
+    check(real[0.25] > 0.10,
+          "the real program is faster with less work in A (%.1f %%)" % (100 * real[0.25]))
+    if 0.25 in curve:
+        pred = curve[0.25][0]
+        check(abs(pred - real[0.25]) <= 0.08,
+              "the predicted speedup of %s at 25 %% matches the real program's "
+              "(%.1f %% vs %.1f %%, within 8 points)" % (lines["A"], 100 * pred, 100 * real[0.25]))
+    if 0.75 in curve:
+        pred = curve[0.75][0]
+        check(real[0.75] - 0.12 <= pred <= real[0.75] + 0.08,
+              "the predicted speedup of %s at 75 %% is near the real program's "
+              "(%.1f %% vs %.1f %%: at most 12 points below, 8 above)" %
+              (lines["A"], 100 * pred, 100 * real[0.75]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs", "short_threads"])
+    ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs",
+                                     "short_threads", "join_knob"])
     ap.add_argument("prog", nargs="?")
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)

@@ -33,9 +33,10 @@ typedef struct op_causal_thread {
     volatile sig_atomic_t in_use;    /* a hook on this thread is settling: the handler only counts */
     _Atomic int armed;               /* the sampler of this thread is running */
     int perf_fd;                     /* task-clock overflow event, -1 when none */
+    bool phase_done;                 /* its first (random) period is over: the regular one set */
     int sched_fd;                    /* /proc/self/task/<tid>/schedstat, -1 when none */
-    uint64_t sched_cpu, sched_wait;  /* its cpu and run-queue wait ns at the previous sample */
-    bool sched_known;                /* sched_cpu/sched_wait hold a reading (or the birth's zeros) */
+    uint64_t sched_wait;             /* its run-queue wait ns at the previous sample */
+    bool sched_known;                /* sched_wait holds a reading (or the birth's zero) */
     volatile bool interval_woke;     /* blocked, paused or started since the previous sample */
     uint64_t stretch_q16;            /* runnable / CPU time of recent clean intervals, 16.16 */
     timer_t timer;                   /* fallback: thread CPU-time timer */

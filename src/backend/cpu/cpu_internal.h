@@ -84,6 +84,7 @@ typedef struct op_cpu_thread {
     uint64_t internal_value;                     /* creation order (all threads) */
     uint64_t sequent_value;                      /* app order, or OFFSET + profiler order */
     bool is_internal;
+    bool unwind_cold; /* no libunwind trace cache made (no call-stack sampling): slow walks only */
     bool filtered[OP_CPU_TIMER_COUNT];           /* excluded by a TIDS filter */
     _Atomic int state;
     _Atomic int active;                          /* the handler may record */

@@ -154,7 +154,16 @@ static op_cpu_thread *register_self(pid_t parent_tid, bool is_internal, const ch
         if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0) memcpy(t->name, comm, sizeof comm);
     }
     if (!is_internal) {
-        op_cpu_unwind_prewarm();
+        /* libunwind's trace cache (256 KiB made and cleared per thread, then unmapped at its
+         * end) only for the call-stack sampler's walks; a causal-only run walks rarely (a
+         * sample outside the scope) and does so without it: made for every thread, it cost
+         * about 1 ms of CPU per thread on the loaded 2-core VM, on the critical path of a
+         * program that starts threads every few ms (issue 35 item 2). Before the backend
+         * started the settings are not known: made, as before. */
+        if (!atomic_load(&g_op_cpu_started) || g_op_cpu_cfg.sampling)
+            op_cpu_unwind_prewarm();
+        else
+            t->unwind_cold = true;
         op_cpu_thread_stack_bounds(t);
     }
     op_cpu_tls_thread = t; /* invariant (1) */

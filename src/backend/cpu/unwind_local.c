@@ -24,7 +24,8 @@
  * the handler's own frame; the frames up to the interrupted pc (the handler and the kernel's
  * signal trampoline) are dropped. If the interrupted pc is not among the first frames (the
  * cached walker gave up), the slow path walks with unw_init_local2(UNW_INIT_SIGNAL_FRAME) and
- * unw_step from the signal context itself. */
+ * unw_step from the signal context itself; so does a thread whose cache was not made
+ * (unwind_cold: a run without call-stack sampling, threads.c). */
 #define OP_CPU_UNWIND_SKIP_MAX 8
 static bool g_fast_unwind = true; /* OMNIPROF_SAMPLING_FAST_UNWIND */
 static bool local_unwind_safe(void);
@@ -41,7 +42,9 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
         if (pc && max) frames[0] = pc;
         return pc && max ? 1 : 0;
     }
-    if (pc && g_fast_unwind) {
+    op_cpu_thread *self = op_cpu_tls_thread;
+    bool fast = g_fast_unwind && !(self && self->unwind_cold); /* never makes the cache here */
+    if (pc && fast) {
         int got = unw_backtrace(buf, (int)(max + OP_CPU_UNWIND_SKIP_MAX));
         for (int i = 0; i < got && i < OP_CPU_UNWIND_SKIP_MAX; i++) {
             if ((uint64_t)(uintptr_t)buf[i] != pc) continue;
@@ -51,7 +54,7 @@ uint32_t op_cpu_unwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
             return n;
         }
     }
-    if (pc && g_fast_unwind) atomic_fetch_add_explicit(&g_slow_unwinds, 1, memory_order_relaxed);
+    if (pc && fast) atomic_fetch_add_explicit(&g_slow_unwinds, 1, memory_order_relaxed);
     uint32_t n = 0;
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {

@@ -484,22 +484,80 @@ static void *close_fds(void *arg)
     return NULL;
 }
 
+/* The uprobe breakpoint the kernel writes at a probed entry (one int3 on x86-64, BRK #5 on
+ * aarch64). */
+#if defined(__x86_64__)
+static const uint8_t SWBP[] = {0xcc};
+#elif defined(__aarch64__)
+static const uint8_t SWBP[] = {0xa0, 0x00, 0x20, 0xd4};
+#endif
+
+/* Put the function's own first instruction back at its entry in this process, where the
+ * kernel's breakpoint is, from the file the probe names (the bytes the kernel replaced):
+ * written through /proc/self/mem, as a debugger does, one aligned instruction (a single
+ * store). Only the breakpoint is replaced, and only where the file's bytes at the probe's
+ * offset are those of the mapped entry once the breakpoint is put aside (the same file).
+ * true when the entry no longer traps (restored, or no breakpoint there). */
+static bool restore_entry(const probe *p, uint64_t address)
+{
+#ifdef __x86_64__
+    const size_t n = sizeof SWBP;
+#elif defined(__aarch64__)
+    const size_t n = sizeof SWBP;
+    if (address % 4) return false;
+#else
+    (void)p, (void)address;
+    return false;
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+    uint8_t cur[4], orig[4];
+    memcpy(cur, (const void *)(uintptr_t)address, n); /* a mapped, readable entry */
+    if (memcmp(cur, SWBP, n) != 0) return true;       /* no breakpoint there (any more) */
+    int fd = open(p->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = pread(fd, orig, n, (off_t)p->offset) == (ssize_t)n && memcmp(orig, SWBP, n) != 0;
+    close(fd);
+    if (!ok) return false;
+    fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return false;
+    ok = pwrite(fd, orig, n, (off_t)address) == (ssize_t)n;
+    close(fd);
+    return ok && memcmp((const void *)(uintptr_t)address, SWBP, n) != 0;
+#endif
+}
+
 void op_ins_uprobe_disable_func(op_ins_func *f)
 {
     /* called from the reader (holding U.lock) through the throttle */
     if (f->probe_index < 0 || f->probe_index >= U.nprobes) return;
-    /* Both events are closed, not only disabled: a disabled event keeps its uprobe registered,
-     * and the breakpoint then still traps on every call (measured: 6 us per call for nothing);
-     * a uretprobe is a breakpoint at the entry too. Disabled at once (no more samples), closed
-     * by a helper thread. A call of the function still open loses its return and is dropped by
-     * the next outer return (ins_calls.c (1)). */
+    /* Disabled at once (no more samples). A disabled event keeps its uprobe registered and
+     * the breakpoint traps on every call (measured: 6 us per call for nothing; a uretprobe is
+     * a breakpoint at the entry too), and closing the events does not remove it in time:
+     * the kernel (6.x) unregisters under its trace event mutex and then waits for the
+     * uretprobes SRCU grace period, which a return probe pending for the whole run (main's)
+     * holds for as long as the same thread makes new return instances, i.e. for as long as
+     * the throttled function keeps trapping (measured on 6.18: a hot function throttled
+     * after 100 calls trapped until the end, 1 us of kernel time per call, and the reader
+     * waited on that mutex meanwhile). So the entry is first made to stop trapping here
+     * (restore_entry) and the events stay open, disabled, until the thread or the run ends;
+     * where that cannot be done (no writable /proc/self/mem) they are closed by a helper
+     * thread, as before. A call of the function still open loses its return and is dropped
+     * by the next outer return (ins_calls.c (1)). */
+    for (thr *t = U.threads; t; t = t->next)
+        for (int r = 0; r < 2; r++)
+            if (t->fds && t->fds[f->probe_index * 2 + r] >= 0)
+                ioctl(t->fds[f->probe_index * 2 + r], PERF_EVENT_IOC_DISABLE, 0);
+    if (restore_entry(&U.probes[f->probe_index], f->address)) {
+        op_info("instrument: %s: its entry no longer traps (breakpoint removed in this process)",
+                f->name);
+        return;
+    }
     closer *c = op_malloc(sizeof *c + (size_t)U.nthreads * 2 * sizeof(int));
     int n = 0;
     for (thr *t = U.threads; t; t = t->next)
         for (int r = 0; r < 2; r++) {
             int *fd = t->fds ? &t->fds[f->probe_index * 2 + r] : NULL;
             if (!fd || *fd < 0) continue;
-            ioctl(*fd, PERF_EVENT_IOC_DISABLE, 0);
             if (c && n < U.nthreads * 2) c->fds[n++] = *fd;
             else close(*fd);
             *fd = -1;
