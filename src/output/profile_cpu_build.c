@@ -354,9 +354,10 @@ static int find_event_cb(int index, const char *name, uint32_t type, uint64_t co
     (void)type, (void)config;
     if (!name) return 0;
     if (strcmp(name, f->name) == 0 && f->index < 0) f->index = index;
-    size_t l = strlen(f->carried);
-    if (!strstr(f->carried, name) && l + strlen(name) + 3 < 300)
-        snprintf(f->carried + l, 300 - l, "%s%s", l ? ", " : "", name);
+    size_t l = strlen(f->carried), n = strlen(name);
+    for (const char *at = f->carried; (at = strstr(at, name)) != NULL; at += n) /* listed already? */
+        if ((at == f->carried || at[-1] == ' ') && (at[n] == ',' || at[n] == 0)) return 0;
+    if (l + n + 3 < 300) snprintf(f->carried + l, 300 - l, "%s%s", l ? ", " : "", name);
     return 0;
 }
 
