@@ -363,7 +363,8 @@ int op_db_ingest_region_profile(op_db_writer *w, const omniprof_region_profile_r
 }
 
 /* CPU_SAMPLE_EVENT: the name of event_values[index] of this process's CPU samples. */
-int op_db_ingest_cpu_sample_event(op_db_writer *w, const omniprof_cpu_sample_event_record_t *r, uint64_t psize)
+int op_db_ingest_cpu_sample_event(op_db_writer *w, const omniprof_cpu_sample_event_record_t *r,
+                                  uint64_t psize)
 {
     (void)psize;
     const char *name = op_db_str(w, &r->name);

@@ -370,12 +370,20 @@ static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) 
         return 2;
     }
     if (a->weight && !(f & (OP_OUT_FMT_FOLDED | OP_OUT_FMT_SVG))) {
-        cli_msg(c, "--weight %s weighs the CPU samples of -f folded or -f svg; give one of them", a->weight);
+        cli_msg(c, "--weight %s weighs the CPU samples of -f folded or -f svg; give one of them",
+                a->weight);
         return 2;
     }
-    op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,
-                        .out_dir = a->dir, .out_name = a->name, .window = a->win, .progress = a->progress,
-                        .agent_index = a->agent_index, .weight = a->weight};
+    op_out_options o = {.size = sizeof o,
+                        .inputs = a->inputs,
+                        .n_inputs = a->n_inputs,
+                        .formats = f,
+                        .out_dir = a->dir,
+                        .out_name = a->name,
+                        .window = a->win,
+                        .progress = a->progress,
+                        .agent_index = a->agent_index,
+                        .weight = a->weight};
     return -op_output_convert(&o, err, errlen); /* negative: a library status, said by the caller */
 }
 

@@ -491,10 +491,12 @@ static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si
  * (profile_cpu.h) or flamegraph.svg (report_flame.c); inputs without CPU samples give an empty
  * file (folded) or a page saying so (svg). */
 static int convert_stacks(const op_out_options *opts, const stream_in *si, const char *file,
-                          int (*write)(const char *const *, size_t, FILE *, const int64_t *, const char *, char *,
-                                       size_t),
-                          char *err, size_t errlen) {
-    const char *weight = opts->size >= offsetof(op_out_options, weight) + sizeof opts->weight ? opts->weight : NULL;
+                          int (*write)(const char *const *, size_t, FILE *, const int64_t *,
+                                       const char *, char *, size_t),
+                          char *err, size_t errlen)
+{
+    const char *weight =
+        opts->size >= offsetof(op_out_options, weight) + sizeof opts->weight ? opts->weight : NULL;
     const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
     if (op_mkdirs(dir) != 0) {
         op_seterr(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
@@ -535,7 +537,8 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_SVG) {
-        int rc = convert_stacks(opts, si, "flamegraph.svg", op_flame_svg_write_weighted, err, errlen);
+        int rc =
+            convert_stacks(opts, si, "flamegraph.svg", op_flame_svg_write_weighted, err, errlen);
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_OTF2) {

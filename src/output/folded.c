@@ -57,8 +57,8 @@ int cp_folded_write_window(const char *const *inputs, size_t n_inputs, FILE *out
 }
 
 /* With weight, each line's count is that counter's count in the path (profile_cpu.h). */
-int cp_folded_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window,
-                             const char *weight, char *err, size_t errlen)
+int cp_folded_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                             const int64_t *window, const char *weight, char *err, size_t errlen)
 {
     if (!out || (!inputs && n_inputs)) {
         if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write: NULL output or inputs");

@@ -246,8 +246,8 @@ static int lost_cb(const op_rd_loss_row *r, void *arg)
 
 /* Adds the samples of one set (clock and window as in cp_profile_build_set), each weighing 1,
  * or, with event >= 0, the increase of that counter since its thread's previous sample. */
-static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const int64_t *window, int event,
-                   char *err, size_t errlen)
+static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const int64_t *window,
+                   int event, char *err, size_t errlen)
 {
     set_dict d = {.p = p};
     int rc = op_rd_stack_nodes(src, set, node_cb, &d, err, errlen);
@@ -355,7 +355,8 @@ static int find_event_cb(int index, const char *name, uint32_t type, uint64_t co
     if (!name) return 0;
     if (strcmp(name, f->name) == 0 && f->index < 0) f->index = index;
     size_t l = strlen(f->carried), n = strlen(name);
-    for (const char *at = f->carried; (at = strstr(at, name)) != NULL; at += n) /* listed already? */
+    /* listed already? */
+    for (const char *at = f->carried; (at = strstr(at, name)) != NULL; at += n)
         if ((at == f->carried || at[-1] == ' ') && (at[n] == ',' || at[n] == 0)) return 0;
     if (l + n + 3 < 300) snprintf(f->carried + l, 300 - l, "%s%s", l ? ", " : "", name);
     return 0;
@@ -379,8 +380,9 @@ static int build_set(op_src *src, op_src_set *set, size_t input, void *arg, char
     return add_set(a->p, src, set, a->clock, a->window, event, err, errlen);
 }
 
-int cp_profile_build_weighted(cp_profile *p, const char *const *inputs, size_t n_inputs, const char *only_sfx,
-                              const char *weight, int clock, const int64_t *window, char *err, size_t errlen)
+int cp_profile_build_weighted(cp_profile *p, const char *const *inputs, size_t n_inputs,
+                              const char *only_sfx, const char *weight, int clock,
+                              const int64_t *window, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     intern(p, "[root]");
@@ -394,9 +396,10 @@ int cp_profile_build_weighted(cp_profile *p, const char *const *inputs, size_t n
     build_arg a = {p, only_sfx, clock, window, weight, 0, ""};
     int rc = op_out_each_set(inputs, n_inputs, build_set, &a, err, errlen);
     if (!rc && weight && !a.weighted_sets) {
-        op_seterr(err, errlen, "no CPU samples of the inputs carry the counter '%s' (%s%s); record it with "
-                  "`omniprof run --perf-events %s`", weight, a.carried[0] ? "they carry: " : "they carry none",
-                  a.carried, weight);
+        op_seterr(err, errlen,
+                  "no CPU samples of the inputs carry the counter '%s' (%s%s); record it with "
+                  "`omniprof run --perf-events %s`",
+                  weight, a.carried[0] ? "they carry: " : "they carry none", a.carried, weight);
         rc = OP_OUT_EINPUT;
     }
     return rc;
@@ -416,7 +419,8 @@ int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_i
 int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inputs, const char *only_sfx, int clock,
                          const int64_t *window, char *err, size_t errlen)
 {
-    return cp_profile_build_weighted(p, inputs, n_inputs, only_sfx, NULL, clock, window, err, errlen);
+    return cp_profile_build_weighted(p, inputs, n_inputs, only_sfx, NULL, clock, window, err,
+                                     errlen);
 }
 
 int cp_profile_build_split(cp_profile *p, const char *const *inputs, size_t n_inputs, char *err, size_t errlen)

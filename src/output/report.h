@@ -104,7 +104,8 @@ int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *
                               size_t errlen);
 /* The same weighted by a counter of the samples (profile_cpu.h: cp_profile_build_weighted;
  * NULL: samples), for `omniprof convert -f svg --weight EVENT`. */
-int op_flame_svg_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window,
-                                const char *weight, char *err, size_t errlen);
+int op_flame_svg_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                                const int64_t *window, const char *weight, char *err,
+                                size_t errlen);
 
 #endif /* OMNIPROF_OUTPUT_REPORT_H */

@@ -209,7 +209,8 @@ static void cpu_flush(void)
         !atomic_exchange(&g_threads_announced, 1))
         op_cpu_threads_foreach(emit_create_cb, NULL);
     if (!atomic_load(&g_events_announced) && g_op_cpu_cfg.sampling &&
-        op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT, OMNIPROF_CPU_SAMPLE_EVENT_COUNTER) &&
+        op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT,
+                              OMNIPROF_CPU_SAMPLE_EVENT_COUNTER) &&
         !atomic_exchange(&g_events_announced, 1))
         op_cpu_perf_emit_events(); /* names of the samples' counter values */
     if (op_sdk_is_finalizing()) final_flush();
@@ -292,8 +293,10 @@ OP_BACKEND_MANIFEST(g_cpu_manifest) = {
     .name = "cpu",
     .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
                      OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD,
-                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
-                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE, OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT},
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT,
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
+                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE,
+                     OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT},
 };
 
 /* The kinds the manifest lists: their operation names are common/op_names.c's (the one table the

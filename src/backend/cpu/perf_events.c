@@ -101,8 +101,9 @@ void op_cpu_perf_setup(void)
         }
         if (fd < 0) {
             /* one clear line: no PMU (a VM) refuses every hardware, cache and raw event */
-            op_warn("cpu: perf event '%s' not supported here (%s%s); left out of the samples, which go on "
-                    "on their timer", e.name, strerror(errno),
+            op_warn("cpu: perf event '%s' not supported here (%s%s); left out of the samples, "
+                    "which go on on their timer",
+                    e.name, strerror(errno),
                     errno == ENOENT || errno == EOPNOTSUPP ? ": no PMU or no such event" : "");
             continue;
         }
@@ -113,7 +114,10 @@ void op_cpu_perf_setup(void)
 
 uint32_t op_cpu_perf_count(void) { return g_n_active; }
 
-const char *op_cpu_perf_event_name(uint32_t i) { return i < g_n_active ? g_active[i].name : NULL; }
+const char *op_cpu_perf_event_name(uint32_t i)
+{
+    return i < g_n_active ? g_active[i].name : NULL;
+}
 
 void op_cpu_perf_emit_events(void)
 {
