@@ -135,7 +135,29 @@ typedef struct omniprof_region_profile_record_t {
 
 /* Event names of omniprof_cpu_sample_record_t.event_values, in the sampler's order, are
  * listed by `omniprof avail --cpu-events` and given by OMNIPROF_SAMPLING_PERF_EVENTS; an event
- * the kernel refused is left out of the list (and of the values). */
+ * the kernel refused is left out of the list (and of the values). The list the sampler uses is
+ * announced by CPU_SAMPLE_EVENT records, one per event. */
+
+/* CPU_SAMPLE_EVENT: one perf_event counter of the process's CPU samples (docs/cpu.md
+ * "Counters"): event_values[index] of every CPU_SAMPLE record of this process is its count,
+ * cumulative for the sampled thread since its sampler started. Emitted once per process (at
+ * the backend's first flush, again in a fork child). type and config are perf_event_attr's
+ * (PERF_TYPE_HARDWARE 0, SOFTWARE 1, HW_CACHE 3, RAW 4); name is as the user gave it. */
+typedef enum omniprof_cpu_sample_event_operation_t {
+    OMNIPROF_CPU_SAMPLE_EVENT_NONE = 0,
+    OMNIPROF_CPU_SAMPLE_EVENT_COUNTER, /* a counter the samples carry */
+    OMNIPROF_CPU_SAMPLE_EVENT_LAST
+} omniprof_cpu_sample_event_operation_t;
+
+typedef struct omniprof_cpu_sample_event_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation; /* OMNIPROF_CPU_SAMPLE_EVENT_COUNTER */
+    uint32_t index;                         /* into omniprof_cpu_sample_record_t.event_values */
+    uint32_t type;                          /* perf_event_attr.type */
+    uint64_t config;                        /* perf_event_attr.config */
+    const char *name;                       /* "cycles", "page-faults", "r00c0", ... */
+} omniprof_cpu_sample_event_record_t;
 
 /* ---- The CPU backend's catalog ----------------------------------------------------------------
  * Exported by libomniprof-backend-cpu.so itself (not the SDK): a client that wants the lists

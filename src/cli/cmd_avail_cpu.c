@@ -108,6 +108,11 @@ int op_avail_components(const avail_args *a)
         }
         iter_events(print_event, &p);
         if (json) printf("]");
+        else /* the forms beyond the named events (common/perf_event_names.h) */
+            printf("  also perf's aliases (cpu-cycles, faults, cs, ...), cache events "
+                   "<cache>-<op>s and <cache>-<op>-misses\n  (e.g. L1-dcache-load-misses, "
+                   "LLC-loads) and raw PMU events r<hex> (e.g. r00c0); "
+                   "`omniprof run --perf-events`\n");
     }
     if (json) printf("}\n");
     return 0;

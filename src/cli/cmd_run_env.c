@@ -211,7 +211,8 @@ static int add_torch_hook(env_list *env)
 static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
 {
     int bad = 0;
-    if (ro->set[O_SAMPLING_FREQ] && !ro->set[O_SAMPLE]) { /* a frequency asks for sampling */
+    /* a frequency or counters ask for sampling */
+    if ((ro->set[O_SAMPLING_FREQ] || ro->set[O_PERF_EVENTS]) && !ro->set[O_SAMPLE]) {
         ro->set[O_SAMPLE] = true;
         ro->value[O_SAMPLE] = run_xstrdup("cputime");
     }

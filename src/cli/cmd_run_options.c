@@ -61,6 +61,10 @@ const run_option run_options[] = {
      "call-stack sampling on the thread CPU-time (default) or wall clock", OP_SET_SAMPLE, M_NONE, 0},
     {O_SAMPLING_FREQ, "sampling-freq", 0, K_VALUE, "HZ", NULL, NULL, "samples per second per thread (default 300)",
      OP_SET_SAMPLING_FREQ, M_DIRECT, 0},
+    {O_PERF_EVENTS, "perf-events", 0, K_VALUE, "EVENT,...", NULL, NULL,
+     "perf_event counters every CPU sample reads, as perf names them: task-clock, page-faults, cycles, "
+     "instructions, cache-misses, L1-dcache-load-misses, r<hex> (at most 8; implies --sample; docs/cpu.md)",
+     OP_SET_SAMPLING_PERF_EVENTS, M_DIRECT, 0},
     {O_PROCESS_SAMPLING, "process-sampling", 0, K_OPTVAL, "[INTERVAL_SEC]", "#", NULL,
      "sample process metrics (RSS, CPU time, faults, frequencies) every INTERVAL_SEC (default 0.1)",
      OP_SET_PROCESS_SAMPLING, M_NONE, 0},

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/number.h"
 #include "common/once.h"
+#include "common/perf_event_names.h"
 #include "common/regex_bound.h"
 #include "common/suggest.h"
 
@@ -134,6 +135,9 @@ static int parse_value(op_setting_id id, const char *text, setting_value *out, c
         valid = info->choices;
         break;
     case OP_SETTING_TYPE_LIST: {
+        /* perf's event names are more than a list of choices (raw r<hex>, cache events) */
+        if (id == OP_SET_SAMPLING_PERF_EVENTS)
+            return op_perf_event_list_check(info->env_name, text, err, errlen);
         const char *p = text;
         while (*p) {
             while (*p == ' ' || *p == ',') p++;

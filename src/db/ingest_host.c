@@ -361,3 +361,17 @@ int op_db_ingest_region_profile(op_db_writer *w, const omniprof_region_profile_r
     sqlite3_bind_double(s, 14, r->self);
     return op_db_step(w, ST_OP_REGION_PROFILE, "inserting a region-profile row");
 }
+
+/* CPU_SAMPLE_EVENT: the name of event_values[index] of this process's CPU samples. */
+int op_db_ingest_cpu_sample_event(op_db_writer *w, const omniprof_cpu_sample_event_record_t *r,
+                                  uint64_t psize)
+{
+    (void)psize;
+    const char *name = op_db_str(w, &r->name);
+    sqlite3_stmt *s = w->st[ST_OP_CPU_SAMPLE_EVENT];
+    sqlite3_bind_int64(s, 1, (int64_t)r->index);
+    sqlite3_bind_text(s, 2, name && *name ? name : "?", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)r->type);
+    sqlite3_bind_int64(s, 4, (int64_t)r->config);
+    return op_db_step(w, ST_OP_CPU_SAMPLE_EVENT, "inserting a CPU sample counter's name");
+}

@@ -351,6 +351,16 @@ int op_rd_symbols(op_src *src, op_src_set *set, int (*cb)(const op_rd_symbol *, 
  * samples with window[0] <= timestamp <= window[1] (window NULL: all). */
 int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *window,
                        int (*cb)(int64_t stack, uint64_t count, void *), void *arg, char *err, size_t errlen);
+/* A perf_event counter's count per stack (element event_index of the samples' event_values):
+ * each sample weighs its thread's increase since the previous sample (reader_stacks.c). */
+int op_rd_stack_weights(op_src *src, op_src_set *set, int event_index, int clock,
+                        const int64_t *window, int (*cb)(int64_t stack, uint64_t count, void *),
+                        void *arg, char *err, size_t errlen);
+/* The counters the set's samples carry (omniprof_cpu_sample_event), by event_index. */
+int op_rd_sample_events(op_src *src, op_src_set *set,
+                        int (*cb)(int index, const char *name, uint32_t type, uint64_t config,
+                                  void *),
+                        void *arg, char *err, size_t errlen);
 
 /* The region profile (omniprof_region_profile): one row per (thread, region node, component),
  * in the order they were recorded (per thread, parents before children). */

@@ -181,6 +181,60 @@ int op_rd_stack_counts(op_src *src, op_src_set *set, int clock, const int64_t *w
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
 }
 
+/* A counter's count per stack: each sample carries its thread's cumulative count, so a sample
+ * is weighted by the increase since the thread's previous sample (of either clock; the first
+ * sample of a thread by its whole count, counted since its sampler started; a count lower than
+ * the previous one, counters made anew at a re-attach, by itself). */
+int op_rd_stack_weights(op_src *src, op_src_set *set, int event_index, int clock,
+                        const int64_t *window, int (*cb)(int64_t stack, uint64_t count, void *),
+                        void *arg, char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE) || event_index < 0 || event_index >= 8) return 0;
+    char where[160] = "", sql[1200];
+    size_t wl = 0;
+    if (clock == 1)
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'CPUTIME'");
+    else if (clock == 2)
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " AND clock = 'REALTIME'");
+    if (window)
+        snprintf(where + wl, sizeof where - wl, " AND timestamp BETWEEN %lld AND %lld",
+                 (long long)window[0], (long long)window[1]);
+    snprintf(sql, sizeof sql,
+             "SELECT stack_id, SUM(CASE WHEN v >= p THEN v - p ELSE v END) FROM ("
+             "SELECT stack_id, clock, timestamp, v, "
+             "coalesce(lag(v) OVER (PARTITION BY tid ORDER BY timestamp, id), 0) AS p FROM ("
+             "SELECT id, tid, stack_id, clock, timestamp, json_extract(event_values, '$[%d]') AS v "
+             "FROM %s "
+             "WHERE json_array_length(event_values) > %d)) WHERE 1%s GROUP BY stack_id",
+             event_index, set->name[T_OP_CPU_SAMPLE], event_index, where);
+    op_rd_cb c = OP_RD_CB(cb, arg);
+    c.set = set;
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), count_row, &c, err, errlen);
+}
+
+static int event_row(sqlite3_stmt *st, void *arg)
+{
+    op_rd_cb *c = arg;
+    return ((int (*)(int, const char *, uint32_t, uint64_t, void *))c->fn)(
+        sqlite3_column_int(st, 0), (const char *)sqlite3_column_text(st, 1),
+        (uint32_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3), c->arg);
+}
+
+int op_rd_sample_events(op_src *src, op_src_set *set,
+                        int (*cb)(int index, const char *name, uint32_t type, uint64_t config,
+                                  void *),
+                        void *arg, char *err, size_t errlen)
+{
+    if (!SRC_HAS(set, T_OP_CPU_SAMPLE_EVENT)) return 0;
+    char sql[400];
+    snprintf(
+        sql, sizeof sql,
+        "SELECT event_index, name, type, config FROM %s GROUP BY event_index ORDER BY event_index",
+        set->name[T_OP_CPU_SAMPLE_EVENT]);
+    op_rd_cb c = OP_RD_CB(cb, arg);
+    return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), event_row, &c, err, errlen);
+}
+
 static int region_row(sqlite3_stmt *st, void *arg) {
     op_rd_cb *c = arg;
     op_rd_region_row r;

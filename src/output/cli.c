@@ -31,6 +31,7 @@ typedef struct cli_args {
     const char *dir, *name, *out, *sql, *units, *cpu_profile;
     op_out_window win;
     int by_rank, domain_summary, stats, help, progress, strict, agent_index;
+    const char *weight;
 } cli_args;
 
 /* One command being run: its name and where its first message is kept. */
@@ -89,6 +90,7 @@ enum {
     X_QUERY,
     X_FAN_IN,
     X_TIMES,
+    X_WEIGHT,
 };
 
 #define ROW(ID, LONG, SHORT, KIND, META, VALUES, HELP)                                             \
@@ -139,6 +141,9 @@ static const op_cli_option convert_rows[] = {
         "also write NAME_<domain>_stats.csv and NAME_domain_stats.csv"),
     ROW(X_AGENT_INDEX, "agent-index", 'A', OP_CLI_ENUM, "MODE", "absolute|relative|type-relative",
         "CSV \"Agent N\": relative (default), absolute (node id), type-relative"),
+    ROW(X_WEIGHT, "weight", 0, OP_CLI_VALUE, "EVENT", NULL,
+        "folded and svg: weigh each CPU sample by a perf_event counter it carries (omniprof run "
+        "--perf-events: page-faults, cycles, ...) instead of 1"),
     PROGRESS_ROW,
     STRICT_ROW,
     HELP_ROW,
@@ -316,6 +321,7 @@ static int on_option(void *ctx, const op_cli_option *o, const char *v, int nth,
         break;
     case X_INCLUSIVE: a->win.inclusive = !strcmp(v, "true"); break;
     case X_AGENT_INDEX: a->agent_index = op_output_parse_agent_index(v); break;
+    case X_WEIGHT: a->weight = v; break;
     case X_BY_RANK: a->by_rank = 1; break;
     case X_DOMAIN_SUMMARY: a->domain_summary = 1; break;
     case X_STATS: a->stats = 1; break;
@@ -367,9 +373,21 @@ static int run_convert(cli_ctx *c, const cli_args *a, char *err, size_t errlen) 
         cli_msg(c, "no output format (-f pftrace|json|csv|folded|otf2|svg)");
         return 2;
     }
-    op_out_options o = {.size = sizeof o, .inputs = a->inputs, .n_inputs = a->n_inputs, .formats = f,
-                        .out_dir = a->dir, .out_name = a->name, .window = a->win, .progress = a->progress,
-                        .agent_index = a->agent_index};
+    if (a->weight && !(f & (OP_OUT_FMT_FOLDED | OP_OUT_FMT_SVG))) {
+        cli_msg(c, "--weight %s weighs the CPU samples of -f folded or -f svg; give one of them",
+                a->weight);
+        return 2;
+    }
+    op_out_options o = {.size = sizeof o,
+                        .inputs = a->inputs,
+                        .n_inputs = a->n_inputs,
+                        .formats = f,
+                        .out_dir = a->dir,
+                        .out_name = a->name,
+                        .window = a->win,
+                        .progress = a->progress,
+                        .agent_index = a->agent_index,
+                        .weight = a->weight};
     return -op_output_convert(&o, err, errlen); /* negative: a library status, said by the caller */
 }
 

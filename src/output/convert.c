@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
@@ -490,8 +491,12 @@ static int convert_pftrace_parallel(const op_out_options *o, const stream_in *si
  * (profile_cpu.h) or flamegraph.svg (report_flame.c); inputs without CPU samples give an empty
  * file (folded) or a page saying so (svg). */
 static int convert_stacks(const op_out_options *opts, const stream_in *si, const char *file,
-                          int (*write)(const char *const *, size_t, FILE *, const int64_t *, char *, size_t), char *err,
-                          size_t errlen) {
+                          int (*write)(const char *const *, size_t, FILE *, const int64_t *,
+                                       const char *, char *, size_t),
+                          char *err, size_t errlen)
+{
+    const char *weight =
+        opts->size >= offsetof(op_out_options, weight) + sizeof opts->weight ? opts->weight : NULL;
     const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
     if (op_mkdirs(dir) != 0) {
         op_seterr(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
@@ -502,7 +507,7 @@ static int convert_stacks(const op_out_options *opts, const stream_in *si, const
                                      errlen);
     if (rc) return rc;
     int64_t win[2] = {si->win->t0, si->win->t1};
-    rc = write(si->in->v, si->in->n, of.f, si->win->active ? win : NULL, err, errlen);
+    rc = write(si->in->v, si->in->n, of.f, si->win->active ? win : NULL, weight, err, errlen);
     int crc = op_outfile_close(&of, rc == 0, err, errlen);
     return rc ? rc : crc;
 }
@@ -528,11 +533,12 @@ static int convert_checked(const op_out_options *opts, const stream_in *si, char
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_FOLDED) {
-        int rc = convert_stacks(opts, si, "folded.txt", cp_folded_write_window, err, errlen);
+        int rc = convert_stacks(opts, si, "folded.txt", cp_folded_write_weighted, err, errlen);
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_SVG) {
-        int rc = convert_stacks(opts, si, "flamegraph.svg", op_flame_svg_write_window, err, errlen);
+        int rc =
+            convert_stacks(opts, si, "flamegraph.svg", op_flame_svg_write_weighted, err, errlen);
         if (rc) return rc;
     }
     if (opts->formats & OP_OUT_FMT_OTF2) {

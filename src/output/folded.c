@@ -53,12 +53,19 @@ static void fold(walk *w, uint32_t id, size_t depth)
 int cp_folded_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
                         size_t errlen)
 {
+    return cp_folded_write_weighted(inputs, n_inputs, out, window, NULL, err, errlen);
+}
+
+/* With weight, each line's count is that counter's count in the path (profile_cpu.h). */
+int cp_folded_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                             const int64_t *window, const char *weight, char *err, size_t errlen)
+{
     if (!out || (!inputs && n_inputs)) {
         if (err && errlen) snprintf(err, errlen, "op_cpu_folded_write: NULL output or inputs");
         return 2;
     }
     cp_profile p;
-    int rc = cp_profile_build_window(&p, inputs, n_inputs, 0, window, err, errlen);
+    int rc = cp_profile_build_weighted(&p, inputs, n_inputs, NULL, weight, 0, window, err, errlen);
     if (rc == 0) {
         walk w = {&p, out, NULL, 2048};
         w.path = malloc(w.cap * sizeof *w.path);

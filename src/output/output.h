@@ -122,6 +122,10 @@ typedef struct op_out_options {
      * index, default), _ABSOLUTE (the node id), _TYPE_RELATIVE (the index among agents of the
      * same type). Read only when size covers it. */
     int agent_index;
+    /* folded and svg: weigh each sample by the increase of this perf_event counter of the
+     * samples (omniprof_cpu_sample_event's name; docs/cpu.md "Counters") instead of 1; NULL:
+     * samples. Read only when size covers it. */
+    const char *weight;
 } op_out_options;
 #define OP_OUT_AGENT_RELATIVE 0
 #define OP_OUT_AGENT_ABSOLUTE 1

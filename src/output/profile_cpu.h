@@ -138,6 +138,33 @@ int cp_for_each_sample_set(const char *const *inputs, size_t n_inputs,
 /* op_cpu_folded_write over the samples inside window (NULL: all); for op_output_convert. */
 int cp_folded_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
                            size_t errlen);
+/* cp_profile_build_set weighted: with weight (a counter's name, omniprof_cpu_sample_event) each
+ * sample counts the increase of that counter on its thread since the thread's previous sample,
+ * so self/total are counter counts (p->total their sum); sets whose samples do not carry it add
+ * nothing, and when no set does: OP_OUT_EINPUT naming the counters they carry. */
+int cp_profile_build_weighted(cp_profile *p, const char *const *inputs, size_t n_inputs,
+                              const char *only_sfx, const char *weight, int clock,
+                              const int64_t *window, char *err, size_t errlen);
+/* cp_folded_write_window with each line's count the counter weight's (NULL: samples). */
+int cp_folded_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                             const int64_t *window, const char *weight, char *err, size_t errlen);
+
+/* The counters of the CPU samples per function (profile_cpu_counters.c; `omniprof summary`,
+ * the report): for each counter the samples carry (distinct names in input order), its self
+ * and total count per function, and the ratios derived from pairs of them: IPC =
+ * instructions/cycles, cache-miss % = cache-misses/cache-references, branch-miss % =
+ * branch-misses/branches (of self counts). Text: one table, functions by the first counter's
+ * self count; JSON: {"events":[{"name","type","config","total"}],"ratios":[names],
+ * "functions":[{"function","module","self":[..],"total":[..],"ratios":[..|null]}]}.
+ * Appends to b (max_rows 0: 30 text, 100 JSON); nothing, and *written 0, when no sample
+ * carries a counter. only_sfx and window as in cp_profile_build_set. */
+struct op_buf;
+int cp_counters_buf(const char *const *inputs, size_t n_inputs, const char *only_sfx,
+                    struct op_buf *b, int json, size_t max_rows, const int64_t *window,
+                    int *written, char *err, size_t errlen);
+/* The counter names the samples of the inputs carry (distinct, input order): how many (<= max). */
+int cp_counter_names(const char *const *inputs, size_t n_inputs, const char *only_sfx,
+                     char names[][64], int max, char *err, size_t errlen);
 void cp_profile_free(cp_profile *p);
 /* The text of interned name `id`. */
 #define CP_STR(p, id) ((p)->names.text[id])

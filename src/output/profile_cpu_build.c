@@ -10,6 +10,8 @@
  *      the path, self += count at the leaf) and to the flat table (total once per distinct name
  *      on the path, self for the leaf name, and the leaf's location counted per (function,
  *      location)).
+ * Weighted by a counter (cp_profile_build_weighted), step 3 sums per stack each sample's
+ * increase of that perf_event counter (op_rd_stack_weights) instead of counting samples.
  * Names are interned (one copy per distinct text), so nodes compare by id. Memory is the set's
  * stack and symbol dictionary plus the tree, never the samples. */
 #include <stdio.h>
@@ -242,14 +244,18 @@ static int lost_cb(const op_rd_loss_row *r, void *arg)
     return 0;
 }
 
-/* Adds the samples of one set (clock and window as in cp_profile_build_set). */
-static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const int64_t *window, char *err,
-                   size_t errlen)
+/* Adds the samples of one set (clock and window as in cp_profile_build_set), each weighing 1,
+ * or, with event >= 0, the increase of that counter since its thread's previous sample. */
+static int add_set(cp_profile *p, op_src *src, op_src_set *set, int clock, const int64_t *window,
+                   int event, char *err, size_t errlen)
 {
     set_dict d = {.p = p};
     int rc = op_rd_stack_nodes(src, set, node_cb, &d, err, errlen);
     if (!rc && !d.oom) rc = op_rd_symbols(src, set, symbol_cb, &d, err, errlen);
-    if (!rc && !d.oom) rc = op_rd_stack_counts(src, set, clock, window, count_cb, &d, err, errlen);
+    if (!rc && !d.oom && event >= 0)
+        rc = op_rd_stack_weights(src, set, event, clock, window, count_cb, &d, err, errlen);
+    else if (!rc && !d.oom)
+        rc = op_rd_stack_counts(src, set, clock, window, count_cb, &d, err, errlen);
     if (!rc && !d.oom) rc = op_rd_report_losses(src, set, lost_cb, &p->lost, err, errlen);
     if (d.oom) {
         op_seterr(err, errlen, "%s: out of memory while building the CPU profile", src->path);
@@ -331,7 +337,30 @@ typedef struct build_arg {
     const char *only_sfx;
     int clock;
     const int64_t *window;
+    const char *weight; /* a counter's name, or NULL: samples */
+    int weighted_sets;  /* sets whose samples carry it */
+    char carried[300];  /* the counters the sets carry, for the message when none has weight */
 } build_arg;
+
+typedef struct find_event {
+    const char *name;
+    int index;
+    char *carried;
+} find_event;
+
+static int find_event_cb(int index, const char *name, uint32_t type, uint64_t config, void *arg)
+{
+    find_event *f = arg;
+    (void)type, (void)config;
+    if (!name) return 0;
+    if (strcmp(name, f->name) == 0 && f->index < 0) f->index = index;
+    size_t l = strlen(f->carried), n = strlen(name);
+    /* listed already? */
+    for (const char *at = f->carried; (at = strstr(at, name)) != NULL; at += n)
+        if ((at == f->carried || at[-1] == ' ') && (at[n] == ',' || at[n] == 0)) return 0;
+    if (l + n + 3 < 300) snprintf(f->carried + l, 300 - l, "%s%s", l ? ", " : "", name);
+    return 0;
+}
 
 static int build_set(op_src *src, op_src_set *set, size_t input, void *arg, char *err, size_t errlen)
 {
@@ -339,7 +368,41 @@ static int build_set(op_src *src, op_src_set *set, size_t input, void *arg, char
     (void)input;
     if (!SRC_HAS(set, T_OP_CPU_SAMPLE) || (a->only_sfx && strcmp(a->only_sfx, set->suffix) != 0)) return 0;
     if (a->clock < 0) return add_set_split(a->p, src, set, err, errlen);
-    return add_set(a->p, src, set, a->clock, a->window, err, errlen);
+    int event = -1;
+    if (a->weight) {
+        find_event f = {a->weight, -1, a->carried};
+        int rc = op_rd_sample_events(src, set, find_event_cb, &f, err, errlen);
+        if (rc) return rc;
+        if (f.index < 0) return 0; /* this process's samples do not carry it */
+        event = f.index;
+        a->weighted_sets++;
+    }
+    return add_set(a->p, src, set, a->clock, a->window, event, err, errlen);
+}
+
+int cp_profile_build_weighted(cp_profile *p, const char *const *inputs, size_t n_inputs,
+                              const char *only_sfx, const char *weight, int clock,
+                              const int64_t *window, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    intern(p, "[root]");
+    p->cap_nodes = 1024;
+    p->nodes = calloc(p->cap_nodes, sizeof *p->nodes);
+    if (!p->nodes) return OP_OUT_EFAIL;
+    p->nodes[0].name = 0;
+    p->nodes[0].first_child = UINT32_MAX;
+    p->nodes[0].next_sibling = UINT32_MAX;
+    p->n_nodes = 1;
+    build_arg a = {p, only_sfx, clock, window, weight, 0, ""};
+    int rc = op_out_each_set(inputs, n_inputs, build_set, &a, err, errlen);
+    if (!rc && weight && !a.weighted_sets) {
+        op_seterr(err, errlen,
+                  "no CPU samples of the inputs carry the counter '%s' (%s%s); record it with "
+                  "`omniprof run --perf-events %s`",
+                  weight, a.carried[0] ? "they carry: " : "they carry none", a.carried, weight);
+        rc = OP_OUT_EINPUT;
+    }
+    return rc;
 }
 
 int cp_profile_build(cp_profile *p, const char *const *inputs, size_t n_inputs, int clock, char *err, size_t errlen)
@@ -356,17 +419,8 @@ int cp_profile_build_window(cp_profile *p, const char *const *inputs, size_t n_i
 int cp_profile_build_set(cp_profile *p, const char *const *inputs, size_t n_inputs, const char *only_sfx, int clock,
                          const int64_t *window, char *err, size_t errlen)
 {
-    memset(p, 0, sizeof *p);
-    intern(p, "[root]");
-    p->cap_nodes = 1024;
-    p->nodes = calloc(p->cap_nodes, sizeof *p->nodes);
-    if (!p->nodes) return OP_OUT_EFAIL;
-    p->nodes[0].name = 0;
-    p->nodes[0].first_child = UINT32_MAX;
-    p->nodes[0].next_sibling = UINT32_MAX;
-    p->n_nodes = 1;
-    build_arg a = {p, only_sfx, clock, window};
-    return op_out_each_set(inputs, n_inputs, build_set, &a, err, errlen);
+    return cp_profile_build_weighted(p, inputs, n_inputs, only_sfx, NULL, clock, window, err,
+                                     errlen);
 }
 
 int cp_profile_build_split(cp_profile *p, const char *const *inputs, size_t n_inputs, char *err, size_t errlen)

@@ -520,11 +520,22 @@ static void write_data(op_buf *b, rp_report *r)
         rp_json_str(b, r->inputs[i], strlen(r->inputs[i]));
     }
     op_buf_puts(b, "]");
-    const struct { const char *key; op_buf *part; } parts[] = {
-        {"overview", &r->overview}, {"tables", &r->tables},     {"ranks", &r->ranks}, {"timeline", &r->timeline},
-        {"flame", &r->flame},       {"flat", &r->flat},         {"causal", &r->causal}, {"counters", &r->counters},
-        {"perfetto", &r->perfetto}, {"findings", &r->findings},
-        {"critical_path", &r->critical_path}, {"flame_split", &r->flame_split},
+    const struct { const char *key; op_buf *part;
+    } parts[] = {
+        {"overview", &r->overview},
+        {"tables", &r->tables},
+        {"ranks", &r->ranks},
+        {"timeline", &r->timeline},
+        {"flame", &r->flame},
+        {"flat", &r->flat},
+        {"causal", &r->causal},
+        {"counters", &r->counters},
+        {"perfetto", &r->perfetto},
+        {"findings", &r->findings},
+        {"critical_path", &r->critical_path},
+        {"flame_split", &r->flame_split},
+        {"cpu_counters", &r->cpu_counters},
+        {"flame_counters", &r->flame_counters},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         op_buf_printf(b, ",\n\"%s\":", parts[i].key);
@@ -561,9 +572,10 @@ static int write_page(rp_report *r, FILE *f, const char *title)
 
 static void report_free(rp_report *r)
 {
-    op_buf *parts[] = {&r->overview, &r->tables, &r->ranks,   &r->timeline, &r->flame,
-                       &r->flat,     &r->causal, &r->counters, &r->perfetto, &r->findings,
-                       &r->critical_path, &r->flame_split, &r->events};
+    op_buf *parts[] = {&r->overview,     &r->tables,         &r->ranks,         &r->timeline,
+                       &r->flame,        &r->flat,           &r->causal,        &r->counters,
+                       &r->perfetto,     &r->findings,       &r->critical_path, &r->flame_split,
+                       &r->cpu_counters, &r->flame_counters, &r->events};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) op_buf_free(parts[i]);
     op_u64map_free(&r->proc_index);
     free(r->set_first_proc);

@@ -56,6 +56,8 @@ typedef struct rp_report {
     op_buf overview, tables, ranks, timeline, flame, flat, causal, counters, perfetto;
     op_buf findings, critical_path; /* report_findings.c */
     op_buf flame_split;           /* the flame graph under a frame per process and thread */
+    op_buf cpu_counters;          /* the samples' perf_event counters per function (or empty) */
+    op_buf flame_counters;        /* {counter: flame graph weighted by it} (or empty) */
     op_buf events;                /* the timeline's event columns: elements after the script */
     op_progress progress;         /* one stage per pass and input */
 } rp_report;
@@ -100,5 +102,10 @@ void rp_flame_free(rp_flame *f);
 /* convert -f svg: the flame graph of the samples inside window (NULL: all) into out. */
 int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
                               size_t errlen);
+/* The same weighted by a counter of the samples (profile_cpu.h: cp_profile_build_weighted;
+ * NULL: samples), for `omniprof convert -f svg --weight EVENT`. */
+int op_flame_svg_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                                const int64_t *window, const char *weight, char *err,
+                                size_t errlen);
 
 #endif /* OMNIPROF_OUTPUT_REPORT_H */

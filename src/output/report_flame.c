@@ -166,6 +166,29 @@ int rp_cpu_profile(rp_report *r, char *err, size_t errlen)
         rc = OP_OUT_EFAIL;
     }
     cp_profile_free(&p);
+    /* the samples' perf_event counters: a table per function and a flame graph weighted by each
+     * (profile_cpu_counters.c); nothing when the samples carry none */
+    int counters = 0;
+    if (!rc)
+        rc = cp_counters_buf(r->inputs, r->n_inputs, NULL, &r->cpu_counters, 1, 0, NULL, &counters,
+                             err, errlen);
+    char names[8][64];
+    int n =
+        !rc && counters ? cp_counter_names(r->inputs, r->n_inputs, NULL, names, 8, err, errlen) : 0;
+    if (n < 0) rc = -n;
+    for (int e = 0; !rc && e < n; e++) {
+        op_buf_puts(&r->flame_counters, e ? ",\n" : "{");
+        rp_json_str(&r->flame_counters, names[e], strlen(names[e]));
+        op_buf_putc(&r->flame_counters, ':');
+        rc = cp_profile_build_weighted(&p, r->inputs, r->n_inputs, NULL, names[e], 0, NULL, err,
+                                       errlen);
+        if (!rc && (write_flame(&p, &r->flame_counters) || r->flame_counters.oom)) {
+            op_seterr(err, errlen, "out of memory");
+            rc = OP_OUT_EFAIL;
+        }
+        cp_profile_free(&p);
+    }
+    if (n > 0) op_buf_putc(&r->flame_counters, '}');
     return rc;
 }
 
@@ -212,7 +235,7 @@ static void frame_color(const char *name, int *rgb)
     rgb[2] = 30 + (int)((h >> 16) % 50);
 }
 
-static void svg_frames(cp_profile *p, const rp_flame *f, op_buf *b, int height)
+static void svg_frames(cp_profile *p, const rp_flame *f, op_buf *b, int height, const char *unit)
 {
     double *x = calloc(f->n + 1, sizeof *x), *next = calloc(f->n + 1, sizeof *next);
     int *depth = calloc(f->n + 1, sizeof *depth);
@@ -239,10 +262,13 @@ static void svg_frames(cp_profile *p, const rp_flame *f, op_buf *b, int height)
         if (id == 0) rgb[0] = 200, rgb[1] = 200, rgb[2] = 210;
         op_buf_printf(b, "<g class=\"f\" data-x=\"%.2f\" data-w=\"%.2f\" data-d=\"%d\"><title>", x[i], w, depth[i]);
         xml_text(b, name, strlen(name));
-        op_buf_printf(b, " (%llu samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
-                         "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
-                      (unsigned long long)total, p->total ? 100.0 * (double)total / (double)p->total : 0.0,
-                      SVG_PAD + x[i], y, w > 0.5 ? w - 0.5 : w, SVG_FRAME - 1, rgb[0], rgb[1], rgb[2]);
+        op_buf_printf(
+            b,
+            " (%llu %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+            "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
+            (unsigned long long)total, unit,
+            p->total ? 100.0 * (double)total / (double)p->total : 0.0, SVG_PAD + x[i], y,
+            w > 0.5 ? w - 0.5 : w, SVG_FRAME - 1, rgb[0], rgb[1], rgb[2]);
         size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0, len = strlen(name);
         if (fit >= 3) {
             op_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\">", SVG_PAD + x[i] + 3, y + SVG_FRAME - 4);
@@ -266,27 +292,42 @@ out:
 int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *out, const int64_t *window, char *err,
                               size_t errlen)
 {
+    return op_flame_svg_write_weighted(inputs, n_inputs, out, window, NULL, err, errlen);
+}
+
+int op_flame_svg_write_weighted(const char *const *inputs, size_t n_inputs, FILE *out,
+                                const int64_t *window, const char *weight, char *err, size_t errlen)
+{
     cp_profile p;
-    int rc = cp_profile_build_window(&p, inputs, n_inputs, 0, window, err, errlen);
+    int rc = cp_profile_build_weighted(&p, inputs, n_inputs, NULL, weight, 0, window, err, errlen);
+    const char *unit = weight ? weight : "samples";
     rp_flame f;
     memset(&f, 0, sizeof f);
     if (!rc && rp_flame_select(&p, 20000, &f)) rc = OP_OUT_EFAIL;
     op_buf b = {0};
     if (!rc) {
         int height = SVG_TOP + (f.depth + 1) * SVG_FRAME + 2 * SVG_PAD;
-        op_buf_printf(&b,
-                      "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-                      "viewBox=\"0 0 %d %d\" font-family=\"Verdana, DejaVu Sans, sans-serif\" font-size=\"12\">\n"
-                      "<!-- omniprof flame graph: one frame per function on a call path, width = CPU samples; "
-                      "callers below callees. Hover a frame for its name and samples; in a browser, click a frame "
-                      "to zoom into it, Search (or Ctrl-F) to highlight a regular expression, Reset Zoom. -->\n"
-                      "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n"
-                      "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"17\">Flame graph</text>\n",
-                      SVG_W, height, SVG_W, height, SVG_W, height, SVG_W / 2);
+        op_buf_printf(
+            &b,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"Verdana, DejaVu Sans, sans-serif\" "
+            "font-size=\"12\">\n"
+            "<!-- omniprof flame graph: one frame per function on a call path, width = CPU "
+            "samples; "
+            "callers below callees. Hover a frame for its name and samples; in a browser, click a "
+            "frame "
+            "to zoom into it, Search (or Ctrl-F) to highlight a regular expression, Reset Zoom. "
+            "-->\n"
+            "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n"
+            "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" font-size=\"17\">Flame "
+            "graph%s%s</text>\n",
+            SVG_W, height, SVG_W, height, SVG_W, height, SVG_W / 2, weight ? " weighted by " : "",
+            weight ? weight : "");
         if (p.total)
-            op_buf_printf(&b, "<text x=\"%d\" y=\"%d\" fill=\"#555\">%llu samples%s</text>\n", SVG_PAD, SVG_TOP - 8,
-                          (unsigned long long)p.total, f.pruned ? " (the smallest frames are left out)" : "");
+            op_buf_printf(&b, "<text x=\"%d\" y=\"%d\" fill=\"#555\">%llu %s%s</text>\n", SVG_PAD,
+                          SVG_TOP - 8, (unsigned long long)p.total, unit,
+                          f.pruned ? " (the smallest frames are left out)" : "");
         else
             op_buf_printf(&b, "<text x=\"%d\" y=\"%d\" fill=\"#555\">no CPU call-stack samples in the inputs "
                               "(omniprof run --sample)</text>\n", SVG_PAD, SVG_TOP - 8);
@@ -298,7 +339,7 @@ int op_flame_svg_write_window(const char *const *inputs, size_t n_inputs, FILE *
                               "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#555\"> </text>\n"
                               "<text id=\"details\" x=\"%d\" y=\"%d\" fill=\"#555\"> </text>\n",
                           SVG_PAD, SVG_W - SVG_PAD, SVG_W - SVG_PAD, SVG_TOP - 8, SVG_W / 3, SVG_TOP - 8);
-            svg_frames(&p, &f, &b, height);
+            svg_frames(&p, &f, &b, height, unit);
             op_buf_printf(&b, "<script type=\"text/ecmascript\"><![CDATA[\nvar FLAME_W = %d, FLAME_PAD = %d;\n%s]]></script>\n",
                           SVG_W, SVG_PAD, op_flame_svg_js);
         }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/regex_bound.h"
 #include "output/profile_causal.h"
 #include "output/profile_cpu.h"
@@ -491,8 +492,25 @@ static int write_one_profile(size_t input, const char *sfx, const char *label, v
     }
     int rc = cp_profile_write_set(in, n, sfx, c->out, &c->po, c->window, c->err, c->errlen);
     if (rc) return rc;
-    if (c->opts->format == OP_OUT_SUMMARY_JSON) fputs("}", c->out);
-    else if (c->opts->format == OP_OUT_SUMMARY_MD) fputs("```\n", c->out);
+    /* the samples' perf_event counters per function, when they carry any (profile_cpu_counters.c)
+     */
+    op_buf cb = {0};
+    int counters = 0;
+    bool json = c->opts->format == OP_OUT_SUMMARY_JSON, md = c->opts->format == OP_OUT_SUMMARY_MD;
+    rc = cp_counters_buf(in, n, sfx, &cb, json, 0, c->window, &counters, c->err, c->errlen);
+    if (md) fputs("```\n", c->out);
+    if (!rc && counters) {
+        if (json)
+            fputs(",\"cpu_counters\":", c->out);
+        else
+            fprintf(c->out, "\n%sOMNIPROF CPU COUNTERS%s%s:\n\n%s", md ? "### " : "",
+                    label ? " — " : "", label ? label : "", md ? "```\n" : "");
+        if (op_buf_write(&cb, c->out)) rc = OP_OUT_EFAIL;
+        if (md) fputs("```\n", c->out);
+    }
+    if (json) fputs("}", c->out);
+    op_buf_free(&cb);
+    if (rc) return rc;
     *c->printed = 1;
     return 0;
 }

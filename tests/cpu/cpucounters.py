@@ -7,9 +7,12 @@ counters_work does a fixed amount of work and counts its own instructions and cy
 `omniprof run --sample` with OMNIPROF_SAMPLING_PERF_EVENTS=instructions,cycles every sample
 holds the thread's cumulative counts; interpolated at the window's ends they must give the
 program's own counts within 2 %. Where `perf` exists, `perf stat -e instructions` of the same
-work (the bare program) must agree with the program's own count within 2 % as well; where it
-does not, that comparison is skipped with the reason and the program's own count is the
-reference. Exit 0 pass, 1 fail, 77 skip (no PMU), printing PASS/FAIL/SKIP lines.
+work (the bare program) must agree with the program's own count within 2 % as well, and so must the instructions `omniprof summary` counts
+over all samples (the counters table, profile_cpu_counters.c); where it does not, that
+comparison is skipped with the reason and the program's own count is the reference. The
+database must name the counters (omniprof_cpu_sample_event) and the summary give main (the work
+loop) >= 95 % of the instructions and its IPC within 5 % of the program's own.
+Exit 0 pass, 1 fail, 77 skip (no PMU), printing PASS/FAIL/SKIP lines.
 
 usage: cpucounters.py BINDIR WORKDIR
 """
@@ -87,6 +90,37 @@ def main():
         dev = abs(got - ref) / ref if ref else 1.0
         verdict(dev <= TOL, "cpu.counters %s: omniprof's samples %.4g vs the program's own %.4g (%.2f %%, within %d %%)"
                 % (name, got, ref, 100 * dev, 100 * TOL))
+    # the database names the counters; summary's per-function counts and IPC (profile_cpu_counters.c)
+    db = dbs[0] if dbs else None
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True) if db else None
+    ev = con.execute("SELECT name, type, config FROM omniprof_cpu_sample_event ORDER BY event_index").fetchall() \
+        if con else []
+    if con:
+        con.close()
+    verdict(ev == [("instructions", 0, 1), ("cycles", 0, 0)], "cpu.counters names: omniprof_cpu_sample_event %s" % ev)
+    sm = subprocess.run([os.path.join(bindir, "omniprof"), "summary", "-i", db or "", "-f", "json"],
+                        capture_output=True, text=True, timeout=600)
+    cc = None
+    try:
+        doc = json.loads(sm.stdout)
+        cc = next((it["cpu_counters"] for it in (doc if isinstance(doc, list) else [doc])
+                   if isinstance(it, dict) and "cpu_counters" in it), None)
+    except ValueError:
+        pass
+    sum_instr = None
+    if not cc:
+        verdict(False, "cpu.counters summary: no cpu_counters in `omniprof summary -f json` (%s)"
+                % sm.stderr.strip()[-300:])
+    else:
+        sum_instr = cc["events"][0]["total"]
+        fn = {f["function"]: f for f in cc["functions"]}
+        ipc = fn.get("main", {}).get("ratios", [None])
+        ref = own[0] / own[1] if own and own[1] else 0
+        ok = cc["ratios"][:1] == ["IPC"] and ipc and ipc[0] and ref and abs(ipc[0] - ref) / ref <= 0.05
+        verdict(ok, "cpu.counters summary: main's IPC %s vs the program's own %.3f (within 5 %%)" % (ipc, ref))
+        share = fn.get("main", {}).get("self", [0])[0] / sum_instr if sum_instr else 0
+        verdict(share >= 0.95, "cpu.counters summary: main (the work loop) holds %.1f %% of the instructions" %
+                (100 * share))
     if shutil.which("perf") is None:
         print("SKIP cpu.counters perf_stat: `perf` is not installed here; the program's own counts were the reference")
     else:
@@ -105,6 +139,10 @@ def main():
             dev = abs(count - own[0]) / own[0]
             verdict(dev <= TOL, "cpu.counters perf_stat: perf stat %d instructions vs the same work under omniprof "
                     "%d (%.2f %%, within %d %%)" % (count, own[0], 100 * dev, 100 * TOL))
+            if sum_instr:  # the whole program, as perf stat counts it: summary's total of the samples
+                dev = abs(sum_instr - count) / count
+                verdict(dev <= TOL, "cpu.counters summary_vs_perf_stat: omniprof summary's instructions %d vs perf "
+                        "stat %d (%.2f %%, within %d %%)" % (sum_instr, count, 100 * dev, 100 * TOL))
     return 1 if fails else 0
 
 

@@ -22,7 +22,9 @@
 # report), under attach and causal (tests/cpu/cpu_check.py python_outputs), and every CPython 3.x
 # installed here (python_versions: 3.11-3.13 read, others say they are not).
 # cpucounters: the host's hardware counters in CPU samples (OMNIPROF_SAMPLING_PERF_EVENTS=instructions,cycles)
-# against the program's own perf_event counts and `perf stat` (tests/cpu/cpucounters.py; within 2 %).
+# against the program's own perf_event counts and `perf stat` (tests/cpu/cpucounters.py; within 2 %),
+# the counters named in the database, `omniprof summary`'s per-function counts and IPC; SKIP (with the
+# reason) where the machine has no PMU (perf_event_open of instructions fails).
 # GPU_SCENARIOS="multistream graph ..." picks the scenarios of part 1.
 # GPU_TORCH_PARALLEL=4 (a 4-GPU machine): part torch in concurrent rounds (see part 6).
 # GPU_SAMPLERS="pm sass sassrt um costs" picks the cases of part samplers (default: those five); the SASS

@@ -649,7 +649,8 @@ def t_avail_settings():
     # the kinds a setting turns on come from kinds.def's rows (a multi-kind flag expands there)
     check(byname["OMNIPROF_KERNEL_TRACE"].get("kinds") == ["KERNEL_DISPATCH", "CODE_OBJECT", "KERNEL_SYMBOL"],
           "json kinds of KERNEL_TRACE: %r" % byname["OMNIPROF_KERNEL_TRACE"].get("kinds"))
-    check(byname["OMNIPROF_SAMPLE"].get("kinds") == ["CPU_SAMPLE", "FUNCTION_WRAPPER", "THREAD", "REGION_PROFILE"],
+    check(byname["OMNIPROF_SAMPLE"].get("kinds") == ["CPU_SAMPLE", "FUNCTION_WRAPPER", "THREAD", "REGION_PROFILE",
+                                                    "CPU_SAMPLE_EVENT"],
           "json kinds of SAMPLE: %r" % byname["OMNIPROF_SAMPLE"].get("kinds"))
     check(byname["OMNIPROF_PMC"].get("kinds") == ["DISPATCH_HEADER", "VALUE"], "json kinds of PMC")
     check(byname["OMNIPROF_OUTPUT_PATH"].get("kinds") == [], "json kinds of OUTPUT_PATH")

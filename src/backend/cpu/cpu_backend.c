@@ -127,6 +127,7 @@ static void emit_create_cb(op_cpu_thread *t, void *data)
 }
 
 static _Atomic int g_threads_announced; /* flush may run on several threads */
+static _Atomic int g_events_announced;  /* the CPU_SAMPLE_EVENT records (once per process) */
 
 static omniprof_status_t cpu_start(void)
 {
@@ -207,6 +208,11 @@ static void cpu_flush(void)
         op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_THREAD, OMNIPROF_THREAD_CREATE) &&
         !atomic_exchange(&g_threads_announced, 1))
         op_cpu_threads_foreach(emit_create_cb, NULL);
+    if (!atomic_load(&g_events_announced) && g_op_cpu_cfg.sampling &&
+        op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT,
+                              OMNIPROF_CPU_SAMPLE_EVENT_COUNTER) &&
+        !atomic_exchange(&g_events_announced, 1))
+        op_cpu_perf_emit_events(); /* names of the samples' counter values */
     if (op_sdk_is_finalizing()) final_flush();
     else op_cpu_sampler_drain_all(); /* also emits queued THREAD records */
     op_cpu_tls_guard--;
@@ -260,6 +266,7 @@ static void cpu_at_fork_child(void)
     op_cpu_symbols_reset();
     op_cpu_modules_at_fork_child();
     atomic_store(&g_threads_announced, 0);
+    atomic_store(&g_events_announced, 0);
     atomic_store(&g_final_flush_done, 0);
     /* a child of a detached process (omniprof attach) starts nothing: no timer, no thread */
     bool detached = op_setting_bool(OP_SET_ATTACH_MODE) &&
@@ -286,8 +293,10 @@ OP_BACKEND_MANIFEST(g_cpu_manifest) = {
     .name = "cpu",
     .buffer_kinds = {OMNIPROF_BUFFER_TRACING_CPU_SAMPLE, OMNIPROF_BUFFER_TRACING_PROCESS_SAMPLE,
                      OMNIPROF_BUFFER_TRACING_FUNCTION_WRAPPER, OMNIPROF_BUFFER_TRACING_THREAD,
-                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT, OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
-                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE},
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_EXPERIMENT,
+                     OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS,
+                     OMNIPROF_BUFFER_TRACING_REGION_PROFILE,
+                     OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT},
 };
 
 /* The kinds the manifest lists: their operation names are common/op_names.c's (the one table the

@@ -275,6 +275,7 @@ int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open); /* leader fd
 void op_cpu_perf_close_thread(int *fds, uint32_t n);
 uint32_t op_cpu_perf_count(void);
 const char *op_cpu_perf_event_name(uint32_t i);
+void op_cpu_perf_emit_events(void); /* one CPU_SAMPLE_EVENT record per event (the first flush) */
 /* Async-signal-safe: read the group into values[]; returns the count read (0 on failure). */
 uint32_t op_cpu_perf_read(int fd, uint32_t n, uint64_t *values);
 /* Every event this backend knows, with whether the kernel accepts it here. */

@@ -1,15 +1,19 @@
 /* perf_events.c — per-thread perf_event counters read by every sample.
  *
- * OMNIPROF_SAMPLING_PERF_EVENTS names up to 8 events (software: task-clock, context-switches,
- * page-faults, ...; hardware: cycles, instructions, ... where the machine has a PMU). At setup
- * each is opened once on the calling thread to learn whether the kernel accepts it; one that
- * is refused (no PMU: ENOENT/EOPNOTSUPP; perf_event_paranoid: EACCES) is logged once at info
- * level and left out, so the record's event_values[] hold the accepted events in list order.
+ * OMNIPROF_SAMPLING_PERF_EVENTS names up to 8 events as perf(1) does (common/perf_event_names.h:
+ * software: task-clock, context-switches, page-faults, ...; hardware: cycles, instructions, ...;
+ * cache events such as L1-dcache-load-misses; raw events r<hex>; the last three need a PMU).
+ * At setup each is opened once on the calling thread to learn whether the kernel accepts it; one
+ * that is refused (no PMU: ENOENT/EOPNOTSUPP; perf_event_paranoid: EACCES) is said in one
+ * warning line and left out, so the record's event_values[] hold the accepted events in list order.
+ * That list is announced to the database by one CPU_SAMPLE_EVENT record per event
+ * (op_cpu_perf_emit_events: the table omniprof_cpu_sample_event names every value).
  * Each sampled thread then gets one counter group (PERF_FORMAT_GROUP, counting user and,
  * where permitted, kernel time), which the signal handler reads with a single read(2)
  * (async-signal-safe). Counts are cumulative for the thread since its sampler started. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
@@ -21,13 +25,20 @@
 #include "backend/cpu/cpu_internal.h"
 #include "common/fd_guard.h"
 #include "common/log.h"
+#include "common/perf_event_names.h"
 #include "common/settings.h"
+#include "sdk/backend.h"
 
 /* the events (cpu_catalog.h); op_cpu_perf_event_desc has the same layout */
 #define g_known ((const op_cpu_perf_event_desc *)op_cpu_catalog_events)
 #define N_KNOWN OP_CPU_CATALOG_N_EVENTS
 
-static const op_cpu_perf_event_desc *g_active[OMNIPROF_CPU_SAMPLE_MAX_EVENTS];
+typedef struct active_event {
+    char name[64]; /* as the user gave it */
+    uint32_t type;
+    uint64_t config;
+} active_event;
+static active_event g_active[OMNIPROF_CPU_SAMPLE_MAX_EVENTS];
 static uint32_t g_n_active;
 static int g_exclude_kernel;
 
@@ -39,13 +50,13 @@ const op_cpu_perf_event_desc *op_cpu_perf_known(size_t *n)
     return g_known;
 }
 
-static int open_event(const op_cpu_perf_event_desc *d, pid_t tid, int group_fd, int exclude_kernel)
+static int open_event(uint32_t type, uint64_t config, pid_t tid, int group_fd, int exclude_kernel)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
-    attr.type = d->type;
-    attr.config = d->config;
+    attr.type = type;
+    attr.config = config;
     attr.read_format = PERF_FORMAT_GROUP;
     attr.exclude_kernel = (unsigned)exclude_kernel;
     attr.exclude_hv = 1;
@@ -55,8 +66,8 @@ static int open_event(const op_cpu_perf_event_desc *d, pid_t tid, int group_fd, 
 
 int op_cpu_perf_probe(const op_cpu_perf_event_desc *d)
 {
-    int fd = open_event(d, 0, -1, 0);
-    if (fd < 0) fd = open_event(d, 0, -1, 1);
+    int fd = open_event(d->type, d->config, 0, -1, 0);
+    if (fd < 0) fd = open_event(d->type, d->config, 0, -1, 1);
     if (fd < 0) return -errno;
     close(fd);
     return 0;
@@ -71,11 +82,10 @@ void op_cpu_perf_setup(void)
     buf[sizeof buf - 1] = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-        const op_cpu_perf_event_desc *d = NULL;
-        for (size_t i = 0; i < N_KNOWN; i++)
-            if (strcmp(g_known[i].name, tok) == 0) d = &g_known[i];
-        if (!d) {
-            op_warn("cpu: OMNIPROF_SAMPLING_PERF_EVENTS: unknown event '%s' (see `omniprof avail --cpu-events`)", tok);
+        active_event e;
+        char why[600];
+        if (op_perf_event_parse(tok, strlen(tok), &e.type, &e.config, why, sizeof why) != 0) {
+            op_warn("cpu: OMNIPROF_SAMPLING_PERF_EVENTS: %s; left out", why);
             continue;
         }
         if (g_n_active == OMNIPROF_CPU_SAMPLE_MAX_EVENTS) {
@@ -83,23 +93,47 @@ void op_cpu_perf_setup(void)
                     OMNIPROF_CPU_SAMPLE_MAX_EVENTS, tok);
             continue;
         }
-        int fd = open_event(d, 0, -1, g_exclude_kernel);
+        snprintf(e.name, sizeof e.name, "%s", tok);
+        int fd = open_event(e.type, e.config, 0, -1, g_exclude_kernel);
         if (fd < 0 && !g_exclude_kernel && (errno == EACCES || errno == EPERM)) {
             g_exclude_kernel = 1;
-            fd = open_event(d, 0, -1, 1);
+            fd = open_event(e.type, e.config, 0, -1, 1);
         }
         if (fd < 0) {
-            op_info("cpu: perf event '%s' not supported here (%s); left out of samples", d->name, strerror(errno));
+            /* one clear line: no PMU (a VM) refuses every hardware, cache and raw event */
+            op_warn("cpu: perf event '%s' not supported here (%s%s); left out of the samples, "
+                    "which go on on their timer",
+                    e.name, strerror(errno),
+                    errno == ENOENT || errno == EOPNOTSUPP ? ": no PMU or no such event" : "");
             continue;
         }
         close(fd);
-        g_active[g_n_active++] = d;
+        g_active[g_n_active++] = e;
     }
 }
 
 uint32_t op_cpu_perf_count(void) { return g_n_active; }
 
-const char *op_cpu_perf_event_name(uint32_t i) { return i < g_n_active ? g_active[i]->name : NULL; }
+const char *op_cpu_perf_event_name(uint32_t i)
+{
+    return i < g_n_active ? g_active[i].name : NULL;
+}
+
+void op_cpu_perf_emit_events(void)
+{
+    for (uint32_t i = 0; i < g_n_active; i++) {
+        omniprof_cpu_sample_event_record_t r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        r.kind = OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT;
+        r.operation = OMNIPROF_CPU_SAMPLE_EVENT_COUNTER;
+        r.index = i;
+        r.type = g_active[i].type;
+        r.config = g_active[i].config;
+        r.name = g_active[i].name;
+        op_sdk_emit(OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT, r.operation, &r, NULL);
+    }
+}
 
 /* The profiler's perf fds are capped at a quarter of RLIMIT_NOFILE (and 8192), so that
  * thousands of threads never use up descriptors the program needs; threads beyond the cap
@@ -130,13 +164,13 @@ int op_cpu_perf_open_thread(pid_t tid, int *fds, uint32_t *n_open)
         return -1;
     }
     /* each fd is adopted (common/fd_guard.h): above the program's fds, protected from its closes */
-    int leader = open_event(g_active[0], tid, -1, g_exclude_kernel);
+    int leader = open_event(g_active[0].type, g_active[0].config, tid, -1, g_exclude_kernel);
     if (leader >= 0) leader = op_fd_adopt(leader, OP_FD_IDENTITY);
     if (leader < 0) return -1;
     fds[0] = leader;
     uint32_t n = 1;
     for (uint32_t i = 1; i < g_n_active; i++) {
-        int fd = open_event(g_active[i], tid, leader, g_exclude_kernel);
+        int fd = open_event(g_active[i].type, g_active[i].config, tid, leader, g_exclude_kernel);
         if (fd >= 0) fd = op_fd_adopt(fd, OP_FD_IDENTITY);
         if (fd < 0) break; /* keep the prefix that opened: values stay in list order */
         fds[n++] = fd;

@@ -352,6 +352,21 @@ CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample{{uuid}}" (
     "event_values" JSONB DEFAULT '[]' NOT NULL
 );
 
+-- The perf_event counters of the CPU samples (CPU_SAMPLE_EVENT records, include/omniprof/cpu.h;
+-- docs/cpu.md "Counters"): one row per counter of the process's sampler. event_index i names
+-- element i of omniprof_cpu_sample.event_values (cumulative for the sample's thread since its
+-- sampler started; a thread whose counter group opened only a prefix of the list has fewer
+-- values). type and config are perf_event_attr's (0 hardware, 1 software, 3 cache, 4 raw).
+CREATE TABLE IF NOT EXISTS "omniprof_cpu_sample_event{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "event_index" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "type" INTEGER NOT NULL,
+    "config" INTEGER NOT NULL
+);
+
 -- GPU PC samples (PC_SAMPLE records, include/omniprof/pc_sampling.h): samples of one
 -- (kernel, PC offset, stall reason) taken between two reads. Names are rocpd_string ids;
 -- stack_id = the internal correlation id of the dispatch's launching call (serialized method).

@@ -1185,8 +1185,21 @@ function renderCpuProfile() {
     left.appendChild(el("div", { cls: "tools" },
                         [el("span", { cls: "note", text: "flame graph of" }), pickView]));
   }
+  var FC = D.flame_counters || {}, weights = Object.keys(FC);
+  if (weights.length) {  /* the flame graph weighted by a perf_event counter of the samples */
+    var pickWeight = el("select", { id: "flame-weight" });
+    pickWeight.appendChild(el("option", { value: "", text: "samples" }));
+    weights.forEach(function (w) { pickWeight.appendChild(el("option", { value: w, text: w })); });
+    pickWeight.addEventListener("change", function () {
+      holder.textContent = "";
+      FLAME = renderFlame(holder, pickWeight.value ? FC[pickWeight.value] : F);
+    });
+    left.appendChild(el("div", { cls: "tools" },
+                        [el("span", { cls: "note", text: "width =" }), pickWeight]));
+  }
   left.appendChild(holder);
   CHECK.flame_views = views.length;
+  CHECK.flame_weights = weights.length;
   FLAME = renderFlame(holder, F);
   right.appendChild(el("h3", { text: "Flat profile" }));
   var tot = Math.max(1, F.total);
@@ -1199,6 +1212,36 @@ function renderCpuProfile() {
     var loc = r[3] ? r[3].replace(/^.*\//, "") : "";
     return { function: r[0], self: r[1], total: r[2], where: [loc, r[4]].filter(Boolean).join(" · ") };
   }), { sort: "self", limit: 100 });
+  renderCpuCounters(s);
+}
+
+/* The samples' perf_event counters per function (D.cpu_counters; absent when none recorded):
+ * self and total counts of each counter and the ratios derived from them (IPC, miss rates). */
+function renderCpuCounters(s) {
+  var C = D.cpu_counters;
+  CHECK.cpu_counters = 0;
+  if (!C || !C.events || !C.events.length) return;
+  s.appendChild(el("h3", { id: "cpu-counters", text: "Counters per function" }));
+  s.appendChild(el("p", { cls: "note", text: "perf_event counters read by every sample: each sample weighs " +
+    "its thread's increase since the previous sample. Totals: " + C.events.map(function (e) {
+      return e.name + " " + fmtInt(e.total); }).join(", ") + "." +
+    (C.ratios.length ? " Ratios of self counts: " + C.ratios.join(", ") + "." : "") }));
+  var cols = [{ key: "function", title: "function", sub: "module" }];
+  C.events.forEach(function (e, i) {
+    cols.push({ key: "s" + i, title: e.name + " self", num: true, fmt: fmtInt, bar: i === 0 ? "s0" : undefined });
+    cols.push({ key: "t" + i, title: e.name + " total", num: true, fmt: fmtInt });
+  });
+  C.ratios.forEach(function (r, k) {
+    cols.push({ key: "r" + k, title: r, num: true, fmt: function (v) { return v == null ? "-" : fmtNum(v); } });
+  });
+  var rows = C.functions.map(function (f) {
+    var o = { function: f.function, module: f.module };
+    f.self.forEach(function (v, i) { o["s" + i] = v; o["t" + i] = f.total[i]; });
+    f.ratios.forEach(function (v, k) { o["r" + k] = v; });
+    return o;
+  });
+  CHECK.cpu_counters = rows.length;
+  dataTable(s, cols, rows, { sort: "s0", limit: 100 });
 }
 
 /* ---- causal profile: program speedup against line speedup, one plot per line ------------- */
