@@ -527,15 +527,19 @@ static int wake_edges(builder *b, size_t lane_first, size_t sample_first)
     const an_lane *M = &g->lanes[main_lane];
     uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
     uint32_t name_idle = intern(g, (const unsigned char *)"[blocked]", 9);
+    uint8_t *sampled = op_calloc(g->n_lanes - lane_first + 1, 1); /* this set's lanes */
+    if (!sampled) return -1;
+    for (size_t k = sample_first; k < g->n_samples; k++)
+        if (g->samples[k].lane >= lane_first) sampled[g->samples[k].lane - lane_first] = 1;
     for (size_t l = lane_first; l < g->n_lanes; l++) {
         an_lane *L = &g->lanes[l];
-        if (L->gpu || L->process != b->process || l == main_lane || L->n < 2) continue;
-        int launches = 0, sampled = 0;
+        if (L->gpu || L->process != b->process || l == main_lane || L->n < 2 ||
+            sampled[l - lane_first])
+            continue;
+        int launches = 0;
         for (uint32_t i = L->first; i < L->first + L->n && !launches; i++)
             launches = g->nodes[i].kind == AN_LAUNCH;
-        for (size_t k = sample_first; k < g->n_samples && !sampled; k++)
-            sampled = g->samples[k].lane == l;
-        if (!launches || sampled) continue;
+        if (!launches) continue;
         for (uint32_t i = L->first + 1; i < L->first + L->n; i++) {
             an_node *n = &g->nodes[i];
             if (n->kind != AN_CPU || n->region >= 0 || n->name != name_cpu ||
@@ -552,10 +556,13 @@ static int wake_edges(builder *b, size_t lane_first, size_t sample_first)
             if (lo == M->first) continue;
             uint32_t at = lo - 1;
             n->name = name_idle;
-            if (add_edge(g, 2 * at, 2 * i + 1, AE_CREATE, n->end - g->nodes[at].start) != 0)
+            if (add_edge(g, 2 * at, 2 * i + 1, AE_CREATE, n->end - g->nodes[at].start) != 0) {
+                op_free(sampled);
                 return -1;
+            }
         }
     }
+    op_free(sampled);
     return 0;
 }
 
