@@ -16,6 +16,7 @@
 
 #include "common/kinds.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "common/strtab.h"
 
 static const op_backend *g_backends[OP_SDK_MAX_BACKENDS];
@@ -158,8 +159,9 @@ static void load_serving(uint32_t category, uint32_t kind, uint32_t table_bit)
  * nothing is loaded and nothing is said. */
 static int device_present(const char *backend)
 {
-    if (strcmp(backend, "cuda") == 0)
-        return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
+    if (strcmp(backend, "cuda") == 0) /* OMNIPROF_CUDA_NVTX=false: NVTX is not wanted */
+        return op_setting_bool(OP_SET_CUDA_NVTX) &&
+               (access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0);
     return 0;
 }
 
