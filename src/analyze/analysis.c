@@ -206,7 +206,7 @@ static int rule_thread_imbalance(an_graph *g, an_report *r, int64_t base)
             if (L->pid != L->tid || barrier) lanes[n++] = (uint32_t)l;
         }
         g_cmp = g;
-        qsort(lanes, n, sizeof *lanes, cmp_lane_start);
+        an_qsort(lanes, n, sizeof *lanes, cmp_lane_start);
         for (size_t c = 0; c < n;) {
             size_t e = c + 1;
             int64_t cend = g->nodes[g->lanes[lanes[c]].first + g->lanes[lanes[c]].n - 1].end;
@@ -340,7 +340,7 @@ static int rule_launch_bound(an_graph *g, an_report *r, int64_t base)
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->lanes[g->nodes[i].lane].gpu && m < n_k)
             durs[m++] = g->nodes[i].end - g->nodes[i].start;
-    qsort(durs, m, sizeof *durs, cmp_i64);
+    an_qsort(durs, m, sizeof *durs, cmp_i64);
     int64_t median = m ? durs[m / 2] : 0;
     op_free(durs);
     /* the change: the launching threads' CPU work between GPU calls twice as fast */
@@ -599,7 +599,7 @@ static int path_items(an_graph *g, const an_path *p, an_item **out, size_t *n_ou
         }
     }
     op_u64map_free(&a.idx);
-    qsort(a.items, a.n, sizeof *a.items, cmp_item);
+    an_qsort(a.items, a.n, sizeof *a.items, cmp_item);
     *out = a.items;
     *n_out = a.n;
     return 0;
@@ -616,7 +616,7 @@ static int hot_spots(an_graph *g, an_report *r, int64_t base)
         if (n->wait) continue;
         if (agg_add(&tot, n->kind, n->name, n->end - n->start, -1) != 0) goto oom;
     }
-    qsort(tot.items, tot.n, sizeof *tot.items, cmp_item);
+    an_qsort(tot.items, tot.n, sizeof *tot.items, cmp_item);
     size_t shown = 0;
     for (size_t k = 0; k < tot.n && shown < 8; k++) {
         const an_item *it = &tot.items[k];
@@ -731,9 +731,9 @@ int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t
     if (rule_pageable(g, r, base) != 0) goto oom;
     if (rule_streams(g, r, base) != 0) goto oom;
     if (hot_spots(g, r, base) != 0) goto oom;
-    qsort(r->findings, r->n_findings, sizeof *r->findings, cmp_finding);
-    qsort(r->minor, r->n_minor, sizeof *r->minor, cmp_finding);
-    qsort(r->hot, r->n_hot, sizeof *r->hot, cmp_finding);
+    an_qsort(r->findings, r->n_findings, sizeof *r->findings, cmp_finding);
+    an_qsort(r->minor, r->n_minor, sizeof *r->minor, cmp_finding);
+    an_qsort(r->hot, r->n_hot, sizeof *r->hot, cmp_finding);
     /* leave the graph evaluated as recorded (the path's times) */
     reset(g);
     an_evaluate(g);

@@ -29,6 +29,7 @@
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include "common/strtab.h"
@@ -260,6 +261,13 @@ typedef struct an_report {
     an_finding *hot; /* hot spots on / off the path: 2x faster */
     size_t n_hot;
 } an_report;
+
+/* qsort of n elements; nothing to do (and no call with a NULL array) below two */
+static inline void an_qsort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1) qsort(base, n, size, cmp);
+}
 
 #define AN_FINDING_MIN_PCT 5.0
 /* sync_in_loop: at least this many synchronize calls that waited for the GPU */

@@ -235,7 +235,7 @@ int an_prepare(an_graph *g)
         for (size_t v = 0; v < n_ev; v++)
             if (indeg[v]) left[n_left++] = (uint32_t)v;
         g_sort = g;
-        qsort(left, n_left, sizeof *left, cmp_ev_time);
+        an_qsort(left, n_left, sizeof *left, cmp_ev_time);
         for (size_t k = 0; k < n_left; k++)
             if (push_run(g, left[k], 1) != 0) {
                 op_free(left);

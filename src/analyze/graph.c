@@ -354,7 +354,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
     if (!idx || !stack || !stack_range) goto oom;
     for (size_t i = 0; i < b->n_regs; i++) idx[i] = (uint32_t)i;
     g_sort_regs = b->regs;
-    qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
+    an_qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
     uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
     size_t i = 0;
     while (i < b->n_regs) {
@@ -723,7 +723,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* the stream each stream synchronize waited for */
     b->n_syncs = 0;
     if (op_rd_stream_syncs(src, set, on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
-    qsort(b->syncs, b->n_syncs, sizeof *b->syncs, cmp_ssync);
+    an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, cmp_ssync);
     /* copies from or to pageable memory */
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
@@ -748,7 +748,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* threads -> nodes */
     size_t set_first_node = g->n_nodes;
     if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
-    qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, cmp_cnode);
+    an_qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, cmp_cnode);
     /* the regions' message ends now name nodes; drop the ends of regions not made nodes. The
      * regions are not needed after: their buffer goes before the streams' nodes grow */
     for (size_t m = msg_first; m < b->n_msgs; m++)
@@ -772,7 +772,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->regs = NULL;
     b->cap_regs = 0;
     /* streams -> nodes */
-    qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
+    an_qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
     for (size_t i = 0; i < b->n_ops;) {
         uint32_t lane = b->ops[i].lane;
         g->lanes[lane].first = (uint32_t)g->n_nodes;
@@ -951,7 +951,7 @@ static int finish(builder *b, char *err, size_t errlen)
     for (size_t l = 0; l < g->n_lanes; l++)
         if (g->lanes[l].n) g->nodes[g->lanes[l].first].flags |= AN_F_LANE_FIRST;
     /* messages: the receive's end after the send's start */
-    qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
+    an_qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
     for (size_t m = 0; m < b->n_msgs;) {
         size_t e = m;
         while (e < b->n_msgs && b->msgs[e].id == b->msgs[m].id) e++;
@@ -967,7 +967,7 @@ static int finish(builder *b, char *err, size_t errlen)
     }
     /* collectives: (key, k) groups; every participant's start gates every participant's end */
     for (size_t c = 0; c < b->n_colls; c++) b->colls[c].k &= 0x7fffffffu;
-    qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
+    an_qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
     for (size_t c = 0; c < b->n_colls;) {
         size_t e = c;
         while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
@@ -1063,7 +1063,7 @@ static int finish(builder *b, char *err, size_t errlen)
         if (g->nodes[i].end > g->t_end) g->t_end = g->nodes[i].end;
     }
     if (!g->n_nodes) g->t_begin = g->t_end = 0;
-    qsort(g->samples, g->n_samples, sizeof *g->samples, cmp_sample);
+    an_qsort(g->samples, g->n_samples, sizeof *g->samples, cmp_sample);
     if (an_prepare(g) != 0) goto oom;
     for (size_t i = 0; i < g->n_nodes; i++) g->factor[i] = 1.0f;
     return 0;
@@ -1140,5 +1140,6 @@ void an_graph_free(an_graph *g)
     op_u64map_free(&g->eslack);
     op_u64map_free(&g->wslack);
     op_free(g->factor);
+    op_free(g->cut);
     op_free(g);
 }

@@ -207,7 +207,7 @@ static void breakdown(FILE *out, const an_graph *g, int json)
         }
         int64_t med = 0;
         if (d && nk) {
-            qsort(d, (size_t)nk, sizeof *d, cmp_i64r);
+            an_qsort(d, (size_t)nk, sizeof *d, cmp_i64r);
             med = d[nk / 2];
         }
         free(d);
