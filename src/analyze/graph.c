@@ -26,72 +26,21 @@
  *                         ended last before the join returned (not yet joined);
  *   creation              a thread's first node starts after the creating (main) thread reached
  *                         the recorded point.
- * Assumptions and what this cannot see: docs/analyze.md. */
+ * The edges between lanes and sets are wired in graph_links.c (graph_internal.h is what the two
+ * share). Assumptions and what this cannot see: docs/analyze.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/graph_internal.h"
 #include "common/alloc.h"
 #include "common/u64map.h"
 #include "db/reader.h"
-
-int an_prepare(an_graph *g); /* engine.c */
 
 const char *const an_kind_name[AN_KINDS] = {"cpu",    "api",      "launch", "gpu_wait",
                                             "mpi",    "mpi_wait", "wrap",   "join",
                                             "kernel", "copy",     "memset"};
 
-#define GROW(arr, n, cap)                                                                          \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            size_t nc_ = (cap) ? (cap)*2 : 1024;                                                   \
-            void *p_ = op_realloc((arr), nc_ * sizeof *(arr));                                     \
-            if (!p_) goto oom;                                                                     \
-            (arr) = p_;                                                                            \
-            (cap) = nc_;                                                                           \
-        }                                                                                          \
-    } while (0)
-
-enum { RC_API, RC_MARKER, RC_MPI, RC_NCCL, RC_WRAP, RC_SYNC, RC_OTHER };
-
-typedef struct reg { /* a region while a set is read */
-    int64_t start, end, corr;
-    uint32_t name, lane;
-    uint8_t cat;
-    uint32_t msg_first, msg_n; /* MPI message ends (msgs) */
-} reg;
-
-typedef struct gop { /* a GPU operation while a set is read */
-    int64_t start, end, corr;
-    uint32_t name, lane;
-    uint8_t kind;
-} gop;
-
-typedef struct msgend {
-    uint64_t id;
-    uint32_t node; /* region index while reading, then node */
-    uint8_t out;
-} msgend;
-
-typedef struct coll { /* an MPI collective call or a barrier wait: matched by (key, k) */
-    uint64_t key;     /* name id (+ process for barriers) */
-    uint32_t k;       /* its occurrence on its lane */
-    uint32_t node;
-} coll;
-
-typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
-    int64_t corr;
-    uint32_t node;
-} cnode;
-
-/* corr -> launching node: appended while the threads are flattened, then sorted; where one call
- * gave several nodes the last (the highest node) holds. 16 bytes an entry (a hash map at most
- * half full took 32 to 64, and twice that while it grew). */
-typedef struct corr_tab {
-    cnode *e;
-    size_t n, cap;
-} corr_tab;
 
 static int ct_put(corr_tab *t, int64_t corr, uint64_t node1)
 {
@@ -124,33 +73,8 @@ static int ct_get(const corr_tab *t, int64_t corr, uint64_t *node1)
     return 1;
 }
 
-typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
-    int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
-    uint32_t lane;
-} ssync;
 
-typedef struct builder {
-    an_graph *g;
-    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
-    size_t n_nccl;
-    ssync *syncs; /* this set's, sorted by (lane, start) */
-    size_t n_syncs, cap_syncs;
-    reg *regs;
-    size_t n_regs, cap_regs;
-    gop *ops;
-    size_t n_ops, cap_ops;
-    msgend *msgs;
-    size_t n_msgs, cap_msgs;
-    coll *colls;
-    size_t n_colls, cap_colls;
-    op_u64map lane_of; /* (set, thread row) -> lane + 1 */
-    op_u64map stream_of;
-    uint32_t process;
-    int64_t pid, rank;
-    int64_t p_begin;
-} builder;
-
-static int add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
+int an_gb_add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
 {
     GROW(g->edges, g->n_edges, g->cap_edges);
     g->edges[g->n_edges++] = (an_edge_t){src, dst, (uint64_t)type, lag};
@@ -159,7 +83,7 @@ oom:
     return -1;
 }
 
-static uint32_t intern(an_graph *g, const unsigned char *s, int n)
+uint32_t an_gb_intern(an_graph *g, const unsigned char *s, int n)
 {
     uint32_t id = 0;
     if (!s) s = (const unsigned char *)"", n = 0;
@@ -300,24 +224,6 @@ static int cmp_op(const void *a, const void *b)
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     return (x->end > y->end) - (x->end < y->end);
 }
-static int cmp_sample(const void *a, const void *b)
-{
-    const an_sample *x = a, *y = b;
-    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
-    return (x->t > y->t) - (x->t < y->t);
-}
-static int cmp_msg(const void *a, const void *b)
-{
-    const msgend *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (int)y->out - (int)x->out; /* the send first */
-}
-static int cmp_coll(const void *a, const void *b)
-{
-    const coll *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->k > y->k) - (x->k < y->k);
-}
 
 static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind,
                     int wait, int32_t range)
@@ -355,7 +261,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
     for (size_t i = 0; i < b->n_regs; i++) idx[i] = (uint32_t)i;
     g_sort_regs = b->regs;
     an_qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
-    uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
+    uint32_t name_cpu = an_gb_intern(g, (const unsigned char *)"[cpu]", 5);
     size_t i = 0;
     while (i < b->n_regs) {
         uint32_t lane = b->regs[idx[i]].lane;
@@ -495,7 +401,7 @@ static uint32_t stack_index(builder *b, op_rd_lookup *lk, op_u64map *stack_map, 
         const char *inl = n > 10 ? strstr(p, " [inlined]") : NULL;
         if (inl && inl < p + n) n = (size_t)(inl - p);
         GROW(g->stack_frames, g->n_stack_frames, g->cap_stack_frames);
-        g->stack_frames[g->n_stack_frames++] = intern(g, (const unsigned char *)p, (int)n);
+        g->stack_frames[g->n_stack_frames++] = an_gb_intern(g, (const unsigned char *)p, (int)n);
         cnt++;
         p = nl ? nl + 1 : end;
     }
@@ -508,123 +414,10 @@ oom:
     return 0;
 }
 
-/* Wake edges: a non-main thread that launches GPU work (PyTorch's autograd thread, a worker
- * fed by the main thread) and sits between its recorded calls for AN_WAKE_GAP_NS or more, with
- * no CPU sample in between, was blocked: woken by what the graph cannot see (a condition
- * variable, a queue). Its gap ends when the main thread reaches the recorded point, as a
- * thread's start does (AE_CREATE: the offset into the main thread's node, scaled with it), so
- * that the main thread made faster brings the worker's work forward. Lanes with samples are
- * left alone (a gap there may be CPU work the samples would show). */
-static int wake_edges(builder *b, size_t lane_first, size_t sample_first)
-{
-    an_graph *g = b->g;
-    uint32_t main_lane = UINT32_MAX;
-    for (size_t l = lane_first; l < g->n_lanes; l++)
-        if (!g->lanes[l].gpu && g->lanes[l].process == b->process &&
-            g->lanes[l].pid == g->lanes[l].tid && g->lanes[l].n)
-            main_lane = (uint32_t)l;
-    if (main_lane == UINT32_MAX) return 0;
-    const an_lane *M = &g->lanes[main_lane];
-    uint32_t name_cpu = intern(g, (const unsigned char *)"[cpu]", 5);
-    uint32_t name_idle = intern(g, (const unsigned char *)"[blocked]", 9);
-    uint8_t *sampled = op_calloc(g->n_lanes - lane_first + 1, 1); /* this set's lanes */
-    if (!sampled) return -1;
-    for (size_t k = sample_first; k < g->n_samples; k++)
-        if (g->samples[k].lane >= lane_first) sampled[g->samples[k].lane - lane_first] = 1;
-    for (size_t l = lane_first; l < g->n_lanes; l++) {
-        an_lane *L = &g->lanes[l];
-        if (L->gpu || L->process != b->process || l == main_lane || L->n < 2 ||
-            sampled[l - lane_first])
-            continue;
-        int launches = 0;
-        for (uint32_t i = L->first; i < L->first + L->n && !launches; i++)
-            launches = g->nodes[i].kind == AN_LAUNCH;
-        if (!launches) continue;
-        for (uint32_t i = L->first + 1; i < L->first + L->n; i++) {
-            an_node *n = &g->nodes[i];
-            if (n->kind != AN_CPU || n->region >= 0 || n->name != name_cpu ||
-                n->end - n->start < AN_WAKE_GAP_NS)
-                continue;
-            uint32_t lo = M->first, hi = M->first + M->n;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= n->end)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == M->first) continue;
-            uint32_t at = lo - 1;
-            n->name = name_idle;
-            if (add_edge(g, 2 * at, 2 * i + 1, AE_CREATE, n->end - g->nodes[at].start) != 0) {
-                op_free(sampled);
-                return -1;
-            }
-        }
-    }
-    op_free(sampled);
-    return 0;
-}
 
-static int on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
-                          void *arg)
-{
-    builder *b = arg;
-    uint64_t v = 0;
-    if (stream <= 0 || !op_u64map_get(&b->lane_of, (uint64_t)thread_row, &v)) return 0;
-    GROW(b->syncs, b->n_syncs, b->cap_syncs);
-    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1)};
-    return 0;
-oom:
-    return -1;
-}
 
-static int cmp_ssync(const void *a, const void *b)
-{
-    const ssync *x = a, *y = b;
-    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
-    return (x->start > y->start) - (x->start < y->start);
-}
 
-/* The stream row a wait node waited for, from a stream synchronize record inside it on its
- * lane; 0 when none says (the wait is then taken as device-wide). */
-static int64_t wait_stream(const builder *b, const an_node *wn)
-{
-    size_t lo = 0, hi = b->n_syncs;
-    while (lo < hi) { /* the first record of the lane starting at or after the wait's start */
-        size_t mid = lo + (hi - lo) / 2;
-        const ssync *m = &b->syncs[mid];
-        if (m->lane < wn->lane || (m->lane == wn->lane && m->start < wn->start))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < b->n_syncs && b->syncs[lo].lane == wn->lane && b->syncs[lo].start <= wn->end &&
-        b->syncs[lo].end <= wn->end)
-        return b->syncs[lo].stream;
-    return 0;
-}
 
-/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
- * per name id. */
-static int is_nccl_kernel(builder *b, uint32_t name)
-{
-    if (name >= b->n_nccl) {
-        size_t n = op_strtab_count(&b->g->names) + 64;
-        uint8_t *p = op_realloc(b->nccl, n);
-        if (!p) return 0;
-        memset(p + b->n_nccl, 0, n - b->n_nccl);
-        b->nccl = p;
-        b->n_nccl = n;
-    }
-    if (!b->nccl[name]) {
-        const char *s = op_strtab_str(&b->g->names, name);
-        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
-                            ? 2
-                            : 1;
-    }
-    return b->nccl[name] == 2;
-}
 
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
@@ -667,7 +460,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         r->start = ev.start;
         r->end = ev.end < ev.start ? ev.start : ev.end;
         r->corr = ev.corr;
-        r->name = intern(g, ev.name, ev.name_len);
+        r->name = an_gb_intern(g, ev.name, ev.name_len);
         r->lane = lane;
         r->cat = (uint8_t)cat_of(ev.category, ev.category_len);
         r->msg_first = (uint32_t)b->n_msgs;
@@ -711,7 +504,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             o->start = ev.start;
             o->end = ev.end < ev.start ? ev.start : ev.end;
             o->corr = ev.corr;
-            o->name = intern(g, ev.name, ev.name_len);
+            o->name = an_gb_intern(g, ev.name, ev.name_len);
             o->lane = lane;
             o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY)
                         : AN_KERNEL;
@@ -722,8 +515,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     }
     /* the stream each stream synchronize waited for */
     b->n_syncs = 0;
-    if (op_rd_stream_syncs(src, set, on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
-    an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, cmp_ssync);
+    if (op_rd_stream_syncs(src, set, an_gb_on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
+    an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, an_gb_cmp_ssync);
     /* copies from or to pageable memory */
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
@@ -779,7 +572,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         for (; i < b->n_ops && b->ops[i].lane == lane; i++) {
             gop *o = &b->ops[i];
             if (add_node(g, o->start, o->end, lane, o->name, o->kind, 0, -1) != 0) goto oom;
-            if (o->kind == AN_KERNEL && is_nccl_kernel(b, o->name)) {
+            if (o->kind == AN_KERNEL && an_gb_is_nccl_kernel(b, o->name)) {
                 /* an NCCL collective's kernel: the k-th of its name on each rank's stream are
                  * one collective (matched like MPI collectives; the ranks leave together) */
                 GROW(b->colls, b->n_colls, b->cap_colls);
@@ -799,10 +592,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                     lag = ln->end - ln->start;
                 if (lag < 0) lag = 0;
                 if (!ln->wait) {
-                    if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
+                    if (an_gb_add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
                 } else { /* a blocking copy: the call launched it and waits for it */
-                    if (add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
-                    if (add_edge(g, 2 * nid + 1, 2 * (uint32_t)(v - 1) + 1, AE_WAIT, 0) != 0)
+                    if (an_gb_add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
+                    if (an_gb_add_edge(g, 2 * nid + 1, 2 * (uint32_t)(v - 1) + 1, AE_WAIT, 0) != 0)
                         goto oom;
                 }
             }
@@ -814,7 +607,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
-        int64_t only = b->n_syncs ? wait_stream(b, wn) : 0;
+        int64_t only = b->n_syncs ? an_gb_wait_stream(b, wn) : 0;
         for (size_t l = lane_first; l < g->n_lanes; l++) {
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
@@ -833,7 +626,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             uint32_t last = lo - 1;
             if (g->nodes[last].end > wn->end + 1000)
                 continue; /* still running after: not waited for */
-            if (add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
+            if (an_gb_add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
         }
     }
     /* joins: the thread whose last work ended last before the join returned */
@@ -864,7 +657,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             if (best == SIZE_MAX) continue;
             used[best] = 1;
             an_lane *L = &g->lanes[cand[best]];
-            if (add_edge(g, 2 * (L->first + L->n - 1) + 1, 2 * waits[w].node + 1, AE_JOIN, 0) !=
+            if (an_gb_add_edge(g, 2 * (L->first + L->n - 1) + 1, 2 * waits[w].node + 1, AE_JOIN, 0) !=
                 0) {
                 op_free(cand);
                 op_free(used);
@@ -898,11 +691,11 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 if (lo == M->first) continue;
                 uint32_t at = lo - 1;
                 int64_t lag = t0 - g->nodes[at].start;
-                if (add_edge(g, 2 * at, 2 * L->first, AE_CREATE, lag) != 0) goto oom;
+                if (an_gb_add_edge(g, 2 * at, 2 * L->first, AE_CREATE, lag) != 0) goto oom;
             }
         }
     }
-    if (wake_edges(b, lane_first, sample_first) != 0) goto oom;
+    if (an_gb_wake_edges(b, lane_first, sample_first) != 0) goto oom;
     (void)set_first_node;
     /* collectives on this lane: number each (key) occurrence per lane */
     {
@@ -943,134 +736,6 @@ fail:
     return -1;
 }
 
-/* Cross-set edges (messages, collectives), intrinsic times of waits, the CSR of in-edges. */
-static int finish(builder *b, char *err, size_t errlen)
-{
-    an_graph *g = b->g;
-    /* lane order and durations are implicit (engine.c): the first node of a lane is marked */
-    for (size_t l = 0; l < g->n_lanes; l++)
-        if (g->lanes[l].n) g->nodes[g->lanes[l].first].flags |= AN_F_LANE_FIRST;
-    /* messages: the receive's end after the send's start */
-    an_qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
-    for (size_t m = 0; m < b->n_msgs;) {
-        size_t e = m;
-        while (e < b->n_msgs && b->msgs[e].id == b->msgs[m].id) e++;
-        uint32_t send = UINT32_MAX;
-        for (size_t k = m; k < e; k++)
-            if ((b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX) send = b->msgs[k].node;
-        for (size_t k = m; k < e && send != UINT32_MAX; k++)
-            if (!(b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX && b->msgs[k].node != send &&
-                g->nodes[b->msgs[k].node].lane != g->nodes[send].lane &&
-                g->nodes[send].start <= g->nodes[b->msgs[k].node].end)
-                if (add_edge(g, 2 * send, 2 * b->msgs[k].node + 1, AE_MSG, 0) != 0) goto oom;
-        m = e;
-    }
-    /* collectives: (key, k) groups; every participant's start gates every participant's end */
-    for (size_t c = 0; c < b->n_colls; c++) b->colls[c].k &= 0x7fffffffu;
-    an_qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
-    for (size_t c = 0; c < b->n_colls;) {
-        size_t e = c;
-        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
-               b->colls[e].k == b->colls[c].k)
-            e++;
-        if (e - c > 1 && e - c <= 4096) {
-            /* a star through the latest arrival keeps the edges linear: the participant that
-             * arrived last gates the others; each gates the last one too (its own end) */
-            size_t last = c;
-            for (size_t k = c; k < e; k++)
-                if (g->nodes[b->colls[k].node].start > g->nodes[b->colls[last].node].start)
-                    last = k;
-            for (size_t k = c; k < e; k++)
-                for (size_t j = c; j < e; j++)
-                    if (j != k && (k == last || j == last || e - c <= 64))
-                        if (add_edge(g, 2 * b->colls[j].node, 2 * b->colls[k].node + 1, AE_COLL,
-                                     0) != 0)
-                            goto oom;
-        }
-        c = e;
-    }
-    /* the stored edges sorted by destination (stable: an event's edges keep the order they
-     * were added in, which decides ties), indexed per node */
-    size_t n_ev = 2 * g->n_nodes;
-    g->efirst = op_calloc(g->n_nodes + 2, sizeof *g->efirst);
-    if (!g->efirst) goto oom;
-    {
-        an_edge_t *sorted = op_malloc((g->n_edges + 1) * sizeof *sorted);
-        if (!sorted) goto oom;
-        /* counting sort by node, starts first: efirst counts, then serves as the cursors
-         * (each left at its block's end, the next block's start), then is shifted back */
-        for (size_t e = 0; e < g->n_edges; e++) g->efirst[g->edges[e].dst / 2 + 1]++;
-        for (size_t i = 1; i <= g->n_nodes; i++) g->efirst[i] += g->efirst[i - 1];
-        for (uint32_t par = 0; par < 2; par++)
-            for (size_t e = 0; e < g->n_edges; e++)
-                if ((g->edges[e].dst & 1) == par)
-                    sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
-        for (size_t i = g->n_nodes; i > 0; i--) g->efirst[i] = g->efirst[i - 1];
-        g->efirst[0] = 0;
-        op_free(g->edges);
-        g->edges = sorted;
-        g->cap_edges = g->n_edges + 1;
-    }
-    g->t = op_malloc((n_ev + 1) * sizeof *g->t);
-    g->factor = op_malloc((g->n_nodes + 2) * sizeof *g->factor);
-    if (!g->t || !g->factor) goto oom;
-    /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        an_node *n = &g->nodes[i];
-        int64_t dep = n->start;
-        uint32_t ev = 2 * (uint32_t)i + 1;
-        int has_dep = 0;
-        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
-            const an_edge_t *e = &g->edges[k];
-            if (e->dst != ev) continue;
-            const an_node *s = &g->nodes[e->src / 2];
-            int64_t ts = (e->src & 1) ? s->end : s->start;
-            if (e->type == AE_CREATE) ts += e->lag; /* a point inside the source node */
-            has_dep = 1;
-            if (ts > dep) dep = ts;
-        }
-        n->wait = (uint8_t)(has_dep ? 1 : 0);
-        n->aux = has_dep ? n->end - (dep < n->end ? dep : n->end) : 0; /* slack: an_prepare */
-    }
-    /* a collective's own cost is what its fastest leaver took after the last arrival; what a
-     * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
-     * so that a what-if of the communication does not scale it (E1 holds: the sum is the same) */
-    for (size_t c = 0; c < b->n_colls;) {
-        size_t e = c;
-        int64_t m = INT64_MAX;
-        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
-               b->colls[e].k == b->colls[c].k) {
-            int64_t in = an_intrinsic(&g->nodes[b->colls[e].node]);
-            if (in < m) m = in;
-            e++;
-        }
-        for (size_t k = c; e - c > 1 && k < e; k++) {
-            an_node *n = &g->nodes[b->colls[k].node];
-            if (!n->wait) continue;
-            if (n->aux != m) {
-                if (op_u64map_put(&g->eslack, b->colls[k].node, (uint64_t)(n->aux - m)) != 0)
-                    goto oom;
-                n->flags |= AN_F_ESLACK;
-            }
-            n->aux = m;
-        }
-        c = e;
-    }
-    g->t_begin = INT64_MAX;
-    g->t_end = INT64_MIN;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].start < g->t_begin) g->t_begin = g->nodes[i].start;
-        if (g->nodes[i].end > g->t_end) g->t_end = g->nodes[i].end;
-    }
-    if (!g->n_nodes) g->t_begin = g->t_end = 0;
-    an_qsort(g->samples, g->n_samples, sizeof *g->samples, cmp_sample);
-    if (an_prepare(g) != 0) goto oom;
-    for (size_t i = 0; i < g->n_nodes; i++) g->factor[i] = 1.0f;
-    return 0;
-oom:
-    snprintf(err, errlen, "out of memory (%zu nodes)", g->n_nodes);
-    return -1;
-}
 
 int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err, size_t errlen)
 {
@@ -1102,7 +767,7 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     b.regs = NULL;
     b.ops = NULL;
     b.syncs = NULL;
-    if (finish(&b, err, errlen) != 0) goto fail;
+    if (an_gb_finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
     op_free(b.nccl);

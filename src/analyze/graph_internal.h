@@ -1,0 +1,101 @@
+/* graph_internal.h — what graph.c (reading the sets into nodes) and graph_links.c (the edges
+ * between lanes and sets, finish) share while a graph is built (analyze.h has the graph itself). */
+#ifndef OMNIPROF_ANALYZE_GRAPH_INTERNAL_H
+#define OMNIPROF_ANALYZE_GRAPH_INTERNAL_H
+
+#include "analyze/analyze.h"
+#include "common/alloc.h"
+#include "common/u64map.h"
+#include "db/reader.h"
+
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? (cap)*2 : 1024;                                                   \
+            void *p_ = op_realloc((arr), nc_ * sizeof *(arr));                                     \
+            if (!p_) goto oom;                                                                     \
+            (arr) = p_;                                                                            \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+    } while (0)
+
+enum { RC_API, RC_MARKER, RC_MPI, RC_NCCL, RC_WRAP, RC_SYNC, RC_OTHER };
+
+typedef struct reg { /* a region while a set is read */
+    int64_t start, end, corr;
+    uint32_t name, lane;
+    uint8_t cat;
+    uint32_t msg_first, msg_n; /* MPI message ends (msgs) */
+} reg;
+
+typedef struct gop { /* a GPU operation while a set is read */
+    int64_t start, end, corr;
+    uint32_t name, lane;
+    uint8_t kind;
+} gop;
+
+typedef struct msgend {
+    uint64_t id;
+    uint32_t node; /* region index while reading, then node */
+    uint8_t out;
+} msgend;
+
+typedef struct coll { /* an MPI collective call or a barrier wait: matched by (key, k) */
+    uint64_t key;     /* name id (+ process for barriers) */
+    uint32_t k;       /* its occurrence on its lane */
+    uint32_t node;
+} coll;
+
+typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
+    int64_t corr;
+    uint32_t node;
+} cnode;
+
+/* corr -> launching node: appended while the threads are flattened, then sorted; where one call
+ * gave several nodes the last (the highest node) holds. 16 bytes an entry (a hash map at most
+ * half full took 32 to 64, and twice that while it grew). */
+typedef struct corr_tab {
+    cnode *e;
+    size_t n, cap;
+} corr_tab;
+
+
+typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
+    int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
+    uint32_t lane;
+} ssync;
+
+typedef struct builder {
+    an_graph *g;
+    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
+    size_t n_nccl;
+    ssync *syncs; /* this set's, sorted by (lane, start) */
+    size_t n_syncs, cap_syncs;
+    reg *regs;
+    size_t n_regs, cap_regs;
+    gop *ops;
+    size_t n_ops, cap_ops;
+    msgend *msgs;
+    size_t n_msgs, cap_msgs;
+    coll *colls;
+    size_t n_colls, cap_colls;
+    op_u64map lane_of; /* (set, thread row) -> lane + 1 */
+    op_u64map stream_of;
+    uint32_t process;
+    int64_t pid, rank;
+    int64_t p_begin;
+} builder;
+
+int an_gb_add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag);
+uint32_t an_gb_intern(an_graph *g, const unsigned char *s, int n);
+
+/* graph_links.c */
+int an_gb_wake_edges(builder *b, size_t lane_first, size_t sample_first);
+int an_gb_on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
+                         void *arg);
+int an_gb_cmp_ssync(const void *a, const void *b);
+int64_t an_gb_wait_stream(const builder *b, const an_node *wn);
+int an_gb_is_nccl_kernel(builder *b, uint32_t name);
+int an_gb_finish(builder *b, char *err, size_t errlen);
+
+#endif /* OMNIPROF_ANALYZE_GRAPH_INTERNAL_H */

@@ -1,0 +1,279 @@
+/* graph_links.c — the edges of the execution graph (analyze.h) that join lanes and sets, after
+ * graph.c has read them into nodes: wake edges of blocked worker threads, the stream a stream
+ * synchronize waited for, NCCL kernels as collectives, and finish(): messages, collectives,
+ * intrinsic times of waits and the edges' order. docs/analyze.md, "The execution graph". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/graph_internal.h"
+
+int an_prepare(an_graph *g); /* engine.c */
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const an_sample *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static int cmp_msg(const void *a, const void *b)
+{
+    const msgend *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (int)y->out - (int)x->out; /* the send first */
+}
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const coll *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* Wake edges: a non-main thread that launches GPU work (PyTorch's autograd thread, a worker
+ * fed by the main thread) and sits between its recorded calls for AN_WAKE_GAP_NS or more, with
+ * no CPU sample in between, was blocked: woken by what the graph cannot see (a condition
+ * variable, a queue). Its gap ends when the main thread reaches the recorded point, as a
+ * thread's start does (AE_CREATE: the offset into the main thread's node, scaled with it), so
+ * that the main thread made faster brings the worker's work forward. Lanes with samples are
+ * left alone (a gap there may be CPU work the samples would show). */
+int an_gb_wake_edges(builder *b, size_t lane_first, size_t sample_first)
+{
+    an_graph *g = b->g;
+    uint32_t main_lane = UINT32_MAX;
+    for (size_t l = lane_first; l < g->n_lanes; l++)
+        if (!g->lanes[l].gpu && g->lanes[l].process == b->process &&
+            g->lanes[l].pid == g->lanes[l].tid && g->lanes[l].n)
+            main_lane = (uint32_t)l;
+    if (main_lane == UINT32_MAX) return 0;
+    const an_lane *M = &g->lanes[main_lane];
+    uint32_t name_cpu = an_gb_intern(g, (const unsigned char *)"[cpu]", 5);
+    uint32_t name_idle = an_gb_intern(g, (const unsigned char *)"[blocked]", 9);
+    uint8_t *sampled = op_calloc(g->n_lanes - lane_first + 1, 1); /* this set's lanes */
+    if (!sampled) return -1;
+    for (size_t k = sample_first; k < g->n_samples; k++)
+        if (g->samples[k].lane >= lane_first) sampled[g->samples[k].lane - lane_first] = 1;
+    for (size_t l = lane_first; l < g->n_lanes; l++) {
+        an_lane *L = &g->lanes[l];
+        if (L->gpu || L->process != b->process || l == main_lane || L->n < 2 ||
+            sampled[l - lane_first])
+            continue;
+        int launches = 0;
+        for (uint32_t i = L->first; i < L->first + L->n && !launches; i++)
+            launches = g->nodes[i].kind == AN_LAUNCH;
+        if (!launches) continue;
+        for (uint32_t i = L->first + 1; i < L->first + L->n; i++) {
+            an_node *n = &g->nodes[i];
+            if (n->kind != AN_CPU || n->region >= 0 || n->name != name_cpu ||
+                n->end - n->start < AN_WAKE_GAP_NS)
+                continue;
+            uint32_t lo = M->first, hi = M->first + M->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[mid].start <= n->end)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == M->first) continue;
+            uint32_t at = lo - 1;
+            n->name = name_idle;
+            if (an_gb_add_edge(g, 2 * at, 2 * i + 1, AE_CREATE, n->end - g->nodes[at].start) != 0) {
+                op_free(sampled);
+                return -1;
+            }
+        }
+    }
+    op_free(sampled);
+    return 0;
+}
+
+int an_gb_on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
+                          void *arg)
+{
+    builder *b = arg;
+    uint64_t v = 0;
+    if (stream <= 0 || !op_u64map_get(&b->lane_of, (uint64_t)thread_row, &v)) return 0;
+    GROW(b->syncs, b->n_syncs, b->cap_syncs);
+    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1)};
+    return 0;
+oom:
+    return -1;
+}
+
+int an_gb_cmp_ssync(const void *a, const void *b)
+{
+    const ssync *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The stream row a wait node waited for, from a stream synchronize record inside it on its
+ * lane; 0 when none says (the wait is then taken as device-wide). */
+int64_t an_gb_wait_stream(const builder *b, const an_node *wn)
+{
+    size_t lo = 0, hi = b->n_syncs;
+    while (lo < hi) { /* the first record of the lane starting at or after the wait's start */
+        size_t mid = lo + (hi - lo) / 2;
+        const ssync *m = &b->syncs[mid];
+        if (m->lane < wn->lane || (m->lane == wn->lane && m->start < wn->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < b->n_syncs && b->syncs[lo].lane == wn->lane && b->syncs[lo].start <= wn->end &&
+        b->syncs[lo].end <= wn->end)
+        return b->syncs[lo].stream;
+    return 0;
+}
+
+/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
+ * per name id. */
+int an_gb_is_nccl_kernel(builder *b, uint32_t name)
+{
+    if (name >= b->n_nccl) {
+        size_t n = op_strtab_count(&b->g->names) + 64;
+        uint8_t *p = op_realloc(b->nccl, n);
+        if (!p) return 0;
+        memset(p + b->n_nccl, 0, n - b->n_nccl);
+        b->nccl = p;
+        b->n_nccl = n;
+    }
+    if (!b->nccl[name]) {
+        const char *s = op_strtab_str(&b->g->names, name);
+        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
+                            ? 2
+                            : 1;
+    }
+    return b->nccl[name] == 2;
+}
+
+/* Cross-set edges (messages, collectives), intrinsic times of waits, the CSR of in-edges. */
+int an_gb_finish(builder *b, char *err, size_t errlen)
+{
+    an_graph *g = b->g;
+    /* lane order and durations are implicit (engine.c): the first node of a lane is marked */
+    for (size_t l = 0; l < g->n_lanes; l++)
+        if (g->lanes[l].n) g->nodes[g->lanes[l].first].flags |= AN_F_LANE_FIRST;
+    /* messages: the receive's end after the send's start */
+    an_qsort(b->msgs, b->n_msgs, sizeof *b->msgs, cmp_msg);
+    for (size_t m = 0; m < b->n_msgs;) {
+        size_t e = m;
+        while (e < b->n_msgs && b->msgs[e].id == b->msgs[m].id) e++;
+        uint32_t send = UINT32_MAX;
+        for (size_t k = m; k < e; k++)
+            if ((b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX) send = b->msgs[k].node;
+        for (size_t k = m; k < e && send != UINT32_MAX; k++)
+            if (!(b->msgs[k].out & 1) && b->msgs[k].node != UINT32_MAX && b->msgs[k].node != send &&
+                g->nodes[b->msgs[k].node].lane != g->nodes[send].lane &&
+                g->nodes[send].start <= g->nodes[b->msgs[k].node].end)
+                if (an_gb_add_edge(g, 2 * send, 2 * b->msgs[k].node + 1, AE_MSG, 0) != 0) goto oom;
+        m = e;
+    }
+    /* collectives: (key, k) groups; every participant's start gates every participant's end */
+    for (size_t c = 0; c < b->n_colls; c++) b->colls[c].k &= 0x7fffffffu;
+    an_qsort(b->colls, b->n_colls, sizeof *b->colls, cmp_coll);
+    for (size_t c = 0; c < b->n_colls;) {
+        size_t e = c;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k)
+            e++;
+        if (e - c > 1 && e - c <= 4096) {
+            /* a star through the latest arrival keeps the edges linear: the participant that
+             * arrived last gates the others; each gates the last one too (its own end) */
+            size_t last = c;
+            for (size_t k = c; k < e; k++)
+                if (g->nodes[b->colls[k].node].start > g->nodes[b->colls[last].node].start)
+                    last = k;
+            for (size_t k = c; k < e; k++)
+                for (size_t j = c; j < e; j++)
+                    if (j != k && (k == last || j == last || e - c <= 64))
+                        if (an_gb_add_edge(g, 2 * b->colls[j].node, 2 * b->colls[k].node + 1, AE_COLL,
+                                     0) != 0)
+                            goto oom;
+        }
+        c = e;
+    }
+    /* the stored edges sorted by destination (stable: an event's edges keep the order they
+     * were added in, which decides ties), indexed per node */
+    size_t n_ev = 2 * g->n_nodes;
+    g->efirst = op_calloc(g->n_nodes + 2, sizeof *g->efirst);
+    if (!g->efirst) goto oom;
+    {
+        an_edge_t *sorted = op_malloc((g->n_edges + 1) * sizeof *sorted);
+        if (!sorted) goto oom;
+        /* counting sort by node, starts first: efirst counts, then serves as the cursors
+         * (each left at its block's end, the next block's start), then is shifted back */
+        for (size_t e = 0; e < g->n_edges; e++) g->efirst[g->edges[e].dst / 2 + 1]++;
+        for (size_t i = 1; i <= g->n_nodes; i++) g->efirst[i] += g->efirst[i - 1];
+        for (uint32_t par = 0; par < 2; par++)
+            for (size_t e = 0; e < g->n_edges; e++)
+                if ((g->edges[e].dst & 1) == par)
+                    sorted[g->efirst[g->edges[e].dst / 2]++] = g->edges[e];
+        for (size_t i = g->n_nodes; i > 0; i--) g->efirst[i] = g->efirst[i - 1];
+        g->efirst[0] = 0;
+        op_free(g->edges);
+        g->edges = sorted;
+        g->cap_edges = g->n_edges + 1;
+    }
+    g->t = op_malloc((n_ev + 1) * sizeof *g->t);
+    g->factor = op_malloc((g->n_nodes + 2) * sizeof *g->factor);
+    if (!g->t || !g->factor) goto oom;
+    /* intrinsic times of waits: end - max(start, the latest recorded dependency) */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        an_node *n = &g->nodes[i];
+        int64_t dep = n->start;
+        uint32_t ev = 2 * (uint32_t)i + 1;
+        int has_dep = 0;
+        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
+            const an_edge_t *e = &g->edges[k];
+            if (e->dst != ev) continue;
+            const an_node *s = &g->nodes[e->src / 2];
+            int64_t ts = (e->src & 1) ? s->end : s->start;
+            if (e->type == AE_CREATE) ts += e->lag; /* a point inside the source node */
+            has_dep = 1;
+            if (ts > dep) dep = ts;
+        }
+        n->wait = (uint8_t)(has_dep ? 1 : 0);
+        n->aux = has_dep ? n->end - (dep < n->end ? dep : n->end) : 0; /* slack: an_prepare */
+    }
+    /* a collective's own cost is what its fastest leaver took after the last arrival; what a
+     * participant took beyond that (descheduled, waiting for a CPU) is its lateness, kept apart
+     * so that a what-if of the communication does not scale it (E1 holds: the sum is the same) */
+    for (size_t c = 0; c < b->n_colls;) {
+        size_t e = c;
+        int64_t m = INT64_MAX;
+        while (e < b->n_colls && b->colls[e].key == b->colls[c].key &&
+               b->colls[e].k == b->colls[c].k) {
+            int64_t in = an_intrinsic(&g->nodes[b->colls[e].node]);
+            if (in < m) m = in;
+            e++;
+        }
+        for (size_t k = c; e - c > 1 && k < e; k++) {
+            an_node *n = &g->nodes[b->colls[k].node];
+            if (!n->wait) continue;
+            if (n->aux != m) {
+                if (op_u64map_put(&g->eslack, b->colls[k].node, (uint64_t)(n->aux - m)) != 0)
+                    goto oom;
+                n->flags |= AN_F_ESLACK;
+            }
+            n->aux = m;
+        }
+        c = e;
+    }
+    g->t_begin = INT64_MAX;
+    g->t_end = INT64_MIN;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].start < g->t_begin) g->t_begin = g->nodes[i].start;
+        if (g->nodes[i].end > g->t_end) g->t_end = g->nodes[i].end;
+    }
+    if (!g->n_nodes) g->t_begin = g->t_end = 0;
+    an_qsort(g->samples, g->n_samples, sizeof *g->samples, cmp_sample);
+    if (an_prepare(g) != 0) goto oom;
+    for (size_t i = 0; i < g->n_nodes; i++) g->factor[i] = 1.0f;
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory (%zu nodes)", g->n_nodes);
+    return -1;
+}
