@@ -24,7 +24,8 @@
  * The archive is written under a temporary name in the output folder and its three entries are
  * renamed to their final names — the anchor file last — only once it is whole; names already
  * taken get -1, -2, ... as every output does (outfile.c). Without libotf2 at build time the
- * format is refused with one line saying so. */
+ * format is refused with one line saying so. MPI communication (message and collective events)
+ * is otf2_mpi.c's; otf2_internal.h is what the two share. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,24 +50,9 @@ int op_out_otf2(const op_out_inputs *in, const op_win *w, const char *dir, const
 
 #else
 
-#include <otf2/otf2.h>
+#include "output/otf2_internal.h"
 
-#define OT_MAX_RANKS (1 << 20) /* larger ranks or communicators in an input are ignored */
-#define OT_MAX_DEPTH 1024 /* regions open at once on one location (deeper ones are cut) */
-
-typedef struct ot_region { uint32_t name; uint8_t paradigm, role; } ot_region;
-typedef struct ot_location { uint32_t name; uint8_t type; uint64_t group, events; } ot_location;
-typedef struct ot_group { uint32_t name; uint64_t node; } ot_group;
-typedef struct ot_metric { uint32_t name, unit; } ot_metric;
-
-/* A growing array of T (its memory grows with distinct names, threads and streams only). */
-#define OT_VEC(T) struct { T *v; size_t n, cap; }
-#define OT_PUSH(vec, item)                                                                               \
-    ((vec).n < (vec).cap || ot_grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v) == 0                  \
-         ? ((vec).v[(vec).n++] = (item), 0)                                                              \
-         : -1)
-
-static int ot_grow(void **v, size_t *cap, size_t item) {
+int ot_grow(void **v, size_t *cap, size_t item) {
     size_t n = *cap ? *cap * 2 : 64;
     void *p = realloc(*v, n * item);
     if (!p) return -1;
@@ -75,38 +61,13 @@ static int ot_grow(void **v, size_t *cap, size_t item) {
     return 0;
 }
 
-typedef struct ot_writer {
-    OTF2_Archive *ar;
-    op_strtab strings;  /* id = OTF2 string ref */
-    op_strtab rkeys;    /* "<paradigm> <role> <name>" -> region ref */
-    op_strtab mkeys;    /* counter/metric name -> metric ref */
-    op_strtab hosts;    /* host name -> system tree node ref - 1 (0 is the root) */
-    OT_VEC(ot_region) regions;
-    OT_VEC(ot_location) locations;
-    OT_VEC(ot_group) groups;
-    OT_VEC(ot_metric) metrics;
-    uint64_t t0, t1;
-    /* the location being written */
-    OTF2_EvtWriter *ew;
-    uint64_t loc;
-    int64_t end[OT_MAX_DEPTH];
-    uint32_t reg[OT_MAX_DEPTH];
-    int depth;
-    uint64_t cut; /* regions cut at their enclosing region's end */
-    int failed;
-    /* MPI (ot_mpi_*): the open regions' calls, the communicators and the ranks' locations */
-    int32_t pend[OT_MAX_DEPTH]; /* the MPI call of the region at each depth (-1 none) */
-    int64_t pstack[OT_MAX_DEPTH];
-    struct ot_mpi *mpi;
-} ot_writer;
-
 static uint32_t ot_string(ot_writer *w, const void *s, size_t n) {
     uint32_t id = 0;
     if (op_strtab_intern(&w->strings, s ? s : "", s ? n : 0, &id) != 0) w->failed = 1;
     return id;
 }
 
-static uint32_t ot_cstring(ot_writer *w, const char *s) { return ot_string(w, s, strlen(s)); }
+uint32_t ot_cstring(ot_writer *w, const char *s) { return ot_string(w, s, strlen(s)); }
 
 static uint32_t ot_region_ref(ot_writer *w, const unsigned char *name, size_t n, uint8_t paradigm, uint8_t role) {
     char key[4200];
@@ -140,7 +101,6 @@ static uint32_t ot_metric_ref(ot_writer *w, const unsigned char *name, size_t n,
 
 /* ---- one location at a time ------------------------------------------------------------------ */
 
-static void ot_mpi_leave(ot_writer *w, int depth);
 
 static void ot_leave_to(ot_writer *w, int depth) {
     while (w->depth > depth) {
@@ -151,7 +111,7 @@ static void ot_leave_to(ot_writer *w, int depth) {
     }
 }
 
-static void ot_location_end(ot_writer *w) {
+void ot_location_end(ot_writer *w) {
     if (!w->ew) return;
     ot_leave_to(w, 0);
     uint64_t n = 0;
@@ -163,7 +123,7 @@ static void ot_location_end(ot_writer *w) {
     if (!dw || OTF2_Archive_CloseDefWriter(w->ar, dw) != OTF2_SUCCESS) w->failed = 1;
 }
 
-static void ot_location_begin(ot_writer *w, uint32_t name, uint8_t type, uint64_t group) {
+void ot_location_begin(ot_writer *w, uint32_t name, uint8_t type, uint64_t group) {
     ot_location_end(w);
     ot_location l = {name, type, group, 0};
     if (OT_PUSH(w->locations, l)) {
@@ -204,464 +164,6 @@ static void ot_value(ot_writer *w, int64_t t, uint32_t metric, double v) {
     OTF2_MetricValue mv;
     mv.floating_point = v;
     if (OTF2_EvtWriter_Metric(w->ew, NULL, (OTF2_TimeStamp)t, metric, 1, &type, &mv) != OTF2_SUCCESS) w->failed = 1;
-}
-
-/* ---- MPI communication ------------------------------------------------------------------------
- * The omniprof_comm rows (op_rd_mpi_ops) become OTF2's MPI events inside the Enter/Leave of the
- * call's region: after the Enter, MpiSend / MpiIsend (with its request) / MpiIrecvRequest /
- * MpiCollectiveBegin / NonBlockingCollectiveRequest; before the Leave, MpiRecv /
- * MpiCollectiveEnd, and the completions a wait or test made (its 'complete' rows): MpiIrecv,
- * MpiIsendComplete, NonBlockingCollectiveComplete. Peers and roots are ranks of the call's
- * communicator (the rows hold world ranks): a Comm definition per communicator id, its Group
- * (COMM_GROUP) listing the world ranks of its members in communicator-rank order, as every input
- * shows them, and one COMM_LOCATIONS group mapping each world rank to the location of its thread
- * that made MPI calls. A message on a communicator whose members the inputs do not all show (one
- * rank's database and a sub-communicator) is written on MPI_COMM_WORLD with world ranks (counted,
- * said on stderr). */
-
-enum {
-    OT_NONE,
-    OT_SEND,
-    OT_ISEND,
-    OT_RECV,
-    OT_IRECV,
-    OT_SENDRECV,
-    OT_COLL,
-    OT_ICOLL,
-    OT_DONE_SEND,
-    OT_DONE_RECV,
-    OT_DONE_COLL
-};
-
-typedef struct ot_call {
-    int64_t comm, rank, dest, source, root, send_tag, recv_tag, bytes_sent, bytes_received, request;
-    int64_t next; /* completions: the next one of the same wait or test (-1 none) */
-    uint8_t what, coll;
-} ot_call;
-
-typedef struct ot_comm {
-    int64_t id, size;
-    int32_t *members; /* comm rank -> world rank (-1 unknown) */
-    int whole;        /* every member is known */
-    uint32_t name;
-} ot_comm;
-
-typedef struct ot_mpi {
-    OT_VEC(ot_comm) comms;
-    op_u64map comm_ix;  /* comm id -> index + 1 */
-    op_u64map rank_in;  /* (comm index << 32 | world rank) -> comm rank, whole comms only */
-    op_u64map rank_loc; /* world rank -> location ref + 1 */
-    int64_t world_size;
-    uint64_t fallback;
-    uint32_t locations_name;
-    /* the table set being written */
-    OT_VEC(ot_call) calls;
-    op_u64map by_stack;   /* stack id -> call index + 1 */
-    op_u64map done_of;    /* wait's stack id -> its first completion's index + 1 */
-    op_u64map done_tail;  /* ... and its last one's */
-    op_u64map by_request; /* request id -> the nonblocking collective's index + 1 */
-} ot_mpi;
-
-/* OTF2's collective operation of an MPI collective ("MPI_Allreduce", "MPI_Iallreduce"); -1 none. */
-static int ot_coll_op(const char *name, int *nonblocking)
-{
-    static const struct {
-        const char *n;
-        int op;
-    } ops[] = {
-        {"BARRIER", OTF2_COLLECTIVE_OP_BARRIER},
-        {"BCAST", OTF2_COLLECTIVE_OP_BCAST},
-        {"GATHER", OTF2_COLLECTIVE_OP_GATHER},
-        {"GATHERV", OTF2_COLLECTIVE_OP_GATHERV},
-        {"SCATTER", OTF2_COLLECTIVE_OP_SCATTER},
-        {"SCATTERV", OTF2_COLLECTIVE_OP_SCATTERV},
-        {"ALLGATHER", OTF2_COLLECTIVE_OP_ALLGATHER},
-        {"ALLGATHERV", OTF2_COLLECTIVE_OP_ALLGATHERV},
-        {"ALLTOALL", OTF2_COLLECTIVE_OP_ALLTOALL},
-        {"ALLTOALLV", OTF2_COLLECTIVE_OP_ALLTOALLV},
-        {"ALLTOALLW", OTF2_COLLECTIVE_OP_ALLTOALLW},
-        {"ALLREDUCE", OTF2_COLLECTIVE_OP_ALLREDUCE},
-        {"REDUCE", OTF2_COLLECTIVE_OP_REDUCE},
-        {"REDUCE_SCATTER", OTF2_COLLECTIVE_OP_REDUCE_SCATTER},
-        {"SCAN", OTF2_COLLECTIVE_OP_SCAN},
-        {"EXSCAN", OTF2_COLLECTIVE_OP_EXSCAN},
-        {"REDUCE_SCATTER_BLOCK", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK},
-    };
-    char up[64];
-    if (strncmp(name, "MPI_", 4)) return -1;
-    size_t n = 0;
-    for (const char *p = name + 4; *p && n < sizeof up - 1; p++)
-        up[n++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-    up[n] = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const char *u = pass ? up + 1 : up;
-        if (pass && up[0] != 'I') break;
-        for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-            if (!strcmp(u, ops[i].n)) {
-                *nonblocking = pass;
-                return ops[i].op;
-            }
-    }
-    return -1;
-}
-
-static int ot_comm_index(ot_writer *w, int64_t id, int64_t size)
-{
-    ot_mpi *m = w->mpi;
-    uint64_t ix = 0;
-    if (op_u64map_get(&m->comm_ix, (uint64_t)id, &ix)) return (int)ix - 1;
-    ot_comm c = {id, size, calloc((size_t)size, sizeof(int32_t)), 0, 0};
-    if (!c.members || OT_PUSH(m->comms, c) ||
-        op_u64map_put(&m->comm_ix, (uint64_t)id, m->comms.n)) {
-        free(c.members);
-        w->failed = 1;
-        return -1;
-    }
-    for (int64_t i = 0; i < size; i++) c.members[i] = -1;
-    return (int)m->comms.n - 1;
-}
-
-/* Pass 1, every input: the communicators' members and the world's size. */
-static int ot_scan_cb(const op_mpi_op *o, void *arg)
-{
-    ot_writer *w = arg;
-    ot_mpi *m = w->mpi;
-    if (o->rank >= OT_MAX_RANKS || o->comm_size > OT_MAX_RANKS) return 0; /* not a real run's */
-    if (o->rank >= 0 && o->rank + 1 > m->world_size) m->world_size = o->rank + 1;
-    if (o->comm == OMNIPROF_COMM_ID_WORLD && o->comm_size > m->world_size)
-        m->world_size = o->comm_size;
-    if (o->comm < 0 || o->comm_size <= 0 ||
-        o->comm == OMNIPROF_COMM_ID_WORLD)
-        return 0;
-    int ix = ot_comm_index(w, o->comm, o->comm_size);
-    if (ix < 0) return 1;
-    ot_comm *c = &m->comms.v[ix];
-    if (o->rank >= 0 && o->comm_rank >= 0 && o->comm_rank < c->size)
-        c->members[o->comm_rank] = (int32_t)o->rank;
-    return 0;
-}
-
-static int ot_mpi_scan(ot_writer *w, const op_out_inputs *in, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < in->n; i++) {
-        op_src *src;
-        if (op_src_open(in->v[i], &src, err, errlen)) return OP_OUT_EINPUT;
-        int rc = 0;
-        for (size_t k = 0; k < src->n_sets && !rc; k++)
-            rc = op_rd_mpi_ops(src, &src->sets[k], ot_scan_cb, w, err, errlen);
-        op_src_close(src);
-        if (rc) return rc;
-    }
-    ot_mpi *m = w->mpi;
-    if (!m->comms.n && !m->world_size) return 0;
-    /* MPI_COMM_WORLD: the world ranks themselves */
-    int ix = ot_comm_index(w, OMNIPROF_COMM_ID_WORLD, m->world_size > 0 ? m->world_size : 1);
-    if (ix < 0) return OP_OUT_EFAIL;
-    for (int64_t r = 0; r < m->comms.v[ix].size; r++) m->comms.v[ix].members[r] = (int32_t)r;
-    for (size_t k = 0; k < m->comms.n; k++) {
-        ot_comm *c = &m->comms.v[k];
-        c->whole = 1;
-        for (int64_t r = 0; r < c->size; r++) c->whole &= c->members[r] >= 0;
-        for (int64_t r = 0; c->whole && r < c->size; r++)
-            if (op_u64map_put(&m->rank_in, (uint64_t)k << 32 | (uint32_t)c->members[r],
-                              (uint64_t)r))
-                w->failed = 1;
-    }
-    return 0;
-}
-
-/* Pass 2, per table set: its calls by stack id, its completions by their wait's. */
-static int ot_load_cb(const op_mpi_op *o, void *arg)
-{
-    ot_writer *w = arg;
-    ot_mpi *m = w->mpi;
-    ot_call c = {o->comm,
-                 o->rank,
-                 o->dest,
-                 o->source,
-                 o->root,
-                 o->send_tag,
-                 o->recv_tag,
-                 o->bytes_sent,
-                 o->bytes_received,
-                 o->request,
-                 -1,
-                 OT_NONE,
-                 0};
-    int nb = 0, op = ot_coll_op(o->name, &nb);
-    if (o->complete) {
-        if (!o->parent) return 0;
-        c.what = !strcmp(o->klass, "recv")   ? OT_DONE_RECV
-                 : !strcmp(o->klass, "send") ? OT_DONE_SEND
-                 : op >= 0                   ? OT_DONE_COLL
-                                             : OT_NONE;
-    } else if (!strcmp(o->klass, "send")) {
-        c.what = !strncmp(o->name, "MPI_I", 5) ? OT_ISEND : OT_SEND;
-    } else if (!strcmp(o->klass, "recv")) {
-        c.what = !strcmp(o->name, "MPI_Recv")    ? OT_RECV
-                 : !strcmp(o->name, "MPI_Irecv") ? OT_IRECV
-                                                 : OT_NONE;
-    } else if (!strcmp(o->klass, "sendrecv")) {
-        c.what = OT_SENDRECV;
-    } else if (!strcmp(o->klass, "collective") && op >= 0) {
-        c.what = nb ? OT_ICOLL : OT_COLL;
-        c.coll = (uint8_t)op;
-    }
-    if (c.what == OT_NONE || (!o->complete && !o->stack)) return 0;
-    if (OT_PUSH(m->calls, c)) return w->failed = 1;
-    uint64_t ix = m->calls.n, tail = 0;
-    int bad = 0;
-    if (!o->complete)
-        bad = op_u64map_put(&m->by_stack, (uint64_t)o->stack, ix);
-    else if (op_u64map_get(&m->done_tail, (uint64_t)o->parent, &tail)) /* in row order: append */
-        m->calls.v[tail - 1].next = (int64_t)ix - 1,
-                          bad = op_u64map_put(&m->done_tail, (uint64_t)o->parent, ix);
-    else
-        bad = op_u64map_put(&m->done_of, (uint64_t)o->parent, ix) |
-              op_u64map_put(&m->done_tail, (uint64_t)o->parent, ix);
-    if (c.what == OT_ICOLL && o->request)
-        bad |= op_u64map_put(&m->by_request, (uint64_t)o->request, ix);
-    if (bad) w->failed = 1;
-    return 0;
-}
-
-static int ot_mpi_load(ot_writer *w, op_src *src, op_src_set *set, char *err, size_t errlen)
-{
-    ot_mpi *m = w->mpi;
-    m->calls.n = 0;
-    op_u64map_free(&m->by_stack);
-    op_u64map_free(&m->done_of);
-    op_u64map_free(&m->done_tail);
-    op_u64map_free(&m->by_request);
-    return op_rd_mpi_ops(src, set, ot_load_cb, w, err, errlen);
-}
-
-/* The rank of world rank `world` in communicator `id` and the Comm it is written on: `id`'s own
- * when the inputs show all its members, else MPI_COMM_WORLD (counted). */
-static uint32_t ot_peer(ot_writer *w, int64_t id, int64_t world, uint32_t *comm)
-{
-    ot_mpi *m = w->mpi;
-    uint64_t ix = 0, r = 0;
-    if (world < 0) {
-        uint64_t wx = 0;
-        *comm = op_u64map_get(&m->comm_ix, (uint64_t)id, &ix)             ? (uint32_t)ix - 1
-                : op_u64map_get(&m->comm_ix, OMNIPROF_COMM_ID_WORLD, &wx) ? (uint32_t)wx - 1
-                                                                          : 0;
-        return OTF2_UNDEFINED_UINT32;
-    }
-    if (op_u64map_get(&m->comm_ix, (uint64_t)id, &ix) &&
-        op_u64map_get(&m->rank_in, (ix - 1) << 32 | (uint32_t)world, &r)) {
-        *comm = (uint32_t)ix - 1;
-        return (uint32_t)r;
-    }
-    m->fallback++;
-    op_u64map_get(&m->comm_ix, OMNIPROF_COMM_ID_WORLD, &ix);
-    *comm = ix ? (uint32_t)ix - 1 : 0;
-    return (uint32_t)world;
-}
-
-static uint32_t ot_tag(int64_t tag)
-{
-    return tag == INT64_MIN ? 0 : (uint32_t)tag;
-}
-
-#define OT_EV(call)                                                                                \
-    do {                                                                                           \
-        if ((call) != OTF2_SUCCESS) w->failed = 1;                                                 \
-    } while (0)
-
-/* After the Enter of a region at `depth` whose correlation id is `stack`. */
-static void ot_mpi_enter(ot_writer *w, int depth, int64_t stack, int64_t t)
-{
-    ot_mpi *m = w->mpi;
-    w->pstack[depth] = stack;
-    uint64_t ix = 0;
-    if (!stack || !op_u64map_get(&m->by_stack, (uint64_t)stack, &ix)) return;
-    const ot_call *c = &m->calls.v[ix - 1];
-    w->pend[depth] = (int32_t)(ix - 1);
-    if (c->rank >= 0 && !op_u64map_get(&m->rank_loc, (uint64_t)c->rank, &(uint64_t){0}))
-        if (op_u64map_put(&m->rank_loc, (uint64_t)c->rank, w->loc + 1)) w->failed = 1;
-    uint32_t comm = 0, peer;
-    OTF2_TimeStamp ts = (OTF2_TimeStamp)t;
-    switch (c->what) {
-    case OT_SEND:
-    case OT_SENDRECV:
-        if (c->dest < 0) break;
-        peer = ot_peer(w, c->comm, c->dest, &comm);
-        OT_EV(OTF2_EvtWriter_MpiSend(w->ew, NULL, ts, peer, comm, ot_tag(c->send_tag),
-                                     (uint64_t)c->bytes_sent));
-        break;
-    case OT_ISEND:
-        peer = ot_peer(w, c->comm, c->dest, &comm);
-        OT_EV(OTF2_EvtWriter_MpiIsend(w->ew, NULL, ts, peer, comm, ot_tag(c->send_tag),
-                                      (uint64_t)c->bytes_sent, (uint64_t)c->request));
-        break;
-    case OT_IRECV:
-        OT_EV(OTF2_EvtWriter_MpiIrecvRequest(w->ew, NULL, ts, (uint64_t)c->request));
-        break;
-    case OT_COLL: OT_EV(OTF2_EvtWriter_MpiCollectiveBegin(w->ew, NULL, ts)); break;
-    case OT_ICOLL:
-        OT_EV(OTF2_EvtWriter_NonBlockingCollectiveRequest(w->ew, NULL, ts, (uint64_t)c->request));
-        break;
-    default: break;
-    }
-}
-
-/* A collective's end on its own communicator; a root the inputs cannot place in it (one rank's
- * database, a sub-communicator) is undefined (counted). */
-static void ot_collective(ot_writer *w, OTF2_TimeStamp ts, const ot_call *c, int64_t request)
-{
-    ot_mpi *m = w->mpi;
-    uint32_t comm = 0, root = OTF2_UNDEFINED_UINT32;
-    uint64_t ix = 0, r = 0;
-    if (op_u64map_get(&m->comm_ix, (uint64_t)c->comm, &ix)) {
-        comm = (uint32_t)ix - 1;
-        if (c->root >= 0 && op_u64map_get(&m->rank_in, (ix - 1) << 32 | (uint32_t)c->root, &r))
-            root = (uint32_t)r;
-        else if (c->root >= 0)
-            m->fallback++;
-    } else {
-        root = ot_peer(w, c->comm, c->root, &comm);
-    }
-    if (request < 0)
-        OT_EV(OTF2_EvtWriter_MpiCollectiveEnd(w->ew, NULL, ts, c->coll, comm, root,
-                                              (uint64_t)c->bytes_sent,
-                                              (uint64_t)c->bytes_received));
-    else
-        OT_EV(OTF2_EvtWriter_NonBlockingCollectiveComplete(
-            w->ew, NULL, ts, c->coll, comm, root, (uint64_t)c->bytes_sent,
-            (uint64_t)c->bytes_received, (uint64_t)request));
-}
-
-/* Before the Leave of the region at `depth`: its completions, then its call's end. */
-static void ot_mpi_leave(ot_writer *w, int depth)
-{
-    ot_mpi *m = w->mpi;
-    OTF2_TimeStamp ts = (OTF2_TimeStamp)w->end[depth];
-    uint64_t head = 0;
-    if (w->pstack[depth] && op_u64map_get(&m->done_of, (uint64_t)w->pstack[depth], &head) && head) {
-        for (int64_t i = (int64_t)head - 1; i >= 0; i = m->calls.v[i].next) {
-            const ot_call *c = &m->calls.v[i];
-            uint32_t comm = 0, peer;
-            uint64_t px = 0;
-            switch (c->what) {
-            case OT_DONE_SEND:
-                OT_EV(OTF2_EvtWriter_MpiIsendComplete(w->ew, NULL, ts, (uint64_t)c->request));
-                break;
-            case OT_DONE_RECV:
-                peer = ot_peer(w, c->comm, c->source, &comm);
-                OT_EV(OTF2_EvtWriter_MpiIrecv(w->ew, NULL, ts, peer, comm, ot_tag(c->recv_tag),
-                                              (uint64_t)c->bytes_received, (uint64_t)c->request));
-                break;
-            case OT_DONE_COLL:
-                if (op_u64map_get(&m->by_request, (uint64_t)c->request, &px))
-                    ot_collective(w, ts, &m->calls.v[px - 1], c->request);
-                break;
-            default: break;
-            }
-        }
-        op_u64map_put(&m->done_of, (uint64_t)w->pstack[depth], 0);
-    }
-    if (w->pend[depth] < 0) return;
-    const ot_call *c = &m->calls.v[w->pend[depth]];
-    w->pend[depth] = -1;
-    uint32_t comm = 0, peer;
-    switch (c->what) {
-    case OT_RECV:
-    case OT_SENDRECV:
-        if (c->source < 0) break;
-        peer = ot_peer(w, c->comm, c->source, &comm);
-        OT_EV(OTF2_EvtWriter_MpiRecv(w->ew, NULL, ts, peer, comm, ot_tag(c->recv_tag),
-                                     (uint64_t)c->bytes_received));
-        break;
-    case OT_COLL: ot_collective(w, ts, c, -1); break;
-    default: break;
-    }
-}
-#undef OT_EV
-
-/* After every set: a location for each world rank no input holds (so that the COMM_LOCATIONS
- * group has one per rank), and the communicators' names. */
-static void ot_mpi_finish(ot_writer *w)
-{
-    ot_mpi *m = w->mpi;
-    if (!m->comms.n) return;
-    for (int64_t r = 0; r < m->world_size; r++) {
-        uint64_t loc = 0;
-        if (op_u64map_get(&m->rank_loc, (uint64_t)r, &loc)) continue;
-        char name[96];
-        snprintf(name, sizeof name, "Rank %lld (not in the inputs)", (long long)r);
-        ot_group g = {ot_cstring(w, name), 0};
-        if (OT_PUSH(w->groups, g)) w->failed = 1;
-        ot_location_begin(w, g.name, OTF2_LOCATION_TYPE_CPU_THREAD, w->groups.n - 1);
-        ot_location_end(w);
-        if (op_u64map_put(&m->rank_loc, (uint64_t)r, w->loc + 1)) w->failed = 1;
-    }
-    m->locations_name = ot_cstring(w, "MPI ranks");
-    for (size_t k = 0; k < m->comms.n; k++) {
-        ot_comm *c = &m->comms.v[k];
-        char name[128];
-        if (c->id == OMNIPROF_COMM_ID_WORLD)
-            snprintf(name, sizeof name, "MPI_COMM_WORLD");
-        else if (c->id == OMNIPROF_COMM_ID_SELF)
-            snprintf(name, sizeof name, "MPI_COMM_SELF");
-        else
-            snprintf(name, sizeof name, "Communicator %llx (%lld ranks%s)",
-                     (unsigned long long)c->id, (long long)c->size,
-                     c->whole ? "" : ", not all in the inputs");
-        c->name = ot_cstring(w, name);
-    }
-}
-
-/* The COMM_LOCATIONS group (ref 0), a COMM_GROUP (ref 1 + k) and a Comm (ref k) per communicator.
- */
-static int ot_mpi_defs(ot_writer *w, OTF2_GlobalDefWriter *g)
-{
-    ot_mpi *m = w->mpi;
-    if (!m->comms.n) return 0;
-    int bad = 0;
-    size_t n = (size_t)(m->world_size > 0 ? m->world_size : 1);
-    uint64_t *v = calloc(n, sizeof *v);
-    if (!v) return -1;
-    for (size_t r = 0; r < n; r++) {
-        uint64_t loc = 0;
-        op_u64map_get(&m->rank_loc, r, &loc);
-        v[r] = loc ? loc - 1 : 0;
-    }
-    bad |= OTF2_GlobalDefWriter_WriteGroup(g, 0, m->locations_name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                           OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-                                           (uint32_t)m->world_size, v) != OTF2_SUCCESS;
-    free(v);
-    for (size_t k = 0; k < m->comms.n && !bad; k++) {
-        ot_comm *c = &m->comms.v[k];
-        uint64_t *mv = calloc((size_t)c->size, sizeof *mv);
-        if (!mv) return -1;
-        uint32_t nm = 0;
-        for (int64_t r = 0; r < c->size; r++)
-            if (c->members[r] >= 0) mv[nm++] = (uint64_t)c->members[r];
-        bad |= OTF2_GlobalDefWriter_WriteGroup(g, (OTF2_GroupRef)(1 + k), c->name,
-                                               OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-                                               OTF2_GROUP_FLAG_NONE, nm, mv) != OTF2_SUCCESS;
-        bad |= OTF2_GlobalDefWriter_WriteComm(g, (OTF2_CommRef)k, c->name, (OTF2_GroupRef)(1 + k),
-                                              OTF2_UNDEFINED_COMM,
-                                              OTF2_COMM_FLAG_NONE) != OTF2_SUCCESS;
-        free(mv);
-    }
-    return bad ? -1 : 0;
-}
-
-static void ot_mpi_free(ot_mpi *m)
-{
-    for (size_t k = 0; k < m->comms.n; k++) free(m->comms.v[k].members);
-    free(m->comms.v);
-    free(m->calls.v);
-    op_u64map_free(&m->comm_ix);
-    op_u64map_free(&m->rank_in);
-    op_u64map_free(&m->rank_loc);
-    op_u64map_free(&m->by_stack);
-    op_u64map_free(&m->done_of);
-    op_u64map_free(&m->done_tail);
-    op_u64map_free(&m->by_request);
 }
 
 /* ---- one table set (one process) --------------------------------------------------------------- */
