@@ -243,6 +243,18 @@ oom:
     return -1;
 }
 
+/* The open region at stack depth sp (1-based) closes: when it is the outermost region of its
+ * user range, the range's node span ends at the last node emitted. */
+static void close_region(an_graph *g, const int32_t *stack_range, size_t sp)
+{
+    int32_t rg = stack_range[sp - 1];
+    if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
+        an_range *R = &g->ranges[rg];
+        R->n_nodes = g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
+        R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
+    }
+}
+
 /* Flattens the regions of one set into nodes, lane by lane; GPU operations likewise. Sets
  * per-set maps: corr -> launch node, and records the waits to wire afterwards. */
 typedef struct pending { /* a node whose dependencies are resolved after the set */
@@ -295,14 +307,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
             reg *r = &b->regs[idx[i]];
             while (sp && b->regs[stack[sp - 1]].end <= r->start) {
                 EMIT_TO(b->regs[stack[sp - 1]].end);
-                int32_t rg = stack_range[sp - 1];
-                if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
-                    an_range *R = &g->ranges[rg];
-                    R->n_nodes =
-                        g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
-                    R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
-                }
-                sp--;
+                close_region(g, stack_range, sp--);
             }
             if (r->start < cursor) r->start = cursor; /* overlaps a closed sibling: clamp */
             if (sp && r->end > b->regs[stack[sp - 1]].end) r->end = b->regs[stack[sp - 1]].end;
@@ -356,14 +361,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
         }
         while (sp) {
             EMIT_TO(b->regs[stack[sp - 1]].end);
-            int32_t rg = stack_range[sp - 1];
-            if (rg >= 0 && (sp < 2 || stack_range[sp - 2] != rg)) {
-                an_range *R = &g->ranges[rg];
-                R->n_nodes =
-                    g->n_nodes > R->first_node ? (uint32_t)(g->n_nodes - R->first_node) : 0;
-                R->last_node = R->n_nodes ? (uint32_t)g->n_nodes - 1 : R->first_node;
-            }
-            sp--;
+            close_region(g, stack_range, sp--);
         }
 #undef EMIT_TO
         L->n = (uint32_t)(g->n_nodes - L->first);
