@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import check, done  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
 ITERS, UNITS = "150", "1500000"
@@ -255,8 +255,7 @@ def main():
     A = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="omniprof-diff-") as wd:
         {"same": case_same, "planted": case_planted, "bad_inputs": case_bad_inputs}[A.case](wd)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
+    if done():
         return 1
     print("PASS")
     return 0

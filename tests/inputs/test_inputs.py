@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import check, done  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 A = None
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,8 +133,7 @@ def main():
     A = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="omniprof-inputs-") as wd:
         {"resolve": case_resolve, "passes": case_passes, "refusals": case_refusals}[A.case](wd)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
+    if done():
         return 1
     print("PASS")
     return 0
