@@ -1,8 +1,9 @@
 #!/bin/bash
 # run_nvtx.sh BUILD_DIR WORK [ROUNDS] — what one NVTX range costs (bench_nvtx.c), in one run:
-# untraced; the GPU test tool taking the marker records through CUPTI's NVTX callbacks and
+# untraced; the GPU test tool taking the marker records through omniprof's NVTX injection and
 # dropping them (the SDK path alone); `omniprof run --marker-trace` (records written to the
-# database); the same with one constant message (string interning); without prefaulted buffers. ROUNDS (3) interleaved.
+# database); the same with one constant message; the same through CUPTI's NVTX callbacks
+# (OMNIPROF_CUDA_NVTX_CUPTI=true); without prefaulted buffers. ROUNDS (3) interleaved.
 B=$(cd "$1" && pwd)
 W=$2
 ROUNDS=${3:-3}
@@ -18,6 +19,8 @@ for round in $(seq 1 "$ROUNDS"); do
     | grep nvtx_ns
   "$B/bin/omniprof" run --marker-trace -d "$W" -o "s$round" -- "$P" "$N" 160 omniprof_db_same same \
     | grep nvtx_ns
+  OMNIPROF_CUDA_NVTX_CUPTI=true "$B/bin/omniprof" run --marker-trace -d "$W" -o "c$round" -- \
+    "$P" "$N" 160 omniprof_db_cupti | grep nvtx_ns
   OMNIPROF_BUFFER_PREFAULT=false "$B/bin/omniprof" run --marker-trace -d "$W" -o "f$round" -- \
     "$P" "$N" 160 omniprof_db_nofault | grep nvtx_ns
 done

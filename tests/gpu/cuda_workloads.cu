@@ -134,10 +134,23 @@ static int nvtx(void) {
     k_empty<<<1, 32>>>();
     nvtxRangeEnd(id);
     nvtxMarkA("mark1");
+    /* a domain, a registered string as the message, a wide message (omniprof's own NVTX
+     * injection resolves registered strings and keeps the ASCII of wide ones) */
+    nvtxDomainHandle_t dom = nvtxDomainCreateA("omniprof-test");
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = nvtxDomainRegisterStringA(dom, "registered");
+    nvtxDomainRangePushEx(dom, &a);
+    k_empty<<<1, 32>>>();
+    nvtxDomainRangePop(dom);
+    nvtxRangePushW(L"wide");
+    nvtxRangePop();
     CK(cudaDeviceSynchronize());
-    ex("{\"kernels\":{\"k_empty\":{\"count\":7,\"shapes\":[[[1,1,1],[32,1,1],7]]}},"
-       "\"ranges\":{\"outer\":1,\"inner\":3},\"process_ranges\":{\"proc\":1},\"marks\":{\"mark1\":1},"
-       "\"enclosed\":{\"inner\":6,\"outer\":6,\"proc\":1}}");
+    ex("{\"kernels\":{\"k_empty\":{\"count\":8,\"shapes\":[[[1,1,1],[32,1,1],8]]}},"
+       "\"ranges\":{\"outer\":1,\"inner\":3,\"registered\":1,\"wide\":1},\"process_ranges\":{\"proc\":1},"
+       "\"marks\":{\"mark1\":1},\"enclosed\":{\"inner\":6,\"outer\":6,\"proc\":1,\"registered\":1}}");
     return 0;
 }
 

@@ -10,8 +10,10 @@ loss.item(). Three ways, ROUNDS (3) times interleaved:
   profiler  torch.profiler(activities=[CPU, CUDA], record_shapes=True) around the measured steps
 Checks (PASS/FAIL lines):
   - operators: per step, each aten:: operator that torch.profiler shows is a region of the same
-    name as often (within 2 %), and omniprof's regions carry input shapes ("sizes = [[") and
-    sequence numbers ("seq = "), backward operators their forward's ("seq = " on *Backward0);
+    name as often (within 2 %); every operator of the measured steps has its input shapes
+    ("sizes = [[") recorded in the run (by default during the first 5 optimizer steps, the
+    warm-up here), the regions carry sequence numbers ("seq = "), backward operators their
+    forward's ("seq = " on *Backward0);
   - kernels under operators: each kernel name's operator (the innermost operator region on the
     launching thread around its launching call, joined by correlation id) is the operator
     torch.profiler links it to (its "External id") for at least 95 % of the kernels.
@@ -113,7 +115,13 @@ def omniprof_view(db, steps):
             if inner:
                 op = min(inner, key=lambda r: r[2] - r[1])[3].split(",")[0]
         links[(name, op)] += 1
-    shapes = any("sizes = [[" in r[3] for r in opregs)
+    # shapes: by default recorded during the first 5 optimizer steps (the warm-up here), then
+    # the same ranges without them: every operator of the measured steps must have its shapes
+    # recorded somewhere in the run
+    shaped = {r[0].split(",")[0] for r in con.execute(
+        "SELECT name FROM regions WHERE name LIKE '%sizes = [[%'")}
+    measured_ops = {r[3].split(",")[0] for r in opregs if r[3].startswith("aten::")}
+    shapes = bool(measured_ops) and measured_ops <= shaped
     seq = any(", seq = " in r[3] for r in opregs)
     bwd_seq = any(r[3].split(",")[0].endswith("Backward0") and "seq = " in r[3] for r in opregs)
     con.close()
@@ -146,14 +154,16 @@ def main():
     hook = os.path.join(build, "python", "omniprof", "torch_hook")
     # TORCH_OPS_BREAKDOWN=1: also the parts of --torch's cost, each alone (same rounds)
     extra = {
-        # torch's own NVTX path with shapes, no tool attached: torch formats the strings
-        "nvtx_notool": ([], {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
+        # torch's own NVTX path, no tool attached: torch formats the strings (with shapes, without)
+        "nvtx_notool": ([], {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true", "OMNIPROF_TORCH_SHAPES": "true"}),
+        "nvtx_notool_noshapes": ([], {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true",
+                                      "OMNIPROF_TORCH_SHAPES": "false"}),
+        # --torch with shapes on every call, and with none
+        "torch_allshapes": (["--torch"], {"OMNIPROF_TORCH_SHAPES": "true"}),
         "torch_noshapes": (["--torch"], {"OMNIPROF_TORCH_SHAPES": "false"}),
+        # the GPU side of --torch alone: kernels and their launching calls, no operators
         "kernel_only": (["--kernel-trace"], {}),
-        "marker_kernel": (["--kernel-trace", "--marker-trace"],
-                          {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
-        "no_driver": (["--kernel-trace", "--marker-trace", "--cuda-runtime-trace"],
-                      {"PYTHONPATH": hook, "OMNIPROF_TORCH": "true"}),
+        "kernel_api": (["--kernel-trace", "--cuda-runtime-trace", "--cuda-driver-trace"], {}),
     } if os.environ.get("TORCH_OPS_BREAKDOWN") == "1" else {}
     for i in range(rounds):
         for mode in ("plain", "omniprof", "profiler") + tuple(extra):
@@ -180,18 +190,21 @@ def main():
                 prof_trace = rj["trace"]
     t = {m: statistics.median(v) for m, v in times.items()}
     print("loop seconds (median of %d): %s" % (rounds, ", ".join("%s %.3f" % kv for kv in sorted(t.items()))))
-    for m in sorted(extra):
+    padd = [a - b for a, b in zip(times["profiler"], times["plain"])]
+    for m in sorted(extra) + ["omniprof", "profiler"]:
         add = [a - b for a, b in zip(times[m], times["plain"])]
-        padd = [a - b for a, b in zip(times["profiler"], times["plain"])]
-        print("breakdown %s: added %.1f ms (median), %.2fx torch.profiler's" %
-              (m, statistics.median(add) * 1e3, statistics.median(add) / max(1e-9, statistics.median(padd))))
+        print("breakdown %s: added %.1f ms (median; rounds %s), %.2fx torch.profiler's (rounds %s)" %
+              (m, statistics.median(add) * 1e3, " ".join("%.0f" % (a * 1e3) for a in add),
+               statistics.median(add) / max(1e-9, statistics.median(padd)),
+               " ".join("%.2f" % (a / p) if p > 0 else "-" for a, p in zip(add, padd))))
     pc, plinks = profiler_view(prof_trace, steps)
     oc, olinks, shapes, seq, bwd_seq = omniprof_view(db, steps)
     bad = [(k, pc[k], oc.get(k, 0)) for k in sorted(pc) if abs(oc.get(k, 0) - pc[k]) > 0.02 * pc[k]]
     verdict(not bad and len(pc) > 5, "torch.ops_counts",
             "%d aten operators per step as torch.profiler; differing: %s" % (len(pc), bad[:6]))
     verdict(shapes and seq and bwd_seq, "torch.ops_fields",
-            "input shapes %s, sequence numbers %s, backward sequence numbers %s" % (shapes, seq, bwd_seq))
+            "input shapes of every measured operator recorded %s, sequence numbers %s, backward "
+            "sequence numbers %s" % (shapes, seq, bwd_seq))
     pd, _ = dominant(plinks)
     od, oby = dominant(olinks)
     agree = total = 0

@@ -11,6 +11,12 @@ their launching calls (docs/python.md). The program's code is not changed, CUDA 
 initialized by us (emit_nvtx's own torch.cuda.synchronize() is skipped), and a failure leaves
 the program running without operator ranges (one line on stderr).
 
+Shapes (OMNIPROF_TORCH_SHAPES): torch formats the shape strings itself, which alone costs about
+two thirds of torch.profiler's added time (docs/python.md). "N" (default 5): shapes during the
+first N optimizer steps (a global optimizer step hook counts them), then the same ranges without
+shapes (the switch happens at the end of step N; a program without a torch.optim optimizer keeps
+shapes throughout); "true": shapes on every call; "false": never.
+
 The sitecustomize this one shadows (Debian's, a virtual environment's) is run too."""
 import importlib.abc
 import importlib.machinery
@@ -33,17 +39,61 @@ def _chain():
             return
 
 
-def _enable():
-    import torch
-    import torch.autograd.profiler as prof
-    ctx = prof.emit_nvtx(enabled=True, record_shapes=os.environ.get("OMNIPROF_TORCH_SHAPES", "true") != "false")
+def _nvtx(prof, torch, shapes, ctx=None):
+    """Leave emit_nvtx context `ctx` (if any) and enter a new one; emit_nvtx's own
+    torch.cuda.synchronize() calls are skipped (they would initialize or synchronize CUDA)."""
     sync = torch.cuda.synchronize
-    torch.cuda.synchronize = lambda *a, **k: None  # emit_nvtx would initialize CUDA here
+    torch.cuda.synchronize = lambda *a, **k: None
     try:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+        ctx = prof.emit_nvtx(enabled=True, record_shapes=shapes)
         ctx.__enter__()
     finally:
         torch.cuda.synchronize = sync
     sys.modules[__name__]._omniprof_torch_ctx = ctx  # kept alive to the end
+    return ctx
+
+
+def _shape_steps():
+    v = os.environ.get("OMNIPROF_TORCH_SHAPES", "5").strip().lower()
+    if v in ("true", "all"):
+        return -1
+    if v == "false":
+        return 0
+    try:
+        n = int(v)
+    except ValueError:
+        n = -2
+    if n < 0:
+        sys.stderr.write("omniprof: --torch: OMNIPROF_TORCH_SHAPES=%r is not true, false or a number "
+                         "of steps; using 5\n" % v)
+        n = 5
+    return n
+
+
+def _enable():
+    import torch
+    import torch.autograd.profiler as prof
+    n = _shape_steps()
+    ctx = _nvtx(prof, torch, n != 0)
+    if n <= 0:
+        return
+    state = {"steps": 0, "ctx": ctx, "handle": None}
+
+    def after_step(optimizer, args, kwargs):
+        state["steps"] += 1
+        if state["steps"] < n or state["handle"] is None:
+            return
+        state["handle"].remove()
+        state["handle"] = None
+        try:
+            state["ctx"] = _nvtx(prof, torch, False, state["ctx"])
+        except Exception as e:  # never break the program: shapes stay on
+            sys.stderr.write("omniprof: --torch: shapes stay on (%s: %s)\n" % (type(e).__name__, e))
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    state["handle"] = register_optimizer_step_post_hook(after_step)
 
 
 class _Loader(importlib.abc.Loader):

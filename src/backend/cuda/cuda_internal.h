@@ -15,6 +15,7 @@
 #define OMNIPROF_BACKEND_CUDA_INTERNAL_H
 
 #include <stdint.h>
+#include <wchar.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -94,8 +95,22 @@ int op_cuda_corr_lookup(uint32_t cupti_id, op_cuda_launch_info *out, uint64_t *r
 int op_cuda_corr_api_pending(uint32_t cupti_id, int failed, op_cuda_launch_info *out, uint64_t *release);
 void op_cuda_corr_finalize(void);
 
-/* cupti_nvtx.c: one NVTX call (CUPTI's NVTX callback domain) to marker records */
+/* cupti_nvtx.c: NVTX calls to marker records, from omniprof's own NVTX injection
+ * (nvtx_inject.c) or from CUPTI's NVTX callback domain (op_cuda_on_nvtx) */
 void op_cuda_on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *nd);
+void op_cuda_nvtx_mark(uint64_t domain, const char *msg);
+int op_cuda_nvtx_push(uint64_t domain, const char *msg); /* the new range's level (0 = outermost) */
+int op_cuda_nvtx_pop(void);                              /* the closed range's level, -1: none */
+void op_cuda_nvtx_start(uint64_t id, uint64_t domain, const char *msg);
+void op_cuda_nvtx_end(uint64_t id);
+void op_cuda_nvtx_name(int32_t op, uint64_t id, const char *name);
+const char *op_cuda_nvtx_wide(const wchar_t *w, char *buf, size_t cap);
+struct nvtxEventAttributes_v2;
+const char *op_cuda_nvtx_attr_message(const struct nvtxEventAttributes_v2 *a, int registered,
+                                      char *wbuf, size_t cap);
+/* nvtx_inject.c: the library whose InitializeInjectionNvtx2 installs the handlers (this one),
+ * or NULL when its path is unknown */
+const char *op_cuda_nvtx_injection_path(void);
 
 /* cupti_activity.c */
 /* activity mode: GPU records are correlated through CUPTI's API activity records (no callback on

@@ -590,17 +590,26 @@ typedef void (*nvtx_chain_t)(const char *path);
 static nvtx_chain_t g_nvtx_chain;
 static int g_nvtx_user_injection; /* NVTX_INJECTION64_PATH named another injection at start */
 
-static void set_nvtx_injection(void)
+/* The NVTX injection that records: omniprof's own (nvtx_inject.c, this library) or, with
+ * OMNIPROF_CUDA_NVTX_CUPTI, CUPTI's. Returns 1 when it is CUPTI's (its NVTX callback domain must
+ * be enabled then). */
+static int set_nvtx_injection(void)
 {
+    const int cupti = op_setting_bool(OP_SET_CUDA_NVTX_CUPTI);
     Dl_info info;
-    if (g_nvtx_chain) { /* CUPTI runs behind the NVTX table's interposers */
-        if (!g_nvtx_user_injection && dladdr((void *)cuptiSubscribe, &info) && info.dli_fname)
-            g_nvtx_chain(info.dli_fname);
-        return;
+    const char *lib = NULL;
+    if (g_nvtx_chain && g_nvtx_user_injection) return 0; /* the user's injection runs there */
+    if (!g_nvtx_chain && getenv("NVTX_INJECTION64_PATH")) return 0;
+    if (cupti) {
+        if (dladdr((void *)cuptiSubscribe, &info) && info.dli_fname && info.dli_fname[0] == '/')
+            lib = info.dli_fname;
+    } else {
+        lib = op_cuda_nvtx_injection_path();
     }
-    if (getenv("NVTX_INJECTION64_PATH")) return;
-    if (dladdr((void *)cuptiSubscribe, &info) && info.dli_fname && info.dli_fname[0] == '/')
-        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+    if (!lib) return 0;
+    if (g_nvtx_chain) g_nvtx_chain(lib); /* it runs behind the NVTX table's interposers */
+    else setenv("NVTX_INJECTION64_PATH", lib, 0);
+    return cupti;
 }
 
 /* The CUDA runtime and NVTX intercept tables live in libomniprof-cudart-intercept.so, which must
@@ -758,8 +767,7 @@ static omniprof_status_t start_locked(void)
                 (op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_API) ||
                  op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API) ||
                  op_sdk_callback_kind_configured(OMNIPROF_CALLBACK_TRACING_MARKER_API));
-    if (g_nvtx_on) {
-        set_nvtx_injection();
+    if (g_nvtx_on && set_nvtx_injection()) {
         r = cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_NVTX);
         if (r != CUPTI_SUCCESS) {
             op_warn("cuda: NVTX capture off: %s", cupti_err(r));
