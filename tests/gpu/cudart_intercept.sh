@@ -34,4 +34,14 @@ if ! cmp -s "$OUT/rti-$MODE.plain" "$OUT/rti-$MODE.out"; then
   echo "FAIL $MODE: output changed: '$(cat "$OUT/rti-$MODE.plain")' alone, '$(cat "$OUT/rti-$MODE.out")' under the tool"; exit 1; fi
 if [ "$got" != "$want" ]; then
   echo "FAIL $MODE: counts '${got:-none}', expected '$want'"; tail -5 "$OUT/rti-$MODE.err"; exit 1; fi
+# A process that inherits NVTX_INJECTION64_PATH naming the CUDA backend (omniprof's own NVTX
+# injection) without the backend running gets NVTX's no-injection results (nvtx_inject.c (1)).
+BK=$B/lib/libomniprof-backend-cuda.so
+if [ "$MODE" = cpu ] && [ -e "$BK" ]; then
+  timeout 120 env NVTX_INJECTION64_PATH="$BK" "$PROG" >"$OUT/rti-$MODE.inj" 2>&1; rc2=$?
+  if [ $rc0 != $rc2 ] || ! cmp -s "$OUT/rti-$MODE.plain" "$OUT/rti-$MODE.inj"; then
+    echo "FAIL $MODE: with NVTX_INJECTION64_PATH=$BK and no backend: exit $rc2, '$(cat "$OUT/rti-$MODE.inj")'"
+    exit 1
+  fi
+fi
 echo "PASS $MODE: output unchanged ($(cat "$OUT/rti-$MODE.out")), exit status $rc1; $got"
