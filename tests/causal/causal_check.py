@@ -284,9 +284,9 @@ def mode_analytic(args, wd):
     markers = sorted(answers)
     for rnd in range(args.rounds):
         fixed = ["-l", lines[markers[rnd % len(markers)]]] if rt else []
-        r = omniprof_causal(args, wd, ["-n", "1", "-s", ANALYTIC_SPEEDUPS, "--experiment-ms", "400",
-                                       "-o", profile, "-q", "-d", "db"] + fixed, [binary, str(args.seconds), ms],
-                            prefix=rt)
+        opts = ["-n", "1", "-s", ANALYTIC_SPEEDUPS, "--experiment-ms", "400", "-o", profile, "-q",
+                "-d", "db"] + fixed
+        r = omniprof_causal(args, wd, opts, [binary, str(args.seconds), ms], prefix=rt)
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal (%s)" %
               (rnd + 1, r.stderr.strip()[-300:]))
         left_out = {}
@@ -359,8 +359,8 @@ def mode_coz(args, wd):
     coz_profile = os.path.join(wd, "coz.coz")
     ours_top = coz_top = None
     for rnd in range(args.rounds):  # Coz's experiments last 0.5 s at least: each round adds one run
-        r = subprocess.run(rt + ["coz", "run", "-o", coz_profile, "---", binary, str(args.seconds), ms], cwd=wd,
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(rt + ["coz", "run", "-o", coz_profile, "---", binary, str(args.seconds), ms],
+                           cwd=wd, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             print("SKIP: coz cannot run here: " + r.stderr.strip()[-300:])
             return 77
