@@ -20,7 +20,9 @@
  * inserted meanwhile is credited (block_end(true)): the waker paid its own debt before waking
  * it (op_causal_wake_others), so the woken thread inherits a settled count. A thread whose
  * wait ended by itself (timeout, timed sleep) is not credited: it pays at once. A new thread
- * starts with its creator's local count. Between experiments nobody pays: local = global.
+ * starts with its creator's local count. A thread that ends records its count; its joiner is
+ * credited no more than that count plus the time since, and pays the rest (preload_joined).
+ * Between experiments nobody pays: local = global.
  *
  * An experiment (the experiment thread, experiment_main):
  *   1. waits for a progress point to have been visited (not in end-to-end mode);
