@@ -109,6 +109,10 @@ typedef struct op_preload_hooks {
     void (*self_profiling)(const char *what);
     /* the program's pthread_setname_np(th, name) returned 0 */
     void (*thread_named)(pthread_t th, const char *name);
+    /* ---- appended (issue 35): pthread_join(th) returned `rc`; for a client that has it, this
+     * replaces wait_end(1, -1) of the join (the causal profiler credits the joiner from the
+     * joined thread's own delay count, not the global one: docs/causal.md) */
+    void (*joined)(pthread_t th, int rc);
 } op_preload_hooks;
 
 /* Does client `c` (registered with an older, smaller struct perhaps) have hook `field`? */
@@ -138,6 +142,9 @@ OMNIPROF_API bool omniprof_preload_waits_hooked(void);
 OMNIPROF_API void omniprof_preload_wait_begin(void);
 OMNIPROF_API void omniprof_preload_wait_end(int woken, int fd);
 OMNIPROF_API void omniprof_preload_wake(void);
+/** @brief The end of pthread_join(th): the clients' joined hook, or wait_end(1, -1) where a
+ * client has none. */
+OMNIPROF_API void omniprof_preload_join_end(pthread_t th, int rc);
 
 /** @brief The clients' call hooks (op_preload_hooks.call_begin/call_end) for the calls that
  * libomniprof-sync.so interposes: call_begin returns a token (0: nobody records the call) that

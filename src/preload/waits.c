@@ -57,6 +57,20 @@ OMNIPROF_API void omniprof_preload_wake(void)
     errno = saved;
 }
 
+OMNIPROF_API void omniprof_preload_join_end(pthread_t th, int rc)
+{
+    if (!omniprof_preload_waits_hooked()) return;
+    int saved = errno;
+    FOR_CLIENTS(c)
+    {
+        if (OP_PRELOAD_HAS(c, joined))
+            c->joined(th, rc);
+        else if (OP_PRELOAD_HAS(c, wait_end))
+            c->wait_end(1, -1);
+    }
+    errno = saved;
+}
+
 OMNIPROF_API int omniprof_preload_call_begin(int op, uint64_t *t0)
 {
     rescan();

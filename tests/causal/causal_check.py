@@ -20,10 +20,7 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
                    is never sampled gives 0 experiments and says why and what to do
   join_knob        (issue 35 item 2) join_workers at its default size: the predicted speedup
                    of worker A's line at 25 and 75 % against the real program with A's work
-                   cut by as much (a knob): within 8 points at 25 %, at most 12 below at 75 %.
-                   Not registered with CTest yet: it fails (issue 35 item 2 is fixed only in
-                   part, docs/causal.md), and the real program's speedup varies by 10 points
-                   between runs on the shared VM
+                   cut by as much (a knob), every run doing the same work: within 10 points
   outputs          -o onto a database, a binary, a text, under a file or in a directory that
                    cannot be written; -d under a file: exit 2, nothing run, nothing changed;
                    a Coz profile (or an empty file) is still appended to
@@ -203,9 +200,9 @@ PROGRAMS = {
 }
 
 
-def omniprof_causal(args, wd, extra, prog_argv, timeout=600, prefix=()):
+def omniprof_causal(args, wd, extra, prog_argv, timeout=600, prefix=(), env_add=None):
     cmd = list(prefix) + [args.omniprof, "causal"] + extra + ["--"] + prog_argv
-    env = dict(os.environ)
+    env = dict(os.environ, **(env_add or {}))
     env.setdefault("OMNIPROF_LOG_LEVEL", "warning")
     r = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=timeout)
     print("$ " + " ".join(cmd) + "  -> rc %d" % r.returncode)
@@ -221,24 +218,25 @@ def databases(d):
 
 # ---- modes ---------------------------------------------------------------------------------
 
-def cpu_share(binary, ms, seconds=2.0):
+def cpu_share(binary, ms, seconds=2.0, prefix=()):
     """Share of the CPU the program gets here: its CPU time over what it needs (DEMAND)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    subprocess.run([binary, str(seconds), ms], capture_output=True, timeout=120)
+    subprocess.run(list(prefix) + [binary, str(seconds), ms], capture_output=True, timeout=120)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu / (DEMAND[os.path.basename(binary)[len("causaltest_"):]] * wall)
 
 
-def too_busy(args, prog, binary, ms):
+def too_busy(args, prog, binary, ms, prefix=()):
     """The answers on paper hold when the program's threads run side by side. A machine so busy
     that the program gets a fraction of the CPU it needs changes the right answer itself (the
     wait for a CPU does not shrink with a faster line), and Coz's answer with it: then these
-    tests cannot judge, and say so."""
-    share = cpu_share(binary, ms)
-    print("%s gets %.0f%% of the CPU it needs here" % (prog, 100 * share))
+    tests cannot judge, and say so. `prefix`: how the test runs the program (rt_prefix())."""
+    share = cpu_share(binary, ms, prefix=prefix)
+    print("%s gets %.0f%% of the CPU it needs here%s" %
+          (prog, 100 * share, " at real-time priority" if prefix else ""))
     if share >= args.min_share:
         return False
     print("SKIP: the machine is too busy for the answer on paper: %s got %.0f%% of the CPU it needs "
@@ -265,7 +263,11 @@ def mode_analytic(args, wd):
     ms, answers, top = PROGRAMS[prog]
     lines = marker_lines(os.path.join(HERE, prog + ".c"))
     binary = os.path.join(args.bindir, "causaltest_" + prog)
-    if too_busy(args, prog, binary, ms):
+    # At real-time priority where permitted: the program then gets the CPUs the answer on paper
+    # assumes however loaded the machine is (the shared 2-core VM at load 19: 26 % of them
+    # without it, and every analytic test skipped); the share is measured as the test runs it.
+    rt = rt_prefix()
+    if too_busy(args, prog, binary, ms, prefix=rt):
         return 77
     profile = os.path.join(wd, "profile.coz")
     # The machine's load may change during the run: experiments whose nearby 0 % experiments ran
@@ -274,9 +276,17 @@ def mode_analytic(args, wd):
     # Each round adds a run of args.seconds, pooled with the earlier ones; the curves are judged
     # once every checked speedup of every line has MIN_EXPERIMENTS experiments (the program's
     # shorter line gets a third of them), or after the last round.
+    # At real-time priority each round fixes one of the program's lines, in turn: threads of one
+    # SCHED_FIFO priority are not preempted by each other, so the experiment thread woke only
+    # when a CPU fell free (serial_phase: as its parallel phase ended) and chose the line of
+    # that moment's latest sample, not one in proportion to CPU time (7 % of the experiments
+    # for a line with 20 % of it: too few for its curve). Selection is judged by the coz mode.
+    markers = sorted(answers)
     for rnd in range(args.rounds):
-        r = omniprof_causal(args, wd, ["-n", "1", "-s", ANALYTIC_SPEEDUPS, "--experiment-ms", "400",
-                                       "-o", profile, "-q", "-d", "db"], [binary, str(args.seconds), ms])
+        fixed = ["-l", lines[markers[rnd % len(markers)]]] if rt else []
+        opts = ["-n", "1", "-s", ANALYTIC_SPEEDUPS, "--experiment-ms", "400", "-o", profile, "-q",
+                "-d", "db"] + fixed
+        r = omniprof_causal(args, wd, opts, [binary, str(args.seconds), ms], prefix=rt)
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal (%s)" %
               (rnd + 1, r.stderr.strip()[-300:]))
         left_out = {}
@@ -343,13 +353,14 @@ def mode_coz(args, wd):
     ms, _, top = PROGRAMS[prog]
     lines = marker_lines(os.path.join(HERE, prog + ".c"))
     binary = os.path.join(args.bindir, "causaltest_" + prog)
-    if too_busy(args, prog, binary, ms):
+    rt = rt_prefix()  # as in mode_analytic: both profilers at real-time priority where permitted
+    if too_busy(args, prog, binary, ms, prefix=rt):
         return 77
     coz_profile = os.path.join(wd, "coz.coz")
     ours_top = coz_top = None
     for rnd in range(args.rounds):  # Coz's experiments last 0.5 s at least: each round adds one run
-        r = subprocess.run(["coz", "run", "-o", coz_profile, "---", binary, str(args.seconds), ms], cwd=wd,
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(rt + ["coz", "run", "-o", coz_profile, "---", binary, str(args.seconds), ms],
+                           cwd=wd, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             print("SKIP: coz cannot run here: " + r.stderr.strip()[-300:])
             return 77
@@ -363,7 +374,7 @@ def mode_coz(args, wd):
     profile = os.path.join(wd, "profile.coz")
     for rnd in range(args.rounds):  # each round appends one more run; the pooled profile decides
         omniprof_causal(args, wd, ["-s", "0,0,25,50,75,100", "--experiment-ms", "200", "-o", profile, "-q"],
-                        [binary, str(args.seconds), ms])
+                        [binary, str(args.seconds), ms], prefix=rt)
         ranked = ranked_lines(profile)
         ours_top = ranked[0][0][0] if ranked else None
         print("omniprof round %d: %s" % (rnd + 1, ", ".join("%s slope %.2f" % (os.path.basename(k[0]), slope(c))
@@ -623,19 +634,28 @@ def mode_join_knob(args, wd):
     """(issue 35 item 2) join_workers at its default size (B: 2 ms, A: 4 ms per iteration, two
     threads started and joined every iteration): the predicted program speedup of A's line at
     25 and 75 % against the real program whose A does 25 and 75 % less work (the knob, argv[3]
-    = 0.75, 0.25). Before the fix omniprof predicted 11-13 % and 22 % there: every new thread made
-    libunwind's 256 KiB trace cache (~1 ms of CPU, on the iteration's critical path: 6.3 ms
-    per iteration profiled for 4.1 ms), and a thread's samples fell one whole period after it
-    was armed (a 4 ms worker got 3.5 samples for 4 on average)."""
+    = 0.75, 0.25), within TOLERANCE. Every run does the same work (CAUSAL_UNITS_PER_MS, measured
+    once): each run's own measure of a millisecond varied by 10 % on the shared VM, and the
+    real program's speedup with it. Before the fix omniprof predicted 11-13 % and 22 % there
+    (the trace cache and the first sample's phase), then 20 % and 34-40 %: a worker that ended
+    before A's line had finished being sped up never paid the delay inserted after its end
+    (its joiner was credited the global count), and each pause's lateness stayed in the
+    iteration (about 0.2 ms of 4)."""
     prog = os.path.join(args.bindir, "causaltest_join_workers")
     lines = marker_lines(os.path.join(HERE, "join_workers.c"))
     rt = rt_prefix()
-    if not rt and too_busy(args, "join_workers", prog, "2"):
+    if too_busy(args, "join_workers", prog, "2", prefix=rt):
         return 77
+    cal = subprocess.run(rt + [prog, "-50", "2"], capture_output=True, text=True, timeout=120)
+    m = re.search(r"(\d+) units/ms", cal.stdout)
+    check(m is not None, "join_workers says its measure of a millisecond (%r)" % cal.stdout)
+    if not m:
+        return 0
+    env = dict(os.environ, CAUSAL_UNITS_PER_MS=m.group(1))
 
     def wall(frac):
         t0 = time.monotonic()
-        subprocess.run(rt + [prog, "-600", "2", frac], capture_output=True, timeout=300)
+        subprocess.run(rt + [prog, "-600", "2", frac], capture_output=True, timeout=300, env=env)
         return time.monotonic() - t0
 
     runs = {"1.0": [], "0.75": [], "0.25": []}
@@ -645,14 +665,15 @@ def mode_join_knob(args, wd):
     base = statistics.median(runs["1.0"])
     real = {0.25: 1 - statistics.median(runs["0.75"]) / base,
             0.75: 1 - statistics.median(runs["0.25"]) / base}
-    print("real program: %.2f s with A's full work; %.1f %% faster with 75 %% of it, %.1f %% with "
-          "25 %%" % (base, 100 * real[0.25], 100 * real[0.75]))
+    print("real program (%s units/ms): %.2f s with A's full work; %.1f %% faster with 75 %% of it, "
+          "%.1f %% with 25 %%" % (m.group(1), base, 100 * real[0.25], 100 * real[0.75]))
     profile = os.path.join(wd, "knob.coz")
     curve = {}
     for rnd in range(args.rounds):
         opts = ["-l", lines["A"], "-s", "0,0,25,75", "--experiment-ms", "400", "-o", profile, "-q",
                 "-d", "db"]
-        r = omniprof_causal(args, wd, opts, [prog, "15", "2"], prefix=rt)
+        r = omniprof_causal(args, wd, opts, [prog, "15", "2"], prefix=rt,
+                            env_add={"CAUSAL_UNITS_PER_MS": m.group(1)})
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal" % (rnd + 1))
         cur = local_curves(profile)
         keys = find_line(cur, lines["A"])
@@ -669,17 +690,13 @@ def mode_join_knob(args, wd):
                100 * real[sp]))
     check(real[0.25] > 0.10,
           "the real program is faster with less work in A (%.1f %%)" % (100 * real[0.25]))
-    if 0.25 in curve:
-        pred = curve[0.25][0]
-        check(abs(pred - real[0.25]) <= 0.08,
-              "the predicted speedup of %s at 25 %% matches the real program's "
-              "(%.1f %% vs %.1f %%, within 8 points)" % (lines["A"], 100 * pred, 100 * real[0.25]))
-    if 0.75 in curve:
-        pred = curve[0.75][0]
-        check(real[0.75] - 0.12 <= pred <= real[0.75] + 0.08,
-              "the predicted speedup of %s at 75 %% is near the real program's "
-              "(%.1f %% vs %.1f %%: at most 12 points below, 8 above)" %
-              (lines["A"], 100 * pred, 100 * real[0.75]))
+    for sp in sorted(real):
+        if sp in curve:
+            pred = curve[sp][0]
+            check(abs(pred - real[sp]) <= TOLERANCE,
+                  "the predicted speedup of %s at %.0f %% matches the real program's "
+                  "(%.1f %% vs %.1f %%, within %.0f points)" %
+                  (lines["A"], 100 * sp, 100 * pred, 100 * real[sp], 100 * TOLERANCE))
     return 0
 
 

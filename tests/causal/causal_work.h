@@ -24,11 +24,15 @@ static inline double causal_elapsed(void)
 }
 
 /* Units of CAUSAL_STEP per millisecond of this thread's CPU time, measured once (a few ms of
- * spinning, timed on the thread's CPU-time clock, so a busy machine does not skew it). */
+ * spinning, timed on the thread's CPU-time clock, so a busy machine does not skew it), or
+ * CAUSAL_UNITS_PER_MS from the environment: runs compared with each other (a program and the
+ * same program made faster by a knob) then do the same work, whatever each run's measure. */
 static inline long causal_units_per_ms(void)
 {
     static long units;
     if (units) return units;
+    const char *fixed = getenv("CAUSAL_UNITS_PER_MS");
+    if (fixed && atol(fixed) > 0) return units = atol(fixed);
     struct timespec a, b;
     uint64_t x = 7;
     long n = 1 << 22;

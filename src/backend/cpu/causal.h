@@ -38,6 +38,7 @@ typedef struct op_causal_thread {
     uint64_t sched_wait;             /* its run-queue wait ns at the previous sample */
     bool sched_known;                /* sched_wait holds a reading (or the birth's zero) */
     volatile bool interval_woke;     /* blocked, paused or started since the previous sample */
+    bool ended;                      /* its end was recorded: the rest of its exit is not hooked */
     uint64_t stretch_q16;            /* runnable / CPU time of recent clean intervals, 16.16 */
     timer_t timer;                   /* fallback: thread CPU-time timer */
     bool timer_made;
@@ -62,6 +63,10 @@ void op_causal_thread_end(struct op_cpu_thread *t);    /* on the exiting thread 
 void op_causal_block_begin(void);
 void op_causal_block_end(bool woken);
 void op_causal_wake_others(void);
+
+/* The calling thread's run-queue wait so far (schedstat's second field, one pread,
+ * async-signal-safe); false when unknown. */
+bool op_causal_sched_wait(const struct op_cpu_thread *t, uint64_t *wait_ns);
 
 /* The program's sigaction on the causal signal: remember it and chain to it (1 = handled). */
 int op_causal_chain_sigaction(int signo, const struct sigaction *act, struct sigaction *old);

@@ -86,20 +86,28 @@ static void chain(int signo, siginfo_t *si, void *uc)
  * a faster line would not save: such an interval counts its CPU time times the thread's
  * recent stretch (runnable / CPU time of its clean intervals, a moving average), a clean one
  * counts as measured. 0 when unknown (no schedstat): the caller counts the sample period. */
-static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
+bool op_causal_sched_wait(const op_cpu_thread *t, uint64_t *wait_ns)
 {
-    if (t->causal.sched_fd < 0) return 0;
+    if (t->causal.sched_fd < 0) return false;
     char buf[96];
     ssize_t n = pread(t->causal.sched_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return 0;
+    if (n <= 0) return false;
     buf[n] = '\0';
     uint64_t v[2] = {0, 0};
     const char *p = buf;
     for (int k = 0; k < 2; k++) {
         while (*p == ' ') p++;
-        if (*p < '0' || *p > '9') return 0;
+        if (*p < '0' || *p > '9') return false;
         while (*p >= '0' && *p <= '9') v[k] = v[k] * 10 + (uint64_t)(*p++ - '0');
     }
+    *wait_ns = v[1];
+    return true;
+}
+
+static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
+{
+    uint64_t rq;
+    if (!op_causal_sched_wait(t, &rq)) return 0;
     /* The CPU time a sample stands for is its own period (weight periods: a timer signal
      * that stands for several overruns), the event's accounting: the task-clock overflows
      * after exactly one period of the thread's CPU time since it was armed or re-armed. Not
@@ -113,9 +121,9 @@ static uint64_t runnable_since_last(op_cpu_thread *t, uint64_t weight)
      * run-queue wait only grows while the thread is off the CPU, so schedstat's value of it
      * is current here. */
     uint64_t cpu = weight * g_period_ns;
-    bool known = t->causal.sched_known && v[1] >= t->causal.sched_wait;
-    uint64_t wait = known ? v[1] - t->causal.sched_wait : 0;
-    t->causal.sched_wait = v[1];
+    bool known = t->causal.sched_known && rq >= t->causal.sched_wait;
+    uint64_t wait = known ? rq - t->causal.sched_wait : 0;
+    t->causal.sched_wait = rq;
     t->causal.sched_known = true;
     if (cpu == 0) cpu = 1;
     uint64_t span;

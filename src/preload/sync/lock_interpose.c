@@ -3,7 +3,8 @@
  * pthread_barrier_wait, pthread_join.
  *
  * Each is a wait for the causal profiler (the clients' wait_begin/wait_end, woken = 1; the
- * barrier wakes the others first: the last to arrive releases them) and a call that a client
+ * barrier wakes the others first: the last to arrive releases them; a join ends with the
+ * clients' joined hook, which knows the joined thread) and a call that a client
  * may record (call_begin/call_end: the CPU backend's FUNCTION_WRAPPER regions under
  * OMNIPROF_TRACE_THREAD_{LOCKS,RW_LOCKS,BARRIERS,JOIN}). Lock wrappers are where profilers
  * deadlock, which is why this library is loaded only when one of those or causal profiling asks
@@ -83,5 +84,12 @@ OMNIPROF_API int pthread_barrier_wait(pthread_barrier_t *b)
 OMNIPROF_API int pthread_join(pthread_t th, void **ret)
 {
     REAL_OR_ENOSYS(pthread_join);
-    WAITING_CALL(real_(th, ret), OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, rc, 0);
+    bool hooked = omniprof_preload_waits_hooked();
+    if (hooked) omniprof_preload_wait_begin();
+    uint64_t t0 = 0;
+    int token = omniprof_preload_call_begin(OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, &t0);
+    int rc = real_(th, ret);
+    if (token) omniprof_preload_call_end(token, OMNIPROF_FUNCTION_WRAPPER_PTHREAD_JOIN, t0, rc);
+    if (hooked) omniprof_preload_join_end(th, rc); /* the joined thread's count (causal.c) */
+    return rc;
 }
