@@ -13,18 +13,25 @@
  * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
  * the interrupted code, or freed, gives an error, never a fault; the frames are read through a
  * 4 KiB window below the current one (win_fill: one call for the usual chain, not one per
- * frame). Each frame gives one raw entry:
+ * frame). Each frame gives two words (OP_CPU_PY_WORDS):
  *     raw = (code object address >> 3) << 20 | ends-an-eval-call << 19 | instruction index
+ *     identity = a hash of the code object's type, file, name, qualname, location table and
+ *                first line, read in the handler (identify: one process_vm_readv for up to 16
+ *                code objects) while the frame holds the object; 0: not a code object
  * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
  * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
  *
- * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line)
- * by reading the code object (again through process_vm_readv): its type must be PyCode_Type and
- * its name and file unicode objects; the line comes from the code's location table at the
- * instruction index. Resolved code objects are kept by address, checked at each use against the
- * object's name, file, table and first line (a code object freed and another allocated at its
- * address between the sample and the allocator's pass, at most ~50 ms, is named after the new
- * one: the limit of this design). Each distinct code object gets an id; the sample's frame is
+ * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line).
+ * The allocator runs up to 50 ms after the sample (more when it falls behind), when the program
+ * may have freed the code object: the last samples of a run are named after Py_Finalize freed
+ * main's and <module>'s code objects, a module's body after its import. So an entry is found
+ * by (address, identity at the sample) without reading anything; only a new one is read, and
+ * kept when the object read now has the sample's identity (its type PyCode_Type, its name and
+ * file unicode objects, the line from its location table at the instruction index). A code
+ * object gone before it was ever named is the frame PY_GONE, never another object's name nor a
+ * frame left out; a sample holding a code object not yet named wakes the allocator at once
+ * (g_known), so such code is named while it lives. Each distinct code object gets an id; the
+ * sample's frame is
  *     frame = 1 << 63 | id << 24 | line          (user-space addresses are below 2^47; module
  *                                                 tags of modules.c stay below bit 63)
  * and op_cpu_py_symbolize names it at the end of the run from the kept strings, so a code
