@@ -918,7 +918,12 @@ def mode_python_frames(args, wd):
                     i += 1
         n, total = sum(mine.get(k, 0) for k in clock), sum(clock.values())
         print("%s: main: %d samples in the %d bins of 20 ms with enough of them" % (unwind, n, len(kept)))
-        for name in sorted(oj["timed"]):
+        if n < ORACLE_MIN_SAMPLES:  # as for the oracle: too few to weigh shares within 5 points
+            skipped.append("%s: main: %d samples in %d bins against the program's clock, %d needed (the "
+                           "thread got %.2f CPU-s in %.1f s)" % (unwind, n, len(kept), ORACLE_MIN_SAMPLES,
+                                                                 oj["cpu"].get(str(main_tid), 0), oj["wall"]))
+            print("note " + skipped[-1])
+        for name in sorted(oj["timed"]) if n >= ORACLE_MIN_SAMPLES else ():
             a, b = 100.0 * mine.get(name, 0) / max(1, n), 100.0 * clock.get(name, 0) / max(1, total)
             check(abs(a - b) <= 5, "%s: main: %s (+ its callees) %.1f %% of samples, %.1f %% of the program's clock" %
                   (unwind, name, a, b))
