@@ -13,14 +13,18 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs analyzewaits" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs analyzewaits pycost" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
 # (tests/gpu/torch_ops.py: operator counts, shapes, sequence numbers, kernels under operators, cost).
 # pyoutputs: the same on this machine's python3 in every output (flat, tree, folded, svg, Perfetto,
 # report), under attach and causal (tests/cpu/cpu_check.py python_outputs), and every CPython 3.x
-# installed here (python_versions: 3.11-3.13 read, others say they are not).
+# installed here (python_versions: 3.11-3.13 read, others say they are not), short-lived code
+# objects and a run's last samples named right (python_freed).
+# pycost: what Python sampling at 1 kHz adds to a Python program's wall time (bench/cpu/
+# bench_python.py, GPU_PYCOST_ROUNDS interleaved rounds, default 15, medians of each round's
+# ratio; no GPU used): PASS when the work's wall time grows by <= 3 % (issue 34's target).
 # cpucounters: the host's hardware counters in CPU samples (OMNIPROF_SAMPLING_PERF_EVENTS=instructions,cycles)
 # against the program's own perf_event counts and `perf stat` (tests/cpu/cpucounters.py; within 2 %),
 # the counters named in the database, `omniprof summary`'s per-function counts and IPC; SKIP (with the
@@ -441,7 +445,7 @@ if want nvtx; then
       sed 's/nvtx_ns_per_range=//' | tr '\n' ' ')" || verdict nvtx 1 "no result"
 fi
 if want pyoutputs; then
-  for m in python_outputs python_versions; do
+  for m in python_outputs python_versions python_freed; do
     OMNIPROF_TEST_PYTHON=$(command -v python3) timeout 900 python3 tests/cpu/cpu_check.py $m \
       --preload "$B/lib/libomniprof-backend-cpu.so" --bindir "$B/bin" >"$OUT/py-$m.log" 2>&1; rc=$?
     verdict "cpu.$m" $rc "$(grep -E '^(FAIL|SKIP|interpreter)' "$OUT/py-$m.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
@@ -482,6 +486,25 @@ if want analyzewaits; then
   else targets "$OUT/analyzewaits.log"
     grep -qE '^(PASS|FAIL) ' "$OUT/analyzewaits.log" ||
       verdict analyze.waits 1 "no result ($(tail -2 "$OUT/analyzewaits.log" | tr '\n' ' '))"
+  fi
+fi
+
+# (10) Python sampling cost at 1 kHz on this machine's idle cores (bench/cpu/bench_python.py:
+# unprofiled, Python frames, native frames only, interleaved; medians of the rounds' ratios)
+if want pycost; then
+  BENCH_PYTHON=$(command -v python3) timeout 1500 python3 bench/cpu/bench_python.py "$B" \
+    "${GPU_PYCOST_ROUNDS:-15}" >"$OUT/pycost.log" 2>&1; rc=$?
+  cat "$OUT/pycost.log"
+  metric() { sed -n "s/^metric=python_$1 value=\([-0-9.]*\) .*/\1/p" "$OUT/pycost.log"; }
+  wall=$(metric python_frames_work_overhead); cpu=$(metric python_frames_cpu_overhead)
+  nat=$(metric native_only_work_overhead)
+  if [ $rc != 0 ] || [ -z "$wall" ]; then
+    verdict python.cost 1 "no result (rc=$rc: $(tail -2 "$OUT/pycost.log" | tr '\n' ' '))"
+  else
+    msg="Python frames at 1 kHz add $wall % to the work's wall time (target <= 3 %; native"
+    msg="$msg frames only: $nat %; the process's CPU: +$cpu %),"
+    msg="$msg $(grep -m1 '^python sampling' "$OUT/pycost.log")"
+    awk -v w="$wall" 'BEGIN { exit !(w <= 3) }'; verdict python.cost $? "$msg"
   fi
 fi
 

@@ -241,14 +241,16 @@ void op_cpu_thread_stack_bounds(op_cpu_thread *t); /* threads.c: on the thread, 
  * op_cpu_py_setup (sampler setup) finds the interpreter; op_cpu_py_capture (the handler,
  * async-signal-safe) reads the thread's Python frame chain as raw entries; op_cpu_py_merge (the
  * allocator) resolves them and puts them in place of the eval-loop frames of frames[] (max
- * frames); Python frames have bit 63 set and op_cpu_py_symbolize names them. A sample with
- * Python frames unwound in the handler is a ring record of kind OP_CPU_RING_SAMPLE_PY: the
- * sample, then a uint64 count and the raw entries. */
+ * frames); Python frames have bit 63 set and op_cpu_py_symbolize names them. Each raw frame is
+ * OP_CPU_PY_WORDS words (the frame, the identity of its code object at the sample); counts are
+ * of frames. A sample with Python frames unwound in the handler is a ring record of kind
+ * OP_CPU_RING_SAMPLE_PY: the sample, then a uint64 count and the raw frames. */
 #define OP_CPU_RING_SAMPLE_PY 0x6f707079u /* never a buffer kind */
 #define OP_CPU_PY_MAX_FRAMES 128
+#define OP_CPU_PY_WORDS 2
 void op_cpu_py_setup(void);
 bool op_cpu_py_enabled(void);
-uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max);
+uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max, bool *fresh);
 uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint32_t m, uint32_t max);
 bool op_cpu_py_is_frame(uint64_t frame);
 omniprof_status_t op_cpu_py_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data);

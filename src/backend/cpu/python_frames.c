@@ -13,18 +13,25 @@
  * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
  * the interrupted code, or freed, gives an error, never a fault; the frames are read through a
  * 4 KiB window below the current one (win_fill: one call for the usual chain, not one per
- * frame). Each frame gives one raw entry:
+ * frame). Each frame gives two words (OP_CPU_PY_WORDS):
  *     raw = (code object address >> 3) << 20 | ends-an-eval-call << 19 | instruction index
+ *     identity = a hash of the code object's type, file, name, qualname, location table and
+ *                first line, read in the handler (identify: one process_vm_readv for up to 16
+ *                code objects) while the frame holds the object; 0: not a code object
  * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
  * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
  *
- * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line)
- * by reading the code object (again through process_vm_readv): its type must be PyCode_Type and
- * its name and file unicode objects; the line comes from the code's location table at the
- * instruction index. Resolved code objects are kept by address, checked at each use against the
- * object's name, file, table and first line (a code object freed and another allocated at its
- * address between the sample and the allocator's pass, at most ~50 ms, is named after the new
- * one: the limit of this design). Each distinct code object gets an id; the sample's frame is
+ * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line).
+ * The allocator runs up to 50 ms after the sample (more when it falls behind), when the program
+ * may have freed the code object: the last samples of a run are named after Py_Finalize freed
+ * main's and <module>'s code objects, a module's body after its import. So an entry is found
+ * by (address, identity at the sample) without reading anything; only a new one is read, and
+ * kept when the object read now has the sample's identity (its type PyCode_Type, its name and
+ * file unicode objects, the line from its location table at the instruction index). A code
+ * object gone before it was ever named is the frame PY_GONE, never another object's name nor a
+ * frame left out; a sample holding a code object not yet named wakes the allocator at once
+ * (g_known), so such code is named while it lives. Each distinct code object gets an id; the
+ * sample's frame is
  *     frame = 1 << 63 | id << 24 | line          (user-space addresses are below 2^47; module
  *                                                 tags of modules.c stay below bit 63)
  * and op_cpu_py_symbolize names it at the end of the run from the kept strings, so a code
@@ -50,7 +57,6 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
-#include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "common/u64map.h"
@@ -190,11 +196,26 @@ static bool looks_like_chain(pid_t pid, uint64_t f)
     return false;
 }
 
+/* The row's path read with plain loads, once the first samples found it right. Safe: ts is this
+ * thread's own thread state, which the interpreter frees only on this thread after it took it
+ * out of the thread-state key (a signal before that finds it whole, one after finds no state);
+ * its _PyCFrame (3.11, 3.12) is tstate->root_cframe or a local of an eval-loop call still
+ * running on this thread (the interpreter restores tstate->cframe before that call returns).
+ * Two process_vm_readv fewer per sample (about 5 us each of CPU on the loaded 2-core VM). A
+ * path found elsewhere in the thread state (a distribution's patch) keeps the checked reads. */
+static uint64_t frame_direct(uint64_t ts)
+{
+    uint64_t p = *(const volatile uint64_t *)(uintptr_t)(ts + (uint64_t)g_lay->ts_frame);
+    if (!p || g_lay->cframe_cur < 0)
+        return p;
+    return *(const volatile uint64_t *)(uintptr_t)(p + (uint64_t)g_lay->cframe_cur);
+}
+
 static uint64_t current_frame(pid_t pid, uint64_t ts)
 {
     int off = atomic_load_explicit(&g_ts_frame, memory_order_relaxed);
     if (off >= 0)
-        return frame_via(pid, ts, off);
+        return off == g_lay->ts_frame ? frame_direct(ts) : frame_via(pid, ts, off);
     /* first samples: the row's path, else the first path in the thread state's first 256 bytes
      * that ends at a frame chain; a thread state without a frame (nothing running) says nothing */
     uint64_t f = frame_via(pid, ts, g_lay->ts_frame);
@@ -271,7 +292,83 @@ static const uint8_t *win_frame(pid_t pid, py_win *w, uint64_t f)
     return w->buf + (f - w->base);
 }
 
-uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
+/* The identity of a code object: its type and the fields that name it (file, name, qualified
+ * name, location table, first line), as one nonzero hash; 0 when blk (the code object's bytes
+ * from offset 8 to PY_IDENT_END) is not a code object. The same on both sides: the handler
+ * computes it at the sample, the allocator again when it reads the object. */
+#define PY_IDENT_END 144u /* past co_linetable in every row */
+
+static uint64_t ident_of(const uint8_t *blk)
+{
+    const py_layout *L = g_lay;
+    if (u64at(blk, 0) != g_code_type)
+        return 0;
+    uint32_t first;
+    memcpy(&first, blk + L->co_firstlineno - 8, sizeof first);
+    uint64_t h = first, f[4] = {u64at(blk, L->co_filename - 8), u64at(blk, L->co_name - 8),
+                                u64at(blk, L->co_qualname - 8), u64at(blk, L->co_linetable - 8)};
+    for (int i = 0; i < 4; i++) {
+        h ^= f[i] + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+    }
+    return h ? h : 1;
+}
+
+/* Fill the identity word of each of the n raw frames in out (pairs: frame, identity): the code
+ * objects' bytes [8, PY_IDENT_END) in one process_vm_readv per PY_IDENT_BATCH frames. A code
+ * object is alive while a frame of the chain holds it, so what is read here is what the frame
+ * ran; the allocator, which names it later (after the program may have freed it), checks the
+ * object it reads against this. A read that fails leaves 0 (not a code object). */
+#define PY_IDENT_BATCH 16u
+#define PY_IDENT_LEN (PY_IDENT_END - 8u)
+
+/* The code objects the allocator has resolved (named, or found gone), by code_key: a slot
+ * holds the last key stored there. The handler asks for the allocator at once when a frame's
+ * key is not here (a code object it has not seen), so that short-lived code (a module's body
+ * run once at import, code made by exec) is named while the program still holds it, not up to
+ * 50 ms later; a slot shared by two keys only costs wake-ups. */
+#define PY_KNOWN_SLOTS 4096u
+static _Atomic uint64_t g_known[PY_KNOWN_SLOTS];
+
+static uint64_t code_key(uint64_t addr, uint64_t ident)
+{
+    uint64_t k = (addr ^ (ident * UINT64_C(0x9e3779b97f4a7c15))) * UINT64_C(0xc4ceb9fe1a85ec53);
+    return k ? k : 1;
+}
+
+static void known_put(uint64_t key)
+{
+    atomic_store_explicit(&g_known[key % PY_KNOWN_SLOTS], key, memory_order_relaxed);
+}
+
+static bool known(uint64_t key)
+{
+    return atomic_load_explicit(&g_known[key % PY_KNOWN_SLOTS], memory_order_relaxed) == key;
+}
+
+static void identify(pid_t pid, uint64_t *out, uint32_t n)
+{
+    uint8_t buf[PY_IDENT_BATCH * PY_IDENT_LEN];
+    struct iovec l[PY_IDENT_BATCH], r[PY_IDENT_BATCH];
+    uint32_t i = 0;
+    while (i < n) {
+        uint32_t k = n - i < PY_IDENT_BATCH ? n - i : PY_IDENT_BATCH;
+        for (uint32_t j = 0; j < k; j++) {
+            l[j].iov_base = buf + j * PY_IDENT_LEN, l[j].iov_len = PY_IDENT_LEN;
+            r[j].iov_base = (void *)(uintptr_t)(((out[(i + j) * 2] >> 20) << 3) + 8);
+            r[j].iov_len = PY_IDENT_LEN;
+        }
+        long got =
+            syscall(SYS_process_vm_readv, pid, l, (unsigned long)k, r, (unsigned long)k, 0ul);
+        uint32_t whole = got > 0 ? (uint32_t)((uint64_t)got / PY_IDENT_LEN) : 0;
+        for (uint32_t j = 0; j < whole; j++)
+            out[(i + j) * 2 + 1] = ident_of(buf + j * PY_IDENT_LEN);
+        i += whole + (whole < k); /* the piece that failed keeps 0; the next batch follows it */
+    }
+}
+
+uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max, bool *fresh)
 {
     if (!atomic_load_explicit(&g_on, memory_order_relaxed))
         return 0;
@@ -293,18 +390,24 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
         int owner = b[L->fr_owner];
         if (L->owner_cstack >= 0 && owner == L->owner_cstack) { /* a shim: the C call ends below */
             if (n)
-                out[n - 1] |= PY_RAW_BOUNDARY;
+                out[(n - 1) * 2] |= PY_RAW_BOUNDARY;
         } else if (code && !(code & 7)) {
             uint64_t start = code + g_code_units, lasti = instr > start ? (instr - start) / 2 : 0;
             if (lasti > PY_RAW_LASTI_MAX)
                 lasti = PY_RAW_LASTI_MAX;
-            out[n++] = (code >> 3) << 20 |
-                       (L->fr_entry >= 0 && b[L->fr_entry] ? PY_RAW_BOUNDARY : 0) | lasti;
+            out[n * 2] = (code >> 3) << 20 |
+                         (L->fr_entry >= 0 && b[L->fr_entry] ? PY_RAW_BOUNDARY : 0) | lasti;
+            out[n * 2 + 1] = 0;
+            n++;
         }
         if (prev == f)
             break;
         f = prev;
     }
+    identify(pid, out, n);
+    for (uint32_t i = 0; i < n && !*fresh; i++)
+        if (out[i * 2 + 1] && !known(code_key((out[i * 2] >> 20) << 3, out[i * 2 + 1])))
+            *fresh = true;
     return n;
 }
 
@@ -312,8 +415,7 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max)
 /* Resolution (allocator threads) and symbols (the writer, at the end).                      */
 
 typedef struct py_code {
-    uint64_t addr, filename, qualname, linetable; /* identity of the object at resolution */
-    uint64_t checked_ns;                          /* when that identity was last read */
+    uint64_t addr, ident; /* the code object's address and identity (ident_of) */
     int firstlineno;
     char *name, *file;
     uint8_t *lt;
@@ -323,14 +425,11 @@ typedef struct py_code {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the code table; a leaf lock */
 static py_code *g_codes;
 static size_t g_n_codes, g_cap_codes;
-static op_u64map g_by_addr; /* code object address -> index + 1 of its latest entry */
+static op_u64map g_by_key; /* code_key(address, identity) -> index + 1 of its entry */
 static op_u64map g_lines;   /* entry << 20 | instruction index -> line + 1 */
-/* A code object's identity is read again when its entry was checked longer ago than this: one
- * read per code object per 10 ms instead of one per frame of every sample (each read is a
- * process_vm_readv, ~3 us of CPU). A code object freed and another allocated at its address
- * is so noticed at most 10 ms later than with a read per frame. */
-#define PY_RECHECK_NS 10000000ull
 static bool g_logged_gave_up;
+static long g_gone = -1; /* the entry of the frames whose code object is gone: named PY_GONE */
+#define PY_GONE "[python: code object freed]"
 
 /* A str object as UTF-8 (compact strings: every str a code object names); NULL if not one. */
 static char *read_str(pid_t pid, uint64_t obj)
@@ -442,38 +541,8 @@ static int line_at(const py_code *c, uint64_t lasti)
     return line;
 }
 
-/* Index of the code table entry for code object addr (read now, or checked within
- * PY_RECHECK_NS of now), -1 if not a code object. */
-static long code_entry(pid_t pid, uint64_t addr, uint64_t now)
+static long new_entry(uint64_t addr, uint64_t ident, int first, char *name, char *file)
 {
-    uint8_t h[160];
-    const py_layout *L = g_lay;
-    uint64_t idx;
-    if (op_u64map_get(&g_by_addr, addr, &idx) && now - g_codes[idx - 1].checked_ns < PY_RECHECK_NS)
-        return (long)(idx - 1);
-    if (!rd(pid, addr, h, (size_t)L->co_linetable + 8) || u64at(h, 8) != g_code_type)
-        return -1;
-    uint64_t filename = u64at(h, L->co_filename), qualname = u64at(h, L->co_qualname);
-    uint64_t linetable = u64at(h, L->co_linetable);
-    int first;
-    memcpy(&first, h + L->co_firstlineno, sizeof first);
-    if (op_u64map_get(&g_by_addr, addr, &idx)) {
-        py_code *c = &g_codes[idx - 1];
-        if (c->filename == filename && c->qualname == qualname && c->linetable == linetable &&
-            c->firstlineno == first) {
-            c->checked_ns = now;
-            return (long)(idx - 1);
-        }
-    }
-    char *name = read_str(pid, qualname);
-    if (!name)
-        name = read_str(pid, u64at(h, L->co_name));
-    char *file = read_str(pid, filename);
-    if (!name || !file) {
-        op_free(name);
-        op_free(file);
-        return -1;
-    }
     if (g_n_codes == g_cap_codes) {
         size_t cap = g_cap_codes ? g_cap_codes * 2 : 256;
         py_code *grown = op_realloc(g_codes, cap * sizeof *g_codes);
@@ -486,18 +555,70 @@ static long code_entry(pid_t pid, uint64_t addr, uint64_t now)
     }
     py_code *c = &g_codes[g_n_codes];
     memset(c, 0, sizeof *c);
-    c->addr = addr, c->filename = filename, c->qualname = qualname, c->linetable = linetable;
-    c->firstlineno = first, c->name = name, c->file = file, c->checked_ns = now;
-    c->lt = read_bytes(pid, linetable, &c->lt_len);
-    op_u64map_put(&g_by_addr, addr, ++g_n_codes);
-    return (long)(g_n_codes - 1);
+    c->addr = addr, c->ident = ident, c->firstlineno = first, c->name = name, c->file = file;
+    return (long)g_n_codes++;
 }
 
-static uint64_t g_n_resolved, g_n_unresolved, g_n_samples; /* under g_lock */
-
-static uint64_t resolve(pid_t pid, uint64_t raw, uint64_t now)
+/* Index of the code table entry of the code object that was at addr with identity ident when
+ * the sample was taken: found by (address, identity) without reading anything, else read now;
+ * -1 if it was not a code object then, -2 if it is gone now (freed, or another object at its
+ * address) and was never named before: nothing left to name it by. */
+static long code_entry(pid_t pid, uint64_t addr, uint64_t ident)
 {
-    long e = code_entry(pid, (raw >> 20) << 3, now);
+    uint8_t h[PY_IDENT_END];
+    const py_layout *L = g_lay;
+    uint64_t key = code_key(addr, ident), idx;
+    if (!ident)
+        return -1;
+    known_put(key); /* named, or found gone, below: no more wake-ups for it */
+    if (op_u64map_get(&g_by_key, key, &idx) && g_codes[idx - 1].addr == addr &&
+        g_codes[idx - 1].ident == ident)
+        return (long)(idx - 1);
+    if (!rd(pid, addr, h, sizeof h) || ident_of(h + 8) != ident)
+        return -2;
+    int first;
+    memcpy(&first, h + L->co_firstlineno, sizeof first);
+    char *name = read_str(pid, u64at(h, L->co_qualname));
+    if (!name)
+        name = read_str(pid, u64at(h, L->co_name));
+    char *file = read_str(pid, u64at(h, L->co_filename));
+    if (!name || !file) {
+        op_free(name);
+        op_free(file);
+        return -1;
+    }
+    long e = new_entry(addr, ident, first, name, file);
+    if (e < 0)
+        return -1;
+    g_codes[e].lt = read_bytes(pid, u64at(h, L->co_linetable), &g_codes[e].lt_len);
+    op_u64map_put(&g_by_key, key, (uint64_t)e + 1);
+    return e;
+}
+
+static uint64_t g_n_resolved, g_n_unresolved, g_n_gone, g_n_samples; /* under g_lock */
+
+/* The frame of raw frame r (r[0] the frame, r[1] its identity), 0 for none. A code object gone
+ * before it was named gives the PY_GONE frame: the sample keeps its depth and says what it lost,
+ * instead of a stack with a frame silently missing. */
+static uint64_t resolve(pid_t pid, const uint64_t *r)
+{
+    uint64_t raw = r[0];
+    long e = code_entry(pid, (raw >> 20) << 3, r[1]);
+    if (e == -2) {
+        g_n_gone++;
+        if (g_gone < 0) {
+            char *name = op_malloc(sizeof PY_GONE), *file = op_malloc(1);
+            if (name && file) {
+                memcpy(name, PY_GONE, sizeof PY_GONE);
+                file[0] = 0;
+                g_gone = new_entry(0, 0, 0, name, file);
+            } else {
+                op_free(name);
+                op_free(file);
+            }
+        }
+        return g_gone < 0 ? 0 : PY_FRAME_TAG | (uint64_t)g_gone << PY_LINE_BITS;
+    }
     if (e < 0) {
         g_n_unresolved++;
         return 0;
@@ -530,7 +651,6 @@ uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint
     uint64_t out[OMNIPROF_CPU_SAMPLE_MAX_FRAMES];
     uint32_t k = 0, j = 0;
     pid_t pid = getpid();
-    uint64_t now = op_now_ns();
     pthread_mutex_lock(&g_lock);
     g_n_samples++;
     for (uint32_t i = 0; i < n && k < max; i++) {
@@ -541,16 +661,16 @@ uint32_t op_cpu_py_merge(uint64_t *frames, uint32_t n, const uint64_t *raw, uint
         }
         /* an eval-loop frame: the Python frames it runs, innermost first */
         while (j < m && k < max) {
-            uint64_t r = raw[j++];
-            uint64_t p = resolve(pid, r, now);
+            const uint64_t *r = raw + (size_t)j++ * OP_CPU_PY_WORDS;
+            uint64_t p = resolve(pid, r);
             if (p)
                 out[k++] = p;
-            if (r & PY_RAW_BOUNDARY)
+            if (r[0] & PY_RAW_BOUNDARY)
                 break;
         }
     }
     while (j < m && k < max) { /* the native walk stopped early: the rest on top */
-        uint64_t p = resolve(pid, raw[j++], now);
+        uint64_t p = resolve(pid, raw + (size_t)j++ * OP_CPU_PY_WORDS);
         if (p)
             out[k++] = p;
     }
@@ -580,7 +700,7 @@ omniprof_status_t op_cpu_py_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, v
     const py_code *c = &g_codes[e];
     info.function = c->name;
     info.function_mangled = c->name;
-    info.file = c->file;
+    info.file = c->file[0] ? c->file : NULL; /* PY_GONE: no file */
     info.line = (uint32_t)(frame & PY_LINE_MAX);
     info.module = "[python]";
     info.module_offset = 0;
@@ -594,9 +714,10 @@ void op_cpu_py_report(void)
     pthread_mutex_lock(&g_lock);
     if (g_n_samples)
         op_info("cpu: Python frames: %llu samples with Python frames, %llu frames named, %llu not "
-                "(a code object gone "
-                "or not one), %zu code objects",
+                "a code object at the sample (left out), %llu of code objects freed before "
+                "they were named (shown as " PY_GONE "), %zu code objects",
                 (unsigned long long)g_n_samples, (unsigned long long)g_n_resolved,
-                (unsigned long long)g_n_unresolved, g_n_codes);
+                (unsigned long long)g_n_unresolved, (unsigned long long)g_n_gone,
+                g_n_codes - (g_gone >= 0));
     pthread_mutex_unlock(&g_lock);
 }

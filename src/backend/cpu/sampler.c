@@ -133,7 +133,7 @@ int op_cpu_sampler_setup(void)
     if (g_op_cpu_cfg.stack_bytes) g_smp_stack_bytes = g_op_cpu_cfg.stack_bytes & ~7u;
     op_cpu_py_setup();
     g_smp_py = op_cpu_py_enabled();
-    g_smp_py_bytes = g_smp_py ? (OP_CPU_PY_MAX_FRAMES + 1) * sizeof(uint64_t) : 0;
+    g_smp_py_bytes = g_smp_py ? (OP_CPU_PY_MAX_FRAMES * OP_CPU_PY_WORDS + 1) * sizeof(uint64_t) : 0;
     op_cpu_perf_setup();
     for (int i = 0; i < OP_CPU_TIMER_COUNT; i++) {
         double d = g_op_cpu_cfg.delay[i] > 0 ? g_op_cpu_cfg.delay[i] : 0;

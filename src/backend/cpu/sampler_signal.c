@@ -107,8 +107,10 @@ static uint64_t copy_len(const ucontext_t *uc, const op_cpu_thread *t)
 
 /* Fill the call stack of the sample at rec (its header written): len bytes of stack copy for
  * the allocator (copy_len), or the frames. Returns the record's size (8-byte multiple) with
- * rec->size and kind set. */
-static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len, omniprof_cpu_sample_record_t *rec)
+ * rec->size and kind set; *fresh: its Python frames hold a code object the allocator has not
+ * named yet (python_frames.c). */
+static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
+                           omniprof_cpu_sample_record_t *rec, bool *fresh)
 {
 #if defined(__x86_64__)
     if (len) {
@@ -118,10 +120,12 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
         c->stack_hi = t->stack_hi;
         c->len = len;
         stack_copy((uint8_t *)(c + 1), (const uint8_t *)(uintptr_t)c->sp, (size_t)c->len);
-        c->py_n = g_smp_py ? op_cpu_py_capture((uint64_t *)((uint8_t *)(c + 1) + c->len), OP_CPU_PY_MAX_FRAMES) : 0;
+        uint64_t *py = (uint64_t *)((uint8_t *)(c + 1) + c->len);
+        c->py_n = g_smp_py ? op_cpu_py_capture(py, OP_CPU_PY_MAX_FRAMES, fresh) : 0;
         rec->kind = OP_CPU_RING_STACK_COPY;
         rec->num_frames = 0;
-        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len + (size_t)c->py_n * sizeof(uint64_t);
+        rec->size = sizeof(*rec) + sizeof *c + (size_t)c->len +
+                    (size_t)c->py_n * OP_CPU_PY_WORDS * sizeof(uint64_t);
         return rec->size;
     }
 #else
@@ -132,10 +136,10 @@ static size_t record_stack(ucontext_t *uc, const op_cpu_thread *t, uint64_t len,
     size_t size = sizeof(*rec) + (size_t)n * sizeof(uint64_t);
     if (g_smp_py) { /* a uint64 count and the raw Python frames after the frames */
         uint64_t *py = rec->frames + n;
-        py[0] = op_cpu_py_capture(py + 1, OP_CPU_PY_MAX_FRAMES);
+        py[0] = op_cpu_py_capture(py + 1, OP_CPU_PY_MAX_FRAMES, fresh);
         if (py[0]) {
             rec->kind = OP_CPU_RING_SAMPLE_PY;
-            size += (size_t)(py[0] + 1) * sizeof(uint64_t);
+            size += (size_t)(py[0] * OP_CPU_PY_WORDS + 1) * sizeof(uint64_t);
         }
     }
     size = (size + 7u) & ~(size_t)7u;
@@ -200,7 +204,8 @@ void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     for (uint32_t i = rec->num_events; i < OMNIPROF_CPU_SAMPLE_MAX_EVENTS; i++) rec->event_values[i] = 0;
 
     uint64_t unwind_begin = op_now_ns();
-    size_t size = record_stack((ucontext_t *)ucv, t, len, rec);
+    bool fresh = false;
+    size_t size = record_stack((ucontext_t *)ucv, t, len, rec, &fresh);
     uint64_t unwind_end = op_now_ns();
     atomic_store_explicit(&r->head, head + size, memory_order_release); /* invariant (2) */
     t->samples++;
@@ -209,8 +214,11 @@ void op_cpu_on_signal(int signo, siginfo_t *si, void *ucv)
     t->handler_ns += spent;
     t->unwind_ns += unwind_end - unwind_begin;
     if (spent > t->handler_max_ns) t->handler_max_ns = spent;
-    /* past half full: wake the allocator now (write(2) is async-signal-safe) */
-    if (head + size - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2 && t->allocator) {
+    /* past half full, or a Python code object not named yet (named while the program still
+     * holds it, not after it may have freed it): wake the allocator now (write(2) is
+     * async-signal-safe) */
+    uint64_t used = head + size - atomic_load_explicit(&r->tail, memory_order_relaxed);
+    if ((fresh || used > r->cap / 2) && t->allocator) {
         uint64_t one = 1;
         ssize_t w = op_fd_write_checked(t->allocator->efd, &one, sizeof one, false);
         (void)w;
