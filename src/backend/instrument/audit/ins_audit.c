@@ -37,8 +37,9 @@
  * — symbol versions — are left alone). While it profiles, glibc binds lazily even the objects
  * linked with -z now (DT_BIND_NOW, DF_BIND_NOW, DF_1_NOW: it ignores them when an auditor has
  * la_pltenter), and their GOT lies in the RELRO segment, read-only once relocated: such a
- * slot is written between two mprotect calls (its page made writable, then read-only again),
- * under a lock taken with every signal blocked; the segment is read from the object's program
+ * slot is written between two mprotect calls (its page made writable, then read-only again;
+ * an own object's RELRO stays writable after its first binding), under a lock taken with
+ * every signal blocked; the segment is read from the object's program
  * headers (an object whose ELF header is not at its load address, a non-PIE program, is left
  * alone when it is linked -z now). Before this, libsqlite3 (-z now on Debian and Ubuntu; it
  * calls itself through its PLT) kept every call of the database writer on the trampoline:
@@ -77,6 +78,7 @@ typedef struct plt_obj {
     uintptr_t relro_lo, relro_hi; /* the pages made read-only after relocation, if any */
     bool patchable;
     bool own; /* omniprof's library, or one only they need: its calls are never audited */
+    _Atomic bool relro_open; /* own object: its RELRO pages made writable for good */
 } plt_obj;
 
 #define MAX_OBJS 4096
@@ -188,24 +190,36 @@ static void note_needed(const struct link_map *map, name_set *set)
 }
 
 /* The object of a cookie, or NULL (an object without PLT data: its cookie is its link_map). */
-static const plt_obj *obj_of(const uintptr_t *cookie)
+static plt_obj *obj_of(const uintptr_t *cookie)
 {
-    const plt_obj *o = (const plt_obj *)*cookie;
+    plt_obj *o = (plt_obj *)*cookie;
     return o >= g_objs && o < g_objs + MAX_OBJS ? o : NULL;
 }
 
 /* A slot in the RELRO segment: its page is made writable for the store, then read-only
  * again, under a lock that a signal handler on this thread cannot find taken (every signal
- * is blocked while it is held). */
-static void store_relro(ElfW(Addr) *slot, ElfW(Addr) value)
+ * is blocked while it is held). An own object's RELRO pages are made writable once and stay
+ * so (it binds hundreds of symbols: two mprotect calls, and their TLB shootdowns, each would
+ * cost the process's start ~20 ms on a 2-core VM). */
+static void store_relro(plt_obj *o, ElfW(Addr) *slot, ElfW(Addr) value)
 {
+    if (o->own && atomic_load_explicit(&o->relro_open, memory_order_acquire)) {
+        __atomic_store_n(slot, value, __ATOMIC_RELAXED);
+        return;
+    }
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     void *at = (void *)((uintptr_t)slot & ~(page - 1));
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     while (atomic_flag_test_and_set_explicit(&g_patch_lock, memory_order_acquire)) sched_yield();
-    if (mprotect(at, page, PROT_READ | PROT_WRITE) == 0) {
+    if (o->own) {
+        if (atomic_load_explicit(&o->relro_open, memory_order_relaxed) ||
+            mprotect((void *)o->relro_lo, o->relro_hi - o->relro_lo, PROT_READ | PROT_WRITE) == 0) {
+            atomic_store_explicit(&o->relro_open, true, memory_order_release);
+            __atomic_store_n(slot, value, __ATOMIC_RELAXED);
+        }
+    } else if (mprotect(at, page, PROT_READ | PROT_WRITE) == 0) {
         __atomic_store_n(slot, value, __ATOMIC_RELAXED);
         mprotect(at, page, PROT_READ);
     }
@@ -217,7 +231,7 @@ static void store_relro(ElfW(Addr) *slot, ElfW(Addr) value)
 static void bind_direct(const uintptr_t *refcook, const char *name, uintptr_t value)
 {
 #ifdef JUMP_SLOT
-    const plt_obj *o = obj_of(refcook);
+    plt_obj *o = obj_of(refcook);
     if (!o || !o->patchable || !name || !value) return;
     ElfW(Addr) *slot = NULL;
     for (size_t i = 0; i < o->n_rel; i++) {
@@ -229,7 +243,7 @@ static void bind_direct(const uintptr_t *refcook, const char *name, uintptr_t va
     }
     if (!slot || *slot == (ElfW(Addr))value) return;
     if ((uintptr_t)slot >= o->relro_lo && (uintptr_t)slot < o->relro_hi)
-        store_relro(slot, (ElfW(Addr))value);
+        store_relro(o, slot, (ElfW(Addr))value);
     else
         __atomic_store_n(slot, (ElfW(Addr))value, __ATOMIC_RELAXED);
 #else
