@@ -37,7 +37,8 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             fib(20)'s calls, the GOT slots through which omniprof's libraries
                             and libsqlite3 call (sqlite3_step, memcpy, ...) hold the functions'
                             addresses; before, glibc kept them on its profiling trampoline
-                            (the slot still at the PLT stub); the traced fib stays audited
+                            (the slot still at the PLT stub); the traced fib stays audited;
+                            the program, linked -z now, has getchar bound in its RELRO GOT
   throttle_cost             (issue 35 item 4) uprobes on a small -O2 program (hot_calls.c) whose
                             tiny function is called 8 million times: throttled after 100 calls, it
                             then costs the process about what excluding it costs (CPU time of
@@ -402,6 +403,7 @@ def mode_audit_own(a):
         own = unbound_slots(pid, lambda path: os.path.basename(path).startswith(("libomniprof", "libsqlite3"))
                             and "libomniprof-audit" not in path)  # the auditor's namespace
         prog_slots = unbound_slots(pid, lambda path: "instest_fiblib" in os.path.basename(path))
+        main_slots = unbound_slots(pid, lambda path: os.path.basename(path) == "instest_audit_wait")
     finally:
         p.stdin.close()  # the program ends
         err = p.stderr.read()
@@ -415,6 +417,13 @@ def mode_audit_own(a):
     fiblib = list(prog_slots.values())
     check(fiblib and "fib" in fiblib[0][1], "the traced library's slot of fib stays on the auditor's path")
     check(fiblib and "fib_rec" in fiblib[0][0], "its slot of fib_rec (not instrumented) is bound directly")
+    # the program is linked -z now (Ubuntu's default): glibc binds it lazily all the same while
+    # it profiles, and its GOT is read-only (RELRO); getchar (getc), first called while collecting,
+    # is bound directly there, fib stays audited
+    main = list(main_slots.values())
+    check(main and "fib" in main[0][1], "the program's slot of fib stays on the auditor's path (%s)" %
+          (sorted(main[0][1]) if main else "not mapped"))
+    check(main and "getc" in main[0][0], "the program's slot of getc (getchar; -z now, RELRO) is bound directly")
     sqlite = [v for k, v in own.items() if k.startswith("libsqlite3")]
     check(sqlite, "libsqlite3 is mapped (%s)" % sorted(own))
     # what the writer calls for every row: sqlite3_step from omniprof's library, memcpy in sqlite
