@@ -316,9 +316,11 @@ LA_EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *re
                        const char *symname)
 {
     (void)ndx, (void)defcook;
-    /* bridge()'s own dlsym of the bridge reaches here too (glibc reports dlsym bindings to
-     * la_symbind): answered at once, or the lookup would recurse */
-    if (!strcmp(symname, OP_INS_AUDIT_BRIDGE_SYMBOL)) return sym->st_value;
+    /* A dlsym (glibc reports those too, when either side has a bind flag): no PLT slot is
+     * being bound, and the address found (RTLD_NEXT's, say) need not be what the caller's
+     * PLT slot of that name resolves to: nothing is written. This also answers bridge()'s own
+     * dlsym of the bridge at once (it recursed until the stack overflowed). */
+    if (*flags & LA_SYMB_DLSYM) return sym->st_value;
     const plt_obj *from = obj_of(refcook);
     bool direct = (from && from->own) || unsafe(symname);
     if (!direct) {
