@@ -5,7 +5,7 @@
  *
  * One record per instrumented call, so this is the writer's hottest path under `omniprof
  * instrument` (issue 35 item 5): the extdata text is put together by hand (the printf family
- * took a tenth of the writer's CPU) and the module's escaped JSON text is kept from the
+ * was about 6 % of the writer's CPU) and the module's escaped JSON text is kept from the
  * previous record of the same module (per ingest thread: a writer owns its thread). */
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +62,8 @@ int op_db_ingest_function_call(op_db_writer *w, const omniprof_function_call_rec
     at += put(p + at, ",\"address\":\"0x", 14);
     at += put_hex(p + at, r->address);
     at += put(p + at, "\",", 2);
-    if (r->flags & OMNIPROF_FUNCTION_CALL_FLAG_UNFINISHED) at += put(p + at, "\"unfinished\":1,", 15);
+    if (r->flags & OMNIPROF_FUNCTION_CALL_FLAG_UNFINISHED)
+        at += put(p + at, "\"unfinished\":1,", 15);
     at += put(p + at, "\"module\":\"", 10);
     size_t mlen = module ? strlen(module) : 0;
     if (mlen == t_module_len && !memcmp(module, t_module, mlen)) {

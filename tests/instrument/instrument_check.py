@@ -377,9 +377,10 @@ def mode_audit_own(a):
     all of fib(20)'s calls are in its database."""
     prog = os.path.join(a.bindir, "instest_audit_wait")
     out_dir = tempfile.mkdtemp(prefix="ins-own-")
-    cmd = [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "audit", "-i", "^fib$", "-d", out_dir,
-           "--", prog, "20"]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "audit", "-i", "^fib$",
+           "-d", out_dir, "--", prog, "20"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
     try:
         line = p.stdout.readline()
         check(line == "fib(20) = 6765\n", "the program's output (%r)" % line)
@@ -391,17 +392,20 @@ def mode_audit_own(a):
             for db in dbs:
                 try:
                     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-                    recorded = con.execute("SELECT COUNT(*) FROM regions WHERE category = 'FUNCTION_CALL' "
-                                           "AND name = 'fib'").fetchone()[0]
+                    recorded = con.execute("SELECT COUNT(*) FROM regions WHERE category = "
+                                           "'FUNCTION_CALL' AND name = 'fib'").fetchone()[0]
                     con.close()
                 except sqlite3.Error:
                     recorded = 0
             if recorded < FIB20_CALLS:
                 time.sleep(0.05)
-        check(recorded == FIB20_CALLS, "the writer wrote fib(20)'s calls while the program runs (%d)" % recorded)
+        check(recorded == FIB20_CALLS,
+              "the writer wrote fib(20)'s calls while the program runs (%d)" % recorded)
         pid = int(os.path.basename(dbs[0]).split("_")[0]) if dbs else 0
-        own = unbound_slots(pid, lambda path: os.path.basename(path).startswith(("libomniprof", "libsqlite3"))
-                            and "libomniprof-audit" not in path)  # the auditor's namespace
+        # omniprof's objects in the program's namespace (the audit library has its own)
+        own = unbound_slots(pid, lambda path: (os.path.basename(path).startswith(("libomniprof",
+                                                                                 "libsqlite3"))
+                                               and "libomniprof-audit" not in path))
         prog_slots = unbound_slots(pid, lambda path: "instest_fiblib" in os.path.basename(path))
         main_slots = unbound_slots(pid, lambda path: os.path.basename(path) == "instest_audit_wait")
     finally:
@@ -415,15 +419,18 @@ def mode_audit_own(a):
     # the traced calls stay audited (the check sees an audited slot as one), the others of the
     # program's objects are bound directly
     fiblib = list(prog_slots.values())
-    check(fiblib and "fib" in fiblib[0][1], "the traced library's slot of fib stays on the auditor's path")
-    check(fiblib and "fib_rec" in fiblib[0][0], "its slot of fib_rec (not instrumented) is bound directly")
+    check(fiblib and "fib" in fiblib[0][1],
+          "the traced library's slot of fib stays on the auditor's path")
+    check(fiblib and "fib_rec" in fiblib[0][0],
+          "its slot of fib_rec (not instrumented) is bound directly")
     # the program is linked -z now (Ubuntu's default): glibc binds it lazily all the same while
     # it profiles, and its GOT is read-only (RELRO); getchar (getc), first called while collecting,
     # is bound directly there, fib stays audited
     main = list(main_slots.values())
-    check(main and "fib" in main[0][1], "the program's slot of fib stays on the auditor's path (%s)" %
-          (sorted(main[0][1]) if main else "not mapped"))
-    check(main and "getc" in main[0][0], "the program's slot of getc (getchar; -z now, RELRO) is bound directly")
+    check(main and "fib" in main[0][1], "the program's slot of fib stays on the auditor's path (%s)"
+          % (sorted(main[0][1]) if main else "not mapped"))
+    check(main and "getc" in main[0][0],
+          "the program's slot of getc (getchar; -z now, RELRO) is bound directly")
     sqlite = [v for k, v in own.items() if k.startswith("libsqlite3")]
     check(sqlite, "libsqlite3 is mapped (%s)" % sorted(own))
     # what the writer calls for every row: sqlite3_step from omniprof's library, memcpy in sqlite

@@ -154,7 +154,8 @@ static void read_plt(struct link_map *map, uintptr_t *cookie, bool own)
     o->base = map->l_addr;
     o->own = own;
     bool relro_known = read_relro(map, o);
-    o->patchable = !g_bind_not && (relro_known || !now) && rela && o->jmprel && o->n_rel && o->symtab && o->strtab;
+    o->patchable = !g_bind_not && (relro_known || !now) && rela && o->jmprel && o->n_rel &&
+                   o->symtab && o->strtab;
     g_n_objs++;
     *cookie = (uintptr_t)o;
 #else
@@ -275,7 +276,8 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
      * directly: they are never instrumented); their calls are bound directly at the first
      * (la_symbind64). Without LA_FLG_BINDFROM they would not reach la_symbind and glibc would
      * keep every one of them on its profiling trampoline. */
-    bool own = !strncmp(b, "libomniprof", 11) || (in_names(&g_prof_needed, b) && !in_names(&g_prog_needed, b));
+    bool own = !strncmp(b, "libomniprof", 11) ||
+               (in_names(&g_prof_needed, b) && !in_names(&g_prog_needed, b));
     note_needed(map, own ? &g_prof_needed : &g_prog_needed);
     read_plt(map, cookie, own);
     return LA_FLG_BINDTO | LA_FLG_BINDFROM;
