@@ -39,6 +39,11 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             addresses; before, glibc kept them on its profiling trampoline
                             (the slot still at the PLT stub); the traced fib stays audited;
                             the program, linked -z now, has getchar bound in its RELRO GOT
+  audit_tls                 (issue 35 item 5) --method audit on a non-PIE program that takes
+                            malloc's address (as Debian's python3): the loader's own malloc (a
+                            dlopened library's TLS) goes through the auditor; it ran until the
+                            stack overflowed (SIGSEGV), now the program runs unchanged and
+                            fib(15)'s 1,973 calls are recorded
   throttle_cost             (issue 35 item 4) uprobes on a small -O2 program (hot_calls.c) whose
                             tiny function is called 8 million times: throttled after 100 calls, it
                             then costs the process about what excluding it costs (CPU time of
@@ -440,6 +445,29 @@ def mode_audit_own(a):
     for name in ("memcpy", "memset", "malloc"):
         check(sqlite and name in sqlite[0][0] | sqlite[0][1] and name in sqlite[0][0],
               "libsqlite3's %s slot is bound directly (not on the loader's trampoline)" % name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_audit_tls(a):
+    """(issue 35 item 5) The bridge's thread-local state is static TLS: in a dlopened library
+    dynamic TLS is allocated at a thread's first access with malloc, which in a non-PIE
+    program that takes malloc's address goes through that program's PLT entry, so through
+    the auditor, which touched the TLS again: a recursion until the stack overflowed."""
+    prog = os.path.join(a.bindir, "instest_nopie_malloc")
+    ref_rc, ref_out, _ = run([prog, "15"])
+    out_dir = tempfile.mkdtemp(prefix="ins-tls-")
+    rc, out, err = run([os.path.join(a.bindir, "omniprof"), "instrument", "--method", "audit", "-i",
+                        "^fib$", "-d", out_dir, "--", prog, "15"])
+    print(err.strip()[-600:])
+    check(rc == ref_rc == 3 and out == ref_out == "fib(15) = 610\n",
+          "the program runs unchanged (%d, %r)" % (rc, out))
+    recorded = 0
+    for db in databases(out_dir):
+        con = sqlite3.connect(db)
+        recorded += con.execute("SELECT COUNT(*) FROM regions WHERE category = 'FUNCTION_CALL' "
+                                "AND name = 'fib'").fetchone()[0]
+        con.close()
+    check(recorded == 1973, "fib(15)'s 1,973 calls recorded (%d)" % recorded)
     shutil.rmtree(out_dir, ignore_errors=True)
 
 

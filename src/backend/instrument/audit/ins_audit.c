@@ -63,7 +63,11 @@
 
 #define FRAME_BYTES 256
 
+/* The backend's link_map once its dlopen has loaded it and its dependencies (la_activity,
+ * LA_ACT_CONSISTENT): a dlsym on a map whose search list is not set up yet crashes in the
+ * loader (seen: python3, whose first call of malloc through the PLT came meanwhile). */
 static struct link_map *_Atomic g_backend_map;
+static struct link_map *_Atomic g_backend_opened;
 static const op_ins_audit_bridge *_Atomic g_bridge;
 static _Atomic int g_bridge_failed;
 static int g_n_objects;
@@ -261,7 +265,7 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
     bool is_main = g_n_objects++ == 0 && lmid == LM_ID_BASE;
     const char *name = map->l_name ? map->l_name : "";
     const char *b = base_name(name);
-    if (!strncmp(b, "libomniprof-backend-instrument", 30)) g_backend_map = map;
+    if (!strncmp(b, "libomniprof-backend-instrument", 30)) g_backend_opened = map;
     if (is_main) {
         note_needed(map, &g_prog_needed);
         read_plt(map, cookie, false);
@@ -281,6 +285,12 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
     note_needed(map, own ? &g_prof_needed : &g_prog_needed);
     read_plt(map, cookie, own);
     return LA_FLG_BINDTO | LA_FLG_BINDFROM;
+}
+
+LA_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
+{
+    (void)cookie;
+    if (flag == LA_ACT_CONSISTENT && g_backend_opened && !g_backend_map) g_backend_map = g_backend_opened;
 }
 
 /* The bridge is looked up once the backend's link_map exists, and used once it says it is
