@@ -11,6 +11,8 @@
  *                  remember the instrumentation backend's link_map (which library functions
  *                  are recorded is the backend's choice: OMNIPROF_INSTRUMENT_MODULES and the
  *                  regexes);
+ *   la_activity    LA_ACT_CONSISTENT: the backend's link_map, once loaded with its
+ *                  dependencies, may be searched with dlsym;
  *   la_symbind64   once per PLT symbol bound: a call from an own object, and a symbol whose
  *                  function is not instrumented (or may not be: setjmp, vfork, ...), gets
  *                  LA_SYMB_NOPLTENTER|NOPLTEXIT and is bound directly (below): the profiler's
@@ -290,7 +292,8 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
 LA_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
-    if (flag == LA_ACT_CONSISTENT && g_backend_opened && !g_backend_map) g_backend_map = g_backend_opened;
+    if (flag == LA_ACT_CONSISTENT && g_backend_opened && !g_backend_map)
+        g_backend_map = g_backend_opened;
 }
 
 /* The bridge is looked up once the backend's link_map exists, and used once it says it is
