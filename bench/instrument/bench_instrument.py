@@ -43,10 +43,14 @@ class Timeout(Exception):
     pass
 
 
+class NotRun(Exception):
+    """The profiled run printed no figure (omniprof refused the options: its first line)."""
+
+
 def run(cmd, timeout):
     """(thread CPU ns of the work, process CPU ns) of one run."""
-    with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
         deadline = time.monotonic() + timeout
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -59,7 +63,11 @@ def run(cmd, timeout):
             time.sleep(0.01)
         out.seek(0)
         text = out.read().decode(errors="replace")
+        err.seek(0)
+        why = (err.read().decode(errors="replace").strip().splitlines() or [""])[0]
     m = re.search(r"cpu_ns=(\d+)", text)
+    if not m and why.startswith("omniprof"):
+        raise NotRun(why[:160])
     if not m:
         raise RuntimeError("no cpu_ns in the output of %s: %r" % (" ".join(cmd), text))
     return int(m.group(1)), int((ru.ru_utime + ru.ru_stime) * 1e9)
@@ -113,7 +121,10 @@ def main():
           ((os.uname().release, os.cpu_count()) + os.getloadavg() + (reps,)))
     for method, calls, interp, n_leaf, n_mix, n_interp in methods:
         pc, pi = os.path.join(b, calls), os.path.join(b, interp)
-        ins = [omni, "instrument", "--method", method, "-d", tmp, "--"]
+        ins = [omni, "instrument", "--method", method, "-d", tmp]
+        if method == "audit":  # the functions are in the programs' libraries: select those
+            ins += ["-m", "libbench_(calls|interp)_funcs"]
+        ins += ["--"]
         try:
             leaf = paired([pc, "leaf", str(n_leaf)], [omni, "instrument", "--method", method, "-i", "^leaf$", "-d",
                                                       tmp, "--", pc, "leaf", str(n_leaf)], reps, timeout)
@@ -138,6 +149,8 @@ def main():
                 ratio_line("%s.%s" % (name, method), paired([prog] + args, ins + [prog] + args, reps, timeout), 1.05)
             except Timeout as e:
                 print("metric=%s.%s value=nan unit=ratio timeout_s=%.0f (%s)" % (name, method, timeout, e))
+            except NotRun as e:
+                print("metric=%s.%s value=nan unit=ratio not_run=%r" % (name, method, str(e)))
         if method == "compiler":
             ratio_line("hooks_only.interp", paired([os.path.join(b, "bench_interp"), str(n_interp)],
                                                    [pi, str(n_interp)], reps, timeout))

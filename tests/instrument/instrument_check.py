@@ -32,6 +32,18 @@ status and the database it wrote (sqlite3 from the standard library). Exit 0 pas
                             runs on (never stopped) and its database is closed whole
   audit_cost                (issue 35 item 5) --method audit under 10 us of CPU per recorded call
                             (fib(24) against fib(20) in a library: every call through the PLT)
+  audit_own                 (issue 35 item 5) --method audit: the profiler's own calls are not
+                            audited — in the running program, after its database writer wrote
+                            fib(20)'s calls, the GOT slots through which omniprof's libraries
+                            and libsqlite3 call (sqlite3_step, memcpy, ...) hold the functions'
+                            addresses; before, glibc kept them on its profiling trampoline
+                            (the slot still at the PLT stub); the traced fib stays audited;
+                            the program, linked -z now, has getchar bound in its RELRO GOT
+  audit_tls                 (issue 35 item 5) --method audit on a non-PIE program that takes
+                            malloc's address (as Debian's python3): the loader's own malloc (a
+                            dlopened library's TLS) goes through the auditor; it ran until the
+                            stack overflowed (SIGSEGV), now the program runs unchanged and
+                            fib(15)'s 1,973 calls are recorded
   throttle_cost             (issue 35 item 4) uprobes on a small -O2 program (hot_calls.c) whose
                             tiny function is called 8 million times: throttled after 100 calls, it
                             then costs the process about what excluding it costs (CPU time of
@@ -300,6 +312,164 @@ def mode_audit_cost(a):
     print("audit: %.2f us of CPU per recorded call (fib(24) %.2f s, fib(20) %.2f s of CPU)" %
           (per_call_us, cost[24], cost[20]))
     check(per_call_us < 10.0, "--method audit costs under 10 us of CPU per recorded call (%.2f us)" % per_call_us)
+
+def elf_plt_slots(path):
+    """{symbol: (GOT slot's address relative to the load base, its value in the file)} of an
+    ELF shared object's JUMP_SLOT relocations (x86-64 and aarch64), read with struct."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return {}
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = secs[shstrndx]
+
+    def sec_name(sec):
+        at = names[4] + sec[0]
+        return data[at:data.index(b"\0", at)].decode()
+
+    jump_slot = {62: 7, 183: 1026}.get(struct.unpack_from("<H", data, 0x12)[0])
+    slots = {}
+    for sec in secs:
+        if sec[1] != 4 or sec_name(sec) != ".rela.plt":
+            continue
+        symtab = secs[sec[6]]
+        strtab = secs[symtab[6]]
+        for k in range(sec[5] // 24):
+            r_offset, r_info, _ = struct.unpack_from("<QQq", data, sec[4] + 24 * k)
+            if r_info & 0xffffffff != jump_slot:
+                continue
+            st_name, = struct.unpack_from("<I", data, symtab[4] + 24 * (r_info >> 32))
+            at = strtab[4] + st_name
+            name = data[at:data.index(b"\0", at)].decode()
+            home = [x for x in secs if x[3] <= r_offset < x[3] + x[5] and x[1] == 1]  # PROGBITS
+            if home:
+                value, = struct.unpack_from("<Q", data, home[0][4] + r_offset - home[0][3])
+                slots[name] = (r_offset, value)
+    return slots
+
+
+def unbound_slots(pid, object_filter):
+    """{object base name: ({symbol bound}, {symbol still at its PLT stub})} for the objects
+    mapped in process pid whose path passes object_filter: a lazily bound slot that the loader
+    (or omniprof) has not written still holds the load base plus the file's value."""
+    bases = {}
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[2] == "00000000" and object_filter(parts[5]):
+                bases.setdefault(parts[5], int(parts[0].split("-")[0], 16))
+    result = {}
+    with open("/proc/%d/mem" % pid, "rb") as mem:
+        for path, base in bases.items():
+            bound, unbound = set(), set()
+            for name, (offset, value) in elf_plt_slots(path).items():
+                mem.seek(base + offset)
+                now = int.from_bytes(mem.read(8), "little")
+                (unbound if now == base + value else bound).add(name)
+            result[os.path.basename(path)] = (bound, unbound)
+    return result
+
+
+def mode_audit_own(a):
+    """(issue 35 item 5) The profiler's own calls are not audited: with an auditor that has
+    la_pltenter, glibc sends every lazily bound PLT call through its profiling trampoline and
+    never writes the GOT slot, also in objects linked with -z now (it ignores BIND_NOW while
+    profiling): omniprof's libraries and libsqlite3 (the database writer's, ~20 % of the
+    writer's CPU) must have their slots bound. Read in the running program (audit_wait.c) once
+    all of fib(20)'s calls are in its database."""
+    prog = os.path.join(a.bindir, "instest_audit_wait")
+    out_dir = tempfile.mkdtemp(prefix="ins-own-")
+    cmd = [os.path.join(a.bindir, "omniprof"), "instrument", "--method", "audit", "-i", "^fib$",
+           "-d", out_dir, "--", prog, "20"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        line = p.stdout.readline()
+        check(line == "fib(20) = 6765\n", "the program's output (%r)" % line)
+        # the writer has written the calls: every one of them is in the database
+        deadline, recorded, dbs = time.monotonic() + 120, 0, []
+        while time.monotonic() < deadline and recorded < FIB20_CALLS:
+            dbs = databases(out_dir)
+            recorded = 0
+            for db in dbs:
+                try:
+                    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+                    recorded = con.execute("SELECT COUNT(*) FROM regions WHERE category = "
+                                           "'FUNCTION_CALL' AND name = 'fib'").fetchone()[0]
+                    con.close()
+                except sqlite3.Error:
+                    recorded = 0
+            if recorded < FIB20_CALLS:
+                time.sleep(0.05)
+        check(recorded == FIB20_CALLS,
+              "the writer wrote fib(20)'s calls while the program runs (%d)" % recorded)
+        pid = int(os.path.basename(dbs[0]).split("_")[0]) if dbs else 0
+        # omniprof's objects in the program's namespace (the audit library has its own)
+        own = unbound_slots(pid, lambda path: (os.path.basename(path).startswith(("libomniprof",
+                                                                                 "libsqlite3"))
+                                               and "libomniprof-audit" not in path))
+        prog_slots = unbound_slots(pid, lambda path: "instest_fiblib" in os.path.basename(path))
+        main_slots = unbound_slots(pid, lambda path: os.path.basename(path) == "instest_audit_wait")
+    finally:
+        p.stdin.close()  # the program ends
+        err = p.stderr.read()
+        p.wait(timeout=120)
+    print(err.strip()[-600:])
+    check(p.returncode == 0, "the program ends with its own status (%d)" % p.returncode)
+    for name, (bound, unbound) in sorted(own.items()):
+        print("%s: %d PLT slots bound, %d at the stub" % (name, len(bound), len(unbound)))
+    # the traced calls stay audited (the check sees an audited slot as one), the others of the
+    # program's objects are bound directly
+    fiblib = list(prog_slots.values())
+    check(fiblib and "fib" in fiblib[0][1],
+          "the traced library's slot of fib stays on the auditor's path")
+    check(fiblib and "fib_rec" in fiblib[0][0],
+          "its slot of fib_rec (not instrumented) is bound directly")
+    # the program is linked -z now (Ubuntu's default): glibc binds it lazily all the same while
+    # it profiles, and its GOT is read-only (RELRO); getchar (getc), first called while collecting,
+    # is bound directly there, fib stays audited
+    main = list(main_slots.values())
+    check(main and "fib" in main[0][1], "the program's slot of fib stays on the auditor's path (%s)"
+          % (sorted(main[0][1]) if main else "not mapped"))
+    check(main and "getc" in main[0][0],
+          "the program's slot of getc (getchar; -z now, RELRO) is bound directly")
+    sqlite = [v for k, v in own.items() if k.startswith("libsqlite3")]
+    check(sqlite, "libsqlite3 is mapped (%s)" % sorted(own))
+    # what the writer calls for every row: sqlite3_step from omniprof's library, memcpy in sqlite
+    step = [k for k, (bound, unbound) in own.items() if "sqlite3_step" in bound | unbound]
+    check(step and all("sqlite3_step" in own[k][0] for k in step),
+          "omniprof's sqlite3_step slot is bound directly (%s)" % step)
+    for name in ("memcpy", "memset", "malloc"):
+        check(sqlite and name in sqlite[0][0] | sqlite[0][1] and name in sqlite[0][0],
+              "libsqlite3's %s slot is bound directly (not on the loader's trampoline)" % name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def mode_audit_tls(a):
+    """(issue 35 item 5) The bridge's thread-local state is static TLS: in a dlopened library
+    dynamic TLS is allocated at a thread's first access with malloc, which in a non-PIE
+    program that takes malloc's address goes through that program's PLT entry, so through
+    the auditor, which touched the TLS again: a recursion until the stack overflowed."""
+    prog = os.path.join(a.bindir, "instest_nopie_malloc")
+    ref_rc, ref_out, _ = run([prog, "15"])
+    out_dir = tempfile.mkdtemp(prefix="ins-tls-")
+    rc, out, err = run([os.path.join(a.bindir, "omniprof"), "instrument", "--method", "audit", "-i",
+                        "^fib$", "-d", out_dir, "--", prog, "15"])
+    print(err.strip()[-600:])
+    check(rc == ref_rc == 3 and out == ref_out == "fib(15) = 610\n",
+          "the program runs unchanged (%d, %r)" % (rc, out))
+    recorded = 0
+    for db in databases(out_dir):
+        con = sqlite3.connect(db)
+        recorded += con.execute("SELECT COUNT(*) FROM regions WHERE category = 'FUNCTION_CALL' "
+                                "AND name = 'fib'").fetchone()[0]
+        con.close()
+    check(recorded == 1973, "fib(15)'s 1,973 calls recorded (%d)" % recorded)
+    shutil.rmtree(out_dir, ignore_errors=True)
+
 
 def mode_throttle_cost(a):
     """(issue 35 item 4) A throttled function stops costing: the run with hot_step throttled

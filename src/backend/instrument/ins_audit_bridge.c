@@ -12,7 +12,11 @@
 #include "common/log.h"
 
 static _Atomic int g_audit_on;
-static __thread int t_in_audit;
+/* Static TLS (initial-exec), as the thread stacks' (ins_calls.c): this library is dlopened,
+ * and its dynamic TLS would be allocated by __tls_get_addr at a thread's first access, with
+ * malloc — a call through the PLT that the auditor reports here again, and again, until the
+ * stack overflows (python3 under --method audit crashed so at its first malloc). */
+static __thread int t_in_audit __attribute__((tls_model("initial-exec")));
 
 static int bridge_active(void)
 {

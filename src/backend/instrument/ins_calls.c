@@ -179,8 +179,11 @@ typedef struct thread_stack {
     struct thread_stack *next, *prev;
 } thread_stack;
 
-static __thread thread_stack *t_stack;
-static __thread int t_no_stack; /* profiler thread, or allocation failed */
+/* initial-exec: no __tls_get_addr (and its malloc) on the audit method's path
+ * (ins_audit_bridge.c) */
+static __thread thread_stack *t_stack __attribute__((tls_model("initial-exec")));
+/* a profiler thread, or no memory */
+static __thread int t_no_stack __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t g_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static thread_stack *g_stacks;
 static pthread_key_t g_key;

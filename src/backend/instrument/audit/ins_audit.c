@@ -5,14 +5,18 @@
  * own copy of libc. It calls:
  *   la_objopen     for every object of the program: we ask for LA_FLG_BINDFROM (its calls
  *                  through the PLT) and LA_FLG_BINDTO (calls into it) on the program and every
- *                  library but the loader, the vDSO and omniprof's own; a library that only
- *                  omniprof's libraries need (libsqlite3...) gets LA_FLG_BINDTO alone (the
- *                  profiler's own calls are never audited); we remember the
- *                  instrumentation backend's link_map (which library functions are recorded
- *                  is the backend's choice: OMNIPROF_INSTRUMENT_MODULES and the regexes);
- *   la_symbind64   once per PLT symbol bound: a symbol whose function is not instrumented (or
- *                  may not be: setjmp, vfork, ...) gets LA_SYMB_NOPLTENTER|NOPLTEXIT and is
- *                  bound directly (below);
+ *                  library but the vDSO; the loader gets LA_FLG_BINDTO alone (calls of
+ *                  __tls_get_addr...). omniprof's own libraries and the libraries only they
+ *                  need (libsqlite3 for the database writer...) are "own" objects; we
+ *                  remember the instrumentation backend's link_map (which library functions
+ *                  are recorded is the backend's choice: OMNIPROF_INSTRUMENT_MODULES and the
+ *                  regexes);
+ *   la_activity    LA_ACT_CONSISTENT: the backend's link_map, once loaded with its
+ *                  dependencies, may be searched with dlsym;
+ *   la_symbind64   once per PLT symbol bound: a call from an own object, and a symbol whose
+ *                  function is not instrumented (or may not be: setjmp, vfork, ...), gets
+ *                  LA_SYMB_NOPLTENTER|NOPLTEXIT and is bound directly (below): the profiler's
+ *                  own calls are never audited, nor left on the loader's trampoline;
  *   la_x86_64_gnu_pltenter / la_x86_64_gnu_pltexit (la_aarch64_gnu_* on aarch64)
  *                  around each call of the others: the entry and the return go to the backend
  *                  through its bridge (ins_audit_bridge.h), found with dlsym on the backend's
@@ -28,26 +32,44 @@
  * registers saved, _dl_profile_fixup, pltenter skipped by the flags) and never writes the
  * final address into the caller's GOT: ~35 ns on every call of every library function, traced
  * or not (the bench's mix ran 2.3x slower with no function instrumented). So once a symbol
- * is known not to be recorded — not instrumented, unsafe, or throttled — we write its address
- * into the calling object's GOT slot ourselves, as the loader's lazy fixup does without
- * auditors; its later calls from that object go straight to the function. The slot is the
- * object's only JUMP_SLOT relocation of that name (two of one name — symbol versions — are
- * left alone); nothing is written in an object bound at load time (DT_BIND_NOW, DF_BIND_NOW,
- * DF_1_NOW, LD_BIND_NOW: its GOT may be read-only, and the loader bound it already) or when
- * LD_BIND_NOT asks the loader not to update GOTs. A symbol first called before collection
- * starts is left on the trampoline until its first call while collecting. */
+ * is known not to be recorded — not instrumented, unsafe, throttled, or called by an own
+ * object — we write its address into the calling object's GOT slot ourselves, as the loader's
+ * lazy fixup does without auditors; its later calls from that object go straight to the
+ * function. The slot is the object's only JUMP_SLOT relocation of that name (two of one name
+ * — symbol versions — are left alone). While it profiles, glibc binds lazily even the objects
+ * linked with -z now (DT_BIND_NOW, DF_BIND_NOW, DF_1_NOW: it ignores them when an auditor has
+ * la_pltenter), and their GOT lies in the RELRO segment, read-only once relocated: such a
+ * slot is written between two mprotect calls (its page made writable, then read-only again;
+ * an own object's RELRO stays writable after its first binding), under a lock taken with
+ * every signal blocked; the segment is read from the object's program
+ * headers (an object whose ELF header is not at its load address, a non-PIE program, is left
+ * alone when it is linked -z now). Before this, libsqlite3 (-z now on Debian and Ubuntu; it
+ * calls itself through its PLT) kept every call of the database writer on the trampoline:
+ * a quarter of the writer's CPU. Nothing is written when LD_BIND_NOW binds every object at
+ * load time or LD_BIND_NOT asks the loader not to update GOTs. A symbol first called before
+ * collection starts is left on the trampoline until its first call while collecting (own
+ * objects' symbols are bound at their first call, whenever it is). */
 #include <dlfcn.h>
 #include <link.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend/instrument/ins_audit_bridge.h"
 
 #define FRAME_BYTES 256
 
+/* The backend's link_map once its dlopen has loaded it and its dependencies (la_activity,
+ * LA_ACT_CONSISTENT): a dlsym on a map whose search list is not set up yet crashes in the
+ * loader (seen: python3, whose first call of malloc through the PLT came meanwhile). */
 static struct link_map *_Atomic g_backend_map;
+static struct link_map *_Atomic g_backend_opened;
 static const op_ins_audit_bridge *_Atomic g_bridge;
 static _Atomic int g_bridge_failed;
 static int g_n_objects;
@@ -59,13 +81,17 @@ typedef struct plt_obj {
     size_t n_rel;
     const ElfW(Sym) *symtab;
     const char *strtab;
+    uintptr_t relro_lo, relro_hi; /* the pages made read-only after relocation, if any */
     bool patchable;
+    bool own; /* omniprof's library, or one only they need: its calls are never audited */
+    _Atomic bool relro_open; /* own object: its RELRO pages made writable for good */
 } plt_obj;
 
 #define MAX_OBJS 4096
 static plt_obj g_objs[MAX_OBJS];
 static int g_n_objs;
 static bool g_bind_not;
+static atomic_flag g_patch_lock = ATOMIC_FLAG_INIT;
 
 #if defined(__x86_64__)
 #define JUMP_SLOT R_X86_64_JUMP_SLOT
@@ -93,13 +119,31 @@ static uintptr_t dyn_ptr(const struct link_map *map, ElfW(Addr) p)
     return p < map->l_addr ? map->l_addr + p : p;
 }
 
-static void read_plt(struct link_map *map, uintptr_t *cookie)
+/* The RELRO pages of the object loaded at `map` (as glibc's _dl_protect_relro rounds them),
+ * from its program headers; false when they cannot be read (no ELF header at the load
+ * address: a non-PIE program). */
+static bool read_relro(const struct link_map *map, plt_obj *o)
+{
+    if (!map->l_addr) return false;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr))) return false;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(map->l_addr + eh->e_phoff);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_GNU_RELRO) {
+            o->relro_lo = (map->l_addr + ph[i].p_vaddr) & ~(page - 1);
+            o->relro_hi = (map->l_addr + ph[i].p_vaddr + ph[i].p_memsz) & ~(page - 1);
+        }
+    return true;
+}
+
+static void read_plt(struct link_map *map, uintptr_t *cookie, bool own)
 {
 #ifdef JUMP_SLOT
     if (g_n_objs >= MAX_OBJS || !map->l_ld) return;
     plt_obj *o = &g_objs[g_n_objs];
     memset(o, 0, sizeof *o);
-    bool now = g_bind_not, rela = false;
+    bool now = false, rela = false;
     for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
         case DT_JMPREL: o->jmprel = (const ElfW(Rela) *)dyn_ptr(map, d->d_un.d_ptr); break;
@@ -114,11 +158,14 @@ static void read_plt(struct link_map *map, uintptr_t *cookie)
         }
     }
     o->base = map->l_addr;
-    o->patchable = !now && rela && o->jmprel && o->n_rel && o->symtab && o->strtab;
+    o->own = own;
+    bool relro_known = read_relro(map, o);
+    o->patchable = !g_bind_not && (relro_known || !now) && rela && o->jmprel && o->n_rel &&
+                   o->symtab && o->strtab;
     g_n_objs++;
     *cookie = (uintptr_t)o;
 #else
-    (void)map, (void)cookie;
+    (void)map, (void)cookie, (void)own;
 #endif
 }
 
@@ -149,12 +196,50 @@ static void note_needed(const struct link_map *map, name_set *set)
         if (d->d_tag == DT_NEEDED) set->names[set->n++] = strtab + d->d_un.d_val;
 }
 
+/* The object of a cookie, or NULL (an object without PLT data: its cookie is its link_map). */
+static plt_obj *obj_of(const uintptr_t *cookie)
+{
+    plt_obj *o = (plt_obj *)*cookie;
+    return o >= g_objs && o < g_objs + MAX_OBJS ? o : NULL;
+}
+
+/* A slot in the RELRO segment: its page is made writable for the store, then read-only
+ * again, under a lock that a signal handler on this thread cannot find taken (every signal
+ * is blocked while it is held). An own object's RELRO pages are made writable once and stay
+ * so (it binds hundreds of symbols: two mprotect calls, and their TLB shootdowns, each would
+ * cost the process's start ~20 ms on a 2-core VM). */
+static void store_relro(plt_obj *o, ElfW(Addr) *slot, ElfW(Addr) value)
+{
+    if (o->own && atomic_load_explicit(&o->relro_open, memory_order_acquire)) {
+        __atomic_store_n(slot, value, __ATOMIC_RELAXED);
+        return;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    void *at = (void *)((uintptr_t)slot & ~(page - 1));
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (atomic_flag_test_and_set_explicit(&g_patch_lock, memory_order_acquire)) sched_yield();
+    if (o->own) {
+        if (atomic_load_explicit(&o->relro_open, memory_order_relaxed) ||
+            mprotect((void *)o->relro_lo, o->relro_hi - o->relro_lo, PROT_READ | PROT_WRITE) == 0) {
+            atomic_store_explicit(&o->relro_open, true, memory_order_release);
+            __atomic_store_n(slot, value, __ATOMIC_RELAXED);
+        }
+    } else if (mprotect(at, page, PROT_READ | PROT_WRITE) == 0) {
+        __atomic_store_n(slot, value, __ATOMIC_RELAXED);
+        mprotect(at, page, PROT_READ);
+    }
+    atomic_flag_clear_explicit(&g_patch_lock, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Write `value` into the GOT slot through which the object of `refcook` calls `name`. */
 static void bind_direct(const uintptr_t *refcook, const char *name, uintptr_t value)
 {
 #ifdef JUMP_SLOT
-    const plt_obj *o = (const plt_obj *)*refcook;
-    if (o < g_objs || o >= g_objs + MAX_OBJS || !o->patchable || !name || !value) return;
+    plt_obj *o = obj_of(refcook);
+    if (!o || !o->patchable || !name || !value) return;
     ElfW(Addr) *slot = NULL;
     for (size_t i = 0; i < o->n_rel; i++) {
         const ElfW(Rela) *r = &o->jmprel[i];
@@ -163,7 +248,11 @@ static void bind_direct(const uintptr_t *refcook, const char *name, uintptr_t va
         if (slot) return; /* two relocations of one name (symbol versions): leave both to the loader */
         slot = (ElfW(Addr) *)(o->base + r->r_offset);
     }
-    if (slot) __atomic_store_n(slot, (ElfW(Addr))value, __ATOMIC_RELAXED);
+    if (!slot || *slot == (ElfW(Addr))value) return;
+    if ((uintptr_t)slot >= o->relro_lo && (uintptr_t)slot < o->relro_hi)
+        store_relro(o, slot, (ElfW(Addr))value);
+    else
+        __atomic_store_n(slot, (ElfW(Addr))value, __ATOMIC_RELAXED);
 #else
     (void)refcook, (void)name, (void)value;
 #endif
@@ -178,28 +267,33 @@ LA_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
     bool is_main = g_n_objects++ == 0 && lmid == LM_ID_BASE;
     const char *name = map->l_name ? map->l_name : "";
     const char *b = base_name(name);
-    if (!strncmp(b, "libomniprof-backend-instrument", 30)) g_backend_map = map;
+    if (!strncmp(b, "libomniprof-backend-instrument", 30)) g_backend_opened = map;
     if (is_main) {
         note_needed(map, &g_prog_needed);
-        read_plt(map, cookie);
+        read_plt(map, cookie, false);
         return LA_FLG_BINDFROM | LA_FLG_BINDTO;
     }
-    if (!strncmp(b, "libomniprof", 11)) {
-        note_needed(map, &g_prof_needed);
-        return 0;
-    }
-    if (!*name || !strncmp(b, "linux-vdso", 10) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5))
-        return 0;
-    if (in_names(&g_prof_needed, b) && !in_names(&g_prog_needed, b)) {
-        /* a library only the profiler needs (libsqlite3 for the database writer...): the
-         * program's calls into it are still seen, its own calls are not audited (through
-         * glibc's profiling trampoline they cost ~20 us per recorded call in the writer) */
-        note_needed(map, &g_prof_needed);
-        return LA_FLG_BINDTO;
-    }
-    note_needed(map, &g_prog_needed);
-    read_plt(map, cookie);
+    /* The loader: calls into it (__tls_get_addr, from omniprof's libraries too) reach
+     * la_symbind and are bound directly; its own calls never go through a PLT. */
+    if (!strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5)) return LA_FLG_BINDTO;
+    if (!*name || !strncmp(b, "linux-vdso", 10)) return 0;
+    /* Own objects: omniprof's libraries, and a library only they need (libsqlite3 for the
+     * database writer...). The program's calls into them are seen (la_symbind binds them
+     * directly: they are never instrumented); their calls are bound directly at the first
+     * (la_symbind64). Without LA_FLG_BINDFROM they would not reach la_symbind and glibc would
+     * keep every one of them on its profiling trampoline. */
+    bool own = !strncmp(b, "libomniprof", 11) ||
+               (in_names(&g_prof_needed, b) && !in_names(&g_prog_needed, b));
+    note_needed(map, own ? &g_prof_needed : &g_prog_needed);
+    read_plt(map, cookie, own);
     return LA_FLG_BINDTO | LA_FLG_BINDFROM;
+}
+
+LA_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
+{
+    (void)cookie;
+    if (flag == LA_ACT_CONSISTENT && g_backend_opened && !g_backend_map)
+        g_backend_map = g_backend_opened;
 }
 
 /* The bridge is looked up once the backend's link_map exists, and used once it says it is
@@ -237,7 +331,13 @@ LA_EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *re
                        const char *symname)
 {
     (void)ndx, (void)defcook;
-    bool direct = unsafe(symname);
+    /* A dlsym (glibc reports those too, when either side has a bind flag): no PLT slot is
+     * being bound, and the address found (RTLD_NEXT's, say) need not be what the caller's
+     * PLT slot of that name resolves to: nothing is written. This also answers bridge()'s own
+     * dlsym of the bridge at once (it recursed until the stack overflowed). */
+    if (*flags & LA_SYMB_DLSYM) return sym->st_value;
+    const plt_obj *from = obj_of(refcook);
+    bool direct = (from && from->own) || unsafe(symname);
     if (!direct) {
         const op_ins_audit_bridge *b = bridge();
         direct = b && b->active() && b->direct(sym->st_value);
