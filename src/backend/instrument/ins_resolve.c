@@ -84,7 +84,9 @@ static uint32_t decide(uintptr_t addr, int method)
         if (!me) return OP_INS_NO_FUNC;
         me->bias = fc.bias;
         char err[512];
-        if (op_ins_module_read(fc.path, fc.is_main, &me->m, err, sizeof err) == 0) {
+        if (fc.path[0] != '/') { /* the vDSO (linux-vdso.so.1): no file, no function to record */
+            me->m.path = op_strdup(fc.path);
+        } else if (op_ins_module_read(fc.path, fc.is_main, &me->m, err, sizeof err) == 0) {
             op_ins_module_select(&me->m, &g_op_ins_filter, NULL, 0);
             me->ok = true;
         } else {
