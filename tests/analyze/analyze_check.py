@@ -36,6 +36,7 @@ Skips (exit 77) with the reason when a program, mpirun or omniprof-gen-db is mis
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -516,6 +517,47 @@ def mode_events(a):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def mode_untimed(a):
+    """GPU operations CUPTI gave no start (0) in the timelines: `omniprof convert -f json` leaves
+    them out (not drawn at time 0, which would stretch the timeline back to the epoch) and says
+    how many on stderr; the timed kernel stays."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-untimed-")
+    T0 = 10 ** 9
+    p = os.path.join(tmp, "u.db")
+    d = SynthDB(a, p, 7400)
+    d.region(0, T0 + 0, T0 + 10, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 15, T0 + 100, 2, corr=1)
+    d.kernel(1, 0, 0, 2, corr=5)
+    d.region(0, T0 + 20, T0 + 105, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = omniprof(a, "convert", "-i", p, "-f", "json", "-d", tmp, "-o", "u")
+    out = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".json")][0]
+    check("1 GPU operation(s) without timestamps" in r.stderr, "convert says it left 1 untimed "
+          "GPU operation out (%s)" % r.stderr.strip()[-200:])
+    with open(out) as f:
+        doc = json.load(f)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    kern = [e for e in evs if e.get("ph") == "X" and "gemm" in str(e.get("name", ""))]
+    check(len(kern) == 1 and float(kern[0]["ts"]) > 0, "one kernel slice, the timed one (%s)"
+          % [(e.get("name"), e.get("ts")) for e in kern])
+    # summary: the timed kernel's statistics alone, the untimed one counted on a row of its own
+    r = omniprof(a, "summary", "-i", p)
+    rows = [ln for ln in r.stdout.splitlines() if "| KERNEL_DISPATCH |" in ln]
+    cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[3:6]] for ln in rows}
+    check(cells.get("gemm_kernel<float, 128>", [""])[0] == "1" and
+          cells.get("gemm_kernel<float, 128>", ["", "", ""])[2] == "85" and
+          cells.get("[no timestamps]", [""])[0] == "1",
+          "summary: gemm 1 call of 85 ns, 1 kernel on the row [no timestamps] (%s)" % cells)
+    # report: the run spans the timed work (105 ns from 1 s), not from time 0
+    page = os.path.join(tmp, "u.html")
+    omniprof(a, "report", "-i", p, "-o", page, "--no-progress")
+    with open(page) as f:
+        html = f.read()
+    m = re.search(r'"duration_ns":\s*(\d+)', html)
+    check(m and int(m.group(1)) == 105, "report: duration 105 ns (%s)" % (m and m.group(1)))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def mode_nccl(a):
     """NCCL collectives across ranks: the k-th ncclDevKernel_/ncclKernel_ kernel of one name on
     each rank are one collective, all ranks leave together. Two ranks merged: rank 1 computes
@@ -755,7 +797,8 @@ def main():
     {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
      "forkjoin": mode_forkjoin,
      "clean": mode_clean, "mpi": mode_mpi, "overlap": mode_overlap,
-     "waits": mode_waits, "nccl": mode_nccl, "events": mode_events}[a.mode](a)
+     "waits": mode_waits, "nccl": mode_nccl, "events": mode_events,
+     "untimed": mode_untimed}[a.mode](a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))
         sys.exit(1)
