@@ -599,6 +599,51 @@ def mode_nccl(a):
     r = analyze(a, [merged], "--what-if", "kernel:^nccl=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 86 * U, "the all-reduce's own 10 us halved: "
           "86 us (%s)" % r["what_if"]["predicted_wall_ns"])
+    # a straggler rank in NCCL collectives: two all-reduces on each rank, rank 1's gemm between
+    # them 60 us, rank 0's 20 us; rank 0's second all-reduce waits for rank 1 on the GPU
+    dbs = []
+    for rank, gemm_us in ((0, 20), (1, 60)):
+        p = os.path.join(tmp, "s%d.db" % rank)
+        d = SynthDB(a, p, 9100 + rank, rank=rank)
+        k = d.kernel_symbol(name)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 8 * U, "cudaLaunchKernel", corr=2)
+        d.region(0, T0 + 8 * U, T0 + 10 * U, "cudaLaunchKernel", corr=3)
+        d.kernel(1, T0 + 10 * U, T0 + 20 * U, k, corr=1)
+        d.kernel(1, T0 + 20 * U, T0 + (20 + gemm_us) * U, 2, corr=2)
+        d.kernel(1, T0 + (20 + gemm_us) * U, T0 + 90 * U, k, corr=3)
+        d.region(0, T0 + 10 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=4)
+        d.close()
+        dbs.append(p)
+    merged = os.path.join(tmp, "straggler.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    f = [x for x in r["findings"] if x["rule"] == "rank_straggler"]
+    check(len(f) == 1 and r["findings"][0]["rule"] == "rank_straggler" and "rank 1" in f[0]["title"]
+          and "GPU" in f[0]["evidence"], "NCCL straggler: rank 1 (its GPU work) is the top finding "
+          "(%s)" % [(x["rule"], x["title"], x["evidence"]) for x in r["findings"]])
+    check(f and f[0]["gain_ns"] == 40 * U, "NCCL straggler: rank 1's gemm brought to 20 us: both "
+          "ranks' second all-reduce starts at 40 us, ends at 50, the run at 51 us: 40 us gained "
+          "(%s)" % (f and f[0]["gain_ns"]))
+    dbs = []
+    for rank in (0, 1):  # balanced: no straggler
+        p = os.path.join(tmp, "b%d.db" % rank)
+        d = SynthDB(a, p, 9200 + rank, rank=rank)
+        k = d.kernel_symbol(name)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 8 * U, "cudaLaunchKernel", corr=2)
+        d.region(0, T0 + 8 * U, T0 + 10 * U, "cudaLaunchKernel", corr=3)
+        d.kernel(1, T0 + 10 * U, T0 + 20 * U, k, corr=1)
+        d.kernel(1, T0 + 20 * U, T0 + 60 * U, 2, corr=2)
+        d.kernel(1, T0 + 60 * U, T0 + 70 * U, k, corr=3)
+        d.region(0, T0 + 10 * U, T0 + 71 * U, "cudaDeviceSynchronize", corr=4)
+        d.close()
+        dbs.append(p)
+    merged = os.path.join(tmp, "balanced.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    check(not [x for x in r["findings"] if x["rule"] == "rank_straggler"], "balanced NCCL ranks: "
+          "no straggler (%s)" % [(x["rule"], x["title"]) for x in r["findings"]])
     shutil.rmtree(tmp, ignore_errors=True)
 
 
