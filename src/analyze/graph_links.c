@@ -155,19 +155,49 @@ oom:
     return -1;
 }
 
-/* The recording an event wait waited for: the one its record names (sync_id), else the latest
- * recording of its CUDA event whose call began before the wait did. NULL: unknown. */
-static const cevent *recording_of(const builder *b, const esync *w)
+static int cmp_cev_sync(const void *a, const void *b)
 {
-    const cevent *best = NULL;
-    for (size_t i = 0; i < b->n_cevs; i++) {
-        const cevent *c = &b->cevs[i];
-        if (w->sync_id && c->sync_id == w->sync_id) return c->t == INT64_MIN ? NULL : c;
-        if (!w->sync_id && c->cuda_event == w->cuda_event && c->t != INT64_MIN &&
-            c->t <= w->start && (!best || c->t > best->t))
-            best = c;
+    const cevent *x = a, *y = b;
+    return (x->sync_id > y->sync_id) - (x->sync_id < y->sync_id);
+}
+
+static int cmp_cev_event(const void *a, const void *b)
+{
+    const cevent *x = a, *y = b;
+    if (x->cuda_event != y->cuda_event) return x->cuda_event < y->cuda_event ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* The recording an event wait waited for: the one its record names (sync_id; `by_sync`, the
+ * recordings sorted by it), else the latest recording of its CUDA event whose call began
+ * before the wait did (`by_event`, sorted by event and time). NULL: unknown. */
+static const cevent *recording_of(const cevent *by_sync, const cevent *by_event, size_t n,
+                                  const esync *w)
+{
+    size_t lo = 0, hi = n;
+    if (w->sync_id) {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (by_sync[mid].sync_id < w->sync_id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && by_sync[lo].sync_id == w->sync_id)
+            return by_sync[lo].t == INT64_MIN ? NULL : &by_sync[lo];
+        return NULL;
     }
-    return best;
+    while (lo < hi) { /* the first of a later event, or of this event after the wait began */
+        size_t mid = lo + (hi - lo) / 2;
+        const cevent *c = &by_event[mid];
+        if (c->cuda_event < w->cuda_event || (c->cuda_event == w->cuda_event && c->t <= w->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return NULL;
+    const cevent *c = &by_event[lo - 1];
+    return c->cuda_event == w->cuda_event && c->t != INT64_MIN ? c : NULL;
 }
 
 /* The GPU lane of this set's process that holds stream row `stream`; UINT32_MAX none. */
@@ -206,9 +236,14 @@ int an_gb_event_links(builder *b, size_t lane_first)
 {
     an_graph *g = b->g;
     size_t added = 0;
+    cevent *by_event = op_malloc((b->n_cevs + 1) * sizeof *by_event);
+    if (!by_event) return -1;
+    if (b->n_cevs) memcpy(by_event, b->cevs, b->n_cevs * sizeof *by_event);
+    an_qsort(by_event, b->n_cevs, sizeof *by_event, cmp_cev_event);
+    an_qsort(b->cevs, b->n_cevs, sizeof *b->cevs, cmp_cev_sync);
     for (size_t i = 0; i < b->n_esyncs; i++) {
         const esync *w = &b->esyncs[i];
-        const cevent *c = recording_of(b, w);
+        const cevent *c = recording_of(b->cevs, by_event, b->n_cevs, w);
         if (!c) continue;
         uint32_t sl = stream_lane_of(b, lane_first, c->stream);
         uint32_t point = UINT32_MAX;
@@ -239,9 +274,11 @@ int an_gb_event_links(builder *b, size_t lane_first)
         }
         if (an_gb_add_edge(g, 2 * point + 1, 2 * next, AE_EVENT, 0) != 0) goto oom;
     }
+    op_free(by_event);
     if (added) an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, an_gb_cmp_ssync);
     return 0;
 oom:
+    op_free(by_event);
     return -1;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """NCCL across ranks with real data (tests/gpu/run.sh part "nccl"): torch_nccl.py on 2 GPUs, each
-rank under `omniprof run --runtime-trace` (kernels and the CUDA runtime), rank 1 a planted
+rank under `omniprof run --runtime-trace --sync-trace` (kernels, the CUDA runtime, and the
+events PyTorch's NCCL stream waits for its compute stream through), rank 1 a planted
 straggler (EXTRA cos kernels per step); the two databases merged (`omniprof merge`) and
 analyzed. Checks:
   - both ranks' NCCL kernels are there, the same count per name on each rank (the k-th of a
@@ -50,7 +51,8 @@ def record(name, extra):
         o = "%s_r%d" % (name, rank)
         dbs.append(os.path.join(OUT, o + "_results.db"))
         procs.append(subprocess.Popen(
-            [OMNI, "run", "--runtime-trace", "-d", OUT, "-o", o, "--", sys.executable, PROG,
+            [OMNI, "run", "--runtime-trace", "--sync-trace", "-d", OUT, "-o", o, "--",
+             sys.executable, PROG,
              "--extra", str(extra)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True))
     ok = True
