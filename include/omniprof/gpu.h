@@ -152,7 +152,7 @@ typedef struct omniprof_buffer_tracing_synchronization_record_t {
     uint64_t event_id;
     uint32_t device_id;
     uint32_t context_id;
-    uint64_t event_sync_id; /* event waits: the CUDA_EVENT record (its sync_id) waited for; 0 none */
+    uint64_t event_sync_id; /* event waits: the CUDA_EVENT record (sync_id) waited for; 0 none */
 } omniprof_buffer_tracing_synchronization_record_t;
 
 /* CUDA_EVENT: an event recorded on a stream (cudaEventRecord): which stream, after which of its

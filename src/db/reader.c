@@ -362,8 +362,8 @@ int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err
         char sql[400];
         /* GPU operations CUPTI gave no start (0) are not placed in time (docs/output.md) */
         int gpu = parts[i].t == T_KERNEL_DISPATCH || parts[i].t == T_MEMORY_COPY;
-        snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s%s", parts[i].s, parts[i].e,
-                 set->name[parts[i].t], gpu ? " WHERE start > 0" : "");
+        snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s%s", parts[i].s,
+                 parts[i].e, set->name[parts[i].t], gpu ? " WHERE start > 0" : "");
         sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
         if (!st) return OP_RD_EINPUT;
         int rc = sqlite3_step(st);

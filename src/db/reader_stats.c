@@ -18,8 +18,9 @@
 #define UNTIMED_NAME "[no timestamps]"
 static void untimed(op_buf *b, const char *g, const char *table, const char *win) {
     if (win[0]) return;
-    op_buf_printf(b, " UNION ALL SELECT %s, NULL, '" UNTIMED_NAME "', count(*), 0, 0, 0, 0 FROM %s X "
-                     "WHERE X.start <= 0 GROUP BY 1",
+    op_buf_printf(b,
+                  " UNION ALL SELECT %s, NULL, '" UNTIMED_NAME "', count(*), 0, 0, 0, 0 "
+                  "FROM %s X WHERE X.start <= 0 GROUP BY 1",
                   g, table);
 }
 
@@ -53,15 +54,16 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
             op_buf_printf(&b, "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), 'kernel ' || n), cnt, tot, "
                               "mn, mx, sq ", S);
         op_buf_printf(&b,
-                      "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG " FROM %s X WHERE "
-                      "X.start > 0 %s GROUP BY 1, 2, 3)",
+                      "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG
+                      " FROM %s X WHERE X.start > 0 %s GROUP BY 1, 2, 3)",
                       g, set->name[T_KERNEL_DISPATCH], win);
         untimed(&b, g, set->name[T_KERNEL_DISPATCH], win);
         break;
     case T_MEMORY_COPY:
         op_buf_printf(&b,
                       "SELECT g, NULL, (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
-                      "FROM (SELECT %s AS g, X.name_id AS n, " AGG " FROM %s X WHERE X.start > 0 %s GROUP BY 1, 2)",
+                      "FROM (SELECT %s AS g, X.name_id AS n, " AGG
+                      " FROM %s X WHERE X.start > 0 %s GROUP BY 1, 2)",
                       S, g, set->name[T_MEMORY_COPY], win);
         untimed(&b, g, set->name[T_MEMORY_COPY], win);
         break;

@@ -347,8 +347,10 @@ static int finish_sink(op_out_stream *s, char *err, size_t errlen) {
     char e2[8];
     if (s->src) close_input(s, e2, sizeof e2);
     if (s->untimed)
-        fprintf(stderr, "omniprof: %s: %llu GPU operation(s) without timestamps (CUPTI gave start 0) "
-                "left out of the timeline\n", s->sink->name, (unsigned long long)s->untimed);
+        fprintf(stderr,
+                "omniprof: %s: %llu GPU operation(s) without timestamps (CUPTI gave start 0) "
+                "left out of the timeline\n",
+                s->sink->name, (unsigned long long)s->untimed);
     int rc = s->sink->finish(s->sink, s->done && !s->failed, err, errlen);
     s->sink = NULL;
     s->prog.done = s->events;

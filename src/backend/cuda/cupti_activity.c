@@ -301,7 +301,8 @@ static void on_sync(const CUpti_ActivitySynchronization2 *s)
     r.stream_id.handle = s->streamId;
     r.event_id = s->cudaEventId;
     r.context_id = s->contextId;
-    if (s->cudaEventSyncId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) r.event_sync_id = s->cudaEventSyncId;
+    if (s->cudaEventSyncId != CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+        r.event_sync_id = s->cudaEventSyncId;
     op_sdk_emit(r.kind, r.operation, &r, found ? &li.ext : &k_no_ext);
     if (rel) op_sdk_correlation_release(rel);
 }
@@ -404,7 +405,8 @@ static uint32_t record_correlation(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: return ((const CUpti_ActivityMemset4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_MEMORY2: return ((const CUpti_ActivityMemory4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return ((const CUpti_ActivitySynchronization2 *)rec)->correlationId;
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return ((const CUpti_ActivityCudaEvent2 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        return ((const CUpti_ActivityCudaEvent2 *)rec)->correlationId;
     default: return 0;
     }
 }
@@ -446,7 +448,9 @@ static void handle_record(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: on_memset((const CUpti_ActivityMemset4 *)rec); break;
     case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory((const CUpti_ActivityMemory4 *)rec); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: on_sync((const CUpti_ActivitySynchronization2 *)rec); break;
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: on_cuda_event((const CUpti_ActivityCudaEvent2 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        on_cuda_event((const CUpti_ActivityCudaEvent2 *)rec);
+        break;
     case CUPTI_ACTIVITY_KIND_FUNCTION: on_function((const CUpti_ActivityFunction *)rec); break;
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: op_cuda_um_record((const CUpti_ActivityUnifiedMemoryCounter3 *)rec); break;
     default: break;
@@ -659,7 +663,8 @@ int op_cuda_activity_start(int api_traced)
     int want_event = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_EVENT);
     int want_sym = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
     int want_um = op_cuda_um_wanted(); /* enabled at the first context (cupti_unified_memory.c) */
-    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_event | want_sym | want_um) &&
+    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_event | want_sym |
+          want_um) &&
         !(op_cuda_activity_mode && api_traced))
         return 0;
 
@@ -699,7 +704,8 @@ int op_cuda_activity_start(int api_traced)
     if (want_sync && enable_kind(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization") == 0) cls |= OP_CUDA_CLS_SYNC;
     /* one record per cudaEventRecord (host-side cost of the call's record only: the GPU's time of
      * the event, cuptiActivityEnableCudaEventDeviceTimestamps, is not asked for) */
-    if (want_event && enable_kind(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event") == 0) cls |= OP_CUDA_CLS_SYNC;
+    if (want_event && enable_kind(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event") == 0)
+        cls |= OP_CUDA_CLS_SYNC;
     if (want_sym) enable_kind(CUPTI_ACTIVITY_KIND_FUNCTION, "function");
     op_cuda_activity_classes = cls;
 
