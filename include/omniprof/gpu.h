@@ -152,7 +152,32 @@ typedef struct omniprof_buffer_tracing_synchronization_record_t {
     uint64_t event_id;
     uint32_t device_id;
     uint32_t context_id;
+    uint64_t event_sync_id; /* event waits: the CUDA_EVENT record (sync_id) waited for; 0 none */
 } omniprof_buffer_tracing_synchronization_record_t;
+
+/* CUDA_EVENT: an event recorded on a stream (cudaEventRecord): which stream, after which of its
+ * work (the recording call's correlation id: the work launched before it on the stream), so
+ * that an event synchronize or a stream's wait for the event (SYNCHRONIZATION records with the
+ * same event_sync_id) can be tied to that point (CUPTI's CUDA_EVENT activity). */
+typedef enum omniprof_cuda_event_operation_t {
+    OMNIPROF_CUDA_EVENT_NONE = 0,
+    OMNIPROF_CUDA_EVENT_RECORD,
+    OMNIPROF_CUDA_EVENT_LAST
+} omniprof_cuda_event_operation_t;
+
+typedef struct omniprof_buffer_tracing_cuda_event_record_t {
+    uint64_t size;
+    uint32_t kind;
+    omniprof_tracing_operation_t operation;         /* omniprof_cuda_event_operation_t */
+    omniprof_async_correlation_id_t correlation_id; /* offset 16: the recording call's ids */
+    omniprof_thread_id_t thread_id;
+    omniprof_timestamp_t device_timestamp; /* when the GPU reached it; 0 not collected */
+    omniprof_stream_id_t stream_id;        /* the stream it was recorded on */
+    uint64_t event_id;                     /* the CUDA event (reused by later records) */
+    uint64_t sync_id;                      /* this record, as synchronization records name it */
+    uint32_t device_id;
+    uint32_t context_id;
+} omniprof_buffer_tracing_cuda_event_record_t;
 
 typedef enum omniprof_code_object_operation_t {
     OMNIPROF_CODE_OBJECT_NONE = 0,

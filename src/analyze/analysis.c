@@ -163,6 +163,112 @@ oom:
 #undef IN_SPAN
 }
 
+/* NCCL collectives across ranks (no MPI collectives): the ranks meet in the k-th NCCL kernel
+ * of each name (graph.c). Per rank, between its first and last NCCL kernel, its GPU work
+ * (kernels other than NCCL's, copies, memsets) and its host work; the kind whose slowest rank
+ * exceeds the others' mean by more (and by more than 2 %) is the straggler's: that rank's work
+ * of that kind brought down to the others' mean. */
+static int is_nccl_kernel_name(const char *s)
+{
+    return s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11));
+}
+
+static int rule_nccl_straggler(an_graph *g, an_report *r, int64_t base)
+{
+    int max_rank = -1;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == AN_MPIWAIT) return 0; /* MPI ranks: rule_rank_imbalance */
+    for (size_t l = 0; l < g->n_lanes; l++)
+        if (g->lanes[l].rank > max_rank) max_rank = g->lanes[l].rank;
+    if (max_rank < 1 || max_rank > 1 << 20) return 0;
+    size_t nr = (size_t)max_rank + 1;
+    int64_t *lo = op_malloc(nr * sizeof *lo), *hi = op_malloc(nr * sizeof *hi);
+    double *busy = op_calloc(2 * nr, sizeof *busy); /* [0, nr): GPU work, [nr, 2 nr): host */
+    uint32_t *ncoll = op_calloc(nr, sizeof *ncoll);
+    if (!lo || !hi || !busy || !ncoll) goto oom;
+    for (size_t k = 0; k < nr; k++) lo[k] = INT64_MAX, hi[k] = INT64_MIN;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const an_node *n = &g->nodes[i];
+        const an_lane *L = &g->lanes[n->lane];
+        if (!L->gpu || L->rank < 0 || n->kind != AN_KERNEL || !is_nccl_kernel_name(nm(g, n->name)))
+            continue;
+        if (n->start < lo[L->rank]) lo[L->rank] = n->start;
+        if (n->start > hi[L->rank]) hi[L->rank] = n->start;
+        ncoll[L->rank]++;
+    }
+    for (size_t k = 0; k < nr; k++)
+        if (ncoll[k] < 2) goto done; /* every rank in two collectives at least */
+#define IN_SPAN(L, n) ((n)->start >= lo[(L)->rank] && (n)->end <= hi[(L)->rank])
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const an_node *n = &g->nodes[i];
+        const an_lane *L = &g->lanes[n->lane];
+        if (L->rank < 0 || !IN_SPAN(L, n)) continue;
+        if (L->gpu && (n->kind == AN_COPY || n->kind == AN_SET ||
+                       (n->kind == AN_KERNEL && !is_nccl_kernel_name(nm(g, n->name)))))
+            busy[L->rank] += (double)(n->end - n->start);
+        else if (!L->gpu && is_host_work(n->kind))
+            busy[nr + (size_t)L->rank] += (double)(n->end - n->start);
+    }
+    int best_c = -1, slow = 0;
+    double best_x = 0, mean_slow = 0;
+    for (int c = 0; c < 2; c++) {
+        const double *b = busy + (size_t)c * nr;
+        int s = 0;
+        double sum = 0;
+        for (size_t k = 0; k < nr; k++) {
+            sum += b[k];
+            if (b[k] > b[s]) s = (int)k;
+        }
+        double mean = (sum - b[s]) / (double)max_rank, x = b[s] - mean;
+        if (b[s] > 0 && b[s] > mean * 1.02 && x > best_x)
+            best_x = x, best_c = c, slow = s, mean_slow = mean;
+    }
+    if (best_c >= 0) {
+        const double *b = busy + (size_t)best_c * nr;
+        double f = mean_slow / b[slow];
+        reset(g);
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const an_node *n = &g->nodes[i];
+            const an_lane *L = &g->lanes[n->lane];
+            if (L->rank != slow || !IN_SPAN(L, n)) continue;
+            int mine = best_c == 0 ? L->gpu && (n->kind == AN_COPY || n->kind == AN_SET ||
+                                                (n->kind == AN_KERNEL &&
+                                                 !is_nccl_kernel_name(nm(g, n->name))))
+                                   : !L->gpu && is_host_work(n->kind);
+            if (mine) g->factor[i] = (float)f;
+        }
+        const char *what = best_c == 0 ? "GPU" : "host";
+        an_finding fd = predicted_finding(g, r, base);
+        snprintf(fd.rule, sizeof fd.rule, "rank_straggler");
+        snprintf(fd.title, sizeof fd.title,
+                 "rank %d is a straggler: the other ranks wait for it in NCCL collectives", slow);
+        snprintf(fd.evidence, sizeof fd.evidence,
+                 "rank %d's %s work between its first and last NCCL collective %.3f ms, the other "
+                 "%d ranks %.3f ms on average (%.2fx)",
+                 slow, what, b[slow] / 1e6, max_rank, mean_slow / 1e6,
+                 b[slow] / (mean_slow > 0 ? mean_slow : 1));
+        snprintf(fd.advice, sizeof fd.advice,
+                 "balance the work across ranks: give rank %d less (or the others more)", slow);
+        snprintf(fd.whatif, sizeof fd.whatif,
+                 "rank %d's %s work between its first and last NCCL collective x %.3f", slow, what,
+                 f);
+        if (file_finding(r, &fd) != 0) goto oom;
+    }
+#undef IN_SPAN
+done:
+    op_free(lo);
+    op_free(hi);
+    op_free(busy);
+    op_free(ncoll);
+    return 0;
+oom:
+    op_free(lo);
+    op_free(hi);
+    op_free(busy);
+    op_free(ncoll);
+    return -1;
+}
+
 static int cmp_u32_by_start_g(const void *a, const void *b, const an_graph *g)
 {
     const an_lane *x = &g->lanes[*(const uint32_t *)a], *y = &g->lanes[*(const uint32_t *)b];
@@ -724,6 +830,7 @@ int an_analyze(an_graph *g, const an_options *o, an_report *r, char *err, size_t
     an_evaluate(g); /* binding edges of the recording, for the rules that read them */
     if (rule_launch_bound(g, r, base) != 0) goto oom;
     if (rule_rank_imbalance(g, r, base) != 0) goto oom;
+    if (rule_nccl_straggler(g, r, base) != 0) goto oom;
     if (rule_thread_imbalance(g, r, base) != 0) goto oom;
     if (rule_waits(g, r, base, 0) != 0) goto oom;
     if (rule_waits(g, r, base, 1) != 0) goto oom;

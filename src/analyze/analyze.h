@@ -56,7 +56,8 @@ enum an_kind {
 extern const char *const an_kind_name[AN_KINDS];
 
 /* Edge types (what the path reports when it follows one). */
-enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, AE_CREATE };
+enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, AE_CREATE,
+               AE_EVENT /* a stream's wait for an event: the event's work -> the next op, 0 */ };
 
 #define AN_F_PAGEABLE 1u   /* a copy from or to pageable host memory */
 #define AN_F_LANE_FIRST 2u /* the first node of its lane (no program-order edge into it) */

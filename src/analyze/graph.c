@@ -117,7 +117,10 @@ static int kind_of(const an_graph *g, const reg *r, int *wait)
     const char *nm = op_strtab_str(&g->names, r->name);
     *wait = 0;
     switch (r->cat) {
-    case RC_SYNC: *wait = 1; return AN_GPUWAIT;
+    case RC_SYNC: /* a stream's wait for an event is the GPU's: the call does not block */
+        if (has(nm, "STREAM_WAIT_EVENT")) return AN_API;
+        *wait = 1;
+        return AN_GPUWAIT;
     case RC_API:
         if (has(nm, "Synchronize")) {
             *wait = 1;
@@ -514,6 +517,12 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* the stream each stream synchronize waited for */
     b->n_syncs = 0;
     if (op_rd_stream_syncs(src, set, an_gb_on_stream_sync, b, err, errlen) != OP_RD_OK) goto fail;
+    /* event synchronizes, streams' waits for events, and the events' recordings */
+    b->n_esyncs = b->n_cevs = 0;
+    if (op_rd_event_syncs(src, set, an_gb_on_event_sync, b, err, errlen) != OP_RD_OK) goto fail;
+    if (b->n_esyncs &&
+        op_rd_cuda_events(src, set, an_gb_on_cuda_event, b, err, errlen) != OP_RD_OK)
+        goto fail;
     an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, an_gb_cmp_ssync);
     /* copies from or to pageable memory */
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
@@ -564,6 +573,14 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->cap_regs = 0;
     /* streams -> nodes */
     an_qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
+    b->gpu_first = (uint32_t)g->n_nodes;
+    if (b->n_esyncs) { /* launch times, for the event waits (an_gb_event_links) */
+        op_free(b->launch_t);
+        op_free(b->launch_e);
+        b->launch_t = op_malloc((b->n_ops + 1) * sizeof *b->launch_t);
+        b->launch_e = op_malloc((b->n_ops + 1) * sizeof *b->launch_e);
+        if (!b->launch_t || !b->launch_e) goto oom;
+    }
     for (size_t i = 0; i < b->n_ops;) {
         uint32_t lane = b->ops[i].lane;
         g->lanes[lane].first = (uint32_t)g->n_nodes;
@@ -579,6 +596,11 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             }
             uint64_t v = 0;
             uint32_t nid = (uint32_t)g->n_nodes - 1;
+            if (b->n_esyncs) {
+                b->launch_t[nid - b->gpu_first] =
+                    o->corr && ct_get(&corr_node, o->corr, &v) ? g->nodes[v - 1].start : o->start;
+                b->launch_e[nid - b->gpu_first] = (uint32_t)g->n_edges; /* its launch edge, if */
+            }
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
             if (o->corr && ct_get(&corr_node, o->corr, &v)) {
@@ -600,12 +622,28 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
+    if (b->n_esyncs) { /* the recording calls' times, then the event waits */
+        for (size_t i = 0; i < b->n_cevs; i++) {
+            uint64_t v = 0;
+            if (b->cevs[i].corr && ct_get(&corr_node, b->cevs[i].corr, &v))
+                b->cevs[i].t = g->nodes[v - 1].start;
+        }
+        if (an_gb_event_links(b, lane_first) != 0) goto oom;
+    }
     /* host waits on the GPU: per stream of the process, the last operation launched before;
-     * a stream synchronize whose record names its stream: that stream only */
+     * a stream synchronize whose record names its stream: that stream only; an event
+     * synchronize whose recording is known: the event's work only */
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
-        int64_t only = b->n_syncs ? an_gb_wait_stream(b, wn) : 0;
+        const ssync *sy = b->n_syncs ? an_gb_wait_record(b, wn) : NULL;
+        if (sy && sy->event) {
+            if (sy->point != UINT32_MAX && g->nodes[sy->point].end <= wn->end + 1000 &&
+                an_gb_add_edge(g, 2 * sy->point + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0)
+                goto oom;
+            continue;
+        }
+        int64_t only = sy ? sy->stream : 0;
         for (size_t l = lane_first; l < g->n_lanes; l++) {
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
@@ -762,9 +800,17 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     op_free(b.regs);
     op_free(b.ops);
     op_free(b.syncs);
+    op_free(b.cevs);
+    op_free(b.esyncs);
+    op_free(b.launch_t);
+    op_free(b.launch_e);
     b.regs = NULL;
     b.ops = NULL;
     b.syncs = NULL;
+    b.cevs = NULL;
+    b.esyncs = NULL;
+    b.launch_t = NULL;
+    b.launch_e = NULL;
     if (an_gb_finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
@@ -777,6 +823,10 @@ fail:
     op_free(b.regs);
     op_free(b.ops);
     op_free(b.syncs);
+    op_free(b.cevs);
+    op_free(b.esyncs);
+    op_free(b.launch_t);
+    op_free(b.launch_e);
     op_free(b.nccl);
     op_free(b.msgs);
     op_free(b.colls);

@@ -60,10 +60,23 @@ typedef struct corr_tab {
 } corr_tab;
 
 
-typedef struct ssync { /* a stream synchronize's record: the stream it waited for */
-    int64_t start, end, stream; /* stream: the stream row (the lanes' tid) */
+typedef struct ssync { /* a stream or event synchronize's record: what it waited for */
+    int64_t start, end, stream; /* stream: the stream row (the lanes' tid); 0 an event's */
     uint32_t lane;
+    uint32_t point; /* an event synchronize: the last GPU node before the event, UINT32_MAX none */
+    uint8_t event;  /* 1: an event synchronize whose recording is known (point says what) */
 } ssync;
+
+typedef struct cevent { /* a recording of a CUDA event on a stream (omniprof_cuda_event) */
+    int64_t corr, stream, cuda_event, sync_id;
+    int64_t t; /* the recording call's start (after the threads are flattened); INT64_MIN none */
+} cevent;
+
+typedef struct esync { /* an event synchronize (wait 1) or a stream's wait for an event (2) */
+    int64_t start, end, stream, cuda_event, sync_id;
+    uint32_t lane;
+    uint8_t wait;
+} esync;
 
 typedef struct builder {
     an_graph *g;
@@ -71,6 +84,13 @@ typedef struct builder {
     size_t n_nccl;
     ssync *syncs; /* this set's, sorted by (lane, start) */
     size_t n_syncs, cap_syncs;
+    cevent *cevs; /* this set's event recordings and event waits */
+    size_t n_cevs, cap_cevs;
+    esync *esyncs;
+    size_t n_esyncs, cap_esyncs;
+    int64_t *launch_t; /* per GPU node of this set (from gpu_first): its launch call's start */
+    uint32_t *launch_e; /* and the index its launch edge has in g->edges, if it has one */
+    uint32_t gpu_first;
     reg *regs;
     size_t n_regs, cap_regs;
     gop *ops;
@@ -94,7 +114,11 @@ int an_gb_wake_edges(builder *b, size_t lane_first, size_t sample_first);
 int an_gb_on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t stream,
                          void *arg);
 int an_gb_cmp_ssync(const void *a, const void *b);
-int64_t an_gb_wait_stream(const builder *b, const an_node *wn);
+const ssync *an_gb_wait_record(const builder *b, const an_node *wn);
+int an_gb_on_event_sync(const op_rd_event_sync *s, void *arg);
+int an_gb_on_cuda_event(int64_t corr, int64_t stream, int64_t cuda_event, int64_t sync_id,
+                        void *arg);
+int an_gb_event_links(builder *b, size_t lane_first);
 int an_gb_is_nccl_kernel(builder *b, uint32_t name);
 int an_gb_finish(builder *b, char *err, size_t errlen);
 

@@ -96,7 +96,7 @@ int an_gb_on_stream_sync(int64_t thread_row, int64_t start, int64_t end, int64_t
     uint64_t v = 0;
     if (stream <= 0 || !op_u64map_get(&b->lane_of, (uint64_t)thread_row, &v)) return 0;
     GROW(b->syncs, b->n_syncs, b->cap_syncs);
-    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1)};
+    b->syncs[b->n_syncs++] = (ssync){start, end, stream, (uint32_t)(v - 1), UINT32_MAX, 0};
     return 0;
 oom:
     return -1;
@@ -109,9 +109,10 @@ int an_gb_cmp_ssync(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* The stream row a wait node waited for, from a stream synchronize record inside it on its
- * lane; 0 when none says (the wait is then taken as device-wide). */
-int64_t an_gb_wait_stream(const builder *b, const an_node *wn)
+/* The synchronization record of a wait node (a stream synchronize naming its stream, an event
+ * synchronize whose recording is known): the first record on its lane inside it; NULL when
+ * none says (the wait is then taken as device-wide). */
+const ssync *an_gb_wait_record(const builder *b, const an_node *wn)
 {
     size_t lo = 0, hi = b->n_syncs;
     while (lo < hi) { /* the first record of the lane starting at or after the wait's start */
@@ -124,8 +125,161 @@ int64_t an_gb_wait_stream(const builder *b, const an_node *wn)
     }
     if (lo < b->n_syncs && b->syncs[lo].lane == wn->lane && b->syncs[lo].start <= wn->end &&
         b->syncs[lo].end <= wn->end)
-        return b->syncs[lo].stream;
+        return &b->syncs[lo];
+    return NULL;
+}
+
+int an_gb_on_event_sync(const op_rd_event_sync *s, void *arg)
+{
+    builder *b = arg;
+    uint64_t v = 0;
+    if (!op_u64map_get(&b->lane_of, (uint64_t)s->thread_row, &v)) return 0;
+    GROW(b->esyncs, b->n_esyncs, b->cap_esyncs);
+    b->esyncs[b->n_esyncs++] =
+        (esync){s->start, s->end, s->stream_row, s->cuda_event, s->sync_id, (uint32_t)(v - 1),
+                (uint8_t)s->wait};
     return 0;
+oom:
+    return -1;
+}
+
+int an_gb_on_cuda_event(int64_t corr, int64_t stream, int64_t cuda_event, int64_t sync_id,
+                        void *arg)
+{
+    builder *b = arg;
+    if (stream <= 0) return 0;
+    GROW(b->cevs, b->n_cevs, b->cap_cevs);
+    b->cevs[b->n_cevs++] = (cevent){corr, stream, cuda_event, sync_id, INT64_MIN};
+    return 0;
+oom:
+    return -1;
+}
+
+static int cmp_cev_sync(const void *a, const void *b)
+{
+    const cevent *x = a, *y = b;
+    return (x->sync_id > y->sync_id) - (x->sync_id < y->sync_id);
+}
+
+static int cmp_cev_event(const void *a, const void *b)
+{
+    const cevent *x = a, *y = b;
+    if (x->cuda_event != y->cuda_event) return x->cuda_event < y->cuda_event ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* The recording an event wait waited for: the one its record names (sync_id; `by_sync`, the
+ * recordings sorted by it), else the latest recording of its CUDA event whose call began
+ * before the wait did (`by_event`, sorted by event and time). NULL: unknown. */
+static const cevent *recording_of(const cevent *by_sync, const cevent *by_event, size_t n,
+                                  const esync *w)
+{
+    size_t lo = 0, hi = n;
+    if (w->sync_id) {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (by_sync[mid].sync_id < w->sync_id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && by_sync[lo].sync_id == w->sync_id)
+            return by_sync[lo].t == INT64_MIN ? NULL : &by_sync[lo];
+        return NULL;
+    }
+    while (lo < hi) { /* the first of a later event, or of this event after the wait began */
+        size_t mid = lo + (hi - lo) / 2;
+        const cevent *c = &by_event[mid];
+        if (c->cuda_event < w->cuda_event || (c->cuda_event == w->cuda_event && c->t <= w->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return NULL;
+    const cevent *c = &by_event[lo - 1];
+    return c->cuda_event == w->cuda_event && c->t != INT64_MIN ? c : NULL;
+}
+
+/* The GPU lane of this set's process that holds stream row `stream`; UINT32_MAX none. */
+static uint32_t stream_lane_of(const builder *b, size_t lane_first, int64_t stream)
+{
+    const an_graph *g = b->g;
+    for (size_t l = lane_first; l < g->n_lanes; l++)
+        if (g->lanes[l].gpu && g->lanes[l].process == b->process && g->lanes[l].tid == stream &&
+            g->lanes[l].n)
+            return (uint32_t)l;
+    return UINT32_MAX;
+}
+
+/* The first node of lane L whose launch call began at or after t (launch order is stream
+ * order); L->first + L->n when none. */
+static uint32_t first_launched_from(const builder *b, const an_lane *L, int64_t t)
+{
+    uint32_t lo = L->first, hi = L->first + L->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->launch_t[mid - b->gpu_first] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Event waits, once the GPU nodes exist: an event synchronize waits for the work its event's
+ * stream had before the event (its last node launched before the recording call), not for the
+ * whole device: a record for the waits' loop (an_gb_wait_record). A stream's wait for an
+ * event (cudaStreamWaitEvent) makes the waiting stream's next operation (the first launched
+ * after the call) start after that work ends (AE_EVENT). Recordings not found leave the
+ * device-wide reading (synchronize) or no edge (stream wait). */
+int an_gb_event_links(builder *b, size_t lane_first)
+{
+    an_graph *g = b->g;
+    size_t added = 0;
+    cevent *by_event = op_malloc((b->n_cevs + 1) * sizeof *by_event);
+    if (!by_event) return -1;
+    if (b->n_cevs) memcpy(by_event, b->cevs, b->n_cevs * sizeof *by_event);
+    an_qsort(by_event, b->n_cevs, sizeof *by_event, cmp_cev_event);
+    an_qsort(b->cevs, b->n_cevs, sizeof *b->cevs, cmp_cev_sync);
+    for (size_t i = 0; i < b->n_esyncs; i++) {
+        const esync *w = &b->esyncs[i];
+        const cevent *c = recording_of(b->cevs, by_event, b->n_cevs, w);
+        if (!c) continue;
+        uint32_t sl = stream_lane_of(b, lane_first, c->stream);
+        uint32_t point = UINT32_MAX;
+        if (sl != UINT32_MAX) {
+            uint32_t k = first_launched_from(b, &g->lanes[sl], c->t);
+            if (k > g->lanes[sl].first) point = k - 1;
+        }
+        if (w->wait == 1) {
+            GROW(b->syncs, b->n_syncs, b->cap_syncs);
+            b->syncs[b->n_syncs++] = (ssync){w->start, w->end, 0, w->lane, point, 1};
+            added++;
+            continue;
+        }
+        uint32_t wl = stream_lane_of(b, lane_first, w->stream);
+        if (point == UINT32_MAX || wl == UINT32_MAX || wl == sl) continue;
+        uint32_t next = first_launched_from(b, &g->lanes[wl], w->start);
+        if (next >= g->lanes[wl].first + g->lanes[wl].n) continue;
+        /* recorded times that contradict the edge (the waiting work began before the event's
+         * work ended) leave it out */
+        if (g->nodes[point].end > g->nodes[next].start) continue;
+        /* the operation waited for the event, not for its launch: the launch edge keeps at
+         * most the call's length as its latency (as for a busy stream, graph.c) */
+        uint32_t le = b->launch_e[next - b->gpu_first];
+        if (le < g->n_edges && g->edges[le].dst == 2 * next && g->edges[le].type == AE_LAUNCH &&
+            g->nodes[point].end >= g->nodes[next].start - 1000) {
+            const an_node *ln = &g->nodes[g->edges[le].src / 2];
+            if (g->edges[le].lag > ln->end - ln->start) g->edges[le].lag = ln->end - ln->start;
+        }
+        if (an_gb_add_edge(g, 2 * point + 1, 2 * next, AE_EVENT, 0) != 0) goto oom;
+    }
+    op_free(by_event);
+    if (added) an_qsort(b->syncs, b->n_syncs, sizeof *b->syncs, an_gb_cmp_ssync);
+    return 0;
+oom:
+    op_free(by_event);
+    return -1;
 }
 
 /* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached

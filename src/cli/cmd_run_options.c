@@ -36,7 +36,8 @@ const run_option run_options[] = {
      OP_SET_CUDA_DRIVER_API_TRACE, M_DIRECT, IMPLIED_BY_SYS},
     {O_OPENCL_TRACE, "opencl-trace", 0, K_BOOL, NULL, NULL, NULL, "OpenCL API calls (docs/opencl.md)",
      OP_SET_OPENCL_API_TRACE, M_DIRECT, IMPLIED_BY_RUNTIME},
-    {O_SYNC_TRACE, "sync-trace", 0, K_BOOL, NULL, NULL, NULL, "GPU synchronization waits (stream, event, device)",
+    {O_SYNC_TRACE, "sync-trace", 0, K_BOOL, NULL, NULL, NULL,
+     "GPU synchronization waits (stream, event, device) and CUDA event recordings",
      OP_SET_SYNC_TRACE, M_DIRECT, IMPLIED_BY_SYS},
     {O_MPI_TRACE, "mpi-trace", 0, K_BOOL, NULL, NULL, NULL,
      "MPI calls (point-to-point, collectives, waits, one-sided, communicators) with bytes, peers, tags; "

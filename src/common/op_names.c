@@ -88,6 +88,9 @@ static const char *const k_experiment_ops[OMNIPROF_CAUSAL_EXPERIMENT_LAST] = {
 static const char *const k_progress_ops[OMNIPROF_CAUSAL_PROGRESS_LAST] = {
     [OMNIPROF_CAUSAL_PROGRESS_THROUGHPUT] = "throughput", [OMNIPROF_CAUSAL_PROGRESS_LATENCY] = "latency"};
 static const char *const k_region_ops[OMNIPROF_REGION_PROFILE_LAST] = {[OMNIPROF_REGION_PROFILE_NODE] = "node"};
+static const char *const k_cuda_event_ops[OMNIPROF_CUDA_EVENT_LAST] = {
+    [OMNIPROF_CUDA_EVENT_RECORD] = "CUDA_EVENT_RECORD",
+};
 static const char *const k_sample_event_ops[OMNIPROF_CPU_SAMPLE_EVENT_LAST] = {
     [OMNIPROF_CPU_SAMPLE_EVENT_COUNTER] = "counter"};
 
@@ -123,6 +126,7 @@ const char *const *op_fixed_operation_names(uint32_t kind, int32_t *count)
     case OMNIPROF_BUFFER_TRACING_CAUSAL_PROGRESS: TABLE(k_progress_ops);
     case OMNIPROF_BUFFER_TRACING_REGION_PROFILE: TABLE(k_region_ops);
     case OMNIPROF_BUFFER_TRACING_CPU_SAMPLE_EVENT: TABLE(k_sample_event_ops);
+    case OMNIPROF_BUFFER_TRACING_CUDA_EVENT: TABLE(k_cuda_event_ops);
     default: *count = 0; return NULL;
     }
 #undef TABLE

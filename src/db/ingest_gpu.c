@@ -318,16 +318,48 @@ int op_db_ingest_memory_allocation(op_db_writer *w, const omniprof_buffer_tracin
 
 int op_db_ingest_synchronization(op_db_writer *w, const omniprof_buffer_tracing_synchronization_record_t *r, uint64_t psize)
 {
-    (void)psize;
     int64_t thread = op_db_thread_row(w, r->thread_id);
     int64_t name = op_db_op_name_id(w, r->kind, r->operation);
     if (thread < 0 || name < 0) return -1;
-    int n = snprintf(w->scratch, w->scratch_len, "{\"stream\":%llu,\"event\":%llu,\"device_id\":%u,\"context_id\":%u}",
-                     (unsigned long long)r->stream_id.handle, (unsigned long long)r->event_id, r->device_id, r->context_id);
+    (void)psize; /* FIXED: a shorter (older) record is read zero-extended, event_sync_id 0 */
+    char sid[40] = ""; /* event waits: the recording they waited for (omniprof_cuda_event) */
+    if (r->event_sync_id)
+        snprintf(sid, sizeof sid, ",\"sync_id\":%llu", (unsigned long long)r->event_sync_id);
+    int n = snprintf(w->scratch, w->scratch_len,
+                     "{\"stream\":%llu,\"event\":%llu,\"device_id\":%u,\"context_id\":%u%s}",
+                     (unsigned long long)r->stream_id.handle, (unsigned long long)r->event_id,
+                     r->device_id, r->context_id, sid);
     int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0, r->correlation_id.external.value, w->scratch,
                               (size_t)n);
     if (ev < 0) return -1;
     return op_db_insert_region_or_sample(w, r->kind, thread, r->start_timestamp, r->end_timestamp, name, ev);
+}
+
+/* A CUDA event recorded on a stream: one omniprof_cuda_event row, its recording call's ids in
+ * an event row (the call's correlation id, as its API row has it). */
+int op_db_ingest_cuda_event(op_db_writer *w, const omniprof_buffer_tracing_cuda_event_record_t *r,
+                            uint64_t psize)
+{
+    (void)psize;
+    int64_t thread = r->thread_id ? op_db_thread_row(w, r->thread_id) : 0;
+    int64_t stream = op_db_stream_row(w, r->stream_id.handle);
+    if (thread < 0 || stream < 0) return -1;
+    int n = snprintf(w->scratch, w->scratch_len, "{\"device_id\":%u,\"context_id\":%u}",
+                     r->device_id, r->context_id);
+    int64_t ev = op_db_insert_event(w, r->kind, r->correlation_id.internal, 0,
+                                    r->correlation_id.external.value, w->scratch, (size_t)n);
+    if (ev < 0) return -1;
+    sqlite3_stmt *s = w->st[ST_OP_CUDA_EVENT];
+    op_db_bind_id_or_null(s, P_OP_CUDA_EVENT_TID, thread);
+    op_db_bind_id_or_null(s, P_OP_CUDA_EVENT_STREAM_ID, stream);
+    sqlite3_bind_int64(s, P_OP_CUDA_EVENT_EVENT_ID, ev);
+    sqlite3_bind_int64(s, P_OP_CUDA_EVENT_CUDA_EVENT, (int64_t)r->event_id);
+    sqlite3_bind_int64(s, P_OP_CUDA_EVENT_SYNC_ID, (int64_t)r->sync_id);
+    if (r->device_timestamp)
+        sqlite3_bind_int64(s, P_OP_CUDA_EVENT_DEVICE_TIMESTAMP, (int64_t)r->device_timestamp);
+    else
+        sqlite3_bind_null(s, P_OP_CUDA_EVENT_DEVICE_TIMESTAMP);
+    return op_db_step(w, ST_OP_CUDA_EVENT, "inserting a CUDA event record");
 }
 
 int op_db_ingest_code_object(op_db_writer *w, const omniprof_buffer_tracing_code_object_record_t *r, uint64_t psize)

@@ -360,8 +360,10 @@ int op_rd_extent(op_src *s, op_src_set *set, int64_t *lo, int64_t *hi, char *err
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (!SRC_HAS(set, parts[i].t)) continue;
         char sql[400];
-        snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s", parts[i].s, parts[i].e,
-                 set->name[parts[i].t]);
+        /* GPU operations CUPTI gave no start (0) are not placed in time (docs/output.md) */
+        int gpu = parts[i].t == T_KERNEL_DISPATCH || parts[i].t == T_MEMORY_COPY;
+        snprintf(sql, sizeof sql, "SELECT min(\"%s\"), max(\"%s\") FROM %s%s", parts[i].s,
+                 parts[i].e, set->name[parts[i].t], gpu ? " WHERE start > 0" : "");
         sqlite3_stmt *st = op_src_prepare(s, sql, err, errlen);
         if (!st) return OP_RD_EINPUT;
         int rc = sqlite3_step(st);

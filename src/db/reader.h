@@ -390,6 +390,22 @@ int op_rd_stream_syncs(op_src *src, op_src_set *set,
                        int (*cb)(int64_t thread_row, int64_t start, int64_t end, int64_t stream_row,
                                  void *),
                        void *arg, char *err, size_t errlen);
+/* Calls cb for each SYNCHRONIZATION_EVENT (wait 1: an event synchronize) and
+ * SYNCHRONIZATION_STREAM_WAIT_EVENT (wait 2: a stream's wait for an event) record of the set:
+ * its thread row, start, end, the stream row it names (wait 2: the waiting stream; 0 none), the
+ * CUDA event id and the recording it waited for (sync_id, 0 not recorded). */
+typedef struct op_rd_event_sync {
+    int64_t thread_row, start, end, stream_row, cuda_event, sync_id;
+    int wait;
+} op_rd_event_sync;
+int op_rd_event_syncs(op_src *src, op_src_set *set, int (*cb)(const op_rd_event_sync *, void *),
+                      void *arg, char *err, size_t errlen);
+/* Calls cb for each omniprof_cuda_event row of the set (an event recorded on a stream): the
+ * recording call's correlation id, the stream row, the CUDA event id and its sync_id. */
+int op_rd_cuda_events(op_src *src, op_src_set *set,
+                      int (*cb)(int64_t corr, int64_t stream_row, int64_t cuda_event,
+                                int64_t sync_id, void *),
+                      void *arg, char *err, size_t errlen);
 
 /* ---- clocks (reader_clock.c) ------------------------------------------------------------------
  * What each process of a set says about its clock (docs/multinode.md, "Clocks"): its MPI

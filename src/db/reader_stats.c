@@ -12,6 +12,18 @@
 #define AGG "count(*) AS cnt, total(X.\"end\" - X.start) AS tot, min(X.\"end\" - X.start) AS mn, " \
             "max(X.\"end\" - X.start) AS mx, total((X.\"end\" - X.start) * 1.0 * (X.\"end\" - X.start)) AS sq"
 
+/* Kernels and copies CUPTI gave no start (0; a few in a PyTorch warm-up) have no duration: one
+ * row per group named UNTIMED_NAME counts them (no times), instead of durations from time 0.
+ * Only without a window (they lie in none). */
+#define UNTIMED_NAME "[no timestamps]"
+static void untimed(op_buf *b, const char *g, const char *table, const char *win) {
+    if (win[0]) return;
+    op_buf_printf(b,
+                  " UNION ALL SELECT %s, NULL, '" UNTIMED_NAME "', count(*), 0, 0, 0, 0 "
+                  "FROM %s X WHERE X.start <= 0 GROUP BY 1",
+                  g, table);
+}
+
 /* SQL of one table's aggregates: columns group, category text, name text, calls, total, min,
  * max, sum of squares. NULL when out of memory. */
 static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) {
@@ -42,15 +54,18 @@ static char *stats_sql(op_src_set *set, int t, const op_win *w, int by_process) 
             op_buf_printf(&b, "SELECT g, NULL, COALESCE((SELECT string FROM %s WHERE id = rn), 'kernel ' || n), cnt, tot, "
                               "mn, mx, sq ", S);
         op_buf_printf(&b,
-                      "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG " FROM %s X WHERE 1 %s "
-                      "GROUP BY 1, 2, 3)",
+                      "FROM (SELECT %s AS g, X.kernel_id AS n, X.region_name_id AS rn, " AGG
+                      " FROM %s X WHERE X.start > 0 %s GROUP BY 1, 2, 3)",
                       g, set->name[T_KERNEL_DISPATCH], win);
+        untimed(&b, g, set->name[T_KERNEL_DISPATCH], win);
         break;
     case T_MEMORY_COPY:
         op_buf_printf(&b,
                       "SELECT g, NULL, (SELECT string FROM %s WHERE id = n), cnt, tot, mn, mx, sq "
-                      "FROM (SELECT %s AS g, X.name_id AS n, " AGG " FROM %s X WHERE 1 %s GROUP BY 1, 2)",
+                      "FROM (SELECT %s AS g, X.name_id AS n, " AGG
+                      " FROM %s X WHERE X.start > 0 %s GROUP BY 1, 2)",
                       S, g, set->name[T_MEMORY_COPY], win);
+        untimed(&b, g, set->name[T_MEMORY_COPY], win);
         break;
     default: /* T_MEMORY_ALLOCATE */
         op_buf_printf(&b,

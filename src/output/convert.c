@@ -46,6 +46,7 @@ struct op_out_stream {
     uint32_t set_counter;
     unsigned kinds; /* bit per EV_* kind to convert */
     uint64_t events;
+    uint64_t untimed; /* GPU operations CUPTI gave no start (0): left out of the timelines */
     int done, failed;
     op_progress prog;
     const op_clock_plan *clocks; /* the inputs' clock plan (clocks.c): times onto one clock */
@@ -294,6 +295,14 @@ int op_output_write(op_out_stream *s, uint64_t max_events, char *err, size_t err
         op_ev ev;
         int r;
         while ((r = op_rd_next(&s->rd, &ev, err, errlen)) == 1) {
+            /* a kernel or copy without a start time (CUPTI gave 0; a few in a PyTorch warm-up)
+             * has no place on a timeline: counted and said at the end, not drawn at time 0.
+             * The CSV tables keep every row as recorded. */
+            if ((ev.kind == EV_KERNEL || ev.kind == EV_COPY) && ev.start <= 0 &&
+                strcmp(s->sink->name, "csv") != 0) {
+                s->untimed++;
+                continue;
+            }
             if (s->clocks && s->clocks->any) { /* every process's times on the reference clock */
                 const op_rd_clock_map *m = op_clock_plan_lookup(s->clocks, s->i_input, s->i_set, ev.process_row);
                 if (m) ev.start = op_rd_clock_apply(m, ev.start), ev.end = op_rd_clock_apply(m, ev.end);
@@ -337,6 +346,11 @@ uint64_t op_output_events(const op_out_stream *s) { return s ? s->events : 0; }
 static int finish_sink(op_out_stream *s, char *err, size_t errlen) {
     char e2[8];
     if (s->src) close_input(s, e2, sizeof e2);
+    if (s->untimed)
+        fprintf(stderr,
+                "omniprof: %s: %llu GPU operation(s) without timestamps (CUPTI gave start 0) "
+                "left out of the timeline\n",
+                s->sink->name, (unsigned long long)s->untimed);
     int rc = s->sink->finish(s->sink, s->done && !s->failed, err, errlen);
     s->sink = NULL;
     s->prog.done = s->events;

@@ -196,6 +196,8 @@ static int keep_event(tl_ctx *c, tl_lane *l, const op_rd_span *s)
 static int on_span(const op_rd_span *raw, void *arg)
 {
     tl_ctx *c = arg;
+    /* a kernel or copy CUPTI gave no start (0) has no place on the timeline */
+    if ((c->table == T_KERNEL_DISPATCH || c->table == T_MEMORY_COPY) && raw->start <= 0) return 0;
     op_rd_span moved = *raw;
     moved.start = op_rd_clock_apply(c->clock, raw->start);
     moved.end = op_rd_clock_apply(c->clock, raw->end);

@@ -36,6 +36,7 @@ Skips (exit 77) with the reason when a program, mpirun or omniprof-gen-db is mis
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -157,6 +158,15 @@ class SynthDB:
             "VALUES (?, 1, ?, ?, ?, ?, ?, 2, 1, ?, ?, ?, ?, ?)" % self.t("rocpd_memory_copy"),
             (self.nid("rocpd_memory_copy"), self.pid, self.pid, start, end, self.string(name),
              size, stream, stream, ev, ext))
+
+    def cuda_event(self, stream, corr, cuda_event, sync_id):
+        """A recording of CUDA event `cuda_event` on `stream` by the call with id `corr`."""
+        ev = self.event("CUDA_EVENT", corr)
+        self.con.execute(
+            "INSERT INTO %s (id, nid, pid, tid, stream_id, event_id, cuda_event, sync_id) "
+            "VALUES (?, 1, ?, ?, ?, ?, ?, ?)" % self.t("omniprof_cuda_event"),
+            (self.nid("omniprof_cuda_event"), self.pid, self.pid, stream, ev, cuda_event,
+             sync_id))
 
     def close(self):
         self.con.commit()
@@ -428,6 +438,126 @@ def mode_waits(a):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def mode_events(a):
+    """CUDA events (omniprof_cuda_event rows: on which stream, after which call, an event was
+    recorded). An event synchronize waits for the work its event's stream had before the event,
+    not for the device; a stream's wait for an event (cudaStreamWaitEvent) makes the waiting
+    stream's next operation wait for the event's work. Exact paths and predictions, where the
+    device-wide reading (and no edge for the stream wait) gives others."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-analyze-events-")
+    T0, U = 10 ** 9, 1000
+    ext = '{"stream":%d,"event":7,"device_id":0,"context_id":1%s}'
+
+    def sync_db(name, rec_stream, sync_id):
+        # gemm [10,100] us on stream 1, reduce_sum [12,95] us on stream 2; the event recorded
+        # on rec_stream after both launches; cudaEventSynchronize [10,101] us with its record
+        p = os.path.join(tmp, name)
+        d = SynthDB(a, p, 8100, streams=2)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 9 * U, "cudaLaunchKernel", corr=2)
+        d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
+        d.kernel(2, T0 + 12 * U, T0 + 95 * U, 3, corr=2)
+        d.region(0, T0 + 9 * U, T0 + 10 * U, "cudaEventRecord", corr=3)
+        d.cuda_event(rec_stream, 3, 7, 70)
+        d.region(0, T0 + 10 * U, T0 + 101 * U, "cudaEventSynchronize", corr=4)
+        d.region(0, T0 + 11 * U, T0 + 100 * U + 500, "SYNCHRONIZATION_EVENT",
+                 category="SYNCHRONIZATION", corr=4,
+                 extdata=ext % (0, ',"sync_id":%d' % sync_id if sync_id else ""))
+        d.close()
+        return p
+
+    for name, sync_id in (("event2.db", 70), ("event2-nosyncid.db", 0)):
+        p = sync_db(name, 2, sync_id)
+        r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
+        it = items(r)
+        want = {("launch", "cudaLaunchKernel"): 5 * U, ("latency", "[launch latency]"): 7 * U,
+                ("kernel", "reduce_sum"): 83 * U, ("gpu_wait", "cudaEventSynchronize"): 6 * U}
+        check(it == want, "%s: an event recorded on stream 2: its synchronize waits for stream "
+              "2's reduce_sum, not stream 1's gemm (%s)" % (name, it))
+        check(r["what_if"]["predicted_wall_ns"] == 101 * U, "%s: gemm (stream 1) 2x faster "
+              "gains nothing (%s)" % (name, r["what_if"]["predicted_wall_ns"]))
+        r = analyze(a, [p], "--what-if", "kernel:reduce_sum=0.5")
+        check(r["what_if"]["predicted_wall_ns"] == 100 * U, "%s: reduce_sum 2x faster: the "
+              "wait ends 6 us after it, the run with gemm at 100 us (%s)"
+              % (name, r["what_if"]["predicted_wall_ns"]))
+    p = sync_db("event1.db", 1, 70)
+    r = analyze(a, [p], "--what-if", "kernel:reduce_sum=0.5")
+    it = items(r)
+    want = {("latency", "[launch latency]"): 10 * U, ("kernel", "gemm_kernel<float, 128>"): 90 * U,
+            ("gpu_wait", "cudaEventSynchronize"): 1 * U}
+    check(it == want, "an event recorded on stream 1: the path runs through gemm (%s)" % it)
+    check(r["what_if"]["predicted_wall_ns"] == 101 * U, "event on stream 1: reduce_sum 2x "
+          "faster gains nothing (%s)" % r["what_if"]["predicted_wall_ns"])
+
+    # stream 2 waits for an event recorded on stream 1 after gemm [10,100]; reduce_sum, launched
+    # at 7 us, starts when gemm ends (100 us) and runs 20 us; a device synchronize to the end
+    p = os.path.join(tmp, "streamwait.db")
+    d = SynthDB(a, p, 8200, streams=2)
+    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
+    d.region(0, T0 + 5 * U, T0 + 6 * U, "cudaEventRecord", corr=2)
+    d.cuda_event(1, 2, 7, 70)
+    d.region(0, T0 + 6 * U, T0 + 7 * U, "cudaStreamWaitEvent", corr=3)
+    d.region(0, T0 + 6 * U, T0 + 7 * U, "SYNCHRONIZATION_STREAM_WAIT_EVENT",
+             category="SYNCHRONIZATION", corr=3, extdata=ext % (2, ',"sync_id":70'))
+    d.region(0, T0 + 7 * U, T0 + 12 * U, "cudaLaunchKernel", corr=4)
+    d.kernel(2, T0 + 100 * U, T0 + 120 * U, 3, corr=4)
+    d.region(0, T0 + 12 * U, T0 + 121 * U, "cudaDeviceSynchronize", corr=5)
+    d.close()
+    r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
+    it = items(r)
+    want = {("latency", "[launch latency]"): 10 * U, ("kernel", "gemm_kernel<float, 128>"): 90 * U,
+            ("kernel", "reduce_sum"): 20 * U, ("gpu_wait", "cudaDeviceSynchronize"): 1 * U}
+    check(it == want, "stream wait: reduce_sum (stream 2) waits for gemm (stream 1) through the "
+          "event, not for its launch 93 us before (%s)" % it)
+    check(r["run"]["wall_ns"] == 121 * U, "stream wait: wall 121 us (%s)" % r["run"]["wall_ns"])
+    check(r["what_if"]["predicted_wall_ns"] == 76 * U, "stream wait: gemm 2x faster: gemm ends "
+          "at 55 us, reduce_sum runs 55-75 us, the synchronize ends at 76 us (%s)"
+          % r["what_if"]["predicted_wall_ns"])
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mode_untimed(a):
+    """GPU operations CUPTI gave no start (0) in the timelines: `omniprof convert -f json` leaves
+    them out (not drawn at time 0, which would stretch the timeline back to the epoch) and says
+    how many on stderr; the timed kernel stays."""
+    tmp = tempfile.mkdtemp(prefix="omniprof-untimed-")
+    T0 = 10 ** 9
+    p = os.path.join(tmp, "u.db")
+    d = SynthDB(a, p, 7400)
+    d.region(0, T0 + 0, T0 + 10, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 15, T0 + 100, 2, corr=1)
+    d.kernel(1, 0, 0, 2, corr=5)
+    d.region(0, T0 + 20, T0 + 105, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = omniprof(a, "convert", "-i", p, "-f", "json", "-d", tmp, "-o", "u")
+    out = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".json")][0]
+    check("1 GPU operation(s) without timestamps" in r.stderr, "convert says it left 1 untimed "
+          "GPU operation out (%s)" % r.stderr.strip()[-200:])
+    with open(out) as f:
+        doc = json.load(f)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    kern = [e for e in evs if e.get("ph") == "X" and "gemm" in str(e.get("name", ""))]
+    check(len(kern) == 1 and float(kern[0]["ts"]) > 0, "one kernel slice, the timed one (%s)"
+          % [(e.get("name"), e.get("ts")) for e in kern])
+    # summary: the timed kernel's statistics alone, the untimed one counted on a row of its own
+    r = omniprof(a, "summary", "-i", p)
+    rows = [ln for ln in r.stdout.splitlines() if "| KERNEL_DISPATCH |" in ln]
+    cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[3:6]] for ln in rows}
+    check(cells.get("gemm_kernel<float, 128>", [""])[0] == "1" and
+          cells.get("gemm_kernel<float, 128>", ["", "", ""])[2] == "85" and
+          cells.get("[no timestamps]", [""])[0] == "1",
+          "summary: gemm 1 call of 85 ns, 1 kernel on the row [no timestamps] (%s)" % cells)
+    # report: the run spans the timed work (105 ns from 1 s), not from time 0
+    page = os.path.join(tmp, "u.html")
+    omniprof(a, "report", "-i", p, "-o", page, "--no-progress")
+    with open(page) as f:
+        html = f.read()
+    m = re.search(r'"duration_ns":\s*(\d+)', html)
+    check(m and int(m.group(1)) == 105, "report: duration 105 ns (%s)" % (m and m.group(1)))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def mode_nccl(a):
     """NCCL collectives across ranks: the k-th ncclDevKernel_/ncclKernel_ kernel of one name on
     each rank are one collective, all ranks leave together. Two ranks merged: rank 1 computes
@@ -469,6 +599,51 @@ def mode_nccl(a):
     r = analyze(a, [merged], "--what-if", "kernel:^nccl=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 86 * U, "the all-reduce's own 10 us halved: "
           "86 us (%s)" % r["what_if"]["predicted_wall_ns"])
+    # a straggler rank in NCCL collectives: two all-reduces on each rank, rank 1's gemm between
+    # them 60 us, rank 0's 20 us; rank 0's second all-reduce waits for rank 1 on the GPU
+    dbs = []
+    for rank, gemm_us in ((0, 20), (1, 60)):
+        p = os.path.join(tmp, "s%d.db" % rank)
+        d = SynthDB(a, p, 9100 + rank, rank=rank)
+        k = d.kernel_symbol(name)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 8 * U, "cudaLaunchKernel", corr=2)
+        d.region(0, T0 + 8 * U, T0 + 10 * U, "cudaLaunchKernel", corr=3)
+        d.kernel(1, T0 + 10 * U, T0 + 20 * U, k, corr=1)
+        d.kernel(1, T0 + 20 * U, T0 + (20 + gemm_us) * U, 2, corr=2)
+        d.kernel(1, T0 + (20 + gemm_us) * U, T0 + 90 * U, k, corr=3)
+        d.region(0, T0 + 10 * U, T0 + 91 * U, "cudaDeviceSynchronize", corr=4)
+        d.close()
+        dbs.append(p)
+    merged = os.path.join(tmp, "straggler.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    f = [x for x in r["findings"] if x["rule"] == "rank_straggler"]
+    check(len(f) == 1 and r["findings"][0]["rule"] == "rank_straggler" and "rank 1" in f[0]["title"]
+          and "GPU" in f[0]["evidence"], "NCCL straggler: rank 1 (its GPU work) is the top finding "
+          "(%s)" % [(x["rule"], x["title"], x["evidence"]) for x in r["findings"]])
+    check(f and f[0]["gain_ns"] == 40 * U, "NCCL straggler: rank 1's gemm brought to 20 us: both "
+          "ranks' second all-reduce starts at 40 us, ends at 50, the run at 51 us: 40 us gained "
+          "(%s)" % (f and f[0]["gain_ns"]))
+    dbs = []
+    for rank in (0, 1):  # balanced: no straggler
+        p = os.path.join(tmp, "b%d.db" % rank)
+        d = SynthDB(a, p, 9200 + rank, rank=rank)
+        k = d.kernel_symbol(name)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.region(0, T0 + 5 * U, T0 + 8 * U, "cudaLaunchKernel", corr=2)
+        d.region(0, T0 + 8 * U, T0 + 10 * U, "cudaLaunchKernel", corr=3)
+        d.kernel(1, T0 + 10 * U, T0 + 20 * U, k, corr=1)
+        d.kernel(1, T0 + 20 * U, T0 + 60 * U, 2, corr=2)
+        d.kernel(1, T0 + 60 * U, T0 + 70 * U, k, corr=3)
+        d.region(0, T0 + 10 * U, T0 + 71 * U, "cudaDeviceSynchronize", corr=4)
+        d.close()
+        dbs.append(p)
+    merged = os.path.join(tmp, "balanced.db")
+    omniprof(a, "merge", "-i", *dbs, "-o", merged)
+    r = analyze(a, [merged])
+    check(not [x for x in r["findings"] if x["rule"] == "rank_straggler"], "balanced NCCL ranks: "
+          "no straggler (%s)" % [(x["rule"], x["title"]) for x in r["findings"]])
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -667,7 +842,8 @@ def main():
     {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
      "forkjoin": mode_forkjoin,
      "clean": mode_clean, "mpi": mode_mpi, "overlap": mode_overlap,
-     "waits": mode_waits, "nccl": mode_nccl}[a.mode](a)
+     "waits": mode_waits, "nccl": mode_nccl, "events": mode_events,
+     "untimed": mode_untimed}[a.mode](a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))
         sys.exit(1)

@@ -13,7 +13,7 @@
 # (1c) the CUDA runtime and NVTX intercept tables (tests/gpu/cudart_intercept.sh: a tool wraps
 # cudaMalloc/cudaMemcpy/cudaLaunchKernel/nvtxRangePushA/nvtxRangePop of a program built with
 # -cudart shared; output unchanged, counts exact).
-# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs analyzewaits pycost" picks parts (default: all);
+# GPU_PARTS="scenarios rtintercept json pytorch run pcs nvml samplers modules bench sdkbench dbbench torch diff pyframes cpucounters analyze reporttl nvtx pyoutputs analyzewaits pycost analyzeevents nccl" picks parts (default: all);
 # Part pyframes: Python frames in samples on this machine's python3 (3.12) against its own
 # sys._current_frames() (tests/cpu/cpu_check.py python_frames), with -X perf's trampolines named
 # from the perf map (python_xperf), and `omniprof run --torch` against torch.profiler
@@ -505,6 +505,31 @@ if want pycost; then
     msg="$msg frames only: $nat %; the process's CPU: +$cpu %),"
     msg="$msg $(grep -m1 '^python sampling' "$OUT/pycost.log")"
     awk -v w="$wall" 'BEGIN { exit !(w <= 3) }'; verdict python.cost $? "$msg"
+  fi
+fi
+
+# (11) analyze on CUDA events: a stream waits for another's event, an event synchronize waits
+# for its event's stream only; a what-if on the waited kernel against its knob
+# (tests/analyze/gpu_events.py)
+if want analyzeevents; then
+  timeout 900 python3 tests/analyze/gpu_events.py "$B" "$OUT/analyzeevents" >"$OUT/analyzeevents.log" 2>&1; rc=$?
+  cat "$OUT/analyzeevents.log"
+  if [ $rc = 77 ]; then verdict analyze.events 77 "$(grep -m1 '^SKIP' "$OUT/analyzeevents.log")"
+  else targets "$OUT/analyzeevents.log"
+    grep -qE '^(PASS|FAIL) ' "$OUT/analyzeevents.log" ||
+      verdict analyze.events 1 "no result ($(tail -2 "$OUT/analyzeevents.log" | tr '\n' ' '))"
+  fi
+fi
+
+# (12) NCCL across ranks: two ranks of a PyTorch NCCL program, rank 1 a planted straggler, each
+# under omniprof run, merged and analyzed (tests/analyze/gpu_nccl.py; SKIP under 2 GPUs)
+if want nccl; then
+  timeout 1200 python3 tests/analyze/gpu_nccl.py "$B" "$OUT/nccl" >"$OUT/nccl.log" 2>&1; rc=$?
+  cat "$OUT/nccl.log"
+  if [ $rc = 77 ]; then verdict analyze.nccl_gpu 77 "$(grep -m1 '^SKIP' "$OUT/nccl.log")"
+  else targets "$OUT/nccl.log"
+    grep -qE '^(PASS|FAIL) ' "$OUT/nccl.log" ||
+      verdict analyze.nccl_gpu 1 "no result ($(tail -2 "$OUT/nccl.log" | tr '\n' ' '))"
   fi
 fi
 

@@ -45,7 +45,9 @@ static uint8_t classify(const char *n)
     if (contains(n, "Malloc") || contains(n, "MemAlloc") || contains(n, "HostAlloc") || contains(n, "Free"))
         return OP_CUDA_CLS_ALLOC;
     size_t len = strlen(n);
-    if ((len > 11 && !strcmp(n + len - 11, "Synchronize")) || contains(n, "StreamWaitEvent")) return OP_CUDA_CLS_SYNC;
+    if ((len > 11 && !strcmp(n + len - 11, "Synchronize")) || contains(n, "StreamWaitEvent") ||
+        contains(n, "EventRecord"))
+        return OP_CUDA_CLS_SYNC;
     return 0;
 }
 
@@ -89,6 +91,7 @@ static const char *const *fixed_ops(uint32_t kind, int32_t *n)
     case OMNIPROF_BUFFER_TRACING_MEMORY_SET:
     case OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION:
     case OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION:
+    case OMNIPROF_BUFFER_TRACING_CUDA_EVENT:
     case OMNIPROF_BUFFER_TRACING_CODE_OBJECT:
     case OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL: return op_fixed_operation_names(kind, n);
     default: *n = 0; return NULL;

@@ -301,6 +301,32 @@ static void on_sync(const CUpti_ActivitySynchronization2 *s)
     r.stream_id.handle = s->streamId;
     r.event_id = s->cudaEventId;
     r.context_id = s->contextId;
+    if (s->cudaEventSyncId != CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+        r.event_sync_id = s->cudaEventSyncId;
+    op_sdk_emit(r.kind, r.operation, &r, found ? &li.ext : &k_no_ext);
+    if (rel) op_sdk_correlation_release(rel);
+}
+
+/* An event recorded on a stream (cudaEventRecord): the stream and the recording call, which
+ * tie an event synchronize or a stream's wait for the event to the work before it. */
+static void on_cuda_event(const CUpti_ActivityCudaEvent2 *e)
+{
+    op_cuda_launch_info li;
+    uint64_t rel;
+    int found = op_cuda_corr_lookup(e->correlationId, &li, &rel, NULL);
+    omniprof_buffer_tracing_cuda_event_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = OMNIPROF_BUFFER_TRACING_CUDA_EVENT;
+    r.operation = OMNIPROF_CUDA_EVENT_RECORD;
+    r.correlation_id.internal = li.internal;
+    r.thread_id = li.tid;
+    r.device_timestamp = e->deviceTimestamp;
+    r.stream_id.handle = e->streamId;
+    r.event_id = e->eventId;
+    r.sync_id = e->cudaEventSyncId;
+    r.device_id = e->deviceId;
+    r.context_id = e->contextId;
     op_sdk_emit(r.kind, r.operation, &r, found ? &li.ext : &k_no_ext);
     if (rel) op_sdk_correlation_release(rel);
 }
@@ -379,6 +405,8 @@ static uint32_t record_correlation(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: return ((const CUpti_ActivityMemset4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_MEMORY2: return ((const CUpti_ActivityMemory4 *)rec)->correlationId;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return ((const CUpti_ActivitySynchronization2 *)rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        return ((const CUpti_ActivityCudaEvent2 *)rec)->correlationId;
     default: return 0;
     }
 }
@@ -393,6 +421,7 @@ static size_t record_size(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
     default: return 0;
     }
 }
@@ -419,6 +448,9 @@ static void handle_record(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_MEMSET: on_memset((const CUpti_ActivityMemset4 *)rec); break;
     case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory((const CUpti_ActivityMemory4 *)rec); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: on_sync((const CUpti_ActivitySynchronization2 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        on_cuda_event((const CUpti_ActivityCudaEvent2 *)rec);
+        break;
     case CUPTI_ACTIVITY_KIND_FUNCTION: on_function((const CUpti_ActivityFunction *)rec); break;
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: op_cuda_um_record((const CUpti_ActivityUnifiedMemoryCounter3 *)rec); break;
     default: break;
@@ -628,9 +660,11 @@ int op_cuda_activity_start(int api_traced)
     int want_set = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_SET);
     int want_alloc = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_ALLOCATION);
     int want_sync = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_SYNCHRONIZATION);
+    int want_event = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_CUDA_EVENT);
     int want_sym = op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_KERNEL_SYMBOL);
     int want_um = op_cuda_um_wanted(); /* enabled at the first context (cupti_unified_memory.c) */
-    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_sym | want_um) &&
+    if (!(want_kernel | want_copy | want_set | want_alloc | want_sync | want_event | want_sym |
+          want_um) &&
         !(op_cuda_activity_mode && api_traced))
         return 0;
 
@@ -668,6 +702,10 @@ int op_cuda_activity_start(int api_traced)
     if (want_set && enable_kind(CUPTI_ACTIVITY_KIND_MEMSET, "memory set") == 0) cls |= OP_CUDA_CLS_MEMSET | OP_CUDA_CLS_GRAPH;
     if (want_alloc && enable_kind(CUPTI_ACTIVITY_KIND_MEMORY2, "memory allocation") == 0) cls |= OP_CUDA_CLS_ALLOC;
     if (want_sync && enable_kind(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization") == 0) cls |= OP_CUDA_CLS_SYNC;
+    /* one record per cudaEventRecord (host-side cost of the call's record only: the GPU's time of
+     * the event, cuptiActivityEnableCudaEventDeviceTimestamps, is not asked for) */
+    if (want_event && enable_kind(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event") == 0)
+        cls |= OP_CUDA_CLS_SYNC;
     if (want_sym) enable_kind(CUPTI_ACTIVITY_KIND_FUNCTION, "function");
     op_cuda_activity_classes = cls;
 

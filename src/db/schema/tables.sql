@@ -434,6 +434,26 @@ CREATE TABLE IF NOT EXISTS "omniprof_unified_memory{{uuid}}" (
     "cause" TEXT
 );
 
+-- CUDA events recorded on a stream (CUDA_EVENT records, include/omniprof/gpu.h): the stream and
+-- the recording call (event_id: its rocpd_event row, whose correlation_id is the call's), so
+-- that what an event synchronize or a stream's wait for the event waited for is known: the
+-- stream's work launched before the recording call. cuda_event is CUDA's event id (reused when
+-- an event is recorded again); sync_id names this recording, as the SYNCHRONIZATION records of
+-- the waits do (their event row's extdata, "sync_id"). device_timestamp: when the GPU passed
+-- it, NULL when not collected.
+CREATE TABLE IF NOT EXISTS "omniprof_cuda_event{{uuid}}" (
+    "id" INTEGER NOT NULL PRIMARY KEY,
+    "guid" TEXT NOT NULL GENERATED ALWAYS AS ('{{guid}}') VIRTUAL,
+    "nid" INTEGER NOT NULL REFERENCES "rocpd_info_node{{uuid}}" ("id"),
+    "pid" INTEGER NOT NULL REFERENCES "rocpd_info_process{{uuid}}" ("id"),
+    "tid" INTEGER REFERENCES "rocpd_info_thread{{uuid}}" ("id"),
+    "stream_id" INTEGER REFERENCES "rocpd_info_stream{{uuid}}" ("id"),
+    "event_id" INTEGER REFERENCES "rocpd_event{{uuid}}" ("id"),
+    "cuda_event" INTEGER NOT NULL,
+    "sync_id" INTEGER NOT NULL,
+    "device_timestamp" BIGINT -- @time
+);
+
 -- Symbols of the addresses in omniprof_stack, filled at the end of the run: one row per
 -- (address, inline_depth); inline_depth 0 is the physical frame, 1.. its inlined callees.
 CREATE TABLE IF NOT EXISTS "omniprof_symbol{{uuid}}" (

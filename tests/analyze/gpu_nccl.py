@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""NCCL across ranks with real data (tests/gpu/run.sh part "nccl"): torch_nccl.py on 2 GPUs, each
+rank under `omniprof run --runtime-trace --sync-trace` (kernels, the CUDA runtime, and the
+events PyTorch's NCCL stream waits for its compute stream through), rank 1 a planted
+straggler (EXTRA cos kernels per step); the two databases merged (`omniprof merge`) and
+analyzed. Checks:
+  - both ranks' NCCL kernels are there, the same count per name on each rank (the k-th of a
+    name on each rank is one collective, docs/analyze.md), and the critical path runs through
+    rank 1's extra kernels (the collective makes rank 0 wait for them);
+  - the straggler is a top-3 finding: rule rank_straggler naming rank 1 (its GPU work between
+    its first and last NCCL collective brought down to rank 0's);
+  - the what-if 'kernel:cos_kernel=0' (the straggler's extra work removed: PyTorch's cos kernel
+    is cos_kernel_cuda) predicts the gain measured by running with --extra 0, within 5 points of
+    run time or 20 % of the gain.
+Skips with the reason when fewer than 2 GPUs or no torch.distributed NCCL are there.
+usage: gpu_nccl.py BUILD OUTDIR"""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+B, OUT = sys.argv[1], sys.argv[2]
+OMNI = os.path.join(B, "bin", "omniprof")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROG = os.path.join(HERE, "torch_nccl.py")
+ROUNDS = int(os.environ.get("GPU_ANALYZE_ROUNDS", "3"))
+FAILS = []
+
+
+def check(ok, what):
+    print(("PASS " if ok else "FAIL ") + "analyze.nccl_gpu_" + what)
+    if not ok:
+        FAILS.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def record(name, extra):
+    """Both ranks under omniprof run; the merged database, or None."""
+    port = str(free_port())
+    procs, dbs = [], []
+    for rank in range(2):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
+                   WORLD_SIZE="2", LOCAL_RANK=str(rank))
+        o = "%s_r%d" % (name, rank)
+        dbs.append(os.path.join(OUT, o + "_results.db"))
+        procs.append(subprocess.Popen(
+            [OMNI, "run", "--runtime-trace", "--sync-trace", "-d", OUT, "-o", o, "--",
+             sys.executable, PROG,
+             "--extra", str(extra)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True))
+    ok = True
+    for rank, p in enumerate(procs):
+        try:
+            so, se = p.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            so, se = p.communicate()
+        good = p.returncode == 0 and "done" in so and os.path.exists(dbs[rank])
+        check(good, "%s rank %d recorded (rc %s: %s)" % (name, rank, p.returncode,
+                                                        se.strip()[-300:].replace("\n", " ")))
+        ok = ok and good
+    if not ok:
+        return None
+    merged = os.path.join(OUT, name + "_merged.db")
+    if os.path.exists(merged):
+        os.unlink(merged)
+    r = subprocess.run([OMNI, "merge", "-i"] + dbs + ["-o", merged], capture_output=True,
+                       text=True, timeout=600)
+    check(r.returncode == 0, "%s merged (%s)" % (name, r.stderr.strip()[-300:]))
+    return merged if r.returncode == 0 else None
+
+
+def analyze(db, *extra):
+    r = subprocess.run([OMNI, "analyze", "-i", db, "--format", "json"] + list(extra),
+                       capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, "analyze %s exits 0 (%s)" % (os.path.basename(db),
+                                                         r.stderr.strip()[-300:]))
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def median(runs):
+    runs = [r for r in runs if r]
+    runs.sort(key=lambda r: r["run"]["wall_ns"])
+    return runs[len(runs) // 2] if runs else None
+
+
+def nccl_counts(db):
+    """{(pid, kernel name): count} of the NCCL kernels of the merged database."""
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    rows = con.execute("SELECT K.pid, S.display_name, count(*) FROM rocpd_kernel_dispatch K "
+                       "JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND "
+                       "S.guid = K.guid WHERE S.display_name LIKE 'nccl%' "
+                       "GROUP BY K.pid, S.display_name").fetchall()
+    con.close()
+    return rows
+
+
+def kernel_total(db, part):
+    """Total time (ns) of the kernels whose name holds `part`, all ranks of the merged db."""
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    v = con.execute("SELECT total(K.\"end\" - K.start) FROM rocpd_kernel_dispatch K JOIN "
+                    "rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid "
+                    "WHERE S.display_name LIKE ? AND K.start > 0", ("%" + part + "%",)).fetchone()
+    con.close()
+    return v[0] or 0
+
+
+def main():
+    probe = subprocess.run([sys.executable, "-c", "import torch, torch.distributed as d; "
+                            "print(torch.cuda.device_count(), d.is_nccl_available())"],
+                           capture_output=True, text=True, timeout=300)
+    words = probe.stdout.split()
+    if probe.returncode != 0 or len(words) != 2:
+        print("SKIP analyze.nccl_gpu: no PyTorch here (%s)" % probe.stderr.strip()[-200:])
+        sys.exit(77)
+    if int(words[0]) < 2 or words[1] != "True":
+        print("SKIP analyze.nccl_gpu: needs 2 GPUs and NCCL (%s GPUs, NCCL %s)" % tuple(words))
+        sys.exit(77)
+    if not os.path.exists(OMNI):
+        print("SKIP analyze.nccl_gpu: %s is not built" % OMNI)
+        sys.exit(77)
+    os.makedirs(OUT, exist_ok=True)
+    base_dbs = [record("nccl%d" % i, 200) for i in range(ROUNDS)]
+    base_dbs = [d for d in base_dbs if d]
+    if not base_dbs:
+        sys.exit(1)
+    counts = nccl_counts(base_dbs[0])
+    per_pid = {}
+    for pid, name, n in counts:
+        per_pid.setdefault(pid, {})[name] = n
+    check(len(per_pid) == 2 and len(set(tuple(sorted(v.items())) for v in per_pid.values())) == 1,
+          "NCCL kernels on both ranks, the same count per name (%s)" % counts)
+    base = median([analyze(d, "--what-if", "kernel:cos_kernel=0") for d in base_dbs])
+    fast = median([analyze(d) for d in (record("nccl_fast%d" % i, 0) for i in range(ROUNDS))
+                   if d])
+    if not base or not fast:
+        sys.exit(1)
+    wall = base["run"]["wall_ns"]
+    items = {(i["kind"], i["name"]): i["ns"] for i in base["critical_path"]["items"]}
+    print("critical path: %s" % sorted(items.items(), key=lambda x: -x[1])[:10])
+    cos = sum(v for (k, n), v in items.items() if k == "kernel" and "cos_kernel" in n)
+    cos_tot = kernel_total(base_dbs[0], "cos_kernel")
+    check(cos_tot > 0 and cos > 0.5 * cos_tot, "the path runs through rank 1's extra kernels "
+          "(%.1f of their %.1f ms): rank 0 waits for them in the all-reduce"
+          % (cos / 1e6, cos_tot / 1e6))
+    top = base["findings"][:3]
+    print("top findings: %s" % [(f["rule"], f["title"], round(f["gain_pct"], 1)) for f in top])
+    strag = [f for f in top if f["rule"] == "rank_straggler" and "rank 1 " in f["title"]]
+    check(bool(strag), "the straggler (rank 1) is a top-3 finding (rank_straggler)")
+    pred = base["what_if"]["gain_pct"]
+    meas = 100.0 * (wall - fast["run"]["wall_ns"]) / wall
+    tol = max(5.0, 0.2 * abs(meas))
+    check(abs(pred - meas) <= tol, "what-if 'kernel:cos_kernel=0' predicted gain %.1f %% vs "
+          "measured %.1f %% with --extra 0 (tolerance %.1f)" % (pred, meas, tol))
+    print("\n| program | predicted gain | measured gain | tolerance |\n|---|---|---|---|")
+    print("| torch_nccl, 2 ranks (rank 1's extra work removed) | %.1f %% | %.1f %% | %.1f |"
+          % (pred, meas, tol))
+    if strag:
+        print("| torch_nccl, the rank_straggler finding's own change | %.1f %% | %.1f %% | %.1f |"
+              % (strag[0]["gain_pct"], meas, tol))
+    sys.exit(1 if FAILS else 0)
+
+
+if __name__ == "__main__":
+    main()
