@@ -417,6 +417,97 @@ oom:
 
 
 
+/* The rows of a set are read with ids only (no text join per row): a name is read from the
+ * database the first time its id is seen in the set and interned; ids map to interned names
+ * through a dense array (ids below IDS_DENSE; a hash map above: a damaged or foreign input). */
+#define IDS_DENSE (1u << 22)
+typedef struct idmap {
+    uint32_t *a; /* id -> value + 1, 0 unknown */
+    size_t cap;
+    op_u64map big;
+} idmap;
+
+static int ids_get(const idmap *m, int64_t id, uint32_t *v)
+{
+    uint64_t x = 0;
+    if (id >= 0 && (uint64_t)id < m->cap) {
+        if (!m->a[id]) return 0;
+        *v = m->a[id] - 1;
+        return 1;
+    }
+    if (id >= 0 && id < IDS_DENSE) return 0;
+    if (!op_u64map_get(&m->big, (uint64_t)id, &x)) return 0;
+    *v = (uint32_t)x;
+    return 1;
+}
+
+static int ids_put(idmap *m, int64_t id, uint32_t v)
+{
+    if (id < 0 || id >= IDS_DENSE) return op_u64map_put(&m->big, (uint64_t)id, v);
+    if ((uint64_t)id >= m->cap) {
+        size_t nc = m->cap ? m->cap : 256;
+        while (nc <= (uint64_t)id) nc *= 2;
+        uint32_t *p = op_realloc(m->a, nc * sizeof *p);
+        if (!p) return -1;
+        memset(p + m->cap, 0, (nc - m->cap) * sizeof *p);
+        m->a = p;
+        m->cap = nc;
+    }
+    m->a[id] = v + 1;
+    return 0;
+}
+
+static void ids_free(idmap *m)
+{
+    op_free(m->a);
+    op_u64map_free(&m->big);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct names { /* per set: what the rows' ids name */
+    op_rd_lookup *lk;
+    idmap str;   /* string id -> interned name */
+    idmap ksym;  /* kernel symbol id -> interned name */
+    idmap cat;   /* category string id -> RC_* */
+    int64_t agent_id, agent_index; /* the last agent looked up */
+} names;
+
+/* The interned name of string `id` (ksym: of kernel symbol `id`); UINT32_MAX out of memory. */
+static uint32_t name_of(an_graph *g, names *nm, int ksym, int64_t id)
+{
+    uint32_t v = 0;
+    idmap *m = ksym ? &nm->ksym : &nm->str;
+    if (ids_get(m, id, &v)) return v;
+    int len = 0;
+    const unsigned char *s =
+        ksym ? op_rd_lookup_kernel(nm->lk, id, &len) : op_rd_lookup_string(nm->lk, id, &len);
+    uint32_t in = 0;
+    if (op_strtab_intern(&g->names, (const char *)s, (size_t)len, &in) != 0) return UINT32_MAX;
+    return ids_put(m, id, in) != 0 ? UINT32_MAX : in;
+}
+
+static int cat_of(const unsigned char *c, int n);
+
+/* RC_* of category string `id`; -1 out of memory. */
+static int cat_by_id(names *nm, int64_t id)
+{
+    uint32_t v = 0;
+    if (ids_get(&nm->cat, id, &v)) return (int)v;
+    int len = 0;
+    const unsigned char *s = id ? op_rd_lookup_string(nm->lk, id, &len) : NULL;
+    int c = cat_of(len ? s : NULL, len);
+    return ids_put(&nm->cat, id, (uint32_t)c) != 0 ? -1 : c;
+}
+
+static int64_t agent_index_of(names *nm, int64_t agent_id)
+{
+    if (agent_id != nm->agent_id) {
+        nm->agent_id = agent_id;
+        nm->agent_index = agent_id < 0 ? agent_id : op_rd_lookup_agent_index(nm->lk, agent_id);
+    }
+    return nm->agent_index;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -432,10 +523,14 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     pending *waits = NULL;
     size_t n_waits = 0, cap_waits = 0;
     op_rd_lookup *lk = NULL;
+    names nm = {0};
     op_rd rd;
     op_ev ev;
     int rc;
     b->n_regs = b->n_ops = 0;
+    nm.agent_id = INT64_MIN;
+    lk = nm.lk = op_rd_lookup_new(src, set);
+    if (!lk) goto oom;
     /* this set's lanes, message ends and collectives are the tails of the arrays from here */
     size_t lane_first = g->n_lanes, msg_first = b->n_msgs, coll_first = b->n_colls;
     size_t sample_first = g->n_samples;
@@ -446,8 +541,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->p_begin = INT64_MAX;
     /* regions */
     /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
-    rc = op_rd_open(&rd, src, set, EV_REGION, NULL,
-                    OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err, errlen);
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0, err,
+                    errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
         g->n_events_read++;
@@ -458,9 +553,11 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         r->start = ev.start;
         r->end = ev.end < ev.start ? ev.start : ev.end;
         r->corr = ev.corr;
-        r->name = an_gb_intern(g, ev.name, ev.name_len);
+        r->name = name_of(g, &nm, 0, ev.name_id);
         r->lane = lane;
-        r->cat = (uint8_t)cat_of(ev.category, ev.category_len);
+        int cat = cat_by_id(&nm, ev.category_id);
+        if (r->name == UINT32_MAX || cat < 0) goto oom_rd;
+        r->cat = (uint8_t)cat;
         r->msg_first = (uint32_t)b->n_msgs;
         r->msg_n = 0;
         if (ev.start < b->p_begin) b->p_begin = ev.start;
@@ -487,7 +584,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     if (rc < 0) goto fail;
     /* GPU operations */
     for (int k = 0; k < 2; k++) {
-        rc = op_rd_open(&rd, src, set, k ? EV_COPY : EV_KERNEL, NULL, OP_RD_TEXT, err, errlen);
+        rc = op_rd_open(&rd, src, set, k ? EV_COPY : EV_KERNEL, NULL, 0, err, errlen);
         if (rc < 0) goto fail;
         while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
             g->n_events_read++;
@@ -495,16 +592,25 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 g->untimed_ops++;
                 continue;
             }
+            ev.agent_index = agent_index_of(&nm, ev.agent_id);
             uint32_t lane = stream_lane(b, &ev);
             if (lane == UINT32_MAX) goto oom_rd;
+            /* a kernel: its dispatch's own name (a renamed dispatch), else its symbol's */
+            uint32_t name = UINT32_MAX;
+            if (!k && ev.region_name_id) {
+                name = name_of(g, &nm, 0, ev.region_name_id);
+                if (name != UINT32_MAX && !*op_strtab_str(&g->names, name)) name = UINT32_MAX - 1;
+            }
+            if (name >= UINT32_MAX - 1) name = name_of(g, &nm, !k, ev.name_id);
+            if (name == UINT32_MAX) goto oom_rd;
             GROW(b->ops, b->n_ops, b->cap_ops);
             gop *o = &b->ops[b->n_ops++];
             o->start = ev.start;
             o->end = ev.end < ev.start ? ev.start : ev.end;
             o->corr = ev.corr;
-            o->name = an_gb_intern(g, ev.name, ev.name_len);
+            o->name = name;
             o->lane = lane;
-            o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY)
+            o->kind = k ? (strstr(op_strtab_str(&g->names, name), "SET") ? AN_SET : AN_COPY)
                         : AN_KERNEL;
             if (ev.start < b->p_begin) b->p_begin = ev.start;
         }
@@ -519,8 +625,6 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
     /* CPU call-stack samples */
-    lk = op_rd_lookup_new(src, set);
-    if (!lk) goto oom;
     rc = op_rd_open(&rd, src, set, EV_SAMPLE, NULL, 0, err, errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
@@ -716,6 +820,9 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
+    ids_free(&nm.str);
+    ids_free(&nm.ksym);
+    ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
@@ -727,6 +834,9 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     op_rd_lookup_free(lk);
+    ids_free(&nm.str);
+    ids_free(&nm.ksym);
+    ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
