@@ -238,6 +238,53 @@ static int cmp_reg(const void *a, const void *b)
     if (x->end != y->end) return x->end > y->end ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
+/* The regions in cmp_reg's order, into idx (tmp: scratch of as many entries). Rows come in
+ * commit order — a thread's regions by their end, a region after those it encloses — so after
+ * a counting sort by lane (stable) each lane is nearly in order: an insertion sort finishes it
+ * in about linear time; past a budget of moves (long regions enclosing many) the lane is sorted
+ * by qsort instead. Any correct sort gives the same order (cmp_reg is total). */
+static int sort_regs(builder *b, uint32_t *idx, uint32_t *tmp)
+{
+    const reg *R = b->regs;
+    size_t n = b->n_regs;
+    if (!n) return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (R[i].lane < lo) lo = R[i].lane;
+        if (R[i].lane > hi) hi = R[i].lane;
+    }
+    size_t nl = (size_t)(hi - lo) + 1;
+    size_t *at = op_calloc(nl + 1, sizeof *at);
+    if (!at) return -1;
+    for (size_t i = 0; i < n; i++) at[R[i].lane - lo + 1]++;
+    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
+    for (size_t i = 0; i < n; i++) tmp[at[R[i].lane - lo]++] = (uint32_t)i;
+    memcpy(idx, tmp, n * sizeof *idx);
+    size_t first = 0;
+    for (size_t l = 0; l < nl; l++) { /* at[l] is now lane l's end */
+        size_t m = at[l] - first;
+        uint32_t *a = idx + first;
+        size_t budget = 16 * m + 4096, moves = 0;
+        for (size_t i = 1; i < m; i++) {
+            uint32_t x = a[i];
+            size_t j = i;
+            while (j > 0 && cmp_reg(&x, &a[j - 1]) < 0) {
+                a[j] = a[j - 1];
+                j--;
+                if (++moves > budget) break;
+            }
+            a[j] = x;
+            if (moves > budget) {
+                an_qsort(a, m, sizeof *a, cmp_reg);
+                break;
+            }
+        }
+        first = at[l];
+    }
+    op_free(at);
+    return 0;
+}
+
 static int cmp_op(const void *a, const void *b)
 {
     const gop *x = a, *y = b;
@@ -291,9 +338,8 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
     uint32_t *stack = op_malloc((b->n_regs + 1) * sizeof *stack);
     int32_t *stack_range = op_malloc((b->n_regs + 1) * sizeof *stack_range);
     if (!idx || !stack || !stack_range) goto oom;
-    for (size_t i = 0; i < b->n_regs; i++) idx[i] = (uint32_t)i;
     g_sort_regs = b->regs;
-    an_qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
+    if (sort_regs(b, idx, stack) != 0) goto oom;
     uint32_t name_cpu = an_gb_intern(g, (const unsigned char *)"[cpu]", 5);
     size_t i = 0;
     while (i < b->n_regs) {
@@ -544,6 +590,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     pending *waits = NULL;
     size_t n_waits = 0, cap_waits = 0;
     op_rd_lookup *lk = NULL;
+    uint32_t *launch = NULL; /* per operation: its launching node + 1 */
     names nm = {0};
     op_rd rd;
     op_ev ev;
@@ -689,7 +736,20 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->cap_regs = 0;
     /* streams -> nodes */
     an_qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
-    size_t corr_hint = 0;
+    /* each operation's launching node (+ 1, 0 none) first, so that the loop below can ask for
+     * the node it needs some operations ahead: the launching calls lie on other lanes, a cache
+     * miss each when read in stream order (perf: the load's most expensive line) */
+    launch = op_malloc((b->n_ops + 1) * sizeof *launch);
+    if (!launch) goto oom;
+    {
+        size_t corr_hint = 0;
+        for (size_t i = 0; i < b->n_ops; i++) {
+            uint64_t v = 0;
+            launch[i] = b->ops[i].corr && ct_get(&corr_node, b->ops[i].corr, &corr_hint, &v)
+                            ? (uint32_t)v
+                            : 0;
+        }
+    }
     for (size_t i = 0; i < b->n_ops;) {
         uint32_t lane = b->ops[i].lane;
         g->lanes[lane].first = (uint32_t)g->n_nodes;
@@ -703,11 +763,13 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ 0xcc1, 0,
                                                 (uint32_t)g->n_nodes - 1};
             }
-            uint64_t v = 0;
+            if (i + 16 < b->n_ops && launch[i + 16])
+                __builtin_prefetch(&g->nodes[launch[i + 16] - 1]);
+            uint64_t v = launch[i];
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
-            if (o->corr && ct_get(&corr_node, o->corr, &corr_hint, &v)) {
+            if (v) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
                 /* stream busy: the operation waited for its stream, not for the launch */
@@ -726,6 +788,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
+    op_free(launch);
+    launch = NULL;
     /* host waits on the GPU: per stream of the process, the last operation launched before;
      * a stream synchronize whose record names its stream: that stream only */
     for (size_t w = 0; w < n_waits; w++) {
@@ -842,6 +906,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
+    op_free(launch);
     ids_free(&nm.str);
     ids_free(&nm.ksym);
     ids_free(&nm.cat);
@@ -856,6 +921,7 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     op_rd_lookup_free(lk);
+    op_free(launch);
     ids_free(&nm.str);
     ids_free(&nm.ksym);
     ids_free(&nm.cat);
