@@ -58,9 +58,29 @@ static int cmp_cnode(const void *a, const void *b)
     return (x->node > y->node) - (x->node < y->node);
 }
 
-static int ct_get(const corr_tab *t, int64_t corr, uint64_t *node1)
+/* corr's launching node, searched from *hint (the previous answer) outwards: a stream's
+ * operations come in time order and their correlation ids mostly grow with it, so the answer is
+ * a few entries away and the search stays in cached memory (a binary search from the whole
+ * table's middle cost a cache miss per level: at 10 M events about a tenth of the load). */
+static int ct_get(const corr_tab *t, int64_t corr, size_t *hint, uint64_t *node1)
 {
-    size_t lo = 0, hi = t->n; /* the first entry past corr: its predecessor is corr's last */
+    /* the first entry past corr (its predecessor is corr's last) lies in [lo, hi] */
+    size_t n = t->n, h = *hint <= t->n ? *hint : t->n, lo, hi, step = 1;
+    if (h > 0 && t->e[h - 1].corr > corr) { /* behind the hint: gallop back */
+        hi = h - 1;
+        while (hi >= step && t->e[hi - step].corr > corr) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi >= step ? hi - step + 1 : 0;
+    } else { /* at or past the hint: gallop on */
+        lo = h;
+        while (lo + step <= n && t->e[lo + step - 1].corr <= corr) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step <= n ? lo + step - 1 : n;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->e[mid].corr <= corr)
@@ -68,6 +88,7 @@ static int ct_get(const corr_tab *t, int64_t corr, uint64_t *node1)
         else
             hi = mid;
     }
+    *hint = lo;
     if (!lo || t->e[lo - 1].corr != corr) return 0;
     *node1 = t->e[lo - 1].node;
     return 1;
@@ -220,6 +241,53 @@ static int cmp_reg(const void *a, const void *b)
     if (x->end != y->end) return x->end > y->end ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
+/* The regions in cmp_reg's order, into idx (tmp: scratch of as many entries). Rows come in
+ * commit order — a thread's regions by their end, a region after those it encloses — so after
+ * a counting sort by lane (stable) each lane is nearly in order: an insertion sort finishes it
+ * in about linear time; past a budget of moves (long regions enclosing many) the lane is sorted
+ * by qsort instead. Any correct sort gives the same order (cmp_reg is total). */
+static int sort_regs(builder *b, uint32_t *idx, uint32_t *tmp)
+{
+    const reg *R = b->regs;
+    size_t n = b->n_regs;
+    if (!n) return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (R[i].lane < lo) lo = R[i].lane;
+        if (R[i].lane > hi) hi = R[i].lane;
+    }
+    size_t nl = (size_t)(hi - lo) + 1;
+    size_t *at = op_calloc(nl + 1, sizeof *at);
+    if (!at) return -1;
+    for (size_t i = 0; i < n; i++) at[R[i].lane - lo + 1]++;
+    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
+    for (size_t i = 0; i < n; i++) tmp[at[R[i].lane - lo]++] = (uint32_t)i;
+    memcpy(idx, tmp, n * sizeof *idx);
+    size_t first = 0;
+    for (size_t l = 0; l < nl; l++) { /* at[l] is now lane l's end */
+        size_t m = at[l] - first;
+        uint32_t *a = idx + first;
+        size_t budget = 16 * m + 4096, moves = 0;
+        for (size_t i = 1; i < m; i++) {
+            uint32_t x = a[i];
+            size_t j = i;
+            while (j > 0 && cmp_reg(&x, &a[j - 1]) < 0) {
+                a[j] = a[j - 1];
+                j--;
+                if (++moves > budget) break;
+            }
+            a[j] = x;
+            if (moves > budget) {
+                an_qsort(a, m, sizeof *a, cmp_reg);
+                break;
+            }
+        }
+        first = at[l];
+    }
+    op_free(at);
+    return 0;
+}
+
 static int cmp_op(const void *a, const void *b)
 {
     const gop *x = a, *y = b;
@@ -273,9 +341,8 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
     uint32_t *stack = op_malloc((b->n_regs + 1) * sizeof *stack);
     int32_t *stack_range = op_malloc((b->n_regs + 1) * sizeof *stack_range);
     if (!idx || !stack || !stack_range) goto oom;
-    for (size_t i = 0; i < b->n_regs; i++) idx[i] = (uint32_t)i;
     g_sort_regs = b->regs;
-    an_qsort(idx, b->n_regs, sizeof *idx, cmp_reg);
+    if (sort_regs(b, idx, stack) != 0) goto oom;
     uint32_t name_cpu = an_gb_intern(g, (const unsigned char *)"[cpu]", 5);
     size_t i = 0;
     while (i < b->n_regs) {
@@ -420,6 +487,97 @@ oom:
 
 
 
+/* The rows of a set are read with ids only (no text join per row): a name is read from the
+ * database the first time its id is seen in the set and interned; ids map to interned names
+ * through a dense array (ids below IDS_DENSE; a hash map above: a damaged or foreign input). */
+#define IDS_DENSE (1u << 22)
+typedef struct idmap {
+    uint32_t *a; /* id -> value + 1, 0 unknown */
+    size_t cap;
+    op_u64map big;
+} idmap;
+
+static int ids_get(const idmap *m, int64_t id, uint32_t *v)
+{
+    uint64_t x = 0;
+    if (id >= 0 && (uint64_t)id < m->cap) {
+        if (!m->a[id]) return 0;
+        *v = m->a[id] - 1;
+        return 1;
+    }
+    if (id >= 0 && id < IDS_DENSE) return 0;
+    if (!op_u64map_get(&m->big, (uint64_t)id, &x)) return 0;
+    *v = (uint32_t)x;
+    return 1;
+}
+
+static int ids_put(idmap *m, int64_t id, uint32_t v)
+{
+    if (id < 0 || id >= IDS_DENSE) return op_u64map_put(&m->big, (uint64_t)id, v);
+    if ((uint64_t)id >= m->cap) {
+        size_t nc = m->cap ? m->cap : 256;
+        while (nc <= (uint64_t)id) nc *= 2;
+        uint32_t *p = op_realloc(m->a, nc * sizeof *p);
+        if (!p) return -1;
+        memset(p + m->cap, 0, (nc - m->cap) * sizeof *p);
+        m->a = p;
+        m->cap = nc;
+    }
+    m->a[id] = v + 1;
+    return 0;
+}
+
+static void ids_free(idmap *m)
+{
+    op_free(m->a);
+    op_u64map_free(&m->big);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct names { /* per set: what the rows' ids name */
+    op_rd_lookup *lk;
+    idmap str;   /* string id -> interned name */
+    idmap ksym;  /* kernel symbol id -> interned name */
+    idmap cat;   /* category string id -> RC_* */
+    int64_t agent_id, agent_index; /* the last agent looked up */
+} names;
+
+/* The interned name of string `id` (ksym: of kernel symbol `id`); UINT32_MAX out of memory. */
+static uint32_t name_of(an_graph *g, names *nm, int ksym, int64_t id)
+{
+    uint32_t v = 0;
+    idmap *m = ksym ? &nm->ksym : &nm->str;
+    if (ids_get(m, id, &v)) return v;
+    int len = 0;
+    const unsigned char *s =
+        ksym ? op_rd_lookup_kernel(nm->lk, id, &len) : op_rd_lookup_string(nm->lk, id, &len);
+    uint32_t in = 0;
+    if (op_strtab_intern(&g->names, (const char *)s, (size_t)len, &in) != 0) return UINT32_MAX;
+    return ids_put(m, id, in) != 0 ? UINT32_MAX : in;
+}
+
+static int cat_of(const unsigned char *c, int n);
+
+/* RC_* of category string `id`; -1 out of memory. */
+static int cat_by_id(names *nm, int64_t id)
+{
+    uint32_t v = 0;
+    if (ids_get(&nm->cat, id, &v)) return (int)v;
+    int len = 0;
+    const unsigned char *s = id ? op_rd_lookup_string(nm->lk, id, &len) : NULL;
+    int c = cat_of(len ? s : NULL, len);
+    return ids_put(&nm->cat, id, (uint32_t)c) != 0 ? -1 : c;
+}
+
+static int64_t agent_index_of(names *nm, int64_t agent_id)
+{
+    if (agent_id != nm->agent_id) {
+        nm->agent_id = agent_id;
+        nm->agent_index = agent_id < 0 ? agent_id : op_rd_lookup_agent_index(nm->lk, agent_id);
+    }
+    return nm->agent_index;
+}
+
 static int on_pageable(int64_t corr, int pageable, int is_async, void *arg)
 {
     (void)is_async;
@@ -435,10 +593,15 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     pending *waits = NULL;
     size_t n_waits = 0, cap_waits = 0;
     op_rd_lookup *lk = NULL;
+    uint32_t *launch = NULL; /* per operation: its launching node + 1 */
+    names nm = {0};
     op_rd rd;
     op_ev ev;
     int rc;
     b->n_regs = b->n_ops = 0;
+    nm.agent_id = INT64_MIN;
+    lk = nm.lk = op_rd_lookup_new(src, set);
+    if (!lk) goto oom;
     /* this set's lanes, message ends and collectives are the tails of the arrays from here */
     size_t lane_first = g->n_lanes, msg_first = b->n_msgs, coll_first = b->n_colls;
     size_t sample_first = g->n_samples;
@@ -449,8 +612,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->p_begin = INT64_MAX;
     /* regions */
     /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
-    rc = op_rd_open(&rd, src, set, EV_REGION, NULL,
-                    OP_RD_TEXT | (SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0), err, errlen);
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0, err,
+                    errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
         g->n_events_read++;
@@ -461,9 +624,11 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         r->start = ev.start;
         r->end = ev.end < ev.start ? ev.start : ev.end;
         r->corr = ev.corr;
-        r->name = an_gb_intern(g, ev.name, ev.name_len);
+        r->name = name_of(g, &nm, 0, ev.name_id);
         r->lane = lane;
-        r->cat = (uint8_t)cat_of(ev.category, ev.category_len);
+        int cat = cat_by_id(&nm, ev.category_id);
+        if (r->name == UINT32_MAX || cat < 0) goto oom_rd;
+        r->cat = (uint8_t)cat;
         r->msg_first = (uint32_t)b->n_msgs;
         r->msg_n = 0;
         if (ev.start < b->p_begin) b->p_begin = ev.start;
@@ -490,7 +655,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     if (rc < 0) goto fail;
     /* GPU operations */
     for (int k = 0; k < 2; k++) {
-        rc = op_rd_open(&rd, src, set, k ? EV_COPY : EV_KERNEL, NULL, OP_RD_TEXT, err, errlen);
+        rc = op_rd_open(&rd, src, set, k ? EV_COPY : EV_KERNEL, NULL, 0, err, errlen);
         if (rc < 0) goto fail;
         while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
             g->n_events_read++;
@@ -498,16 +663,25 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 g->untimed_ops++;
                 continue;
             }
+            ev.agent_index = agent_index_of(&nm, ev.agent_id);
             uint32_t lane = stream_lane(b, &ev);
             if (lane == UINT32_MAX) goto oom_rd;
+            /* a kernel: its dispatch's own name (a renamed dispatch), else its symbol's */
+            uint32_t name = UINT32_MAX;
+            if (!k && ev.region_name_id) {
+                name = name_of(g, &nm, 0, ev.region_name_id);
+                if (name != UINT32_MAX && !*op_strtab_str(&g->names, name)) name = UINT32_MAX - 1;
+            }
+            if (name >= UINT32_MAX - 1) name = name_of(g, &nm, !k, ev.name_id);
+            if (name == UINT32_MAX) goto oom_rd;
             GROW(b->ops, b->n_ops, b->cap_ops);
             gop *o = &b->ops[b->n_ops++];
             o->start = ev.start;
             o->end = ev.end < ev.start ? ev.start : ev.end;
             o->corr = ev.corr;
-            o->name = an_gb_intern(g, ev.name, ev.name_len);
+            o->name = name;
             o->lane = lane;
-            o->kind = k ? ((ev.name && strstr((const char *)ev.name, "SET")) ? AN_SET : AN_COPY)
+            o->kind = k ? (strstr(op_strtab_str(&g->names, name), "SET") ? AN_SET : AN_COPY)
                         : AN_KERNEL;
             if (ev.start < b->p_begin) b->p_begin = ev.start;
         }
@@ -528,8 +702,6 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     if (op_rd_copy_memory_kinds(src, set, on_pageable, &pageable, err, errlen) != OP_RD_OK)
         goto fail;
     /* CPU call-stack samples */
-    lk = op_rd_lookup_new(src, set);
-    if (!lk) goto oom;
     rc = op_rd_open(&rd, src, set, EV_SAMPLE, NULL, 0, err, errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
@@ -581,6 +753,20 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         b->launch_e = op_malloc((b->n_ops + 1) * sizeof *b->launch_e);
         if (!b->launch_t || !b->launch_e) goto oom;
     }
+    /* each operation's launching node (+ 1, 0 none) first, so that the loop below can ask for
+     * the node it needs some operations ahead: the launching calls lie on other lanes, a cache
+     * miss each when read in stream order (perf: the load's most expensive line) */
+    launch = op_malloc((b->n_ops + 1) * sizeof *launch);
+    if (!launch) goto oom;
+    {
+        size_t corr_hint = 0;
+        for (size_t i = 0; i < b->n_ops; i++) {
+            uint64_t v = 0;
+            launch[i] = b->ops[i].corr && ct_get(&corr_node, b->ops[i].corr, &corr_hint, &v)
+                            ? (uint32_t)v
+                            : 0;
+        }
+    }
     for (size_t i = 0; i < b->n_ops;) {
         uint32_t lane = b->ops[i].lane;
         g->lanes[lane].first = (uint32_t)g->n_nodes;
@@ -594,16 +780,17 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ 0xcc1, 0,
                                                 (uint32_t)g->n_nodes - 1};
             }
-            uint64_t v = 0;
+            if (i + 16 < b->n_ops && launch[i + 16])
+                __builtin_prefetch(&g->nodes[launch[i + 16] - 1]);
+            uint64_t v = launch[i];
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (b->n_esyncs) {
-                b->launch_t[nid - b->gpu_first] =
-                    o->corr && ct_get(&corr_node, o->corr, &v) ? g->nodes[v - 1].start : o->start;
+                b->launch_t[nid - b->gpu_first] = v ? g->nodes[v - 1].start : o->start;
                 b->launch_e[nid - b->gpu_first] = (uint32_t)g->n_edges; /* its launch edge, if */
             }
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
-            if (o->corr && ct_get(&corr_node, o->corr, &v)) {
+            if (v) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
                 /* stream busy: the operation waited for its stream, not for the launch */
@@ -622,10 +809,13 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
+    op_free(launch);
+    launch = NULL;
     if (b->n_esyncs) { /* the recording calls' times, then the event waits */
+        size_t hint = 0;
         for (size_t i = 0; i < b->n_cevs; i++) {
             uint64_t v = 0;
-            if (b->cevs[i].corr && ct_get(&corr_node, b->cevs[i].corr, &v))
+            if (b->cevs[i].corr && ct_get(&corr_node, b->cevs[i].corr, &hint, &v))
                 b->cevs[i].t = g->nodes[v - 1].start;
         }
         if (an_gb_event_links(b, lane_first) != 0) goto oom;
@@ -754,6 +944,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
+    op_free(launch);
+    ids_free(&nm.str);
+    ids_free(&nm.ksym);
+    ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
@@ -765,6 +959,10 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     op_rd_lookup_free(lk);
+    op_free(launch);
+    ids_free(&nm.str);
+    ids_free(&nm.ksym);
+    ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);

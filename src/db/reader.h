@@ -126,6 +126,8 @@ typedef struct op_ev {
     int64_t ext_corr;              /* rocpd_event.correlation_id */
     int64_t agent_id, agent_index; /* row id / logical index (-1 unknown) */
     int64_t stream_id, queue_id, dispatch_id, kernel_id;
+    int64_t region_name_id;        /* kernels: the dispatch's own name (string id; 0 none), in
+                                    * every mode: text mode names the kernel by it when set */
     int64_t grid[3], block[3];
     int64_t lds, scratch, vgpr, accum_vgpr, sgpr;
     int64_t size, address;

@@ -131,14 +131,16 @@ static void sql_kind_columns(op_buf *b, op_src_set *set, int kind, int text) {
     int has_ag = SRC_HAS(set, T_AGENT);
     switch (kind) {
     case EV_KERNEL:
-        /* 14 stream 15 queue 16 dispatch 17..19 grid 20..22 block 23 lds 24 scratch 25 vgpr 26 accum 27 sgpr */
+        /* 14 stream 15 queue 16 dispatch 17..19 grid 20..22 block 23 lds 24 scratch 25 vgpr 26 accum 27 sgpr
+         * 28 region name id */
         op_buf_puts(b, "X.stream_id, X.queue_id, X.dispatch_id, X.grid_size_x, X.grid_size_y, X.grid_size_z, "
                        "X.workgroup_size_x, X.workgroup_size_y, X.workgroup_size_z, X.group_segment_size, "
                        "X.private_segment_size, ");
         if (SRC_HAS(set, T_KERNEL_SYMBOL) && text)
-            op_buf_printf(b, "KS.arch_vgpr_count, KS.accum_vgpr_count, KS.sgpr_count ");
+            op_buf_printf(b, "KS.arch_vgpr_count, KS.accum_vgpr_count, KS.sgpr_count, ");
         else
-            op_buf_puts(b, "NULL, NULL, NULL ");
+            op_buf_puts(b, "NULL, NULL, NULL, ");
+        op_buf_puts(b, "X.region_name_id ");
         break;
     case EV_COPY:
         /* 14 stream 15 queue 16 size 17 src agent index 18 dst address */
@@ -404,6 +406,7 @@ static void own_ids(const op_src_set *set, op_ev *ev) {
     ev->stream_id = op_rd_own_id(set, T_STREAM, ev->stream_id);
     ev->queue_id = op_rd_own_id(set, T_QUEUE, ev->queue_id);
     if (ev->kind == EV_KERNEL || ev->kind == EV_PMC) ev->kernel_id = op_rd_own_id(set, T_KERNEL_SYMBOL, ev->kernel_id);
+    if (ev->kind == EV_KERNEL) ev->region_name_id = op_rd_own_id(set, T_STRING, ev->region_name_id);
     ev->cpu_stack = op_rd_own_id(set, T_OP_STACK, ev->cpu_stack);
 }
 
@@ -457,6 +460,7 @@ int op_rd_next(op_rd *rd, op_ev *ev, char *err, size_t errlen) {
             ev->accum_vgpr = sqlite3_column_int64(st, 26);
             ev->sgpr = sqlite3_column_int64(st, 27);
         }
+        ev->region_name_id = sqlite3_column_int64(st, 28);
         break;
     case EV_COPY:
         ev->stream_id = sqlite3_column_int64(st, 14);

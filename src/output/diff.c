@@ -5,10 +5,13 @@
  *   timed items   every instance's duration is kept (a uniform reservoir of at most RES_CAP
  *                 per item and input; counts and sums stay exact). The per-instance change is
  *                 the change of the mean; its noise is the 99 % interval of that change from
- *                 the two standard errors (Welch); "no change" is tested with the Mann-Whitney
- *                 U test on the two samples of durations (normal approximation, tie
- *                 correction), which a few preempted instances on a loaded machine do not
- *                 sway the way they sway a mean.
+ *                 the larger of two standard errors: the instances' (Welch) and that of 10-20
+ *                 batch means of neighbouring instances (a run's load drifts: neighbours are
+ *                 not independent, and the instances' error alone was 1.2-2.6 times too
+ *                 small on a loaded machine), with Student's t; "no change" needs both the
+ *                 Mann-Whitney U test on the two samples of durations (normal approximation,
+ *                 tie correction), which a few preempted instances on a loaded machine do not
+ *                 sway the way they sway a mean, and Welch's t over that error.
  *   functions     self samples (the leaf frame of each CPU call-stack sample): counts are
  *                 Poisson. Both inputs are taken to be sampled alike (clock and frequency), so
  *                 the change is that of the counts and "no change" is a z test of the two
@@ -42,6 +45,7 @@
 #include "output/sink.h"
 
 #define RES_CAP 20000
+#define BM_MAX 20 /* batch means: 10 to 20 batches of equal size per item and input */
 #define MIN_INSTANCES 3 /* fewer instances on a side: no test (p = 1) */
 #define MIN_SAMPLES 10  /* fewer samples on both sides together: no test */
 #define Z99 2.5758293035489
@@ -56,6 +60,11 @@ typedef struct acc {
     double sum, sumsq;
     double *res; /* reservoir: min(n, RES_CAP) durations */
     size_t n_res;
+    /* batch means, in row (time) order: full batches of bsize instances, the one filling */
+    double batch[BM_MAX];
+    uint32_t n_batch;
+    uint64_t bsize, in_cur;
+    double cur;
 } acc;
 
 typedef struct thread_span {
@@ -117,6 +126,19 @@ static int add_value(side *s, uint32_t id, double v)
     a->n++;
     a->sum += v;
     a->sumsq += v * v;
+    if (!a->bsize) a->bsize = 1;
+    a->cur += v;
+    if (++a->in_cur == a->bsize) {
+        a->batch[a->n_batch++] = a->cur / (double)a->bsize;
+        a->cur = 0;
+        a->in_cur = 0;
+        if (a->n_batch == BM_MAX) { /* pairs merge: half as many batches, twice as long */
+            for (uint32_t i = 0; i < BM_MAX / 2; i++)
+                a->batch[i] = (a->batch[2 * i] + a->batch[2 * i + 1]) / 2.0;
+            a->n_batch = BM_MAX / 2;
+            a->bsize *= 2;
+        }
+    }
     if (v < 0) return 0;
     if (a->n_res < RES_CAP) {
         if (!a->res) {
@@ -314,6 +336,81 @@ static double mann_whitney(const double *a, size_t na, const double *b, size_t n
     return erfc(d / sqrt(var) / sqrt(2.0));
 }
 
+/* The regularized incomplete beta function I_x(a, b) (continued fraction, modified Lentz). */
+static double betacf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    if (fabs(d) < tiny) d = tiny;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m;
+        double aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + aa * d;
+        if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c;
+        if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + aa * d;
+        if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c;
+        if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < 1e-12) break;
+    }
+    return h;
+}
+
+static double ibeta(double a, double b, double x)
+{
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    double bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log(1.0 - x));
+    if (x < (a + 1.0) / (a + b + 2.0)) return bt * betacf(a, b, x) / a;
+    return 1.0 - bt * betacf(b, a, 1.0 - x) / b;
+}
+
+/* Two-sided p-value of Student's t with df degrees of freedom. */
+static double t_p(double t, double df)
+{
+    if (!isfinite(t)) return 0;
+    return ibeta(df / 2.0, 0.5, df / (df + t * t));
+}
+
+/* The t with two-sided p-value 0.01 (the 99 % interval's half-width in standard errors). */
+static double t99(double df)
+{
+    double lo = 0, hi = 1000;
+    for (int i = 0; i < 80; i++) {
+        double mid = (lo + hi) / 2;
+        if (t_p(mid, df) > 0.01)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* The mean and variance of an input's batch means; 0 when there are fewer than two batches. */
+static int batch_stats(const acc *a, double *var, double *n)
+{
+    if (a->n_batch < 2) return 0;
+    double m = 0, v = 0;
+    for (uint32_t i = 0; i < a->n_batch; i++)
+        m += a->batch[i];
+    m /= a->n_batch;
+    for (uint32_t i = 0; i < a->n_batch; i++)
+        v += (a->batch[i] - m) * (a->batch[i] - m);
+    *var = v / (a->n_batch - 1);
+    *n = a->n_batch;
+    return 1;
+}
+
 static void fill_side(op_diff_side *o, acc *a, int kind, double period)
 {
     o->count = a->n;
@@ -452,10 +549,24 @@ int op_output_diff(const op_diff_options *o, op_diff_result **out, char *err, si
             it->p = erfc(fabs(x2 - x1) / sd / sqrt(2.0));
         } else {
             if (a->n < MIN_INSTANCES || b->n < MIN_INSTANCES || it->base.mean_ns <= 0) continue;
-            it->change_pct = (it->new_.mean_ns - it->base.mean_ns) / it->base.mean_ns * 100.0;
+            double dm = it->new_.mean_ns - it->base.mean_ns;
+            it->change_pct = dm / it->base.mean_ns * 100.0;
             double se = sqrt(it->base.sd_ns * it->base.sd_ns / (double)a->n +
                              it->new_.sd_ns * it->new_.sd_ns / (double)b->n);
-            it->noise_pct = Z99 * se / it->base.mean_ns * 100.0;
+            double q = Z99, pt = 1.0, va, vb, na, nb;
+            if (batch_stats(a, &va, &na) && batch_stats(b, &vb, &nb)) {
+                /* instances are not independent: a run's load drifts, so neighbours share it.
+                 * The standard error of a mean from its batch means (Welch's t over the
+                 * batches) holds that; the larger of the two errors is the noise */
+                double ea = va / na, eb = vb / nb, sb = sqrt(ea + eb);
+                double df = ea + eb > 0 ? (ea + eb) * (ea + eb) /
+                                              (ea * ea / (na - 1) + eb * eb / (nb - 1))
+                                        : na + nb - 2;
+                if (sb > se) se = sb;
+                q = t99(df);
+                pt = se > 0 ? t_p(fabs(dm) / se, df) : (dm != 0 ? 0 : 1);
+            }
+            it->noise_pct = q * se / it->base.mean_ns * 100.0;
             double p = mann_whitney(a->res, a->n_res, b->res, b->n_res);
             if (p < 0) {
                 snprintf(err, errlen, "out of memory");
@@ -463,7 +574,7 @@ int op_output_diff(const op_diff_options *o, op_diff_result **out, char *err, si
                 free_ctx(&c);
                 return OP_OUT_EFAIL;
             }
-            it->p = p;
+            it->p = p > pt ? p : pt; /* both tests must say "changed" */
         }
         r->n_tests++;
     }

@@ -42,7 +42,8 @@ typedef struct op_diff_item {
     double delta_ns;   /* new total - base total */
     double change_pct; /* per-instance change: mean (functions: samples) new vs base, in % */
     double noise_pct;  /* half-width of the 99 % interval of change_pct */
-    double p;          /* two-sided p-value of "no change" (Mann-Whitney U; functions: Poisson) */
+    double p;          /* two-sided p of "no change": the larger of Mann-Whitney U and Welch's t
+                        * over batch means (diff.c); functions: Poisson */
     int significant;   /* p below the corrected alpha, |change| >= min change and > noise */
     int status;        /* OP_DIFF_* status */
 } op_diff_item;
