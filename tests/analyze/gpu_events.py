@@ -5,7 +5,7 @@
     with its stream) and the waits' synchronization records name them (extdata sync_id);
   - the critical path runs through producer (stream A), which stream B waits for through an
     event, and not through busy_other (stream C): the event synchronize waited for stream B;
-  - the what-if 'kernel:^producer$=0.5' predicts the gain measured by running the program with
+  - the what-if 'kernel:^producer\\(=0.5' predicts the gain measured by running the program with
     producer half as long (its knob), within 5 points of run time or 20 % of the gain (the
     median of GPU_ANALYZE_ROUNDS runs, default 3). Reading the event synchronize as device-wide,
     or the stream wait as no edge, predicts about a quarter of the gain or none.
@@ -86,7 +86,7 @@ def main():
     check(len(kinds) == 2 and named == len(waits) and len(waits) >= 2 * ITERS,
           "event synchronize and stream wait records (%s, %d) all name a recording (%d)"
           % (sorted(kinds), len(waits), named))
-    base = median([analyze(d, "--what-if", "kernel:^producer$=0.5") for d in base_dbs if d])
+    base = median([analyze(d, "--what-if", "kernel:^producer\\(=0.5") for d in base_dbs if d])
     fast = median([analyze(d) for d in (record("events_fast%d" % i, 20)
                                          for i in range(ROUNDS)) if d])
     if not base or not fast:

@@ -1317,6 +1317,14 @@ def mode_python_freed(args, wd):
                 else:
                     wrong.append((k, py_chain))
             n = named + gone + len(wrong)
+            if n == 0 and tail_n == 0:  # say what the database holds instead
+                allst = db_stacks(db, with_ts=True)
+                leaves = __import__("collections").Counter(
+                    (fr[0][0], fr[-1][0]) if fr else "-" for _, fr, _ in allst)
+                print("%s: no sample in pyspin_work: %d samples, %s; spans %s .. %s, samples %s .. %s"
+                      % (tag, len(allst), leaves.most_common(5), rounds[0][1] if rounds else None,
+                         tail[1], min((t for _, _, t in allst), default=None),
+                         max((t for _, _, t in allst), default=None)))
             check(n >= 100 and not wrong,
                   "%s: of %d samples in pyspin_work during the rounds, %d name the round's fn_k, "
                   "%d say %s, %d are wrong %s" %
