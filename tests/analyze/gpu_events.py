@@ -12,11 +12,12 @@
 PASS/FAIL lines (tests/gpu/run.sh counts them) and a predicted-vs-measured row; exit 77 with
 SKIP when the build lacks the program.
 usage: gpu_events.py BUILD OUTDIR"""
-import json
 import os
 import sqlite3
 import subprocess
 import sys
+
+import gpu_common
 
 B, OUT = sys.argv[1], sys.argv[2]
 OMNI = os.path.join(B, "bin", "omniprof")
@@ -44,17 +45,10 @@ def record(name, prod_ms):
 
 
 def analyze(db, *extra):
-    r = subprocess.run([OMNI, "analyze", "-i", db, "--format", "json"] + list(extra),
-                       capture_output=True, text=True, timeout=600)
-    check(r.returncode == 0, "analyze %s exits 0 (%s)" % (os.path.basename(db),
-                                                         r.stderr.strip()[-300:]))
-    return json.loads(r.stdout) if r.returncode == 0 else None
+    return gpu_common.analyze(OMNI, check, db, *extra)
 
 
-def median(runs):
-    runs = [r for r in runs if r]
-    runs.sort(key=lambda r: r["run"]["wall_ns"])
-    return runs[len(runs) // 2] if runs else None
+median = gpu_common.median
 
 
 def main():

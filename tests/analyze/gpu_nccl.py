@@ -14,11 +14,12 @@ analyzed. Checks:
     run time or 20 % of the gain.
 Skips with the reason when fewer than 2 GPUs or no torch.distributed NCCL are there.
 usage: gpu_nccl.py BUILD OUTDIR"""
-import json
 import os
 import socket
 import subprocess
 import sys
+
+import gpu_common
 
 B, OUT = sys.argv[1], sys.argv[2]
 OMNI = os.path.join(B, "bin", "omniprof")
@@ -79,17 +80,10 @@ def record(name, extra):
 
 
 def analyze(db, *extra):
-    r = subprocess.run([OMNI, "analyze", "-i", db, "--format", "json"] + list(extra),
-                       capture_output=True, text=True, timeout=600)
-    check(r.returncode == 0, "analyze %s exits 0 (%s)" % (os.path.basename(db),
-                                                         r.stderr.strip()[-300:]))
-    return json.loads(r.stdout) if r.returncode == 0 else None
+    return gpu_common.analyze(OMNI, check, db, *extra)
 
 
-def median(runs):
-    runs = [r for r in runs if r]
-    runs.sort(key=lambda r: r["run"]["wall_ns"])
-    return runs[len(runs) // 2] if runs else None
+median = gpu_common.median
 
 
 def nccl_counts(db):
