@@ -1269,16 +1269,21 @@ def mode_python_freed(args, wd):
         return 77
     lib = os.path.join(args.bindir, "libcputest_pyspin.so")
     prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_codechurn.py")
-    pys = {test_python()}
-    pys.update(p for m, p in interpreters().items() if 11 <= m <= 13)
-    for py in sorted(pys):
+    # one run per interpreter file: /usr/bin/python3 and /usr/bin/python3.12 are one program
+    # (on the GPU machine two names of it once shared a run directory: the second run's spans
+    # were read beside the first run's database)
+    pys = {os.path.realpath(test_python()): test_python()}
+    for m, p in interpreters().items():
+        if 11 <= m <= 13:
+            pys.setdefault(os.path.realpath(p), p)
+    for idx, py in enumerate(sorted(pys.values())):
         ver = subprocess.run([py, "-V"], capture_output=True, text=True).stdout.strip()
         if not re.match(r"Python 3\.1[123]\.", ver):
             print("note %s (%s): its frames are not read; skipped" % (py, ver))
             continue
         for unwind in ("deferred", "handler") if py == test_python() else ("deferred",):
             tag = "%s %s" % (ver, unwind)
-            d = os.path.join(wd, "%s-%s" % (ver.split()[1], unwind))
+            d = os.path.join(wd, "%s-%s-%d" % (ver.split()[1], unwind, idx))
             out = d + ".json"
             env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind, OMNIPROF_LOG_LEVEL="info")
             r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000",
