@@ -275,6 +275,10 @@ static inline void an_qsort(void *base, size_t n, size_t size,
 #define AN_SYNC_LOOP_MIN 10
 /* wake edges (graph.c): a launching worker thread's gap between calls this long is a wait */
 #define AN_WAKE_GAP_NS 100000
+/* An operation that starts within this of the end of the work its stream waited for (an event)
+ * waited for that work, not for its launch: a dependency across streams takes the GPU a few
+ * microseconds (1.0 µs measured on the H200; same-stream succession is given 1 µs, graph.c) */
+#define AN_EVENT_SLACK_NS 20000
 /* pageable_copy: a pageable copy's time at pinned bandwidth, as a share of its recorded time
  * (measured on the H200 host, PCIe: 64 MiB host-to-device 8.5 ms pageable, 2.1 ms pinned) */
 #define AN_PINNED_FACTOR 0.25f

@@ -268,7 +268,7 @@ int an_gb_event_links(builder *b, size_t lane_first)
          * most the call's length as its latency (as for a busy stream, graph.c) */
         uint32_t le = b->launch_e[next - b->gpu_first];
         if (le < g->n_edges && g->edges[le].dst == 2 * next && g->edges[le].type == AE_LAUNCH &&
-            g->nodes[point].end >= g->nodes[next].start - 1000) {
+            g->nodes[point].end >= g->nodes[next].start - AN_EVENT_SLACK_NS) {
             const an_node *ln = &g->nodes[g->edges[le].src / 2];
             if (g->edges[le].lag > ln->end - ln->start) g->edges[le].lag = ln->end - ln->start;
         }
