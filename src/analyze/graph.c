@@ -42,59 +42,6 @@ const char *const an_kind_name[AN_KINDS] = {"cpu",    "api",      "launch", "gpu
                                             "kernel", "copy",     "memset"};
 
 
-static int ct_put(corr_tab *t, int64_t corr, uint64_t node1)
-{
-    GROW(t->e, t->n, t->cap);
-    t->e[t->n++] = (cnode){corr, (uint32_t)node1};
-    return 0;
-oom:
-    return -1;
-}
-
-static int cmp_cnode(const void *a, const void *b)
-{
-    const cnode *x = a, *y = b;
-    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
-
-/* corr's launching node, searched from *hint (the previous answer) outwards: a stream's
- * operations come in time order and their correlation ids mostly grow with it, so the answer is
- * a few entries away and the search stays in cached memory (a binary search from the whole
- * table's middle cost a cache miss per level: at 10 M events about a tenth of the load). */
-static int ct_get(const corr_tab *t, int64_t corr, size_t *hint, uint64_t *node1)
-{
-    /* the first entry past corr (its predecessor is corr's last) lies in [lo, hi] */
-    size_t n = t->n, h = *hint <= t->n ? *hint : t->n, lo, hi, step = 1;
-    if (h > 0 && t->e[h - 1].corr > corr) { /* behind the hint: gallop back */
-        hi = h - 1;
-        while (hi >= step && t->e[hi - step].corr > corr) {
-            hi -= step;
-            step *= 2;
-        }
-        lo = hi >= step ? hi - step + 1 : 0;
-    } else { /* at or past the hint: gallop on */
-        lo = h;
-        while (lo + step <= n && t->e[lo + step - 1].corr <= corr) {
-            lo += step;
-            step *= 2;
-        }
-        hi = lo + step <= n ? lo + step - 1 : n;
-    }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->e[mid].corr <= corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *hint = lo;
-    if (!lo || t->e[lo - 1].corr != corr) return 0;
-    *node1 = t->e[lo - 1].node;
-    return 1;
-}
-
-
 int an_gb_add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag)
 {
     GROW(g->edges, g->n_edges, g->cap_edges);
@@ -369,7 +316,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                 nm_ = top_->name;                                                                  \
             if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
             if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
-                if (ct_put(corr_node, top_->corr, g->n_nodes) != 0) goto oom;                      \
+                if (an_gb_ct_put(corr_node, top_->corr, g->n_nodes) != 0) goto oom;                      \
             cursor = t_;                                                                           \
         }                                                                                          \
     } while (0)
@@ -390,7 +337,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                              sp ? stack_range[sp - 1] : -1) != 0)
                     goto oom;
                 uint32_t nid = (uint32_t)g->n_nodes - 1;
-                if (r->corr && ct_put(corr_node, r->corr, nid + 1) != 0) goto oom;
+                if (r->corr && an_gb_ct_put(corr_node, r->corr, nid + 1) != 0) goto oom;
                 for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
                 if (kind == AN_GPUWAIT ||
                     (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
@@ -422,7 +369,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
             if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
                 /* a zero-length call still launches: give it a node */
                 if (add_node(g, r->start, r->end, lane, r->name, kind, 0, rg) != 0) goto oom;
-                if (ct_put(corr_node, r->corr, g->n_nodes) != 0) goto oom;
+                if (an_gb_ct_put(corr_node, r->corr, g->n_nodes) != 0) goto oom;
                 continue;
             }
             stack[sp] = idx[i];
@@ -487,53 +434,6 @@ oom:
 
 
 
-/* The rows of a set are read with ids only (no text join per row): a name is read from the
- * database the first time its id is seen in the set and interned; ids map to interned names
- * through a dense array (ids below IDS_DENSE; a hash map above: a damaged or foreign input). */
-#define IDS_DENSE (1u << 22)
-typedef struct idmap {
-    uint32_t *a; /* id -> value + 1, 0 unknown */
-    size_t cap;
-    op_u64map big;
-} idmap;
-
-static int ids_get(const idmap *m, int64_t id, uint32_t *v)
-{
-    uint64_t x = 0;
-    if (id >= 0 && (uint64_t)id < m->cap) {
-        if (!m->a[id]) return 0;
-        *v = m->a[id] - 1;
-        return 1;
-    }
-    if (id >= 0 && id < IDS_DENSE) return 0;
-    if (!op_u64map_get(&m->big, (uint64_t)id, &x)) return 0;
-    *v = (uint32_t)x;
-    return 1;
-}
-
-static int ids_put(idmap *m, int64_t id, uint32_t v)
-{
-    if (id < 0 || id >= IDS_DENSE) return op_u64map_put(&m->big, (uint64_t)id, v);
-    if ((uint64_t)id >= m->cap) {
-        size_t nc = m->cap ? m->cap : 256;
-        while (nc <= (uint64_t)id) nc *= 2;
-        uint32_t *p = op_realloc(m->a, nc * sizeof *p);
-        if (!p) return -1;
-        memset(p + m->cap, 0, (nc - m->cap) * sizeof *p);
-        m->a = p;
-        m->cap = nc;
-    }
-    m->a[id] = v + 1;
-    return 0;
-}
-
-static void ids_free(idmap *m)
-{
-    op_free(m->a);
-    op_u64map_free(&m->big);
-    memset(m, 0, sizeof *m);
-}
-
 typedef struct names { /* per set: what the rows' ids name */
     op_rd_lookup *lk;
     idmap str;   /* string id -> interned name */
@@ -547,13 +447,13 @@ static uint32_t name_of(an_graph *g, names *nm, int ksym, int64_t id)
 {
     uint32_t v = 0;
     idmap *m = ksym ? &nm->ksym : &nm->str;
-    if (ids_get(m, id, &v)) return v;
+    if (an_gb_ids_get(m, id, &v)) return v;
     int len = 0;
     const unsigned char *s =
         ksym ? op_rd_lookup_kernel(nm->lk, id, &len) : op_rd_lookup_string(nm->lk, id, &len);
     uint32_t in = 0;
     if (op_strtab_intern(&g->names, (const char *)s, (size_t)len, &in) != 0) return UINT32_MAX;
-    return ids_put(m, id, in) != 0 ? UINT32_MAX : in;
+    return an_gb_ids_put(m, id, in) != 0 ? UINT32_MAX : in;
 }
 
 static int cat_of(const unsigned char *c, int n);
@@ -562,11 +462,11 @@ static int cat_of(const unsigned char *c, int n);
 static int cat_by_id(names *nm, int64_t id)
 {
     uint32_t v = 0;
-    if (ids_get(&nm->cat, id, &v)) return (int)v;
+    if (an_gb_ids_get(&nm->cat, id, &v)) return (int)v;
     int len = 0;
     const unsigned char *s = id ? op_rd_lookup_string(nm->lk, id, &len) : NULL;
     int c = cat_of(len ? s : NULL, len);
-    return ids_put(&nm->cat, id, (uint32_t)c) != 0 ? -1 : c;
+    return an_gb_ids_put(&nm->cat, id, (uint32_t)c) != 0 ? -1 : c;
 }
 
 static int64_t agent_index_of(names *nm, int64_t agent_id)
@@ -720,7 +620,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* threads -> nodes */
     size_t set_first_node = g->n_nodes;
     if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
-    an_qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, cmp_cnode);
+    an_qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, an_gb_cmp_cnode);
     /* the regions' message ends now name nodes; drop the ends of regions not made nodes. The
      * regions are not needed after: their buffer goes before the streams' nodes grow */
     for (size_t m = msg_first; m < b->n_msgs; m++)
@@ -762,7 +662,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         size_t corr_hint = 0;
         for (size_t i = 0; i < b->n_ops; i++) {
             uint64_t v = 0;
-            launch[i] = b->ops[i].corr && ct_get(&corr_node, b->ops[i].corr, &corr_hint, &v)
+            launch[i] = b->ops[i].corr && an_gb_ct_get(&corr_node, b->ops[i].corr, &corr_hint, &v)
                             ? (uint32_t)v
                             : 0;
         }
@@ -815,7 +715,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         size_t hint = 0;
         for (size_t i = 0; i < b->n_cevs; i++) {
             uint64_t v = 0;
-            if (b->cevs[i].corr && ct_get(&corr_node, b->cevs[i].corr, &hint, &v))
+            if (b->cevs[i].corr && an_gb_ct_get(&corr_node, b->cevs[i].corr, &hint, &v))
                 b->cevs[i].t = g->nodes[v - 1].start;
         }
         if (an_gb_event_links(b, lane_first) != 0) goto oom;
@@ -945,9 +845,9 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
 done:
     op_rd_lookup_free(lk);
     op_free(launch);
-    ids_free(&nm.str);
-    ids_free(&nm.ksym);
-    ids_free(&nm.cat);
+    an_gb_ids_free(&nm.str);
+    an_gb_ids_free(&nm.ksym);
+    an_gb_ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);
@@ -960,9 +860,9 @@ oom:
 fail:
     op_rd_lookup_free(lk);
     op_free(launch);
-    ids_free(&nm.str);
-    ids_free(&nm.ksym);
-    ids_free(&nm.cat);
+    an_gb_ids_free(&nm.str);
+    an_gb_ids_free(&nm.ksym);
+    an_gb_ids_free(&nm.cat);
     op_free(corr_node.e);
     op_u64map_free(&stack_map);
     op_u64map_free(&pageable);

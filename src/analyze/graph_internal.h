@@ -58,6 +58,21 @@ typedef struct corr_tab {
     cnode *e;
     size_t n, cap;
 } corr_tab;
+int an_gb_ct_put(corr_tab *t, int64_t corr, uint64_t node1);
+int an_gb_cmp_cnode(const void *a, const void *b);
+/* corr's launching node (+ 1) into *node1, searched from *hint (updated); 1 found, 0 not */
+int an_gb_ct_get(const corr_tab *t, int64_t corr, size_t *hint, uint64_t *node1);
+
+/* database id -> value (graph_tabs.c) */
+#define IDS_DENSE (1u << 22)
+typedef struct idmap {
+    uint32_t *a; /* id -> value + 1, 0 unknown */
+    size_t cap;
+    op_u64map big;
+} idmap;
+int an_gb_ids_get(const idmap *m, int64_t id, uint32_t *v);
+int an_gb_ids_put(idmap *m, int64_t id, uint32_t v);
+void an_gb_ids_free(idmap *m);
 
 
 typedef struct ssync { /* a stream or event synchronize's record: what it waited for */

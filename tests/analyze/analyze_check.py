@@ -491,19 +491,25 @@ def mode_events(a):
 
     # stream 2 waits for an event recorded on stream 1 after gemm [10,100]; reduce_sum, launched
     # at 7 us, starts when gemm ends (100 us) and runs 20 us; a device synchronize to the end
-    p = os.path.join(tmp, "streamwait.db")
-    d = SynthDB(a, p, 8200, streams=2)
-    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
-    d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
-    d.region(0, T0 + 5 * U, T0 + 6 * U, "cudaEventRecord", corr=2)
-    d.cuda_event(1, 2, 7, 70)
-    d.region(0, T0 + 6 * U, T0 + 7 * U, "cudaStreamWaitEvent", corr=3)
-    d.region(0, T0 + 6 * U, T0 + 7 * U, "SYNCHRONIZATION_STREAM_WAIT_EVENT",
-             category="SYNCHRONIZATION", corr=3, extdata=ext % (2, ',"sync_id":70'))
-    d.region(0, T0 + 7 * U, T0 + 12 * U, "cudaLaunchKernel", corr=4)
-    d.kernel(2, T0 + 100 * U, T0 + 120 * U, 3, corr=4)
-    d.region(0, T0 + 12 * U, T0 + 121 * U, "cudaDeviceSynchronize", corr=5)
-    d.close()
+    def streamwait_db(name, pid, gap):
+        """gap: ns between gemm's end and reduce_sum's start (the GPU's cross-stream delay)"""
+        p = os.path.join(tmp, name)
+        d = SynthDB(a, p, pid, streams=2)
+        d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
+        d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
+        d.region(0, T0 + 5 * U, T0 + 6 * U, "cudaEventRecord", corr=2)
+        d.cuda_event(1, 2, 7, 70)
+        d.region(0, T0 + 6 * U, T0 + 7 * U, "cudaStreamWaitEvent", corr=3)
+        d.region(0, T0 + 6 * U, T0 + 7 * U, "SYNCHRONIZATION_STREAM_WAIT_EVENT",
+                 category="SYNCHRONIZATION", corr=3, extdata=ext % (2, ',"sync_id":70'))
+        d.region(0, T0 + 7 * U, T0 + 12 * U, "cudaLaunchKernel", corr=4)
+        d.kernel(2, T0 + 100 * U + gap, T0 + 120 * U + gap, 3, corr=4)
+        d.region(0, T0 + 12 * U, T0 + 121 * U + (U if gap else 0), "cudaDeviceSynchronize",
+                 corr=5)
+        d.close()
+        return p
+
+    p = streamwait_db("streamwait.db", 8200, 0)
     r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
     it = items(r)
     want = {("latency", "[launch latency]"): 10 * U, ("kernel", "gemm_kernel<float, 128>"): 90 * U,
@@ -518,19 +524,7 @@ def mode_events(a):
     # the same with reduce_sum starting 1,024 ns after gemm's end, as recorded on the H200 (a
     # dependency across streams takes the GPU about a microsecond): still the event, not the
     # launch (before AN_EVENT_SLACK_NS the launch's 93 us kept it, and the what-if gained 0)
-    p = os.path.join(tmp, "streamwait_gap.db")
-    d = SynthDB(a, p, 8300, streams=2)
-    d.region(0, T0, T0 + 5 * U, "cudaLaunchKernel", corr=1)
-    d.kernel(1, T0 + 10 * U, T0 + 100 * U, 2, corr=1)
-    d.region(0, T0 + 5 * U, T0 + 6 * U, "cudaEventRecord", corr=2)
-    d.cuda_event(1, 2, 7, 70)
-    d.region(0, T0 + 6 * U, T0 + 7 * U, "cudaStreamWaitEvent", corr=3)
-    d.region(0, T0 + 6 * U, T0 + 7 * U, "SYNCHRONIZATION_STREAM_WAIT_EVENT",
-             category="SYNCHRONIZATION", corr=3, extdata=ext % (2, ',"sync_id":70'))
-    d.region(0, T0 + 7 * U, T0 + 12 * U, "cudaLaunchKernel", corr=4)
-    d.kernel(2, T0 + 100 * U + 1024, T0 + 120 * U + 1024, 3, corr=4)
-    d.region(0, T0 + 12 * U, T0 + 122 * U, "cudaDeviceSynchronize", corr=5)
-    d.close()
+    p = streamwait_db("streamwait_gap.db", 8300, 1024)
     r = analyze(a, [p], "--what-if", "kernel:gemm=0.5")
     pred = r["what_if"]["predicted_wall_ns"]
     check(75 * U <= pred <= 78 * U, "stream wait 1 us after the event's work: gemm 2x faster "
