@@ -144,6 +144,10 @@ int op_sdk_buffer_enabled(uint32_t buffer_kind, int32_t operation);
 int op_sdk_callback_enabled(uint32_t callback_kind, int32_t operation);
 /* True when any context (active or not) configured the kind at all. */
 int op_sdk_kind_configured(uint32_t buffer_kind);
+/* True when any context configured the kind for `operation`; operation < 0: for every
+ * operation (no filter). A backend whose source can record single operations (CUPTI's
+ * per-call API records) turns on only the filtered ones when no context wants them all. */
+int op_sdk_kind_op_configured(uint32_t buffer_kind, int32_t operation);
 /* True when some active context traces the kind (any operation), paused or not: with
  * op_sdk_is_paused, what a backend asks in on_context_change to turn its source on or off. */
 int op_sdk_kind_active(uint32_t buffer_kind);

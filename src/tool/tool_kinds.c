@@ -58,6 +58,73 @@ static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
     return 0;
 }
 
+/* OMNIPROF_KIND_SETUP(driver_api): the whole CUDA driver API (OMNIPROF_CUDA_DRIVER_API_TRACE), or
+ * only the calls OMNIPROF_CUDA_DRIVER_API_CALLS names ("launches": every call with "Launch" in
+ * its name but cuLaunchHostFunc*). A name the driver API does not have is said once and left
+ * out; none left: the kind stays off. */
+typedef struct {
+    const char *list;
+    int launches;
+    int32_t ops[512];
+    size_t n;
+    char seen[4096];
+} driver_calls;
+
+static int listed(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ',' || p[-1] == ' ') && (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
+            return 1;
+    return 0;
+}
+
+static int pick_driver_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t op, void *data)
+{
+    driver_calls *d = data;
+    const char *name = NULL;
+    if (omniprof_query_buffer_tracing_kind_operation_name(kind, op, &name, NULL) != OMNIPROF_STATUS_SUCCESS || !name)
+        return 0;
+    int want = listed(d->list, name) ||
+               (d->launches && strstr(name, "Launch") && !strstr(name, "LaunchHostFunc"));
+    if (listed(d->list, name)) {
+        size_t l = strlen(d->seen);
+        snprintf(d->seen + l, sizeof d->seen - l, ",%s", name);
+    }
+    if (want && d->n < sizeof d->ops / sizeof d->ops[0]) d->ops[d->n++] = op;
+    return 0;
+}
+
+static int setup_driver_api(int buffer)
+{
+    if (op_setting_bool(OP_SET_CUDA_DRIVER_API_TRACE))
+        return trace_kind(buffer, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
+    static driver_calls d;
+    memset(&d, 0, sizeof d);
+    d.list = op_setting_str(OP_SET_CUDA_DRIVER_API_CALLS);
+    d.launches = listed(d.list, "launches");
+    omniprof_status_t st =
+        omniprof_iterate_buffer_tracing_kind_operations(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, pick_driver_call, &d);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
+        return -1;
+    }
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", d.list);
+    for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        if (strcmp(t, "launches") != 0 && !listed(d.seen, t))
+            op_warn("OMNIPROF_CUDA_DRIVER_API_CALLS: '%s' is not a CUDA driver API call (valid: names as "
+                    "`omniprof avail` lists them, e.g. cuLaunchKernel, cuMemcpyHtoD_v2, or 'launches')", t);
+    if (!d.n) return -1;
+    st = omniprof_configure_buffer_tracing_service(g.ctx, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, d.ops, d.n,
+                                                   g.buf[buffer].id);
+    if (st != OMNIPROF_STATUS_SUCCESS) {
+        op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
+        return -1;
+    }
+    return 0;
+}
+
 /* OMNIPROF_KIND_SETUP(pc_sampling): PC sampling on every GPU (OMNIPROF_PC_SAMPLING*). */
 static int setup_pc_sampling(int buffer)
 {

@@ -46,6 +46,7 @@ void op_sdk_emit(uint32_t k, int32_t o, const void *p, const op_sdk_external *e)
     x->ext = e && e->count ? e->value[0].value : 0;
 }
 int op_sdk_kind_configured(uint32_t k) { (void)k; return 1; }
+int op_sdk_kind_op_configured(uint32_t k, int32_t o) { (void)k; (void)o; return 1; }
 int op_sdk_is_finalizing(void) { return 0; }
 int op_sdk_create_thread(pthread_t *t, void *(*f)(void *), void *a, omniprof_runtime_library_t l, const char *n)
 { (void)t; (void)f; (void)a; (void)l; (void)n; return -1; }

@@ -14,6 +14,7 @@ Checks (PASS/FAIL lines):
     ("sizes = [[") recorded in the run (by default during the first 5 optimizer steps, the
     warm-up here), the regions carry sequence numbers ("seq = "), backward operators their
     forward's ("seq = " on *Backward0);
+  - --torch's driver API records are launch calls only (OMNIPROF_CUDA_DRIVER_API_CALLS=launches);
   - kernels under operators: each kernel name's operator (the innermost operator region on the
     launching thread around its launching call, joined by correlation id) is the operator
     torch.profiler links it to (its "External id") for at least 95 % of the kernels.
@@ -164,7 +165,13 @@ def main():
         # the GPU side of --torch alone: kernels and their launching calls, no operators
         "kernel_only": (["--kernel-trace"], {}),
         "kernel_api": (["--kernel-trace", "--cuda-runtime-trace", "--cuda-driver-trace"], {}),
-    } if os.environ.get("TORCH_OPS_BREAKDOWN") == "1" else {}
+        # --torch with the whole driver API traced (what --torch did before it traced the
+        # driver's launch calls alone)
+        "torch_full_driver": (["--torch", "--cuda-driver-trace"], {}),
+    }
+    # TORCH_OPS_BREAKDOWN: 1 = every mode above, or a space-separated list of them
+    pick = os.environ.get("TORCH_OPS_BREAKDOWN", "")
+    extra = {k: v for k, v in extra.items() if pick == "1" or k in pick.split()}
     for i in range(rounds):
         for mode in ("plain", "omniprof", "profiler") + tuple(extra):
             rep = os.path.join(work, "%s_%d.json" % (mode, i))
@@ -188,6 +195,17 @@ def main():
                 db = os.path.join(work, "ops%d_results.db" % i)
             if mode == "profiler":
                 prof_trace = rj["trace"]
+    for m in sorted(extra):
+        mdb = os.path.join(work, "%s%d_results.db" % (m, rounds - 1))
+        if m.startswith("torch") and os.path.exists(mdb):
+            _, ml, _, _, _ = omniprof_view(mdb, steps)
+            under = sum(n for (k, op), n in ml.items() if op != "?")
+            alone = Counter()
+            for (k, op), n in ml.items():
+                if op == "?":
+                    alone[k[:50]] += n
+            print("links %s: %d of %d kernels under an operator; without one: %s" %
+                  (m, under, sum(ml.values()), alone.most_common(4)))
     t = {m: statistics.median(v) for m, v in times.items()}
     print("loop seconds (median of %d): %s" % (rounds, ", ".join("%s %.3f" % kv for kv in sorted(t.items()))))
     padd = [a - b for a, b in zip(times["profiler"], times["plain"])]
@@ -205,6 +223,13 @@ def main():
     verdict(shapes and seq and bwd_seq, "torch.ops_fields",
             "input shapes of every measured operator recorded %s, sequence numbers %s, backward "
             "sequence numbers %s" % (shapes, seq, bwd_seq))
+    # --torch traces the driver's launch calls alone (OMNIPROF_CUDA_DRIVER_API_CALLS=launches)
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    drv = Counter(r[0] for r in con.execute("SELECT name FROM regions WHERE category LIKE '%DRIVER%'"))
+    con.close()
+    other = {k: n for k, n in drv.items() if "Launch" not in k}
+    verdict(bool(drv) and not other, "torch.driver_launches",
+            "driver API regions: %s; other than launch calls: %s" % (drv.most_common(3), other))
     pd, _ = dominant(plinks)
     od, oby = dominant(olinks)
     agree = total = 0

@@ -280,6 +280,13 @@ int main(void)
     CHECK(!op_sdk_buffer_enabled(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_RANGE_PUSH));
     CHECK(op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MARKER_API));
     CHECK(!op_sdk_kind_configured(OMNIPROF_BUFFER_TRACING_MEMORY_COPY));
+    /* per operation: the filters' operations, never "every operation" for a filtered kind */
+    CHECK(op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_MARK));
+    CHECK(op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_RANGE_POP));
+    CHECK(!op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MARKER_API, OMNIPROF_MARKER_OP_RANGE_PUSH));
+    CHECK(!op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MARKER_API, -1));
+    CHECK(op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MARKER_RANGE_API, -1));
+    CHECK(!op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_MEMORY_COPY, -1));
     for (int op = 1; op < OMNIPROF_MARKER_OP_LAST; op++) emit_marker(OMNIPROF_BUFFER_TRACING_MARKER_API, op, op, NULL);
     CHECK_ST(omniprof_flush_buffer(g_buf), OMNIPROF_STATUS_SUCCESS);
     CHECK_EQ_U(atomic_load(&g_nrecs), 2);

@@ -749,8 +749,11 @@ static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint
         return;
     }
     if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
-    for (uint32_t id = 1; cls && id < n; id++)
-        if (op_cuda_cbinfo_get(dom, id)->cls & cls) {
+    /* and the calls a context traces by name (a filtered kind: --torch's driver launch calls) */
+    const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+    const int named = op_sdk_kind_configured(bkind);
+    for (uint32_t id = 1; (cls || named) && id < n; id++)
+        if ((op_cuda_cbinfo_get(dom, id)->cls & cls) || (named && op_sdk_kind_op_configured(bkind, (int32_t)id))) {
             if (runtime) cuptiActivityEnableRuntimeApi(id, (uint8_t)on);
             else cuptiActivityEnableDriverApi(id, (uint8_t)on);
         }
@@ -823,6 +826,10 @@ int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbi
 {
     uint8_t cls = op_cuda_cbinfo_get(dom, cbid)->cls & op_cuda_activity_classes;
     if (!g_join) return 0;
+    if (op_sdk_kind_op_configured(dom == CUPTI_CB_DOMAIN_RUNTIME_API ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API
+                                                                     : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API,
+                                  (int32_t)cbid))
+        return 1;
     if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) return g_api_rt_full || cls;
     if (!g_api_drv_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
     return g_api_drv_full || cls;

@@ -684,6 +684,14 @@ static void hand_over_driver_table(void)
 /* Called with g_start_lock held. When the backend turns itself off it logs its one line and
  * returns SUCCESS, so that the SDK does not add a second, less specific line (the backend
  * stays OFF: flush/finalize do nothing). */
+
+/* The info line's word for an API kind: traced whole, some calls by name, or launches only. */
+static const char *api_scope(uint32_t kind)
+{
+    if (!op_sdk_kind_configured(kind)) return "launches only";
+    return op_sdk_kind_op_configured(kind, -1) ? "traced" : "traced for named calls";
+}
+
 static omniprof_status_t start_locked(void)
 {
     if (g_state == ST_ON) return OMNIPROF_STATUS_SUCCESS;
@@ -739,7 +747,10 @@ static omniprof_status_t start_locked(void)
 
     uint8_t cls = op_cuda_activity_classes;
     if (op_cuda_activity_mode) {
-        op_cuda_activity_enable_api(g_rt_full, g_drv_full, cls);
+        /* a kind configured for some of its calls only gets CUPTI's per-call records of those */
+        op_cuda_activity_enable_api(g_rt_full && op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API, -1),
+                                    g_drv_full && op_sdk_kind_op_configured(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, -1),
+                                    cls);
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
         if (op_sdk_external_in_use()) __atomic_store_n(&g_capture_ext, 1, __ATOMIC_RELEASE);
     } else if (g_hook) {
@@ -779,8 +790,8 @@ static omniprof_status_t start_locked(void)
     hand_over_driver_table();
     g_state = ST_ON;
     op_info("cuda backend on (%s mode; runtime API %s, driver API %s, activity classes 0x%x, NVTX %s)",
-            op_cuda_activity_mode ? "activity" : "callback", g_rt_full ? "traced" : "launches only",
-            g_drv_full ? "traced" : "launches only", (unsigned)cls, g_nvtx_on ? "on" : "off");
+            op_cuda_activity_mode ? "activity" : "callback", api_scope(OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API),
+            api_scope(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API), (unsigned)cls, g_nvtx_on ? "on" : "off");
     return OMNIPROF_STATUS_SUCCESS;
 }
 
