@@ -413,8 +413,8 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max, bool *fresh)
         if (!b)
             break;
         uint64_t code = u64at(b, L->fr_code), prev = u64at(b, L->fr_prev), lasti;
-        if (L->owner_cstack >= 0 && b[L->fr_owner] == L->owner_cstack) { /* a shim: the C call
-                                                                            ends below */
+        if (L->owner_cstack >= 0 && b[L->fr_owner] == L->owner_cstack) {
+            /* a shim frame (3.12+): the C call of the eval loop ends at the frame below it */
             if (n)
                 out[(n - 1) * 2] |= PY_RAW_BOUNDARY;
         } else if (code && !(code & 7)) {
