@@ -957,8 +957,13 @@ def mode_python_frames(args, wd):
                            capture_output=True, text=True)
         folded = os.path.join(wd, "pyf_folded.txt")
         text = open(folded).read() if os.path.exists(folded) else ""
-        check(";main;gen_b;" in text and ";produce;" in text and ";ext_c;" in text,
-              "folded stacks hold main;gen_b, produce, ext_c (%s)" % r.stderr.strip()[-200:])
+        # gen_b's nearest Python caller is main (3.8-3.10 run each Python call in a C call of the
+        # eval loop of its own: native frames lie between them there; 3.11+: adjacent)
+        chains = [ln.rsplit(" ", 1)[0].split(";")[::-1] for ln in text.splitlines() if ln]
+        pyn = {"<module>", "main", "loop_a", "gen_b", "produce", "ext_c", "worker_loop"}
+        check(any(py_caller_is(c, "gen_b", "main", pyn) for c in chains) and ";produce;" in text
+              and ";ext_c;" in text,
+              "folded stacks hold gen_b under main, produce, ext_c (%s)" % r.stderr.strip()[-200:])
     if skipped and not FAILS:
         print("SKIP: the machine is too loaded to compare with the oracle: " + "; ".join(skipped))
         return 77
@@ -1203,10 +1208,14 @@ def interpreters():
 
 def mode_python_versions(args, wd):
     """Python frames under every CPython 3.x found on the machine (PATH, /usr/bin, pyenv):
-    py_workload.py for 1 s under `run --sample realtime` at 1 kHz. 3.11, 3.12 and 3.13: samples
-    in pyspin_work have ext_c, main, <module> as Python callers, the program's output unchanged.
-    Other versions: the program's output unchanged and one info line saying that its frames are
-    not read (docs/cpu.md, "Python frames"). Skips when only one version is found."""
+    py_workload.py for 1 s under `run --sample realtime` at 1 kHz. 3.8 to 3.13: samples in
+    pyspin_work have ext_c, main, <module> as Python callers, the program's output unchanged
+    (3.8-3.10, the PyFrameObject chain, read since 2026-11-29: before, they had C frames only and
+    this test accepted that); the lines, from each version's own line table: ext_c's frame at its
+    call of spin, main's (above ext_c) at its call of ext_c, every frame of py_workload.py's
+    functions inside its function's body. Other versions: the program's output unchanged and one
+    info line saying that its frames are not read (docs/cpu.md, "Python frames"). Skips when only
+    one version is found."""
     omniprof, why = launcher(args)
     if not omniprof:
         print("SKIP: " + why)
@@ -1215,6 +1224,17 @@ def mode_python_versions(args, wd):
     prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
     found = {m: p for m, p in interpreters().items() if m >= 8}  # the program needs 3.8's native_id
     print("interpreters: %s" % found)
+    with open(prog) as f:
+        src = f.read().splitlines()
+    starts = sorted((i, ln.split("(")[0][4:]) for i, ln in enumerate(src, 1)
+                    if ln.startswith("def "))
+    # [def, past-the-last) line of each function (3.11+ put a sample at the function's start, its
+    # RESUME, on the def line)
+    body = {nm: (i, starts[k + 1][0] if k + 1 < len(starts) else len(src))
+            for k, (i, nm) in enumerate(starts)}
+    call_spin = next(i for i, ln in enumerate(src, 1) if ln.strip() == "return spin(ns)")
+    call_ext = next(i for i, ln in enumerate(src, 1) if ln.strip().startswith("ext_c(") and
+                    body["main"][0] <= i < body["main"][1])
     if len(found) < 2:
         print("SKIP: one CPython 3.x here (%s): the others' layouts are checked where they are installed" %
               found)
@@ -1235,11 +1255,30 @@ def mode_python_versions(args, wd):
         under = {c: [x for x in st if py_caller_is(x, "pyspin_work", c, pyn)] for c in ("ext_c", "produce",
                                                                                     "worker_loop")}
         good = [x for x in under["ext_c"] if py_caller_is(x, "ext_c", "main", pyn)]
-        if 11 <= minor <= 13:
+        if 8 <= minor <= 13:
             n_under = sum(len(v) for v in under.values())
             check(len(st) > 20 and n_under >= 0.9 * len(st) and len(good) >= 0.9 * len(under["ext_c"]) > 5,
                   "3.%d: of %d samples in pyspin_work %d under its Python callers; of the %d under ext_c %d "
                   "with main as ext_c's caller" % (minor, len(st), n_under, len(under["ext_c"]), len(good)))
+            ours = []  # (the frames of py_workload.py innermost first, in pyspin_work?) per sample
+            for _, fr in db_stacks(db):
+                ours.append(([f for f in fr if f[1] == "[python]" and
+                              (f[2] or "").endswith("py_workload.py")],
+                             any(f[0] == "pyspin_work" for f in fr)))
+            ext = [fr for fr, spins in ours if spins and len(fr) > 1 and fr[0][0] == "ext_c" and
+                   fr[1][0] == "main"]
+            bad_ext = [(fr[0][3], fr[1][3]) for fr in ext
+                       if (fr[0][3], fr[1][3]) != (call_spin, call_ext)]
+            check(len(ext) > 5 and not bad_ext,
+                  "3.%d: of %d samples in pyspin_work under ext_c under main, %d with ext_c at "
+                  "line %d (its call of spin) and main at %d (its call of ext_c); wrong: %s" %
+                  (minor, len(ext), len(ext) - len(bad_ext), call_spin, call_ext, bad_ext[:5]))
+            frs = [f for fr, _ in ours for f in fr if f[0] in body]
+            outside = sorted({(f[0], f[3]) for f in frs
+                              if not body[f[0]][0] <= (f[3] or 0) < body[f[0]][1]})
+            check(len(frs) > 100 and not outside,
+                  "3.%d: %d frames of py_workload.py's functions, each at a line of its "
+                  "function's body; outside: %s" % (minor, len(frs), outside[:8]))
         else:
             check("its frames are not read" in r.stderr and not good,
                   "3.%d: no Python frames, and one info line says so (%s)" %
@@ -1256,7 +1295,7 @@ def mode_python_freed(args, wd):
     freed (the next one usually at the same address), then tail_spin for 200 ms and the program
     ends (the interpreter frees main's and <module>'s code objects before the last samples are
     named). Under `run --sample realtime` at 1 kHz, deferred and handler unwinding, on Debian's
-    python3.11 (and deferred on every CPython 3.11-3.13 found, pyenv's): every sample in
+    python3.11 (and deferred on every CPython 3.8-3.13 found, pyenv's): every sample in
     pyspin_work during
     round k has fn_k (or the visible frame PY_GONE, never another round's function) under
     run_one, main, <module>; every sample of the tail has tail_spin, main, <module>; most of the
@@ -1274,11 +1313,11 @@ def mode_python_freed(args, wd):
     # were read beside the first run's database)
     pys = {os.path.realpath(test_python()): test_python()}
     for m, p in interpreters().items():
-        if 11 <= m <= 13:
+        if 8 <= m <= 13:
             pys.setdefault(os.path.realpath(p), p)
     for idx, py in enumerate(sorted(pys.values())):
         ver = subprocess.run([py, "-V"], capture_output=True, text=True).stdout.strip()
-        if not re.match(r"Python 3\.1[123]\.", ver):
+        if not re.match(r"Python 3\.(8|9|1[0-3])\.", ver):
             print("note %s (%s): its frames are not read; skipped" % (py, ver))
             continue
         for unwind in ("deferred", "handler") if py == test_python() else ("deferred",):

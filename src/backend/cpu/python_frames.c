@@ -1,13 +1,14 @@
-/* python_frames.c — Python frames in sampled call stacks (CPython 3.11, 3.12, 3.13).
+/* python_frames.c — Python frames in sampled call stacks (CPython 3.8 to 3.13).
  *
  * A sample of a CPython program unwinds to the interpreter's C frames: _PyEval_EvalFrameDefault
  * runs the user's Python functions, and its frame alone says nothing about them. The interpreter
  * keeps the Python frames of each thread in a chain of its own (the thread state's current frame,
- * then each frame's `previous`); this file reads that chain in the sampled thread's signal handler
+ * then each frame's `previous`; in 3.8-3.10 heap PyFrameObjects linked by `f_back`, each run by
+ * a C call of its own); this file reads that chain in the sampled thread's signal handler
  * and puts the Python frames into the stack in place of the eval-loop frames that ran them.
  *
  * In the handler (op_cpu_py_capture; async-signal-safe): the thread's PyThreadState comes from
- * PyGILState_GetThisThreadState(), which in 3.9-3.13 reads two globals of _PyRuntime and calls
+ * PyGILState_GetThisThreadState(), which in 3.8-3.13 reads two globals of _PyRuntime and calls
  * pthread_getspecific on the interpreter's thread-state key (no lock, no allocation; the key is
  * set for the main thread and every thread Python started or adopted). Every read of the
  * interpreter's memory goes through process_vm_readv on our own pid: a frame half-written by
@@ -19,7 +20,8 @@
  *                first line, read in the handler (identify: one process_vm_readv for up to 16
  *                code objects) while the frame holds the object; 0: not a code object
  * "ends an eval call" marks the outermost frame that one C call of the eval loop runs: 3.11's
- * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK).
+ * `is_entry`, the frame under a 3.12/3.13 shim frame (owner FRAME_OWNED_BY_CSTACK), every frame
+ * in 3.8-3.10. The instruction index is in code units (f_lasti of 3.8/3.9 counts bytes: halved).
  *
  * In the allocator (op_cpu_py_merge): each raw entry is resolved to (qualified name, file, line).
  * The allocator runs up to 50 ms after the sample (more when it falls behind), when the program
@@ -40,11 +42,11 @@
  * range) are replaced, innermost first, by the Python frames up to the next "ends an eval call";
  * Python frames left when the native walk stopped early go on top of it.
  *
- * Layouts: one row per minor version (k_layouts). Where the thread state's path to the current
- * frame differs from the row (a distribution's patch), a sample that finds a frame there that is
- * not one looks for the path among the thread state's first 256 bytes (a pointer path that ends
- * at a frame of a code object) and keeps what it found; nothing found in 64 such samples turns
- * Python frames off (one info line). */
+ * Layouts: one row per minor version (k_layouts; lt_fmt says which frames and line table it has).
+ * Where the thread state's path to the current frame differs from the row (a distribution's
+ * patch), a sample that finds a frame there that is not one looks for the path among the thread
+ * state's first 256 bytes (a pointer path that ends at a frame of a code object) and keeps what
+ * it found; nothing found in 64 such samples turns Python frames off (one info line). */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -67,23 +69,43 @@
 #define PY_LINE_BITS 24
 #define PY_LINE_MAX ((UINT64_C(1) << PY_LINE_BITS) - 1)
 
+/* The line-table format of a row (lt_fmt), which also says what its frames are:
+ *   PY_LT_LOCATIONS  3.11+: _PyInterpreterFrame in the thread's data stack, fr_instr a pointer to
+ *                    the instruction, co_linetable the location table (PEP 657)
+ *   PY_LT_LINETABLE  3.10: PyFrameObject (heap), fr_instr the int f_lasti in code units,
+ *                    co_linetable (PEP 626): (byte-address delta, signed line delta) pairs,
+ *                    line delta -128 for "no line"
+ *   PY_LT_LNOTAB     3.8, 3.9: PyFrameObject, f_lasti in bytes, co_lnotab: (byte-address delta,
+ *                    signed line delta) pairs, the line changing after its address
+ * In 3.8-3.10 every Python frame is run by its own call of the eval loop (the chain's frames are
+ * each other's f_back, each holding a reference to its code object and to its caller). */
+enum { PY_LT_LOCATIONS, PY_LT_LINETABLE, PY_LT_LNOTAB };
+
 typedef struct py_layout {
     int minor;
-    int ts_frame;   /* thread state -> _PyCFrame (3.11, 3.12) or the current frame (3.13) */
+    int ts_frame;   /* thread state -> _PyCFrame (3.11, 3.12) or the frame (3.13, 3.8-3.10) */
     int cframe_cur; /* _PyCFrame -> current frame; -1: ts_frame holds the frame itself */
     int fr_code, fr_prev,
-        fr_instr;     /* _PyInterpreterFrame: code (executable), previous, instruction */
+        fr_instr;     /* frame: code (executable), previous (f_back), instruction (f_lasti) */
     int fr_entry;     /* 3.11's is_entry byte, -1 none */
-    int fr_owner;     /* owner byte */
+    int fr_owner;     /* owner byte, -1 none */
     int owner_cstack; /* owner value of a shim frame, -1 none */
+    /* code object; before 3.11 there is no co_qualname: the row names co_name there */
     int co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
     int uni_ascii, uni_compact; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
+    int lt_fmt;                 /* PY_LT_* above */
 } py_layout;
 
+/* 3.8-3.10 offsets: Include/cpython/{pystate,frameobject,code}.h of 3.8.18, 3.9.18, 3.10.13
+ * (checked against the running interpreters: tstate->frame is sys._getframe(), f_back, f_code
+ * and f_lasti of a frame, the code object's fields); 3.11-3.13: see docs/cpu.md. */
 static const py_layout k_layouts[] = {
-    {11, 56, 8, 32, 48, 56, 68, 69, -1, 112, 120, 128, 136, 72, 48, 72},
-    {12, 56, 0, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
-    {13, 72, -1, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56},
+    {8, 24, -1, 32, 24, 104, -1, -1, -1, 104, 112, 112, 120, 40, 48, 72, PY_LT_LNOTAB},
+    {9, 24, -1, 32, 24, 104, -1, -1, -1, 104, 112, 112, 120, 40, 48, 72, PY_LT_LNOTAB},
+    {10, 24, -1, 32, 24, 96, -1, -1, -1, 104, 112, 112, 120, 40, 48, 72, PY_LT_LINETABLE},
+    {11, 56, 8, 32, 48, 56, 68, 69, -1, 112, 120, 128, 136, 72, 48, 72, PY_LT_LOCATIONS},
+    {12, 56, 0, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56, PY_LT_LOCATIONS},
+    {13, 72, -1, 0, 8, 56, -1, 70, 3, 112, 120, 128, 136, 68, 40, 56, PY_LT_LOCATIONS},
 };
 
 static const py_layout *g_lay;
@@ -133,7 +155,7 @@ void op_cpu_py_setup(void)
             g_lay = &k_layouts[i];
     if (!g_lay) {
         op_info(
-            "cpu: Python %d.%d: its frames are not read (CPython 3.11-3.13 are); samples show the "
+            "cpu: Python %d.%d: its frames are not read (CPython 3.8-3.13 are); samples show the "
             "interpreter's C frames",
             major, g_minor);
         return;
@@ -246,20 +268,23 @@ static uint64_t current_frame(pid_t pid, uint64_t ts)
  * (a generator's frame lives in the generator object: one more window). The remote side is cut
  * into page-aligned pieces, highest first: an unmapped page below the data stack ends the copy
  * there (process_vm_readv stops at the first piece it cannot read) and the pieces above it are
- * kept. */
+ * kept. In 3.8-3.10 the frames are heap objects (PyFrameObject, from the object allocator's
+ * pools): a caller's frame is in the window only where it happens to lie below its callee's,
+ * else it costs one more window, as one read of its header would. */
 #define PY_WIN 4096u
-#define PY_FRAME_HDR 80u
+#define PY_FRAME_HDR_MAX 112u /* a frame's header: 80 bytes (3.11+), 112 (3.8-3.10: f_lasti) */
 #define PY_PAGE 4096u
 
 typedef struct py_win {
     uint64_t lo, hi; /* [lo, hi) of the remote memory held in buf; lo == hi: empty */
     uint64_t base;   /* the remote address of buf[0] */
-    uint8_t buf[PY_WIN + PY_FRAME_HDR];
+    uint32_t hdr;    /* bytes of a frame's header that are read */
+    uint8_t buf[PY_WIN + PY_FRAME_HDR_MAX];
 } py_win;
 
 static bool win_fill(pid_t pid, py_win *w, uint64_t f)
 {
-    uint64_t hi = f + PY_FRAME_HDR, lo = hi > PY_WIN + 4096 ? hi - PY_WIN : 4096;
+    uint64_t hi = f + w->hdr, lo = hi > PY_WIN + 4096 ? hi - PY_WIN : 4096;
     struct iovec l[PY_WIN / PY_PAGE + 2], r[PY_WIN / PY_PAGE + 2];
     uint64_t len[PY_WIN / PY_PAGE + 2], start = f & ~(uint64_t)(PY_PAGE - 1);
     int n = 0;
@@ -285,9 +310,9 @@ static bool win_fill(pid_t pid, py_win *w, uint64_t f)
 /* The frame header at f, from the window (refilled below f when f is not in it). */
 static const uint8_t *win_frame(pid_t pid, py_win *w, uint64_t f)
 {
-    if (f < 4096 || f > UINT64_MAX - PY_FRAME_HDR)
+    if (f < 4096 || f > UINT64_MAX - w->hdr)
         return NULL;
-    if (!(f >= w->lo && f + PY_FRAME_HDR <= w->hi) && !win_fill(pid, w, f))
+    if (!(f >= w->lo && f + w->hdr <= w->hi) && !win_fill(pid, w, f))
         return NULL;
     return w->buf + (f - w->base);
 }
@@ -379,24 +404,33 @@ uint32_t op_cpu_py_capture(uint64_t *out, uint32_t max, bool *fresh)
     uint64_t f = current_frame(pid, (uint64_t)(uintptr_t)ts);
     const py_layout *L = g_lay;
     uint32_t n = 0;
+    bool objs = L->lt_fmt != PY_LT_LOCATIONS; /* 3.8-3.10: PyFrameObject, one eval call each */
     py_win w;
     w.lo = w.hi = 0;
+    w.hdr = objs ? PY_FRAME_HDR_MAX : 80u;
     for (int guard = 0; f && n < max && guard < 4096; guard++) {
         const uint8_t *b = win_frame(pid, &w, f);
         if (!b)
             break;
-        uint64_t code = u64at(b, L->fr_code), prev = u64at(b, L->fr_prev),
-                 instr = u64at(b, L->fr_instr);
-        int owner = b[L->fr_owner];
-        if (L->owner_cstack >= 0 && owner == L->owner_cstack) { /* a shim: the C call ends below */
+        uint64_t code = u64at(b, L->fr_code), prev = u64at(b, L->fr_prev), lasti;
+        if (L->owner_cstack >= 0 && b[L->fr_owner] == L->owner_cstack) {
+            /* a shim frame (3.12+): the C call of the eval loop ends at the frame below it */
             if (n)
                 out[(n - 1) * 2] |= PY_RAW_BOUNDARY;
         } else if (code && !(code & 7)) {
-            uint64_t start = code + g_code_units, lasti = instr > start ? (instr - start) / 2 : 0;
+            bool ends = L->fr_entry >= 0 && b[L->fr_entry];
+            if (objs) { /* f_lasti: -1 before the first instruction; bytes in 3.8/3.9 */
+                int32_t li;
+                memcpy(&li, b + L->fr_instr, sizeof li);
+                lasti = li < 0 ? 0 : (uint64_t)li / (L->lt_fmt == PY_LT_LNOTAB ? 2u : 1u);
+                ends = true;
+            } else {
+                uint64_t instr = u64at(b, L->fr_instr), start = code + g_code_units;
+                lasti = instr > start ? (instr - start) / 2 : 0;
+            }
             if (lasti > PY_RAW_LASTI_MAX)
                 lasti = PY_RAW_LASTI_MAX;
-            out[n * 2] = (code >> 3) << 20 |
-                         (L->fr_entry >= 0 && b[L->fr_entry] ? PY_RAW_BOUNDARY : 0) | lasti;
+            out[n * 2] = (code >> 3) << 20 | (ends ? PY_RAW_BOUNDARY : 0) | lasti;
             out[n * 2 + 1] = 0;
             n++;
         }
@@ -510,10 +544,48 @@ static int svarint(const uint8_t *lt, size_t n, size_t *i)
     return (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
 }
 
+/* The line of instruction index lasti from a 3.8/3.9 co_lnotab: (address delta, line delta)
+ * byte pairs, addresses in bytes; an entry's line delta applies from its address on. */
+static int line_lnotab(const py_code *c, uint64_t lasti)
+{
+    int line = c->firstlineno;
+    uint64_t addr = 0, want = lasti * 2;
+    for (size_t i = 0; i + 1 < c->lt_len; i += 2) {
+        addr += c->lt[i];
+        if (addr > want)
+            break;
+        line += (int8_t)c->lt[i + 1];
+    }
+    return line;
+}
+
+/* The line of instruction index lasti from a 3.10 co_linetable (PEP 626): each (address delta,
+ * line delta) byte pair ends a range of addresses (bytes) that started where the previous one
+ * ended and has the line so far plus its delta; a delta of -128 is a range without a line (the
+ * line so far is kept for it here). The range holding the instruction gives its line. */
+static int line_linetable(const py_code *c, uint64_t lasti)
+{
+    int line = c->firstlineno;
+    uint64_t end = 0, want = lasti * 2;
+    for (size_t i = 0; i + 1 < c->lt_len; i += 2) {
+        int8_t d = (int8_t)c->lt[i + 1];
+        end += c->lt[i];
+        if (d != -128)
+            line += d;
+        if (want < end)
+            break;
+    }
+    return line;
+}
+
 /* The line of instruction index lasti from a 3.11+ location table (entries: a first byte with
  * bit 7 set, code in bits 3-6, length - 1 in code units in bits 0-2, then code-specific bytes). */
 static int line_at(const py_code *c, uint64_t lasti)
 {
+    if (g_lay->lt_fmt == PY_LT_LNOTAB)
+        return line_lnotab(c, lasti);
+    if (g_lay->lt_fmt == PY_LT_LINETABLE)
+        return line_linetable(c, lasti);
     int line = c->firstlineno;
     uint64_t addr = 0;
     size_t i = 0;
