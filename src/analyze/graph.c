@@ -528,6 +528,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         r->lane = lane;
         int cat = cat_by_id(&nm, ev.category_id);
         if (r->name == UINT32_MAX || cat < 0) goto oom_rd;
+        if (cat == RC_MARKER && an_gb_is_nccl_call(b, r->name)) cat = RC_NCCL; /* its NVTX */
         r->cat = (uint8_t)cat;
         r->msg_first = (uint32_t)b->n_msgs;
         r->msg_n = 0;
@@ -693,8 +694,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             if (v) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
-                /* stream busy: the operation waited for its stream, not for the launch */
-                if (nid > g->lanes[lane].first && g->nodes[nid - 1].end >= o->start - 1000 &&
+                /* stream busy: the operation waited for its stream, not for the launch (the
+                 * H200 starts a queued kernel 1.0-2.7 us after the one before ends) */
+                if (nid > g->lanes[lane].first &&
+                    g->nodes[nid - 1].end >= o->start - AN_EVENT_SLACK_NS &&
                     lag > ln->end - ln->start)
                     lag = ln->end - ln->start;
                 if (lag < 0) lag = 0;

@@ -95,7 +95,7 @@ typedef struct esync { /* an event synchronize (wait 1) or a stream's wait for a
 
 typedef struct builder {
     an_graph *g;
-    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
+    uint8_t *nccl; /* per name id: 0 unknown, else 1 | 2 an NCCL kernel | 4 an NCCL call */
     size_t n_nccl;
     ssync *syncs; /* this set's, sorted by (lane, start) */
     size_t n_syncs, cap_syncs;
@@ -135,6 +135,7 @@ int an_gb_on_cuda_event(int64_t corr, int64_t stream, int64_t cuda_event, int64_
                         void *arg);
 int an_gb_event_links(builder *b, size_t lane_first);
 int an_gb_is_nccl_kernel(builder *b, uint32_t name);
+int an_gb_is_nccl_call(builder *b, uint32_t name);
 int an_gb_finish(builder *b, char *err, size_t errlen);
 
 #endif /* OMNIPROF_ANALYZE_GRAPH_INTERNAL_H */

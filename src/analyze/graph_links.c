@@ -282,9 +282,11 @@ oom:
     return -1;
 }
 
-/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
- * per name id. */
-int an_gb_is_nccl_kernel(builder *b, uint32_t name)
+/* What a name is to NCCL, cached per name id (b->nccl: 0 not looked at yet, else 1 | these
+ * bits): 2 an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*), 4 an NCCL API call
+ * (nccl + an upper-case letter: ncclAllReduce, ncclCommDestroy...; NCCL names its NVTX
+ * ranges so). */
+static int nccl_class(builder *b, uint32_t name)
 {
     if (name >= b->n_nccl) {
         size_t n = op_strtab_count(&b->g->names) + 64;
@@ -296,11 +298,26 @@ int an_gb_is_nccl_kernel(builder *b, uint32_t name)
     }
     if (!b->nccl[name]) {
         const char *s = op_strtab_str(&b->g->names, name);
-        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
-                            ? 2
-                            : 1;
+        b->nccl[name] = 1;
+        if (s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11)))
+            b->nccl[name] |= 2;
+        else if (s && !strncmp(s, "nccl", 4) && s[4] >= 'A' && s[4] <= 'Z')
+            b->nccl[name] |= 4;
     }
-    return b->nccl[name] == 2;
+    return b->nccl[name];
+}
+
+int an_gb_is_nccl_kernel(builder *b, uint32_t name)
+{
+    return (nccl_class(b, name) & 2) != 0;
+}
+
+/* NCCL's NVTX ranges (recorded as markers) are its API calls, not the application's CPU work:
+ * they wait (ncclCommDestroy for NCCL's proxy thread, the first collective for the
+ * communicator's set-up); as API nodes no rule scales them as CPU work (docs/analyze.md). */
+int an_gb_is_nccl_call(builder *b, uint32_t name)
+{
+    return (nccl_class(b, name) & 4) != 0;
 }
 
 /* Cross-set edges (messages, collectives), intrinsic times of waits, the CSR of in-edges. */
