@@ -666,7 +666,7 @@ def mode_nccl(a):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def torch_rank_db(a, path, pid, rank, cos_us, period_us, own_stream, steps=3):
+def torch_rank_db(a, path, pid, rank, cos_us, period_us, own_stream, steps=3, untimed=-1):
     """One rank of a PyTorch NCCL loop as the H200 recorded it (tests/analyze/torch_nccl.py):
     cudaFuncGetAttributes 100 us (lazy module loading) first; then per step the host launches
     gemm, on the straggler a cos kernel, and the all-reduce's kernel inside the NVTX range
@@ -675,7 +675,8 @@ def torch_rank_db(a, path, pid, rank, cos_us, period_us, own_stream, steps=3):
     and waits in cudaDeviceSynchronize; each step an NVTX range `step`; ncclCommDestroy 50 us
     last. The host runs ahead: the kernels queue on the stream, each starting 2 us after the
     one before ended (the H200's 1.0-2.7 us), long after its launch. Every rank's all-reduce
-    kernel ends 10 us after the last one started; the synchronizes 1 us after."""
+    kernel ends 10 us after the last one started; the synchronizes 1 us after. untimed: the
+    step whose all-reduce kernel CUPTI gave no times (start and end 0)."""
     T0, U = 10 ** 9, 1000
     d = SynthDB(a, path, pid, rank=rank, streams=2 if own_stream else 1)
     nccl = d.kernel_symbol("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)")
@@ -702,7 +703,8 @@ def torch_rank_db(a, path, pid, rank, cos_us, period_us, own_stream, steps=3):
             corr += 2
         d.region(0, h + 5 * U, h + 8 * U, "ncclAllReduce", category="MARKER_RANGE_API")
         d.region(0, h + 6 * U, h + 7 * U, "cudaLaunchKernelExC", corr=corr)
-        d.kernel(2 if own_stream else 1, gpu + 2 * U, h + (period_us - 1) * U, nccl, corr=corr)
+        t0, t1 = (gpu + 2 * U, h + (period_us - 1) * U) if s != untimed else (0, 0)
+        d.kernel(2 if own_stream else 1, t0, t1, nccl, corr=corr)
         d.region(0, h + 8 * U, h + period_us * U, "cudaDeviceSynchronize", corr=corr + 1)
         corr += 2
     end = T0 + 100 * U + steps * period_us * U
@@ -762,6 +764,28 @@ def nccl_torch_shaped(a, tmp):
               % (what, top, strag and strag[0]["gain_ns"]))
         check(not fast["findings"], "%s, balanced (no cos): no finding of 5 %% or more (%s)"
               % (what, [(x["rule"], x["title"], x["gain_pct"]) for x in fast["findings"]]))
+    # rank 0's step-1 all-reduce kernel without times (CUPTI gave none: the H200's recordings
+    # have whole steps so): it still counts, so step 2 meets step 2 (counting only the timed
+    # ones paired rank 0's step 2 with rank 1's step 1, whose recorded end came 58 us before
+    # rank 0's kernel started: the recording itself was no longer reproduced)
+    paths = []
+    for rank in (0, 1):
+        p = os.path.join(tmp, "tuntimed%d.db" % rank)
+        torch_rank_db(a, p, 9340 + rank, rank, 30 if rank == 1 else 0, 100, 0,
+                      untimed=1 if rank == 0 else -1)
+        paths.append(p)
+    merged = os.path.join(tmp, "tuntimed.db")
+    omniprof(a, "merge", "-i", *paths, "-o", merged)
+    r = analyze(a, [merged], "--what-if", "kernel:cos_kernel=0", "--iteration", "step")
+    check(r["run"]["wall_ns"] == 450 * U and r["run"]["gpu_ops_untimed"] == 1,
+          "untimed NCCL kernel: the recording reproduced, wall 450 us, 1 untimed (%s, %s)"
+          % (r["run"]["wall_ns"], r["run"]["gpu_ops_untimed"]))
+    got = [i["predicted_ns"] for i in r["iterations"]["items"]]
+    check(got == [70 * U, 100 * U, 68 * U] and r["what_if"]["predicted_wall_ns"] == 388 * U,
+          "untimed NCCL kernel: cos removed, rank 0's step 0 takes 70 us (its all-reduce met "
+          "rank 1's), step 1, with no recorded all-reduce, its recorded 100, step 2 its own 68 "
+          "(rank 1, ahead since its step 1 took 70, arrives first): 388 us (%s, %s)"
+          % (got, r["what_if"]["predicted_wall_ns"]))
 
 
 def mode_cli(a):
