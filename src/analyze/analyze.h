@@ -275,9 +275,11 @@ static inline void an_qsort(void *base, size_t n, size_t size,
 #define AN_SYNC_LOOP_MIN 10
 /* wake edges (graph.c): a launching worker thread's gap between calls this long is a wait */
 #define AN_WAKE_GAP_NS 100000
-/* An operation that starts within this of the end of the work its stream waited for (an event)
- * waited for that work, not for its launch: a dependency across streams takes the GPU a few
- * microseconds (1.0 µs measured on the H200; same-stream succession is given 1 µs, graph.c) */
+/* An operation that starts within this of the end of the work it waited for (its stream's
+ * previous operation, or an event's work on another stream) waited for that work, not for its
+ * launch: the GPU takes a few microseconds to start it (on the H200 1.0 µs across streams,
+ * 1.0-2.7 µs between a stream's queued kernels; until 2026-11-29 graph.c gave the latter 1 µs,
+ * and every queued kernel's launch latency held its recorded start) */
 #define AN_EVENT_SLACK_NS 20000
 /* pageable_copy: a pageable copy's time at pinned bandwidth, as a share of its recorded time
  * (measured on the H200 host, PCIe: 64 MiB host-to-device 8.5 ms pageable, 2.1 ms pinned) */

@@ -348,7 +348,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                     uint64_t key = kind == AN_JOIN ? ((uint64_t)r->name << 32) ^
                                                          ((uint64_t)b->process << 8) ^ 0xb
                                                    : (uint64_t)r->name << 32;
-                    b->colls[b->n_colls++] = (coll){key, 0, nid};
+                    b->colls[b->n_colls++] = (coll){key, 0, nid, 0};
                 }
                 cursor = r->end;
                 /* skip everything nested inside */
@@ -498,7 +498,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     op_rd rd;
     op_ev ev;
     int rc;
-    b->n_regs = b->n_ops = 0;
+    b->n_regs = b->n_ops = b->n_ghosts = 0;
     nm.agent_id = INT64_MIN;
     lk = nm.lk = op_rd_lookup_new(src, set);
     if (!lk) goto oom;
@@ -528,6 +528,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         r->lane = lane;
         int cat = cat_by_id(&nm, ev.category_id);
         if (r->name == UINT32_MAX || cat < 0) goto oom_rd;
+        if (cat == RC_MARKER && an_gb_is_nccl_call(b, r->name)) cat = RC_NCCL; /* its NVTX */
         r->cat = (uint8_t)cat;
         r->msg_first = (uint32_t)b->n_msgs;
         r->msg_n = 0;
@@ -561,6 +562,15 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             g->n_events_read++;
             if (ev.start <= 0 || ev.end < ev.start) { /* CUPTI gave it no times: unplaceable */
                 g->untimed_ops++;
+                /* an NCCL kernel still takes its place in its stream's collectives */
+                uint32_t gn = k || !ev.corr ? UINT32_MAX : name_of(g, &nm, 1, ev.name_id);
+                if (gn != UINT32_MAX && an_gb_is_nccl_kernel(b, gn)) {
+                    GROW(b->ghosts, b->n_ghosts, b->cap_ghosts);
+                    b->ghosts[b->n_ghosts++] =
+                        (ghost){((uint64_t)(agent_index_of(&nm, ev.agent_id) + 1) << 40) ^
+                                    ((uint64_t)ev.queue_id << 20) ^ (uint64_t)ev.stream_id,
+                                ev.corr, gn, UINT32_MAX};
+                }
                 continue;
             }
             ev.agent_index = agent_index_of(&nm, ev.agent_id);
@@ -677,8 +687,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 /* an NCCL collective's kernel: the k-th of its name on each rank's stream are
                  * one collective (matched like MPI collectives; the ranks leave together) */
                 GROW(b->colls, b->n_colls, b->cap_colls);
-                b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ 0xcc1, 0,
-                                                (uint32_t)g->n_nodes - 1};
+                b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ AN_NCCL_KEY, 0,
+                                                (uint32_t)g->n_nodes - 1, o->corr};
             }
             if (i + 16 < b->n_ops && launch[i + 16])
                 __builtin_prefetch(&g->nodes[launch[i + 16] - 1]);
@@ -693,8 +703,10 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             if (v) {
                 const an_node *ln = &g->nodes[v - 1];
                 int64_t lag = o->start - ln->start;
-                /* stream busy: the operation waited for its stream, not for the launch */
-                if (nid > g->lanes[lane].first && g->nodes[nid - 1].end >= o->start - 1000 &&
+                /* stream busy: the operation waited for its stream, not for the launch (the
+                 * H200 starts a queued kernel 1.0-2.7 us after the one before ends) */
+                if (nid > g->lanes[lane].first &&
+                    g->nodes[nid - 1].end >= o->start - AN_EVENT_SLACK_NS &&
                     lag > ln->end - ln->start)
                     lag = ln->end - ln->start;
                 if (lag < 0) lag = 0;
@@ -841,6 +853,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         op_u64map_free(&seen);
     }
+    if (b->n_ghosts && an_gb_ghost_shift(b, coll_first) != 0) goto oom;
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
@@ -912,6 +925,7 @@ int an_graph_load(const char *const *paths, size_t n, an_graph **out, char *err,
     if (an_gb_finish(&b, err, errlen) != 0) goto fail;
     op_free(b.msgs);
     op_free(b.colls);
+    op_free(b.ghosts);
     op_free(b.nccl);
     op_u64map_free(&b.lane_of);
     op_u64map_free(&b.stream_of);
@@ -928,6 +942,7 @@ fail:
     op_free(b.nccl);
     op_free(b.msgs);
     op_free(b.colls);
+    op_free(b.ghosts);
     op_u64map_free(&b.lane_of);
     op_u64map_free(&b.stream_of);
     an_graph_free(g);

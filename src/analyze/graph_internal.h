@@ -41,10 +41,18 @@ typedef struct msgend {
 } msgend;
 
 typedef struct coll { /* an MPI collective call or a barrier wait: matched by (key, k) */
-    uint64_t key;     /* name id (+ process for barriers) */
+    uint64_t key;     /* name id (+ process for barriers; ^ AN_NCCL_KEY for NCCL kernels) */
     uint32_t k;       /* its occurrence on its lane */
     uint32_t node;
+    int64_t corr;     /* an NCCL kernel's correlation id (its launch order), else 0 */
 } coll;
+#define AN_NCCL_KEY 0xcc1u /* the low bits of an NCCL kernel's collective key */
+
+typedef struct ghost { /* an NCCL kernel CUPTI gave no times: it still takes its k (numbering) */
+    uint64_t stream;   /* its stream's key (builder.stream_of) */
+    int64_t corr;
+    uint32_t name, lane; /* lane: resolved when the set's collectives are numbered */
+} ghost;
 
 typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
     int64_t corr;
@@ -95,7 +103,7 @@ typedef struct esync { /* an event synchronize (wait 1) or a stream's wait for a
 
 typedef struct builder {
     an_graph *g;
-    uint8_t *nccl; /* per name id: 0 unknown, 1 not an NCCL kernel, 2 an NCCL kernel */
+    uint8_t *nccl; /* per name id: 0 unknown, else 1 | 2 an NCCL kernel | 4 an NCCL call */
     size_t n_nccl;
     ssync *syncs; /* this set's, sorted by (lane, start) */
     size_t n_syncs, cap_syncs;
@@ -114,6 +122,8 @@ typedef struct builder {
     size_t n_msgs, cap_msgs;
     coll *colls;
     size_t n_colls, cap_colls;
+    ghost *ghosts; /* this set's untimed NCCL kernels */
+    size_t n_ghosts, cap_ghosts;
     op_u64map lane_of; /* (set, thread row) -> lane + 1 */
     op_u64map stream_of;
     uint32_t process;
@@ -135,6 +145,8 @@ int an_gb_on_cuda_event(int64_t corr, int64_t stream, int64_t cuda_event, int64_
                         void *arg);
 int an_gb_event_links(builder *b, size_t lane_first);
 int an_gb_is_nccl_kernel(builder *b, uint32_t name);
+int an_gb_is_nccl_call(builder *b, uint32_t name);
 int an_gb_finish(builder *b, char *err, size_t errlen);
+int an_gb_ghost_shift(builder *b, size_t coll_first);
 
 #endif /* OMNIPROF_ANALYZE_GRAPH_INTERNAL_H */

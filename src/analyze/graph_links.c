@@ -282,9 +282,11 @@ oom:
     return -1;
 }
 
-/* Whether a kernel name is an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*); cached
- * per name id. */
-int an_gb_is_nccl_kernel(builder *b, uint32_t name)
+/* What a name is to NCCL, cached per name id (b->nccl: 0 not looked at yet, else 1 | these
+ * bits): 2 an NCCL collective's kernel (ncclDevKernel_*, ncclKernel_*), 4 an NCCL API call
+ * (nccl + an upper-case letter: ncclAllReduce, ncclCommDestroy...; NCCL names its NVTX
+ * ranges so). */
+static int nccl_class(builder *b, uint32_t name)
 {
     if (name >= b->n_nccl) {
         size_t n = op_strtab_count(&b->g->names) + 64;
@@ -296,11 +298,76 @@ int an_gb_is_nccl_kernel(builder *b, uint32_t name)
     }
     if (!b->nccl[name]) {
         const char *s = op_strtab_str(&b->g->names, name);
-        b->nccl[name] = s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11))
-                            ? 2
-                            : 1;
+        b->nccl[name] = 1;
+        if (s && (!strncmp(s, "ncclDevKernel_", 14) || !strncmp(s, "ncclKernel_", 11)))
+            b->nccl[name] |= 2;
+        else if (s && !strncmp(s, "nccl", 4) && s[4] >= 'A' && s[4] <= 'Z')
+            b->nccl[name] |= 4;
     }
-    return b->nccl[name] == 2;
+    return b->nccl[name];
+}
+
+int an_gb_is_nccl_kernel(builder *b, uint32_t name)
+{
+    return (nccl_class(b, name) & 2) != 0;
+}
+
+/* NCCL's NVTX ranges (recorded as markers) are its API calls, not the application's CPU work:
+ * they wait (ncclCommDestroy for NCCL's proxy thread, the first collective for the
+ * communicator's set-up); as API nodes no rule scales them as CPU work (docs/analyze.md). */
+int an_gb_is_nccl_call(builder *b, uint32_t name)
+{
+    return (nccl_class(b, name) & 4) != 0;
+}
+
+static int cmp_ghost(const void *a, const void *b)
+{
+    const ghost *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The ghosts of (lane, name) launched before corr: the first index at or after that point. */
+static size_t ghost_at(const ghost *gh, size_t n, uint32_t lane, uint32_t name, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ghost *m = &gh[mid];
+        if (m->lane < lane || (m->lane == lane && (m->name < name ||
+                                                   (m->name == name && m->corr < corr))))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* NCCL kernels CUPTI gave no times (seen on the H200: a whole step's kernels now and then) are
+ * not nodes, but they were collectives: each of this set's NCCL kernels (numbered from
+ * coll_first in stream order) moves up by the untimed ones of its stream and name launched
+ * before it (correlation ids are launch order, which is stream order), so that the k-th
+ * collective of one rank still meets the k-th of the others. */
+int an_gb_ghost_shift(builder *b, size_t coll_first)
+{
+    const an_graph *g = b->g;
+    for (size_t i = 0; i < b->n_ghosts; i++) {
+        uint64_t v = 0;
+        b->ghosts[i].lane = op_u64map_get(&b->stream_of, b->ghosts[i].stream, &v)
+                                ? (uint32_t)(v - 1)
+                                : UINT32_MAX;
+    }
+    an_qsort(b->ghosts, b->n_ghosts, sizeof *b->ghosts, cmp_ghost);
+    for (size_t c = coll_first; c < b->n_colls; c++) {
+        coll *cl = &b->colls[c];
+        if ((uint32_t)cl->key != AN_NCCL_KEY || cl->corr <= 0) continue;
+        uint32_t lane = g->nodes[cl->node].lane, name = (uint32_t)(cl->key >> 32);
+        size_t before = ghost_at(b->ghosts, b->n_ghosts, lane, name, cl->corr) -
+                        ghost_at(b->ghosts, b->n_ghosts, lane, name, INT64_MIN);
+        cl->k += (uint32_t)before;
+    }
+    return 0;
 }
 
 /* Cross-set edges (messages, collectives), intrinsic times of waits, the CSR of in-edges. */

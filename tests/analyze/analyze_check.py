@@ -21,7 +21,10 @@ Modes (CTest analyze.<mode>):
              event and device synchronizes (and one without a record) for every stream: exact
              paths and what-if predictions where the two semantics differ
   nccl       two ranks merged: the k-th NCCL kernel of one name on each rank is one collective
-             (the ranks leave together): exact predictions across ranks
+             (the ranks leave together): exact predictions across ranks; two ranks shaped like
+             the H200's PyTorch recording (kernels queued 2 us apart, NCCL's NVTX ranges, a
+             straggler, init and teardown calls): the path, the what-if, per step and whole run,
+             against the balanced variant; the balanced one gives no finding
   mpi        an_mpi under mpirun -np 4 (rank 2 a straggler), merged: 'range:^extra$=0.5'
              against the run with rank 2's extra work halved; the straggler is the top finding
 
@@ -659,7 +662,130 @@ def mode_nccl(a):
     r = analyze(a, [merged])
     check(not [x for x in r["findings"] if x["rule"] == "rank_straggler"], "balanced NCCL ranks: "
           "no straggler (%s)" % [(x["rule"], x["title"]) for x in r["findings"]])
+    nccl_torch_shaped(a, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def torch_rank_db(a, path, pid, rank, cos_us, period_us, own_stream, steps=3, untimed=-1):
+    """One rank of a PyTorch NCCL loop as the H200 recorded it (tests/analyze/torch_nccl.py):
+    cudaFuncGetAttributes 100 us (lazy module loading) first; then per step the host launches
+    gemm, on the straggler a cos kernel, and the all-reduce's kernel inside the NVTX range
+    ncclAllReduce (on the compute stream, as PyTorch 2.11 runs a blocking collective; with
+    own_stream on NCCL's stream 2, which waits through cudaEventRecord/cudaStreamWaitEvent),
+    and waits in cudaDeviceSynchronize; each step an NVTX range `step`; ncclCommDestroy 50 us
+    last. The host runs ahead: the kernels queue on the stream, each starting 2 us after the
+    one before ended (the H200's 1.0-2.7 us), long after its launch. Every rank's all-reduce
+    kernel ends 10 us after the last one started; the synchronizes 1 us after. untimed: the
+    step whose all-reduce kernel CUPTI gave no times (start and end 0)."""
+    T0, U = 10 ** 9, 1000
+    d = SynthDB(a, path, pid, rank=rank, streams=2 if own_stream else 1)
+    nccl = d.kernel_symbol("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)")
+    cos = d.kernel_symbol("cos_kernel")
+    d.region(0, T0, T0 + 100 * U, "cudaFuncGetAttributes")
+    corr = 1
+    ext = '{"stream":2,"event":7,"device_id":0,"context_id":1,"sync_id":%d}'
+    for s in range(steps):
+        h = T0 + 100 * U + s * period_us * U
+        d.region(0, h, h + period_us * U, "step", category="MARKER_RANGE_API")
+        d.region(0, h, h + 2 * U, "cudaLaunchKernel", corr=corr)
+        d.kernel(1, h + 5 * U, h + 55 * U, 2, corr=corr)
+        corr, gpu = corr + 1, h + 55 * U
+        if cos_us:
+            d.region(0, h + 2 * U, h + 3 * U, "cudaLaunchKernel", corr=corr)
+            d.kernel(1, gpu + 2 * U, gpu + (2 + cos_us) * U, cos, corr=corr)
+            corr, gpu = corr + 1, gpu + (2 + cos_us) * U
+        if own_stream:
+            d.region(0, h + 3 * U, h + 4 * U, "cudaEventRecord", corr=corr)
+            d.cuda_event(1, corr, 7, 100 + s)
+            d.region(0, h + 4 * U, h + 5 * U, "cudaStreamWaitEvent", corr=corr + 1)
+            d.region(0, h + 4 * U, h + 5 * U, "SYNCHRONIZATION_STREAM_WAIT_EVENT",
+                     category="SYNCHRONIZATION", corr=corr + 1, extdata=ext % (100 + s))
+            corr += 2
+        d.region(0, h + 5 * U, h + 8 * U, "ncclAllReduce", category="MARKER_RANGE_API")
+        d.region(0, h + 6 * U, h + 7 * U, "cudaLaunchKernelExC", corr=corr)
+        t0, t1 = (gpu + 2 * U, h + (period_us - 1) * U) if s != untimed else (0, 0)
+        d.kernel(2 if own_stream else 1, t0, t1, nccl, corr=corr)
+        d.region(0, h + 8 * U, h + period_us * U, "cudaDeviceSynchronize", corr=corr + 1)
+        corr += 2
+    end = T0 + 100 * U + steps * period_us * U
+    d.region(0, end, end + 50 * U, "ncclCommDestroy", category="MARKER_RANGE_API")
+    d.close()
+
+
+def nccl_torch_shaped(a, tmp):
+    """Two ranks shaped like the H200's torch_nccl.py recording (torch_rank_db): rank 1's cos
+    kernel (30 us a step) makes rank 0's all-reduce wait. The kernels queued 2 us apart on a
+    busy stream must be taken as waiting for their stream, not for their launch (before,
+    only 1 us was: each kernel's launch edge held its recorded start, the path ran host ->
+    '[launch latency]' -> the step's last kernel, and removing the cos kernels gained 0)."""
+    U = 1000
+    for own in (0, 1):
+        tag = "own" if own else "same"
+        dbs = {}
+        for variant, cos_us, period in (("base", 30, 100), ("fast", 0, 68)):
+            paths = []
+            for rank in (0, 1):
+                p = os.path.join(tmp, "t%s_%s%d.db" % (tag, variant, rank))
+                torch_rank_db(a, p, 9300 + 10 * own + rank + (5 if cos_us else 0), rank,
+                              cos_us if rank == 1 else 0, period, own)
+                paths.append(p)
+            dbs[variant] = os.path.join(tmp, "t%s_%s.db" % (tag, variant))
+            omniprof(a, "merge", "-i", *paths, "-o", dbs[variant])
+        what = "torch-shaped NCCL (%s stream)" % ("its own" if own else "the compute")
+        r = analyze(a, [dbs["base"]], "--what-if", "kernel:cos_kernel=0", "--iteration", "step")
+        check(r["run"]["wall_ns"] == 450 * U, "%s: wall 450 us (%s)" % (what, r["run"]["wall_ns"]))
+        it = items(r)
+        check(it.get(("kernel", "cos_kernel")) == 90 * U and
+              it.get(("kernel", "gemm_kernel<float, 128>")) == 150 * U,
+              "%s: the path runs through rank 1's gemm and cos kernels (3 x 50 and 3 x 30 us), "
+              "not the launches' latency (%s)" % (what, it))
+        check(r["what_if"]["predicted_wall_ns"] == 360 * U, "%s: cos removed: each step 70 us "
+              "(its zero-length kernel keeps its 2 us queueing), 100 + 3 x 70 + 50 = 360 us (%s)"
+              % (what, r["what_if"]["predicted_wall_ns"]))
+        iters = r["iterations"]["items"]
+        check(len(iters) == 3 and all(i["wall_ns"] == 100 * U and i["predicted_ns"] == 70 * U
+                                      for i in iters),
+              "%s: per step 100 us recorded, 70 us predicted (%s)" % (what, iters))
+        fast = analyze(a, [dbs["fast"]], "--iteration", "step")
+        check(fast["run"]["wall_ns"] == 354 * U and
+              abs(r["what_if"]["predicted_wall_ns"] - fast["run"]["wall_ns"]) <= 3 * 2 * U,
+              "%s: the run without cos takes 354 us: the prediction within the removed "
+              "kernels' 2 us gaps (%s)" % (what, fast["run"]["wall_ns"]))
+        r = analyze(a, [dbs["base"]], "--what-if", "kernel:gemm=0.5")
+        check(r["what_if"]["predicted_wall_ns"] == 375 * U, "%s: gemm 2x faster: each step "
+              "25 us shorter on both ranks: 375 us (%s)"
+              % (what, r["what_if"]["predicted_wall_ns"]))
+        top = [(x["rule"], x["title"]) for x in r["findings"][:3]]
+        strag = [x for x in r["findings"][:3] if x["rule"] == "rank_straggler"]
+        check(bool(strag) and "rank 1 " in strag[0]["title"] and "GPU" in strag[0]["evidence"] and
+              abs(strag[0]["gain_ns"] - 60 * U) <= 10,
+              "%s: rank 1 is a top-3 straggler finding (its GPU work), its gemm and cos between "
+              "its first and last all-reduce brought to rank 0's: 2 steps x 30 us (%s; %s)"
+              % (what, top, strag and strag[0]["gain_ns"]))
+        check(not fast["findings"], "%s, balanced (no cos): no finding of 5 %% or more (%s)"
+              % (what, [(x["rule"], x["title"], x["gain_pct"]) for x in fast["findings"]]))
+    # rank 0's step-1 all-reduce kernel without times (CUPTI gave none: the H200's recordings
+    # have whole steps so): it still counts, so step 2 meets step 2 (counting only the timed
+    # ones paired rank 0's step 2 with rank 1's step 1, whose recorded end came 58 us before
+    # rank 0's kernel started: the recording itself was no longer reproduced)
+    paths = []
+    for rank in (0, 1):
+        p = os.path.join(tmp, "tuntimed%d.db" % rank)
+        torch_rank_db(a, p, 9340 + rank, rank, 30 if rank == 1 else 0, 100, 0,
+                      untimed=1 if rank == 0 else -1)
+        paths.append(p)
+    merged = os.path.join(tmp, "tuntimed.db")
+    omniprof(a, "merge", "-i", *paths, "-o", merged)
+    r = analyze(a, [merged], "--what-if", "kernel:cos_kernel=0", "--iteration", "step")
+    check(r["run"]["wall_ns"] == 450 * U and r["run"]["gpu_ops_untimed"] == 1,
+          "untimed NCCL kernel: the recording reproduced, wall 450 us, 1 untimed (%s, %s)"
+          % (r["run"]["wall_ns"], r["run"]["gpu_ops_untimed"]))
+    got = [i["predicted_ns"] for i in r["iterations"]["items"]]
+    check(got == [70 * U, 100 * U, 68 * U] and r["what_if"]["predicted_wall_ns"] == 388 * U,
+          "untimed NCCL kernel: cos removed, rank 0's step 0 takes 70 us (its all-reduce met "
+          "rank 1's), step 1, with no recorded all-reduce, its recorded 100, step 2 its own 68 "
+          "(rank 1, ahead since its step 1 took 70, arrives first): 388 us (%s, %s)"
+          % (got, r["what_if"]["predicted_wall_ns"]))
 
 
 def mode_cli(a):

@@ -522,12 +522,15 @@ if want analyzeevents; then
 fi
 
 # (12) NCCL across ranks: two ranks of a PyTorch NCCL program, rank 1 a planted straggler, each
-# under omniprof run, merged and analyzed (tests/analyze/gpu_nccl.py; SKIP under 2 GPUs)
+# under omniprof run, merged and analyzed (tests/analyze/gpu_nccl.py; SKIP under 2 GPUs): the
+# what-if per step (NVTX range step), over the steps and the whole run (SKIP line with the
+# reason when start-up and teardown alone differ by more than the tolerance)
 if want nccl; then
   timeout 1200 python3 tests/analyze/gpu_nccl.py "$B" "$OUT/nccl" >"$OUT/nccl.log" 2>&1; rc=$?
   cat "$OUT/nccl.log"
   if [ $rc = 77 ]; then verdict analyze.nccl_gpu 77 "$(grep -m1 '^SKIP' "$OUT/nccl.log")"
   else targets "$OUT/nccl.log"
+    grep -E '^SKIP ' "$OUT/nccl.log" >> "$OUT/summary.txt"
     grep -qE '^(PASS|FAIL) ' "$OUT/nccl.log" ||
       verdict analyze.nccl_gpu 1 "no result ($(tail -2 "$OUT/nccl.log" | tr '\n' ' '))"
   fi
