@@ -741,10 +741,12 @@ def mode_launcher_scope(args, wd):
     """The default causal scope of interpreter launchers (docs/causal.md, "Scope"). A C program
     first: with OMNIPROF_LOG_LEVEL=info its scope lines name its executable alone (libc is
     loaded, never in scope). Then each shared-libpython CPython found (shared_pythons) runs a
-    pure-Python loop under `omniprof causal -e` with no scope option: the run says the
-    executable is an interpreter launcher and that libpython is in scope, its one experiment
-    selects a line of the interpreter's C sources (before the default took the library in, the
-    scope was the executable's main alone and no experiment ran), and the output is the
+    pure-Python loop (about 1.3 s alone) under `omniprof causal -e --delay 0.3` with no scope
+    option (the experiment's line is drawn from the samples after the delay: in the loop, not
+    the interpreter's start-up): the run says the executable is an interpreter launcher and that
+    libpython is in scope, its one experiment selects a line of the interpreter's C sources
+    (before the default took the library in, the scope was the executable's main alone: 3.8+
+    and 3.7 ran no experiment, 3.6 selected main's line), and the output is the
     program's. tclsh (libtcl, no line tables on Debian: function mode) likewise."""
     np = os.path.join(args.bindir, "causaltest_no_progress")
     info = {"OMNIPROF_LOG_LEVEL": "info"}
@@ -761,10 +763,11 @@ def mode_launcher_scope(args, wd):
         prog = os.path.join(wd, tag + ".py")
         with open(prog, "w") as f:
             f.write("def spin(n):\n    x = 0\n    for i in range(n):\n        x += i * i % 7\n"
-                    "    return x\n\nprint('launcher_scope', spin(6000000))\n")
-        want = "launcher_scope %d\n" % sum(i * i % 7 for i in range(6000000))
+                    "    return x\n\nprint('launcher_scope', spin(15000000))\n")
+        want = "launcher_scope %d\n" % sum(i * i % 7 for i in range(15000000))
         coz = os.path.join(wd, tag + ".coz")
-        r = omniprof_causal(args, wd, ["-e", "-o", coz, "-d", "db" + tag, "-q"], [py, prog], env_add=info)
+        r = omniprof_causal(args, wd, ["-e", "--delay", "0.3", "-o", coz, "-d", "db" + tag, "-q"],
+                            [py, prog], env_add=info)
         who = "%s (main calls %s)" % (py, entry)
         check(r.returncode == 0 and r.stdout == want, "%s: exit 0, the program's output (rc=%d, %r)" %
               (who, r.returncode, r.stdout[-200:]))
@@ -787,12 +790,13 @@ def mode_launcher_scope(args, wd):
         ran += 1
         prog = os.path.join(wd, "spin.tcl")
         with open(prog, "w") as f:
-            f.write("set x 0\nfor {set i 0} {$i < 3000000} {incr i} {incr x [expr {$i % 7}]}\n"
+            f.write("set x 0\nfor {set i 0} {$i < 6000000} {incr i} {incr x [expr {$i % 7}]}\n"
                     "puts \"launcher_scope $x\"\n")
         coz = os.path.join(wd, "tcl.coz")
-        r = omniprof_causal(args, wd, ["-e", "-m", "function", "-o", coz, "-d", "dbtcl", "-q"], [tcl, prog],
-                            env_add=info)
-        check(r.returncode == 0 and r.stdout == "launcher_scope %d\n" % sum(i % 7 for i in range(3000000)),
+        r = omniprof_causal(args, wd, ["-e", "-m", "function", "--delay", "0.3", "-o", coz, "-d", "dbtcl",
+                                       "-q"], [tcl, prog], env_add=info)
+        want = "launcher_scope %d\n" % sum(i % 7 for i in range(6000000))
+        check(r.returncode == 0 and r.stdout == want,
               "tclsh: exit 0, the program's output (rc=%d, %r)" % (r.returncode, r.stdout[-200:]))
         check(re.search(r"is an interpreter launcher \(its main calls Tcl_Main\w*, defined in \S*libtcl", r.stderr),
               "tclsh: the default scope takes in libtcl (%s)" % r.stderr.strip()[-400:])
