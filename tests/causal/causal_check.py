@@ -24,6 +24,11 @@ backend preloaded) and asserts on what it wrote: the databases, the Coz profile,
   outputs          -o onto a database, a binary, a text, under a file or in a directory that
                    cannot be written; -d under a file: exit 2, nothing run, nothing changed;
                    a Coz profile (or an empty file) is still appended to
+  launcher_scope   the default scope (%MAIN%) of an interpreter launcher: CPython built with a
+                   shared libpython (pyenv's: main calls Py_BytesMain, _Py_UnixMain or Py_Main
+                   in libpython3.X.so) and tclsh (Tcl_MainEx in libtcl) run their experiment
+                   in the interpreter's library, and say so; a C program's scope is still its
+                   executable alone. Skips, saying why, when no such interpreter is installed
 
 Statistical modes are robust on a busy machine: experiments are pooled per speedup and
 measured against time-local baselines (local_curves: a machine whose other jobs start and stop
@@ -700,10 +705,116 @@ def mode_join_knob(args, wd):
     return 0
 
 
+def shared_pythons():
+    """CPython interpreters here whose executable links libpython (a shared-library build:
+    pyenv's, conda's), one per entry its main calls (3.8+: Py_BytesMain, 3.7: _Py_UnixMain,
+    older: Py_Main), the newest of each: OMNIPROF_TEST_PYTHON first when it is one, then
+    pyenv's ($PYENV_ROOT or ~/.pyenv)."""
+    import glob
+    cands = [os.environ.get("OMNIPROF_TEST_PYTHON") or ""]
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    vers = glob.glob(os.path.join(root, "versions", "3.*", "bin", "python3.[0-9]*"))
+    vers = [v for v in vers if re.search(r"python3\.\d+$", v)]
+    cands += sorted(vers, key=lambda v: [int(x) for x in re.findall(r"\d+", os.path.basename(v))],
+                    reverse=True)
+    out, minors = [], set()
+    for py in cands:
+        if not py or not os.access(py, os.X_OK):
+            continue
+        try:
+            r = subprocess.run([py, "-c", "import sys, sysconfig; print(sys.version_info[1], "
+                                "sysconfig.get_config_var('Py_ENABLE_SHARED'))"],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        f = r.stdout.split()
+        if r.returncode != 0 or len(f) != 2 or f[1] != "1":
+            continue
+        entry = "Py_BytesMain" if int(f[0]) >= 8 else "_Py_UnixMain" if int(f[0]) == 7 else "Py_Main"
+        if entry not in minors:
+            minors.add(entry)
+            out.append((py, entry))
+    return out
+
+
+def mode_launcher_scope(args, wd):
+    """The default causal scope of interpreter launchers (docs/causal.md, "Scope"). A C program
+    first: with OMNIPROF_LOG_LEVEL=info its scope lines name its executable alone (libc is
+    loaded, never in scope). Then each shared-libpython CPython found (shared_pythons) runs a
+    pure-Python loop (about 1.3 s alone) under `omniprof causal -e --delay 0.3` with no scope
+    option (the experiment's line is drawn from the samples after the delay: in the loop, not
+    the interpreter's start-up): the run says the executable is an interpreter launcher and that
+    libpython is in scope, its one experiment selects a line of the interpreter's C sources
+    (before the default took the library in, the scope was the executable's main alone: 3.8+
+    and 3.7 ran no experiment, 3.6 selected main's line), and the output is the
+    program's. tclsh (libtcl, no line tables on Debian: function mode) likewise."""
+    np = os.path.join(args.bindir, "causaltest_no_progress")
+    info = {"OMNIPROF_LOG_LEVEL": "info"}
+    r = omniprof_causal(args, wd, ["-e", "-o", os.path.join(wd, "c.coz"), "-d", "dbc", "-q"], [np, "300"],
+                        env_add=info)
+    scoped = re.findall(r"causal: code of (\S+) is in scope", r.stderr)
+    check(r.returncode == 0 and scoped and all(os.path.realpath(x) == os.path.realpath(np) for x in scoped)
+          and "interpreter launcher" not in r.stderr,
+          "a C program: the default scope is its executable alone (%s)" % scoped)
+    ran = 0
+    for py, entry in shared_pythons():
+        ran += 1
+        tag = "py%d" % ran
+        prog = os.path.join(wd, tag + ".py")
+        with open(prog, "w") as f:
+            f.write("def spin(n):\n    x = 0\n    for i in range(n):\n        x += i * i % 7\n"
+                    "    return x\n\nprint('launcher_scope', spin(15000000))\n")
+        want = "launcher_scope %d\n" % sum(i * i % 7 for i in range(15000000))
+        coz = os.path.join(wd, tag + ".coz")
+        r = omniprof_causal(args, wd, ["-e", "--delay", "0.3", "-o", coz, "-d", "db" + tag, "-q"],
+                            [py, prog], env_add=info)
+        who = "%s (main calls %s)" % (py, entry)
+        check(r.returncode == 0 and r.stdout == want, "%s: exit 0, the program's output (rc=%d, %r)" %
+              (who, r.returncode, r.stdout[-200:]))
+        m = re.search(r"causal: (\S+) is an interpreter launcher \(its main calls (\w+), defined in (\S+)\)",
+                      r.stderr)
+        check(m and m.group(2) == entry and "libpython3" in m.group(3),
+              "%s: the run says the default scope takes in libpython (%s)" % (who, m.group(0) if m else
+                                                                             r.stderr.strip()[-400:]))
+        scoped = re.findall(r"causal: code of (\S+) is in scope", r.stderr)
+        check(any("libpython3" in x for x in scoped), "%s: libpython is in scope (%s)" % (who, scoped))
+        sel = []
+        for db in databases(os.path.join(wd, "db" + tag)):
+            con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+            sel += [x[0] for x in con.execute("SELECT selected FROM omniprof_causal_experiment")]
+            con.close()
+        check(len(sel) == 1 and re.search(r"\.[ch]:\d+$", sel[0]) and "Programs/python.c" not in sel[0],
+              "%s: one experiment, on a line of the interpreter's C code (%s)" % (who, sel))
+    tcl = shutil.which("tclsh")
+    if tcl:
+        ran += 1
+        prog = os.path.join(wd, "spin.tcl")
+        with open(prog, "w") as f:
+            f.write("set x 0\nfor {set i 0} {$i < 6000000} {incr i} {incr x [expr {$i % 7}]}\n"
+                    "puts \"launcher_scope $x\"\n")
+        coz = os.path.join(wd, "tcl.coz")
+        r = omniprof_causal(args, wd, ["-e", "-m", "function", "--delay", "0.3", "-o", coz, "-d", "dbtcl",
+                                       "-q"], [tcl, prog], env_add=info)
+        want = "launcher_scope %d\n" % sum(i % 7 for i in range(6000000))
+        check(r.returncode == 0 and r.stdout == want,
+              "tclsh: exit 0, the program's output (rc=%d, %r)" % (r.returncode, r.stdout[-200:]))
+        check(re.search(r"is an interpreter launcher \(its main calls Tcl_Main\w*, defined in \S*libtcl", r.stderr),
+              "tclsh: the default scope takes in libtcl (%s)" % r.stderr.strip()[-400:])
+        sel = [line for line in open(coz) if line.startswith("experiment\t")] if os.path.exists(coz) else []
+        check(len(sel) == 1 and "selected=main\t" not in sel[0], "tclsh: one experiment, in libtcl: %s" % sel)
+    else:
+        print("note: no tclsh here: the Tcl launcher is not checked")
+    if not ran:
+        print("SKIP: no interpreter launcher here: no CPython linking libpython (pyenv's builds, or "
+              "OMNIPROF_TEST_PYTHON naming one) and no tclsh; the C program's scope passed")
+        return 1 if FAILS else 77
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["functional", "analytic", "coz", "viewer", "outputs",
-                                     "short_threads", "join_knob"])
+                                     "short_threads", "join_knob", "launcher_scope"])
     ap.add_argument("prog", nargs="?")
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)

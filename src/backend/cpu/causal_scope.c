@@ -4,7 +4,7 @@
  *
  * Built once, at start, with elfutils (the same Dwfl report of our own process that
  * symbols.c uses for samples): every loaded module whose path passes the binary scope
- * (%MAIN% = the main executable, by default the only one; omniprof's own libraries never)
+ * (%MAIN% = the program's code, by default the only one; omniprof's own libraries never)
  * contributes, in line mode, one range per row of its DWARF line tables ([address of the
  * row, address of the next row) of one sequence; rows of line 0 are the compiler's and are
  * skipped), in function mode one range per sized STT_FUNC symbol. A range whose "file:line"
@@ -19,8 +19,18 @@
  *   (2) ranges are sorted by `lo` and disjoint (an overlapping range is dropped);
  *   (3) location names live for the process (the records point at them).
  *
+ * %MAIN% is the main executable and, when that executable is an interpreter launcher, the
+ * library its main hands over to. A launcher's own code is a stub: pyenv's python3.12 (CPython
+ * built --enable-shared) defines only `main`, which calls Py_BytesMain in libpython3.12.so,
+ * where the program's time goes; Debian's python3.11 links the same code in statically, so
+ * without this rule the default scope would hold the interpreter in one build and nothing in
+ * the other (no experiment could run). A launcher is recognised by an undefined symbol of the
+ * executable naming one of launcher_entries; the library is the one that the dynamic linker
+ * bound it to. Ordinary programs import none of them: their scope is unchanged.
+ *
  * A binary in scope without line tables gets one warning naming it in line mode; an empty
  * scope is an error (the caller turns causal profiling off with that message). */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -104,12 +114,25 @@ static void patlist_free(patlist *p)
     p->n = 0;
 }
 
+/* ---- interpreter launchers (%MAIN%'s second member) ---------------------------------------- */
+
+/* Entries whose import makes an executable a launcher: its main calls the entry, which runs
+ * the whole program (docs/causal.md, "The default scope: interpreter launchers"). */
+static const char *const launcher_entries[] = {
+    "Py_BytesMain", /* CPython 3.8 and later (Programs/python.c) */
+    "_Py_UnixMain", /* CPython 3.7 */
+    "Py_Main",      /* CPython 2.x and 3.0-3.6 */
+    "Tcl_MainEx",   /* tclsh 8.6 */
+    "Tcl_Main",     /* tclsh 8.4-8.5 */
+};
+
 /* ---- building ---------------------------------------------------------------------------- */
 
 typedef struct builder {
     const op_causal_scope_cfg *cfg;
     patlist bin_in, bin_out, src_in, src_out, fn_in, fn_out;
     char main_path[PATH_MAX];
+    char launched[PATH_MAX]; /* the library a launcher's main hands over to, or "" */
     op_strtab files; /* line mode: file paths */
     op_strtab names; /* function names (function mode) */
     scope_range *raw;
@@ -241,6 +264,44 @@ static bool own_library(const char *path)
     return strncmp(base, "libomniprof", 11) == 0 || strstr(base, "vdso") != NULL || base[0] == '[';
 }
 
+/* dwfl_getmodules callback: on the main executable, find an undefined symbol naming a launcher
+ * entry that resolves into another loaded object (its path into b->launched). */
+static int launcher_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                       void *arg)
+{
+    (void)userdata;
+    (void)start;
+    builder *b = arg;
+    const char *mainfile = NULL;
+    dwfl_module_getelf(mod, &(Dwarf_Addr){0});
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+    const char *path = mainfile ? mainfile : name;
+    char real[PATH_MAX];
+    if (!path || !realpath(path, real) || strcmp(real, b->main_path) != 0) return DWARF_CB_OK;
+    int nsym = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < nsym; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr = 0;
+        const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+        if (!sname || sym.st_shndx != SHN_UNDEF) continue;
+        for (size_t e = 0; e < sizeof launcher_entries / sizeof launcher_entries[0]; e++) {
+            if (strcmp(sname, launcher_entries[e]) != 0) continue;
+            Dl_info di;
+            void *fn = dlsym(RTLD_DEFAULT, sname);
+            if (!fn || !dladdr(fn, &di) || !di.dli_fname || !realpath(di.dli_fname, b->launched) ||
+                strcmp(b->launched, b->main_path) == 0) {
+                b->launched[0] = '\0';
+                continue;
+            }
+            op_info("causal: %s is an interpreter launcher (its main calls %s, defined in %s): "
+                    "%%MAIN%% takes in that library",
+                    b->main_path, sname, b->launched);
+            return DWARF_CB_ABORT;
+        }
+    }
+    return DWARF_CB_ABORT;
+}
+
 static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
     (void)userdata;
@@ -253,7 +314,8 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     const char *path = mainfile ? mainfile : name;
     if (!path || own_library(path)) return DWARF_CB_OK;
     char real[PATH_MAX];
-    bool is_main = realpath(path, real) && strcmp(real, b->main_path) == 0;
+    bool is_main = realpath(path, real) && (strcmp(real, b->main_path) == 0 ||
+                                            (b->launched[0] && strcmp(real, b->launched) == 0));
     if (!patlist_match(&b->bin_in, path, is_main)) return DWARF_CB_OK;
     if (patlist_match(&b->bin_out, path, is_main)) return DWARF_CB_OK;
     b->modules++;
@@ -361,6 +423,11 @@ int op_causal_scope_build(const op_causal_scope_cfg *cfg, char *err, size_t errl
         dwfl_end(dwfl);
         goto out;
     }
+    bool any_entry = false; /* no launcher entry resolves in ordinary programs: nothing to read */
+    for (size_t e = 0; e < sizeof launcher_entries / sizeof launcher_entries[0] && !any_entry; e++)
+        any_entry = dlsym(RTLD_DEFAULT, launcher_entries[e]) != NULL;
+    if (any_entry && (b.bin_in.main || b.bin_out.main) && b.main_path[0])
+        dwfl_getmodules(dwfl, launcher_cb, &b, 0);
     dwfl_getmodules(dwfl, module_cb, &b, 0);
     dwfl_end(dwfl);
     if (b.cut) op_warn("causal: the scope holds more than %u address ranges; the rest is left out (narrow it)", MAX_RANGES);
