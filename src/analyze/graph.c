@@ -309,6 +309,39 @@ static int sort_ops(builder *b)
     return 0;
 }
 
+/* The first node in [lo, hi) (one lane's, by start) whose start is after t, searched from h
+ * outwards (galloping): the same answer as a binary search over [lo, hi). */
+static uint32_t upper_start(const an_graph *g, uint32_t lo, uint32_t hi, int64_t t, uint32_t h)
+{
+    uint32_t step = 1;
+    if (h < lo || h > hi) h = lo;
+    if (h > lo && g->nodes[h - 1].start > t) { /* behind the hint: gallop back */
+        uint32_t b = h - 1; /* start(b) > t */
+        while (b - lo >= step && g->nodes[b - step].start > t) {
+            b -= step;
+            step *= 2;
+        }
+        hi = b;
+        lo = b - lo >= step ? b - step + 1 : lo;
+    } else { /* start(h - 1) <= t: gallop on */
+        uint32_t a = h;
+        while (hi - a >= step && g->nodes[a + step - 1].start <= t) {
+            a += step;
+            step *= 2;
+        }
+        lo = a;
+        if (hi - a >= step) hi = a + step - 1;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->nodes[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind,
                     int wait, int32_t range)
 {
@@ -784,14 +817,21 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* host waits on the GPU: per stream of the process, the last operation launched before;
      * a stream synchronize whose record names its stream: that stream only; an event
      * synchronize whose recording is known: the event's work only */
+    /* per stream, the last answer: a thread's waits come in time order, so the next answer is
+     * a few operations on (a search from there, not from the middle: a cache miss per level) */
+    uint32_t *hint = op_malloc((g->n_lanes - lane_first + 1) * sizeof *hint);
+    if (!hint) goto oom;
+    for (size_t l = lane_first; l < g->n_lanes; l++) hint[l - lane_first] = g->lanes[l].first;
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
         const ssync *sy = b->n_syncs ? an_gb_wait_record(b, wn) : NULL;
         if (sy && sy->event) {
             if (sy->point != UINT32_MAX && g->nodes[sy->point].end <= wn->end + 1000 &&
-                an_gb_add_edge(g, 2 * sy->point + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0)
+                an_gb_add_edge(g, 2 * sy->point + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) {
+                op_free(hint);
                 goto oom;
+            }
             continue;
         }
         int64_t only = sy ? sy->stream : 0;
@@ -799,23 +839,22 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
             if (only && L->tid != only) continue;
-            /* binary search: the last op whose start is before the wait's end, and which was
-             * launched before the wait began (its start is then what the stream reached) */
-            uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= wn->end)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            /* the last op whose start is before the wait's end, and which was launched before
+             * the wait began (its start is then what the stream reached) */
+            uint32_t lo = upper_start(g, L->first, L->first + L->n, wn->end,
+                                      hint[l - lane_first]); /* first op with start > wait end */
+            hint[l - lane_first] = lo;
             if (lo == L->first) continue;
             uint32_t last = lo - 1;
             if (g->nodes[last].end > wn->end + 1000)
                 continue; /* still running after: not waited for */
-            if (an_gb_add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
+            if (an_gb_add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) {
+                op_free(hint);
+                goto oom;
+            }
         }
     }
+    op_free(hint);
     /* joins: the thread whose last work ended last before the join returned */
     {
         size_t nl = 0;
