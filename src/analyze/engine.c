@@ -19,11 +19,12 @@
  * Layout for scale (docs/analyze.md, "Scale"): the program-order edges (AE_LANE, the end of
  * node i-1 -> the start of node i on one lane) and the duration edges (AE_SELF) are implicit:
  * the predecessor of event v on its lane is always v-1. Only the other edges are stored, sorted
- * by destination (g->eblock indexes them per 16 nodes, an_edges_of). The topological order is stored as runs of
- * consecutive events (g->runs: first event, count): Kahn's algorithm follows a lane as long as
- * its next event has no unresolved cross-lane edge, so a run is a stretch of one lane and the
- * evaluation walks memory in order. The binding edge of an event is one of the stored edges'
- * index, AN_BIND_LANE or AN_BIND_SELF, or AN_BIND_NONE. */
+ * by destination (g->eblock indexes them per 16 nodes, an_edges_of). The topological order is
+ * stored as runs of consecutive events (g->runs: first event, count): Kahn's algorithm follows
+ * a lane as long as its next event has no unresolved cross-lane edge, so a run is a stretch of
+ * one lane and the evaluation walks memory in order (an event without stored edges takes a
+ * short path). The binding edge of an event is one of the stored edges' index, AN_BIND_LANE or
+ * AN_BIND_SELF, or AN_BIND_NONE. */
 #include <stdlib.h>
 #include <string.h>
 

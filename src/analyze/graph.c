@@ -421,7 +421,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                 nm_ = top_->name;                                                                  \
             if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
             if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
-                if (an_gb_ct_put(corr_node, g, top_->corr, g->n_nodes) != 0) goto oom;                   \
+                if (an_gb_ct_put(corr_node, g, top_->corr, g->n_nodes) != 0) goto oom;           \
             cursor = t_;                                                                           \
         }                                                                                          \
     } while (0)
@@ -958,7 +958,8 @@ oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
     if (b->too_many_lanes)
-        snprintf(err, errlen, "%s: more than %u threads and GPU streams in the inputs: not supported",
+        snprintf(err, errlen,
+                 "%s: more than %u threads and GPU streams in the inputs: not supported",
                  src->path, AN_LANES_MAX);
     op_rd_lookup_free(lk);
     an_gb_ids_free(&nm.str);

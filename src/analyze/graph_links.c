@@ -381,7 +381,7 @@ int an_gb_finish(builder *b, char *err, size_t errlen)
     g->eblock = op_malloc(n_blocks * sizeof *g->eblock);
     if (!g->eblock) goto oom;
     {
-        /* counting sort by node, starts first, through an index (4 bytes an edge, not a second
+        /* counting sort by block of 16 nodes through an index (4 bytes an edge, not a second
          * copy of the edges), then the edges permuted in place along the index's cycles */
         uint32_t *pos = op_malloc((g->n_edges + 1) * sizeof *pos);
         uint32_t *cnt = g->eblock; /* per block while counting */
@@ -393,8 +393,9 @@ int an_gb_finish(builder *b, char *err, size_t errlen)
             g->nodes[nd].flags |= AN_F_EDGES;
         }
         for (size_t k = 1; k < n_blocks; k++) cnt[k] += cnt[k - 1];
-        /* within a block: by node, then start before end, then the order added (stable) */
-        for (size_t e = 0; e < g->n_edges; e++) pos[e] = cnt[(g->edges[e].dst / 2) >> AN_EBLOCK_SHIFT]++;
+        /* each edge's slot: its block's, in the order added (the blocks are sorted below) */
+        for (size_t e = 0; e < g->n_edges; e++)
+            pos[e] = cnt[(g->edges[e].dst / 2) >> AN_EBLOCK_SHIFT]++;
         /* cnt[b] is now block b's end, the next one's start: shift back */
         for (size_t k = n_blocks - 1; k > 0; k--) cnt[k] = cnt[k - 1];
         cnt[0] = 0;
