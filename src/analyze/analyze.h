@@ -196,8 +196,8 @@ uint32_t an_bind(const an_graph *g, uint32_t v);
 const an_edge_t *an_bind_edge(const an_graph *g, uint32_t v, uint32_t bind, an_edge_t *tmp);
 /* The type (an_edge) of the edge that binds event v in the last evaluation, -1 none. */
 int an_bind_type(const an_graph *g, uint32_t v);
-/* A node's intrinsic time (a wait: what it took after the last thing it waited for; other
- * work: its duration) and its start's slack. */
+/* A node's aux (an_node.aux, wherever it is kept); an_set_aux sets it: 0, or -1 (out of
+ * memory). */
 static inline int64_t an_aux(const an_graph *g, uint32_t node)
 {
     const an_node *n = &g->nodes[node];
@@ -206,8 +206,9 @@ static inline int64_t an_aux(const an_graph *g, uint32_t node)
     op_u64map_get(&g->auxbig, node, &v);
     return (int64_t)v;
 }
-/* 0, or -1 out of memory */
 int an_set_aux(an_graph *g, uint32_t node, int64_t v);
+/* A node's intrinsic time (a wait: what it took after the last thing it waited for; other
+ * work: its duration) and its start's slack. */
 static inline int64_t an_intrinsic(const an_graph *g, uint32_t node)
 {
     const an_node *n = &g->nodes[node];
