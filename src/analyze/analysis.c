@@ -491,7 +491,9 @@ static int rule_pageable(an_graph *g, an_report *r, int64_t base)
         tot += n->end - n->start;
         g->factor[i] = AN_PINNED_FACTOR;
         uint32_t v = 2 * (uint32_t)i;
-        for (uint32_t k = g->efirst[i]; k < g->efirst[i + 1]; k++) {
+        uint32_t k0, k1;
+        an_edges_of(g, (uint32_t)i, &k0, &k1);
+        for (uint32_t k = k0; k < k1; k++) {
             const an_edge_t *e = &g->edges[k];
             if (e->dst != v || e->type != AE_LAUNCH) continue;
             uint32_t call = e->src / 2;
@@ -590,7 +592,7 @@ static int rule_comm(an_graph *g, an_report *r, int64_t base)
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == AN_MPIWAIT) {
             g->factor[i] = 0.0f;
-            tot += an_intrinsic(&g->nodes[i]);
+            tot += an_intrinsic(g, (uint32_t)i);
             cnt++;
         }
     if (!cnt) return 0;

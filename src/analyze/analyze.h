@@ -18,9 +18,9 @@
  * every later event through the edges (a faster straggler shortens everybody's wait).
  * The critical path is the chain of binding edges walked back from the last event.
  *
- * Memory: about 65 bytes per node (40 the node, 16 its two evaluated times, 4 its what-if
- * factor, 4 its edge index, 1 its cut flag) and 16 per stored edge; names are interned
- * (strtab). Nothing here
+ * Memory: about 53 bytes per node (32 the node, 16 its two evaluated times, 4 its what-if
+ * factor, 1 its cut flag; the edge index 4 per 16 nodes) and 16 per stored edge; names are
+ * interned (strtab). Nothing here
  * writes to an input. Functions returning int give 0 or -1 with one line in err naming the
  * input; an_* objects have one owner and are not thread-safe. */
 #ifndef OMNIPROF_ANALYZE_ANALYZE_H
@@ -63,19 +63,23 @@ enum an_edge { AE_LANE, AE_SELF, AE_LAUNCH, AE_WAIT, AE_MSG, AE_COLL, AE_JOIN, A
 #define AN_F_LANE_FIRST 2u /* the first node of its lane (no program-order edge into it) */
 #define AN_F_ESLACK 4u     /* an end slack in an_graph.eslack (a collective's lateness) */
 #define AN_F_WSLACK 8u     /* a wait whose start has a slack: in an_graph.wslack */
+#define AN_F_AUXBIG 16u    /* aux does not fit 32 bits: its value is in an_graph.auxbig */
+#define AN_F_EDGES 32u     /* stored edges lead into this node (an_edges_of) */
+#define AN_LANES_MAX (1u << 20) /* lanes a graph can have (an_node.lane's bits) */
 
-typedef struct an_node { /* 40 bytes */
+typedef struct an_node { /* 32 bytes: 13 M nodes (10 M events) take 415 MB */
     int64_t start, end; /* recorded, ns */
-    uint32_t lane;
-    uint32_t name;  /* strtab id */
-    int32_t region; /* the innermost user range (an_graph.ranges), -1 none */
-    uint8_t kind;
-    uint8_t wait;   /* 1: the end waits on other events (edges into 2i+1 besides the start) */
-    uint16_t flags; /* AN_F_* */
-    int64_t aux;    /* a wait: its intrinsic time (end - max(start, the latest recorded
-                     * dependency)); otherwise its start's slack (recorded start - the latest
-                     * recorded reason to start: GPU queueing the graph cannot explain, kept as
-                     * a fixed delay). Read them with an_intrinsic / an_slack. */
+    uint32_t name;      /* strtab id */
+    int32_t region;     /* the innermost user range (an_graph.ranges), -1 none */
+    uint32_t lane : 20;
+    uint32_t kind : 4;  /* an_kind */
+    uint32_t wait : 1;  /* 1: the end waits on other events (edges into 2i+1 besides the start) */
+    uint32_t flags : 7; /* AN_F_* */
+    int32_t aux;        /* a wait: its intrinsic time (end - max(start, the latest recorded
+                         * dependency)); otherwise its start's slack (recorded start - the latest
+                         * recorded reason to start: GPU queueing the graph cannot explain, kept
+                         * as a fixed delay). Beyond 32 bits (AN_F_AUXBIG) in an_graph.auxbig.
+                         * Read them with an_intrinsic / an_slack. */
 } an_node;
 
 typedef struct an_edge_t { /* 16 bytes */
@@ -140,14 +144,16 @@ typedef struct an_graph {
     uint64_t n_events_read; /* rows read */
     uint64_t dropped_edges; /* edges left out (cycles from skewed clocks) */
     uint64_t untimed_ops;   /* GPU operations left out: no timestamps (start 0, end < start) */
-    /* node i's stored incoming edges: edges[efirst[i] .. efirst[i+1]) (its start's first) */
-    uint32_t *efirst;
+    /* the stored incoming edges of the nodes of block b (nodes 16b .. 16b+15) begin at
+     * edges[eblock[b]]; a node's own are found from there (an_edges_of) */
+    uint32_t *eblock;
     an_run *runs; /* a topological order (Kahn; a cycle's events by time, one per run) */
     size_t n_runs, cap_runs;
     /* rare per-node values, by node id: the end slack of a collective participant (its
      * recorded lateness beyond the group's fastest leaver: a rank waiting for a CPU, kept as a
      * fixed delay) and the start slack of a wait node */
     op_u64map eslack, wslack;
+    op_u64map auxbig; /* node -> aux, where it does not fit the node's 32 bits (AN_F_AUXBIG) */
     /* evaluation scratch */
     int64_t *t; /* event times of the last evaluation */
     float *factor;  /* per node duration factor of the evaluation */
@@ -180,6 +186,9 @@ void an_whatif_free(an_whatif *w);
 void an_factors(an_graph *g, const an_whatif *w, size_t n);
 /* Evaluates event times with g->factor (engine.c). Returns the run's end. */
 int64_t an_evaluate(an_graph *g);
+/* A floor for an evaluation's time: one pass writing every event's recorded time into g->t
+ * (the graph must be evaluated again before its times are read). */
+void an_sweep(an_graph *g);
 /* The edge that binds event v in the last evaluation (the latest arrival, recomputed from the
  * evaluated times: nothing per event is stored): AN_BIND_*; an_bind_edge gives it as an edge,
  * a stored one or the implicit one written into tmp, NULL for AN_BIND_NONE. */
@@ -187,11 +196,37 @@ uint32_t an_bind(const an_graph *g, uint32_t v);
 const an_edge_t *an_bind_edge(const an_graph *g, uint32_t v, uint32_t bind, an_edge_t *tmp);
 /* The type (an_edge) of the edge that binds event v in the last evaluation, -1 none. */
 int an_bind_type(const an_graph *g, uint32_t v);
+/* A node's aux (an_node.aux, wherever it is kept); an_set_aux sets it: 0, or -1 (out of
+ * memory). */
+static inline int64_t an_aux(const an_graph *g, uint32_t node)
+{
+    const an_node *n = &g->nodes[node];
+    uint64_t v = 0;
+    if (!(n->flags & AN_F_AUXBIG)) return n->aux;
+    op_u64map_get(&g->auxbig, node, &v);
+    return (int64_t)v;
+}
+int an_set_aux(an_graph *g, uint32_t node, int64_t v);
 /* A node's intrinsic time (a wait: what it took after the last thing it waited for; other
  * work: its duration) and its start's slack. */
-static inline int64_t an_intrinsic(const an_node *n)
+static inline int64_t an_intrinsic(const an_graph *g, uint32_t node)
 {
-    return n->wait ? n->aux : n->end - n->start;
+    const an_node *n = &g->nodes[node];
+    return n->wait ? an_aux(g, node) : n->end - n->start;
+}
+#define AN_EBLOCK_SHIFT 4
+/* Node i's stored incoming edges: edges[*k0 .. *k1) (its start's first). */
+static inline void an_edges_of(const an_graph *g, uint32_t i, uint32_t *k0, uint32_t *k1)
+{
+    uint32_t k = 0, e = 0;
+    if (g->nodes[i].flags & AN_F_EDGES) { /* its first edge lies in its block's, from there */
+        k = g->eblock[i >> AN_EBLOCK_SHIFT];
+        while (g->edges[k].dst / 2 < i) k++;
+        for (e = k; e < g->n_edges && g->edges[e].dst / 2 == i; e++) {
+        }
+    }
+    *k0 = k;
+    *k1 = e;
 }
 int64_t an_slack(const an_graph *g, uint32_t node);
 int64_t an_eslack(const an_graph *g, uint32_t node);

@@ -19,11 +19,12 @@
  * Layout for scale (docs/analyze.md, "Scale"): the program-order edges (AE_LANE, the end of
  * node i-1 -> the start of node i on one lane) and the duration edges (AE_SELF) are implicit:
  * the predecessor of event v on its lane is always v-1. Only the other edges are stored, sorted
- * by destination (g->efirst[node] indexes them). The topological order is stored as runs of
- * consecutive events (g->runs: first event, count): Kahn's algorithm follows a lane as long as
- * its next event has no unresolved cross-lane edge, so a run is a stretch of one lane and the
- * evaluation walks memory in order. The binding edge of an event is one of the stored edges'
- * index, AN_BIND_LANE or AN_BIND_SELF, or AN_BIND_NONE. */
+ * by destination (g->eblock indexes them per 16 nodes, an_edges_of). The topological order is
+ * stored as runs of consecutive events (g->runs: first event, count): Kahn's algorithm follows
+ * a lane as long as its next event has no unresolved cross-lane edge, so a run is a stretch of
+ * one lane and the evaluation walks memory in order (an event without stored edges takes a
+ * short path). The binding edge of an event is one of the stored edges' index, AN_BIND_LANE or
+ * AN_BIND_SELF, or AN_BIND_NONE. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,16 +37,30 @@ static int64_t rec_time(const an_graph *g, uint32_t ev)
     return (ev & 1) ? n->end : n->start;
 }
 
-static inline int64_t self_lag(const an_node *d, double f)
+static inline int64_t self_lag(const an_graph *g, uint32_t node, double f)
 {
-    return (int64_t)((double)an_intrinsic(d) * f);
+    return (int64_t)((double)an_intrinsic(g, node) * f);
+}
+
+int an_set_aux(an_graph *g, uint32_t node, int64_t v)
+{
+    an_node *n = &g->nodes[node];
+    if (v >= INT32_MIN && v <= INT32_MAX) {
+        n->flags &= ~AN_F_AUXBIG;
+        n->aux = (int32_t)v;
+        return 0;
+    }
+    if (op_u64map_put(&g->auxbig, node, (uint64_t)v) != 0) return -1;
+    n->flags |= AN_F_AUXBIG;
+    n->aux = 0;
+    return 0;
 }
 
 int64_t an_slack(const an_graph *g, uint32_t node)
 {
     const an_node *n = &g->nodes[node];
     uint64_t v = 0;
-    if (!n->wait) return n->aux;
+    if (!n->wait) return an_aux(g, node);
     if ((n->flags & AN_F_WSLACK) && op_u64map_get(&g->wslack, node, &v)) return (int64_t)v;
     return 0;
 }
@@ -60,14 +75,13 @@ int64_t an_eslack(const an_graph *g, uint32_t node)
 
 static inline int64_t edge_lag(const an_graph *g, const an_edge_t *e, const float *factor)
 {
-    const an_node *d = &g->nodes[e->dst / 2];
     double f = factor ? factor[e->dst / 2] : 1.0;
     switch (e->type) {
-    case AE_SELF: return self_lag(d, f);
+    case AE_SELF:
     case AE_WAIT:
     case AE_JOIN:
     case AE_MSG:
-    case AE_COLL: return (int64_t)((double)an_intrinsic(d) * f);
+    case AE_COLL: return self_lag(g, e->dst / 2, f);
     case AE_CREATE: return (int64_t)((double)e->lag * (factor ? factor[e->src / 2] : 1.0));
     case AE_LAUNCH: return e->lag;
     default: return 0;
@@ -100,7 +114,8 @@ static inline int64_t arrive(const an_graph *g, uint32_t v, const int64_t *tv, c
     int64_t best = INT64_MIN;
     uint32_t b = AN_BIND_NONE;
     int cutv = cut && cut[i];
-    uint32_t k0 = g->efirst[i], k1 = g->efirst[i + 1];
+    uint32_t k0, k1;
+    an_edges_of(g, i, &k0, &k1);
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t k = k0; k < k1; k++) {
             const an_edge_t *e = &g->edges[k];
@@ -115,7 +130,7 @@ static inline int64_t arrive(const an_graph *g, uint32_t v, const int64_t *tv, c
         if (pass == 0) {
             if (v & 1) { /* duration */
                 int64_t ts = tv ? tv[v - 1] : n->start;
-                int64_t t = ts + self_lag(n, factor ? factor[i] : 1.0);
+                int64_t t = ts + self_lag(g, i, factor ? factor[i] : 1.0);
                 if (t > best) best = t, b = AN_BIND_SELF;
             } else if (!(n->flags & AN_F_LANE_FIRST)) { /* program order */
                 int64_t ts = tv ? tv[v - 1] : g->nodes[i - 1].end;
@@ -174,7 +189,7 @@ static int push_run(an_graph *g, uint32_t first, uint32_t n)
 }
 
 /* The topological order (Kahn, as runs) and each start event's slack. 0 or -1 (out of
- * memory). The stored edges are sorted by destination and g->efirst is built before; g->t
+ * memory). The stored edges are sorted by destination and g->eblock is built before; g->t
  * (2 x n_nodes + 1 int64) and g->factor (n_nodes + 2 floats) are not in use yet and hold the
  * in-degrees and the out-edge index meanwhile (no extra per-event memory at the peak). */
 int an_prepare(an_graph *g);
@@ -252,9 +267,9 @@ int an_prepare(an_graph *g)
         int64_t best = arrive(g, 2 * (uint32_t)i, NULL, NULL, NULL, NULL);
         an_node *n = &g->nodes[i];
         int64_t sl = best == INT64_MIN ? 0 : n->start > best ? n->start - best : 0;
-        if (!n->wait)
-            n->aux = sl;
-        else if (sl) {
+        if (!n->wait) {
+            if (an_set_aux(g, (uint32_t)i, sl) != 0) return -1;
+        } else if (sl) {
             if (op_u64map_put(&g->wslack, i, (uint64_t)sl) != 0) return -1;
             n->flags |= AN_F_WSLACK;
         }
@@ -275,21 +290,41 @@ int64_t an_evaluate(an_graph *g)
     for (size_t r = 0; r < g->n_runs; r++) {
         uint32_t v = g->runs[r].first, v1 = v + g->runs[r].n;
         for (; v < v1; v++) {
-            uint32_t be;
-            int64_t best = arrive(g, v, g->t, g->factor, g->cut, &be);
             const an_node *n = &g->nodes[v / 2];
             int64_t t;
+            if (!(n->flags & AN_F_EDGES)) { /* most events: only the implicit edge (arrive's) */
+                if (v & 1)
+                    t = g->t[v - 1] + self_lag(g, v / 2, g->factor[v / 2]) +
+                        ((n->flags & AN_F_ESLACK) ? an_eslack(g, v / 2) : 0);
+                else if (n->flags & AN_F_LANE_FIRST)
+                    t = n->start;
+                else
+                    t = g->t[v - 1] + (n->wait ? an_slack(g, v / 2) : an_aux(g, v / 2));
+                g->t[v] = t;
+                if (t > end) end = t;
+                continue;
+            }
+            uint32_t be;
+            int64_t best = arrive(g, v, g->t, g->factor, g->cut, &be);
             if (be == AN_BIND_NONE)
                 t = (v & 1) ? n->end : n->start;
             else if (v & 1)
                 t = best + ((n->flags & AN_F_ESLACK) ? an_eslack(g, v / 2) : 0);
             else
-                t = best + (n->wait ? an_slack(g, v / 2) : n->aux);
+                t = best + (n->wait ? an_slack(g, v / 2) : an_aux(g, v / 2));
             g->t[v] = t;
             if (t > end) end = t;
         }
     }
     return n_ev ? end : 0;
+}
+
+void an_sweep(an_graph *g)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        g->t[2 * i] = g->nodes[i].start;
+        g->t[2 * i + 1] = g->nodes[i].end;
+    }
 }
 
 static int push_seg(an_path *p, int64_t t0, int64_t t1, uint32_t node, int edge)

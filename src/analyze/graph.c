@@ -131,6 +131,10 @@ static int on_thread(const op_thread_info *t, void *arg)
 {
     builder *b = arg;
     an_graph *g = b->g;
+    if (g->n_lanes >= AN_LANES_MAX) {
+        b->too_many_lanes = 1;
+        return -1;
+    }
     GROW(g->lanes, g->n_lanes, g->cap_lanes);
     an_lane *l = &g->lanes[g->n_lanes];
     memset(l, 0, sizeof *l);
@@ -163,6 +167,10 @@ static uint32_t stream_lane(builder *b, const op_ev *ev)
     uint64_t v = 0;
     if (op_u64map_get(&b->stream_of, key, &v)) return (uint32_t)(v - 1);
     an_graph *g = b->g;
+    if (g->n_lanes >= AN_LANES_MAX) {
+        b->too_many_lanes = 1;
+        return UINT32_MAX;
+    }
     GROW(g->lanes, g->n_lanes, g->cap_lanes);
     an_lane *l = &g->lanes[g->n_lanes];
     memset(l, 0, sizeof *l);
@@ -243,6 +251,97 @@ static int cmp_op(const void *a, const void *b)
     return (x->end > y->end) - (x->end < y->end);
 }
 
+/* The operations of this set in cmp_op's order, in place: grouped by lane (a counting sort
+ * through a 4-byte index, the operations moved along its cycles), then each lane by time: rows
+ * come in commit order, nearly in time order per stream, so an insertion sort finishes a lane in
+ * about linear time; past a budget of moves the lane is sorted by qsort. Stable, like glibc's
+ * qsort (a merge sort) was on the whole array: the same order. 0 or -1 (out of memory). */
+static int sort_ops(builder *b)
+{
+    gop *O = b->ops;
+    size_t n = b->n_ops;
+    if (n < 2) return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (O[i].lane < lo) lo = O[i].lane;
+        if (O[i].lane > hi) hi = O[i].lane;
+    }
+    size_t nl = (size_t)(hi - lo) + 1;
+    size_t *at = op_calloc(nl + 1, sizeof *at);
+    uint32_t *pos = op_malloc(n * sizeof *pos);
+    if (!at || !pos) {
+        op_free(at);
+        op_free(pos);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) at[O[i].lane - lo + 1]++;
+    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
+    for (size_t i = 0; i < n; i++) pos[i] = (uint32_t)at[O[i].lane - lo]++;
+    op_free(at);
+    for (size_t i = 0; i < n; i++)
+        while (pos[i] != i) {
+            uint32_t to = pos[i];
+            gop t = O[to];
+            O[to] = O[i];
+            O[i] = t;
+            pos[i] = pos[to];
+            pos[to] = to;
+        }
+    op_free(pos);
+    for (size_t first = 0; first < n;) {
+        size_t last = first;
+        while (last < n && O[last].lane == O[first].lane) last++;
+        size_t m = last - first, budget = 16 * m + 4096, moves = 0;
+        gop *a = O + first;
+        for (size_t i = 1; i < m && moves <= budget; i++) {
+            gop x = a[i];
+            size_t j = i;
+            while (j > 0 && cmp_op(&x, &a[j - 1]) < 0) {
+                a[j] = a[j - 1];
+                j--;
+                moves++;
+            }
+            a[j] = x;
+        }
+        if (moves > budget) an_qsort(a, m, sizeof *a, cmp_op);
+        first = last;
+    }
+    return 0;
+}
+
+/* The first node in [lo, hi) (one lane's, by start) whose start is after t, searched from h
+ * outwards (galloping): the same answer as a binary search over [lo, hi). */
+static uint32_t upper_start(const an_graph *g, uint32_t lo, uint32_t hi, int64_t t, uint32_t h)
+{
+    uint32_t step = 1;
+    if (h < lo || h > hi) h = lo;
+    if (h > lo && g->nodes[h - 1].start > t) { /* behind the hint: gallop back */
+        uint32_t b = h - 1; /* start(b) > t */
+        while (b - lo >= step && g->nodes[b - step].start > t) {
+            b -= step;
+            step *= 2;
+        }
+        hi = b;
+        lo = b - lo >= step ? b - step + 1 : lo;
+    } else { /* start(h - 1) <= t: gallop on */
+        uint32_t a = h;
+        while (hi - a >= step && g->nodes[a + step - 1].start <= t) {
+            a += step;
+            step *= 2;
+        }
+        lo = a;
+        if (hi - a >= step) hi = a + step - 1;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->nodes[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int add_node(an_graph *g, int64_t s, int64_t e, uint32_t lane, uint32_t name, int kind,
                     int wait, int32_t range)
 {
@@ -285,11 +384,17 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
 {
     an_graph *g = b->g;
     uint32_t *idx = op_malloc((b->n_regs + 1) * sizeof *idx);
+    /* the open regions: as deep as the nesting (grown as needed); the sort's scratch goes
+     * before the nodes grow */
+    size_t cap_stack = 64;
     uint32_t *stack = op_malloc((b->n_regs + 1) * sizeof *stack);
-    int32_t *stack_range = op_malloc((b->n_regs + 1) * sizeof *stack_range);
+    int32_t *stack_range = op_malloc(cap_stack * sizeof *stack_range);
     if (!idx || !stack || !stack_range) goto oom;
     g_sort_regs = b->regs;
     if (sort_regs(b, idx, stack) != 0) goto oom;
+    op_free(stack);
+    stack = op_malloc(cap_stack * sizeof *stack);
+    if (!stack) goto oom;
     uint32_t name_cpu = an_gb_intern(g, (const unsigned char *)"[cpu]", 5);
     size_t i = 0;
     while (i < b->n_regs) {
@@ -316,7 +421,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                 nm_ = top_->name;                                                                  \
             if (add_node(g, cursor, t_, lane, nm_, k_, 0, rg_) != 0) goto oom;                     \
             if (top_ && top_->cat != RC_MARKER && top_->corr)                                      \
-                if (an_gb_ct_put(corr_node, top_->corr, g->n_nodes) != 0) goto oom;                      \
+                if (an_gb_ct_put(corr_node, g, top_->corr, g->n_nodes) != 0) goto oom;           \
             cursor = t_;                                                                           \
         }                                                                                          \
     } while (0)
@@ -337,7 +442,7 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
                              sp ? stack_range[sp - 1] : -1) != 0)
                     goto oom;
                 uint32_t nid = (uint32_t)g->n_nodes - 1;
-                if (r->corr && an_gb_ct_put(corr_node, r->corr, nid + 1) != 0) goto oom;
+                if (r->corr && an_gb_ct_put(corr_node, g, r->corr, nid + 1) != 0) goto oom;
                 for (uint32_t m = 0; m < r->msg_n; m++) b->msgs[r->msg_first + m].node = nid;
                 if (kind == AN_GPUWAIT ||
                     (kind == AN_JOIN && has(op_strtab_str(&g->names, r->name), "join"))) {
@@ -369,8 +474,17 @@ static int flatten(builder *b, corr_tab *corr_node, pending **waits, size_t *n_w
             if (r->cat != RC_MARKER && r->corr && r->end == r->start) {
                 /* a zero-length call still launches: give it a node */
                 if (add_node(g, r->start, r->end, lane, r->name, kind, 0, rg) != 0) goto oom;
-                if (an_gb_ct_put(corr_node, r->corr, g->n_nodes) != 0) goto oom;
+                if (an_gb_ct_put(corr_node, g, r->corr, g->n_nodes) != 0) goto oom;
                 continue;
+            }
+            if (sp == cap_stack) {
+                uint32_t *ns = op_realloc(stack, 2 * cap_stack * sizeof *ns);
+                if (!ns) goto oom;
+                stack = ns;
+                int32_t *nr = op_realloc(stack_range, 2 * cap_stack * sizeof *nr);
+                if (!nr) goto oom;
+                stack_range = nr;
+                cap_stack *= 2;
             }
             stack[sp] = idx[i];
             stack_range[sp] = rg;
@@ -493,7 +607,6 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     pending *waits = NULL;
     size_t n_waits = 0, cap_waits = 0;
     op_rd_lookup *lk = NULL;
-    uint32_t *launch = NULL; /* per operation: its launching node + 1 */
     names nm = {0};
     op_rd rd;
     op_ev ev;
@@ -511,8 +624,8 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     if (op_rd_threads(src, set, on_thread, b, err, errlen) != 0) goto fail;
     b->p_begin = INT64_MAX;
     /* regions */
-    /* the message keys (OP_RD_FLOWS) only where MPI calls were recorded: they cost a join */
-    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, SRC_HAS(set, T_OP_COMM) ? OP_RD_FLOWS : 0, err,
+    /* the message keys (OP_RD_MPI) only where MPI calls were recorded: they cost a join */
+    rc = op_rd_open(&rd, src, set, EV_REGION, NULL, op_rd_has_mpi(src, set) ? OP_RD_MPI : 0, err,
                     errlen);
     if (rc < 0) goto fail;
     while ((rc = op_rd_next(&rd, &ev, err, errlen)) == 1) {
@@ -630,7 +743,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     /* threads -> nodes */
     size_t set_first_node = g->n_nodes;
     if (flatten(b, &corr_node, &waits, &n_waits, &cap_waits) != 0) goto oom;
-    an_qsort(corr_node.e, corr_node.n, sizeof *corr_node.e, an_gb_cmp_cnode);
+    an_gb_ct_seal(&corr_node);
     /* the regions' message ends now name nodes; drop the ends of regions not made nodes. The
      * regions are not needed after: their buffer goes before the streams' nodes grow */
     for (size_t m = msg_first; m < b->n_msgs; m++)
@@ -654,7 +767,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     b->regs = NULL;
     b->cap_regs = 0;
     /* streams -> nodes */
-    an_qsort(b->ops, b->n_ops, sizeof *b->ops, cmp_op);
+    if (sort_ops(b) != 0) goto oom;
     b->gpu_first = (uint32_t)g->n_nodes;
     if (b->n_esyncs) { /* launch times, for the event waits (an_gb_event_links) */
         op_free(b->launch_t);
@@ -662,20 +775,6 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         b->launch_t = op_malloc((b->n_ops + 1) * sizeof *b->launch_t);
         b->launch_e = op_malloc((b->n_ops + 1) * sizeof *b->launch_e);
         if (!b->launch_t || !b->launch_e) goto oom;
-    }
-    /* each operation's launching node (+ 1, 0 none) first, so that the loop below can ask for
-     * the node it needs some operations ahead: the launching calls lie on other lanes, a cache
-     * miss each when read in stream order (perf: the load's most expensive line) */
-    launch = op_malloc((b->n_ops + 1) * sizeof *launch);
-    if (!launch) goto oom;
-    {
-        size_t corr_hint = 0;
-        for (size_t i = 0; i < b->n_ops; i++) {
-            uint64_t v = 0;
-            launch[i] = b->ops[i].corr && an_gb_ct_get(&corr_node, b->ops[i].corr, &corr_hint, &v)
-                            ? (uint32_t)v
-                            : 0;
-        }
     }
     for (size_t i = 0; i < b->n_ops;) {
         uint32_t lane = b->ops[i].lane;
@@ -690,27 +789,25 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 b->colls[b->n_colls++] = (coll){((uint64_t)o->name << 32) ^ AN_NCCL_KEY, 0,
                                                 (uint32_t)g->n_nodes - 1, o->corr};
             }
-            if (i + 16 < b->n_ops && launch[i + 16])
-                __builtin_prefetch(&g->nodes[launch[i + 16] - 1]);
-            uint64_t v = launch[i];
+            /* the launching call, from its entry (the node lies on another lane) */
+            const cnode *lc = o->corr ? an_gb_ct_get(&corr_node, o->corr) : NULL;
+            uint64_t v = lc ? lc->node : 0;
             uint32_t nid = (uint32_t)g->n_nodes - 1;
             if (b->n_esyncs) {
-                b->launch_t[nid - b->gpu_first] = v ? g->nodes[v - 1].start : o->start;
+                b->launch_t[nid - b->gpu_first] = v ? lc->start : o->start;
                 b->launch_e[nid - b->gpu_first] = (uint32_t)g->n_edges; /* its launch edge, if */
             }
             if (o->kind == AN_COPY && o->corr && op_u64map_get(&pageable, (uint64_t)o->corr, NULL))
                 g->nodes[nid].flags |= AN_F_PAGEABLE;
             if (v) {
-                const an_node *ln = &g->nodes[v - 1];
-                int64_t lag = o->start - ln->start;
+                int64_t lag = o->start - lc->start, dur = an_gb_ct_dur(g, lc);
                 /* stream busy: the operation waited for its stream, not for the launch (the
                  * H200 starts a queued kernel 1.0-2.7 us after the one before ends) */
                 if (nid > g->lanes[lane].first &&
-                    g->nodes[nid - 1].end >= o->start - AN_EVENT_SLACK_NS &&
-                    lag > ln->end - ln->start)
-                    lag = ln->end - ln->start;
+                    g->nodes[nid - 1].end >= o->start - AN_EVENT_SLACK_NS && lag > dur)
+                    lag = dur;
                 if (lag < 0) lag = 0;
-                if (!ln->wait) {
+                if (!(lc->dur_wait & CT_WAIT)) {
                     if (an_gb_add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
                 } else { /* a blocking copy: the call launched it and waits for it */
                     if (an_gb_add_edge(g, 2 * (uint32_t)(v - 1), 2 * nid, AE_LAUNCH, lag) != 0) goto oom;
@@ -721,28 +818,31 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
         }
         g->lanes[lane].n = (uint32_t)(g->n_nodes - g->lanes[lane].first);
     }
-    op_free(launch);
-    launch = NULL;
     if (b->n_esyncs) { /* the recording calls' times, then the event waits */
-        size_t hint = 0;
         for (size_t i = 0; i < b->n_cevs; i++) {
-            uint64_t v = 0;
-            if (b->cevs[i].corr && an_gb_ct_get(&corr_node, b->cevs[i].corr, &hint, &v))
-                b->cevs[i].t = g->nodes[v - 1].start;
+            const cnode *c = b->cevs[i].corr ? an_gb_ct_get(&corr_node, b->cevs[i].corr) : NULL;
+            if (c) b->cevs[i].t = c->start;
         }
         if (an_gb_event_links(b, lane_first) != 0) goto oom;
     }
     /* host waits on the GPU: per stream of the process, the last operation launched before;
      * a stream synchronize whose record names its stream: that stream only; an event
      * synchronize whose recording is known: the event's work only */
+    /* per stream, the last answer: a thread's waits come in time order, so the next answer is
+     * a few operations on (a search from there, not from the middle: a cache miss per level) */
+    uint32_t *hint = op_malloc((g->n_lanes - lane_first + 1) * sizeof *hint);
+    if (!hint) goto oom;
+    for (size_t l = lane_first; l < g->n_lanes; l++) hint[l - lane_first] = g->lanes[l].first;
     for (size_t w = 0; w < n_waits; w++) {
         an_node *wn = &g->nodes[waits[w].node];
         if (wn->kind == AN_JOIN) continue;
         const ssync *sy = b->n_syncs ? an_gb_wait_record(b, wn) : NULL;
         if (sy && sy->event) {
             if (sy->point != UINT32_MAX && g->nodes[sy->point].end <= wn->end + 1000 &&
-                an_gb_add_edge(g, 2 * sy->point + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0)
+                an_gb_add_edge(g, 2 * sy->point + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) {
+                op_free(hint);
                 goto oom;
+            }
             continue;
         }
         int64_t only = sy ? sy->stream : 0;
@@ -750,23 +850,22 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
             an_lane *L = &g->lanes[l];
             if (!L->gpu || L->process != b->process || !L->n) continue;
             if (only && L->tid != only) continue;
-            /* binary search: the last op whose start is before the wait's end, and which was
-             * launched before the wait began (its start is then what the stream reached) */
-            uint32_t lo = L->first, hi = L->first + L->n; /* first op with start > wait end */
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[mid].start <= wn->end)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            /* the last op whose start is before the wait's end, and which was launched before
+             * the wait began (its start is then what the stream reached) */
+            uint32_t lo = upper_start(g, L->first, L->first + L->n, wn->end,
+                                      hint[l - lane_first]); /* first op with start > wait end */
+            hint[l - lane_first] = lo;
             if (lo == L->first) continue;
             uint32_t last = lo - 1;
             if (g->nodes[last].end > wn->end + 1000)
                 continue; /* still running after: not waited for */
-            if (an_gb_add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) goto oom;
+            if (an_gb_add_edge(g, 2 * last + 1, 2 * waits[w].node + 1, AE_WAIT, 0) != 0) {
+                op_free(hint);
+                goto oom;
+            }
         }
     }
+    op_free(hint);
     /* joins: the thread whose last work ended last before the join returned */
     {
         size_t nl = 0;
@@ -857,7 +956,6 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
     for (size_t m = msg_first; m < b->n_msgs; m++) b->msgs[m].out |= 4; /* this set is done */
 done:
     op_rd_lookup_free(lk);
-    op_free(launch);
     an_gb_ids_free(&nm.str);
     an_gb_ids_free(&nm.ksym);
     an_gb_ids_free(&nm.cat);
@@ -871,8 +969,11 @@ oom_rd:
 oom:
     snprintf(err, errlen, "%s: out of memory", src->path);
 fail:
+    if (b->too_many_lanes)
+        snprintf(err, errlen,
+                 "%s: more than %u threads and GPU streams in the inputs: not supported",
+                 src->path, AN_LANES_MAX);
     op_rd_lookup_free(lk);
-    op_free(launch);
     an_gb_ids_free(&nm.str);
     an_gb_ids_free(&nm.ksym);
     an_gb_ids_free(&nm.cat);
@@ -960,11 +1061,12 @@ void an_graph_free(an_graph *g)
     op_free(g->samples);
     op_free(g->stack_frames);
     op_free(g->stacks);
-    op_free(g->efirst);
+    op_free(g->eblock);
     op_free(g->runs);
     op_free(g->t);
     op_u64map_free(&g->eslack);
     op_u64map_free(&g->wslack);
+    op_u64map_free(&g->auxbig);
     op_free(g->factor);
     op_free(g->cut);
     op_free(g);

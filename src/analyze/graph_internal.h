@@ -21,17 +21,19 @@
 
 enum { RC_API, RC_MARKER, RC_MPI, RC_NCCL, RC_WRAP, RC_SYNC, RC_OTHER };
 
-typedef struct reg { /* a region while a set is read */
+typedef struct reg { /* a region while a set is read: 40 bytes */
     int64_t start, end, corr;
-    uint32_t name, lane;
-    uint8_t cat;
+    uint32_t name;
+    uint32_t lane : 24; /* < AN_LANES_MAX */
+    uint32_t cat : 8;
     uint32_t msg_first, msg_n; /* MPI message ends (msgs) */
 } reg;
 
-typedef struct gop { /* a GPU operation while a set is read */
+typedef struct gop { /* a GPU operation while a set is read: 32 bytes */
     int64_t start, end, corr;
-    uint32_t name, lane;
-    uint8_t kind;
+    uint32_t name;
+    uint32_t lane : 24; /* < AN_LANES_MAX */
+    uint32_t kind : 8;
 } gop;
 
 typedef struct msgend {
@@ -54,22 +56,39 @@ typedef struct ghost { /* an NCCL kernel CUPTI gave no times: it still takes its
     uint32_t name, lane; /* lane: resolved when the set's collectives are numbered */
 } ghost;
 
-typedef struct cnode { /* a correlation id and the node (+ 1) of the call that launched it */
+typedef struct cnode { /* a correlation id and the call that launched it: 24 bytes */
     int64_t corr;
-    uint32_t node;
+    int64_t start;     /* the node's recorded start */
+    uint32_t node;     /* the node + 1 */
+    uint32_t dur_wait; /* bit 31: the node waits; below: its duration, CT_DUR_BIG: longer */
 } cnode;
+#define CT_WAIT 0x80000000u
+#define CT_DUR_BIG 0x7fffffffu
 
-/* corr -> launching node: appended while the threads are flattened, then sorted; where one call
- * gave several nodes the last (the highest node) holds. 16 bytes an entry (a hash map at most
- * half full took 32 to 64, and twice that while it grew). */
+/* corr -> launching node, with what the GPU operations' launch edges need of the node (so that
+ * the node, on another lane, a cache miss each in stream order, is not read): appended while the
+ * threads are flattened, lane by lane in time order, so the table is a few runs of growing ids
+ * (one per launching thread); searched run by run, or sorted whole where the runs are many.
+ * Where one call gave several nodes the last (the highest node) holds. */
+#define CT_RUNS_MAX 8
 typedef struct corr_tab {
     cnode *e;
     size_t n, cap;
+    size_t run[CT_RUNS_MAX + 1]; /* run r: e[run[r] .. run[r + 1]) */
+    size_t n_runs;
+    size_t hint[CT_RUNS_MAX];
 } corr_tab;
-int an_gb_ct_put(corr_tab *t, int64_t corr, uint64_t node1);
-int an_gb_cmp_cnode(const void *a, const void *b);
-/* corr's launching node (+ 1) into *node1, searched from *hint (updated); 1 found, 0 not */
-int an_gb_ct_get(const corr_tab *t, int64_t corr, size_t *hint, uint64_t *node1);
+int an_gb_ct_put(corr_tab *t, const an_graph *g, int64_t corr, uint64_t node1);
+/* After the last put: finds the runs (sorts the table where they are more than CT_RUNS_MAX). */
+void an_gb_ct_seal(corr_tab *t);
+/* corr's launching node's entry (searched from the last answers: ids mostly grow from one
+ * question to the next), NULL none */
+const cnode *an_gb_ct_get(corr_tab *t, int64_t corr);
+static inline int64_t an_gb_ct_dur(const an_graph *g, const cnode *c)
+{
+    uint32_t d = c->dur_wait & ~CT_WAIT;
+    return d == CT_DUR_BIG ? g->nodes[c->node - 1].end - c->start : (int64_t)d;
+}
 
 /* database id -> value (graph_tabs.c) */
 #define IDS_DENSE (1u << 22)
@@ -129,6 +148,7 @@ typedef struct builder {
     uint32_t process;
     int64_t pid, rank;
     int64_t p_begin;
+    int too_many_lanes; /* more than AN_LANES_MAX lanes: the error says so */
 } builder;
 
 int an_gb_add_edge(an_graph *g, uint32_t src, uint32_t dst, int type, int64_t lag);

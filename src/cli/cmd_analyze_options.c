@@ -29,7 +29,8 @@ static const op_cli_option analyze_options[] = {
      0},
     {A_TIMING, "timing", 0, OP_CLI_FLAG, NULL, NULL, NULL,
      "print on stderr the seconds spent loading the graph, analyzing, and one further what-if "
-     "evaluation of the loaded graph (the benchmark reads them)",
+     "evaluation of the loaded graph (wall and CPU), beside a floor: one pass writing every "
+     "event's time (the benchmark reads them)",
      -1, 0, 0},
     {A_HELP, "help", 'h', OP_CLI_FLAG, NULL, NULL, NULL, "this text", -1, 0, 0},
 };

@@ -168,6 +168,9 @@ typedef struct op_rd {
  * ends compute alone, from their own process's rows. */
 #define OP_RD_TEXT 1
 #define OP_RD_FLOWS 2
+/* OP_RD_MPI: on regions, op_ev.mpi_flows only (OP_RD_FLOWS's MPI part, without the GPU flows'
+ * TEMP tables and joins: `omniprof analyze` pairs launches by correlation id itself). */
+#define OP_RD_MPI 8
 /* OP_RD_SORTED: rows in the order of their timeline — regions by (thread row, start, end
  * descending: an enclosing region before those it encloses), kernels and copies by (queue id,
  * stream id, start) with NULL ids as 0, allocations and counter values by (agent row, start),
@@ -381,6 +384,8 @@ int op_rd_region_profile(op_src *src, op_src_set *set, int (*cb)(const op_rd_reg
 /* ---- for `omniprof analyze` (reader_analyze.c) ----------------------------------------------- */
 /* Calls cb for each copy of the set from or to pageable host memory: its correlation id, 1, and
  * whether the call was asynchronous. cb returns non-zero to stop. */
+/* 1 when the set recorded MPI calls' messages (an omniprof_comm row of the MPI API), else 0. */
+int op_rd_has_mpi(op_src *src, op_src_set *set);
 int op_rd_copy_memory_kinds(op_src *src, op_src_set *set,
                             int (*cb)(int64_t corr, int pageable, int is_async, void *), void *arg,
                             char *err, size_t errlen);

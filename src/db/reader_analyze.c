@@ -37,6 +37,25 @@ int op_rd_copy_memory_kinds(op_src *src, op_src_set *set,
     return op_src_each_row(src, op_src_prepare(src, sql, err, errlen), kinds_row, &k, err, errlen);
 }
 
+static int one_row(sqlite3_stmt *st, void *p)
+{
+    (void)st;
+    *(int *)p = 1;
+    return 0;
+}
+
+int op_rd_has_mpi(op_src *src, op_src_set *set)
+{
+    if (!SRC_HAS(set, T_OP_COMM)) return 0;
+    char sql[512], err[256];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM %s WHERE api = 'MPI' LIMIT 1", set->name[T_OP_COMM]);
+    int found = 0;
+    sqlite3_stmt *st = op_src_prepare(src, sql, err, sizeof err);
+    if (!st) return 1; /* unknown: read the messages as before */
+    if (op_src_each_row(src, st, one_row, &found, err, sizeof err) != OP_RD_OK) return 1;
+    return found;
+}
+
 typedef struct sync_arg {
     int (*cb)(int64_t thread_row, int64_t start, int64_t end, int64_t stream_row, void *);
     void *arg;

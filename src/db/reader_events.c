@@ -356,7 +356,8 @@ int op_rd_open(op_rd *rd, op_src *src, op_src_set *set, int kind, const op_win *
         int frc = make_flow_tables(src, set, w, err, errlen);
         if (frc) return frc;
     }
-    rd->mpi = (flags & OP_RD_FLOWS) && kind == EV_REGION && op_rd_mpi_flows_possible(set);
+    rd->mpi = (flags & (OP_RD_FLOWS | OP_RD_MPI)) && kind == EV_REGION &&
+              op_rd_mpi_flows_possible(set);
     if (rd->mpi) {
         int frc = op_rd_mpi_flow_table(src, set, err, errlen);
         if (frc) return frc;

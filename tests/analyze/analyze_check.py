@@ -245,6 +245,28 @@ def mode_synthetic(a):
           "C: the top finding is rank 1, the straggler (%s)" % [x["title"] for x in f])
     r = analyze(a, dbs, "--what-if", "range:compute=0.5")
     check(r["what_if"]["predicted_wall_ns"] == 160, "C: every rank's compute halved: 160 ns too")
+    # D: times beyond 32 bits (a node keeps a wait's intrinsic time in 32 bits, larger ones in
+    # a side table; the launch table keeps a call's length in 31): a 3 s launch call, its kernel
+    # [5 ns, 1 s], then a synchronize [3 s, 8 s] whose own time after the kernel is 5 s
+    pd = os.path.join(tmp, "d.db")
+    d = SynthDB(a, pd, 5002)
+    S = 10 ** 9
+    d.region(0, T0, T0 + 3 * S, "cudaLaunchKernel", corr=1)
+    d.kernel(1, T0 + 5, T0 + S, 2, corr=1)
+    d.region(0, T0 + 3 * S, T0 + 8 * S, "cudaDeviceSynchronize", corr=2)
+    d.close()
+    r = analyze(a, [pd], "--what-if", "api:Synchronize=0.5")
+    check(r["run"]["wall_ns"] == 8 * S, "D: wall time 8 s (%s)" % r["run"]["wall_ns"])
+    it = items(r)
+    check(it.get(("gpu_wait", "cudaDeviceSynchronize")) == 5 * S and
+          it.get(("launch", "cudaLaunchKernel")) == 3 * S,
+          "D: the path is the 3 s call and the synchronize's own 5 s (%s)" % it)
+    check(r["what_if"]["predicted_wall_ns"] == 5 * S + S // 2,
+          "D: the synchronize's own time halved: 3 + 2.5 s (%s)" %
+          r["what_if"]["predicted_wall_ns"])
+    r = analyze(a, [pd], "--what-if", "kernel:gemm=0.5")
+    check(r["what_if"]["gain_ns"] == 0, "D: the kernel, off the path, gains nothing (%s)" %
+          r["what_if"])
     mode_synthetic_gpu(a, tmp, T0)
     shutil.rmtree(tmp, ignore_errors=True)
 
