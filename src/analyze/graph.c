@@ -196,6 +196,30 @@ static int cmp_reg(const void *a, const void *b)
     if (x->end != y->end) return x->end > y->end ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
+/* The regions' (ops 0) or operations' (ops 1) lanes counted: *lo the lowest lane, *nl how
+ * many lanes from it; at[l] the first index of lane lo + l in lane order, at[nl] the count.
+ * NULL: out of memory. */
+static size_t *lane_starts(const builder *b, int ops, uint32_t *lo_out, size_t *nl_out)
+{
+    size_t n = ops ? b->n_ops : b->n_regs;
+#define LANE(i) (ops ? b->ops[i].lane : b->regs[i].lane)
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t l = LANE(i);
+        if (l < lo) lo = l;
+        if (l > hi) hi = l;
+    }
+    size_t nl = (size_t)(hi - lo) + 1;
+    size_t *at = op_calloc(nl + 1, sizeof *at);
+    if (!at) return NULL;
+    for (size_t i = 0; i < n; i++) at[LANE(i) - lo + 1]++;
+#undef LANE
+    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
+    *lo_out = lo;
+    *nl_out = nl;
+    return at;
+}
+
 /* The regions in cmp_reg's order, into idx (tmp: scratch of as many entries). Rows come in
  * commit order — a thread's regions by their end, a region after those it encloses — so after
  * a counting sort by lane (stable) each lane is nearly in order: an insertion sort finishes it
@@ -204,18 +228,11 @@ static int cmp_reg(const void *a, const void *b)
 static int sort_regs(builder *b, uint32_t *idx, uint32_t *tmp)
 {
     const reg *R = b->regs;
-    size_t n = b->n_regs;
+    size_t n = b->n_regs, nl;
     if (!n) return 0;
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (R[i].lane < lo) lo = R[i].lane;
-        if (R[i].lane > hi) hi = R[i].lane;
-    }
-    size_t nl = (size_t)(hi - lo) + 1;
-    size_t *at = op_calloc(nl + 1, sizeof *at);
+    uint32_t lo;
+    size_t *at = lane_starts(b, 0, &lo, &nl);
     if (!at) return -1;
-    for (size_t i = 0; i < n; i++) at[R[i].lane - lo + 1]++;
-    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
     for (size_t i = 0; i < n; i++) tmp[at[R[i].lane - lo]++] = (uint32_t)i;
     memcpy(idx, tmp, n * sizeof *idx);
     size_t first = 0;
@@ -259,23 +276,16 @@ static int cmp_op(const void *a, const void *b)
 static int sort_ops(builder *b)
 {
     gop *O = b->ops;
-    size_t n = b->n_ops;
+    size_t n = b->n_ops, nl;
     if (n < 2) return 0;
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (O[i].lane < lo) lo = O[i].lane;
-        if (O[i].lane > hi) hi = O[i].lane;
-    }
-    size_t nl = (size_t)(hi - lo) + 1;
-    size_t *at = op_calloc(nl + 1, sizeof *at);
+    uint32_t lo;
+    size_t *at = lane_starts(b, 1, &lo, &nl);
     uint32_t *pos = op_malloc(n * sizeof *pos);
     if (!at || !pos) {
         op_free(at);
         op_free(pos);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) at[O[i].lane - lo + 1]++;
-    for (size_t l = 1; l <= nl; l++) at[l] += at[l - 1];
     for (size_t i = 0; i < n; i++) pos[i] = (uint32_t)at[O[i].lane - lo]++;
     op_free(at);
     for (size_t i = 0; i < n; i++)
