@@ -263,6 +263,22 @@ ANALYTIC_SPEEDUPS = "0,0,25,75,100"
 MIN_PACE = 0.7
 
 
+def dealt_evenly(profile, speedups, what):
+    """The latest run of `profile` dealt its speedups from a shuffled deck of the list (causal.c,
+    draw_speedup): each speedup has its share of the run's experiments, its multiplicity in the
+    list per pass, to within one pass (and the one experiment experiment_runs may leave out).
+    Independent draws (before) gave one of 5 speedups 4 of 36 where its share was 7.2, and a
+    round more to fill it."""
+    runs = experiment_runs(profile)
+    run = runs[-1] if runs else []
+    deck = [round(int(x) / 100.0, 2) for x in speedups.split(",")]
+    passes = len(run) / len(deck)
+    got = {s: sum(1 for e in run if e["s"] == s) for s in set(deck)}
+    off = {s: n for s, n in got.items() if abs(n - deck.count(s) * passes) > deck.count(s) + 1}
+    check(run and not off, "%s: each speedup has its share of the %d experiments (%.1f passes over %s): "
+          "%s" % (what, len(run), passes, speedups, sorted(got.items())))
+
+
 def mode_analytic(args, wd):
     prog = args.prog
     ms, answers, top = PROGRAMS[prog]
@@ -294,6 +310,7 @@ def mode_analytic(args, wd):
         r = omniprof_causal(args, wd, opts, [binary, str(args.seconds), ms], prefix=rt)
         check(r.returncode == 0, "round %d: the program exits 0 under omniprof causal (%s)" %
               (rnd + 1, r.stderr.strip()[-300:]))
+        dealt_evenly(profile, ANALYTIC_SPEEDUPS, "round %d" % (rnd + 1))
         left_out = {}
         cur = local_curves(profile, max_period=max_period, left_out=left_out)
         per_line = experiments_per_line(parse_coz(profile))

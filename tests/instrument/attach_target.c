@@ -8,7 +8,10 @@
  * about a microsecond (a launch-synchronize-sleep loop), so it is almost always in nanosleep; it prints
  * how many sleeps ended early with EINTR ("eintr N"). `forker`: on SIGUSR1 the main thread
  * forks a child that spins for SECONDS more and exits 0 (it prints "child PID"; the parent
- * waits for it and counts it as a child). */
+ * waits for it and counts it as a child).
+ * SIGUSR2 ends the spinning early, in every thread and every child (they inherit the handler):
+ * the tests send it to the process group once their checks are done, so that SECONDS is only an
+ * upper bound and a test does not wait for it (same output, same exit status). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,7 +39,10 @@ static volatile sig_atomic_t g_fork_request;
 static int g_forked;
 static pthread_t g_main;
 
+static volatile sig_atomic_t g_stop; /* SIGUSR2: stop spinning now */
+
 static void on_usr1(int sig) { (void)sig, g_fork_request = 1; }
+static void on_usr2(int sig) { (void)sig, g_stop = 1; }
 
 /* forker: the main thread forks a child on request (outside the signal handler) */
 static void fork_if_asked(void)
@@ -46,7 +52,7 @@ static void fork_if_asked(void)
     pid_t c = fork();
     if (c == 0) {
         double t0 = now(), x = 0;
-        while (now() - t0 < g_secs)
+        while (now() - t0 < g_secs && !g_stop)
             for (int i = 0; i < 10000; i++) x += i * 0.5;
         g_sink = x;
         _exit(0);
@@ -61,10 +67,12 @@ static void fork_if_asked(void)
 __attribute__((noinline)) static double spin(double secs)
 {
     double t0 = now(), x = 0;
-    while (now() - t0 < secs) {
+    while (now() - t0 < secs && !g_stop) {
         for (int i = 0; i < (g_sleeper ? 200 : 10000); i++) x += i * 0.5;
         fork_if_asked();
-        if (g_sleeper && usleep(50000) != 0 && errno == EINTR) atomic_fetch_add(&g_eintr, 1);
+        /* a sleep cut short by the test's SIGUSR2 is not the attach's doing */
+        if (g_sleeper && usleep(50000) != 0 && errno == EINTR && !g_stop)
+            atomic_fetch_add(&g_eintr, 1);
     }
     return x;
 }
@@ -83,6 +91,9 @@ int main(int argc, char **argv)
     if (argc > 4 && !strcmp(argv[4], "undumpable")) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     g_sleeper = argc > 4 && !strcmp(argv[4], "sleeper");
     g_main = pthread_self();
+    struct sigaction sa = {.sa_handler = on_usr2};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
     if (argc > 4 && !strcmp(argv[4], "forker")) signal(SIGUSR1, on_usr1);
     printf("pid %d\n", (int)getpid());
     fflush(stdout);

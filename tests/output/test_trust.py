@@ -363,7 +363,9 @@ def case_python_query_interrupted(tmp):
 def case_convert_interrupted(tmp):
     """SIGINT during a conversion or a merge leaves neither the output nor its temporary file."""
     db = os.path.join(tmp, "big.db")
-    gen(db, "--events", 1500000, "--threads", 4, "--streams", 4)
+    # 400,000 events: the JSON conversion takes ~2 s and the merge ~1.5 s here, far longer than
+    # the 5 ms between two looks for the temporary file (1.5 M took 12 s to generate)
+    gen(db, "--events", 400000, "--threads", 4, "--streams", 4)
     d = os.path.join(tmp, "out")
     os.makedirs(d)
     rc, err = interrupt([A.omniprof, "convert", "-i", db, "-f", "json", "-d", d, "-o", "b"],

@@ -29,7 +29,8 @@
  *   2. selects the location of the most recent in-scope sample (so locations are chosen in
  *      proportion to the CPU time spent in them), or OMNIPROF_CAUSAL_FIXED_LINE;
  *   3. draws a speedup: from OMNIPROF_CAUSAL_SPEEDUPS, else 0 with probability 1/4 and
- *      otherwise 5..100 % in steps of 5 (each with probability 3/80);
+ *      otherwise 5..100 % in steps of 5 (each with probability 3/80); dealt from a shuffled
+ *      deck of those draws (draw_speedup), so that each pass gives every speedup its share;
  *   4. snapshots the progress points and global_delay, runs for its length, and stops;
  *   5. duration = elapsed - (global_delay inserted meanwhile): the time the run would have
  *      taken in the virtual world; emits CAUSAL_EXPERIMENT and one CAUSAL_PROGRESS per point;
@@ -455,11 +456,30 @@ static uint64_t rnd(void)
     return g_rng;
 }
 
+/* Speedups are dealt from a deck: the list (or the 80 default draws: 20 at 0, 3 at each of 5,
+ * 10, ..., 100), shuffled, dealt to its end, then shuffled again. Each speedup has the same
+ * probability as with independent draws and the order within a pass is as random (no speedup
+ * follows a phase of the program), but a run of k passes gives every speedup k experiments
+ * exactly, where independent draws left some with half of that (36 experiments over 5
+ * speedups: one got 4 in 3 runs of 4), and the profile needed runs more to fill them. */
+static uint32_t g_deck[128];
+static uint32_t g_deck_n, g_deck_next;
+
 static uint32_t draw_speedup(void)
 {
-    if (g_cfg.n_speedups) return g_cfg.speedups[rnd() % g_cfg.n_speedups];
-    uint64_t r = rnd() % 80; /* 20 of 80 draws at 0; 3 of 80 at each of 5, 10, ..., 100 */
-    return r < 20 ? 0 : (uint32_t)(5 * ((r - 20) % 20 + 1));
+    if (g_deck_next >= g_deck_n) {
+        g_deck_n = 0;
+        if (g_cfg.n_speedups)
+            for (uint32_t i = 0; i < g_cfg.n_speedups; i++) g_deck[g_deck_n++] = g_cfg.speedups[i];
+        else
+            for (uint32_t r = 0; r < 80; r++) g_deck[g_deck_n++] = r < 20 ? 0 : 5 * ((r - 20) % 20 + 1);
+        for (uint32_t i = g_deck_n - 1; i > 0; i--) { /* Fisher-Yates */
+            uint32_t j = (uint32_t)(rnd() % (i + 1)), v = g_deck[i];
+            g_deck[i] = g_deck[j], g_deck[j] = v;
+        }
+        g_deck_next = 0;
+    }
+    return g_deck[g_deck_next++];
 }
 
 /* Wait until `deadline` (monotonic ns) or stop; returns true when told to stop. */
@@ -647,6 +667,7 @@ static bool read_settings(op_causal_scope_cfg *scope)
     parse_speedups(op_setting_str(OP_SET_CAUSAL_SPEEDUPS));
     g_cfg.seed = op_setting_uint(OP_SET_CAUSAL_SEED);
     g_rng = g_cfg.seed ? g_cfg.seed : (op_now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+    g_deck_n = g_deck_next = 0; /* a new deck, from this seed */
     scope->function_mode = g_cfg.function_mode;
     scope->binary_scope = op_setting_str(OP_SET_CAUSAL_BINARY_SCOPE);
     scope->binary_exclude = op_setting_str(OP_SET_CAUSAL_BINARY_EXCLUDE);
