@@ -15,8 +15,12 @@
  *      and never a slot beyond it; a slot is never reused (a retired entry's tid is set to 0
  *      first, so the handler cannot pick it again);
  *  (2) only the poller thread adds or retires entries; op_cpu_adopt_pause stops it and disarms
- *      the timers (detach), op_cpu_adopt_resume re-arms them (re-attach). */
+ *      the timers (detach), op_cpu_adopt_resume re-arms them (re-attach);
+ *  (3) a scan holds g_scan_gate, and so does a fork (pthread_atfork, installed at the first
+ *      start): the descriptors a scan opens (/proc/self/task, a thread's comm) are never open
+ *      when the program forks, so its child does not inherit them. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +118,24 @@ static void adopt(pid_t tid)
     op_cpu_sampler_thread_start(t);
 }
 
+static pthread_mutex_t g_scan_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_gate_once = PTHREAD_ONCE_INIT;
+
+static void gate_lock(void) { pthread_mutex_lock(&g_scan_gate); }
+static void gate_unlock(void) { pthread_mutex_unlock(&g_scan_gate); }
+static void gate_install(void) { pthread_atfork(gate_lock, gate_unlock, gate_unlock); }
+
+static void scan_locked(void);
+
+/* One look at /proc/self/task, never across a fork (invariant 3). */
 static void scan(void)
+{
+    gate_lock();
+    scan_locked();
+    gate_unlock();
+}
+
+static void scan_locked(void)
 {
     uint32_t n = atomic_load(&g_n);
     for (uint32_t i = 0; i < n; i++) g_table[i].seen = false;
@@ -153,6 +174,7 @@ void op_cpu_adopt_start(void)
 {
     if (atomic_exchange(&g_running, 1)) return;
     atomic_store(&g_stop, 0);
+    pthread_once(&g_gate_once, gate_install);
     scan();
     pthread_t th;
     if (op_sdk_create_thread(&th, poller, NULL, OMNIPROF_LIBRARY, "omniprof-adopt") != 0) {
