@@ -168,6 +168,8 @@ def main():
         # --torch with the whole driver API traced (what --torch did before it traced the
         # driver's launch calls alone)
         "torch_full_driver": (["--torch", "--cuda-driver-trace"], {}),
+        # --torch with CUPTI buffers 8x larger: no buffer completes inside a 200-step loop
+        "torch_bigbuf": (["--torch"], {"OMNIPROF_CUDA_BUFFER_SIZE": "67108864"}),
     }
     # TORCH_OPS_BREAKDOWN: 1 = every mode above, or a space-separated list of them
     pick = os.environ.get("TORCH_OPS_BREAKDOWN", "")
