@@ -169,4 +169,9 @@ int an_gb_is_nccl_call(builder *b, uint32_t name);
 int an_gb_finish(builder *b, char *err, size_t errlen);
 int an_gb_ghost_shift(builder *b, size_t coll_first);
 
+/* graph_sort.c: the regions' order through idx (tmp: scratch of n_regs), and the operations
+ * sorted in place; each by lane, then start (regions: the longer first). 0, or -1 (no memory). */
+int an_gb_sort_regs(builder *b, uint32_t *idx, uint32_t *tmp);
+int an_gb_sort_ops(builder *b);
+
 #endif /* OMNIPROF_ANALYZE_GRAPH_INTERNAL_H */

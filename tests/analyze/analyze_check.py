@@ -987,8 +987,21 @@ def mode_mpi(a):
           0.01 * rb["run"]["wall_ns"], "the rank databases and their merge predict the same run")
     check(len(rb["iterations"]["items"]) == 12, "12 iterations ('step' on the first rank's thread)")
     # on paper: an iteration is 40 + 80 ms (every rank waits for rank 2), with 'extra' halved 80 ms
-    compare("mpi", rb["run"]["wall_ns"], rb["what_if"]["predicted_wall_ns"], rf["run"]["wall_ns"],
-            iter_sum(rb, "wall_ns"), iter_sum(rb, "predicted_ns"), iter_sum(rf, "wall_ns"))
+    # (the work sleeps on the monotonic clock, so load does not stretch it). What load adds is
+    # the MPI ranks' wake-ups: 4 ranks on 2 cores. Where the two runs' iterations exceed their
+    # paper lengths by amounts that differ by more than the tolerance, the machine's load changed
+    # between the runs and their difference is not the knob's: the gain is not judged then, with
+    # the reason (seen beside a whole test suite and two busy loops: 34 % predicted, 25 % measured)
+    over_b = iter_sum(rb, "wall_ns") / 12 / 1e6 - 120
+    over_f = iter_sum(rf, "wall_ns") / 12 / 1e6 - 80
+    if abs(over_b - over_f) > 0.05 * 120:
+        print("SKIP-ITEM mpi: the prediction is not judged: the iterations ran %.1f ms over paper in "
+              "the recorded run and %.1f ms in the faster one (load changed between the runs)"
+              % (over_b, over_f))
+    else:
+        compare("mpi", rb["run"]["wall_ns"], rb["what_if"]["predicted_wall_ns"],
+                rf["run"]["wall_ns"], iter_sum(rb, "wall_ns"), iter_sum(rb, "predicted_ns"),
+                iter_sum(rf, "wall_ns"))
     f = rb["findings"]
     check(f and f[0]["rule"] == "rank_straggler" and "rank 2" in f[0]["title"],
           "mpi: the top finding is rank 2, the straggler (%s)" % [(x["rule"],
