@@ -794,14 +794,7 @@ static int read_set(builder *b, op_src *src, op_src_set *set, char *err, size_t 
                 an_lane *L = &g->lanes[l];
                 if (L->gpu || L->process != b->process || l == main_lane || !L->n) continue;
                 int64_t t0 = g->nodes[L->first].start;
-                uint32_t lo = M->first, hi = M->first + M->n;
-                while (lo < hi) {
-                    uint32_t mid = lo + (hi - lo) / 2;
-                    if (g->nodes[mid].start <= t0)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
+                uint32_t lo = upper_start(g, M->first, M->first + M->n, t0, M->first);
                 if (lo == M->first) continue;
                 uint32_t at = lo - 1;
                 int64_t lag = t0 - g->nodes[at].start;
