@@ -68,7 +68,8 @@ uint64_t op_setting_uint(op_setting_id id);
 double op_setting_double(op_setting_id id);
 /* The text value (STRING, ENUM, LIST); never NULL (may be ""). Valid for the process. */
 const char *op_setting_str(op_setting_id id);
-/* For LIST: true if `item` is among the listed values. */
+/* For LIST (or a STRING of comma- or space-separated names): true if `item` is among the
+ * listed values (case-insensitive). */
 bool op_setting_list_has(op_setting_id id, const char *item);
 
 /* Parsers shared with the CLI (common/number.h without a range: no NaN/inf, no overflow, no

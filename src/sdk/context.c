@@ -379,23 +379,22 @@ int op_sdk_kind_configured(uint32_t buffer_kind)
     return 0;
 }
 
-/* Any context's buffer or callback service of the kind: whose filter holds `operation`, or,
- * for operation < 0, whose filter is every operation. */
+/* Does the filter hold `operation`; for operation < 0: is it every operation? */
+static int filter_covers(const op_service_filter *f, int32_t operation)
+{
+    return operation < 0 ? f->nbits == 0 : op_filter_has(f, operation);
+}
+
+/* Any context's buffer or callback service of the kind whose filter covers `operation`. */
 int op_sdk_kind_op_configured(uint32_t buffer_kind, int32_t operation)
 {
     if (buffer_kind >= OMNIPROF_BUFFER_TRACING_LAST) return 0;
-    for (int ci = 0; ci < OP_SDK_MAX_CONTEXTS; ci++) {
-        const uint64_t bit = 1ull << ci;
-        const op_context *c = &g_ctx[ci];
-        if (atomic_load_explicit(&g_op_buffer_kind_mask[buffer_kind], memory_order_acquire) & bit) {
-            if (operation < 0 ? c->bsvc[buffer_kind].f.nbits == 0 : op_filter_has(&c->bsvc[buffer_kind].f, operation))
-                return 1;
-        }
-        for (uint32_t k = 1; k < OMNIPROF_CALLBACK_TRACING_LAST; k++)
-            if (op_sdk_callback_kind_to_buffer_kind(k) == buffer_kind &&
-                (atomic_load_explicit(&g_op_callback_kind_mask[k], memory_order_acquire) & bit) &&
-                (operation < 0 ? c->csvc[k].f.nbits == 0 : op_filter_has(&c->csvc[k].f, operation)))
-                return 1;
+    for (uint64_t m = atomic_load_explicit(&g_op_buffer_kind_mask[buffer_kind], memory_order_acquire); m; m &= m - 1)
+        if (filter_covers(&g_ctx[__builtin_ctzll(m)].bsvc[buffer_kind].f, operation)) return 1;
+    for (uint32_t k = 1; k < OMNIPROF_CALLBACK_TRACING_LAST; k++) {
+        if (op_sdk_callback_kind_to_buffer_kind(k) != buffer_kind) continue;
+        for (uint64_t m = atomic_load_explicit(&g_op_callback_kind_mask[k], memory_order_acquire); m; m &= m - 1)
+            if (filter_covers(&g_ctx[__builtin_ctzll(m)].csvc[k].f, operation)) return 1;
     }
     return 0;
 }

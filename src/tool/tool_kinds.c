@@ -7,6 +7,7 @@
  * tool.c) is read-only afterwards. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/kinds.h"
 #include "common/log.h"
@@ -63,21 +64,11 @@ static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
  * its name but cuLaunchHostFunc*). A name the driver API does not have is said once and left
  * out; none left: the kind stays off. */
 typedef struct {
-    const char *list;
-    int launches;
+    const char *name; /* NULL: collect the listed calls into ops; else: is this a call's name? */
+    int found;
     int32_t ops[512];
     size_t n;
-    char seen[4096];
 } driver_calls;
-
-static int listed(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
-        if ((p == list || p[-1] == ',' || p[-1] == ' ') && (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
-            return 1;
-    return 0;
-}
 
 static int pick_driver_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t op, void *data)
 {
@@ -85,39 +76,40 @@ static int pick_driver_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracin
     const char *name = NULL;
     if (omniprof_query_buffer_tracing_kind_operation_name(kind, op, &name, NULL) != OMNIPROF_STATUS_SUCCESS || !name)
         return 0;
-    int want = listed(d->list, name) ||
-               (d->launches && strstr(name, "Launch") && !strstr(name, "LaunchHostFunc"));
-    if (listed(d->list, name)) {
-        size_t l = strlen(d->seen);
-        snprintf(d->seen + l, sizeof d->seen - l, ",%s", name);
+    if (d->name) { /* found: stop */
+        if (strcasecmp(name, d->name) == 0) d->found = 1;
+        return d->found;
     }
+    int want = op_setting_list_has(OP_SET_CUDA_DRIVER_API_CALLS, name) ||
+               (op_setting_list_has(OP_SET_CUDA_DRIVER_API_CALLS, "launches") && strstr(name, "Launch") &&
+                !strstr(name, "LaunchHostFunc"));
     if (want && d->n < sizeof d->ops / sizeof d->ops[0]) d->ops[d->n++] = op;
     return 0;
 }
 
 static int setup_driver_api(int buffer)
 {
-    if (op_setting_bool(OP_SET_CUDA_DRIVER_API_TRACE))
-        return trace_kind(buffer, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API);
+    const omniprof_buffer_tracing_kind_t kind = OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+    if (op_setting_bool(OP_SET_CUDA_DRIVER_API_TRACE)) return trace_kind(buffer, kind);
     static driver_calls d;
     memset(&d, 0, sizeof d);
-    d.list = op_setting_str(OP_SET_CUDA_DRIVER_API_CALLS);
-    d.launches = listed(d.list, "launches");
-    omniprof_status_t st =
-        omniprof_iterate_buffer_tracing_kind_operations(OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, pick_driver_call, &d);
+    omniprof_status_t st = omniprof_iterate_buffer_tracing_kind_operations(kind, pick_driver_call, &d);
     if (st != OMNIPROF_STATUS_SUCCESS) {
         op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
         return -1;
     }
     char copy[4096];
-    snprintf(copy, sizeof copy, "%s", d.list);
-    for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-        if (strcmp(t, "launches") != 0 && !listed(d.seen, t))
-            op_warn("OMNIPROF_CUDA_DRIVER_API_CALLS: '%s' is not a CUDA driver API call (valid: names as "
-                    "`omniprof avail` lists them, e.g. cuLaunchKernel, cuMemcpyHtoD_v2, or 'launches')", t);
+    snprintf(copy, sizeof copy, "%s", op_setting_str(OP_SET_CUDA_DRIVER_API_CALLS));
+    for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        driver_calls one = {.name = t};
+        if (strcasecmp(t, "launches") != 0 &&
+            (omniprof_iterate_buffer_tracing_kind_operations(kind, pick_driver_call, &one), !one.found))
+            op_warn("OMNIPROF_CUDA_DRIVER_API_CALLS: '%s' is not a CUDA driver API call (valid: the "
+                    "function's name as CUPTI spells it, without a _v2 suffix, e.g. cuLaunchKernel, "
+                    "cuMemcpyHtoD; or 'launches')", t);
+    }
     if (!d.n) return -1;
-    st = omniprof_configure_buffer_tracing_service(g.ctx, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, d.ops, d.n,
-                                                   g.buf[buffer].id);
+    st = omniprof_configure_buffer_tracing_service(g.ctx, kind, d.ops, d.n, g.buf[buffer].id);
     if (st != OMNIPROF_STATUS_SUCCESS) {
         op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
         return -1;

@@ -579,6 +579,20 @@ def t_errors():
         check(took < 10, "%s: 200,000 jobs refused in %.1f s (limit 10 s)" % (name, took))
     check(not os.path.exists(marker), "the program ran")
     check(dbs_in(d) == [], "no database written on errors")
+    # OMNIPROF_CUDA_DRIVER_API_CALLS (docs/cuda.md): a name the driver API does not have is said
+    # once, naming it and the valid spelling; the listed real names and 'launches' are not; the
+    # program runs (the CUDA backend, built here without a GPU, checks the names at start)
+    cuda_lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.omniprof))), "lib",
+                            "libomniprof-backend-cuda.so")
+    if os.path.exists(cuda_lib) and not os.environ.get("OPTEST_SANITIZED"):
+        env = dict(os.environ, OMNIPROF_CUDA_DRIVER_API_CALLS="Launches, cuBogus,cuMemcpyHtoD")
+        r = omniprof("run", "--kernel-trace", "-d", d, "-o", "drvcalls", "--", "/bin/touch", marker,
+                     env=env)  # one process (sh -c would say it in sh and in touch)
+        bad = [ln for ln in r.stderr.splitlines() if "is not a CUDA driver API call" in ln]
+        check(r.returncode == 0 and os.path.exists(marker), "driver calls: the program ran (%d %r)" %
+              (r.returncode, r.stderr))
+        check(len(bad) == 1 and "'cuBogus'" in bad[0] and "cuLaunchKernel" in bad[0],
+              "driver calls: one line names cuBogus and a valid spelling: %r" % bad)
 
 
 def t_echo():

@@ -734,6 +734,9 @@ static void exclude_apis(CUpti_CallbackDomain dom, uint32_t n)
     }
 }
 
+/* The calls of a kind configured for some of its operations, by callback id (set at start). */
+static uint8_t g_named_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE], g_named_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
 /* Fine-grained API activity: the whole domain when traced, else the calls of classes `cls`
  * (cuptiActivityEnableRuntimeApi/DriverApi without the kind enables just those ids). on: 2 at
  * start, 1 again later, 0 turns the same off. */
@@ -749,11 +752,16 @@ static void enable_api_kind(CUpti_ActivityKind kind, int full, uint8_t cls, uint
         return;
     }
     if (!runtime && !driver_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
-    /* and the calls a context traces by name (a filtered kind: --torch's driver launch calls) */
-    const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
-    const int named = op_sdk_kind_configured(bkind);
-    for (uint32_t id = 1; (cls || named) && id < n; id++)
-        if ((op_cuda_cbinfo_get(dom, id)->cls & cls) || (named && op_sdk_kind_op_configured(bkind, (int32_t)id))) {
+    /* and the calls a context traces by name (a filtered kind: --torch's driver launch calls),
+     * noted at start for op_cuda_activity_api_recorded */
+    uint8_t *named = runtime ? g_named_rt : g_named_drv;
+    if (on == 2) {
+        const uint32_t bkind = runtime ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
+        const int any = op_sdk_kind_configured(bkind);
+        for (uint32_t id = 1; any && id < n; id++) named[id] = (uint8_t)op_sdk_kind_op_configured(bkind, (int32_t)id);
+    }
+    for (uint32_t id = 1; id < n; id++)
+        if ((op_cuda_cbinfo_get(dom, id)->cls & cls) || named[id]) {
             if (runtime) cuptiActivityEnableRuntimeApi(id, (uint8_t)on);
             else cuptiActivityEnableDriverApi(id, (uint8_t)on);
         }
@@ -826,11 +834,8 @@ int op_cuda_activity_api_recorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbi
 {
     uint8_t cls = op_cuda_cbinfo_get(dom, cbid)->cls & op_cuda_activity_classes;
     if (!g_join) return 0;
-    if (op_sdk_kind_op_configured(dom == CUPTI_CB_DOMAIN_RUNTIME_API ? OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API
-                                                                     : OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API,
-                                  (int32_t)cbid))
-        return 1;
-    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) return g_api_rt_full || cls;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) return g_api_rt_full || cls || (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && g_named_rt[cbid]);
+    if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_named_drv[cbid]) return 1;
     if (!g_api_drv_launches) cls &= (uint8_t)~(OP_CUDA_CLS_LAUNCH | OP_CUDA_CLS_GRAPH);
     return g_api_drv_full || cls;
 }
