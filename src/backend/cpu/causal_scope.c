@@ -20,7 +20,7 @@
  *   (3) location names live for the process (the records point at them).
  *
  * %MAIN% is the main executable and, when that executable is an interpreter launcher, the
- * library its main hands over to. A launcher's own code is a stub: pyenv's python3.12 (CPython
+ * library its main hands over to. A launcher's own code is a thin shim: pyenv's python3.12 (CPython
  * built --enable-shared) defines only `main`, which calls Py_BytesMain in libpython3.12.so,
  * where the program's time goes; Debian's python3.11 links the same code in statically, so
  * without this rule the default scope would hold the interpreter in one build and nothing in
