@@ -257,11 +257,14 @@ static int set_cpu(run_opts *ro, env_list *env, run_plan *plan)
         bad |= run_set(env, OP_SET_TORCH, "true", "--torch");
         bad |= run_set(env, OP_SET_KERNEL_TRACE, "true", "--torch");
         bad |= run_set(env, OP_SET_MARKER_TRACE, "true", "--torch");
-        bad |= run_set(env, OP_SET_CUDA_RUNTIME_API_TRACE, "true", "--torch");
-        /* cuBLAS/CUTLASS launch through the driver API: their kernels' launching calls are
-         * driver calls (without them 240 of 5,940 kernels of the test loop had no operator);
-         * the driver's launch calls alone, not the whole driver API (docs/python.md) */
-        if (!getenv("OMNIPROF_CUDA_DRIVER_API_CALLS")) /* a list of the user's own stays */
+        /* the runtime's launching, copying and synchronizing calls, not the whole runtime API
+         * (its per-launch queries cost CUPTI's interception; docs/python.md); cuBLAS/CUTLASS
+         * launch through the driver API: their kernels' launching calls are driver calls
+         * (without them 240 of 5,940 kernels of the test loop had no operator). A list of the
+         * user's own stays. */
+        if (!getenv("OMNIPROF_CUDA_RUNTIME_API_CALLS"))
+            bad |= run_set(env, OP_SET_CUDA_RUNTIME_API_CALLS, "launches,copies,syncs", "--torch");
+        if (!getenv("OMNIPROF_CUDA_DRIVER_API_CALLS"))
             bad |= run_set(env, OP_SET_CUDA_DRIVER_API_CALLS, "launches", "--torch");
         bad |= add_torch_hook(env);
         plan->any_collect = true;

@@ -94,7 +94,7 @@ const run_option run_options[] = {
      -1, M_NONE, 0},
     {O_TORCH, "torch", 0, K_BOOL, NULL, NULL, NULL,
      "PyTorch operators as regions (name, input shapes, sequence number), kernels linked to them; "
-     "= --kernel-trace --marker-trace --cuda-runtime-trace, the CUDA driver's launch calls and torch's NVTX path, turned on at its import",
+     "= --kernel-trace --marker-trace, the CUDA runtime's launch, copy and synchronize calls, the driver's launch calls and torch's NVTX path, turned on at its import",
      OP_SET_TORCH, M_NONE, 0},
     {O_OUTPUT_DIRECTORY, "output-directory", 'd', K_VALUE, "DIR", NULL, "Output",
      "output directory (default: the current directory); placeholders allowed", OP_SET_OUTPUT_PATH, M_NONE, 0},

@@ -59,20 +59,30 @@ static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
     return 0;
 }
 
-/* OMNIPROF_KIND_SETUP(driver_api): the whole CUDA driver API (OMNIPROF_CUDA_DRIVER_API_TRACE), or
- * only the calls OMNIPROF_CUDA_DRIVER_API_CALLS names ("launches": every call with "Launch" in
- * its name but cuLaunchHostFunc*). A name the driver API does not have is said once and left
- * out; none left: the kind stays off. */
+/* OMNIPROF_KIND_SETUP(runtime_api) and (driver_api): the whole CUDA runtime or driver API
+ * (OMNIPROF_CUDA_RUNTIME_API_TRACE, ..._DRIVER_API_TRACE), or only the calls
+ * OMNIPROF_CUDA_RUNTIME_API_CALLS / ..._DRIVER_API_CALLS name, by name or by group: "launches"
+ * (every call with "Launch" in its name but the host-function ones), "copies" ("Memcpy" or
+ * "Memset"), "syncs" ("Synchronize", "WaitEvent"). A name the API does not have is said once and left out;
+ * none left: the kind stays off. */
 typedef struct {
+    op_setting_id list;
     const char *name; /* NULL: collect the listed calls into ops; else: is this a call's name? */
     int found;
-    int32_t ops[512];
+    int32_t ops[1024];
     size_t n;
-} driver_calls;
+} api_calls;
 
-static int pick_driver_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t op, void *data)
+static int api_call_in_group(const char *name, op_setting_id list)
 {
-    driver_calls *d = data;
+    return (op_setting_list_has(list, "launches") && strstr(name, "Launch") && !strstr(name, "LaunchHostFunc")) ||
+           (op_setting_list_has(list, "copies") && (strstr(name, "Memcpy") || strstr(name, "Memset"))) ||
+           (op_setting_list_has(list, "syncs") && (strstr(name, "Synchronize") || strstr(name, "WaitEvent")));
+}
+
+static int pick_api_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t op, void *data)
+{
+    api_calls *d = data;
     const char *name = NULL;
     if (omniprof_query_buffer_tracing_kind_operation_name(kind, op, &name, NULL) != OMNIPROF_STATUS_SUCCESS || !name)
         return 0;
@@ -80,41 +90,52 @@ static int pick_driver_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracin
         if (strcasecmp(name, d->name) == 0) d->found = 1;
         return d->found;
     }
-    int want = op_setting_list_has(OP_SET_CUDA_DRIVER_API_CALLS, name) ||
-               (op_setting_list_has(OP_SET_CUDA_DRIVER_API_CALLS, "launches") && strstr(name, "Launch") &&
-                !strstr(name, "LaunchHostFunc"));
-    if (want && d->n < sizeof d->ops / sizeof d->ops[0]) d->ops[d->n++] = op;
+    if ((op_setting_list_has(d->list, name) || api_call_in_group(name, d->list)) && d->n < sizeof d->ops / sizeof d->ops[0])
+        d->ops[d->n++] = op;
     return 0;
 }
 
-static int setup_driver_api(int buffer)
+static int setup_api_calls(int buffer, omniprof_buffer_tracing_kind_t kind, op_setting_id whole, op_setting_id list,
+                           const char *api, const char *example)
 {
-    const omniprof_buffer_tracing_kind_t kind = OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API;
-    if (op_setting_bool(OP_SET_CUDA_DRIVER_API_TRACE)) return trace_kind(buffer, kind);
-    static driver_calls d;
+    if (op_setting_bool(whole)) return trace_kind(buffer, kind);
+    static api_calls d;
     memset(&d, 0, sizeof d);
-    omniprof_status_t st = omniprof_iterate_buffer_tracing_kind_operations(kind, pick_driver_call, &d);
+    d.list = list;
+    omniprof_status_t st = omniprof_iterate_buffer_tracing_kind_operations(kind, pick_api_call, &d);
     if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
+        op_info("tracing CUDA %s API calls is not available: %s", api, omniprof_get_status_string(st));
         return -1;
     }
     char copy[4096];
-    snprintf(copy, sizeof copy, "%s", op_setting_str(OP_SET_CUDA_DRIVER_API_CALLS));
+    snprintf(copy, sizeof copy, "%s", op_setting_str(list));
     for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-        driver_calls one = {.name = t};
-        if (strcasecmp(t, "launches") != 0 &&
-            (omniprof_iterate_buffer_tracing_kind_operations(kind, pick_driver_call, &one), !one.found))
-            op_warn("OMNIPROF_CUDA_DRIVER_API_CALLS: '%s' is not a CUDA driver API call (valid: the "
-                    "function's name as CUPTI spells it, without a _v2 suffix, e.g. cuLaunchKernel, "
-                    "cuMemcpyHtoD; or 'launches')", t);
+        api_calls one = {.list = list, .name = t};
+        if (strcasecmp(t, "launches") != 0 && strcasecmp(t, "copies") != 0 && strcasecmp(t, "syncs") != 0 &&
+            (omniprof_iterate_buffer_tracing_kind_operations(kind, pick_api_call, &one), !one.found))
+            op_warn("%s: '%s' is not a CUDA %s API call (valid: the function's name as CUPTI spells it, without "
+                    "a _v2 suffix, e.g. %s; or the groups 'launches', 'copies', 'syncs')",
+                    op_setting_get_info(list)->env_name, t, api, example);
     }
     if (!d.n) return -1;
     st = omniprof_configure_buffer_tracing_service(g.ctx, kind, d.ops, d.n, g.buf[buffer].id);
     if (st != OMNIPROF_STATUS_SUCCESS) {
-        op_info("tracing CUDA driver API calls is not available: %s", omniprof_get_status_string(st));
+        op_info("tracing CUDA %s API calls is not available: %s", api, omniprof_get_status_string(st));
         return -1;
     }
     return 0;
+}
+
+static int setup_runtime_api(int buffer)
+{
+    return setup_api_calls(buffer, OMNIPROF_BUFFER_TRACING_CUDA_RUNTIME_API, OP_SET_CUDA_RUNTIME_API_TRACE,
+                           OP_SET_CUDA_RUNTIME_API_CALLS, "runtime", "cudaLaunchKernel, cudaMemcpyAsync");
+}
+
+static int setup_driver_api(int buffer)
+{
+    return setup_api_calls(buffer, OMNIPROF_BUFFER_TRACING_CUDA_DRIVER_API, OP_SET_CUDA_DRIVER_API_TRACE,
+                           OP_SET_CUDA_DRIVER_API_CALLS, "driver", "cuLaunchKernel, cuMemcpyHtoD");
 }
 
 /* OMNIPROF_KIND_SETUP(pc_sampling): PC sampling on every GPU (OMNIPROF_PC_SAMPLING*). */

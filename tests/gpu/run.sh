@@ -428,7 +428,7 @@ if want pyframes; then
       --preload "$B/lib/libomniprof-backend-cpu.so" --bindir "$B/bin" >"$OUT/py-$m.log" 2>&1; rc=$?
     verdict "cpu.$m" $rc "$(grep -E '^(FAIL|SKIP|interpreter)' "$OUT/py-$m.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
   done
-  timeout 900 python3 tests/gpu/torch_ops.py "$B" "$OUT/torch-ops" "${GPU_TORCH_OPS_ROUNDS:-3}" >"$OUT/torch-ops.md" 2>&1
+  timeout 900 python3 tests/gpu/torch_ops.py "$B" "$OUT/torch-ops" "${GPU_TORCH_OPS_ROUNDS:-5}" >"$OUT/torch-ops.md" 2>&1
   cat "$OUT/torch-ops.md"
   targets "$OUT/torch-ops.md"
   grep -q '^\(PASS\|FAIL\) torch.ops_counts' "$OUT/torch-ops.md" ||

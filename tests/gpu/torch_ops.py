@@ -3,8 +3,8 @@
 small PyTorch training loop, on the GPU machine (tests/gpu/run.sh, part `pyframes`).
 
 The loop (this file, --child): an MLP (4 x Linear 256 -> ReLU), AdamW(foreach=False), batch 64;
-10 warm-up steps, then STEPS measured steps inside an NVTX range "measured", each step ending in
-loss.item(). Three ways, ROUNDS (3) times interleaved:
+10 warm-up steps, then STEPS (TORCH_OPS_STEPS, 200) measured steps inside an NVTX range "measured", each step ending in
+loss.item(). Three ways, ROUNDS (3; run.sh passes 5) times interleaved:
   plain     the loop alone
   omniprof  the same program under `omniprof run --torch` (no change to it)
   profiler  torch.profiler(activities=[CPU, CUDA], record_shapes=True) around the measured steps
@@ -14,12 +14,15 @@ Checks (PASS/FAIL lines):
     ("sizes = [[") recorded in the run (by default during the first 5 optimizer steps, the
     warm-up here), the regions carry sequence numbers ("seq = "), backward operators their
     forward's ("seq = " on *Backward0);
-  - --torch's driver API records are launch calls only (OMNIPROF_CUDA_DRIVER_API_CALLS=launches);
+  - --torch's driver API records are launch calls only (OMNIPROF_CUDA_DRIVER_API_CALLS=launches),
+    its runtime API records launch, copy and synchronize calls only (..._RUNTIME_API_CALLS);
   - kernels under operators: each kernel name's operator (the innermost operator region on the
     launching thread around its launching call, joined by correlation id) is the operator
     torch.profiler links it to (its "External id") for at least 95 % of the kernels.
 Target (a MET/MISSED line, which run.sh reports as TARGET): omniprof's added time <= 0.5 x torch.profiler's (medians of the
-rounds, each against the same round's plain run)."""
+rounds, each against the same round's plain run), printed with a bootstrap interval over the
+rounds. Every child runs on the same 4 CPUs; each round starts at another mode."""
+import gc
 import json
 import os
 import sqlite3
@@ -29,8 +32,10 @@ import sys
 import time
 from collections import Counter, defaultdict
 
+WINDOWS = 5
 
-def child(mode, steps, report):
+
+def child(mode, steps, report, export):
     import torch
     dev = "cuda"
     torch.manual_seed(0)
@@ -49,24 +54,53 @@ def child(mode, steps, report):
         opt.step()
         return loss.item()
 
-    for _ in range(10):
+    # warm-up: at least 10 steps and 1.5 s, so that the CPU's and the GPU's clocks have left
+    # their idle state before the measured steps in every mode
+    w0 = time.perf_counter()
+    n = 0
+    while n < 10 or time.perf_counter() - w0 < 1.5:
         step()
+        n += 1
     torch.cuda.synchronize()
     prof = None
+    if mode == "itt":
+        # torch's ITT path (names only), no collector attached: what torch itself pays per operator
+        # on that path, beside its NVTX path's (nvtx_notool*)
+        try:
+            prof = torch.autograd.profiler.emit_itt(enabled=True)
+            prof.__enter__()
+        except Exception as e:  # a torch built without ITT: reported, the loop runs plain
+            print("itt unavailable: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+            prof = None
+            mode = "plain"
     if mode == "profiler":
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         prof = torch.profiler.profile(activities=acts, record_shapes=True)
         prof.__enter__()
     torch.cuda.nvtx.range_push("measured")
+    # the steps in WINDOWS equal windows, each timed: the child's figure is the median window
+    # times WINDOWS, so that one window disturbed by something else on the host (another
+    # process, a clock change) does not move the round
+    windows = []
+    gc.collect()
+    gc.disable()  # as timeit does: no collection of the interpreter's lands in one mode's window
     t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    torch.cuda.synchronize()
+    for w in range(WINDOWS):
+        a = time.perf_counter()
+        for _ in range(steps * (w + 1) // WINDOWS - steps * w // WINDOWS):
+            step()
+        torch.cuda.synchronize()
+        windows.append(time.perf_counter() - a)
     t1 = time.perf_counter()
+    gc.enable()
     torch.cuda.nvtx.range_pop()
-    out = {"seconds": t1 - t0, "steps": steps}
-    if prof is not None:
+    out = {"seconds": statistics.median(windows) * WINDOWS, "total": t1 - t0, "windows": windows, "steps": steps}
+    if mode == "itt":
         prof.__exit__(None, None, None)
+        out["itt"] = torch.profiler.itt.is_available()
+    elif prof is not None:
+        prof.__exit__(None, None, None)
+    if mode == "profiler" and export:  # the checks read the last round's trace only
         trace = report + ".trace.json"
         prof.export_chrome_trace(trace)
         out["trace"] = trace
@@ -142,15 +176,20 @@ def verdict(ok, name, msg):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        child(sys.argv[2], int(sys.argv[3]), sys.argv[4], len(sys.argv) > 5)
         return 0
     build, work = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    steps = int(os.environ.get("TORCH_OPS_STEPS", "60"))
+    steps = int(os.environ.get("TORCH_OPS_STEPS", "200"))
     os.makedirs(work, exist_ok=True)
+    # every child runs on the same few CPUs (inherited through fork/exec): a process landing on
+    # another core or NUMA node moved one round's loop by up to 30 %; four CPUs hold the loop's
+    # thread, autograd's device thread and the tools' collector threads
+    cpus = pin_cpus()
     omniprof = os.path.join(build, "bin", "omniprof")
     me = os.path.abspath(__file__)
     times = defaultdict(list)
+    raw = defaultdict(list)
     db = prof_trace = None
     hook = os.path.join(build, "python", "omniprof", "torch_hook")
     # TORCH_OPS_BREAKDOWN=1: also the parts of --torch's cost, each alone (same rounds)
@@ -168,16 +207,24 @@ def main():
         # --torch with the whole driver API traced (what --torch did before it traced the
         # driver's launch calls alone)
         "torch_full_driver": (["--torch", "--cuda-driver-trace"], {}),
+        # torch's ITT path, no collector (the child enters emit_itt itself)
+        "itt_notool": ([], {}),
+        # --torch with the whole runtime API traced (what --torch did before it traced the
+        # runtime's launch, copy and synchronize calls alone)
+        "torch_full_runtime": (["--torch", "--cuda-runtime-trace"], {}),
         # --torch with CUPTI buffers 8x larger: no buffer completes inside a 200-step loop
         "torch_bigbuf": (["--torch"], {"OMNIPROF_CUDA_BUFFER_SIZE": "67108864"}),
     }
     # TORCH_OPS_BREAKDOWN: 1 = every mode above, or a space-separated list of them
     pick = os.environ.get("TORCH_OPS_BREAKDOWN", "")
     extra = {k: v for k, v in extra.items() if pick == "1" or k in pick.split()}
+    modes = ("plain", "omniprof", "profiler") + tuple(extra)
     for i in range(rounds):
-        for mode in ("plain", "omniprof", "profiler") + tuple(extra):
+        # each round starts at another mode, so that no mode always follows the same one
+        for mode in modes[i % len(modes):] + modes[:i % len(modes)]:
             rep = os.path.join(work, "%s_%d.json" % (mode, i))
-            cmd = [sys.executable, me, "--child", "profiler" if mode == "profiler" else "plain", str(steps), rep]
+            cmd = [sys.executable, me, "--child", {"profiler": "profiler", "itt_notool": "itt"}.get(mode, "plain"),
+                   str(steps), rep] + (["export"] if i == rounds - 1 else [])
             env = dict(os.environ)
             if mode == "omniprof":
                 cmd = [omniprof, "run", "--torch", "-d", work, "-o", "ops%d" % i, "--"] + cmd
@@ -193,9 +240,12 @@ def main():
             with open(rep) as f:
                 rj = json.load(f)
             times[mode].append(rj["seconds"])
+            raw[mode].append(rj)
+            if mode == "itt_notool" and i == 0:
+                print("itt_notool: torch ITT path on: %s" % rj.get("itt", False))
             if mode == "omniprof":
                 db = os.path.join(work, "ops%d_results.db" % i)
-            if mode == "profiler":
+            if mode == "profiler" and "trace" in rj:
                 prof_trace = rj["trace"]
     for m in sorted(extra):
         mdb = os.path.join(work, "%s%d_results.db" % (m, rounds - 1))
@@ -208,6 +258,10 @@ def main():
                     alone[k[:50]] += n
             print("links %s: %d of %d kernels under an operator; without one: %s" %
                   (m, under, sum(ml.values()), alone.most_common(4)))
+    for m in sorted(raw):
+        print("rounds %s: whole loop %s s; median window x %d %s s; windows' spread (max/min) %s" % (
+            m, " ".join("%.3f" % r["total"] for r in raw[m]), WINDOWS, " ".join("%.3f" % r["seconds"] for r in raw[m]),
+            " ".join("%.2f" % (max(r["windows"]) / min(r["windows"])) for r in raw[m])))
     t = {m: statistics.median(v) for m, v in times.items()}
     print("loop seconds (median of %d): %s" % (rounds, ", ".join("%s %.3f" % kv for kv in sorted(t.items()))))
     padd = [a - b for a, b in zip(times["profiler"], times["plain"])]
@@ -225,13 +279,19 @@ def main():
     verdict(shapes and seq and bwd_seq, "torch.ops_fields",
             "input shapes of every measured operator recorded %s, sequence numbers %s, backward "
             "sequence numbers %s" % (shapes, seq, bwd_seq))
-    # --torch traces the driver's launch calls alone (OMNIPROF_CUDA_DRIVER_API_CALLS=launches)
+    # --torch traces the driver's launch calls alone (OMNIPROF_CUDA_DRIVER_API_CALLS=launches) and
+    # the runtime's launch, copy and synchronize calls (OMNIPROF_CUDA_RUNTIME_API_CALLS)
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     drv = Counter(r[0] for r in con.execute("SELECT name FROM regions WHERE category LIKE '%DRIVER%'"))
+    rt = Counter(r[0] for r in con.execute("SELECT name FROM regions WHERE category LIKE '%RUNTIME%'"))
     con.close()
     other = {k: n for k, n in drv.items() if "Launch" not in k}
     verdict(bool(drv) and not other, "torch.driver_launches",
             "driver API regions: %s; other than launch calls: %s" % (drv.most_common(3), other))
+    other = {k: n for k, n in rt.items() if not any(w in k for w in ("Launch", "Memcpy", "Memset", "Synchronize", "WaitEvent"))}
+    verdict(rt.get("cudaLaunchKernel", 0) > 0 and rt.get("cudaStreamSynchronize", 0) > 0 and
+            rt.get("cudaMemcpyAsync", 0) > 0 and not other, "torch.runtime_calls",
+            "runtime API regions: %s; other than launch, copy and synchronize calls: %s" % (rt.most_common(4), other))
     pd, _ = dominant(plinks)
     od, oby = dominant(olinks)
     agree = total = 0
@@ -247,9 +307,48 @@ def main():
             "%d of %d kernels under torch.profiler's operator; differing kernel names: %s" % (agree, total, wrong[:4]))
     added_o, added_p = t["omniprof"] - t["plain"], t["profiler"] - t["plain"]
     ratio = added_o / added_p if added_p > 0 else float("inf")
+    lo, hi = bootstrap_ratio(times, rounds)
     print("%s torch.ops_cost: --torch added %.1f ms, torch.profiler(record_shapes) %.1f ms: ratio %.2f "
-          "(target <= 0.5)" % ("MET" if ratio <= 0.5 else "MISSED", added_o * 1e3, added_p * 1e3, ratio))
+          "(target <= 0.5; %d rounds of %d steps on CPUs %s, plain loop %.3f s; 90 %% bootstrap interval "
+          "over the rounds %.2f-%.2f)" % ("MET" if ratio <= 0.5 else "MISSED", added_o * 1e3, added_p * 1e3, ratio,
+                                          rounds, steps, ",".join(map(str, cpus)) or "all", t["plain"], lo, hi))
     return 0
+
+
+def pin_cpus():
+    """Pin this process (and so every child) to 4 CPUs of the first NUMA node, away from CPU 0;
+    [] (no pinning) where fewer than 6 CPUs are available."""
+    have = sorted(os.sched_getaffinity(0))
+    node0 = have
+    try:
+        with open("/sys/devices/system/node/node0/cpulist") as f:
+            listed = set()
+            for part in f.read().strip().split(","):
+                a, _, b = part.partition("-")
+                listed.update(range(int(a), int(b or a) + 1))
+        node0 = [c for c in have if c in listed] or have
+    except (OSError, ValueError):
+        pass
+    if len(node0) < 6:
+        return []
+    cpus = node0[1:5]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def bootstrap_ratio(times, rounds, n=2000):
+    """5th and 95th percentiles of the cost ratio (medians of the rounds, as the verdict) over
+    rounds drawn with replacement: how far the verdict could move with other rounds."""
+    import random
+    rng = random.Random(1)
+    rs = []
+    for _ in range(n):
+        pick = [rng.randrange(rounds) for _ in range(rounds)]
+        med = {m: statistics.median(times[m][i] for i in pick) for m in ("plain", "omniprof", "profiler")}
+        p = med["profiler"] - med["plain"]
+        rs.append((med["omniprof"] - med["plain"]) / p if p > 0 else float("inf"))
+    rs.sort()
+    return rs[int(0.05 * n)], rs[int(0.95 * n) - 1]
 
 
 if __name__ == "__main__":

@@ -593,6 +593,13 @@ def t_errors():
               (r.returncode, r.stderr))
         check(len(bad) == 1 and "'cuBogus'" in bad[0] and "cuLaunchKernel" in bad[0],
               "driver calls: one line names cuBogus and a valid spelling: %r" % bad)
+        # the runtime's list the same way, groups 'copies' and 'syncs' included
+        env = dict(os.environ, OMNIPROF_CUDA_RUNTIME_API_CALLS="launches,Copies, syncs,cudaBogus,cudaMemcpyAsync")
+        r = omniprof("run", "--kernel-trace", "-d", d, "-o", "rtcalls", "--", "/bin/touch", marker, env=env)
+        bad = [ln for ln in r.stderr.splitlines() if "is not a CUDA" in ln]
+        check(r.returncode == 0, "runtime calls: the program ran (%d %r)" % (r.returncode, r.stderr))
+        check(len(bad) == 1 and "OMNIPROF_CUDA_RUNTIME_API_CALLS: 'cudaBogus' is not a CUDA runtime API call" in bad[0]
+              and "cudaLaunchKernel" in bad[0], "runtime calls: one line names cudaBogus and a valid spelling: %r" % bad)
 
 
 def t_echo():
@@ -614,6 +621,22 @@ def t_echo():
     check("libomniprof-tool.so" in lp and "libomniprof-sdk.so" in lp, "echo LD_PRELOAD %r" % lp)
     check(any(l.startswith("exec ") and ARGS.victim in l for l in r.stderr.splitlines()), "echo prints the command")
     check("normal done" in r.stdout, "program output unchanged")
+    # --torch (docs/python.md): kernels, markers, the runtime's launch/copy/sync calls and the
+    # driver's launch calls, not the whole runtime API; the hook first on PYTHONPATH; a list of
+    # the user's own stays
+    for own, want in ((None, "launches,copies,syncs"), ("cudaLaunchKernel", "cudaLaunchKernel")):
+        e = dict(os.environ)
+        e.pop("OMNIPROF_CUDA_RUNTIME_API_CALLS", None)
+        if own:
+            e["OMNIPROF_CUDA_RUNTIME_API_CALLS"] = own
+        r = omniprof("run", "--torch", "--echo", "-d", d, "--", ARGS.victim, "normal", "1", env=e)
+        ex = dict(l[7:].split("=", 1) for l in r.stderr.splitlines() if l.startswith("export ") and "=" in l)
+        check(r.returncode == 0 and ex.get("OMNIPROF_TORCH") == "true" and ex.get("OMNIPROF_KERNEL_TRACE") == "true"
+              and ex.get("OMNIPROF_MARKER_TRACE") == "true" and ex.get("OMNIPROF_CUDA_DRIVER_API_CALLS") == "launches"
+              and "OMNIPROF_CUDA_RUNTIME_API_TRACE" not in ex
+              and (own or ex.get("OMNIPROF_CUDA_RUNTIME_API_CALLS") == want)
+              and ex.get("PYTHONPATH", "").split(":")[0].endswith("torch_hook"),
+              "--torch's settings (own runtime list %r): %r" % (own, ex))
     # --preload goes first
     r = omniprof("run", "--marker-trace", "--echo", "-d", d, "--preload", "libm.so.6", "--", ARGS.victim, "normal", "1")
     lp = [l for l in r.stderr.splitlines() if l.startswith("export LD_PRELOAD=")]
