@@ -63,8 +63,8 @@ static int trace_kind(int buffer, omniprof_buffer_tracing_kind_t kind)
  * (OMNIPROF_CUDA_RUNTIME_API_TRACE, ..._DRIVER_API_TRACE), or only the calls
  * OMNIPROF_CUDA_RUNTIME_API_CALLS / ..._DRIVER_API_CALLS name, by name or by group: "launches"
  * (every call with "Launch" in its name but the host-function ones), "copies" ("Memcpy" or
- * "Memset"), "syncs" ("Synchronize", "WaitEvent"). A name the API does not have is said once and left out;
- * none left: the kind stays off. */
+ * "Memset"), "syncs" ("Synchronize", "WaitEvent"). A name the API does not have is said once
+ * and left out; none left: the kind stays off. */
 typedef struct {
     op_setting_id list;
     const char *name; /* NULL: collect the listed calls into ops; else: is this a call's name? */
