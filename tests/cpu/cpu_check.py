@@ -1418,6 +1418,78 @@ def mode_perf_map(args, wd):
     return 0
 
 
+def mode_jitdump(args, wd):
+    """JIT code named by a jitdump file (perf_map.c): jit_perfmap.c in its `jitdump` mode writes
+    DIR/jit-PID.dump (a folder that is neither /tmp nor its working directory, so the file is
+    found among its mappings) with a load of jit_spin_loop and a load of jit_moved_loop moved to
+    where it runs; under `omniprof run --sample` the samples in both are named, module the dump
+    file, each share within 5 points of the CPU the program measured. Before, they were bare
+    addresses. Then a real JIT: CPython 3.13+'s -X perf_jit (pyenv's here), whose trampolines
+    are named from its /tmp/jit-PID.dump."""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    if os.uname().machine != "x86_64":
+        print("SKIP: the test's JIT code is x86-64 machine code")
+        return 77
+    prog = os.path.join(args.bindir, "cputest_jit_perfmap")
+    for unwind in ("deferred", "handler"):
+        d = os.path.join(wd, unwind)
+        dump = os.path.join(d, "jitdir")
+        os.makedirs(dump, exist_ok=True)
+        env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
+        r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "jit",
+                            "--", prog, "1.5", "jitdump", dump], capture_output=True, text=True, timeout=300,
+                           env=env, cwd=wd)
+        m = re.search(r"jit_ns=(\d+) moved_ns=(\d+) native_ns=(\d+) dump=(\S+)", r.stdout)
+        check(r.returncode == 0 and m, "%s: exits 0, output passes through (rc=%d, %s)" %
+              (unwind, r.returncode, r.stderr.strip()[-300:]))
+        db = os.path.join(d, "jit_results.db")
+        if not m or not os.path.exists(db):
+            continue
+        ns = [int(m.group(i)) for i in (1, 2, 3)]
+        samples = [fr for _, fr in db_stacks(db) if fr]
+        for name, got_ns in (("jit_spin_loop", ns[0]), ("jit_moved_loop", ns[1])):
+            hit = [fr for fr in samples if fr[0][0] == name]
+            check(hit and all(fr[0][1] == m.group(4) for fr in hit),
+                  "%s: %d samples named %s, module %s" % (unwind, len(hit), name, m.group(4)))
+            want = 100.0 * got_ns / sum(ns)
+            share = 100.0 * len(hit) / max(1, len(samples))
+            check(len(samples) > 500 and abs(share - want) <= 5,
+                  "%s: %s %.1f %% of %d samples, %.1f %% of the program's CPU" %
+                  (unwind, name, share, len(samples), want))
+    # a real JIT's jitdump: CPython 3.13+'s -X perf_jit writes /tmp/jit-PID.dump for its
+    # trampolines; samples of loop_a pass through py::loop_a named from it, beside the Python
+    # frame read from the interpreter
+    py = max(((m, p) for m, p in interpreters().items() if m >= 13), default=(0, None))[1]
+    if not py:
+        print("SKIP-ITEM: no CPython 3.13+ here for -X perf_jit (%s)" % sorted(interpreters()))
+        return 0
+    lib = os.path.join(args.bindir, "libcputest_pyspin.so")
+    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
+    d = os.path.join(wd, "perf_jit")
+    r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", d, "-o", "pj",
+                        "--", py, "-X", "perf_jit", prog, "1.5", lib, os.path.join(wd, "oracle.json")],
+                       capture_output=True, text=True, timeout=300, cwd=wd)
+    check(r.returncode == 0 and "py_workload done" in r.stdout, "%s -X perf_jit: exits 0 (%s)" %
+          (py, r.stderr.strip()[-300:]))
+    db = os.path.join(d, "pj_results.db")
+    if not os.path.exists(db):
+        return 0
+    samples = db_stacks(db)
+    tramp = [fr for _, fr in samples if any(str(f[0]).startswith("py::loop_a") for f in fr)]
+    dumps = {f[1] for fr in tramp for f in fr if str(f[0]).startswith("py::loop_a")}
+    for path in dumps:
+        if re.fullmatch(r"/tmp/jit-\d+\.dump", path or ""):
+            os.unlink(path)
+    both = [fr for fr in tramp if any(f[0] == "loop_a" and f[1] == "[python]" for f in fr)]
+    check(len(tramp) > 100 and len(dumps) == 1 and re.fullmatch(r"/tmp/jit-\d+\.dump", next(iter(dumps))),
+          "%s: %d samples through the trampoline py::loop_a, named from %s" % (py, len(tramp), dumps))
+    check(len(both) >= 0.9 * max(1, len(tramp)), "%d of them also hold the Python frame loop_a" % len(both))
+    return 0
+
+
 def mode_python_xperf(args, wd):
     """CPython 3.12+'s own perf support as a second source (GPU machine, tests/gpu/run.sh part
     pyframes): py_workload.py under `python3 -X perf` (the interpreter writes /tmp/perf-PID.map
