@@ -121,7 +121,8 @@ static void load_map(void)
             break;
     }
     fclose(f);
-    qsort(g_map.ent, g_map.n, sizeof *g_map.ent, by_start);
+    if (g_map.n > 1)
+        qsort(g_map.ent, g_map.n, sizeof *g_map.ent, by_start);
 }
 
 /* ---- jitdump ---------------------------------------------------------------------------------- */
@@ -167,7 +168,7 @@ static void find_dump(pid_t pid)
         return;
     g_dump_search_ns = now;
     g_dump.path[0] = '\0';
-    char base[64], line[4096 + 128];
+    char base[32], line[4096 + 128];
     snprintf(base, sizeof base, "/jit-%d.dump", (int)pid);
     FILE *f = fopen("/proc/self/maps", "re");
     while (f && fgets(line, sizeof line, f)) {
@@ -184,7 +185,7 @@ static void find_dump(pid_t pid)
     if (f)
         fclose(f);
     if (!g_dump.path[0]) {
-        char cand[2][64];
+        char cand[2][48];
         snprintf(cand[0], sizeof cand[0], "/tmp%s", base);
         snprintf(cand[1], sizeof cand[1], "%s", base + 1);
         for (int i = 0; i < 2 && !g_dump.path[0]; i++)
@@ -281,7 +282,8 @@ static void load_dump(pid_t pid)
             break;
     }
     fclose(f);
-    qsort(g_dump.ent, g_dump.n, sizeof *g_dump.ent, by_start);
+    if (g_dump.n > 1)
+        qsort(g_dump.ent, g_dump.n, sizeof *g_dump.ent, by_start);
 }
 
 /* ---- lookup ----------------------------------------------------------------------------------- */
