@@ -1462,6 +1462,7 @@ def mode_jitdump(args, wd):
     # a real JIT's jitdump: CPython 3.13+'s -X perf_jit writes /tmp/jit-PID.dump for its
     # trampolines; samples of loop_a pass through py::loop_a named from it, beside the Python
     # frame read from the interpreter
+    jitdump_node(omniprof, wd)
     py = max(((m, p) for m, p in interpreters().items() if m >= 13), default=(0, None))[1]
     if not py:
         print("SKIP-ITEM: no CPython 3.13+ here for -X perf_jit (%s)" % sorted(interpreters()))
@@ -1488,6 +1489,68 @@ def mode_jitdump(args, wd):
           "%s: %d samples through the trampoline py::loop_a, named from %s" % (py, len(tramp), dumps))
     check(len(both) >= 0.9 * max(1, len(tramp)), "%d of them also hold the Python frame loop_a" % len(both))
     return 0
+
+
+def mode_debuginfo(args, wd):
+    """Separate debug information, found on this machine only (debuginfo.c): hotspot.c split as
+    distributions do (DWARF moved to .debug/cputest_split.debug, a .gnu_debuglink to it) gives its
+    hot_a samples hotspot.c and a line; the same with a debug file whose CRC does not match gives
+    the name (kept in .symtab) and no line. (That debuginfod is never asked: cpu.jitdump's node
+    run, which crashed at its end when libdw started debuginfod's libcurl inside it.)"""
+    omniprof, why = launcher(args)
+    if not omniprof:
+        print("SKIP: " + why)
+        return 77
+    for sub, lines in (("split", True), ("split_bad", False)):
+        prog = os.path.join(args.bindir, sub, "cputest_split")
+        d = os.path.join(wd, sub)
+        env = dict(os.environ, OMNIPROF_TEST_THREADS="0")
+        r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "s",
+                            "--", prog, "600"], capture_output=True, text=True, timeout=300, env=env)
+        check(r.returncode == 0, "%s: exits 0 (%d, %s)" % (sub, r.returncode, r.stderr.strip()[-300:]))
+        db = os.path.join(d, "s_results.db")
+        if not os.path.exists(db):
+            continue
+        hot = [fr[0] for _, fr in db_stacks(db) if fr and fr[0][0] == "hot_a"]
+        with_line = [f for f in hot if f[2] and f[2].endswith("hotspot.c") and f[3]]
+        if lines:
+            check(len(hot) > 100 and len(with_line) >= 0.95 * len(hot),
+                  "%s: %d of %d hot_a samples carry hotspot.c and a line (from the .gnu_debuglink file)" %
+                  (sub, len(with_line), len(hot)))
+        else:
+            check(len(hot) > 100 and not with_line,
+                  "%s: %d hot_a samples named, %d with a line (the debug file's CRC differs: none)" %
+                  (sub, len(hot), len(with_line)))
+    return 0
+
+
+def jitdump_node(omniprof, wd):
+    """Node's --perf-prof (V8 writes jit-PID.dump in its working directory): a hot JavaScript
+    function's samples are named from it ("JS:*hotLoop FILE:LINE:COL"), at least half of them."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        print("SKIP-ITEM: no node here for --perf-prof")
+        return
+    d = os.path.join(wd, "node")
+    os.makedirs(d, exist_ok=True)
+    js = os.path.join(d, "hot.js")
+    with open(js, "w") as f:
+        f.write("function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s + i * i) %% 1000003; }"
+                " return s; }\nconst t = Date.now(); let x = 0;\n"
+                "while (Date.now() - t < %d) { x += hotLoop(100000); }\nconsole.log('hot done', x > 0);\n" % 1500)
+    r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "500", "-d", d, "-o", "node",
+                        "--", node, "--perf-prof", js], capture_output=True, text=True, timeout=300, cwd=d)
+    check(r.returncode == 0 and "hot done true" in r.stdout, "node --perf-prof: exits 0 (%d, %r, %s)" %
+          (r.returncode, r.stdout[-200:], r.stderr.strip()[-300:]))
+    db = os.path.join(d, "node_results.db")
+    if not os.path.exists(db):
+        return
+    samples = [fr for _, fr in db_stacks(db) if fr]
+    hot = [fr for fr in samples if str(fr[0][0]).startswith("JS:") and "hotLoop" in str(fr[0][0])]
+    mods = {fr[0][1] for fr in hot}
+    check(len(hot) >= 0.5 * len(samples) and len(samples) > 200 and len(mods) == 1 and
+          re.fullmatch(re.escape(d) + r"/jit-\d+\.dump", next(iter(mods))),
+          "node: %d of %d samples in hotLoop, named from %s" % (len(hot), len(samples), mods))
 
 
 def mode_python_xperf(args, wd):

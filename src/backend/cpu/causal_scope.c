@@ -407,7 +407,7 @@ int op_causal_scope_build(const op_causal_scope_cfg *cfg, char *err, size_t errl
     static char *debuginfo_path;
     static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .find_debuginfo = op_cpu_find_debuginfo,
         .debuginfo_path = &debuginfo_path,
     };
     Dwfl *dwfl = dwfl_begin(&callbacks);

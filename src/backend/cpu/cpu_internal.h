@@ -256,6 +256,13 @@ bool op_cpu_py_is_frame(uint64_t frame);
 omniprof_status_t op_cpu_py_symbolize(uint64_t frame, omniprof_symbol_cb_t cb, void *data);
 void op_cpu_py_report(void); /* one info line: samples, frames named and not */
 
+/* ---- debuginfo.c: libdw's find_debuginfo callback, local files only (never debuginfod) ------- */
+#ifdef _LIBDWFL_H
+int op_cpu_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name);
+#endif
+
 /* ---- perf_map.c: JIT code named by /tmp/perf-PID.map (under symbols.c's lock) ----------------
  * The name of the entry covering addr (its start in *start, the map's path in *path), or NULL. */
 const char *op_cpu_perf_map_lookup(uint64_t addr, uint64_t *start, const char **path);

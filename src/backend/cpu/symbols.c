@@ -4,8 +4,9 @@
  * One Dwfl session describes this process's mappings (dwfl_linux_proc_report on our own
  * pid): the executable (PIE or not) and every shared library, each with its load bias, so
  * addresses from samples resolve as they are. A miss (an address in a library loaded since the
- * last report) refreshes the report once. Debug information is looked up the standard way
- * (the ELF's own sections, then .gnu_debuglink/build-id under /usr/lib/debug).
+ * last report) refreshes the report once. Debug information is looked up on this machine (the
+ * ELF's own sections, then build-id and .gnu_debuglink under /usr/lib/debug: debuginfo.c; never
+ * debuginfod).
  *
  * Frames of one address are given outermost first (cf. symbols.h): the physical function
  * (inline_depth 0, its name from the ELF symbol table, its line the call site of the first
@@ -48,7 +49,7 @@ static int g_use_index = -1; /* OMNIPROF_SYMBOL_INDEX, read at the first query (
 static char *g_debuginfo_path;
 static const Dwfl_Callbacks g_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = op_cpu_find_debuginfo,
     .section_address = NULL,
     .debuginfo_path = &g_debuginfo_path,
 };
@@ -56,7 +57,7 @@ static const Dwfl_Callbacks g_callbacks = {
 /* Sessions of modules that are gone (modules.c), one per (file, bias). */
 static const Dwfl_Callbacks g_file_callbacks = {
     .find_elf = NULL,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = op_cpu_find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &g_debuginfo_path,
 };
