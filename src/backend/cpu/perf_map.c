@@ -96,14 +96,23 @@ static int changed(jit_source *s)
     return 1;
 }
 
+/* The file opened for a new read, its old entries dropped; NULL when it did not change (or
+ * cannot be opened: the entries stay). */
+static FILE *reopen(jit_source *s, const char *mode)
+{
+    if (changed(s) != 1)
+        return NULL;
+    FILE *f = fopen(s->path, mode);
+    if (f)
+        clear(s);
+    return f;
+}
+
 static void load_map(void)
 {
-    if (changed(&g_map) != 1)
-        return;
-    FILE *f = fopen(g_map.path, "re");
+    FILE *f = reopen(&g_map, "re");
     if (!f)
         return;
-    clear(&g_map);
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         char *end;
@@ -232,12 +241,9 @@ static const char *name_of_index(uint64_t index)
 static void load_dump(pid_t pid)
 {
     find_dump(pid);
-    if (changed(&g_dump) != 1)
-        return;
-    FILE *f = fopen(g_dump.path, "rbe");
+    FILE *f = reopen(&g_dump, "rbe");
     if (!f)
         return;
-    clear(&g_dump);
     if (g_nslots)
         memset(g_slots, 0, g_nslots * sizeof *g_slots);
     jitdump_header h;
