@@ -632,9 +632,15 @@ def mode_short_threads(args, wd):
             check(got <= 1.15 * want, "each sample is charged its documented delay, not more "
                   "(%.0f %% of speedup x period; within 15 %% at real-time priority)" % share)
     # (item 3) a line shorter than the sampling period, the only one that may be selected
-    r = omniprof_causal(args, wd, ["-S", lines["TINY"] + "$", "--experiment-ms", "200", "-d", "db2",
-                                   "-o", "tiny.coz", "-q"], [prog, "4", "3"])
-    print(r.stderr[-1500:])
+    # a sample can still land in it, rarely (seen once in a whole suite beside two busy loops):
+    # then an experiment runs, rightly, and the case is tried again, up to three times
+    for attempt in range(3):
+        r = omniprof_causal(args, wd, ["-S", lines["TINY"] + "$", "--experiment-ms", "200", "-d", "db2-%d" % attempt,
+                                       "-o", "tiny%d.coz" % attempt, "-q"], [prog, "4", "3"])
+        print(r.stderr[-1500:])
+        if r.returncode != 0 or "0 experiments" in r.stderr:
+            break
+        print("a sample landed in %s in try %d: the line was selected; again" % (lines["TINY"], attempt + 1))
     check(r.returncode == 0, "the run with an unsampled line exits 0 (%d)" % r.returncode)
     check("0 experiments" in r.stderr, "no experiment was run")
     check("none of the" in r.stderr and "samples so far landed in the code that may be selected" in r.stderr,
