@@ -73,11 +73,32 @@ typedef struct {
     size_t n;
 } api_calls;
 
+/* The groups a list may name: a call belongs when its name holds one of `has` and not `but`. */
+static const struct {
+    const char *group, *has[2], *but;
+} k_api_groups[] = {
+    {"launches", {"Launch", NULL}, "LaunchHostFunc"},
+    {"copies", {"Memcpy", "Memset"}, NULL},
+    {"syncs", {"Synchronize", "WaitEvent"}, NULL},
+};
+
+static int api_group(const char *word)
+{
+    for (size_t g = 0; g < sizeof k_api_groups / sizeof k_api_groups[0]; g++)
+        if (strcasecmp(word, k_api_groups[g].group) == 0) return 1;
+    return 0;
+}
+
 static int api_call_in_group(const char *name, op_setting_id list)
 {
-    return (op_setting_list_has(list, "launches") && strstr(name, "Launch") && !strstr(name, "LaunchHostFunc")) ||
-           (op_setting_list_has(list, "copies") && (strstr(name, "Memcpy") || strstr(name, "Memset"))) ||
-           (op_setting_list_has(list, "syncs") && (strstr(name, "Synchronize") || strstr(name, "WaitEvent")));
+    for (size_t g = 0; g < sizeof k_api_groups / sizeof k_api_groups[0]; g++) {
+        if (!op_setting_list_has(list, k_api_groups[g].group) ||
+            (k_api_groups[g].but && strstr(name, k_api_groups[g].but)))
+            continue;
+        for (size_t h = 0; h < 2; h++)
+            if (k_api_groups[g].has[h] && strstr(name, k_api_groups[g].has[h])) return 1;
+    }
+    return 0;
 }
 
 static int pick_api_call(omniprof_buffer_tracing_kind_t kind, omniprof_tracing_operation_t op, void *data)
@@ -111,8 +132,7 @@ static int setup_api_calls(int buffer, omniprof_buffer_tracing_kind_t kind, op_s
     snprintf(copy, sizeof copy, "%s", op_setting_str(list));
     for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         api_calls one = {.list = list, .name = t};
-        if (strcasecmp(t, "launches") != 0 && strcasecmp(t, "copies") != 0 && strcasecmp(t, "syncs") != 0 &&
-            (omniprof_iterate_buffer_tracing_kind_operations(kind, pick_api_call, &one), !one.found))
+        if (!api_group(t) && (omniprof_iterate_buffer_tracing_kind_operations(kind, pick_api_call, &one), !one.found))
             op_warn("%s: '%s' is not a CUDA %s API call (valid: the function's name as CUPTI spells it, without "
                     "a _v2 suffix, e.g. %s; or the groups 'launches', 'copies', 'syncs')",
                     op_setting_get_info(list)->env_name, t, api, example);

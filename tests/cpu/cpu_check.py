@@ -1459,36 +1459,52 @@ def mode_jitdump(args, wd):
             check(len(samples) > 500 and abs(share - want) <= 5,
                   "%s: %s %.1f %% of %d samples, %.1f %% of the program's CPU" %
                   (unwind, name, share, len(samples), want))
-    # a real JIT's jitdump: CPython 3.13+'s -X perf_jit writes /tmp/jit-PID.dump for its
-    # trampolines; samples of loop_a pass through py::loop_a named from it, beside the Python
-    # frame read from the interpreter
     jitdump_node(omniprof, wd)
+    jitdump_cpython(args, omniprof, wd)
+    return 0
+
+
+def py_trampolines(args, omniprof, py, xopt, seconds, d):
+    """py_workload.py under `py -X xopt` (CPython's perf support: trampolines named py::FUNC in
+    the interpreter's perf map or jitdump) and `omniprof run --sample realtime` at 1 kHz, into
+    folder d: (the run, the samples through the trampoline py::loop_a, the files those frames are
+    named from, those samples that also hold the Python frame loop_a read from the
+    interpreter); (the run, None, None, None) without a database."""
+    lib = os.path.join(args.bindir, "libcputest_pyspin.so")
+    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
+    r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", d, "-o", "py",
+                        "--", py, "-X", xopt, prog, seconds, lib, os.path.join(d, "oracle.json")],
+                       capture_output=True, text=True, timeout=300, cwd=d)
+    check(r.returncode == 0 and "py_workload done" in r.stdout, "%s -X %s: exits 0 (%s)" %
+          (py, xopt, r.stderr.strip()[-300:]))
+    db = os.path.join(d, "py_results.db")
+    if not os.path.exists(db):
+        return r, None, None, None
+    tramp = [fr for _, fr in db_stacks(db) if any(str(f[0]).startswith("py::loop_a") for f in fr)]
+    files = {f[1] for fr in tramp for f in fr if str(f[0]).startswith("py::loop_a")}
+    both = [fr for fr in tramp if any(f[0] == "loop_a" and f[1] == "[python]" for f in fr)]
+    return r, tramp, files, both
+
+
+def jitdump_cpython(args, omniprof, wd):
+    """A real JIT's jitdump: CPython 3.13+'s -X perf_jit writes /tmp/jit-PID.dump for its
+    trampolines; samples of loop_a pass through py::loop_a named from it, beside the Python
+    frame read from the interpreter."""
     py = max(((m, p) for m, p in interpreters().items() if m >= 13), default=(0, None))[1]
     if not py:
         print("SKIP-ITEM: no CPython 3.13+ here for -X perf_jit (%s)" % sorted(interpreters()))
-        return 0
-    lib = os.path.join(args.bindir, "libcputest_pyspin.so")
-    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
+        return
     d = os.path.join(wd, "perf_jit")
-    r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", d, "-o", "pj",
-                        "--", py, "-X", "perf_jit", prog, "1.5", lib, os.path.join(wd, "oracle.json")],
-                       capture_output=True, text=True, timeout=300, cwd=wd)
-    check(r.returncode == 0 and "py_workload done" in r.stdout, "%s -X perf_jit: exits 0 (%s)" %
-          (py, r.stderr.strip()[-300:]))
-    db = os.path.join(d, "pj_results.db")
-    if not os.path.exists(db):
-        return 0
-    samples = db_stacks(db)
-    tramp = [fr for _, fr in samples if any(str(f[0]).startswith("py::loop_a") for f in fr)]
-    dumps = {f[1] for fr in tramp for f in fr if str(f[0]).startswith("py::loop_a")}
+    os.makedirs(d, exist_ok=True)
+    _, tramp, dumps, both = py_trampolines(args, omniprof, py, "perf_jit", "1.5", d)
+    if tramp is None:
+        return
     for path in dumps:
         if re.fullmatch(r"/tmp/jit-\d+\.dump", path or ""):
             os.unlink(path)
-    both = [fr for fr in tramp if any(f[0] == "loop_a" and f[1] == "[python]" for f in fr)]
     check(len(tramp) > 100 and len(dumps) == 1 and re.fullmatch(r"/tmp/jit-\d+\.dump", next(iter(dumps))),
           "%s: %d samples through the trampoline py::loop_a, named from %s" % (py, len(tramp), dumps))
     check(len(both) >= 0.9 * max(1, len(tramp)), "%d of them also hold the Python frame loop_a" % len(both))
-    return 0
 
 
 def mode_debuginfo(args, wd):
@@ -1568,18 +1584,9 @@ def mode_python_xperf(args, wd):
     if v.stdout.strip() != "True":
         print("SKIP: %s has no -X perf (CPython 3.12+)" % py)
         return 77
-    lib = os.path.join(args.bindir, "libcputest_pyspin.so")
-    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_workload.py")
-    oracle = os.path.join(wd, "oracle.json")
-    r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", wd, "-o", "xp",
-                        "--", py, "-X", "perf", prog, "2", lib, oracle], capture_output=True, text=True, timeout=300)
-    check(r.returncode == 0 and "py_workload done" in r.stdout, "exits 0 (%s)" % r.stderr.strip()[-300:])
-    db = os.path.join(wd, "xp_results.db")
-    if not os.path.exists(db):
+    _, tramp, _, both = py_trampolines(args, omniprof, py, "perf", "2", wd)
+    if tramp is None:
         return 0
-    samples = db_stacks(db)
-    tramp = [fr for _, fr in samples if any(str(f[0]).startswith("py::loop_a") for f in fr)]
-    both = [fr for fr in tramp if any(f[0] == "loop_a" and f[1] == "[python]" for f in fr)]
     check(len(tramp) > 100, "%d samples through the trampoline py::loop_a (perf map)" % len(tramp))
     check(len(both) >= 0.9 * max(1, len(tramp)), "%d of them also hold the Python frame loop_a" % len(both))
     return 0

@@ -3,8 +3,8 @@
 small PyTorch training loop, on the GPU machine (tests/gpu/run.sh, part `pyframes`).
 
 The loop (this file, --child): an MLP (4 x Linear 256 -> ReLU), AdamW(foreach=False), batch 64;
-10 warm-up steps, then STEPS (TORCH_OPS_STEPS, 200) measured steps inside an NVTX range "measured", each step ending in
-loss.item(). Three ways, ROUNDS (3; run.sh passes 5) times interleaved:
+a warm-up (at least 10 steps and 1.5 s), then STEPS (TORCH_OPS_STEPS, 200) measured steps,
+timed in 5 windows, inside an NVTX range "measured", each step ending in loss.item(). Three ways, ROUNDS (3; run.sh passes 5) times interleaved:
   plain     the loop alone
   omniprof  the same program under `omniprof run --torch` (no change to it)
   profiler  torch.profiler(activities=[CPU, CUDA], record_shapes=True) around the measured steps
@@ -305,8 +305,7 @@ def main():
             wrong.append((k[:40], op, oby[k].most_common(1)))
     verdict(total > 0 and agree >= 0.95 * total and not wrong, "torch.ops_kernels",
             "%d of %d kernels under torch.profiler's operator; differing kernel names: %s" % (agree, total, wrong[:4]))
-    added_o, added_p = t["omniprof"] - t["plain"], t["profiler"] - t["plain"]
-    ratio = added_o / added_p if added_p > 0 else float("inf")
+    added_o, added_p, ratio = cost(times, range(rounds))
     lo, hi = bootstrap_ratio(times, rounds)
     print("%s torch.ops_cost: --torch added %.1f ms, torch.profiler(record_shapes) %.1f ms: ratio %.2f "
           "(target <= 0.5; %d rounds of %d steps on CPUs %s, plain loop %.3f s; 90 %% bootstrap interval "
@@ -336,18 +335,20 @@ def pin_cpus():
     return cpus
 
 
+def cost(times, pick):
+    """(--torch's added seconds, torch.profiler's, their ratio) from the medians of the rounds
+    in `pick` (round numbers, repeats allowed)."""
+    med = {m: statistics.median(times[m][i] for i in pick) for m in ("plain", "omniprof", "profiler")}
+    added_o, added_p = med["omniprof"] - med["plain"], med["profiler"] - med["plain"]
+    return added_o, added_p, added_o / added_p if added_p > 0 else float("inf")
+
+
 def bootstrap_ratio(times, rounds, n=2000):
-    """5th and 95th percentiles of the cost ratio (medians of the rounds, as the verdict) over
-    rounds drawn with replacement: how far the verdict could move with other rounds."""
+    """5th and 95th percentiles of the cost ratio (the verdict's, cost()) over rounds drawn with
+    replacement: how far the verdict could move with other rounds."""
     import random
     rng = random.Random(1)
-    rs = []
-    for _ in range(n):
-        pick = [rng.randrange(rounds) for _ in range(rounds)]
-        med = {m: statistics.median(times[m][i] for i in pick) for m in ("plain", "omniprof", "profiler")}
-        p = med["profiler"] - med["plain"]
-        rs.append((med["omniprof"] - med["plain"]) / p if p > 0 else float("inf"))
-    rs.sort()
+    rs = sorted(cost(times, [rng.randrange(rounds) for _ in range(rounds)])[2] for _ in range(n))
     return rs[int(0.05 * n)], rs[int(0.95 * n) - 1]
 
 

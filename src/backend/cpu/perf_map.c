@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/cpu/cpu_internal.h"
 #include "common/alloc.h"
+#include "common/clock.h"
 
 typedef struct perf_map_entry {
     uint64_t start, size, line, index; /* index: a jitdump's code_index (moves name it) */
@@ -159,20 +159,13 @@ typedef struct { /* JIT_CODE_MOVE */
     uint64_t vma, old_code_addr, new_code_addr, code_size, code_index;
 } jitdump_move;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* g_dump.path: this process's jit-PID.dump, as mapped by its JIT, else at the usual places; ""
  * none. Looked for again at most once a second while none is found. */
 static void find_dump(pid_t pid)
 {
     if (g_dump.path[0] && access(g_dump.path, R_OK) == 0)
         return;
-    uint64_t now = mono_ns();
+    uint64_t now = op_now_ns();
     if (g_dump_search_ns && now - g_dump_search_ns < 1000000000u)
         return;
     g_dump_search_ns = now;
