@@ -21,7 +21,9 @@ Checks (PASS/FAIL lines):
     torch.profiler links it to (its "External id") for at least 95 % of the kernels.
 Target (a MET/MISSED line, which run.sh reports as TARGET): omniprof's added time <= 0.5 x torch.profiler's (medians of the
 rounds, each against the same round's plain run), printed with a bootstrap interval over the
-rounds. Every child runs on the same 4 CPUs; each round starts at another mode."""
+rounds. Every child runs on the same 4 CPUs; each round starts at another mode. The rounds' loop
+times go to WORK_DIR/rounds.json; `torch_ops.py --pool A/rounds.json B/rounds.json ...` prints
+the verdict over the rounds of several runs."""
 import gc
 import json
 import os
@@ -175,6 +177,8 @@ def verdict(ok, name, msg):
 
 
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--pool":
+        return pool(sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], int(sys.argv[3]), sys.argv[4], len(sys.argv) > 5)
         return 0
@@ -305,12 +309,41 @@ def main():
             wrong.append((k[:40], op, oby[k].most_common(1)))
     verdict(total > 0 and agree >= 0.95 * total and not wrong, "torch.ops_kernels",
             "%d of %d kernels under torch.profiler's operator; differing kernel names: %s" % (agree, total, wrong[:4]))
+    with open(os.path.join(work, "rounds.json"), "w") as f:
+        json.dump({"steps": steps, "cpus": cpus, "times": times}, f)
+    print_cost(times, steps, cpus)
+    return 0
+
+
+def print_cost(times, steps, cpus, label=""):
+    """The MET/MISSED line of the cost target, over the rounds in `times`."""
+    rounds = len(times["plain"])
     added_o, added_p, ratio = cost(times, range(rounds))
     lo, hi = bootstrap_ratio(times, rounds)
     print("%s torch.ops_cost: --torch added %.1f ms, torch.profiler(record_shapes) %.1f ms: ratio %.2f "
-          "(target <= 0.5; %d rounds of %d steps on CPUs %s, plain loop %.3f s; 90 %% bootstrap interval "
-          "over the rounds %.2f-%.2f)" % ("MET" if ratio <= 0.5 else "MISSED", added_o * 1e3, added_p * 1e3, ratio,
-                                          rounds, steps, ",".join(map(str, cpus)) or "all", t["plain"], lo, hi))
+          "(target <= 0.5; %d rounds%s of %d steps on CPUs %s, plain loop %.3f s; 90 %% bootstrap interval "
+          "over the rounds %.2f-%.2f; from each mode's median alone %.2f)" % (
+              "MET" if ratio <= 0.5 else "MISSED", added_o * 1e3, added_p * 1e3, ratio, rounds, label, steps,
+              ",".join(map(str, cpus)) or "all", statistics.median(times["plain"]), lo, hi,
+              cost_unpaired(times, range(rounds))))
+
+
+def pool(paths):
+    """--pool WORK_DIR/rounds.json ...: the cost verdict over the rounds of several runs (same
+    steps)."""
+    times, steps, cpus = defaultdict(list), set(), set()
+    for p in paths:
+        with open(p) as f:
+            r = json.load(f)
+        steps.add(r["steps"])
+        cpus.add(tuple(r["cpus"]))
+        for m in ("plain", "omniprof", "profiler"):
+            times[m] += r["times"][m]
+    if len(steps) != 1:
+        print("torch_ops.py --pool: the runs measured different numbers of steps (%s)" % sorted(steps))
+        return 2
+    print_cost(times, steps.pop(), list(cpus.pop()) if len(cpus) == 1 else [],
+               " pooled from %d runs" % len(paths))
     return 0
 
 
@@ -336,11 +369,20 @@ def pin_cpus():
 
 
 def cost(times, pick):
-    """(--torch's added seconds, torch.profiler's, their ratio) from the medians of the rounds
-    in `pick` (round numbers, repeats allowed)."""
-    med = {m: statistics.median(times[m][i] for i in pick) for m in ("plain", "omniprof", "profiler")}
-    added_o, added_p = med["omniprof"] - med["plain"], med["profiler"] - med["plain"]
+    """(--torch's added seconds, torch.profiler's, their ratio) over the rounds in `pick` (round
+    numbers, repeats allowed): the medians of each round's difference to the same round's plain
+    loop. The three children of a round run one after the other, so the pairing takes out the
+    drift of the machine between rounds (one run's plain loop went from 0.60 s to 0.37 s)."""
+    added_o = statistics.median(times["omniprof"][i] - times["plain"][i] for i in pick)
+    added_p = statistics.median(times["profiler"][i] - times["plain"][i] for i in pick)
     return added_o, added_p, added_o / added_p if added_p > 0 else float("inf")
+
+
+def cost_unpaired(times, pick):
+    """The ratio from each mode's median loop time alone (the verdict's figure before pairing)."""
+    med = {m: statistics.median(times[m][i] for i in pick) for m in ("plain", "omniprof", "profiler")}
+    added_p = med["profiler"] - med["plain"]
+    return (med["omniprof"] - med["plain"]) / added_p if added_p > 0 else float("inf")
 
 
 def bootstrap_ratio(times, rounds, n=2000):
