@@ -2,7 +2,10 @@
  * omniprof binary's commands (cli_lib.h). */
 #include "cli/cli_lib.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,6 +43,69 @@ int cli_lib_dir(char *out, size_t outlen)
         /* keep ../lib as the answer unless another directory holds the tool */
     }
     return out[0] ? 0 : -1;
+}
+
+/* ---- private temporary files -------------------------------------------------------------- */
+
+static unsigned long pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Removes `name` (in dfd) when it is a leftover of a command of this user and pid namespace
+ * whose process is gone. */
+static void sweep_one(int dfd, const char *name, unsigned long ns)
+{
+    char kind[16];
+    unsigned long their_ns = 0;
+    int pid = 0, used = 0;
+    if (sscanf(name, "omniprof-%15[a-z]-%lu-%d-%n", kind, &their_ns, &pid, &used) != 3 || !used ||
+        strlen(name + used) != 6 || their_ns != ns || pid <= 0 || pid == getpid())
+        return;
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != geteuid()) return;
+    if (kill(pid, 0) == 0 || errno != ESRCH) return; /* alive, or not ours to judge */
+    if (S_ISREG(st.st_mode)) {
+        unlinkat(dfd, name, 0);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) return;
+    int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = sub >= 0 ? fdopendir(sub) : NULL;
+    if (!d) {
+        if (sub >= 0) close(sub);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(sub, e->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+int cli_tmp_create(const char *kind, bool dir, char *out, size_t outlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    unsigned long ns = pid_namespace();
+    DIR *d = ns ? opendir(tmp) : NULL; /* without /proc, no leftover can be told from a live one */
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, "omniprof-", 9)) sweep_one(dirfd(d), e->d_name, ns);
+    if (d) closedir(d);
+    if ((size_t)snprintf(out, outlen, "%s/omniprof-%s-%lu-%d-XXXXXX", tmp, kind, ns, (int)getpid()) >= outlen) {
+        snprintf(out, outlen, "%s", tmp);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = -1;
+    if (dir ? mkdtemp(out) == NULL : (fd = mkstemp(out)) < 0) {
+        int e = errno;
+        snprintf(out, outlen, "%s", tmp);
+        errno = e;
+        return -1;
+    }
+    if (fd >= 0) close(fd);
+    return 0;
 }
 
 int cli_lib_file(const char *name, char *out, size_t n)

@@ -27,6 +27,15 @@ int cli_lib_file(const char *name, char *out, size_t outlen);
  * create files in '/a': Read-only file system"). */
 int cli_check_output_dir(const char *dir, bool create, char *err, size_t errlen);
 
+/* A command's private temporary file (dir false: mkstemp, the descriptor closed) or folder (dir
+ * true: mkdtemp) in $TMPDIR, else /tmp, named omniprof-KIND-NS-PID-XXXXXX (NS: the inode of this
+ * process's pid namespace, PID: this process). Before creating it, removes the leftovers of
+ * earlier omniprof commands of the same user and pid namespace whose process is gone (a
+ * SIGKILLed `omniprof run` leaves its manifest, `attach` its folder); a folder's entries (never
+ * subfolders) go with it. Returns 0 with the path in out, or -1 with errno set and the
+ * temporary directory in out, for the message. */
+int cli_tmp_create(const char *kind, bool dir, char *out, size_t outlen);
+
 /* dlopen `soname` from the library directory, else from the loader's search path. Returns the
  * handle, or NULL with dlerror's text in err. */
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen);

@@ -267,10 +267,8 @@ static int setup_control(attach_ctx *a, const attach_opts *ao, int *lfd)
         fprintf(stderr, "omniprof attach: libomniprof-attach.so or libomniprof-tool.so not found beside omniprof's libraries\n");
         return 1;
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(a->dir, sizeof a->dir, "%s/omniprof-attach-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(a->dir)) {
-        fprintf(stderr, "omniprof attach: cannot create a directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    if (cli_tmp_create("attach", true, a->dir, sizeof a->dir) != 0) {
+        fprintf(stderr, "omniprof attach: cannot create a directory in %s: %s\n", a->dir, strerror(errno));
         a->dir[0] = '\0';
         return 1;
     }

@@ -377,15 +377,11 @@ static int setup_environment(causal_opts *o, char *manifest, size_t manifest_len
     if (o->dir && o->dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(dir, sizeof dir, "%s/%s", cwd, o->dir);
     else snprintf(dir, sizeof dir, "%s", o->dir ? o->dir : cwd);
     setenv("OMNIPROF_OUTPUT_PATH", dir, 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(manifest, manifest_len, "%s/omniprof-causal-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid());
-    int fd = mkstemp(manifest);
-    if (fd < 0) {
-        fprintf(stderr, "omniprof causal: cannot create a run manifest in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
-                strerror(errno));
+    if (cli_tmp_create("causal", false, manifest, manifest_len) != 0) {
+        fprintf(stderr, "omniprof causal: cannot create a run manifest in %s: %s\n", manifest, strerror(errno));
+        manifest[0] = '\0';
         return 1;
     }
-    close(fd);
     setenv("OMNIPROF_RUN_MANIFEST", manifest, 1);
     return 0;
 }

@@ -158,15 +158,11 @@ static int run_and_wait(const char *prog_path, const run_opts *ro, const run_pla
 
 static int make_manifest(env_list *env, char *manifest, size_t len)
 {
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
-    snprintf(manifest, len, "%s/omniprof-run-%d-XXXXXX", tmp, (int)getpid());
-    int fd = mkstemp(manifest);
-    if (fd < 0) {
-        fprintf(stderr, "omniprof run: cannot create the run manifest in %s: %s\n", tmp, strerror(errno));
+    if (cli_tmp_create("run", false, manifest, len) != 0) {
+        fprintf(stderr, "omniprof run: cannot create the run manifest in %s: %s\n", manifest, strerror(errno));
+        manifest[0] = '\0';
         return -1;
     }
-    close(fd);
     return run_set(env, OP_SET_RUN_MANIFEST, manifest, NULL);
 }
 

@@ -795,12 +795,18 @@ def mode_attach_killed(a):
     out_dir = tempfile.mkdtemp(prefix="att-")
     p, pid, first = start_target(a, TARGET_SECONDS, 3)
     cmd = [os.path.join(a.bindir, "omniprof"), "attach", "-p", str(pid), "-d", out_dir, "--sample"]
-    att = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tmp = os.path.join(out_dir, "tmp")
+    os.mkdir(tmp)
+    env = dict(os.environ, TMPDIR=tmp)
+    att = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     line = att.stderr.readline()
     check("collecting in process %d" % pid in line, "attached (%s)" % line.strip())
     time.sleep(0.5)
     att.kill()
     att.wait()
+    left = os.listdir(tmp)
+    check(len(left) == 1 and left[0].startswith("omniprof-attach-") and "-%d-" % att.pid in left[0],
+          "the killed attach leaves its folder in $TMPDIR, named with its pid (%s)" % left)
     time.sleep(0.5)
     with open("/proc/%d/stat" % pid) as f:
         state = f.read().rsplit(")", 1)[1].split()[0]
@@ -810,6 +816,11 @@ def mode_attach_killed(a):
     check(len(dbs) == 1, "its database exists (%s)" % dbs)
     if dbs:
         check(len(sample_tids(dbs[0])) == 3, "and is whole: samples of the 3 threads")
+    # the next omniprof command that makes a private file removes the dead command's folder
+    rc, out, err = run([os.path.join(a.bindir, "omniprof"), "run", "--marker-trace", "--stats", "-d",
+                        os.path.join(out_dir, "next"), "--", "true"], env=env)
+    check(rc == 0 and len(os.listdir(tmp)) == 0,
+          "the next omniprof run removed it (exit %d; left %s)" % (rc, os.listdir(tmp)))
     shutil.rmtree(out_dir, ignore_errors=True)
 
 

@@ -1406,14 +1406,18 @@ def t_launcher_signals():
         check(len(dbs) == 1, "%s: the database %r" % (sig.name, dbs))
         if dbs and sig != signal.SIGHUP:  # SIGHUP's flush in the program is issue 11 item 4 (tool side)
             check_db(dbs[0], marks={"m": 4})
-    d = tmpdir()
+    d, tmp = tmpdir(), tmpdir()
+    env = dict(os.environ, TMPDIR=tmp)
     p = subprocess.Popen([ARGS.omniprof, "run", "--marker-trace", "--stats", "-d", d, "--", ARGS.victim, "wait_pid",
-                          "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     line = p.stdout.readline()
     check(line.startswith("pid "), "victim started: %r" % line)
     child = int(line.split()[1]) if line.startswith("pid ") else None
     p.kill()
     p.wait(timeout=30)
+    left = os.listdir(tmp)
+    check(len(left) == 1 and left[0].startswith("omniprof-run-") and "-%d-" % p.pid in left[0],
+          "a SIGKILLed launcher leaves its manifest in $TMPDIR, named with its pid: %s" % left)
     gone = False
     end = time.time() + 30
     while child and time.time() < end and not gone:
@@ -1428,6 +1432,25 @@ def t_launcher_signals():
     check(len(dbs) == 1, "killed launcher: the program's database %r" % dbs)
     if dbs:
         check_db(dbs[0], marks={"m": 3})  # the program got SIGTERM and flushed
+    # the next omniprof command removes the leftovers of this user's dead omniprof processes in
+    # $TMPDIR (its pid namespace's), files and flat folders, and nothing else
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    gone_pid = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()
+    dead_dir = os.path.join(tmp, "omniprof-attach-%d-%s-Ab12Cd" % (ns, gone_pid))
+    os.mkdir(dead_dir)
+    for f in ("config", "log"):
+        open(os.path.join(dead_dir, f), "w").close()
+    kept = ["omniprof-run-%d-%d-Ab12Cd" % (ns, os.getpid()),       # its process lives
+            "omniprof-run-%d-%s-Ab12Cd" % (ns + 1, gone_pid),      # another pid namespace
+            "omniprof-run-%d-%s-Ab12Cde" % (ns, gone_pid),         # not a name omniprof makes
+            "omniprof-run-%s-Ab12Cd" % gone_pid]                   # the old names: no namespace
+    for k in kept:
+        open(os.path.join(tmp, k), "w").close()
+    r = subprocess.run([ARGS.omniprof, "run", "--marker-trace", "--stats", "-d", tmpdir(), "--", ARGS.victim,
+                        "normal", "1"], capture_output=True, text=True, env=env, timeout=120)
+    check(r.returncode == 0, "the next run: exit %d %s" % (r.returncode, r.stderr[-300:]))
+    left = sorted(os.listdir(tmp))
+    check(left == sorted(kept), "after the next run $TMPDIR holds only the live or foreign entries: %s" % left)
 
 
 def t_input_formats():
