@@ -8,8 +8,13 @@ A script puts tests/ on its path and imports what it uses:
 check() prints "ok: WHAT" or "FAIL: WHAT" and collects failures in FAILS, so one run reports
 every failing check; require() raises instead (for checks later steps cannot go on without);
 skip() ends the test as skipped (exit 77, which CTest's SKIP_RETURN_CODE reads) with its reason;
-done() prints the count of failures and returns the exit status."""
+done() prints the count of failures and returns the exit status; scratch() gives the test a
+temporary folder of its own that is removed when it ends."""
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 
 FAILS = []
 
@@ -41,3 +46,25 @@ def done():
         print("%d check(s) failed" % len(FAILS), flush=True)
         return 1
     return 0
+
+
+def scratch(prefix):
+    """A folder under $TMPDIR (or /tmp) that every later tempfile.mkdtemp, mkstemp and
+    TemporaryDirectory of this process creates its files in (tempfile.tempdir). It is removed when
+    the process ends, on every path (pass, skip, exception), and kept only when a check failed:
+    its path is printed then. Other users can enter it (tests run programs as another user)."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(root, 0o755)
+    tempfile.tempdir = root
+    pid = os.getpid()
+
+    def end():
+        if os.getpid() != pid:  # a forked child ending
+            return
+        tempfile.tempdir = None
+        if FAILS:
+            print("temporary files kept: " + root, flush=True)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    atexit.register(end)
+    return root

@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import FAILS, check, scratch  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 def skip(why):
@@ -1015,6 +1015,7 @@ def main():
     ap.add_argument("--omniprof", required=True)
     ap.add_argument("--bindir", required=True)
     a = ap.parse_args()
+    scratch("omniprof-analyze-")  # the modes' mkdtemp folders go there, removed at exit
     {"synthetic": mode_synthetic, "cli": mode_cli, "pipeline": mode_pipeline,
      "forkjoin": mode_forkjoin,
      "clean": mode_clean, "mpi": mode_mpi, "overlap": mode_overlap,

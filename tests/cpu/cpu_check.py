@@ -1380,6 +1380,18 @@ def mode_python_freed(args, wd):
                   (tag, tail_n, len(tail_bad), tail_bad[:3]))
     return 0
 
+
+def remove_jit_files(out):
+    """Removes /tmp/perf-PID.map and /tmp/jit-PID.dump of each process that printed "pid=PID" in
+    out: the files the test's own JIT programs left there (read by the profiler by now)."""
+    for pid in set(re.findall(r"\bpid=(\d+)", out or "")):
+        for path in ("/tmp/perf-%s.map" % pid, "/tmp/jit-%s.dump" % pid):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
 def mode_perf_map(args, wd):
     """JIT code named by /tmp/perf-PID.map (perf_map.c): jit_perfmap.c runs a loop it copied
     into an anonymous executable page and named in its perf map, and a compiled loop, in turns; under `omniprof run --sample`, deferred and handler unwinding, the samples in the
@@ -1395,12 +1407,8 @@ def mode_perf_map(args, wd):
         env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
         r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "jit",
                             "--", prog, "1.5"], capture_output=True, text=True, timeout=300, env=env)
+        remove_jit_files(r.stdout)
         m = re.search(r"jit_ns=(\d+) native_ns=(\d+) map=(\S+)", r.stdout)
-        if m:
-            try:
-                os.unlink(m.group(3))
-            except OSError:
-                pass
         check(r.returncode == 0 and m, "%s: exits 0, output passes through (rc=%d, %s)" %
               (unwind, r.returncode, r.stderr.strip()[-300:]))
         db = os.path.join(d, "jit_results.db")
@@ -1475,6 +1483,7 @@ def py_trampolines(args, omniprof, py, xopt, seconds, d):
     r = subprocess.run([omniprof, "run", "--sample", "realtime", "--sampling-freq", "1000", "-d", d, "-o", "py",
                         "--", py, "-X", xopt, prog, seconds, lib, os.path.join(d, "oracle.json")],
                        capture_output=True, text=True, timeout=300, cwd=d)
+    remove_jit_files(r.stdout)  # py_workload.py prints its pid; -X perf and perf_jit write in /tmp
     check(r.returncode == 0 and "py_workload done" in r.stdout, "%s -X %s: exits 0 (%s)" %
           (py, xopt, r.stderr.strip()[-300:]))
     db = os.path.join(d, "py_results.db")
@@ -1499,9 +1508,6 @@ def jitdump_cpython(args, omniprof, wd):
     _, tramp, dumps, both = py_trampolines(args, omniprof, py, "perf_jit", "1.5", d)
     if tramp is None:
         return
-    for path in dumps:
-        if re.fullmatch(r"/tmp/jit-\d+\.dump", path or ""):
-            os.unlink(path)
     check(len(tramp) > 100 and len(dumps) == 1 and re.fullmatch(r"/tmp/jit-\d+\.dump", next(iter(dumps))),
           "%s: %d samples through the trampoline py::loop_a, named from %s" % (py, len(tramp), dumps))
     check(len(both) >= 0.9 * max(1, len(tramp)), "%d of them also hold the Python frame loop_a" % len(both))

@@ -4,8 +4,9 @@
  * It maps an executable page, copies a small hand-assembled loop there (no relocations:
  * `dec rdi; jnz`, then `ret`), writes "START SIZE jit_spin_loop" to /tmp/perf-PID.map, and
  * runs that loop and a compiled loop (native_spin) in turns for SECONDS of CPU (about 85 % /
- * 15 %). Prints the CPU each got. The map file stays: the profiler reads it when the program
- * ends (symbols are resolved then); the test removes it.
+ * 15 %). Prints its pid first ("jit_perfmap start pid=PID"), then the CPU each got. The map
+ * file stays: the profiler reads it when the program ends (symbols are resolved then); the test
+ * removes it (the pid names it, even when the program did not get to its last line).
  *
  * With `jitdump DIR` it names its code in DIR/jit-PID.dump instead, as CPython 3.13's -X
  * perf_jit, Node's --perf-prof and Java agents do (perf's jitdump format: a header, then
@@ -77,6 +78,8 @@ int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 2.0;
     const char *dumpdir = argc > 3 && strcmp(argv[2], "jitdump") == 0 ? argv[3] : NULL;
+    printf("jit_perfmap start pid=%d\n", (int)getpid());
+    fflush(stdout);
     /* loop: dec rdi (48 ff cf); jnz loop (75 fb); ret (c3) */
     static const uint8_t code[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3};
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

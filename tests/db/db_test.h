@@ -19,7 +19,29 @@
 
 #include "../common/check.h" /* g_failures, CHECK, CHECK_DONE */
 
-/* A fresh directory under $TMPDIR (or /tmp); path in out. */
+static inline void test_rmtree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* The directory test_tmpdir made, and the process that made it. */
+static char g_test_tmpdir[4096];
+static pid_t g_test_tmpdir_pid;
+
+/* At exit (main returning early included): the directory is removed when every check held, and
+ * kept, its path printed, when one failed; a forked child's exit leaves it alone. */
+static inline void test_tmpdir_at_exit(void)
+{
+    if (getpid() != g_test_tmpdir_pid || access(g_test_tmpdir, F_OK) != 0) return;
+    if (g_failures)
+        fprintf(stderr, "temporary files kept: %s\n", g_test_tmpdir);
+    else
+        test_rmtree(g_test_tmpdir);
+}
+
+/* A fresh directory under $TMPDIR (or /tmp); path in out. Removed at exit (above). */
 static inline void test_tmpdir(char *out, size_t len, const char *tag)
 {
     const char *base = getenv("TMPDIR");
@@ -28,13 +50,9 @@ static inline void test_tmpdir(char *out, size_t len, const char *tag)
         perror("mkdtemp");
         exit(2);
     }
-}
-
-static inline void test_rmtree(const char *dir)
-{
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    if (!g_test_tmpdir_pid) atexit(test_tmpdir_at_exit);
+    snprintf(g_test_tmpdir, sizeof g_test_tmpdir, "%s", out);
+    g_test_tmpdir_pid = getpid();
 }
 
 static inline sqlite3 *test_open_ro(const char *path)

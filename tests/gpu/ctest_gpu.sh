@@ -4,11 +4,14 @@
 # the trace with validate.py. Without a GPU: prints "SKIP: no CUDA GPU (...)" and exits 77.
 # Scenario "nogpu" is the opposite: it runs only where there is NO GPU and checks that the
 # backend turns itself off with one line while the program runs normally.
-# Logs go to $OUT (or a temporary directory).
+# Logs go to $OUT (or a temporary directory, removed at the end unless the test failed).
 set -u
 B=$(cd "$1" && pwd); S=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-$(mktemp -d)}
+if [ -z "${OUT:-}" ]; then
+  OUT=$(mktemp -d)
+  trap 'rc=$?; if [ $rc = 1 ]; then echo "logs kept in $OUT"; else rm -rf "$OUT"; fi' EXIT
+fi
 mkdir -p "$OUT"
 TOOL=$B/lib/libomniprof-gpu-test-tool.so
 have_gpu() { [ -e /dev/nvidia0 ] || [ -e /dev/nvidiactl ]; }

@@ -10,7 +10,11 @@
 # same, and the counts the program's own (2 3 4 5 5).
 set -u
 B=$(cd "$1" && pwd); MODE=$2
-OUT=${OUT:-$(mktemp -d)}; mkdir -p "$OUT"
+if [ -z "${OUT:-}" ]; then  # a folder of our own: removed at the end unless the test failed
+  OUT=$(mktemp -d)
+  trap 'rc=$?; if [ $rc = 1 ]; then echo "logs kept in $OUT"; else rm -rf "$OUT"; fi' EXIT
+fi
+mkdir -p "$OUT"
 PRE=$B/lib/libomniprof-cudart-intercept.so
 TOOL=$B/lib/libomniprof-cudart-intercept-tool.so
 if [ "$MODE" = gpu ]; then

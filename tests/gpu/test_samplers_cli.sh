@@ -10,12 +10,11 @@
 B=$1
 fail=0
 t() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-d=$(mktemp -d)
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 out=$("$B" run -d "$d/b" --sass-metrics k --pc-sampling -- echo PROGRAM-RAN 2>&1); rc=$?
 t "run --sass-metrics with --pc-sampling: refused (exit 2)" '[ $rc = 2 ] && ! echo "$out" | grep -q PROGRAM-RAN'
 if [ -n "$OPTEST_SANITIZED" ]; then
   echo "SKIP: the PM-sampling checks (CUPTI host API: RTLD_DEEPBIND) under sanitizers"
-  rm -rf "$d"
   exit $fail
 fi
 out=$("$B" avail --pm-metrics --grep dram__bytes_read 2>&1); rc=$?
@@ -33,5 +32,4 @@ t "run --pm-sampling bogus: not run (exit 2)" '[ $rc = 2 ] && ! echo "$out" | gr
 out=$("$B" run -d "$d/c" --kernel-trace --unified-memory-trace --pm-sampling dram__bytes_read.sum --sass-metrics k_ \
       -- echo PROGRAM-RAN 2>&1); rc=$?
 t "run with every sampler: the program runs (exit 0)" '[ $rc = 0 ] && echo "$out" | grep -q PROGRAM-RAN && echo "$out" | grep -q "1 metric in one pass"'
-rm -rf "$d"
 exit $fail

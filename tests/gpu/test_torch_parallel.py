@@ -11,12 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_compare  # noqa: E402  (standard library only)
-from test_torch_pool import check, finish  # noqa: E402
+from test_torch_pool import check, finish, scratch  # noqa: E402
 
 FAKE_TRAIN = r'''
 import json, os, sys, time
@@ -46,7 +45,7 @@ echo "0, 00000000:1B:00.0"; echo "1, 00000000:43:00.0"; echo "2, 00000000:52:00.
 
 
 def main():
-    d = tempfile.mkdtemp(prefix="tpar-")
+    d = scratch("tpar-")  # removed at the end, whatever the path
     train, smi = os.path.join(d, "train.py"), os.path.join(d, "bin", "nvidia-smi")
     os.makedirs(os.path.dirname(smi))
     open(train, "w").write(FAKE_TRAIN)

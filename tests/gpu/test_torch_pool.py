@@ -7,9 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import FAILS, check, scratch  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -41,7 +40,7 @@ def run_json(loops):
 
 
 def main():
-    d = tempfile.mkdtemp(prefix="tpool-")
+    d = scratch("tpool-")  # removed at the end, whatever the path
     # run A: runtime adds 0.2 where torch adds 0.4 (0.5x, twice); kernel adds 0.1 (0.25x)
     a = run_json({"plain": [1.0, 1.0], "om_runtime": [1.2, 1.2], "om_kernel": [1.1, 1.1], "torch_cuda": [1.4, 1.4]})
     # run B, another host: runtime 0.1 of 0.5 (0.2x); kernel 0.3 of 0.5 (0.6x)

@@ -7,11 +7,10 @@ within-process TARGET lines, plain's cost, and that windowed and whole-process r
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_compare  # noqa: E402  (standard library only)
-from test_torch_pool import check, finish, pool  # noqa: E402
+from test_torch_pool import check, finish, scratch, pool  # noqa: E402
 
 S = 4  # steps per phase
 
@@ -50,7 +49,7 @@ def main():
     for k in range(3):
         rounds["cupti_runtime"][str(k + 1)]["cupti_libs"] = ["/py/nvidia/cu13/lib/libcupti.so.13"]
         rounds["om_runtime"][str(k + 1)]["cupti_libs"] = ["/usr/local/cuda/lib64/libcupti.so.2025.3.1"]
-    d = tempfile.mkdtemp(prefix="twin-")
+    d = scratch("twin-")  # removed at the end, whatever the path
     pw = os.path.join(d, "win.json")
     json.dump({"rounds": rounds, "windows": 3, "window_steps": S}, open(pw, "w"))
     r = pool(pw)

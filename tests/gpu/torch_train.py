@@ -168,12 +168,16 @@ def trace_kernels(prof):
     """The kernels of a finished torch.profiler run: name -> [duration ns]."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    prof.export_chrome_trace(path)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    finally:
+        os.unlink(path)
     kernels = {}
-    for ev in json.load(open(path)).get("traceEvents", []):
+    for ev in events:
         if ev.get("cat") == "kernel":
             kernels.setdefault(ev["name"], []).append(float(ev["dur"]) * 1e3)  # ns
-    os.unlink(path)
     return kernels
 
 

@@ -6,10 +6,11 @@
 # launching call, and CUPTI off after the detach (no GPU record of a later kernel); the program ends
 # with its own output and status 7. Usage: gpu_tests.sh BUILD_DIR. Prints PASS/FAIL lines.
 B=${1:-gpu-build}
-OUT=${OUT:-/tmp}
 prog=$B/bin/omniprof-gpu-attach-target
 if [ ! -x "$prog" ]; then echo "FAIL instrument.gpu_attach: $prog not built (tests/gpu/prepare.sh)"; exit 0; fi
-d=$(mktemp -d "$OUT/gpu-attach-XXXXXX")
+# the logs stay in the caller's $OUT (run.sh); a folder of our own is removed at the end
+if [ -n "${OUT:-}" ]; then d=$(mktemp -d "$OUT/gpu-attach-XXXXXX")
+else d=$(mktemp -d); trap 'rm -rf "$d"' EXIT; fi
 "$prog" 12 > "$d/prog.out" 2> "$d/prog.err" &
 pid=$!
 for _ in $(seq 50); do grep -q '^pid' "$d/prog.out" 2>/dev/null && break; sleep 0.1; done

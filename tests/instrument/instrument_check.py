@@ -81,7 +81,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import FAILS, check, scratch  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 FIB20_CALLS = 21891
 
@@ -969,6 +969,7 @@ def main():
     if not fn:
         print("unknown mode " + a.mode)
         return 2
+    scratch("omniprof-instrument-")  # every mkdtemp below goes there, removed at the end
     fn(a)
     if FAILS:
         print("%d check(s) failed" % len(FAILS))

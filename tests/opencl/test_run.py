@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import scratch  # noqa: E402 (tests/testlib.py)
+
 KERNELS = {"vadd": 12, "scale": 14}
 
 
@@ -44,6 +47,7 @@ def main():
         return 77
     if plain.returncode != 0:
         fail("the workload fails untraced: %s" % plain.stderr[-300:])
+    scratch("omniprof-ocl-")  # this mkdtemp and the later ones go there, removed at the end
     tmp = tempfile.mkdtemp(prefix="omniprof-ocl-run-")
     p = run([omniprof, "run", "-d", tmp, "-o", "w", "--opencl-trace", "--kernel-trace", "--memory-copy-trace",
              "--memory-set-trace", "--memory-allocation-trace", "--", prog], env=env)

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     snprintf(db, sizeof db, "%s/s.db", dir);
     snprintf(cmd, sizeof cmd, "%s %s --events 5000 --weird > %s/counts.txt", argv[1], db, dir);
     if (system(cmd) != 0) {
-        fprintf(stderr, "generator failed\n");
+        fprintf(stderr, "generator failed (its files kept in %s)\n", dir);
         return 1;
     }
     setenv("OMNIPROF_OUTPUT_THREADS", "1", 1); /* one-shot Perfetto in one stream, comparable */

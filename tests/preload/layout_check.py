@@ -14,9 +14,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import FAILS, check, scratch  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 
 PROCESS = ["pthread_create", "pthread_setname_np", "fork", "close", "setitimer"]
@@ -38,7 +37,7 @@ def owners(where, names):
 
 def main():
     omniprof, prog = sys.argv[1], sys.argv[2]
-    wd = tempfile.mkdtemp(prefix="omniprof-layout-")
+    wd = scratch("omniprof-layout-")  # removed at the end
     r, w = bound(omniprof, prog, ["run", "--sample", "cputime", "-d", wd, "-o", "plain"])
     check(r.returncode == 0, "plain run exits 0 (%s)" % r.stderr.strip()[-300:])
     print("plain run:", w)

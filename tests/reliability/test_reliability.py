@@ -401,7 +401,8 @@ def t_sigkill():
 
 def have_mount():
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                        "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d"],
+                        "d=$(mktemp -d) || exit 1; mount -t tmpfs -o size=64k tmpfs $d && "
+                        "umount $d; r=$?; rmdir $d; exit $r"],
                        capture_output=True)
     return r.returncode == 0
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from testlib import FAILS, check  # noqa: E402 (tests/testlib.py: the one assertion helper)
+from testlib import FAILS, check, scratch  # noqa: E402 (tests/testlib.py: the one assertion helper)
 
 ARGS = None
 
@@ -1809,6 +1809,7 @@ def main():
     # no configuration file of the machine or the user changes what a test sees
     os.environ["OMNIPROF_SYSTEM_CONFIG_FILE"] = "none"
     os.environ["OMNIPROF_CONFIG_FILE"] = "none"
+    scratch("omniprof-tool-test-")  # tmpdir()'s folders go there: removed at exit on every path
     TESTS[ARGS.test]()
     if FAILS:
         print("%d check(s) failed (outputs kept in %s)" % (len(FAILS), " ".join(TMPDIRS)))
