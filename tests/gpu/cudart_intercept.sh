@@ -42,7 +42,7 @@ if [ "$got" != "$want" ]; then
 # injection) without the backend running gets NVTX's no-injection results (nvtx_inject.c (1)).
 BK=$B/lib/libomniprof-backend-cuda.so
 if [ "$MODE" = cpu ] && [ -e "$BK" ]; then
-  timeout 120 env NVTX_INJECTION64_PATH="$BK" "$PROG" >"$OUT/rti-$MODE.inj" 2>&1; rc2=$?
+  timeout 120 env NVTX_INJECTION64_PATH="$BK" "$PROG" >"$OUT/rti-$MODE.inj" 2>"$OUT/rti-$MODE.inj.err"; rc2=$?
   if [ $rc0 != $rc2 ] || ! cmp -s "$OUT/rti-$MODE.plain" "$OUT/rti-$MODE.inj"; then
     echo "FAIL $MODE: with NVTX_INJECTION64_PATH=$BK and no backend: exit $rc2, '$(cat "$OUT/rti-$MODE.inj")'"
     exit 1
