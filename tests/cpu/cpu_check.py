@@ -1404,10 +1404,7 @@ def mode_perf_map(args, wd):
     prog = os.path.join(args.bindir, "cputest_jit_perfmap")
     for unwind in ("deferred", "handler"):
         d = os.path.join(wd, unwind)
-        env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
-        r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "jit",
-                            "--", prog, "1.5"], capture_output=True, text=True, timeout=300, env=env)
-        remove_jit_files(r.stdout)
+        r = jit_run(omniprof, prog, d, unwind)
         m = re.search(r"jit_ns=(\d+) native_ns=(\d+) map=(\S+)", r.stdout)
         check(r.returncode == 0 and m, "%s: exits 0, output passes through (rc=%d, %s)" %
               (unwind, r.returncode, r.stderr.strip()[-300:]))
@@ -1424,6 +1421,17 @@ def mode_perf_map(args, wd):
               "%s: jit_spin_loop %.1f %% of %d samples, %.1f %% of the program's CPU" %
               (unwind, share, len(samples), want))
     return 0
+
+
+def jit_run(omniprof, prog, d, unwind, extra=(), cwd=None):
+    """cputest_jit_perfmap for 1.5 s under `omniprof run --sample` (1 kHz, the unwinder `unwind`)
+    into d/jit_results.db; the perf map or jitdump files it leaves in /tmp are removed."""
+    env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
+    r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "jit",
+                        "--", prog, "1.5"] + list(extra), capture_output=True, text=True, timeout=300, env=env,
+                       cwd=cwd)
+    remove_jit_files(r.stdout)
+    return r
 
 
 def mode_jitdump(args, wd):
@@ -1446,10 +1454,7 @@ def mode_jitdump(args, wd):
         d = os.path.join(wd, unwind)
         dump = os.path.join(d, "jitdir")
         os.makedirs(dump, exist_ok=True)
-        env = dict(os.environ, OMNIPROF_SAMPLING_UNWIND=unwind)
-        r = subprocess.run([omniprof, "run", "--sample", "cputime", "--sampling-freq", "1000", "-d", d, "-o", "jit",
-                            "--", prog, "1.5", "jitdump", dump], capture_output=True, text=True, timeout=300,
-                           env=env, cwd=wd)
+        r = jit_run(omniprof, prog, d, unwind, ["jitdump", dump], cwd=wd)
         m = re.search(r"jit_ns=(\d+) moved_ns=(\d+) native_ns=(\d+) dump=(\S+)", r.stdout)
         check(r.returncode == 0 and m, "%s: exits 0, output passes through (rc=%d, %s)" %
               (unwind, r.returncode, r.stderr.strip()[-300:]))
