@@ -14,10 +14,12 @@ Cases (argv[1]):
               must come from batches of neighbours, not from the instances as if independent
               (before the batch means, this case reported `solve`, `prepare` and `step`).
   planted     BASE with solve at 100 %, NEW with solve at 120 % (the program's knob), started
-              together: the first significant item is the range `solve` or its function
-              `solve_work`, both are significant and slower by 10-35 %, `prepare` and its
-              function are not significant; --fail-above 10 exits 3 naming solve; --iteration
-              step gives the iteration item.
+              together (again, up to 3 pairs, while the unchanged prepare_work's CPU time
+              differs by more than 5 % between them: the CPUs ran at different speeds): the
+              first significant item is the range `solve` or its function `solve_work`, both
+              are significant and slower by 10-35 %, `prepare` and its function are not
+              significant; --fail-above 10 exits 3 naming solve; --iteration step gives the
+              iteration item.
   bad_inputs  a missing file, a file that is not a database, the same path twice (and through
               a symlink), one database only, a bad --alpha, -o onto an input: status 2 and a
               message that names the input or the valid values; inputs unchanged.
@@ -123,6 +125,9 @@ def items_of(r):
 # runs at a full CPU, 0.61 against 0.50 s of CPU for the same loop): their wall-time items then
 # differ for real, and "no significant change" is not asserted for them (same-work cases only).
 SPEED_RATIO = 1.08
+# case planted runs its pair again (up to PAIR_TRIES in all) while the unchanged function's CPU
+# time differs by more than PAIR_SPEED between the runs
+PAIR_SPEED, PAIR_TRIES = 1.05, 3
 CPU_RATIO = 1.0
 
 
@@ -195,8 +200,27 @@ def case_same_drift(wd):
           "--fail-above 10 exits 0 (%d, %s)" % (r.returncode, r.stderr.strip()))
 
 
+def cpu_speed(items):
+    """The unchanged prepare_work's CPU time (samples) in NEW over BASE: the two CPUs' relative
+    speed; where they ran at different speeds every item differs for real beside the plant."""
+    pw = items.get(("function", "prepare_work"), {})
+    return (pw.get("new", {}).get("total_ns", 0) / pw["base"]["total_ns"]
+            if pw.get("base", {}).get("total_ns") else 1.0)
+
+
 def case_planted(wd):
-    b, n, share = profile_pair(wd, 100, 120)
+    for attempt in range(1, PAIR_TRIES + 1):
+        d = os.path.join(wd, "pair%d" % attempt)
+        os.makedirs(d)
+        b, n, share = profile_pair(d, 100, 120)
+        speed = cpu_speed(items_of(diff(b, n, "--json"))[1])
+        if 1 / PAIR_SPEED <= speed <= PAIR_SPEED or attempt == PAIR_TRIES:
+            break
+        # seen beside two busy loops: prepare_work 0.94x, solve_work +11.5 % +-10.6 % (the
+        # plant's 20 % less the CPUs' 6 %), not significant
+        print("retry %d: the unchanged prepare_work took %.2fx the CPU time in NEW (outside "
+              "1/%.2f..%.2f: the two runs' CPUs ran at different speeds)"
+              % (attempt, speed, PAIR_SPEED, PAIR_SPEED))
     wall_ok = wall_note(share)
     before = [fingerprint(b), fingerprint(n)]
     r = diff(b, n, "--iteration", "step")
@@ -206,11 +230,6 @@ def case_planted(wd):
     sig = [(i["kind"], i["name"]) for i in doc["items"] if i["significant"]]
     print("significant, in rank order:", sig)
     planted = (("range", "solve"), ("function", "solve_work"))
-    # the unchanged prepare_work's CPU time (samples) in NEW over BASE: the two CPUs' relative
-    # speed; where they ran at different speeds the ranges differ for real beside the plant
-    pw = items.get(("function", "prepare_work"), {})
-    speed = (pw.get("new", {}).get("total_ns", 0) / pw["base"]["total_ns"]
-             if pw.get("base", {}).get("total_ns") else 1.0)
     if wall_ok and not 1 / SPEED_RATIO <= speed <= SPEED_RATIO:
         wall_ok = False
         print("SKIP (part): wall-time items (ranges, iterations) not asserted: the unchanged "
