@@ -6,7 +6,8 @@ Cases (argv[1]):
               on a busy machine): no significant change; --fail-above 10 exits 0; the JSON
               document has the documented schema; neither input changes (bytes and mtime).
               Wall-time items are asserted only when both runs had >= 0.8 of a CPU (WALL_SHARE
-              below says why); the CPU-sample items always.
+              below says why); the CPU-sample items always (on a busy machine, those of under
+              2 % of the samples excepted: SMALL_SHARE).
   same_drift  two runs of the same program whose instances drift together (diff_prog's
               DRIFT_SEED: a wait per range whose length changes every 10 iterations, as a
               machine's load does; seeds 1 and 10 give runs whose mean waits differ by 22 %):
@@ -128,6 +129,8 @@ SPEED_RATIO = 1.08
 # case planted runs its pair again (up to PAIR_TRIES in all) while the unchanged function's CPU
 # time differs by more than PAIR_SPEED between the runs
 PAIR_SPEED, PAIR_TRIES = 1.05, 3
+# case same on a busy machine: functions of fewer samples than this share of all are not asserted
+SMALL_SHARE = 0.02
 CPU_RATIO = 1.0
 
 
@@ -156,8 +159,20 @@ def case_same(wd):
           "JSON schema omniprof.diff version 1")
     sig = [(i["kind"], i["name"], round(i["change_pct"], 1)) for i in doc["items"]
            if i["significant"]]
-    check(not [x for x in sig if x[0] == "function"],
-          "no CPU function is significant (%s)" % sig)
+    fsig = [x for x in sig if x[0] == "function"]
+    if not wall_ok:
+        # On a busy machine a function of a few samples can cost more CPU in one run for real:
+        # seen beside two busy loops, __vdso_clock_gettime in 12 samples of one run and 34 of the
+        # other (0.9 % of the time). The program's own work is asserted whatever the load.
+        total = sum(i["base"]["count"] + i["new"]["count"] for i in doc["items"]
+                    if i["kind"] == "function")
+        small = {i["name"] for i in doc["items"] if i["kind"] == "function" and
+                 i["base"]["count"] + i["new"]["count"] < SMALL_SHARE * total}
+        if [x for x in fsig if x[1] in small]:
+            print("SKIP (part): significant functions of under %.0f %% of the samples not asserted "
+                  "on a busy machine: %s" % (100 * SMALL_SHARE, [x for x in fsig if x[1] in small]))
+        fsig = [x for x in fsig if x[1] not in small]
+    check(not fsig, "no CPU function is significant (%s)" % fsig)
     if wall_ok:
         check(not sig, "no item is significant (%s)" % sig)
         check("0 significant changes" in r.stdout, "the console says: 0 significant changes")
