@@ -53,6 +53,23 @@ static unsigned long pid_namespace(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
 }
 
+/* Removes the folder `name` (in dfd, not followed if a link) with its entries (not subfolders). */
+static void remove_flat_dir(int dfd, const char *name)
+{
+    int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = sub >= 0 ? fdopendir(sub) : NULL;
+    if (!d) {
+        if (sub >= 0) close(sub);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(sub, e->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+void cli_tmp_remove_dir(const char *dir) { remove_flat_dir(AT_FDCWD, dir); }
+
 /* Removes `name` (in dfd) when it is a leftover of a command of this user and pid namespace
  * whose process is gone. */
 static void sweep_one(int dfd, const char *name, unsigned long ns)
@@ -70,17 +87,7 @@ static void sweep_one(int dfd, const char *name, unsigned long ns)
         unlinkat(dfd, name, 0);
         return;
     }
-    if (!S_ISDIR(st.st_mode)) return;
-    int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = sub >= 0 ? fdopendir(sub) : NULL;
-    if (!d) {
-        if (sub >= 0) close(sub);
-        return;
-    }
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(sub, e->d_name, 0);
-    closedir(d);
-    unlinkat(dfd, name, AT_REMOVEDIR);
+    if (S_ISDIR(st.st_mode)) remove_flat_dir(dfd, name);
 }
 
 int cli_tmp_create(const char *kind, bool dir, char *out, size_t outlen)

@@ -36,6 +36,9 @@ int cli_check_output_dir(const char *dir, bool create, char *err, size_t errlen)
  * temporary directory in out, for the message. */
 int cli_tmp_create(const char *kind, bool dir, char *out, size_t outlen);
 
+/* Removes such a folder with its entries (not subfolders). */
+void cli_tmp_remove_dir(const char *dir);
+
 /* dlopen `soname` from the library directory, else from the loader's search path. Returns the
  * handle, or NULL with dlerror's text in err. */
 void *cli_dlopen(const char *soname, int flags, char *err, size_t errlen);

@@ -230,19 +230,6 @@ static bool all_stopped(attach_ctx *a)
 
 static bool stop_requested(attach_ctx *a) { return g_stop || all_stopped(a); }
 
-static void cleanup_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        char p[PATH_MAX + 256];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
-
 /* The profiler's messages from the processes (OMNIPROF_ATTACH_LOG), on omniprof's stderr. */
 static void print_log(const char *dir)
 {
@@ -452,7 +439,7 @@ static int attach_run(const attach_opts *ao)
     for (int i = 0; i < a->n; i++)
         if (a->procs[i].fd >= 0) close(a->procs[i].fd);
     if (a->dir[0]) print_log(a->dir);
-    if (a->dir[0]) cleanup_dir(a->dir);
+    if (a->dir[0]) cli_tmp_remove_dir(a->dir);
     free(a);
     return rc;
 }
